@@ -1,0 +1,32 @@
+# Everything a fresh machine needs: python3 and make.
+VENV ?= .venv
+PYTHON ?= python3
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip setuptools wheel
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/kubesched simulate --output text
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -q -p no:randomly
+	$(VENV)/bin/ruff check core plugins transports tests
+	$(VENV)/bin/mypy
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check core plugins transports tests
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(VENV)/bin/kubesched bench basic --nodes 5000 --pods 10000
+
+clean:
+	rm -rf $(VENV) build *.egg-info

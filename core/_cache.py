@@ -1,0 +1,328 @@
+"""The scheduler cache and the per-cycle snapshot.
+
+Pod states in the cache (``pkg/scheduler/backend/cache``)::
+
+                 assume            finish_binding         add (informer)
+    (unknown) ─────────► Assumed ─────────────► Assumed ─────────────► Added
+        │                  │      (deadline set)    │ expiry / forget        │ update
+        │ add              │ forget                  ▼                        ▼
+        └────────────────► Added ◄──────── (removed from node) ◄──── remove ──┘
+
+An assumed pod counts on its node at once, so the next cycle sees it although the binding has
+not reached the API yet.  ``forget`` undoes an assume after a failed binding cycle; with a TTL,
+assumed pods whose binding finished but whose Add never came expire (upstream's default TTL is
+0: never).
+
+The :class:`Snapshot` is refreshed once per cycle, incrementally: only nodes changed since the
+last refresh are re-cloned and their rows of the columnar arrays rewritten.  Node order is
+upstream's NodeTree order (zones interleaved round-robin), which the sampled filter and the
+round-robin start index rely on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._nodeinfo import NodeInfo, PodInfo
+from ._objects import Node, Pod
+from ._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+def zone_key(node: Node) -> str:
+    """``utilnode.GetZoneKey``: region + ":\\x00:" + zone, or "" when neither is set."""
+    labels = node.metadata.labels
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    if not region and not zone:
+        return ""
+    return region + ":\x00:" + zone
+
+
+class NodeTree:
+    """Nodes grouped by zone; ``list()`` interleaves the zones round-robin (upstream nodeTree)."""
+
+    def __init__(self) -> None:
+        self.zones: list[str] = []
+        self.tree: dict[str, list[str]] = {}
+
+    def add(self, node: Node) -> None:
+        z = zone_key(node)
+        names = self.tree.get(z)
+        if names is None:
+            self.zones.append(z)
+            names = self.tree[z] = []
+        if node.metadata.name not in names:
+            names.append(node.metadata.name)
+
+    def remove(self, node: Node) -> None:
+        z = zone_key(node)
+        names = self.tree.get(z)
+        if names is None or node.metadata.name not in names:
+            return
+        names.remove(node.metadata.name)
+        if not names:
+            del self.tree[z]
+            self.zones.remove(z)
+
+    def update(self, old: Node, new: Node) -> None:
+        if zone_key(old) != zone_key(new):
+            self.remove(old)
+            self.add(new)
+
+    def list(self) -> list[str]:
+        out: list[str] = []
+        pos = 0
+        remaining = sum(len(v) for v in self.tree.values())
+        while len(out) < remaining:
+            for z in self.zones:
+                names = self.tree[z]
+                if pos < len(names):
+                    out.append(names[pos])
+            pos += 1
+        return out
+
+
+@dataclass
+class _PodState:
+    pod_info: PodInfo
+    node_name: str
+    assumed: bool = False
+    binding_finished: bool = False
+    deadline: float | None = None
+
+
+class CacheError(Exception):
+    """An inconsistent cache operation (assume twice, forget an unknown pod...)."""
+
+
+class Cache:
+    """Nodes and the pods on them, bound or assumed.  Single-threaded: no locks."""
+
+    def __init__(self, ttl: float = 0.0) -> None:
+        self.ttl = ttl
+        self.node_infos: dict[str, NodeInfo] = {}
+        self.pod_states: dict[str, _PodState] = {}
+        self.tree = NodeTree()
+        self.dirty: set[str] = set()
+        self.tree_generation = 0
+        self._generation = 0
+
+    def _touch(self, name: str) -> NodeInfo:
+        ni = self.node_infos.get(name)
+        if ni is None:
+            ni = self.node_infos[name] = NodeInfo(name=name)
+        self._generation += 1
+        ni.generation = self._generation
+        self.dirty.add(name)
+        return ni
+
+    # --- pods -----------------------------------------------------------------------------
+    def is_assumed(self, uid: str) -> bool:
+        st = self.pod_states.get(uid)
+        return st is not None and st.assumed
+
+    def get_pod(self, uid: str) -> PodInfo | None:
+        st = self.pod_states.get(uid)
+        return st.pod_info if st else None
+
+    def assume_pod(self, pi: PodInfo, node_name: str) -> None:
+        if pi.uid in self.pod_states:
+            raise CacheError(f"pod {pi.key}({pi.uid}) is in the cache, so can't be assumed")
+        self._touch(node_name).add_pod(pi)
+        self.pod_states[pi.uid] = _PodState(pi, node_name, assumed=True)
+
+    def finish_binding(self, uid: str, now: float) -> None:
+        st = self.pod_states.get(uid)
+        if st is not None and st.assumed:
+            st.binding_finished = True
+            st.deadline = now + self.ttl if self.ttl > 0 else None
+
+    def forget_pod(self, uid: str) -> None:
+        st = self.pod_states.get(uid)
+        if st is None:
+            return
+        if not st.assumed:
+            raise CacheError(f"pod {st.pod_info.key}({uid}) was added to the cache, can't forget")
+        self._remove(st)
+
+    def _remove(self, st: _PodState) -> None:
+        ni = self.node_infos.get(st.node_name)
+        if ni is not None:
+            self._touch(st.node_name).remove_pod(st.pod_info.uid)
+            if ni.node is None and not ni.pods:
+                del self.node_infos[st.node_name]
+                self.dirty.discard(st.node_name)
+        self.pod_states.pop(st.pod_info.uid, None)
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod from the informer: confirms an assumed pod or adds a new one."""
+        uid = pod.metadata.uid
+        st = self.pod_states.get(uid)
+        if st is not None:
+            if st.node_name != pod.spec.node_name or st.assumed:
+                # confirm the assumption, on the node the API says
+                self._remove(st)
+            else:
+                self.update_pod(pod)
+                return
+        pi = PodInfo(pod)
+        self._touch(pod.spec.node_name).add_pod(pi)
+        self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
+
+    def update_pod(self, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        st = self.pod_states.get(uid)
+        if st is None or st.assumed:
+            self.add_pod(pod)
+            return
+        ni = self._touch(st.node_name)
+        ni.remove_pod(uid)
+        pi = PodInfo(pod)
+        target = pod.spec.node_name or st.node_name
+        if target != st.node_name:
+            ni = self._touch(target)
+        ni.add_pod(pi)
+        st.pod_info = pi
+        st.node_name = target
+
+    def remove_pod(self, uid: str) -> None:
+        st = self.pod_states.get(uid)
+        if st is not None:
+            self._remove(st)
+
+    def cleanup_expired(self, now: float) -> list[str]:
+        """Forget assumed pods whose binding finished and whose deadline passed."""
+        expired = [
+            uid
+            for uid, st in self.pod_states.items()
+            if st.assumed and st.binding_finished and st.deadline is not None and now > st.deadline
+        ]
+        for uid in expired:
+            self._remove(self.pod_states[uid])
+        return expired
+
+    # --- nodes ----------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        ni = self._touch(node.metadata.name)
+        old = ni.node
+        ni.set_node(node)
+        if old is None:
+            self.tree.add(node)
+        else:
+            self.tree.update(old, node)
+        self.tree_generation += 1
+
+    def update_node(self, node: Node) -> None:
+        ni = self.node_infos.get(node.metadata.name)
+        old = ni.node if ni else None
+        ni = self._touch(node.metadata.name)
+        ni.set_node(node)
+        if old is None:
+            self.tree.add(node)
+        else:
+            self.tree.update(old, node)
+        # labels / taints may change what lazily-built label columns hold
+        self.tree_generation += 1
+
+    def remove_node(self, name: str) -> None:
+        ni = self.node_infos.get(name)
+        if ni is None or ni.node is None:
+            return
+        self.tree.remove(ni.node)
+        self.tree_generation += 1
+        if ni.pods:
+            ni.node = None  # keep the pods until they are deleted
+            self._touch(name)
+        else:
+            del self.node_infos[name]
+            self.dirty.discard(name)
+
+    def node_count(self) -> int:
+        return sum(1 for ni in self.node_infos.values() if ni.node is not None)
+
+
+_BASE = {"allocatable", "requested", "non_zero_requested"}
+
+
+class Snapshot:
+    """An immutable-for-the-cycle view of the cache with columnar per-resource arrays."""
+
+    def __init__(self) -> None:
+        self.node_infos: list[NodeInfo] = []
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self._columns: dict[tuple[str, str], np.ndarray] = {}
+        self._labels: dict[str, list[str | None]] = {}
+        self.tree_generation = -1
+        self.generation = 0
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def get(self, name: str) -> NodeInfo | None:
+        i = self.index.get(name)
+        return None if i is None else self.node_infos[i]
+
+    def update(self, cache: Cache) -> None:
+        """Refresh from ``cache``: a full rebuild if the node set changed, else the dirty rows."""
+        if cache.tree_generation != self.tree_generation:
+            self.tree_generation = cache.tree_generation
+            names = cache.tree.list()
+            self.node_infos = [cache.node_infos[n].clone() for n in names]
+            self.names = names
+            self.index = {n: i for i, n in enumerate(names)}
+            self._columns = {}
+            self._labels = {}
+            cache.dirty.clear()
+            self.generation += 1
+            return
+        if not cache.dirty:
+            return
+        self.generation += 1
+        for name in cache.dirty:
+            i = self.index.get(name)
+            if i is None:
+                continue
+            ni = cache.node_infos.get(name)
+            if ni is None:
+                continue
+            ni = ni.clone()
+            self.node_infos[i] = ni
+            for (kind, resource), col in self._columns.items():
+                col[i] = _value(ni, kind, resource)
+        cache.dirty.clear()
+
+    def column(self, kind: str, resource: str) -> np.ndarray:
+        """The int64 array of ``kind`` (allocatable / requested / non_zero_requested) per node."""
+        key = (kind, resource)
+        col = self._columns.get(key)
+        if col is None:
+            col = np.fromiter(
+                (_value(ni, kind, resource) for ni in self.node_infos),
+                np.int64,
+                len(self.node_infos),
+            )
+            self._columns[key] = col
+        return col
+
+    def label_column(self, key: str) -> list[str | None]:
+        col = self._labels.get(key)
+        if col is None:
+            col = self._labels[key] = [ni.labels.get(key) for ni in self.node_infos]
+        return col
+
+
+def _value(ni: NodeInfo, kind: str, resource: str) -> int:
+    if kind == "allocatable":
+        return ni.allocatable.get(resource)
+    if kind == "requested":
+        return ni.requested_of(resource)
+    return ni.non_zero_of(resource)
+
+
+__all__ = ["CPU", "EPHEMERAL_STORAGE", "MEMORY", "PODS", "Cache", "CacheError", "NodeTree", "Snapshot"]

@@ -1,0 +1,289 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): defaults, merging, validation.
+
+The default profile is upstream's (``pkg/scheduler/apis/config/v1/default_plugins.go``): every
+default plugin under ``multiPoint`` with its score weight; a user's ``multiPoint`` set is merged
+into it as upstream's ``mergePluginSet`` does (a re-configured default keeps its place, disabled
+ones go, new ones are appended), and the per-extension-point sets are expanded against it by the
+framework (``expandMultiPointPlugins``).  Validation errors name the field as upstream does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import ConfigError
+from .hookspecs import EXTENSION_POINTS
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# upstream's default MultiPoint set, in order, with score weights (volume plugins left out:
+# kubesched simulates no volumes)
+UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+DEFAULT_FEATURE_GATES: dict[str, bool] = {
+    "SchedulerAsyncPreemption": True,
+    "SchedulerQueueingHints": True,
+}
+
+
+@dataclass
+class ProfileConfig:
+    """One resolved profile: the merged multiPoint set and the per-point sets."""
+
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    multi_point: list[tuple[str, int]] = field(default_factory=list)
+    enabled: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    disabled: dict[str, set[str]] = field(default_factory=dict)
+    plugin_args: dict[str, Any] = field(default_factory=dict)
+    arg_paths: dict[str, str] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass
+class SchedulerConfig:
+    """A validated KubeSchedulerConfiguration."""
+
+    profiles: list[ProfileConfig] = field(default_factory=lambda: [default_profile()])
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    extenders: list[dict[str, Any]] = field(default_factory=list)
+    feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
+
+
+def default_multi_point(registry: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
+    """Upstream's default multiPoint set, restricted to the plugins kubesched has."""
+    if registry is None:
+        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+    return [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in registry]
+
+
+def default_profile(name: str = DEFAULT_SCHEDULER_NAME) -> ProfileConfig:
+    return ProfileConfig(scheduler_name=name, multi_point=default_multi_point())
+
+
+def _err(fld: str, msg: str) -> ConfigError:
+    return ConfigError(msg, field=fld)
+
+
+def _plugin_list(raw: Any, fld: str) -> list[tuple[str, int]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _err(fld, f"Invalid value: {raw!r}: must be a list of plugins")
+    out: list[tuple[str, int]] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise _err(f"{fld}[{i}].name", "Required value: plugin name is required")
+        weight = item.get("weight", 0)
+        if weight is None:
+            weight = 0
+        if not isinstance(weight, int) or isinstance(weight, bool):
+            raise _err(f"{fld}[{i}].weight", f"Invalid value: {weight!r}: must be an integer")
+        if weight < 0:
+            raise _err(f"{fld}[{i}].weight", f"Invalid value: {weight}: weight must be non-negative")
+        out.append((item["name"], weight))
+    return out
+
+
+def merge_plugin_set(
+    default: list[tuple[str, int]], enabled: list[tuple[str, int]], disabled: set[str]
+) -> list[tuple[str, int]]:
+    """``mergePluginSet``: the default set with the user's enabled / disabled plugins merged in."""
+    custom = {name: (i, (name, w)) for i, (name, w) in enumerate(enabled)}
+    replaced: set[int] = set()
+    out: list[tuple[str, int]] = []
+    if "*" not in disabled:
+        for name, w in default:
+            if name in disabled:
+                continue
+            if name in custom:
+                idx, plugin = custom[name]
+                replaced.add(idx)
+                out.append(plugin)
+            else:
+                out.append((name, w))
+    out.extend(p for i, p in enumerate(enabled) if i not in replaced)
+    return out
+
+
+_TOP_FIELDS = {
+    "apiVersion",
+    "kind",
+    "parallelism",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "extenders",
+    "leaderElection",
+    "clientConnection",
+    "healthzBindAddress",
+    "metricsBindAddress",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "delayCacheUntilActive",
+}
+_PROFILE_FIELDS = {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}
+_POINTS = {"multiPoint", "preEnqueue", *EXTENSION_POINTS}
+
+
+def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> SchedulerConfig:
+    """Validate a decoded KubeSchedulerConfiguration document; raise ConfigError naming the field."""
+    if not isinstance(data, Mapping):
+        raise ConfigError("a KubeSchedulerConfiguration must be a mapping")
+    if data.get("apiVersion") != API_VERSION:
+        raise _err("apiVersion", f"Unsupported value: {data.get('apiVersion')!r}: supported values: {API_VERSION!r}")
+    if data.get("kind") != KIND:
+        raise _err("kind", f"Unsupported value: {data.get('kind')!r}: supported values: {KIND!r}")
+    for k in data:
+        if k not in _TOP_FIELDS:
+            raise ConfigError(f'strict decoding error: unknown field "{k}"')
+    if registry is None:
+        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+    cfg = SchedulerConfig(profiles=[])
+    cfg.parallelism = _int(data, "parallelism", 16)
+    if cfg.parallelism <= 0:
+        raise _err("parallelism", f"Invalid value: {cfg.parallelism}: should be an integer value greater than zero")
+    cfg.percentage_of_nodes_to_score = _int(data, "percentageOfNodesToScore", 0)
+    _check_pct("percentageOfNodesToScore", cfg.percentage_of_nodes_to_score)
+    init = _int(data, "podInitialBackoffSeconds", 1)
+    if init <= 0:
+        raise _err("podInitialBackoffSeconds", f"Invalid value: {init}: must be greater than 0")
+    mx = _int(data, "podMaxBackoffSeconds", 10)
+    if mx < init:
+        raise _err("podMaxBackoffSeconds", f"Invalid value: {mx}: must be greater than or equal to PodInitialBackoffSeconds")
+    cfg.pod_initial_backoff_seconds = float(init)
+    cfg.pod_max_backoff_seconds = float(mx)
+    extenders = data.get("extenders") or []
+    if not isinstance(extenders, list):
+        raise _err("extenders", "Invalid value: must be a list")
+    cfg.extenders = list(extenders)
+    profiles = data.get("profiles")
+    if profiles is None:
+        profiles = [{}]
+    if not isinstance(profiles, list):
+        raise _err("profiles", "Invalid value: must be a list")
+    if not profiles:
+        raise _err("profiles", "Required value")
+    names: set[str] = set()
+    for i, raw in enumerate(profiles):
+        p = _parse_profile(raw, f"profiles[{i}]", registry)
+        if p.scheduler_name in names:
+            raise _err(f"profiles[{i}].schedulerName", f'Duplicate value: "{p.scheduler_name}"')
+        names.add(p.scheduler_name)
+        cfg.profiles.append(p)
+    return cfg
+
+
+def _int(data: Mapping[str, Any], key: str, default: int) -> int:
+    v = data.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise _err(key, f"Invalid value: {v!r}: must be an integer")
+    return v
+
+
+def _check_pct(fld: str, v: int) -> None:
+    if v < 0 or v > 100:
+        raise _err(fld, f"Invalid value: {v}: not in valid range [0-100]")
+
+
+def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileConfig:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise _err(path, "Invalid value: a profile must be a mapping")
+    for k in raw:
+        if k not in _PROFILE_FIELDS:
+            raise ConfigError(f'strict decoding error: unknown field "{path}.{k}"')
+    name = raw.get("schedulerName", DEFAULT_SCHEDULER_NAME)
+    if not isinstance(name, str) or not name:
+        raise _err(f"{path}.schedulerName", "Required value")
+    prof = ProfileConfig(scheduler_name=name)
+    pct = raw.get("percentageOfNodesToScore")
+    if pct is not None:
+        if not isinstance(pct, int) or isinstance(pct, bool):
+            raise _err(f"{path}.percentageOfNodesToScore", f"Invalid value: {pct!r}: must be an integer")
+        _check_pct(f"{path}.percentageOfNodesToScore", pct)
+        prof.percentage_of_nodes_to_score = pct
+    plugins = raw.get("plugins") or {}
+    if not isinstance(plugins, Mapping):
+        raise _err(f"{path}.plugins", "Invalid value: must be a mapping")
+    user_mp_enabled: list[tuple[str, int]] = []
+    user_mp_disabled: set[str] = set()
+    for point, pset in plugins.items():
+        fld = f"{path}.plugins.{point}"
+        if point not in _POINTS:
+            raise ConfigError(f'strict decoding error: unknown field "{fld}"')
+        if pset is None:
+            continue
+        if not isinstance(pset, Mapping):
+            raise _err(fld, "Invalid value: must be a mapping with enabled / disabled")
+        enabled = _plugin_list(pset.get("enabled"), f"{fld}.enabled")
+        disabled = {n for n, _ in _plugin_list(pset.get("disabled"), f"{fld}.disabled")}
+        for i, (n, _) in enumerate(enabled):
+            if n not in registry:
+                raise _err(f"{fld}.enabled[{i}].name", f'Invalid value: "{n}": plugin "{n}" does not exist')
+        if point == "multiPoint":
+            user_mp_enabled, user_mp_disabled = enabled, disabled
+        else:
+            if enabled:
+                prof.enabled[point] = enabled
+            if disabled:
+                prof.disabled[point] = disabled
+    prof.multi_point = merge_plugin_set(default_multi_point(registry), user_mp_enabled, user_mp_disabled)
+    pc = raw.get("pluginConfig") or []
+    if not isinstance(pc, list):
+        raise _err(f"{path}.pluginConfig", "Invalid value: must be a list")
+    for i, item in enumerate(pc):
+        fld = f"{path}.pluginConfig[{i}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise _err(f"{fld}.name", "Required value")
+        pname = item["name"]
+        if pname in prof.plugin_args:
+            raise _err(fld, f'Duplicate value: "{pname}"')
+        if pname not in registry:
+            raise _err(f"{fld}.name", f'Invalid value: "{pname}": plugin "{pname}" does not exist')
+        args = item.get("args")
+        if args is not None and not isinstance(args, Mapping):
+            raise _err(f"{fld}.args", "Invalid value: must be a mapping")
+        prof.plugin_args[pname] = dict(args or {})
+        prof.arg_paths[pname] = f"{fld}.args"
+    return prof
+
+
+def parse_feature_gates(text: str, base: Mapping[str, bool] | None = None) -> dict[str, bool]:
+    """``--feature-gates K=V,K2=V2`` on top of the defaults."""
+    gates = dict(base if base is not None else DEFAULT_FEATURE_GATES)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ConfigError(f"missing bool value for {part}", field="--feature-gates")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in DEFAULT_FEATURE_GATES:
+            raise ConfigError(f"unrecognized feature gate: {k}", field="--feature-gates")
+        if v.lower() not in ("true", "false"):
+            raise ConfigError(f"invalid value of {k}={v}, err: strconv.ParseBool: parsing {v!r}: invalid syntax", field="--feature-gates")
+        gates[k] = v.lower() == "true"
+    return gates

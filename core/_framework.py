@@ -1,0 +1,734 @@
+"""The framework runtime: one profile's plugins, run extension point by extension point.
+
+``Framework`` is upstream's ``frameworkImpl`` and its ``Handle``: it builds the profile's plugins
+from factories, knows which extension points each implements, and runs them in profile order
+with their weights.  Every status a plugin returns gets the plugin's name; an exception in a
+plugin becomes an Error status for that pod.  Filter and Score are batch calls over a
+:class:`NodeBatch`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import numpy as np
+import pluggy
+
+from . import hookspecs
+from ._errors import ConfigError
+from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
+from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from ._status import Code, Status
+
+if TYPE_CHECKING:
+    from ._objects import Pod
+    from ._queue import QueuedPodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+
+
+class PluginError(Exception):
+    """A profile that cannot be built (unknown plugin, bad args, no QueueSort...)."""
+
+
+class CycleState:
+    """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise KeyError(f"{key} not found") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        for k, v in self._data.items():
+            clone = getattr(v, "clone", None)
+            c._data[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
+
+@dataclass
+class PreFilterResult:
+    """Narrows the nodes to evaluate to ``node_names`` (None: all nodes)."""
+
+    node_names: set[str] | None = None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return PreFilterResult(set(other.node_names))
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass
+class PostFilterResult:
+    """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it)."""
+
+    nominated_node_name: str | None = None
+
+
+@dataclass
+class PluginEntry:
+    name: str
+    plugin: Any
+    weight: int = 1
+
+
+class WaitingPod:
+    """A pod held at Permit: one result, the plugins that still have to allow it."""
+
+    def __init__(self, pod: Pod, timeouts: Mapping[str, float], now: float) -> None:
+        self.pod = pod
+        self.pending: dict[str, float] = {p: now + t for p, t in timeouts.items()}
+        self.timeouts = dict(timeouts)
+        self._result: Status | None = None
+        self._done = anyio.Event()
+
+    @property
+    def uid(self) -> str:
+        return self.pod.metadata.uid
+
+    def get_pending_plugins(self) -> list[str]:
+        return list(self.pending)
+
+    def allow(self, plugin: str) -> None:
+        """Remove ``plugin`` from the pending set; the last one releases the pod with Success."""
+        self.pending.pop(plugin, None)
+        if not self.pending and not self._done.is_set():
+            self._result = Status(Code.SUCCESS)
+            self._done.set()
+
+    def reject(self, plugin: str, msg: str) -> None:
+        """Release the pod at once as Unschedulable(msg); the first result wins."""
+        if self._done.is_set():
+            return
+        self.pending.clear()
+        self._result = Status(Code.UNSCHEDULABLE, msg, plugin=plugin)
+        self._done.set()
+
+    async def wait(self) -> Status:
+        while not self._done.is_set():
+            if not self.pending:
+                break
+            plugin, deadline = min(self.pending.items(), key=lambda kv: kv[1])
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                await self._done.wait()
+            if not self._done.is_set() and plugin in self.pending:
+                self.reject(
+                    plugin,
+                    f"rejected due to timeout after waiting {go_duration(self.timeouts[plugin])} "
+                    f"at plugin {plugin}",
+                )
+        assert self._result is not None
+        return self._result
+
+
+def go_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String`` for whole / fractional seconds ("1m0s", "10s", "1.5s")."""
+    if seconds == 0:
+        return "0s"
+    total = round(seconds, 9)
+    h, rem = divmod(total, 3600)
+    m, s = divmod(rem, 60)
+    s_txt = f"{s:.9f}".rstrip("0").rstrip(".")
+    if h:
+        return f"{int(h)}h{int(m)}m{s_txt}s"
+    if m:
+        return f"{int(m)}m{s_txt}s"
+    return f"{s_txt}s"
+
+
+PerNodeFilter = Callable[[Any, "CycleState", "Pod", NodeInfo], "Status | None"]
+
+
+def per_node_filter(fn: Callable[..., Status | None]) -> Callable[..., Mapping[int, Status] | None]:
+    """Adapt ``(self, state, pod, node_info) -> Status | None`` into a batch Filter hook.
+
+    Use it under ``@kubesched.hookimpl`` on a method named ``kubesched_filter``.
+    """
+
+    def batch(self: Any, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        out: dict[int, Status] = {}
+        for i, ni in enumerate(nodes):
+            st = fn(self, state, pod, ni)
+            if st is not None and not st.is_success():
+                out[i] = st
+        return out or None
+
+    batch.__name__ = fn.__name__
+    batch.__doc__ = fn.__doc__
+    return batch
+
+
+def per_node_score(fn: Callable[..., int]) -> Callable[..., np.ndarray]:
+    """Adapt ``(self, state, pod, node_info) -> int`` into a batch Score hook."""
+
+    def batch(self: Any, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        return np.fromiter((fn(self, state, pod, ni) for ni in nodes), np.int64, len(nodes))
+
+    batch.__name__ = fn.__name__
+    batch.__doc__ = fn.__doc__
+    return batch
+
+
+def _plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+
+
+class Framework:
+    """One profile: its plugins by extension point, and the runtime that calls them.
+
+    It is also the handle plugins receive: snapshot, nominator, waiting pods, the cluster's
+    listers, the transport, and the nominated-pods filter for preemption.
+    """
+
+    def __init__(
+        self,
+        profile_name: str,
+        plugins: Mapping[str, Sequence[tuple[str, int]]],
+        factories: Mapping[str, Callable[[Any, Framework], Any]],
+        plugin_args: Mapping[str, Any] | None = None,
+        *,
+        multi_point: Sequence[tuple[str, int]] = (),
+        disabled: Mapping[str, set[str]] | None = None,
+        percentage_of_nodes_to_score: int | None = None,
+        arg_paths: Mapping[str, str] | None = None,
+    ) -> None:
+        """Build the profile's plugins.
+
+        ``plugins`` holds the plugins enabled per extension point (``(name, weight)``);
+        ``multi_point`` the profile's multiPoint set, expanded onto every extension point each
+        plugin implements unless ``disabled`` there (upstream ``expandMultiPointPlugins``).
+        """
+        self.profile_name = profile_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.pm = _plugin_manager()
+        self.plugins: dict[str, Any] = {}
+        self.points: dict[str, list[PluginEntry]] = {}
+        self.waiting_pods: dict[str, WaitingPod] = {}
+        # injected by the scheduler (Handle)
+        self.snapshot: Any = None
+        self.nominator: Any = None
+        self.cluster: Any = None  # ClusterState: listers of pods, nodes, PDBs, pod groups
+        self.client: Any = None  # Transport
+        self.scheduler: Any = None
+        self.now: Callable[[], float] = anyio.current_time
+        self.wall_clock: Callable[[], float] = lambda: 0.0
+        self.feature_gates: dict[str, bool] = {}
+        plugin_args = plugin_args or {}
+        arg_paths = arg_paths or {}
+        disabled = disabled or {}
+        names: list[str] = [n for n, _ in multi_point]
+        for entries in plugins.values():
+            for name, _ in entries:
+                if name not in names:
+                    names.append(name)
+        for name in names:
+            factory = factories.get(name)
+            if factory is None:
+                raise PluginError(f'"{name}" does not exist')
+            try:
+                plugin = factory(plugin_args.get(name), self)
+            except ConfigError as e:
+                raise e.at(field=arg_paths.get(name, f"pluginConfig[{name}].args")) from None
+            except Exception as e:
+                raise PluginError(f"initializing plugin {name!r}: {e}") from e
+            self.plugins[name] = plugin
+            self.pm.register(plugin, name=name)
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as e:
+            raise PluginError(str(e)) from e
+        for point, hook in hookspecs.EXTENSION_POINTS.items():
+            specific = list(plugins.get(point, ()))
+            specific_names = {n for n, _ in specific}
+            off = disabled.get(point, set())
+            override: list[str] = []
+            mp_only: list[tuple[str, int]] = []
+            for name, weight in multi_point:
+                if not hookspecs.implements(self.plugins[name], hook):
+                    continue
+                if "*" in off or name in off:
+                    continue
+                if name in specific_names:
+                    override.append(name)
+                    continue
+                if all(n != name for n, _ in mp_only):
+                    mp_only.append((name, weight))
+            mp_weight = dict(multi_point)
+            ordered: list[tuple[str, int]] = [
+                (n, w or mp_weight.get(n, 0)) for n, w in specific if n in override
+            ]
+            ordered += mp_only
+            ordered += [(n, w) for n, w in specific if n not in override]
+            out: list[PluginEntry] = []
+            for name, weight in ordered:
+                plugin = self.plugins[name]
+                if not hookspecs.implements(plugin, hook):
+                    raise PluginError(f"plugin {name!r} does not extend {point} plugin")
+                out.append(PluginEntry(name, plugin, weight or 1))
+            if out:
+                self.points[point] = out
+        if len(self.points.get("queueSort", [])) != 1:
+            raise PluginError(
+                f"profile {profile_name!r}: exactly one queueSort plugin is required, "
+                f"got {len(self.points.get('queueSort', []))}"
+            )
+        if not self.points.get("bind"):
+            raise PluginError(f"profile {profile_name!r}: at least one bind plugin is needed")
+        self._less = getattr(self.points["queueSort"][0].plugin, "kubesched_queue_sort_less")
+        self._filter = [
+            (e.name, e.plugin.kubesched_filter) for e in self.points.get("filter", [])
+        ]
+        self._normalize: dict[str, Any] = {}
+        for e in self.points.get("score", []):
+            if hookspecs.implements(e.plugin, "kubesched_normalize_score"):
+                self._normalize[e.name] = e.plugin.kubesched_normalize_score
+        self._add_pod = [
+            (e.name, e.plugin.kubesched_pre_filter_add_pod)
+            for e in self.points.get("preFilter", [])
+            if hookspecs.implements(e.plugin, "kubesched_pre_filter_add_pod")
+        ]
+        self._remove_pod = [
+            (e.name, e.plugin.kubesched_pre_filter_remove_pod)
+            for e in self.points.get("preFilter", [])
+            if hookspecs.implements(e.plugin, "kubesched_pre_filter_remove_pod")
+        ]
+
+    # --- introspection --------------------------------------------------------------------
+    def plugin(self, name: str) -> Any:
+        return self.plugins.get(name)
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self._filter)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points.get("score"))
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.points.get("postFilter"))
+
+    def list_plugins(self) -> dict[str, list[tuple[str, int]]]:
+        return {p: [(e.name, e.weight) for e in es] for p, es in self.points.items() if es}
+
+    def cluster_events(self) -> list[tuple[str, ClusterEvent, Any]]:
+        """Every (plugin, event, hint) registered by a plugin that can reject pods."""
+        out: list[tuple[str, ClusterEvent, Any]] = []
+        rejecting = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+        seen: set[str] = set()
+        for point in rejecting:
+            for e in self.points.get(point, []):
+                if e.name in seen:
+                    continue
+                seen.add(e.name)
+                if hookspecs.implements(e.plugin, "kubesched_events_to_register"):
+                    for item in e.plugin.kubesched_events_to_register() or ():
+                        if isinstance(item, ClusterEventWithHint):
+                            out.append((e.name, item.event, item.hint))
+                        else:
+                            out.append((e.name, item, None))
+                else:
+                    out.extend((e.name, event, None) for event in unroll_wildcard_resource())
+        return out
+
+    # --- queue ----------------------------------------------------------------------------
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self._less(a, b))
+
+    def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None:
+        entries = self.points.get("preEnqueue", [])
+        if first:
+            entries = sorted(entries, key=lambda e: e.name != first)
+        for e in entries:
+            st = self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod)
+            if st is not None and not st.is_success():
+                return st
+        return None
+
+    # --- calling --------------------------------------------------------------------------
+    def _call(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            st = fn(*args)
+        except Exception as err:  # a plugin bug is an Error for this pod, not a dead scheduler
+            return Status(Code.ERROR, f'running "{e.name}" {what} plugin: {err}', plugin=e.name, error=err)
+        if isinstance(st, Status):
+            st.plugin = e.name
+        return st
+
+    async def _call_async(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            st = fn(*args)
+            if inspect.isawaitable(st):
+                st = await st
+        except Exception as err:
+            return Status(Code.ERROR, f'running "{e.name}" {what} plugin: {err}', plugin=e.name, error=err)
+        if isinstance(st, Status):
+            st.plugin = e.name
+        return st
+
+    # --- PreFilter ------------------------------------------------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """``RunPreFilterPlugins``: (merged result, first failure, plugins that rejected)."""
+        result: PreFilterResult | None = None
+        rejected: set[str] = set()
+        returned_names: list[str] = []
+        for e in self.points.get("preFilter", []):
+            out = self._call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+            st: Status | None = None
+            if isinstance(out, Status):
+                st = out
+            elif isinstance(out, PreFilterResult):
+                result = out if result is None else result.merge(out)
+                if out.node_names is not None:
+                    returned_names.append(e.name)
+            elif isinstance(out, tuple):
+                r, st = out
+                if r is not None:
+                    result = r if result is None else result.merge(r)
+                    if r.node_names is not None:
+                        returned_names.append(e.name)
+                if isinstance(st, Status):
+                    st.plugin = e.name
+            if st is not None and st.is_skip():
+                state.skip_filter_plugins.add(e.name)
+                continue
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    rejected.add(e.name)
+                    return None, st, rejected
+                msg = st.message
+                if not msg.startswith("running "):
+                    st = Status(Code.ERROR, f'running PreFilter plugin "{e.name}": {msg}', plugin=e.name, error=st.error)
+                return None, st, rejected
+            if result is not None and result.node_names is not None and not result.node_names:
+                names = " ".join(returned_names)
+                st = Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
+                    if len(returned_names) > 1
+                    else f"node(s) didn't satisfy plugin {returned_names[0]}",
+                    plugin=e.name,
+                )
+                rejected.update(returned_names)
+                return result, st, rejected
+        return result, None, set(returned_names)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for name, fn in self._add_pod:
+            if name in state.skip_filter_plugins:
+                continue
+            e = PluginEntry(name, self.plugins[name])
+            st = self._call(e, "AddPod", fn, state, pod, pod_to_add, node_info)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{name}": {st.message}', plugin=name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for name, fn in self._remove_pod:
+            if name in state.skip_filter_plugins:
+                continue
+            e = PluginEntry(name, self.plugins[name])
+            st = self._call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{name}": {st.message}', plugin=name)
+        return None
+
+    # --- Filter ---------------------------------------------------------------------------
+    def run_filter_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status]:
+        """``RunFilterPlugins`` over a batch: {position in batch: first failing status}.
+
+        Plugins run in profile order; a node rejected by one plugin is not shown to the next.
+        """
+        failed: dict[int, Status] = {}
+        alive = nodes
+        positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter:
+            if name in skip:
+                continue
+            if len(alive) == 0:
+                break
+            try:
+                out = fn(state, pod, alive)
+            except Exception as err:
+                st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
+                out = dict.fromkeys(range(len(alive)), st)
+            if not out:
+                continue
+            bad: list[int] = []
+            for i, st in out.items():
+                if st is None or st.code == Code.SUCCESS:
+                    continue
+                st.plugin = name
+                if not st.is_rejected():
+                    st = Status(Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error)
+                pos = int(i) if positions is None else int(positions[i])
+                failed[pos] = st
+                bad.append(int(i))
+            if bad:
+                keep = np.ones(len(alive), dtype=bool)
+                keep[bad] = False
+                idx = np.flatnonzero(keep)
+                positions = idx if positions is None else positions[idx]
+                alive = alive.subset(idx)
+        return failed
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
+    ) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods``: the two-pass filter for one node."""
+        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
+        uid = pod.metadata.uid
+        st: Status | None = None
+        pods_added = False
+        for i in range(2):
+            state_to_use, info_to_use = state, node_info
+            if i == 0:
+                nominated = self.nominator.for_node(node_info.name) if self.nominator else []
+                nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
+                if nominated:
+                    state_to_use = state.clone()
+                    info_to_use = node_info.clone()
+                    for p in nominated:
+                        info_to_use.add_pod(p)
+                        err = self.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
+                        if err is not None:
+                            return err
+                    pods_added = True
+            elif not (pods_added and (st is None or st.is_success())):
+                break
+            failed = self.run_filter_plugins(state_to_use, pod, NodeBatch([info_to_use]))
+            st = failed.get(0)
+            if st is not None and not st.is_rejected():
+                return st
+        return st
+
+    # --- PostFilter -----------------------------------------------------------------------
+    async def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """``RunPostFilterPlugins``: the first Success wins; otherwise the merged reasons."""
+        reasons: list[str] = []
+        rejector = ""
+        result: PostFilterResult | None = None
+        for e in self.points.get("postFilter", []):
+            out = await self._call_async(e, "postfilter", e.plugin.kubesched_post_filter, state, pod, node_statuses)
+            r: PostFilterResult | None = None
+            st: Status | None
+            if isinstance(out, tuple):
+                r, st = out
+            else:
+                st = out
+            if st is None or st.is_success():
+                return r, Status(Code.SUCCESS, plugin=e.name)
+            st.plugin = e.name
+            if not st.is_rejected():
+                return None, st
+            if r is not None:
+                result = r
+            reasons.extend(st.reasons)
+            rejector = rejector or e.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # --- Score ----------------------------------------------------------------------------
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        for e in self.points.get("preScore", []):
+            st = self._call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+            if st is None or st.is_success():
+                continue
+            if st.is_skip():
+                state.skip_score_plugins.add(e.name)
+                continue
+            return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
+        return None
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
+        """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
+        total = np.zeros(len(nodes), dtype=np.int64)
+        per_plugin: dict[str, np.ndarray] = {}
+        for e in self.points.get("score", []):
+            if e.name in state.skip_score_plugins:
+                continue
+            try:
+                raw = e.plugin.kubesched_score(state, pod, nodes)
+                scores = np.array(raw, dtype=np.int64, copy=True)
+                norm = self._normalize.get(e.name)
+                if norm is not None:
+                    st = norm(state, pod, scores)
+                    if isinstance(st, Status) and not st.is_success():
+                        return total, per_plugin, Status(
+                            Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
+                        )
+            except Exception as err:
+                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
+            if len(scores) != len(nodes):
+                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
+            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                return total, per_plugin, Status(
+                    Code.ERROR,
+                    f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',
+                    plugin=e.name,
+                )
+            weighted = scores * e.weight
+            per_plugin[e.name] = weighted
+            total += weighted
+        return total, per_plugin, None
+
+    # --- Reserve / Permit -----------------------------------------------------------------
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for e in self.points.get("reserve", []):
+            st = self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name)
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    return st
+                return Status(Code.ERROR, f'running Reserve plugin "{e.name}": {st.message}', plugin=e.name)
+        return None
+
+    async def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for e in reversed(self.points.get("reserve", [])):
+            if hookspecs.implements(e.plugin, "kubesched_unreserve"):
+                await self._call_async(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
+        timeouts: dict[str, float] = {}
+        for e in self.points.get("permit", []):
+            out = self._call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
+            timeout = 0.0
+            if isinstance(out, tuple):
+                st, timeout = out
+                if isinstance(st, Status):
+                    st.plugin = e.name
+            else:
+                st = out
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
+                return st
+            if st.is_wait():
+                timeouts[e.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name)
+        if timeouts:
+            wp = WaitingPod(pod, timeouts, anyio.current_time())
+            self.waiting_pods[wp.uid] = wp
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
+        return None
+
+    async def wait_on_permit(self, pod: Pod) -> Status | None:
+        wp = self.waiting_pods.get(pod.metadata.uid)
+        if wp is None:
+            return None
+        try:
+            st = await wp.wait()
+        finally:
+            self.waiting_pods.pop(pod.metadata.uid, None)
+        if st.is_success():
+            return None
+        return st
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]:
+        return iter(list(self.waiting_pods.values()))
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    # --- binding --------------------------------------------------------------------------
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for e in self.points.get("preBind", []):
+            st = await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name)
+            if st is None or st.is_success() or st.is_skip():
+                continue
+            if st.is_rejected():
+                return st
+            return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name)
+        return None
+
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        last: Status | None = Status(Code.SKIP)
+        for e in self.points.get("bind", []):
+            st = await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name)
+            if st is not None and st.is_skip():
+                last = st
+                continue
+            if st is None or st.is_success():
+                return None
+            if st.is_rejected():
+                return st
+            return Status(Code.ERROR, f'running Bind plugin "{e.name}": {st.message}', plugin=e.name)
+        return last
+
+    async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for e in self.points.get("postBind", []):
+            await self._call_async(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
+
+    # --- handle conveniences ----------------------------------------------------------------
+    def activate(self, pods: Sequence[Pod]) -> None:
+        if self.scheduler is not None:
+            self.scheduler.queue.activate(pods)
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Start a background task in the scheduler's task group."""
+        assert self.scheduler is not None, "the framework is not attached to a running scheduler"
+        self.scheduler.spawn(fn, *args)
+
+
+def build_framework(profile: Any, registry: Mapping[str, Callable[[Any, Framework], Any]]) -> Framework:
+    """A Framework for a :class:`kubesched._config.ProfileConfig`."""
+    return Framework(
+        profile.scheduler_name,
+        profile.enabled,
+        registry,
+        profile.plugin_args,
+        multi_point=profile.multi_point,
+        disabled=profile.disabled,
+        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+        arg_paths=profile.arg_paths,
+    )

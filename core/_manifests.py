@@ -1,0 +1,238 @@
+"""Loading Kubernetes manifests for ``kubesched simulate``: decode, validate, order by arrival.
+
+Every error is one :class:`ConfigError` line naming the file, the document and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from ._errors import ConfigError
+from ._objects import KINDS, Node, Pod, PodGroup, PriorityClass, convert
+from ._resources import QuantityError, parse_quantity
+
+ARRIVAL_ANNOTATION = "kubesched.io/arrival"
+INPUT_KINDS = {
+    ("v1", "Node"),
+    ("v1", "Pod"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
+}
+# the PriorityClasses every cluster has
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """A Go duration ("90s", "5m", "1h30m", "500ms") in seconds; a bare number is seconds."""
+    s = str(text).strip()
+    if not s:
+        raise ValueError("empty duration")
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    pos = 0
+    total = 0.0
+    for m in _DURATION_PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or pos == 0:
+        raise ValueError(f'time: invalid duration "{s}"')
+    return total
+
+
+@dataclass
+class Manifest:
+    """One decoded object with where it came from and when it arrives."""
+
+    obj: Any
+    kind: str
+    source: str
+    doc: int
+    arrival: float
+    order: int
+
+    @property
+    def label(self) -> str:
+        md = self.obj.metadata
+        name = f"{md.namespace}/{md.name}" if md.namespace else md.name
+        return f"{self.source}: document {self.doc} ({self.kind} {name})"
+
+
+def _where(source: str, doc: int, kind: str = "", name: str = "") -> str:
+    what = f" ({kind} {name})" if kind else ""
+    return f"{source}: document {doc}{what}"
+
+
+def _msgspec_field(err: msgspec.ValidationError) -> tuple[str, str]:
+    text = str(err)
+    m = re.search(r" - at `\$(.*)`$", text)
+    if not m:
+        return "", text
+    path = m.group(1).lstrip(".")
+    path = re.sub(r"\.(\w+)", lambda mm: "." + mm.group(1), path)
+    return path, text[: m.start()]
+
+
+def _check_quantities(rl: Any, path: str) -> None:
+    if not rl:
+        return
+    if not isinstance(rl, dict):
+        raise ConfigError("must be a map of resource quantities", field=path)
+    for name, value in rl.items():
+        try:
+            q = parse_quantity(value)
+        except QuantityError as e:
+            raise ConfigError(str(e), field=f"{path}.{name}") from None
+        if q < 0:
+            raise ConfigError(f"Invalid value: {value!r}: must be greater than or equal to 0", field=f"{path}.{name}")
+
+
+def _validate(obj: Any, kind: str) -> None:
+    if not obj.metadata.name:
+        raise ConfigError("Required value: name or generateName is required", field="metadata.name")
+    if kind == "Pod":
+        pod: Pod = obj
+        for group, containers in (("containers", pod.spec.containers), ("initContainers", pod.spec.init_containers)):
+            for i, c in enumerate(containers):
+                _check_quantities(c.resources.requests, f"spec.{group}[{i}].resources.requests")
+                _check_quantities(c.resources.limits, f"spec.{group}[{i}].resources.limits")
+        _check_quantities(pod.spec.overhead, "spec.overhead")
+    elif kind == "Node":
+        node: Node = obj
+        _check_quantities(node.status.allocatable, "status.allocatable")
+        _check_quantities(node.status.capacity, "status.capacity")
+        if not node.status.allocatable and node.status.capacity:
+            node.status.allocatable = dict(node.status.capacity)
+    elif kind == "PodGroup":
+        pg: PodGroup = obj
+        _check_quantities(pg.spec.min_resources, "spec.minResources")
+        if pg.spec.min_member < 1:
+            raise ConfigError(f"Invalid value: {pg.spec.min_member}: must be at least 1", field="spec.minMember")
+
+
+def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
+    """The documents of one YAML / JSON file (1-based document numbers).
+
+    ``text`` gives the content directly (``path`` then only names it in errors).
+    """
+    p = Path(path)
+    if text is None:
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
+    if p.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path) from None
+        items = data.get("items") if isinstance(data, dict) and data.get("kind", "").endswith("List") else None
+        docs = items if isinstance(items, list) else [data]
+        return list(enumerate(docs, start=1))
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        doc = text[: _offset(text, mark)].count("\n---") + 1 if mark is not None else 1
+        raise ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}") from None
+    return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+
+
+def _offset(text: str, mark: Any) -> int:
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[: mark.line])
+
+
+def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) -> list[Manifest]:
+    """Decode, validate and order (by arrival, then file order) every object in ``paths``.
+
+    ``texts`` maps a path to its content, for manifests that are not files (the demo).
+    """
+    out: list[Manifest] = []
+    order = 0
+    seen: dict[tuple[str, str, str], str] = {}
+    texts = texts or {}
+    for path in paths:
+        for doc, data in load_documents(path, texts.get(path)):
+            where = _where(path, doc)
+            if not isinstance(data, dict):
+                raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
+            api, kind = data.get("apiVersion"), data.get("kind")
+            if not kind:
+                raise ConfigError("Required value: kind is required", source=where, field="kind")
+            if not api:
+                raise ConfigError("Required value: apiVersion is required", source=where, field="apiVersion")
+            if (api, kind) not in INPUT_KINDS:
+                supported = ", ".join(f"{a}/{k}" for a, k in sorted(INPUT_KINDS))
+                raise ConfigError(f'unknown kind "{api}/{kind}" (supported: {supported})', source=where, field="kind")
+            md = data.get("metadata") or {}
+            name = md.get("name", "") if isinstance(md, dict) else ""
+            where = _where(path, doc, kind, name)
+            try:
+                obj = convert(data, KINDS[(api, kind)])
+            except msgspec.ValidationError as e:
+                fld, msg = _msgspec_field(e)
+                raise ConfigError(msg, source=where, field=fld) from None
+            try:
+                _validate(obj, kind)
+            except ConfigError as e:
+                raise e.at(source=where) from None
+            if kind in ("Pod", "PodDisruptionBudget", "PodGroup") and not obj.metadata.namespace:
+                obj.metadata.namespace = "default"
+            key = (kind, obj.metadata.namespace, obj.metadata.name)
+            if key in seen:
+                raise ConfigError(f"already defined in {seen[key]}", source=where, field="metadata.name")
+            seen[key] = where
+            arrival = 0.0
+            raw = obj.metadata.annotations.get(ARRIVAL_ANNOTATION)
+            if raw is not None:
+                try:
+                    arrival = parse_duration(raw)
+                except ValueError as e:
+                    raise ConfigError(str(e), source=where, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
+                if arrival < 0:
+                    raise ConfigError("must not be negative", source=where, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]")
+            out.append(Manifest(obj, kind, path, doc, arrival, order))
+            order += 1
+    _check_priority_classes(out)
+    out.sort(key=lambda m: (m.arrival, m.order))
+    return out
+
+
+def _check_priority_classes(manifests: list[Manifest]) -> None:
+    classes = {m.obj.metadata.name: m.obj for m in manifests if isinstance(m.obj, PriorityClass)}
+    defaults = [n for n, pc in classes.items() if pc.global_default]
+    if len(defaults) > 1:
+        m = next(m for m in manifests if isinstance(m.obj, PriorityClass) and m.obj.metadata.name == defaults[1])
+        raise ConfigError(f"globalDefault: PriorityClass {defaults[0]} is already marked as default. Only one default can exist", source=m.label, field="globalDefault")
+    for m in manifests:
+        if isinstance(m.obj, Pod):
+            name = m.obj.spec.priority_class_name
+            if name and name not in classes and name not in SYSTEM_PRIORITY_CLASSES:
+                raise ConfigError(f'no PriorityClass with name {name} was found', source=m.label, field="spec.priorityClassName")
+
+
+def system_priority_classes() -> list[PriorityClass]:
+    from ._objects import ObjectMeta
+
+    return [PriorityClass(metadata=ObjectMeta(name=n), value=v) for n, v in SYSTEM_PRIORITY_CLASSES.items()]
+
+
+__all__ = ["ARRIVAL_ANNOTATION", "Manifest", "load_manifests", "parse_duration"]

@@ -1,0 +1,267 @@
+"""PodInfo, NodeInfo and NodeBatch: what plugins see of pods and nodes.
+
+``NodeInfo`` is the per-node aggregate (``framework.NodeInfo``): the node, its pods, their summed
+requests (real and non-zero), the host ports in use and the images present.  ``NodeBatch`` is a
+set of nodes handed to a batch Filter/Score hook: its columns are numpy arrays sliced from the
+snapshot (or built from explicit NodeInfos, e.g. a node with nominated pods added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
+
+if TYPE_CHECKING:
+    from ._cache import Snapshot
+    from ._objects import Node, Pod
+
+
+def parse_time(ts: str | None) -> float | None:
+    """RFC 3339 → seconds since the epoch (None stays None)."""
+    if not ts:
+        return None
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+class PodInfo:
+    """A pod with what the scheduler derives from it once: requests, priority, identity."""
+
+    __slots__ = (
+        "pod",
+        "uid",
+        "key",
+        "priority",
+        "requests",
+        "non_zero_cpu",
+        "non_zero_mem",
+        "host_ports",
+        "extra",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        self.uid = pod.metadata.uid
+        self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        self.priority = pod.spec.priority or 0
+        self.requests = pod_requests(pod)
+        nz = pod_requests(pod, non_zero=True)
+        self.non_zero_cpu = nz.milli_cpu
+        self.non_zero_mem = nz.memory
+        ports: list[tuple[str, str, int]] = []
+        for c in pod.spec.containers:
+            for p in c.ports:
+                if p.host_port > 0:
+                    ports.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+        self.host_ports = ports
+        # per-plugin precomputed data (parsed affinity terms, ...), keyed by plugin name
+        self.extra: dict[str, Any] = {}
+
+    def update(self, pod: Pod) -> PodInfo:
+        """A PodInfo for a newer version of the same pod (recomputed)."""
+        return PodInfo(pod)
+
+    @property
+    def start_time(self) -> float | None:
+        return parse_time(self.pod.status.start_time)
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class NodeInfo:
+    """``framework.NodeInfo``: a node and the pods on it (assumed ones included)."""
+
+    __slots__ = (
+        "node",
+        "name",
+        "pods",
+        "requested",
+        "non_zero_cpu",
+        "non_zero_mem",
+        "allocatable",
+        "used_ports",
+        "generation",
+    )
+
+    def __init__(self, node: Node | None = None, name: str = "") -> None:
+        self.node = node
+        self.name = node.metadata.name if node is not None else name
+        self.pods: list[PodInfo] = []
+        self.requested = Resource()
+        self.non_zero_cpu = 0
+        self.non_zero_mem = 0
+        self.allocatable = Resource.from_list(node.status.allocatable) if node else Resource()
+        self.used_ports: dict[tuple[str, str, int], int] = {}
+        self.generation = 0
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.name = node.metadata.name
+        self.allocatable = Resource.from_list(node.status.allocatable)
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        self.requested.add(pi.requests)
+        self.non_zero_cpu += pi.non_zero_cpu
+        self.non_zero_mem += pi.non_zero_mem
+        for port in pi.host_ports:
+            self.used_ports[port] = self.used_ports.get(port, 0) + 1
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        for i, pi in enumerate(self.pods):
+            if pi.uid == uid:
+                del self.pods[i]
+                self.requested.add(pi.requests, -1)
+                self.non_zero_cpu -= pi.non_zero_cpu
+                self.non_zero_mem -= pi.non_zero_mem
+                for port in pi.host_ports:
+                    n = self.used_ports.get(port, 0) - 1
+                    if n > 0:
+                        self.used_ports[port] = n
+                    else:
+                        self.used_ports.pop(port, None)
+                return pi
+        return None
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.pods = list(self.pods)
+        c.requested = self.requested.clone()
+        c.non_zero_cpu = self.non_zero_cpu
+        c.non_zero_mem = self.non_zero_mem
+        c.allocatable = self.allocatable
+        c.used_ports = dict(self.used_ports)
+        c.generation = self.generation
+        return c
+
+    # column values, the same names as the snapshot's arrays
+    def requested_of(self, resource: str) -> int:
+        if resource == PODS:
+            return len(self.pods)
+        return self.requested.get(resource)
+
+    def non_zero_of(self, resource: str) -> int:
+        if resource == CPU:
+            return self.non_zero_cpu
+        if resource == MEMORY:
+            return self.non_zero_mem
+        return self.requested_of(resource)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.node.metadata.labels if self.node is not None else {}
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+_COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
+    "allocatable": lambda ni, r: ni.allocatable.get(r),
+    "requested": NodeInfo.requested_of,
+    "non_zero_requested": NodeInfo.non_zero_of,
+}
+
+
+class NodeBatch(Sequence[NodeInfo]):
+    """The nodes one batch hook call works on, in a fixed order.
+
+    ``nodes[i]`` is a :class:`NodeInfo`; ``names`` their names; the column accessors return one
+    int64 array entry per node:
+
+    - ``allocatable(r)``, ``requested(r)`` (real requests; ``requested("pods")`` is the pod
+      count), ``non_zero_requested(r)`` (requests with the scoring defaults for cpu/memory).
+    """
+
+    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names")
+
+    def __init__(
+        self,
+        infos: Sequence[NodeInfo] | None = None,
+        *,
+        snapshot: Snapshot | None = None,
+        indices: np.ndarray | None = None,
+    ) -> None:
+        self._snapshot = snapshot
+        self.indices = indices
+        self._infos: Sequence[NodeInfo] | None = infos
+        self._cols: dict[tuple[str, str], np.ndarray] = {}
+        self._names: list[str] | None = None
+
+    @classmethod
+    def of(cls, infos: Sequence[NodeInfo]) -> NodeBatch:
+        return cls(list(infos))
+
+    @property
+    def infos(self) -> Sequence[NodeInfo]:
+        if self._infos is None:
+            assert self._snapshot is not None and self.indices is not None
+            all_infos = self._snapshot.node_infos
+            self._infos = [all_infos[i] for i in self.indices.tolist()]
+        return self._infos
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            if self._infos is None and self._snapshot is not None and self.indices is not None:
+                all_names = self._snapshot.names
+                self._names = [all_names[i] for i in self.indices.tolist()]
+            else:
+                self._names = [ni.name for ni in self.infos]
+        return self._names
+
+    def __len__(self) -> int:
+        if self._infos is None and self.indices is not None:
+            return len(self.indices)
+        return len(self.infos)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.infos[i]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.infos)
+
+    def subset(self, positions: np.ndarray) -> NodeBatch:
+        """The batch restricted to ``positions`` (indices into this batch)."""
+        if self._infos is None and self._snapshot is not None and self.indices is not None:
+            return NodeBatch(snapshot=self._snapshot, indices=self.indices[positions])
+        infos = self.infos
+        out = NodeBatch([infos[i] for i in positions.tolist()])
+        return out
+
+    def _column(self, kind: str, resource: str) -> np.ndarray:
+        key = (kind, resource)
+        col = self._cols.get(key)
+        if col is None:
+            if self._infos is None and self._snapshot is not None and self.indices is not None:
+                col = self._snapshot.column(kind, resource)[self.indices]
+            else:
+                get = _COLUMN_GETTERS[kind]
+                col = np.fromiter((get(ni, resource) for ni in self.infos), np.int64, len(self))
+            self._cols[key] = col
+        return col
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        return self._column("allocatable", resource)
+
+    def requested(self, resource: str) -> np.ndarray:
+        return self._column("requested", resource)
+
+    def non_zero_requested(self, resource: str) -> np.ndarray:
+        return self._column("non_zero_requested", resource)
+
+    def label_values(self, key: str) -> list[str | None]:
+        """Each node's value of label ``key`` (None when absent)."""
+        if self._infos is None and self._snapshot is not None and self.indices is not None:
+            values = self._snapshot.label_column(key)
+            return [values[i] for i in self.indices.tolist()]
+        return [ni.labels.get(key) for ni in self.infos]
+
+
+__all__ = ["EPHEMERAL_STORAGE", "NodeBatch", "NodeInfo", "PodInfo", "parse_time"]

@@ -1,0 +1,387 @@
+"""Kubernetes API objects as msgspec Structs.
+
+snake_case in Python, camelCase on the wire (``rename="camel"``); unknown fields are ignored on
+decode and empty defaults are omitted on encode, so a manifest written for a real cluster decodes
+as is and an object we write is what a real API server would accept.  Only the fields the
+scheduler reads or writes are declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+Quantity = str | int | float
+ResourceList = dict[str, Quantity]
+
+
+class _Obj(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
+    """Base of every API struct: camelCase on the wire, keyword-only, defaults omitted."""
+
+
+# --- metadata --------------------------------------------------------------------------------
+
+
+class OwnerReference(_Obj):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+
+
+class ObjectMeta(_Obj):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: list[OwnerReference] = []
+    finalizers: list[str] = []
+
+
+class ObjectReference(_Obj):
+    api_version: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+    resource_version: str = ""
+
+
+class LabelSelectorRequirement(_Obj):
+    key: str
+    operator: str
+    values: list[str] = []
+
+
+class LabelSelector(_Obj):
+    match_labels: dict[str, str] = {}
+    match_expressions: list[LabelSelectorRequirement] = []
+
+
+# --- node ------------------------------------------------------------------------------------
+
+
+class Taint(_Obj):
+    key: str
+    value: str = ""
+    effect: str = ""
+    time_added: str | None = None
+
+
+class NodeSpec(_Obj):
+    unschedulable: bool = False
+    taints: list[Taint] = []
+    pod_cidr: str = msgspec.field(default="", name="podCIDR")
+    provider_id: str = msgspec.field(default="", name="providerID")
+
+
+class ContainerImage(_Obj):
+    names: list[str] = []
+    size_bytes: int = 0
+
+
+class NodeCondition(_Obj):
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+class NodeStatus(_Obj):
+    capacity: ResourceList = {}
+    allocatable: ResourceList = {}
+    images: list[ContainerImage] = []
+    conditions: list[NodeCondition] = []
+
+
+class Node(_Obj):
+    api_version: str = "v1"
+    kind: str = "Node"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: NodeSpec = msgspec.field(default_factory=NodeSpec)
+    status: NodeStatus = msgspec.field(default_factory=NodeStatus)
+
+
+# --- pod -------------------------------------------------------------------------------------
+
+
+class ResourceRequirements(_Obj):
+    requests: ResourceList | None = None
+    limits: ResourceList | None = None
+
+
+class ContainerPort(_Obj):
+    container_port: int = 0
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = msgspec.field(default="", name="hostIP")
+    name: str = ""
+
+
+class Container(_Obj):
+    name: str = ""
+    image: str = ""
+    resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
+    ports: list[ContainerPort] = []
+    restart_policy: str | None = None
+
+
+class NodeSelectorRequirement(_Obj):
+    key: str
+    operator: str
+    values: list[str] = []
+
+
+class NodeSelectorTerm(_Obj):
+    match_expressions: list[NodeSelectorRequirement] = []
+    match_fields: list[NodeSelectorRequirement] = []
+
+
+class NodeSelector(_Obj):
+    node_selector_terms: list[NodeSelectorTerm] = []
+
+
+class PreferredSchedulingTerm(_Obj):
+    weight: int = 0
+    preference: NodeSelectorTerm = msgspec.field(default_factory=NodeSelectorTerm)
+
+
+class NodeAffinity(_Obj):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
+
+
+class PodAffinityTerm(_Obj):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = []
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = []
+    mismatch_label_keys: list[str] = []
+
+
+class WeightedPodAffinityTerm(_Obj):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = msgspec.field(default_factory=PodAffinityTerm)
+
+
+class PodAffinity(_Obj):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
+
+
+class Affinity(_Obj):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class Toleration(_Obj):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+class TopologySpreadConstraint(_Obj):
+    max_skew: int = 1
+    topology_key: str = ""
+    when_unsatisfiable: str = "DoNotSchedule"
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = []
+
+
+class PodSchedulingGate(_Obj):
+    name: str
+
+
+class PodSpec(_Obj):
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = None
+    containers: list[Container] = []
+    init_containers: list[Container] = []
+    overhead: ResourceList | None = None
+    node_selector: dict[str, str] = {}
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = []
+    scheduling_gates: list[PodSchedulingGate] = []
+    topology_spread_constraints: list[TopologySpreadConstraint] = []
+    termination_grace_period_seconds: int | None = None
+    host_network: bool = False
+    restart_policy: str = ""
+
+
+class PodCondition(_Obj):
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
+    last_probe_time: str | None = None
+
+
+class PodStatus(_Obj):
+    phase: str = ""
+    conditions: list[PodCondition] = []
+    nominated_node_name: str = ""
+    start_time: str | None = None
+    host_ip: str = msgspec.field(default="", name="hostIP")
+    pod_ip: str = msgspec.field(default="", name="podIP")
+
+
+class Pod(_Obj):
+    api_version: str = "v1"
+    kind: str = "Pod"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodSpec = msgspec.field(default_factory=PodSpec)
+    status: PodStatus = msgspec.field(default_factory=PodStatus)
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the pod's identity in messages."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+# --- scheduling.k8s.io, policy, scheduling.x-k8s.io --------------------------------------------
+
+
+class PriorityClass(_Obj):
+    api_version: str = "scheduling.k8s.io/v1"
+    kind: str = "PriorityClass"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str | None = None
+    description: str = ""
+
+
+class PodDisruptionBudgetSpec(_Obj):
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+    selector: LabelSelector | None = None
+
+
+class PodDisruptionBudgetStatus(_Obj):
+    observed_generation: int = 0
+    disrupted_pods: dict[str, str] = {}
+    disruptions_allowed: int = 0
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+
+
+class PodDisruptionBudget(_Obj):
+    api_version: str = "policy/v1"
+    kind: str = "PodDisruptionBudget"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodDisruptionBudgetSpec = msgspec.field(default_factory=PodDisruptionBudgetSpec)
+    status: PodDisruptionBudgetStatus | None = None
+
+
+class PodGroupSpec(_Obj):
+    min_member: int = 1
+    min_resources: ResourceList | None = None
+    schedule_timeout_seconds: int | None = None
+
+
+class PodGroupStatus(_Obj):
+    phase: str = ""
+    occupied_by: str = ""
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    schedule_start_time: str | None = None
+
+
+class PodGroup(_Obj):
+    api_version: str = "scheduling.x-k8s.io/v1alpha1"
+    kind: str = "PodGroup"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodGroupSpec = msgspec.field(default_factory=PodGroupSpec)
+    status: PodGroupStatus = msgspec.field(default_factory=PodGroupStatus)
+
+
+# --- writes ----------------------------------------------------------------------------------
+
+
+class Binding(_Obj):
+    api_version: str = "v1"
+    kind: str = "Binding"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    target: ObjectReference = msgspec.field(default_factory=ObjectReference)
+
+
+class Event(_Obj):
+    """An events.k8s.io/v1 Event."""
+
+    api_version: str = "events.k8s.io/v1"
+    kind: str = "Event"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    event_time: str | None = None
+    reporting_controller: str = ""
+    reporting_instance: str = ""
+    action: str = ""
+    reason: str = ""
+    regarding: ObjectReference = msgspec.field(default_factory=ObjectReference)
+    related: ObjectReference | None = None
+    note: str = ""
+    type: str = "Normal"
+
+
+class LeaseSpec(_Obj):
+    holder_identity: str | None = None
+    lease_duration_seconds: int | None = None
+    acquire_time: str | None = None
+    renew_time: str | None = None
+    lease_transitions: int | None = None
+
+
+class Lease(_Obj):
+    api_version: str = "coordination.k8s.io/v1"
+    kind: str = "Lease"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: LeaseSpec = msgspec.field(default_factory=LeaseSpec)
+
+
+KINDS: dict[tuple[str, str], type[Any]] = {
+    ("v1", "Node"): Node,
+    ("v1", "Pod"): Pod,
+    ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
+    ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): PodGroup,
+    ("v1", "Binding"): Binding,
+    ("events.k8s.io/v1", "Event"): Event,
+    ("coordination.k8s.io/v1", "Lease"): Lease,
+}
+"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
+
+
+def to_builtins(obj: Any) -> Any:
+    """The object as plain JSON-ready builtins (camelCase keys, defaults omitted)."""
+    return msgspec.to_builtins(obj)
+
+
+def convert(data: Any, kind: type[Any]) -> Any:
+    """Decode plain builtins (a parsed manifest) into ``kind``; raises msgspec.ValidationError."""
+    return msgspec.convert(data, kind, strict=False)
+
+
+def copy(obj: Any) -> Any:
+    """A deep copy of an API object."""
+    return msgspec.convert(msgspec.to_builtins(obj), type(obj), strict=False)

@@ -1,0 +1,882 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods, and the nominator.
+
+Three sub-queues (``pkg/scheduler/backend/queue/scheduling_queue.go``)::
+
+      add / update ──► PreEnqueue ──ok──► activeQ ──pop──► (in flight: one scheduling cycle)
+                          │ gated             ▲   ▲                    │ failure
+                          ▼                   │   │ backoff done        ▼
+                   unschedulablePods ─event──┘   └──── backoffQ ◄── AddUnschedulableIfNotPresent
+                          ▲   │  (hint Queue, backoff over)  ▲          │ no hint says Queue
+                          │   └─ event, still backing off ───┘          │
+                          └─────────────────────────────────────────────┘
+
+- activeQ is a heap in the profile's QueueSort order; ``pop`` waits while it is empty.  Every
+  pop counts an attempt, advances the global scheduling cycle and marks the pod in flight.
+- backoffQ holds two heaps ordered by backoff expiry: pods rejected by plugins, and pods that
+  failed on an error (no rejecting plugin); the flush (every second) moves completed ones to
+  activeQ, the plugin heap first.
+- unschedulablePods holds pods that no event has yet made worth retrying, and gated pods
+  (rejected by a PreEnqueue plugin).  A cluster event moves a pod out only if one of its
+  rejecting plugins registered it and that plugin's hint says Queue (a gated pod: only events its
+  gating plugin registered); every 30 s, pods that stayed longer than 5 minutes are moved anyway
+  (gated pods excepted).
+- While a pod is in flight, cluster events are recorded; when the pod comes back unschedulable,
+  they decide (through the hints) whether it goes straight back to the queues.
+
+Backoff: ``initial * 2^(attempts-1)``, capped at ``max``, counted from the pod's timestamp (which
+``add_unschedulable_if_not_present`` refreshes).  This is the queue without the
+``SchedulerPopFromBackoffQ`` gate: no 1 s ordering window, PreEnqueue only on the way to activeQ.
+The nominator remembers which pods are nominated to which nodes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import anyio
+
+from . import _events as ev
+from ._events import ClusterEvent, QueueingHint
+from ._nodeinfo import PodInfo
+from ._objects import Pod
+from ._status import Code, Status
+
+if TYPE_CHECKING:
+    from ._objects import LabelSelector, PodAffinityTerm
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
+FLUSH_BACKOFF_PERIOD = 1.0
+FLUSH_UNSCHEDULABLE_PERIOD = 30.0
+
+# The plugin whose rejections any assigned-pod event in the namespace may resolve
+# (``getUnschedulablePodsWithCrossTopologyTerm``).
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+
+_QUEUE_SKIP, _QUEUE_AFTER_BACKOFF, _QUEUE_IMMEDIATELY = 0, 1, 2
+
+ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_Q = "active", "backoff", "unschedulable"
+
+
+@dataclass(eq=False)
+class QueuedPodInfo:
+    """``framework.QueuedPodInfo``: a pod plus its queueing history."""
+
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    gating_plugin_events: list[ClusterEvent] = field(default_factory=list)
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
+    backoff_expiration: float | None = None
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+    @property
+    def uid(self) -> str:
+        return self.pod_info.uid
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+    @property
+    def priority(self) -> int:
+        return self.pod_info.priority
+
+    @property
+    def gated(self) -> bool:
+        """``Gated()``: a PreEnqueue plugin rejected the pod the last time it ran."""
+        return bool(self.gating_plugin)
+
+    def update(self, pod: Pod) -> None:
+        """``QueuedPodInfo.Update``: a newer version of the same pod."""
+        self.pod_info = self.pod_info.update(pod)
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.key}, attempts={self.attempts})"
+
+
+class QueueProfile(Protocol):
+    """What the queue needs of a profile (the Framework implements it)."""
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+    def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None: ...
+
+    def cluster_events(self) -> Sequence[tuple[str, ClusterEvent, Any]]: ...
+
+
+_Num = TypeVar("_Num", int, float)
+
+
+def calculate_backoff_duration(attempts: int, initial: _Num, maximum: _Num) -> _Num:
+    """``calculateBackoffDuration``: 0 before the first attempt, then doubling up to ``maximum``.
+
+    The cap is tested as ``d > maximum - d`` (upstream's overflow-safe form), so integer
+    nanoseconds up to ``2**63 - 1`` behave exactly as in Go.
+    """
+    if attempts == 0:
+        return initial - initial
+    d = initial
+    for _ in range(attempts - 1):
+        if d > maximum - d:
+            return maximum
+        d += d
+    return d
+
+
+class _Heap:
+    """A binary heap with removal by uid (lazy deletion) and a FIFO tie-break."""
+
+    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self._less = less
+        self._heap: list[_Entry] = []
+        self._items: dict[str, _Entry] = {}
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self._items
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        e = self._items.get(uid)
+        return e.qpi if e else None
+
+    def push(self, qpi: QueuedPodInfo) -> None:
+        """``AddOrUpdate``: insert, or re-place an item already there."""
+        old = self._items.pop(qpi.uid, None)
+        if old is not None:
+            old.valid = False
+        e = _Entry(qpi, self._less, next(self._seq))
+        self._items[qpi.uid] = e
+        heapq.heappush(self._heap, e)
+        if len(self._heap) > 64 and len(self._heap) > 2 * len(self._items):
+            self._heap = [x for x in self._heap if x.valid]
+            heapq.heapify(self._heap)
+
+    def remove(self, uid: str) -> QueuedPodInfo | None:
+        e = self._items.pop(uid, None)
+        if e is None:
+            return None
+        e.valid = False
+        return e.qpi
+
+    def peek(self) -> QueuedPodInfo | None:
+        h = self._heap
+        while h and not h[0].valid:
+            heapq.heappop(h)
+        return h[0].qpi if h else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        h = self._heap
+        while h:
+            e = heapq.heappop(h)
+            if e.valid:
+                del self._items[e.qpi.uid]
+                return e.qpi
+        return None
+
+    def values(self) -> list[QueuedPodInfo]:
+        return [e.qpi for e in self._items.values()]
+
+
+class _Entry:
+    __slots__ = ("qpi", "less", "seq", "valid")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Any, seq: int) -> None:
+        self.qpi = qpi
+        self.less = less
+        self.seq = seq
+        self.valid = True
+
+    def __lt__(self, other: _Entry) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
+
+
+class BackoffQueue:
+    """``backoff_queue.go``: the plugin-rejection heap and the error heap, by backoff expiry."""
+
+    def __init__(self, now: Callable[[], float], initial: float, maximum: float) -> None:
+        self.now = now
+        self.initial = initial
+        self.maximum = maximum
+        self.pod_backoff_q = _Heap(self._less)
+        self.pod_error_backoff_q = _Heap(self._less)
+
+    def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.expiry(a) < self.expiry(b)
+
+    def duration(self, qpi: QueuedPodInfo) -> float:
+        return calculate_backoff_duration(qpi.attempts, self.initial, self.maximum)
+
+    def expiry(self, qpi: QueuedPodInfo) -> float:
+        """``BackoffExpiration`` (cached on the pod until its timestamp is refreshed)."""
+        if qpi.backoff_expiration is None:
+            qpi.backoff_expiration = qpi.timestamp + self.duration(qpi)
+        return qpi.backoff_expiration
+
+    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        """``isPodBackingoff``: ``expiry.After(now)``."""
+        return self.expiry(qpi) > self.now()
+
+    def add(self, qpi: QueuedPodInfo) -> None:
+        """A pod with no rejecting plugin goes to the error heap; the pod is never in both."""
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            self.pod_error_backoff_q.push(qpi)
+            self.pod_backoff_q.remove(qpi.uid)
+        else:
+            self.pod_backoff_q.push(qpi)
+            self.pod_error_backoff_q.remove(qpi.uid)
+
+    def update(self, pod: Pod) -> QueuedPodInfo | None:
+        for heap in (self.pod_backoff_q, self.pod_error_backoff_q):
+            qpi = heap.get(pod.metadata.uid)
+            if qpi is not None:
+                qpi.update(pod)
+                heap.push(qpi)
+                return qpi
+        return None
+
+    def delete(self, uid: str) -> bool:
+        a = self.pod_backoff_q.remove(uid)
+        b = self.pod_error_backoff_q.remove(uid)
+        return a is not None or b is not None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self.pod_backoff_q.get(uid) or self.pod_error_backoff_q.get(uid)
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self.pod_backoff_q or uid in self.pod_error_backoff_q
+
+    def __len__(self) -> int:
+        return len(self.pod_backoff_q) + len(self.pod_error_backoff_q)
+
+    def values(self) -> list[QueuedPodInfo]:
+        return self.pod_backoff_q.values() + self.pod_error_backoff_q.values()
+
+    def pop_each_backoff_completed(
+        self, fn: Callable[[QueuedPodInfo], object] | None = None
+    ) -> list[QueuedPodInfo]:
+        """``popEachBackoffCompleted``: the plugin heap drained first, then the error heap."""
+        popped: list[QueuedPodInfo] = []
+        for heap in (self.pod_backoff_q, self.pod_error_backoff_q):
+            while True:
+                head = heap.peek()
+                if head is None or self.is_backing_off(head):
+                    break
+                heap.pop()
+                popped.append(head)
+                if fn is not None:
+                    fn(head)
+        return popped
+
+
+class Nominator:
+    """``nominator.go``: pods nominated to nodes (by preemption).
+
+    ``pod_lister(pod)`` returns the informer's current version of the pod, or None if it is
+    gone; without one, the pod passed in is taken as current.  ``lookup(uid)`` (set by the
+    queue) finds the pod's current PodInfo in the sub-queues for :meth:`for_node`.
+    """
+
+    def __init__(
+        self,
+        pod_exists: Callable[[Pod], bool] | None = None,
+        pod_lister: Callable[[Pod], Pod | None] | None = None,
+    ) -> None:
+        self.nominated_pods: dict[str, list[PodInfo]] = {}
+        self.pod_to_node: dict[str, str] = {}
+        self._pod_exists = pod_exists
+        self._pod_lister = pod_lister
+        self.lookup: Callable[[str], PodInfo | None] | None = None
+
+    def add(self, pi: PodInfo, node_name: str | None = None) -> None:
+        """``addNominatedPod``: ``node_name`` None means ModeNoop (use the pod's status);
+        a string is ModeOverride (the empty string clears the nomination)."""
+        self.delete(pi.uid)
+        name = pi.pod.status.nominated_node_name if node_name is None else node_name
+        if not name:
+            return
+        current: Pod | None = pi.pod
+        if self._pod_lister is not None:
+            current = self._pod_lister(pi.pod)
+        if current is None or current.spec.node_name:
+            return
+        if self._pod_exists is not None and not self._pod_exists(pi.pod):
+            return
+        self.pod_to_node[pi.uid] = name
+        pods = self.nominated_pods.setdefault(name, [])
+        if all(p.uid != pi.uid for p in pods):
+            pods.append(pi)
+
+    def delete(self, uid: str) -> None:
+        """``DeleteNominatedPodIfExists``."""
+        node = self.pod_to_node.pop(uid, None)
+        if node is None:
+            return
+        pods = [p for p in self.nominated_pods.get(node, []) if p.uid != uid]
+        if pods:
+            self.nominated_pods[node] = pods
+        else:
+            self.nominated_pods.pop(node, None)
+
+    def update(self, old: Pod, new_pi: PodInfo) -> None:
+        """``UpdateNominatedPod``: keep a stored nomination the update does not mention."""
+        node: str | None = None
+        if not old.status.nominated_node_name and not new_pi.pod.status.nominated_node_name:
+            node = self.pod_to_node.get(old.metadata.uid)
+        self.delete(old.metadata.uid)
+        self.add(new_pi, node)
+
+    def for_node(self, node_name: str) -> list[PodInfo]:
+        """``NominatedPodsForNode``: the pods nominated to the node, as the queue now holds them."""
+        out = []
+        for pi in self.nominated_pods.get(node_name, ()):
+            cur = self.lookup(pi.uid) if self.lookup is not None else None
+            out.append(cur or pi)
+        return out
+
+    def node_of(self, uid: str) -> str:
+        return self.pod_to_node.get(uid, "")
+
+
+class SchedulingQueue:
+    """``PriorityQueue`` with queueing hints on.  Single-threaded; ``pop`` is the only awaiting call."""
+
+    def __init__(
+        self,
+        profiles: Mapping[str, QueueProfile],
+        *,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+        now: Callable[[], float] | None = None,
+        pod_exists: Callable[[Pod], bool] | None = None,
+        pod_lister: Callable[[Pod], Pod | None] | None = None,
+        namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
+    ) -> None:
+        self.profiles = dict(profiles)
+        first = next(iter(self.profiles.values()))
+        self._less = first.queue_sort_less
+        self.initial_backoff = pod_initial_backoff
+        self.max_backoff = pod_max_backoff
+        self.max_in_unschedulable = pod_max_in_unschedulable
+        self.now: Callable[[], float] = now or anyio.current_time
+        self.active_q = _Heap(self._less)
+        self.backoff = BackoffQueue(lambda: self.now(), pod_initial_backoff, pod_max_backoff)
+        self.backoff_q = self.backoff.pod_backoff_q
+        self.error_backoff_q = self.backoff.pod_error_backoff_q
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.nominator = Nominator(pod_exists, pod_lister)
+        self.nominator.lookup = self._pod_info_of
+        self._namespace_labels = namespace_labels
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self.in_flight: dict[str, int] = {}  # uid -> index into the event log when popped
+        self._events: list[tuple[ClusterEvent, Any, Any]] = []
+        self._events_base = 0
+        self._waiter: anyio.Event | None = None
+        self._closed = False
+        # (plugin, event, hint) per profile, and the events each plugin registered
+        self._registered: dict[str, list[tuple[str, ClusterEvent, Any]]] = {}
+        self._plugin_events: dict[str, list[ClusterEvent]] = {}
+        for name, prof in self.profiles.items():
+            regs = list(prof.cluster_events())
+            self._registered[name] = regs
+            for plugin, event, _ in regs:
+                self._plugin_events.setdefault(plugin, []).append(event)
+        self._all_events = [e for regs in self._registered.values() for _, e, _ in regs]
+        self.on_change: Callable[[], None] | None = None
+
+    # --- backoff ---------------------------------------------------------------------------
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        return self.backoff.duration(qpi)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return self.backoff.expiry(qpi)
+
+    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return self.backoff.is_backing_off(qpi)
+
+    # --- entering --------------------------------------------------------------------------
+    def _profile(self, pod: Pod) -> QueueProfile | None:
+        return self.profiles.get(pod.spec.scheduler_name)
+
+    def new_queued_pod_info(self, pod: Pod, pi: PodInfo | None = None) -> QueuedPodInfo:
+        return QueuedPodInfo(pi or PodInfo(pod), timestamp=self.now())
+
+    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
+        """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
+        prof = self._profile(qpi.pod)
+        if prof is None:
+            qpi.gating_plugin = ""
+            return
+        status = prof.run_pre_enqueue_plugins(qpi.pod, qpi.gating_plugin)
+        if status is None or status.is_success():
+            qpi.gating_plugin = ""
+            return
+        qpi.unschedulable_plugins.add(status.plugin)
+        qpi.gating_plugin = status.plugin
+        qpi.gating_plugin_events = self._plugin_events.get(status.plugin, [])
+
+    def _in_any_queue(self, uid: str) -> bool:
+        return uid in self.active_q or uid in self.backoff or uid in self.unschedulable
+
+    def _move_to_active(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """``moveToActiveQ``: PreEnqueue, then activeQ; a gated pod goes to unschedulablePods."""
+        uid = qpi.uid
+        self._run_pre_enqueue(qpi)
+        if qpi.gated:
+            if not self._in_any_queue(uid):
+                self.unschedulable[uid] = qpi
+                self._changed()
+            return False
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self.now()
+        self.unschedulable.pop(uid, None)
+        self.backoff.delete(uid)
+        self.active_q.push(qpi)
+        if event.label in (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label):
+            self.nominator.add(qpi.pod_info)
+        self._wake()
+        return True
+
+    def _move_to_backoff(self, qpi: QueuedPodInfo) -> bool:
+        """``moveToBackoffQ`` (without PopFromBackoffQ: no PreEnqueue here)."""
+        self.unschedulable.pop(qpi.uid, None)
+        self.backoff.add(qpi)
+        self._changed()
+        return True
+
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            self._waiter.set()
+            self._waiter = None
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def add(self, pod: Pod, pi: PodInfo | None = None) -> None:
+        """``Add``: a new unscheduled pod."""
+        qpi = self.new_queued_pod_info(pod, pi)
+        self._move_to_active(qpi, ev.UNSCHEDULED_POD_ADD)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """``Activate``: move pods waiting in unschedulablePods or backoffQ to activeQ now
+        (PreEnqueue runs again).  For any other pod, a ForceActivate event targeted at it is
+        recorded if it is in flight, so that it is requeued when it comes back."""
+        for pod in pods:
+            uid = pod.metadata.uid
+            qpi = self.unschedulable.get(uid)
+            if qpi is None:
+                qpi = self.backoff.get(uid)
+                if qpi is not None:
+                    self.backoff.delete(uid)
+            if qpi is not None and self._move_to_active(qpi, ev.FORCE_ACTIVATE):
+                continue
+            if uid in self.in_flight:  # addEventsIfPodInFlight
+                self._events.append((ev.FORCE_ACTIVATE, None, pod))
+            self.move_request_cycle = self.scheduling_cycle
+
+    # --- popping ---------------------------------------------------------------------------
+    async def pop(self) -> QueuedPodInfo:
+        """``Pop``: wait for the head of activeQ; count the attempt and mark the pod in flight.
+
+        Raises ``anyio.EndOfStream`` once the queue is closed and activeQ is empty.
+        """
+        while True:
+            qpi = self.pop_nowait()
+            if qpi is not None:
+                return qpi
+            if self._closed:
+                raise anyio.EndOfStream
+            if self._waiter is None:
+                self._waiter = anyio.Event()
+            await self._waiter.wait()
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        """The head of activeQ, or None if it is empty (``unlockedPop`` without waiting)."""
+        while True:
+            qpi = self.active_q.pop()
+            if qpi is None:
+                return None
+            qpi.attempts += 1
+            if qpi.uid in self.in_flight:
+                # "the same pod is tracked in multiple places in the scheduler": discard it
+                continue
+            self.in_flight[qpi.uid] = self._events_base + len(self._events)
+            self.scheduling_cycle += 1
+            self._changed()
+            return qpi
+
+    def close(self) -> None:
+        self._closed = True
+        for uid in list(self.in_flight):
+            self.in_flight.pop(uid)
+        self._prune_events()
+        self._wake()
+
+    def done(self, uid: str) -> None:
+        """``Done``: the pod's scheduling attempt is over."""
+        if self.in_flight.pop(uid, None) is not None:
+            self._prune_events()
+        self._changed()
+
+    def _prune_events(self) -> None:
+        if not self.in_flight:
+            self._events_base += len(self._events)
+            self._events = []
+            return
+        oldest = min(self.in_flight.values())
+        drop = oldest - self._events_base
+        if drop > 0:
+            del self._events[:drop]
+            self._events_base = oldest
+
+    def _record_event(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        """``addEventIfAnyInFlight``."""
+        if self.in_flight:
+            self._events.append((event, old, new))
+
+    def in_flight_events(self) -> list[tuple[ClusterEvent, Any, Any]]:
+        """The cluster events kept for the pods in flight (oldest first)."""
+        return list(self._events)
+
+    # --- failure path ------------------------------------------------------------------------
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
+        """``AddUnschedulableIfNotPresent``: back to the queues after a failed attempt.
+
+        Raises ValueError if the pod is already queued; ``done`` is called in any case.
+        """
+        uid = qpi.uid
+        try:
+            if uid in self.unschedulable:
+                raise ValueError(f"Pod {qpi.key} is already present in unschedulable queue")
+            if uid in self.active_q:
+                raise ValueError(f"Pod {qpi.key} is already present in the active queue")
+            if uid in self.backoff:
+                raise ValueError(f"Pod {qpi.key} is already present in the backoff queue")
+            if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+                qpi.consecutive_errors_count += 1
+            else:
+                qpi.unschedulable_count += 1
+                qpi.consecutive_errors_count = 0
+            qpi.timestamp = self.now()
+            qpi.backoff_expiration = None
+            strategy = self._hint_for_in_flight(qpi)
+            self._requeue(qpi, strategy, ev.SCHEDULE_ATTEMPT_FAILURE)
+        finally:
+            self.done(uid)
+
+    def _hint_for_in_flight(self, qpi: QueuedPodInfo) -> int:
+        """``determineSchedulingHintForInFlightPod``."""
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            return _QUEUE_AFTER_BACKOFF
+        start = self.in_flight.get(qpi.uid)
+        if start is None:  # "in flight entity isn't found in the scheduling queue"
+            return _QUEUE_AFTER_BACKOFF
+        best = _QUEUE_SKIP
+        for event, old, new in self._events[max(0, start - self._events_base) :]:
+            s = self._worth_requeuing(qpi, event, old, new)
+            if s == _QUEUE_IMMEDIATELY:
+                return s
+            if s == _QUEUE_AFTER_BACKOFF:
+                best = s
+                if not qpi.pending_plugins:
+                    return best
+        return best
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: int, event: ClusterEvent) -> str:
+        """``requeuePodWithQueueingStrategy``: the sub-queue the pod ends up in."""
+        if strategy == _QUEUE_SKIP:
+            self.unschedulable[qpi.uid] = qpi
+            self._changed()
+            return UNSCHEDULABLE_Q
+        if strategy == _QUEUE_AFTER_BACKOFF and self.is_backing_off(qpi):
+            return BACKOFF_Q if self._move_to_backoff(qpi) else UNSCHEDULABLE_Q
+        if self._move_to_active(qpi, event):
+            return ACTIVE_Q
+        return UNSCHEDULABLE_Q
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
+        """``isPodWorthRequeuing``."""
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return _QUEUE_AFTER_BACKOFF
+        if event.is_wildcard():
+            # a wildcard event carrying a Pod is meant for that pod only (ForceActivate)
+            if new is not None and (not isinstance(new, Pod) or new.metadata.uid != qpi.uid):
+                return _QUEUE_SKIP
+            return _QUEUE_AFTER_BACKOFF
+        regs = self._registered.get(qpi.pod.spec.scheduler_name)
+        if regs is None:
+            return _QUEUE_AFTER_BACKOFF
+        result = _QUEUE_SKIP
+        for plugin, registered, hint_fn in regs:
+            if not registered.matches(event) or plugin not in rejectors:
+                continue
+            hint = QueueingHint.QUEUE
+            if hint_fn is not None:
+                try:
+                    hint = hint_fn(qpi.pod, old, new)
+                except Exception:
+                    hint = QueueingHint.QUEUE
+            if hint == QueueingHint.QUEUE_SKIP:
+                continue
+            if plugin in qpi.pending_plugins:
+                return _QUEUE_IMMEDIATELY
+            if not qpi.pending_plugins:
+                return _QUEUE_AFTER_BACKOFF
+            result = _QUEUE_AFTER_BACKOFF
+        return result
+
+    # --- cluster events ------------------------------------------------------------------------
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        """``isEventOfInterest``: a wildcard event, or one some plugin registered."""
+        if event.is_wildcard():
+            return True
+        return any(reg.matches(event) for reg in self._all_events)
+
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> None:
+        """``MoveAllToActiveOrBackoffQueue``."""
+        if not self.is_event_of_interest(event):
+            return
+        pods = list(self.unschedulable.values())
+        if pre_check is not None:
+            pods = [q for q in pods if pre_check(q.pod)]
+        self._move_pods(pods, event, old, new)
+
+    def _move_pods(
+        self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
+    ) -> None:
+        """``movePodsToActiveOrBackoffQueue``."""
+        if not self.is_event_of_interest(event):
+            return
+        for qpi in pods:
+            if qpi.gated and not any(e.matches(event) for e in qpi.gating_plugin_events):
+                continue  # only the gating plugin's events can ungate the pod
+            strategy = self._worth_requeuing(qpi, event, old, new)
+            if strategy == _QUEUE_SKIP:
+                continue
+            self.unschedulable.pop(qpi.uid, None)
+            self._requeue(qpi, strategy, event)
+        self.move_request_cycle = self.scheduling_cycle
+        self._record_event(event, old, new)
+
+    def assigned_pod_added(self, pod: Pod) -> None:
+        """``AssignedPodAdded``: only pods the new pod may help (affinity, topology spread)."""
+        self._move_pods(self._cross_topology_pods(pod), ev.ASSIGNED_POD_ADD, None, pod)
+
+    def assigned_pod_updated(self, old: Pod, new: Pod, events: Sequence[ClusterEvent]) -> None:
+        """``AssignedPodUpdated`` for each update event: a scale-down moves every pod (it may
+        free resources); other updates only pods with a cross-topology term."""
+        for e in events:
+            if _POD_SCALE_DOWN.matches(e):
+                self.move_all_to_active_or_backoff(e, old, new)
+            else:
+                self._move_pods(self._cross_topology_pods(new), e, old, new)
+
+    def _cross_topology_pods(self, pod: Pod) -> list[QueuedPodInfo]:
+        """``getUnschedulablePodsWithCrossTopologyTerm``."""
+        ns = pod.metadata.namespace
+        ns_labels = self._namespace_labels(ns) if self._namespace_labels is not None else {}
+        out = []
+        for qpi in self.unschedulable.values():
+            if (
+                POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins
+                and qpi.pod.metadata.namespace == ns
+            ):
+                out.append(qpi)
+                continue
+            if any(
+                _term_matches(t, qpi.pod, pod, ns_labels) for t in _required_affinity_terms(qpi.pod)
+            ):
+                out.append(qpi)
+        return out
+
+    # --- update / delete ---------------------------------------------------------------------
+    def update(self, old: Pod | None, new: Pod) -> None:
+        """``Update`` of an unscheduled pod."""
+        uid = new.metadata.uid
+        events = ev.pod_update_events(old, new) if old is not None else []
+        if uid in self.in_flight:
+            # recorded for when the pod comes back; the pod object itself is refreshed by the
+            # failure handler from the informer
+            for e in events:
+                self._events.append((e, old, new))
+            return
+        if old is not None:
+            qpi = self.active_q.get(uid)
+            if qpi is not None:
+                qpi.update(new)
+                self.active_q.push(qpi)
+                self.nominator.update(old, qpi.pod_info)
+                self._changed()
+                return
+            qpi = self.backoff.update(new)
+            if qpi is not None:
+                self.nominator.update(old, qpi.pod_info)
+                self._changed()
+                return
+        qpi = self.unschedulable.get(uid)
+        if qpi is not None:
+            qpi.update(new)
+            if old is not None:
+                self.nominator.update(old, qpi.pod_info)
+            for e in events:
+                strategy = self._worth_requeuing(qpi, e, old, new)
+                if strategy == _QUEUE_SKIP:
+                    continue
+                self.unschedulable.pop(uid, None)
+                if self._requeue(qpi, strategy, e) == ACTIVE_Q:
+                    break
+            self._changed()
+            return
+        self._move_to_active(self.new_queued_pod_info(new), ev.UNSCHEDULED_POD_UPDATE)
+
+    def delete(self, pod: Pod) -> None:
+        """``Delete``: from the nominator and from whichever sub-queue holds the pod."""
+        uid = pod.metadata.uid
+        self.nominator.delete(uid)
+        self.active_q.remove(uid)
+        self.backoff.delete(uid)
+        self.unschedulable.pop(uid, None)
+        self._changed()
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self.active_q.get(uid) or self.backoff.get(uid) or self.unschedulable.get(uid)
+
+    def _pod_info_of(self, uid: str) -> PodInfo | None:
+        qpi = self.get(uid)
+        return qpi.pod_info if qpi is not None else None
+
+    def where(self, uid: str) -> str | None:
+        """Which sub-queue holds the pod: "active", "backoff", "unschedulable", or None."""
+        if uid in self.active_q:
+            return ACTIVE_Q
+        if uid in self.backoff:
+            return BACKOFF_Q
+        if uid in self.unschedulable:
+            return UNSCHEDULABLE_Q
+        return None
+
+    # --- flushes ---------------------------------------------------------------------------
+    def flush_backoff_completed(self) -> list[QueuedPodInfo]:
+        """``flushBackoffQCompleted``: the plugin heap first, then the error heap."""
+        moved = self.backoff.pop_each_backoff_completed()
+        for qpi in moved:
+            self._move_to_active(qpi, ev.BACKOFF_COMPLETE)
+        return moved
+
+    def flush_unschedulable_leftover(self) -> None:
+        """``flushUnschedulablePodsLeftover``: pods stuck for longer than 5 minutes."""
+        now = self.now()
+        stale = [
+            q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable
+        ]
+        if stale:
+            self._move_pods(stale, ev.UNSCHEDULABLE_TIMEOUT, None, None)
+
+    async def run(self) -> None:
+        """The periodic flushes; runs until cancelled."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._every, FLUSH_BACKOFF_PERIOD, self.flush_backoff_completed)
+            tg.start_soon(
+                self._every, FLUSH_UNSCHEDULABLE_PERIOD, self.flush_unschedulable_leftover
+            )
+
+    async def _every(self, period: float, fn: Callable[[], object]) -> None:
+        while True:
+            await anyio.sleep(period)
+            fn()
+
+    # --- introspection -----------------------------------------------------------------------
+    def pending_pods(self) -> dict[str, list[QueuedPodInfo]]:
+        return {
+            ACTIVE_Q: self.active_q.values(),
+            BACKOFF_Q: self.backoff.values(),
+            UNSCHEDULABLE_Q: list(self.unschedulable.values()),
+        }
+
+    def busy(self) -> bool:
+        """Anything queued to run (active or backoff) or in flight."""
+        return bool(len(self.active_q) or len(self.backoff) or self.in_flight)
+
+
+_POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
+
+
+def _required_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
+    aff = pod.spec.affinity
+    if aff is None or aff.pod_affinity is None:
+        return []
+    return list(aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+
+
+def _term_matches(
+    term: PodAffinityTerm, owner: Pod, pod: Pod, ns_labels: Mapping[str, str]
+) -> bool:
+    """``AffinityTerm.Matches``: the pod's namespace is covered and its labels are selected."""
+    namespaces = set(term.namespaces)
+    if not namespaces and term.namespace_selector is None:
+        namespaces = {owner.metadata.namespace}
+    ns_ok = pod.metadata.namespace in namespaces or _selector_matches(
+        term.namespace_selector, ns_labels
+    )
+    return ns_ok and _selector_matches(term.label_selector, pod.metadata.labels)
+
+
+def _selector_matches(sel: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """``metav1.LabelSelectorAsSelector(sel).Matches``: nil selects nothing, {} everything."""
+    if sel is None:
+        return False
+    for k, v in sel.match_labels.items():
+        if labels.get(k) != v:
+            return False
+    for req in sel.match_expressions:
+        op = req.operator
+        if op == "In":
+            if req.key not in labels or labels[req.key] not in req.values:
+                return False
+        elif op == "NotIn":
+            if req.key in labels and labels[req.key] in req.values:
+                return False
+        elif op == "Exists":
+            if req.key not in labels:
+                return False
+        elif op == "DoesNotExist":
+            if req.key in labels:
+                return False
+        else:
+            return False
+    return True
+
+
+def code_is_rejection(code: Code) -> bool:
+    return code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)

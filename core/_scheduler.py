@@ -1,0 +1,885 @@
+"""The scheduler: informer, scheduling loop, binding cycles, failure handling.
+
+``Scheduler.run()`` owns one task group: the informer (the transport's watch, applied to the
+cluster state, the cache and the queue), the queue's periodic flushes, the scheduling loop, and
+every binding cycle and background task (async preemption, status writes).  Leaving it cancels
+everything.  The scheduling cycle (``schedule_one``) is CPU work on a snapshot; the binding cycle
+does the I/O in its own task, so a slow bind never stalls scheduling.
+
+Before each cycle the loop drains the watch events already delivered, so cluster changes made at
+one virtual instant are always seen by the cycles that run at that instant: the same input gives
+the same decisions on either backend.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import numpy as np
+
+from . import _events as ev
+from ._cache import Cache, Snapshot
+from ._config import SchedulerConfig
+from ._errors import ConflictError, NotFoundError, TransportError
+from ._framework import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    Framework,
+    build_framework,
+)
+from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from ._objects import (
+    Binding,
+    Event,
+    Node,
+    ObjectMeta,
+    ObjectReference,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    copy,
+)
+from ._queue import QueuedPodInfo, SchedulingQueue
+from ._status import Code, Diagnosis, FitError, Status
+from ._transport import Transport, WatchEvent
+
+log = logging.getLogger("kubesched")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_BASE = 50
+NOTE_LENGTH_LIMIT = 1024
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind`` (cases B1–B6)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = global_percentage if percentage is None else percentage
+    if pct <= 0:
+        pct = DEFAULT_PERCENTAGE_BASE - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str:
+    """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
+    if len(names) == 0:
+        raise ValueError("empty priorityList")
+    top = scores.max()
+    ties = np.flatnonzero(scores == top)
+    selected = int(ties[0])
+    for cnt, idx in enumerate(ties[1:].tolist(), start=2):
+        if rng.randrange(cnt) == 0:
+            selected = idx
+    return names[selected]
+
+
+def truncate_message(msg: str) -> str:
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    suffix = " ..."
+    return msg[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+class PodsToActivate(dict[str, Pod]):
+    """``framework.PodsToActivate``: pods a plugin wants activated after this cycle (uid → pod)."""
+
+    def clone(self) -> PodsToActivate:
+        return self
+
+
+class ClusterState:
+    """What the informers hold: every object the transport reported, by identity."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, Pod] = {}
+        self.pod_keys: dict[tuple[str, str], str] = {}
+        self.nodes: dict[str, Node] = {}
+        self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        uid = self.pod_keys.get((namespace, name))
+        return self.pods.get(uid) if uid else None
+
+    def pod_by_uid(self, uid: str) -> Pod | None:
+        return self.pods.get(uid)
+
+    def list_pods(self, namespace: str | None = None) -> list[Pod]:
+        if namespace is None:
+            return list(self.pods.values())
+        return [p for p in self.pods.values() if p.metadata.namespace == namespace]
+
+    def list_pdbs(self) -> list[PodDisruptionBudget]:
+        return list(self.pdbs.values())
+
+    def get_pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return self.pod_groups.get((namespace, name))
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+
+# Nominating info: None is Noop (keep the pod's nomination); a string is Override ("" clears).
+CLEAR_NOMINATION = ""
+
+
+class Metrics:
+    """Counters the scheduler keeps (exported under upstream's names by kubesched.metrics)."""
+
+    def __init__(self) -> None:
+        self.schedule_attempts: dict[str, int] = {"scheduled": 0, "unschedulable": 0, "error": 0}
+        self.attempt_durations: list[float] = []
+        self.preemption_attempts = 0
+        self.preemptions = 0  # preemptions that chose a node and evicted its victims
+        self.preemption_victims: list[int] = []
+
+    @property
+    def attempts(self) -> int:
+        return sum(self.schedule_attempts.values())
+
+
+class Scheduler:
+    """A kube-scheduler: profiles (Frameworks), a queue, a cache, over a transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        config: SchedulerConfig | None = None,
+        *,
+        registry: Mapping[str, Callable[[Any, Framework], Any]] | None = None,
+        seed: int = 0,
+        record_timings: bool = False,
+    ) -> None:
+        from kubesched.plugins import IN_TREE
+
+        self.transport = transport
+        self.config = config or SchedulerConfig()
+        self.registry = dict(IN_TREE)
+        if registry:
+            self.registry.update(registry)
+        self.rng = random.Random(seed)
+        self.cluster = ClusterState()
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.metrics = Metrics()
+        self.record_timings = record_timings
+        self.profiles: dict[str, Framework] = {}
+        for prof in self.config.profiles:
+            fw = build_framework(prof, self.registry)
+            self.profiles[prof.scheduler_name] = fw
+        self.queue = SchedulingQueue(
+            self.profiles,
+            pod_initial_backoff=self.config.pod_initial_backoff_seconds,
+            pod_max_backoff=self.config.pod_max_backoff_seconds,
+            pod_exists=self._pod_exists,
+        )
+        for fw in self.profiles.values():
+            fw.snapshot = self.snapshot
+            fw.nominator = self.queue.nominator
+            fw.cluster = self.cluster
+            fw.client = transport
+            fw.scheduler = self
+            fw.feature_gates = dict(self.config.feature_gates)
+            fw.rng = self.rng
+        self.next_start_node_index = 0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._watch: Any = None
+        self._synced = anyio.Event()
+        self._binding_tasks = 0
+        self._background_tasks = 0
+        self.scheduled_count = 0
+        self.on_idle_check: Callable[[], None] | None = None
+        self.last_activity = 0.0
+
+    # --- lifecycle --------------------------------------------------------------------------
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._informer)
+            await self._synced.wait()
+            tg.start_soon(self.queue.run)
+            tg.start_soon(self._scheduling_loop)
+            task_status.started()
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` as a background task of the scheduler's task group."""
+        assert self._tg is not None, "the scheduler is not running"
+        self._background_tasks += 1
+        self._tg.start_soon(self._background, fn, args)
+
+    async def _background(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:
+        try:
+            await fn(*args)
+        except Exception:
+            log.exception("background task %s failed", getattr(fn, "__name__", fn))
+        finally:
+            self._background_tasks -= 1
+            self._touch()
+
+    def _touch(self) -> None:
+        self.last_activity = anyio.current_time()
+
+    def is_idle(self) -> bool:
+        """Nothing queued to run, in flight, binding, waiting on Permit, or in the background."""
+        if self.queue.busy() or self._binding_tasks or self._background_tasks:
+            return False
+        if any(fw.waiting_pods for fw in self.profiles.values()):
+            return False
+        pending = getattr(self._watch, "pending", None)
+        return not (callable(pending) and pending())
+
+    # --- informer ---------------------------------------------------------------------------
+    async def _informer(self) -> None:
+        backoff = 1.0
+        while True:
+            self._watch = self.transport.watch()
+            try:
+                async for event in self._watch:
+                    self._handle(event)
+                    self._drain()
+                return
+            except TransportError as e:
+                log.warning("watch failed (%s); re-listing in %.0fs", e, backoff)
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                self._relist_reset()
+
+    def _relist_reset(self) -> None:
+        """A new watch lists everything again; forget what is not assumed (upstream re-list)."""
+        self._relisting = set(self.cluster.pods)
+
+    def _drain(self) -> None:
+        get = getattr(self._watch, "get_nowait", None)
+        if get is None:
+            return
+        while True:
+            event = get()
+            if event is None:
+                return
+            self._handle(event)
+
+    def _handle(self, event: WatchEvent) -> None:
+        self._touch()
+        if event.type == "SYNCED":
+            self._synced.set()
+            return
+        obj = event.obj
+        kind = type(obj)
+        if kind is Pod:
+            self._on_pod(event.type, obj)
+        elif kind is Node:
+            self._on_node(event.type, obj)
+        elif kind is PodDisruptionBudget:
+            key = (obj.metadata.namespace, obj.metadata.name)
+            if event.type == "DELETED":
+                self.cluster.pdbs.pop(key, None)
+            else:
+                self.cluster.pdbs[key] = obj
+        elif kind is PriorityClass:
+            if event.type == "DELETED":
+                self.cluster.priority_classes.pop(obj.metadata.name, None)
+            else:
+                self.cluster.priority_classes[obj.metadata.name] = obj
+        elif kind is PodGroup:
+            key = (obj.metadata.namespace, obj.metadata.name)
+            old = self.cluster.pod_groups.get(key)
+            if event.type == "DELETED":
+                self.cluster.pod_groups.pop(key, None)
+                return
+            self.cluster.pod_groups[key] = obj
+            action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE_POD_OTHER
+            self.queue.move_all_to_active_or_backoff(
+                ev.ClusterEvent(ev.Resource.POD_GROUP, action, "PodGroupChange"), old, obj
+            )
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.profiles
+
+    def _pod_exists(self, pod: Pod) -> bool:
+        return pod.metadata.uid in self.cluster.pods
+
+    def _on_node(self, type_: str, node: Node) -> None:
+        name = node.metadata.name
+        old = self.cluster.nodes.get(name)
+        if type_ == "DELETED":
+            self.cluster.nodes.pop(name, None)
+            self.cache.remove_node(name)
+            return
+        self.cluster.nodes[name] = node
+        if old is None:
+            self.cache.add_node(node)
+            self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
+        else:
+            self.cache.update_node(node)
+            for e in ev.node_update_events(old, node):
+                self.queue.move_all_to_active_or_backoff(e, old, node)
+
+    def _on_pod(self, type_: str, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        old = self.cluster.pods.get(uid)
+        if type_ == "DELETED":
+            self.cluster.pods.pop(uid, None)
+            self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
+            if pod.spec.node_name or (old is not None and old.spec.node_name):
+                was_waiting = self._reject_waiting(uid)
+                self.cache.remove_pod(uid)
+                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+                del was_waiting
+            else:
+                rejected = self._reject_waiting(uid)
+                self.queue.delete(pod)
+                if rejected:
+                    self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+                else:
+                    self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_DELETE, pod, None)
+            return
+        self.cluster.pods[uid] = pod
+        self.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = uid
+        if pod.spec.node_name:
+            if old is not None and not old.spec.node_name:
+                # it left the queue: scheduled (by us, confirmed) or bound by someone else
+                self.queue.delete(old)
+            if old is None or not old.spec.node_name:
+                self.cache.add_pod(pod)
+                self.queue.assigned_pod_added(pod)
+            else:
+                self.cache.update_pod(pod)
+                events = ev.pod_update_events(old, pod, ev.Resource.ASSIGNED_POD)
+                if pod.metadata.deletion_timestamp and not old.metadata.deletion_timestamp:
+                    events = [ev.ClusterEvent(ev.Resource.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)]
+                self.queue.assigned_pod_updated(old, pod, events)
+            return
+        if not self._responsible(pod):
+            return
+        if old is None:
+            if pod.metadata.deletion_timestamp:
+                return
+            self.queue.add(pod)
+        elif not self.cache.is_assumed(uid):
+            self.queue.update(old, pod)
+
+    def _reject_waiting(self, uid: str) -> bool:
+        for fw in self.profiles.values():
+            if fw.reject_waiting_pod(uid):
+                return True
+        return False
+
+    # --- scheduling loop ----------------------------------------------------------------------
+    async def _scheduling_loop(self) -> None:
+        while True:
+            self._drain()
+            qpi = self.queue.pop_nowait()
+            if qpi is None:
+                qpi = await self.queue.pop()
+                self._drain()
+            await self.schedule_one(qpi)
+            await anyio.lowlevel.checkpoint()
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """``ScheduleOne`` for a popped pod."""
+        pod = qpi.pod
+        fw = self.profiles.get(pod.spec.scheduler_name)
+        if fw is None:
+            self.queue.done(qpi.uid)
+            return
+        if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
+            self.queue.done(qpi.uid)
+            return
+        self._touch()
+        start = anyio.current_time()
+        state = CycleState()
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+        if status is not None and not status.is_success():
+            await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
+            return
+        self._binding_tasks += 1
+        assert self._tg is not None
+        self._tg.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start)
+
+    async def scheduling_cycle(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
+    ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
+        """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
+        pod = qpi.pod
+        try:
+            result = self.schedule_pod(fw, state, qpi.pod_info)
+        except FitError as fe:
+            if not fw.has_post_filter_plugins():
+                return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
+            statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names)
+            pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
+            fe.diagnosis.post_filter_msg = pf_status.message
+            nominating = pf_result.nominated_node_name if pf_result is not None else None
+            return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
+        except _CycleError as ce:
+            return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
+        host = result.suggested_host
+        assumed = copy(pod)
+        assumed.spec.node_name = host
+        assumed_pi = PodInfo(assumed)
+        try:
+            self.cache.assume_pod(assumed_pi, host)
+        except Exception as e:
+            return result, assumed_pi, Status.as_error(e), CLEAR_NOMINATION
+        self.queue.nominator.delete(assumed_pi.uid)
+        st = fw.run_reserve_plugins_reserve(state, assumed, host)
+        if st is not None and not st.is_success():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        st = fw.run_permit_plugins(state, assumed, host)
+        if st is not None and not st.is_success() and not st.is_wait():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return result, assumed_pi, None, None
+
+    @staticmethod
+    def _fit_status(fe: FitError) -> Status:
+        st = Status(Code.UNSCHEDULABLE, str(fe))
+        st.error = fe
+        return st
+
+    @staticmethod
+    def _single_node_status(st: Status, host: str) -> Status:
+        """A Reserve / Permit rejection as a FitError over the one chosen node."""
+        if not st.is_rejected():
+            return st
+        d = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
+        fe = FitError("", 1, d)
+        out = Status(st.code, str(fe), plugin=st.plugin)
+        out.error = fe
+        return out
+
+    # --- finding nodes -----------------------------------------------------------------------
+    def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
+        """``schedulePod``: snapshot, filter, score, select.  Raises FitError / _CycleError."""
+        self.snapshot.update(self.cache)
+        n = len(self.snapshot)
+        if n == 0:
+            raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fw, state, pi)
+        if len(feasible) == 0:
+            fe = FitError(pi.key, n, diagnosis)
+            raise fe
+        if len(feasible) == 1:
+            return ScheduleResult(feasible.names[0], 1 + len(diagnosis.node_to_status), 1)
+        total = self.prioritize_nodes(fw, state, pi.pod, feasible)
+        host = select_host(feasible.names, total, self.rng)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+    def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        extenders = getattr(self, "extenders", ())
+        if not extenders and not fw.has_score_plugins():
+            return np.ones(len(nodes), dtype=np.int64)
+        st = fw.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise _CycleError(st)
+        total, _, st = fw.run_score_plugins(state, pod, nodes)
+        if st is not None:
+            raise _CycleError(st)
+        for ext in extenders:
+            total = total + ext.prioritize_scores(pod, nodes)
+        return total
+
+    def find_nodes_that_fit_pod(
+        self, fw: Framework, state: CycleState, pi: PodInfo
+    ) -> tuple[NodeBatch, Diagnosis]:
+        """``findNodesThatFitPod``: PreFilter, the nominated node first, then sampled Filter."""
+        pod = pi.pod
+        snap = self.snapshot
+        diagnosis = Diagnosis()
+        pre_res, st, rejected = fw.run_pre_filter_plugins(state, pod, snap.node_infos)
+        diagnosis.unschedulable_plugins = set(rejected)
+        if st is not None and not st.is_success():
+            if not st.is_rejected():
+                raise _CycleError(st)
+            diagnosis.absent_status = st
+            diagnosis.pre_filter_msg = st.message
+            if st.code == Code.PENDING:
+                diagnosis.pending_plugins = set(rejected)
+            return NodeBatch([]), diagnosis
+        nnn = pod.status.nominated_node_name
+        if nnn:
+            idx = snap.index.get(nnn)
+            if idx is not None:
+                feasible = self.find_nodes_that_pass_filters(
+                    fw, state, pi, diagnosis, np.array([idx], dtype=np.int64), advance=False
+                )
+                if len(feasible):
+                    return feasible, diagnosis
+        if pre_res is not None and pre_res.node_names is not None:
+            candidates = np.array(
+                sorted(snap.index[n] for n in pre_res.node_names if n in snap.index), dtype=np.int64
+            )
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejected))}]",
+            )
+        else:
+            candidates = np.arange(len(snap), dtype=np.int64)
+        feasible = self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
+        return feasible, diagnosis
+
+    def find_nodes_that_pass_filters(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: Diagnosis,
+        candidates: np.ndarray,
+        *,
+        advance: bool,
+    ) -> NodeBatch:
+        """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
+        feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
+        snap = self.snapshot
+        n = len(candidates)
+        if n == 0:
+            return NodeBatch([])
+        extenders = getattr(self, "extenders", ())
+        to_find = num_feasible_nodes_to_find(
+            fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
+        )
+        if not extenders and not fw.has_score_plugins():
+            to_find = 1
+        start = self.next_start_node_index % n if advance else 0
+        order = candidates[(start + np.arange(n)) % n]
+        if not fw.has_filter_plugins():
+            chosen = order[:to_find]
+            if advance:
+                self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
+            return self._pass_extenders(fw, pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis)
+        pod = pi.pod
+        nominated = self._nodes_with_nominated_pods(pi)
+        feasible: list[int] = []  # positions in ``order``
+        statuses: dict[int, Status] = {}
+        pos = 0
+        chunk = 0
+        while pos < n and len(feasible) < to_find:
+            chunk = max(to_find - len(feasible), chunk * 2, 1)
+            seg = order[pos : pos + chunk]
+            ok, failed = self._filter_segment(fw, state, pi, seg, nominated)
+            for i, st in failed.items():
+                if st.code == Code.ERROR:
+                    raise _CycleError(st)
+                statuses[pos + i] = st
+            feasible.extend(pos + i for i in ok)
+            pos += len(seg)
+        if len(feasible) > to_find:
+            feasible = feasible[:to_find]
+        processed = (feasible[-1] + 1) if len(feasible) == to_find else n
+        for p, st in statuses.items():
+            if p < processed:
+                name = snap.names[int(order[p])]
+                diagnosis.node_to_status[name] = st
+                if st.plugin and st.is_rejected():
+                    diagnosis.unschedulable_plugins.add(st.plugin)
+                if st.code == Code.PENDING and st.plugin:
+                    diagnosis.pending_plugins.add(st.plugin)
+        if advance:
+            self.next_start_node_index = (self.next_start_node_index + processed) % n
+        chosen = order[np.array(feasible, dtype=np.int64)] if feasible else np.array([], dtype=np.int64)
+        return self._pass_extenders(fw, pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis)
+
+    def _pass_extenders(self, fw: Framework, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis) -> NodeBatch:
+        extenders = getattr(self, "extenders", ())
+        for ext in extenders:
+            if len(nodes) == 0:
+                break
+            nodes = ext.filter_batch(pi.pod, nodes, diagnosis)
+        return nodes
+
+    def _nodes_with_nominated_pods(self, pi: PodInfo) -> set[str]:
+        nom = self.queue.nominator
+        if not nom.nominated_pods:
+            return set()
+        return {
+            node
+            for node, pods in nom.nominated_pods.items()
+            if any(p.priority >= pi.priority and p.uid != pi.uid for p in pods)
+        }
+
+    def _filter_segment(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        seg: np.ndarray,
+        nominated: set[str],
+    ) -> tuple[list[int], dict[int, Status]]:
+        """Filter one segment of snapshot indices: (passing positions, {position: status})."""
+        snap = self.snapshot
+        if nominated:
+            special = [i for i, idx in enumerate(seg.tolist()) if snap.names[idx] in nominated]
+        else:
+            special = []
+        failed: dict[int, Status] = {}
+        if special:
+            mask = np.ones(len(seg), dtype=bool)
+            mask[special] = False
+            plain = np.flatnonzero(mask)
+            for i in special:
+                st = fw.run_filter_plugins_with_nominated_pods(
+                    state, pi.pod, snap.node_infos[int(seg[i])], pi.priority
+                )
+                if st is not None and not st.is_success():
+                    failed[i] = st
+        else:
+            plain = None
+        batch_idx = seg if plain is None else seg[plain]
+        if len(batch_idx):
+            out = fw.run_filter_plugins(state, pi.pod, NodeBatch(snapshot=snap, indices=batch_idx))
+            for j, st in out.items():
+                failed[j if plain is None else int(plain[j])] = st
+        ok = [i for i in range(len(seg)) if i not in failed]
+        return ok, failed
+
+    # --- binding cycle ------------------------------------------------------------------------
+    async def _binding_task(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        start: float,
+    ) -> None:
+        try:
+            st = await self.binding_cycle(fw, state, qpi, assumed_pi, result)
+            if st is not None and not st.is_success():
+                await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
+            else:
+                self.metrics.schedule_attempts["scheduled"] += 1
+                if self.record_timings:
+                    self.metrics.attempt_durations.append(anyio.current_time() - start)
+        finally:
+            self._binding_tasks -= 1
+            self._touch()
+
+    async def binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+    ) -> Status | None:
+        """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind."""
+        assumed = assumed_pi.pod
+        host = result.suggested_host
+        st = await fw.wait_on_permit(assumed)
+        if st is not None and not st.is_success():
+            return self._single_node_status(st, host)
+        self.queue.done(assumed_pi.uid)
+        st = await fw.run_pre_bind_plugins(state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        st = await self.bind(fw, state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        self.scheduled_count += 1
+        await self.record_event(
+            assumed, "Normal", "Scheduled", "Binding",
+            f"Successfully assigned {assumed.metadata.namespace}/{assumed.metadata.name} to {host}",
+        )
+        await fw.run_post_bind_plugins(state, assumed, host)
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return None
+
+    async def bind(self, fw: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
+        try:
+            for ext in getattr(self, "extenders", ()):
+                if ext.is_binder() and ext.is_interested(pod):
+                    try:
+                        await ext.bind(pod, host)
+                    except Exception as e:
+                        return Status.as_error(e)
+                    return None
+            st = await fw.run_bind_plugins(state, pod, host)
+            if st is not None and st.is_skip():
+                return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
+            return st
+        finally:
+            self.cache.finish_binding(pod.metadata.uid, anyio.current_time())
+
+    async def handle_binding_cycle_error(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        status: Status,
+        start: float,
+    ) -> None:
+        """``handleBindingCycleError``: Unreserve, forget, move others, then the failure handler."""
+        assumed = assumed_pi.pod
+        await fw.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+        forgot = False
+        try:
+            self.cache.forget_pod(assumed_pi.uid)
+            forgot = True
+        except Exception as e:
+            log.error("scheduler cache ForgetPod failed: %s", e)
+        if forgot and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        await self.handle_scheduling_failure(fw, qpi, status, CLEAR_NOMINATION, start)
+        if forgot and status.is_rejected():
+            uid = assumed_pi.uid
+            self.queue.move_all_to_active_or_backoff(
+                ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.metadata.uid != uid
+            )
+
+    # --- failure ------------------------------------------------------------------------------
+    async def handle_scheduling_failure(
+        self,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        nominating: str | None,
+        start: float,
+    ) -> None:
+        """``handleSchedulingFailure``: requeue, nominate, FailedScheduling event, status patch."""
+        reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+        self.metrics.schedule_attempts["unschedulable" if status.is_rejected() else "error"] += 1
+        pod = qpi.pod
+        err = status.error
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        cached = self.cluster.pods.get(qpi.uid)
+        if cached is None or cached.spec.node_name:
+            self.queue.done(qpi.uid)
+        else:
+            qpi.pod_info = PodInfo(cached)
+            try:
+                self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+            except ValueError as e:
+                log.error("%s", e)
+        self.queue.nominator.add(qpi.pod_info, nominating)
+        msg = status.message
+        pod = qpi.pod
+        condition = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
+        nnn: str | None = None
+        if nominating is not None and pod.status.nominated_node_name != nominating:
+            nnn = nominating
+        self.spawn(self._report_failure, pod, truncate_message(msg), condition, nnn)
+
+    async def _report_failure(self, pod: Pod, note: str, condition: PodCondition, nnn: str | None) -> None:
+        await self.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note)
+        cur = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        unchanged = (
+            cur is not None
+            and cur.status == condition.status
+            and cur.reason == condition.reason
+            and cur.message == condition.message
+        )
+        if unchanged and nnn is None:
+            return
+        try:
+            await self.transport.patch_pod_status(
+                pod.metadata.namespace, pod.metadata.name, condition=condition, nominated_node_name=nnn
+            )
+        except NotFoundError:
+            pass
+        except TransportError as e:
+            log.warning("updating pod %s status failed: %s", pod.key, e)
+
+    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        event = Event(
+            metadata=ObjectMeta(namespace=pod.metadata.namespace, name=f"{pod.metadata.name}.{reason.lower()}"),
+            reporting_controller="default-scheduler",
+            reporting_instance="kubesched",
+            action=action,
+            reason=reason,
+            type=type_,
+            note=note,
+            regarding=ObjectReference(
+                api_version="v1", kind="Pod", namespace=pod.metadata.namespace,
+                name=pod.metadata.name, uid=pod.metadata.uid,
+            ),
+        )
+        try:
+            await self.transport.record_event(event)
+        except TransportError as e:
+            log.warning("recording event %s for %s failed: %s", reason, pod.key, e)
+
+    # --- helpers for plugins --------------------------------------------------------------------
+    def node_info(self, name: str) -> NodeInfo | None:
+        return self.snapshot.get(name)
+
+
+class _CycleError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class _FullStatusMap(Mapping[str, Status]):
+    """``NodeToStatus`` for PostFilter: explicit statuses plus the absent-node default."""
+
+    def __init__(self, diagnosis: Diagnosis, names: list[str]) -> None:
+        self._d = diagnosis
+        self._names = names
+
+    def _default(self) -> Status:
+        return self._d.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def __getitem__(self, name: str) -> Status:
+        st = self._d.node_to_status.get(name)
+        if st is not None:
+            return st
+        if name in set(self._names):
+            return self._default()
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        st = self._d.node_to_status.get(name)
+        if st is not None:
+            return st
+        return self._default()
+
+    def __iter__(self) -> Any:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+__all__ = ["ClusterState", "PodsToActivate", "Scheduler", "num_feasible_nodes_to_find", "select_host"]

@@ -1,0 +1,214 @@
+"""``kubesched simulate``: manifests in, placements and events out, in virtual time.
+
+The contract is DESIGN §8: objects are created in file order at t=0 (or at their
+``kubesched.io/arrival`` offset); scheduling starts once every t=0 object is in the scheduler's
+cache; the run ends when nothing more can happen (or at ``--until``); the same input and seed
+give the same output byte for byte on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ._config import SchedulerConfig
+from ._manifests import Manifest, system_priority_classes
+from ._objects import Pod
+from ._scheduler import Scheduler
+
+IDLE_POLL_SECONDS = 1.0
+
+
+@dataclass
+class PodRecord:
+    pod: Pod
+    deleted: bool = False
+
+
+@dataclass
+class SimulationResult:
+    """What a simulation produced: the pods (input order), events and summary."""
+
+    pods: list[PodRecord] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_json_obj(self) -> dict[str, Any]:
+        pods = []
+        for rec in self.pods:
+            p = rec.pod
+            pods.append(
+                {
+                    "namespace": p.metadata.namespace,
+                    "name": p.metadata.name,
+                    "uid": p.metadata.uid,
+                    "priority": p.spec.priority or 0,
+                    "nodeName": p.spec.node_name or None,
+                    "phase": p.status.phase or "Pending",
+                    "deleted": rec.deleted,
+                    "nominatedNodeName": p.status.nominated_node_name or None,
+                    "conditions": [
+                        {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                        for c in p.status.conditions
+                    ],
+                }
+            )
+        return {"pods": pods, "events": self.events, "summary": self.summary}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
+
+    def to_text(self) -> str:
+        return render_text(self)
+
+
+async def simulate(
+    manifests: Sequence[Manifest],
+    config: SchedulerConfig | None = None,
+    *,
+    seed: int = 0,
+    until: float = 3600.0,
+    registry: dict[str, Any] | None = None,
+) -> SimulationResult:
+    """Run a simulation on the current event loop (which must run in virtual time)."""
+    from kubesched.transports.fake import FakeCluster
+
+    order: dict[tuple[str, str], int] = {}
+    for m in sorted(manifests, key=lambda m: m.order):
+        if m.kind == "Pod":
+            order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(order)
+    initial = [m for m in manifests if m.arrival <= 0]
+    later = [m for m in manifests if m.arrival > 0]
+    records: dict[tuple[str, str], PodRecord] = {}
+    async with FakeCluster() as cluster:
+        start = anyio.current_time()
+        for pc in system_priority_classes():
+            cluster.create(pc)
+        for m in initial:
+            cluster.create(m.obj)
+        sched = Scheduler(cluster, config, seed=seed, registry=registry)
+        watch = cluster.watch()
+        pending_arrivals = [len(later)]
+        stop_at = start + until
+
+        def track(event: Any) -> None:
+            obj = event.obj
+            if isinstance(obj, Pod):
+                key = (obj.metadata.namespace, obj.metadata.name)
+                rec = records.get(key)
+                if rec is None:
+                    rec = records[key] = PodRecord(obj)
+                rec.pod = obj
+                if event.type == "DELETED":
+                    rec.deleted = True
+
+        async def tracker() -> None:
+            async for event in watch:
+                track(event)
+
+        async def arrivals() -> None:
+            i = 0
+            while i < len(later):
+                t = later[i].arrival
+                await anyio.sleep_until(start + t)
+                while i < len(later) and later[i].arrival == t:
+                    cluster.create(later[i].obj)
+                    i += 1
+                    pending_arrivals[0] -= 1
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tracker)
+            await tg.start(sched.run)
+            tg.start_soon(arrivals)
+            while True:
+                with anyio.move_on_after(max(0.0, stop_at - anyio.current_time())):
+                    while True:
+                        await anyio.sleep(IDLE_POLL_SECONDS)
+                        if (
+                            pending_arrivals[0] == 0
+                            and cluster.pending_terminations() == 0
+                            and sched.is_idle()
+                        ):
+                            break
+                break
+            end = min(anyio.current_time(), stop_at)
+            tg.cancel_scope.cancel()
+        get = getattr(watch, "get_nowait", None)
+        while get is not None and (event := get()) is not None:
+            track(event)
+        result = SimulationResult()
+        for key in sorted(records, key=lambda k: order.get(k, len(order))):
+            result.pods.append(records[key])
+        seqs: dict[str, int] = {}
+        ranked = []
+        for i, e in enumerate(cluster.events):
+            obj = e.object
+            ns, _, name = obj.partition("/")
+            seq = seqs.get(obj, 0)
+            seqs[obj] = seq + 1
+            ranked.append((round(e.time, 6), order.get((ns, name), len(order)), seq, i, e))
+        ranked.sort(key=lambda r: r[:4])
+        result.events = [
+            {"time": t, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
+            for t, _, _, _, e in ranked
+        ]
+        last = max([sched.last_activity - start, *(r["time"] for r in result.events)], default=0.0)
+        virtual = round(min(max(last, 0.0), end - start), 6)
+        pods = result.pods
+        result.summary = {
+            "pods": len(pods),
+            "scheduled": sum(1 for r in pods if r.pod.spec.node_name and not r.deleted),
+            "pending": sum(1 for r in pods if not r.pod.spec.node_name and not r.deleted),
+            "deleted": sum(1 for r in pods if r.deleted),
+            "preemptions": sched.metrics.preemptions,
+            "attempts": sched.metrics.attempts,
+            "virtualSeconds": float(virtual),
+        }
+        return result
+
+
+def render_text(result: SimulationResult) -> str:
+    """A person's view: where each pod went, and why each pending pod is pending."""
+    lines: list[str] = []
+    rows = []
+    for rec in result.pods:
+        p = rec.pod
+        if rec.deleted:
+            state = f"deleted (was on {p.spec.node_name})" if p.spec.node_name else "deleted"
+        elif p.spec.node_name:
+            state = f"→ {p.spec.node_name}"
+        else:
+            state = "Pending"
+            if p.status.nominated_node_name:
+                state += f" (nominated to {p.status.nominated_node_name})"
+        rows.append((f"{p.metadata.namespace}/{p.metadata.name}", str(p.spec.priority or 0), state))
+    w0 = max((len(r[0]) for r in rows), default=3)
+    w1 = max((len(r[1]) for r in rows), default=8)
+    lines.append(f"{'POD':<{w0}}  {'PRIORITY':>{max(w1, 8)}}  PLACEMENT")
+    for r in rows:
+        lines.append(f"{r[0]:<{w0}}  {r[1]:>{max(w1, 8)}}  {r[2]}")
+    pending = [rec for rec in result.pods if not rec.deleted and not rec.pod.spec.node_name]
+    if pending:
+        lines.append("")
+        lines.append("Why pending:")
+        for rec in pending:
+            cond = next((c for c in rec.pod.status.conditions if c.type == "PodScheduled"), None)
+            why = cond.message if cond is not None and cond.message else "not attempted yet"
+            lines.append(f"  {rec.pod.metadata.namespace}/{rec.pod.metadata.name}: {why}")
+    if result.events:
+        lines.append("")
+        lines.append("Events:")
+        for e in result.events:
+            lines.append(f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}")
+    s = result.summary
+    lines.append("")
+    lines.append(
+        f"{s['pods']} pods: {s['scheduled']} scheduled, {s['pending']} pending, {s['deleted']} deleted; "
+        f"{s['preemptions']} preemptions, {s['attempts']} scheduling attempts, "
+        f"{s['virtualSeconds']:g} virtual seconds"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,175 @@
+"""Plugin outcomes: :class:`Code`, :class:`Status`, and the scheduling-cycle :class:`FitError`."""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+class Code(enum.IntEnum):
+    """``framework.Code``, in upstream's order."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def label(self) -> str:
+        return _CODE_NAMES[self]
+
+
+_CODE_NAMES = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+class Status:
+    """The result of one plugin at one extension point: a code, reasons, and the plugin's name.
+
+    ``None`` stands for Success wherever a Status is expected.  The runtime stamps the plugin
+    name (:attr:`plugin`) on every status a plugin returns.
+    """
+
+    __slots__ = ("code", "reasons", "plugin", "error")
+
+    def __init__(
+        self,
+        code: Code = Code.SUCCESS,
+        *reasons: str,
+        plugin: str = "",
+        error: BaseException | None = None,
+    ) -> None:
+        self.code = code
+        self.reasons: tuple[str, ...] = reasons
+        self.plugin = plugin
+        self.error = error
+
+    # constructors -----------------------------------------------------------------------
+    @classmethod
+    def unschedulable(cls, *reasons: str) -> Status:
+        return cls(Code.UNSCHEDULABLE, *reasons)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str) -> Status:
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
+
+    @classmethod
+    def as_error(cls, err: BaseException | str) -> Status:
+        if isinstance(err, BaseException):
+            return cls(Code.ERROR, str(err), error=err)
+        return cls(Code.ERROR, err)
+
+    @classmethod
+    def skip(cls) -> Status:
+        return cls(Code.SKIP)
+
+    @classmethod
+    def wait(cls, *reasons: str) -> Status:
+        return cls(Code.WAIT, *reasons)
+
+    # predicates -------------------------------------------------------------------------
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending (``IsRejected``)."""
+        return self.code in (
+            Code.UNSCHEDULABLE,
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            Code.PENDING,
+        )
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_wait(self) -> bool:
+        return self.code == Code.WAIT
+
+    @property
+    def message(self) -> str:
+        """The reasons joined with ", " (``Status.Message``)."""
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        self.plugin = plugin
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if other is None:
+            return self.code == Code.SUCCESS
+        if not isinstance(other, Status):
+            return NotImplemented
+        return self.code == other.code and self.reasons == other.reasons
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.reasons))
+
+    def __repr__(self) -> str:
+        plugin = f" plugin={self.plugin!r}" if self.plugin else ""
+        return f"Status({self.code.label}{plugin} {list(self.reasons)!r})"
+
+
+def code_of(status: Status | None) -> Code:
+    """The code of a possibly-None status."""
+    return Code.SUCCESS if status is None else status.code
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.SUCCESS
+
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+@dataclass
+class Diagnosis:
+    """Why a pod fit no node: per-node statuses and the plugins that rejected it."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    # status given to every node absent from node_to_status (PreFilter narrowed the node set)
+    absent_status: Status | None = None
+
+
+class FitError(Exception):
+    """``framework.FitError``: the pod fits no node; its text is upstream's message."""
+
+    def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod_key = pod_key
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: Counter[str] = Counter()
+            for status in d.node_to_status.values():
+                counts.update(status.reasons)
+            if d.absent_status is not None:
+                absent = self.num_all_nodes - len(d.node_to_status)
+                if absent > 0:
+                    for reason in d.absent_status.reasons:
+                        counts[reason] += absent
+            if counts:
+                msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in counts.items())) + "."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg

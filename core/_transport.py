@@ -1,0 +1,77 @@
+"""The transport interface: how the scheduler sees and changes a cluster.
+
+Shaped like ``httpx.AsyncBaseTransport``: one small abstract class with a few async verbs and
+``aclose()`` / ``async with``.  The scheduler receives a transport and never knows which one it
+has: the in-memory fake cluster (``kubesched.transports.fake``) or a live API server
+(``kubesched.transports.kube``).  Wrapping transports add logging or fault injection.
+
+Failures are typed (:mod:`kubesched._errors`): ``ConflictError`` (409), ``NotFoundError`` (404),
+``UnavailableError`` (retryable).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal
+
+from ._objects import Binding, Event, PodCondition
+
+WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "SYNCED"]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change of one object.  ``SYNCED`` (obj None) marks the end of the initial listing."""
+
+    type: WatchEventType
+    obj: Any = None
+
+
+class Transport(abc.ABC):
+    """A cluster, as the scheduler uses it."""
+
+    @abc.abstractmethod
+    def watch(self) -> AsyncIterator[WatchEvent]:
+        """Every Node, Pod, PodDisruptionBudget, PriorityClass and PodGroup as ADDED, then SYNCED,
+        then each change as it happens.  Ends when the transport is closed."""
+
+    @abc.abstractmethod
+    async def bind(self, binding: Binding) -> None:
+        """POST the binding subresource.  ConflictError if the pod is already bound."""
+
+    @abc.abstractmethod
+    async def patch_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        """Strategic-merge the pod's status: a condition (merged by type) and/or the
+        nominated node name ("" clears it)."""
+
+    @abc.abstractmethod
+    async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the pod, with a UID precondition when ``uid`` is given."""
+
+    @abc.abstractmethod
+    async def record_event(self, event: Event) -> None:
+        """Create an events.k8s.io/v1 Event."""
+
+    async def aclose(self) -> None:
+        """Release connections and end every watch."""
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

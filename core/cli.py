@@ -1,0 +1,140 @@
+"""The ``kubesched`` command line: ``simulate`` and ``bench``.
+
+Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ._config import SchedulerConfig, parse_config, parse_feature_gates
+from ._errors import ConfigError
+from ._framework import PluginError
+from ._manifests import load_documents, load_manifests, parse_duration
+
+PROG = "kubesched"
+
+
+def load_config_file(path: str, feature_gates: str = "", text: str | None = None) -> SchedulerConfig:
+    """A KubeSchedulerConfiguration file (or the defaults when ``path`` is empty)."""
+    if path:
+        docs = load_documents(path, text)
+        if len(docs) != 1:
+            raise ConfigError(f"expected one KubeSchedulerConfiguration document, found {len(docs)}", source=path)
+        try:
+            cfg = parse_config(docs[0][1])
+        except ConfigError as e:
+            raise e.at(source=path) from None
+    else:
+        cfg = SchedulerConfig()
+    cfg.feature_gates = parse_feature_gates(feature_gates, cfg.feature_gates)
+    return cfg
+
+
+def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
+    """Build every profile once so that plugin args errors surface as input errors."""
+    from kubesched.plugins import IN_TREE
+
+    from ._framework import build_framework
+
+    for prof in cfg.profiles:
+        try:
+            build_framework(prof, IN_TREE)
+        except ConfigError as e:
+            raise e.at(source=source) from None
+        except PluginError as e:
+            raise ConfigError(str(e), source=source or "config", field=f"profiles[{prof.scheduler_name}]") from None
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from kubesched.transports.fake import virtual_time
+
+    from ._demo import DEMO_CONFIG, DEMO_MANIFESTS
+    from ._simulate import simulate
+
+    files = list(args.files)
+    config_path = args.config or ""
+    texts: dict[str, str] = {}
+    if not files:  # the built-in demo
+        files = ["<demo>/cluster.yaml"]
+        texts[files[0]] = DEMO_MANIFESTS
+        if not config_path:
+            config_path = "<demo>/config.yaml"
+            texts[config_path] = DEMO_CONFIG
+    manifests = load_manifests(files, texts)
+    cfg = load_config_file(config_path, args.feature_gates or "", texts.get(config_path))
+    _check_profiles(cfg, config_path)
+    try:
+        until = parse_duration(args.until)
+    except ValueError as e:
+        raise ConfigError(str(e), field="--until") from None
+    result = virtual_time.run(
+        functools.partial(simulate, manifests, cfg, seed=args.seed, until=until), backend=args.backend
+    )
+    if args.report:
+        Path(args.report).write_text(result.to_json())
+    out = result.to_json() if args.output == "json" else result.to_text()
+    sys.stdout.write(out)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ._bench import run_bench
+
+    return run_bench(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="The Kubernetes scheduler, in Python.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("simulate", help="schedule manifests on a fake cluster in virtual time")
+    s.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests (none: the built-in demo)")
+    s.add_argument("--config", help="a KubeSchedulerConfiguration file")
+    s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
+    s.add_argument("--output", choices=("json", "text"), default="json")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
+    s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
+    s.add_argument("--report", help="also write the JSON report to this path")
+    s.set_defaults(func=cmd_simulate)
+
+    b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
+    b.add_argument("workload", help="basic | gang | preemption | preemption-async")
+    b.add_argument("--nodes", type=int, default=None)
+    b.add_argument("--pods", type=int, default=None)
+    b.add_argument("--init-pods", type=int, default=None)
+    b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: Any = args.func(args)
+    except ConfigError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except PluginError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except yaml.YAMLError as e:  # pragma: no cover - load_documents wraps these
+        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,360 @@
+"""Helpers for tests and for plugin authors: object builders and a fake-cluster scheduler.
+
+Builders read like kube-scheduler's ``st.MakePod()`` wrappers::
+
+    pod = make_pod("p").priority(100).req(cpu="500m", memory="1Gi").obj()
+    node = make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ._objects import (
+    Affinity,
+    Container,
+    ContainerPort,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    PodCondition,
+    PodDisruptionBudget,
+    PodDisruptionBudgetSpec,
+    PodDisruptionBudgetStatus,
+    PodSchedulingGate,
+    PodSpec,
+    PodStatus,
+    PreferredSchedulingTerm,
+    ResourceRequirements,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+
+
+def uid_for(namespace: str, name: str) -> str:
+    """A deterministic uid for ``namespace/name`` (RFC 4122 shape)."""
+    h = hashlib.sha1(f"{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+class PodBuilder:
+    """A fluent Pod builder; ``obj()`` returns the Pod."""
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._pod = Pod(
+            metadata=ObjectMeta(name=name, namespace=namespace, uid=uid_for(namespace, name)),
+            spec=PodSpec(),
+            status=PodStatus(),
+        )
+
+    def obj(self) -> Pod:
+        return self._pod
+
+    def namespace(self, ns: str) -> PodBuilder:
+        self._pod.metadata.namespace = ns
+        self._pod.metadata.uid = uid_for(ns, self._pod.metadata.name)
+        return self
+
+    def uid(self, uid: str) -> PodBuilder:
+        self._pod.metadata.uid = uid
+        return self
+
+    def priority(self, p: int) -> PodBuilder:
+        self._pod.spec.priority = p
+        return self
+
+    def scheduler_name(self, name: str) -> PodBuilder:
+        self._pod.spec.scheduler_name = name
+        return self
+
+    def label(self, k: str, v: str) -> PodBuilder:
+        self._pod.metadata.labels = {**self._pod.metadata.labels, k: v}
+        return self
+
+    def labels(self, labels: dict[str, str]) -> PodBuilder:
+        self._pod.metadata.labels = {**self._pod.metadata.labels, **labels}
+        return self
+
+    def annotation(self, k: str, v: str) -> PodBuilder:
+        self._pod.metadata.annotations = {**self._pod.metadata.annotations, k: v}
+        return self
+
+    def creation_timestamp(self, ts: str) -> PodBuilder:
+        self._pod.metadata.creation_timestamp = ts
+        return self
+
+    def node(self, name: str) -> PodBuilder:
+        self._pod.spec.node_name = name
+        return self
+
+    def nominated_node(self, name: str) -> PodBuilder:
+        self._pod.status.nominated_node_name = name
+        return self
+
+    def start_time(self, ts: str) -> PodBuilder:
+        self._pod.status.start_time = ts
+        return self
+
+    def phase(self, phase: str) -> PodBuilder:
+        self._pod.status.phase = phase
+        return self
+
+    def terminating(self, ts: str = "1970-01-01T00:00:01Z") -> PodBuilder:
+        self._pod.metadata.deletion_timestamp = ts
+        return self
+
+    def condition(self, type: str, status: str, reason: str = "", message: str = "") -> PodBuilder:
+        self._pod.status.conditions = [
+            *self._pod.status.conditions,
+            PodCondition(type=type, status=status, reason=reason, message=message),
+        ]
+        return self
+
+    def preemption_policy(self, policy: str) -> PodBuilder:
+        self._pod.spec.preemption_policy = policy
+        return self
+
+    def container(self, image: str = "pause", **requests: Any) -> PodBuilder:
+        """Add a container; ``requests`` as ``cpu="100m", memory="1Gi"`` (None: no requests)."""
+        reqs = {_res_name(k): v for k, v in requests.items() if v is not None}
+        c = Container(
+            name=f"c{len(self._pod.spec.containers)}",
+            image=image,
+            resources=ResourceRequirements(requests=reqs or None),
+        )
+        self._pod.spec.containers = [*self._pod.spec.containers, c]
+        return self
+
+    def req(self, **requests: Any) -> PodBuilder:
+        """Add one container requesting ``requests`` (``ephemeral_storage``, ``nvidia.com/gpu`` via dict)."""
+        return self.container(**requests)
+
+    def req_list(self, requests: dict[str, Any]) -> PodBuilder:
+        """Add one container with requests given as a ResourceList."""
+        c = Container(
+            name=f"c{len(self._pod.spec.containers)}",
+            image="pause",
+            resources=ResourceRequirements(requests=dict(requests)),
+        )
+        self._pod.spec.containers = [*self._pod.spec.containers, c]
+        return self
+
+    def init_req(self, requests: dict[str, Any], sidecar: bool = False) -> PodBuilder:
+        c = Container(
+            name=f"init{len(self._pod.spec.init_containers)}",
+            image="pause",
+            resources=ResourceRequirements(requests=dict(requests)),
+            restart_policy="Always" if sidecar else None,
+        )
+        self._pod.spec.init_containers = [*self._pod.spec.init_containers, c]
+        return self
+
+    def overhead(self, overhead: dict[str, Any]) -> PodBuilder:
+        self._pod.spec.overhead = dict(overhead)
+        return self
+
+    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "") -> PodBuilder:
+        c = Container(
+            name=f"c{len(self._pod.spec.containers)}",
+            image="pause",
+            ports=[ContainerPort(container_port=port, host_port=port, protocol=protocol, host_ip=host_ip)],
+        )
+        self._pod.spec.containers = [*self._pod.spec.containers, c]
+        return self
+
+    def node_selector(self, sel: dict[str, str]) -> PodBuilder:
+        self._pod.spec.node_selector = dict(sel)
+        return self
+
+    def _affinity(self) -> Affinity:
+        if self._pod.spec.affinity is None:
+            self._pod.spec.affinity = Affinity()
+        return self._pod.spec.affinity
+
+    def node_affinity_in(self, key: str, values: list[str], op: str = "In") -> PodBuilder:
+        """Add a required node affinity term ``key op values`` (a new term each call)."""
+        aff = self._affinity()
+        if aff.node_affinity is None:
+            aff.node_affinity = NodeAffinity()
+        na = aff.node_affinity
+        if na.required_during_scheduling_ignored_during_execution is None:
+            na.required_during_scheduling_ignored_during_execution = NodeSelector()
+        req = na.required_during_scheduling_ignored_during_execution
+        req.node_selector_terms = [
+            *req.node_selector_terms,
+            NodeSelectorTerm(match_expressions=[NodeSelectorRequirement(key=key, operator=op, values=list(values))]),
+        ]
+        return self
+
+    def preferred_node_affinity(self, weight: int, key: str, values: list[str], op: str = "In") -> PodBuilder:
+        aff = self._affinity()
+        if aff.node_affinity is None:
+            aff.node_affinity = NodeAffinity()
+        na = aff.node_affinity
+        na.preferred_during_scheduling_ignored_during_execution = [
+            *na.preferred_during_scheduling_ignored_during_execution,
+            PreferredSchedulingTerm(
+                weight=weight,
+                preference=NodeSelectorTerm(
+                    match_expressions=[NodeSelectorRequirement(key=key, operator=op, values=list(values))]
+                ),
+            ),
+        ]
+        return self
+
+    def _pod_affinity_term(self, key: str, values: list[str] | None, topology_key: str, op: str) -> PodAffinityTerm:
+        expr = LabelSelectorRequirement(key=key, operator=op, values=list(values or []))
+        return PodAffinityTerm(label_selector=LabelSelector(match_expressions=[expr]), topology_key=topology_key)
+
+    def pod_affinity(self, key: str, values: list[str] | None, topology_key: str, op: str = "In", weight: int = 0) -> PodBuilder:
+        """Required (weight 0) or preferred pod affinity to pods matching ``key op values``."""
+        aff = self._affinity()
+        if aff.pod_affinity is None:
+            aff.pod_affinity = PodAffinity()
+        term = self._pod_affinity_term(key, values, topology_key, op)
+        _add_term(aff.pod_affinity, term, weight)
+        return self
+
+    def pod_anti_affinity(self, key: str, values: list[str] | None, topology_key: str, op: str = "In", weight: int = 0) -> PodBuilder:
+        aff = self._affinity()
+        if aff.pod_anti_affinity is None:
+            aff.pod_anti_affinity = PodAffinity()
+        term = self._pod_affinity_term(key, values, topology_key, op)
+        _add_term(aff.pod_anti_affinity, term, weight)
+        return self
+
+    def toleration(self, key: str, value: str = "", effect: str = "", operator: str = "Equal") -> PodBuilder:
+        self._pod.spec.tolerations = [
+            *self._pod.spec.tolerations,
+            Toleration(key=key, operator=operator, value=value, effect=effect),
+        ]
+        return self
+
+    def spread(self, max_skew: int, topology_key: str, when: str, selector: LabelSelector | None = None, min_domains: int | None = None) -> PodBuilder:
+        self._pod.spec.topology_spread_constraints = [
+            *self._pod.spec.topology_spread_constraints,
+            TopologySpreadConstraint(
+                max_skew=max_skew, topology_key=topology_key, when_unsatisfiable=when,
+                label_selector=selector, min_domains=min_domains,
+            ),
+        ]
+        return self
+
+    def scheduling_gates(self, *names: str) -> PodBuilder:
+        self._pod.spec.scheduling_gates = [PodSchedulingGate(name=n) for n in names]
+        return self
+
+
+def _add_term(pa: PodAffinity, term: PodAffinityTerm, weight: int) -> None:
+    if weight:
+        pa.preferred_during_scheduling_ignored_during_execution = [
+            *pa.preferred_during_scheduling_ignored_during_execution,
+            WeightedPodAffinityTerm(weight=weight, pod_affinity_term=term),
+        ]
+    else:
+        pa.required_during_scheduling_ignored_during_execution = [
+            *pa.required_during_scheduling_ignored_during_execution, term,
+        ]
+
+
+def _res_name(k: str) -> str:
+    return {"ephemeral_storage": "ephemeral-storage"}.get(k, k)
+
+
+class NodeBuilder:
+    """A fluent Node builder; allocatable equals capacity; pods default to 32 (as st.MakeNode)."""
+
+    def __init__(self, name: str) -> None:
+        self._node = Node(metadata=ObjectMeta(name=name, uid=uid_for("", name), labels={"kubernetes.io/hostname": name}))
+        self._node.status.allocatable = {"pods": 32}
+        self._node.status.capacity = {"pods": 32}
+
+    def obj(self) -> Node:
+        return self._node
+
+    def capacity(self, **resources: Any) -> NodeBuilder:
+        rl = {_res_name(k): v for k, v in resources.items()}
+        rl.setdefault("pods", 32)
+        self._node.status.allocatable = dict(rl)
+        self._node.status.capacity = dict(rl)
+        return self
+
+    def capacity_list(self, resources: dict[str, Any]) -> NodeBuilder:
+        rl = dict(resources)
+        rl.setdefault("pods", 32)
+        self._node.status.allocatable = dict(rl)
+        self._node.status.capacity = dict(rl)
+        return self
+
+    def label(self, k: str, v: str) -> NodeBuilder:
+        self._node.metadata.labels = {**self._node.metadata.labels, k: v}
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
+        self._node.spec.taints = [*self._node.spec.taints, Taint(key=key, value=value, effect=effect)]
+        return self
+
+    def unschedulable(self, flag: bool = True) -> NodeBuilder:
+        self._node.spec.unschedulable = flag
+        return self
+
+    def images(self, images: dict[str, int]) -> NodeBuilder:
+        from ._objects import ContainerImage
+
+        self._node.status.images = [ContainerImage(names=[n], size_bytes=s) for n, s in images.items()]
+        return self
+
+
+def make_pod(name: str, namespace: str = "default") -> PodBuilder:
+    return PodBuilder(name, namespace)
+
+
+def make_node(name: str) -> NodeBuilder:
+    return NodeBuilder(name)
+
+
+def make_pdb(
+    name: str,
+    namespace: str = "default",
+    *,
+    match_labels: dict[str, str],
+    min_available: int | str | None = None,
+    max_unavailable: int | str | None = None,
+    disruptions_allowed: int | None = None,
+    disrupted_pods: dict[str, str] | None = None,
+) -> PodDisruptionBudget:
+    status = None
+    if disruptions_allowed is not None or disrupted_pods:
+        status = PodDisruptionBudgetStatus(
+            disruptions_allowed=disruptions_allowed or 0, disrupted_pods=dict(disrupted_pods or {})
+        )
+    return PodDisruptionBudget(
+        metadata=ObjectMeta(name=name, namespace=namespace, uid=uid_for(namespace, "pdb/" + name)),
+        spec=PodDisruptionBudgetSpec(
+            min_available=min_available,
+            max_unavailable=max_unavailable,
+            selector=LabelSelector(match_labels=dict(match_labels)),
+        ),
+        status=status,
+    )
+
+
+def make_node_info(node: Node, *pods: Pod) -> Any:
+    """A :class:`~kubesched.NodeInfo` for ``node`` holding ``pods`` (as the cache would)."""
+    from ._nodeinfo import NodeInfo, PodInfo
+
+    ni = NodeInfo(node)
+    for p in pods:
+        ni.add_pod(PodInfo(p))
+    return ni

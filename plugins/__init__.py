@@ -1,0 +1,39 @@
+"""The in-tree plugins, named as upstream, and the registry the profiles build from.
+
+Each plugin lives in its own module with its ``NAME``, its reason strings and a factory
+``new(args, handle)``.  :data:`IN_TREE` maps plugin names to factories; plugins from other
+packages join through the ``kubesched`` entry-point group (see :func:`kubesched.load_entry_point_plugins`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import (
+    defaultbinder,
+    nodeaffinity,
+    nodename,
+    noderesources,
+    nodeunschedulable,
+    queuesort,
+    schedulinggates,
+    tainttoleration,
+)
+
+Factory = Callable[[Any, Any], Any]
+
+IN_TREE: dict[str, Factory] = {
+    schedulinggates.NAME: schedulinggates.new,
+    queuesort.NAME: queuesort.new,
+    nodeunschedulable.NAME: nodeunschedulable.new,
+    nodename.NAME: nodename.new,
+    tainttoleration.NAME: tainttoleration.new,
+    nodeaffinity.NAME: nodeaffinity.new,
+    noderesources.FIT_NAME: noderesources.new_fit,
+    noderesources.BALANCED_NAME: noderesources.new_balanced_allocation,
+    defaultbinder.NAME: defaultbinder.new,
+}
+"""Plugin name → factory ``(args, handle) -> plugin``."""
+
+__all__ = ["IN_TREE", "Factory"]

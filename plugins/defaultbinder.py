@@ -1,0 +1,48 @@
+"""DefaultBinder: bind the pod through the API (``plugins/defaultbinder``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched._objects import Binding, ObjectMeta, ObjectReference
+from kubesched._status import Status
+from kubesched.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from kubesched._framework import CycleState
+    from kubesched._objects import Pod
+
+NAME = "DefaultBinder"
+
+
+class DefaultBinder:
+    """Bind: POST a ``v1.Binding`` of the pod (namespace, name, uid) to the node.
+
+    A failure of the transport becomes an Error status (``framework.AsStatus``).
+    """
+
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    @hookimpl
+    async def kubesched_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        binding = Binding(
+            metadata=ObjectMeta(
+                namespace=pod.metadata.namespace, name=pod.metadata.name, uid=pod.metadata.uid
+            ),
+            target=ObjectReference(kind="Node", name=node_name),
+        )
+        try:
+            await self.handle.client.bind(binding)
+        except Exception as err:
+            return Status.as_error(err)
+        return None
+
+
+def new(args: dict[str, Any] | None, handle: Any) -> DefaultBinder:
+    return DefaultBinder(args, handle)
+
+
+__all__ = ["NAME", "DefaultBinder", "new"]

@@ -1,0 +1,211 @@
+"""NodeAffinity: ``spec.nodeSelector``, required and preferred node affinity (``plugins/nodeaffinity``).
+
+- PreFilter: Skip when the pod has no nodeSelector, no required affinity and the profile adds
+  none; when every required term pins ``metadata.name`` (matchFields In), the union of those names
+  narrows the nodes (PreFilterResult); an empty union is "pod affinity terms conflict".
+- Filter: the profile's ``addedAffinity`` first ("node(s) didn't match scheduler-enforced node
+  affinity"), then nodeSelector AND (terms ORed, requirements ANDed) — "node(s) didn't match Pod's
+  node affinity/selector"; both UnschedulableAndUnresolvable.
+- Score: the summed weights of the matching preferred terms (pod's and added), normalized
+  (not reversed).  PreScore skips pods without preferred terms.
+
+Args (``NodeAffinityArgs``): ``addedAffinity`` — a NodeAffinity applied to every pod of the profile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+from kubesched._errors import ConfigError
+from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from kubesched._framework import MAX_NODE_SCORE, PreFilterResult
+from kubesched._objects import NodeAffinity as NodeAffinityObj
+from kubesched._objects import convert
+from kubesched._status import Code, Status
+from kubesched.hookspecs import hookimpl
+
+from ._helper import (
+    OBJECT_NAME_FIELD,
+    NodeSelector,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    default_normalize_score,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kubesched._framework import CycleState
+    from kubesched._nodeinfo import NodeBatch, NodeInfo
+    from kubesched._objects import Node, Pod
+
+NAME = "NodeAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_ADDED_REQUIRED = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_ADDED_PREFERRED = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | None:
+    """The pod's preferred terms, parsed (None when it has none); raises ConfigError."""
+    aff = pod.spec.affinity
+    if aff is not None and aff.node_affinity is not None:
+        terms = aff.node_affinity.preferred_during_scheduling_ignored_during_execution
+        if terms:
+            return PreferredSchedulingTerms(terms)
+    return None
+
+
+class NodeAffinity:
+    """PreFilter, Filter, PreScore, Score, NormalizeScore and EnqueueExtensions."""
+
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+        self.added_node_selector: NodeSelector | None = None
+        self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
+        raw = (args or {}).get("addedAffinity")
+        if raw is None:
+            return
+        try:
+            added = convert(raw, NodeAffinityObj)
+        except msgspec.ValidationError as e:
+            raise ConfigError(f"Invalid value: {e}", field="addedAffinity") from e
+        if added.required_during_scheduling_ignored_during_execution is not None:
+            self.added_node_selector = NodeSelector.parse(
+                added.required_during_scheduling_ignored_during_execution,
+                f"{_ADDED_REQUIRED}.nodeSelectorTerms",
+            )
+        if added.preferred_during_scheduling_ignored_during_execution:
+            self.added_pref_sched_terms = PreferredSchedulingTerms(
+                added.preferred_during_scheduling_ignored_during_execution, _ADDED_PREFERRED
+            )
+
+    # --- EnqueueExtensions --------------------------------------------------------------------
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            )
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """Queue when an added node matches, or an updated node starts to match."""
+        if self.added_node_selector is not None and not self.added_node_selector.match(new):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity(pod)
+        if not required.match(new):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if required.match(old):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreFilter / Filter ---------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> PreFilterResult | Status | None:
+        aff = pod.spec.affinity
+        required = (
+            aff.node_affinity.required_during_scheduling_ignored_during_execution
+            if aff is not None and aff.node_affinity is not None
+            else None
+        )
+        if required is None and self.added_node_selector is None and not pod.spec.node_selector:
+            return Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, RequiredNodeAffinity(pod))
+        if required is None or not required.node_selector_terms:
+            return None
+        node_names: set[str] | None = None
+        for term in required.node_selector_terms:
+            term_names: set[str] | None = None
+            for r in term.match_fields:
+                if r.key == OBJECT_NAME_FIELD and r.operator == "In":
+                    s = set(r.values)
+                    term_names = s if term_names is None else term_names & s
+            if term_names is None:
+                # a term without a metadata.name requirement admits every node (terms are ORed)
+                return None
+            node_names = term_names if node_names is None else node_names | term_names
+        if node_names is not None and not node_names:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        if node_names:
+            return PreFilterResult(node_names)
+        return None
+
+    @hookimpl
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        n = len(nodes)
+        ok = np.ones(n, dtype=bool)
+        out: dict[int, Status] = {}
+        if self.added_node_selector is not None:
+            ok = self.added_node_selector.match_batch(nodes)
+            if not ok.all():
+                st = Status.unresolvable(ERR_REASON_ENFORCED)
+                out.update(dict.fromkeys(np.flatnonzero(~ok).tolist(), st))
+        required = state.get(PRE_FILTER_STATE_KEY)
+        if required is None:  # PreFilter disabled
+            required = RequiredNodeAffinity(pod)
+        if ok.any():
+            sub = ok & required.match_batch(nodes)
+            bad = np.flatnonzero(ok & ~sub)
+            if len(bad):
+                st = Status.unresolvable(ERR_REASON_POD)
+                out.update(dict.fromkeys(bad.tolist(), st))
+        return out or None
+
+    # --- Score ----------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        try:
+            preferred = pod_preferred_node_affinity(pod)
+        except ConfigError as e:
+            return Status.as_error(e)
+        if preferred is None and self.added_pref_sched_terms is None:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, preferred)
+        return None
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        out = np.zeros(len(nodes), dtype=np.int64)
+        if self.added_pref_sched_terms is not None:
+            out += self.added_pref_sched_terms.score_batch(nodes)
+        try:
+            preferred = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:  # PreScore disabled
+            preferred = pod_preferred_node_affinity(pod)
+        if preferred is not None:
+            out += preferred.score_batch(nodes)
+        return out
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+
+def new(args: dict[str, Any] | None, handle: Any) -> NodeAffinity:
+    return NodeAffinity(args, handle)
+
+
+__all__ = [
+    "ERR_REASON_CONFLICT",
+    "ERR_REASON_ENFORCED",
+    "ERR_REASON_POD",
+    "NAME",
+    "NodeAffinity",
+    "new",
+    "pod_preferred_node_affinity",
+]

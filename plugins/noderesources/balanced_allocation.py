@@ -1,0 +1,65 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource usage stays balanced.
+
+Score = ``(1 - std(min(requested / allocatable, 1))) * 100`` over the configured resources
+(cpu and memory by default), using the nodes' *real* requests plus the pod's (no non-zero
+defaults).  PreScore skips best-effort pods (nothing requested in those resources).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from kubesched._status import Status
+from kubesched.hookspecs import hookimpl
+
+from ._args import parse_balanced_allocation_args
+from ._resource_allocation import (
+    allocatable_requested,
+    balanced_resource_scorer,
+    pod_resource_request_list,
+)
+
+if TYPE_CHECKING:
+    from kubesched._framework import CycleState
+    from kubesched._nodeinfo import NodeBatch
+    from kubesched._objects import Pod
+
+BALANCED_NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + BALANCED_NAME
+
+
+class BalancedAllocation:
+    """PreScore and Score (no NormalizeScore)."""
+
+    name = BALANCED_NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+        self.resources = parse_balanced_allocation_args(args)
+
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        reqs = pod_resource_request_list(pod, self.resources, True)
+        if not any(reqs):
+            # best-effort pods would all pile onto one node (kubernetes#129138)
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, reqs)
+        return None
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        reqs = state.get(PRE_SCORE_STATE_KEY)
+        if reqs is None:  # PreScore disabled
+            reqs = pod_resource_request_list(pod, self.resources, True)
+            if not any(reqs):
+                return np.zeros(len(nodes), dtype=np.int64)
+        requested, allocatable = allocatable_requested(nodes, self.resources, reqs, True)
+        return balanced_resource_scorer(requested, allocatable)
+
+
+def new_balanced_allocation(args: dict[str, Any] | None, handle: Any) -> BalancedAllocation:
+    return BalancedAllocation(args, handle)
+
+
+__all__ = ["BALANCED_NAME", "BalancedAllocation", "new_balanced_allocation"]

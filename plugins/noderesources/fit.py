@@ -1,0 +1,308 @@
+"""NodeResourcesFit: does the node have room for the pod's requests? (``noderesources/fit.go``)
+
+Filter (``fitsRequest``), vectorized over the batch's columns, with the node's *real* requests:
+
+- ``pods + 1 > allocatable pods`` → "Too many pods";
+- a pod requesting nothing stops there;
+- for cpu, memory, ephemeral-storage and each requested scalar (ignored extended resources
+  skipped): ``req > allocatable - requested`` → "Insufficient <name>".
+
+The status is UnschedulableAndUnresolvable when some request exceeds the node's allocatable
+outright (preemption cannot help), Unschedulable otherwise.  Score uses the configured scoring
+strategy (LeastAllocated by default) over the non-zero requests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from kubesched._nodeinfo import NodeInfo
+from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, pod_requests
+from kubesched._resources import Resource as ResourceAmounts
+from kubesched._status import Code, Status
+from kubesched.hookspecs import hookimpl
+
+from .._helper import is_extended_resource_name
+from ._args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    FitArgs,
+    parse_fit_args,
+)
+from ._resource_allocation import (
+    Scorer,
+    allocatable_requested,
+    least_resource_scorer,
+    most_resource_scorer,
+    pod_resource_request_list,
+    requested_to_capacity_ratio_scorer,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kubesched._framework import CycleState
+    from kubesched._nodeinfo import NodeBatch
+    from kubesched._objects import Node, Pod
+
+FIT_NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + FIT_NAME
+PRE_SCORE_STATE_KEY = "PreScore" + FIT_NAME
+REASON_TOO_MANY_PODS = "Too many pods"
+
+
+def insufficient_reason(resource: str) -> str:
+    """``"Insufficient <resource>"``."""
+    return f"Insufficient {resource}"
+
+
+class InsufficientResource:
+    """One resource a node lacks for the pod (``InsufficientResource``)."""
+
+    __slots__ = ("resource_name", "reason", "requested", "used", "capacity", "unresolvable")
+
+    def __init__(
+        self, resource_name: str, reason: str, requested: int, used: int, capacity: int, unresolvable: bool = False
+    ) -> None:
+        self.resource_name = resource_name
+        self.reason = reason
+        self.requested = requested
+        self.used = used
+        self.capacity = capacity
+        self.unresolvable = unresolvable
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InsufficientResource):
+            return NotImplemented
+        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __repr__(self) -> str:
+        return (
+            f"InsufficientResource({self.resource_name!r}, {self.reason!r}, requested={self.requested}, "
+            f"used={self.used}, capacity={self.capacity}, unresolvable={self.unresolvable})"
+        )
+
+
+class _Ignored:
+    """Extended resources left out of the fit check (``ignoredResources`` / ``ignoredResourceGroups``)."""
+
+    __slots__ = ("names", "groups")
+
+    def __init__(self, names: Sequence[str] = (), groups: Sequence[str] = ()) -> None:
+        self.names = frozenset(names)
+        self.groups = frozenset(groups)
+
+    def has(self, name: str) -> bool:
+        if not is_extended_resource_name(name):
+            return False
+        if name in self.names:
+            return True
+        return bool(self.groups) and name.split("/")[0] in self.groups
+
+
+def _checked_resources(req: ResourceAmounts, ignored: _Ignored) -> list[tuple[str, int]]:
+    """The (resource, request) pairs fitsRequest compares, in upstream's order."""
+    out: list[tuple[str, int]] = []
+    for name, value in ((CPU, req.milli_cpu), (MEMORY, req.memory), (EPHEMERAL_STORAGE, req.ephemeral_storage)):
+        if value > 0:
+            out.append((name, value))
+    for name, value in req.scalar.items():
+        if value == 0 or ignored.has(name):
+            continue
+        out.append((name, value))
+    return out
+
+
+def _requests_nothing(req: ResourceAmounts) -> bool:
+    return req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar
+
+
+def fits_request(
+    req: ResourceAmounts, node_info: NodeInfo, ignored: _Ignored | None = None
+) -> list[InsufficientResource]:
+    """``fitsRequest`` for one node: every resource it lacks, in upstream's order."""
+    ignored = ignored or _Ignored()
+    out: list[InsufficientResource] = []
+    allowed = node_info.allocatable.allowed_pod_number
+    if len(node_info.pods) + 1 > allowed:
+        out.append(InsufficientResource(PODS, REASON_TOO_MANY_PODS, 1, len(node_info.pods), allowed))
+    if _requests_nothing(req):
+        return out
+    for name, value in _checked_resources(req, ignored):
+        alloc = node_info.allocatable.get(name)
+        used = node_info.requested.get(name)
+        if value > alloc - used:
+            out.append(InsufficientResource(name, insufficient_reason(name), value, used, alloc, value > alloc))
+    return out
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+    """``Fits``: :func:`fits_request` with the pod's requests and nothing ignored."""
+    return fits_request(pod_requests(pod), node_info)
+
+
+def is_fit(pod: Pod, node: Node | None) -> bool:
+    """Would the pod fit on ``node`` if it were empty?"""
+    if node is None:
+        return False
+    return not fits(pod, NodeInfo(node))
+
+
+def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bool:
+    """Did the node's allocatable grow in the pod count or in any resource the pod requests?"""
+    req = pod_requests(pod)
+    a, b = NodeInfo(old).allocatable, NodeInfo(new).allocatable
+    if b.allowed_pod_number > a.allowed_pod_number:
+        return True
+    if _requests_nothing(req):
+        return False
+    if (
+        (req.milli_cpu > 0 and b.milli_cpu > a.milli_cpu)
+        or (req.memory > 0 and b.memory > a.memory)
+        or (req.ephemeral_storage > 0 and b.ephemeral_storage > a.ephemeral_storage)
+    ):
+        return True
+    return any(q != 0 and b.get(name) > a.get(name) for name, q in req.scalar.items())
+
+
+class Fit:
+    """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit."""
+
+    name = FIT_NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+        self.args: FitArgs = parse_fit_args(args)
+        self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
+        ss = self.args.scoring_strategy
+        self.strategy = ss.type
+        self.resources = ss.resources
+        if ss.type == LEAST_ALLOCATED:
+            self.scorer: Scorer = least_resource_scorer(ss.resources)
+        elif ss.type == MOST_ALLOCATED:
+            self.scorer = most_resource_scorer(ss.resources)
+        else:
+            assert ss.shape is not None
+            self.scorer = requested_to_capacity_ratio_scorer(ss.resources, ss.shape)
+
+    # --- EnqueueExtensions --------------------------------------------------------------------
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                self.is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.is_schedulable_after_node_change,
+            ),
+        ]
+
+    def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        """A deleted pod frees room only if it was assigned (or nominated); a scale-down helps
+        only the pod itself or when an assigned pod's request the target needs went down."""
+        if new is None:
+            if old is None or (not old.spec.node_name and not old.status.nominated_node_name):
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if old is None:
+            return QueueingHint.QUEUE_SKIP
+        if new.metadata.uid == pod.metadata.uid:
+            return QueueingHint.QUEUE
+        if not new.spec.node_name:
+            return QueueingHint.QUEUE_SKIP
+        before, after, target = pod_requests(old), pod_requests(new), pod_requests(pod)
+        for name in target.names():
+            if name == PODS or target.get(name) == 0:
+                continue
+            if before.get(name) > after.get(name):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """Queue when the (empty) node fits the pod and it is new or grew where the pod needs."""
+        if not is_fit(pod, new):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if not have_any_requested_resources_increased(pod, old, new):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreFilter / Filter ---------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod))
+        return None
+
+    @hookimpl
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        try:
+            req: ResourceAmounts = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError as e:
+            return dict.fromkeys(
+                range(len(nodes)),
+                Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0]}'),
+            )
+        n = len(nodes)
+        if n == 0:
+            return None
+        # one bit per failure reason, in upstream's order; bit 63 marks "unresolvable"
+        reasons = [REASON_TOO_MANY_PODS]
+        mask = np.zeros(n, dtype=np.int64)
+        unresolvable = np.zeros(n, dtype=bool)
+        too_many = nodes.requested(PODS) + 1 > nodes.allocatable(PODS)
+        mask |= too_many.astype(np.int64)
+        if not _requests_nothing(req):
+            for bit, (name, value) in enumerate(_checked_resources(req, self.ignored), start=1):
+                alloc = nodes.allocatable(name)
+                short = value > alloc - nodes.requested(name)
+                if short.any():
+                    mask |= short.astype(np.int64) << bit
+                    unresolvable |= short & (value > alloc)
+                reasons.append(insufficient_reason(name))
+        failed = np.flatnonzero(mask)
+        if len(failed) == 0:
+            return None
+        keys = mask[failed] | (unresolvable[failed].astype(np.int64) << 62)
+        statuses: dict[int, Status] = {}
+        for key in np.unique(keys).tolist():
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
+            rs = [r for bit, r in enumerate(reasons) if key >> bit & 1]
+            statuses[key] = Status(code, *rs)
+        return dict(zip(failed.tolist(), [statuses[k] for k in keys.tolist()], strict=True))
+
+    # --- Score ----------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False))
+        return None
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        pod_reqs = state.get(PRE_SCORE_STATE_KEY)
+        if pod_reqs is None:  # PreScore disabled
+            pod_reqs = pod_resource_request_list(pod, self.resources, False)
+        requested, allocatable = allocatable_requested(nodes, self.resources, pod_reqs, False)
+        return self.scorer(requested, allocatable)
+
+
+def new_fit(args: dict[str, Any] | None, handle: Any) -> Fit:
+    return Fit(args, handle)
+
+
+__all__ = [
+    "FIT_NAME",
+    "REASON_TOO_MANY_PODS",
+    "Fit",
+    "InsufficientResource",
+    "fits",
+    "fits_request",
+    "have_any_requested_resources_increased",
+    "insufficient_reason",
+    "is_fit",
+    "new_fit",
+]

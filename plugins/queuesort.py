@@ -1,0 +1,36 @@
+"""PrioritySort: the default QueueSort (``plugins/queuesort/priority_sort.go``).
+
+Higher pod priority first; at equal priority, the pod queued earlier (``QueuedPodInfo.timestamp``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from kubesched._queue import QueuedPodInfo
+
+NAME = "PrioritySort"
+
+
+class PrioritySort:
+    """Orders the active queue by (priority desc, timestamp asc)."""
+
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    @hookimpl
+    def kubesched_queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        p1, p2 = a.priority, b.priority
+        return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+
+def new(args: dict[str, Any] | None, handle: Any) -> PrioritySort:
+    return PrioritySort(args, handle)
+
+
+__all__ = ["NAME", "PrioritySort", "new"]

@@ -1,0 +1,158 @@
+"""TaintToleration: taints repel pods that do not tolerate them (``plugins/tainttoleration``).
+
+- Filter: the first NoSchedule / NoExecute taint of the node the pod does not tolerate rejects
+  the node, UnschedulableAndUnresolvable "node(s) had untolerated taint {key: value}".
+- Score: the number of the node's PreferNoSchedule taints not tolerated by the pod's
+  PreferNoSchedule (or empty-effect) tolerations; normalized reversed (fewer is better).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from kubesched._framework import MAX_NODE_SCORE
+from kubesched._status import Status
+from kubesched.hookspecs import hookimpl
+
+from ._helper import (
+    PREFER_NO_SCHEDULE,
+    default_normalize_score,
+    do_not_schedule_taints_filter,
+    find_matching_untolerated_taint,
+    tolerations_tolerate_taint,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kubesched._framework import CycleState
+    from kubesched._nodeinfo import NodeBatch
+    from kubesched._objects import Node, Pod, Taint, Toleration
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+
+
+def err_reason_untolerated(taint: Taint) -> str:
+    """The Filter reason for one untolerated taint."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def tolerations_prefer_no_schedule(tolerations: Sequence[Toleration]) -> list[Toleration]:
+    """The tolerations with effect PreferNoSchedule or empty (which means every effect)."""
+    return [t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE]
+
+
+def count_intolerable_taints_prefer_no_schedule(
+    taints: Sequence[Taint], tolerations: Sequence[Toleration]
+) -> int:
+    """How many PreferNoSchedule taints none of ``tolerations`` tolerates."""
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
+    )
+
+
+class TaintToleration:
+    """Filter, PreScore, Score and NormalizeScore (reversed DefaultNormalizeScore)."""
+
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    # --- EnqueueExtensions --------------------------------------------------------------------
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """Queue when the node goes from untolerated (or absent) to tolerated."""
+        tols = pod.spec.tolerations
+        was_untolerated = True
+        if old is not None:
+            was_untolerated = (
+                find_matching_untolerated_taint(old.spec.taints, tols, do_not_schedule_taints_filter)
+                is not None
+            )
+        is_untolerated = (
+            find_matching_untolerated_taint(new.spec.taints, tols, do_not_schedule_taints_filter)
+            is not None
+        )
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
+        """Only the rejected pod's own toleration change may help it."""
+        if pod.metadata.uid == new.metadata.uid:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    # --- Filter ---------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        out: dict[int, Status] = {}
+        tols = pod.spec.tolerations
+        for i, ni in enumerate(nodes):
+            node = ni.node
+            if node is None:
+                out[i] = Status.as_error("invalid nodeInfo")
+                continue
+            taints = node.spec.taints
+            if not taints:
+                continue
+            taint = find_matching_untolerated_taint(taints, tols, do_not_schedule_taints_filter)
+            if taint is not None:
+                out[i] = Status.unresolvable(err_reason_untolerated(taint))
+        return out or None
+
+    # --- Score ----------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, tolerations_prefer_no_schedule(pod.spec.tolerations))
+        return None
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        tols = state.get(PRE_SCORE_STATE_KEY)
+        if tols is None:
+            raise KeyError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {PRE_SCORE_STATE_KEY} not found')
+        out = np.zeros(len(nodes), dtype=np.int64)
+        for i, ni in enumerate(nodes):
+            if ni.node is not None and ni.node.spec.taints:
+                out[i] = count_intolerable_taints_prefer_no_schedule(ni.node.spec.taints, tols)
+        return out
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+
+def new(args: dict[str, Any] | None, handle: Any) -> TaintToleration:
+    return TaintToleration(args, handle)
+
+
+__all__ = [
+    "ERR_REASON_NOT_MATCH",
+    "NAME",
+    "TaintToleration",
+    "count_intolerable_taints_prefer_no_schedule",
+    "err_reason_untolerated",
+    "new",
+    "tolerations_prefer_no_schedule",
+]

@@ -1,0 +1,89 @@
+"""NodeResourcesBalancedAllocation (k/k ``noderesources/balanced_allocation_test.go``, cases E1–E7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched import ConfigError, CycleState, NodeBatch
+from kubesched._status import Code
+from kubesched.plugins.noderesources import new_balanced_allocation
+from kubesched.testing import make_node, make_node_info, make_pod
+
+GPU = "nvidia.com/gpu"
+CM = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})
+CO = ({"cpu": "1000m", "memory": "0"}, {"cpu": "2000m", "memory": "0"})
+CM_GPU = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000", GPU: 3})
+THREE = {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": GPU, "weight": 1}]}
+
+_n = iter(range(10**9))
+
+
+def pod(*containers: dict[str, Any]):
+    b = make_pod(f"p{next(_n)}")
+    for c in containers:
+        b.req_list(c)
+    return b.obj()
+
+
+def node(name: str, cpu_m: int, mem: int, *pods, gpu: int | None = None):
+    rl: dict[str, Any] = {"cpu": f"{cpu_m}m", "memory": mem}
+    if gpu is not None:
+        rl[GPU] = gpu
+    return make_node_info(make_node(name).capacity_list(rl).obj(), *pods)
+
+
+CASES = [
+    pytest.param(None, pod(*CM), lambda: [node("n1", 4000, 10000), node("n2", 6000, 10000)], [87, 100],
+                 id="E2 TestNodeResourcesBalancedAllocation › nothing scheduled, resources requested, differently sized nodes"),
+    pytest.param(None, pod(*CM), lambda: [node("n1", 10000, 20000, pod(*CO)), node("n2", 10000, 20000, pod(*CM))], [82, 95],
+                 id="E3 TestNodeResourcesBalancedAllocation › resources requested, pods scheduled with resources"),
+    pytest.param(None, pod(*CM), lambda: [node("n1", 10000, 20000, pod(*CO)), node("n2", 10000, 50000, pod(*CM))], [82, 80],
+                 id="E4 TestNodeResourcesBalancedAllocation › resources requested, pods scheduled with resources, differently sized nodes"),
+    pytest.param(None, pod(*CO), lambda: [node("n1", 6000, 10000, pod(*CO)), node("n2", 6000, 10000, pod(*CM))], [50, 75],
+                 id="E5 TestNodeResourcesBalancedAllocation › requested resources at node capacity"),
+    pytest.param(THREE, pod({"memory": "0", GPU: 1}),
+                 lambda: [node("n1", 3500, 40000, pod(*CM_GPU), gpu=8), node("n2", 3500, 40000, pod(*CM), gpu=8)], [70, 65],
+                 id="E6 TestNodeResourcesBalancedAllocation › include scalar resource on a node for balanced resource allocation"),
+    pytest.param(THREE, pod(*CM), lambda: [node("n1", 3500, 40000, gpu=8), node("n2", 3500, 40000)], [63, 63],
+                 id="E7 TestNodeResourcesBalancedAllocation › node without the scalar resource should skip the scalar resource"),
+]
+
+
+@pytest.mark.parametrize(("args", "incoming", "nodes", "want"), CASES)
+def test_score(args, incoming, nodes, want) -> None:
+    plugin = new_balanced_allocation(args, None)
+    state = CycleState()
+    batch = NodeBatch.of(nodes())
+    assert plugin.kubesched_pre_score(state, incoming, batch) is None
+    assert plugin.kubesched_score(state, incoming, batch).tolist() == want
+
+
+def test_best_effort_pod_skips() -> None:
+    """E1 TestNodeResourcesBalancedAllocation › nothing scheduled, nothing requested, skip in PreScore."""
+    plugin = new_balanced_allocation(None, None)
+    batch = NodeBatch.of([node("n1", 4000, 10000), node("n2", 4000, 10000)])
+    st = plugin.kubesched_pre_score(CycleState(), make_pod("p").obj(), batch)
+    assert st is not None and st.code == Code.SKIP
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "message"),
+    [
+        pytest.param({"resources": [{"name": "cpu", "weight": 2}]}, "resources[0].weight", "Invalid value: 2: must be 1",
+                     id="weight must be 1"),
+        pytest.param({"resources": [{"name": "cpu"}, {"name": "cpu"}]}, "resources[1].name", 'Duplicate value: "cpu"',
+                     id="duplicate resource"),
+    ],
+)
+def test_args_validation(args, field, message) -> None:
+    with pytest.raises(ConfigError) as ei:
+        new_balanced_allocation(args, None)
+    assert (ei.value.field, ei.value.message) == (field, message)
+
+
+def test_default_resources() -> None:
+    plugin = new_balanced_allocation({"resources": [{"name": "cpu", "weight": 0}]}, None)
+    assert [(r.name, r.weight) for r in plugin.resources] == [("cpu", 1)]
+    assert [(r.name, r.weight) for r in new_balanced_allocation(None, None).resources] == [("cpu", 1), ("memory", 1)]

@@ -1,0 +1,100 @@
+"""Virtual time for either anyio backend: a day of cluster time in the seconds the work takes.
+
+trio has it built in (``MockClock(autojump_threshold=0)``: when every task is blocked, jump to the
+next deadline).  For asyncio, :class:`VirtualTimeEventLoop` does the same: its clock is a number
+it advances itself, and its selector, when nothing is ready, jumps the clock to the next timer
+instead of sleeping.  Core code reads time only through anyio, so it cannot tell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+BACKENDS = ("asyncio", "trio")
+
+
+class _JumpingSelector(selectors.BaseSelector):
+    """Wraps a real selector: polls it, and when nothing is ready, jumps the loop's clock."""
+
+    def __init__(self, loop: VirtualTimeEventLoop, inner: selectors.BaseSelector) -> None:
+        self._loop = loop
+        self._inner = inner
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.modify(fileobj, events, data)
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = self._inner.select(0)
+        if ready or timeout == 0:
+            return ready
+        if timeout is None:
+            # nothing scheduled: only real I/O (another thread) can wake us
+            return self._inner.select(None)
+        self._loop._now += timeout
+        return []
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_map(self) -> Any:
+        return self._inner.get_map()
+
+    def get_key(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.get_key(fileobj)
+
+
+class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
+    """An asyncio event loop whose ``time()`` is virtual and jumps to the next timer when idle."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        super().__init__(selector=_JumpingSelector(self, selectors.DefaultSelector()))
+        self._clock_resolution = 1e-9
+
+    def time(self) -> float:
+        return self._now
+
+
+def trio_clock() -> Any:
+    import trio.testing
+
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
+def backend_options(backend: str) -> dict[str, Any]:
+    """The anyio ``backend_options`` that give ``backend`` a virtual clock."""
+    if backend == "asyncio":
+        return {"loop_factory": VirtualTimeEventLoop}
+    if backend == "trio":
+        return {"clock": trio_clock()}
+    raise ValueError(f"unknown backend {backend!r} (expected asyncio or trio)")
+
+
+def run(fn: Callable[..., Awaitable[T]], *args: Any, backend: str = "trio") -> T:
+    """``anyio.run`` on ``backend`` in virtual time."""
+    if backend == "trio":
+        _deterministic_trio()
+    return anyio.run(fn, *args, backend=backend, backend_options=backend_options(backend))
+
+
+def _deterministic_trio() -> None:
+    """Seed trio's scheduler so that runs repeat exactly (trio shuffles ready tasks)."""
+    try:
+        import trio._core._run as trio_run
+
+        trio_run._r.seed(0)
+    except (ImportError, AttributeError):  # pragma: no cover - trio internals moved
+        pass
