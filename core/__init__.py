@@ -10,6 +10,7 @@ from ._errors import (
     TransportError,
     UnavailableError,
 )
+from ._entrypoints import ENTRY_POINT_GROUP, load_entry_point_plugins
 from ._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from ._events import Resource as EventResource
 from ._framework import (
@@ -49,6 +50,7 @@ __all__ = [
     "Code",
     "ConfigError",
     "ConflictError",
+    "ENTRY_POINT_GROUP",
     "CycleState",
     "Diagnosis",
     "Event",
@@ -82,6 +84,7 @@ __all__ = [
     "WatchEvent",
     "hookimpl",
     "hookspec",
+    "load_entry_point_plugins",
     "parse_quantity",
     "per_node_filter",
     "per_node_score",

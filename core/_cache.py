@@ -22,6 +22,7 @@ round-robin start index rely on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -258,6 +259,7 @@ class Snapshot:
         self.index: dict[str, int] = {}
         self._columns: dict[tuple[str, str], np.ndarray] = {}
         self._labels: dict[str, list[str | None]] = {}
+        self._flags: dict[str, np.ndarray] = {}
         self.tree_generation = -1
         self.generation = 0
 
@@ -278,6 +280,7 @@ class Snapshot:
             self.index = {n: i for i, n in enumerate(names)}
             self._columns = {}
             self._labels = {}
+            self._flags = {}
             cache.dirty.clear()
             self.generation += 1
             return
@@ -309,6 +312,15 @@ class Snapshot:
             )
             self._columns[key] = col
         return col
+
+    def node_flag(self, name: str, fn: Any) -> np.ndarray:
+        """``fn(node_info)`` per node, cached until the node set or a Node object changes."""
+        flag = self._flags.get(name)
+        if flag is None:
+            flag = self._flags[name] = np.fromiter(
+                (bool(fn(ni)) for ni in self.node_infos), bool, len(self.node_infos)
+            )
+        return flag
 
     def label_column(self, key: str) -> list[str | None]:
         col = self._labels.get(key)

@@ -160,7 +160,9 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
         if k not in _TOP_FIELDS:
             raise ConfigError(f'strict decoding error: unknown field "{k}"')
     if registry is None:
-        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+        from ._entrypoints import all_plugins
+
+        registry = all_plugins()  # in-tree and entry-point plugins
     cfg = SchedulerConfig(profiles=[])
     cfg.parallelism = _int(data, "parallelism", 16)
     if cfg.parallelism <= 0:
@@ -253,7 +255,9 @@ def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileC
                 prof.enabled[point] = enabled
             if disabled:
                 prof.disabled[point] = disabled
-    prof.multi_point = merge_plugin_set(default_multi_point(registry), user_mp_enabled, user_mp_disabled)
+    # the default set is upstream's in-tree one: entry-point plugins are enabled only by name
+    defaults = [(n, w) for n, w in default_multi_point() if n in registry]
+    prof.multi_point = merge_plugin_set(defaults, user_mp_enabled, user_mp_disabled)
     pc = raw.get("pluginConfig") or []
     if not isinstance(pc, list):
         raise _err(f"{path}.pluginConfig", "Invalid value: must be a list")

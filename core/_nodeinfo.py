@@ -65,6 +65,20 @@ class PodInfo:
         """A PodInfo for a newer version of the same pod (recomputed)."""
         return PodInfo(pod)
 
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """The same derived data for a copy of the pod whose spec differs only in nodeName."""
+        pi = PodInfo.__new__(PodInfo)
+        pi.pod = pod
+        pi.uid = self.uid
+        pi.key = self.key
+        pi.priority = self.priority
+        pi.requests = self.requests
+        pi.non_zero_cpu = self.non_zero_cpu
+        pi.non_zero_mem = self.non_zero_mem
+        pi.host_ports = self.host_ports
+        pi.extra = dict(self.extra)
+        return pi
+
     @property
     def start_time(self) -> float | None:
         return parse_time(self.pod.status.start_time)
@@ -209,7 +223,7 @@ class NodeBatch(Sequence[NodeInfo]):
     @property
     def names(self) -> list[str]:
         if self._names is None:
-            if self._infos is None and self._snapshot is not None and self.indices is not None:
+            if self._snapshot is not None and self.indices is not None:
                 all_names = self._snapshot.names
                 self._names = [all_names[i] for i in self.indices.tolist()]
             else:
@@ -217,7 +231,7 @@ class NodeBatch(Sequence[NodeInfo]):
         return self._names
 
     def __len__(self) -> int:
-        if self._infos is None and self.indices is not None:
+        if self.indices is not None:
             return len(self.indices)
         return len(self.infos)
 
@@ -229,7 +243,7 @@ class NodeBatch(Sequence[NodeInfo]):
 
     def subset(self, positions: np.ndarray) -> NodeBatch:
         """The batch restricted to ``positions`` (indices into this batch)."""
-        if self._infos is None and self._snapshot is not None and self.indices is not None:
+        if self._snapshot is not None and self.indices is not None:
             return NodeBatch(snapshot=self._snapshot, indices=self.indices[positions])
         infos = self.infos
         out = NodeBatch([infos[i] for i in positions.tolist()])
@@ -239,7 +253,7 @@ class NodeBatch(Sequence[NodeInfo]):
         key = (kind, resource)
         col = self._cols.get(key)
         if col is None:
-            if self._infos is None and self._snapshot is not None and self.indices is not None:
+            if self._snapshot is not None and self.indices is not None:
                 col = self._snapshot.column(kind, resource)[self.indices]
             else:
                 get = _COLUMN_GETTERS[kind]
@@ -256,9 +270,19 @@ class NodeBatch(Sequence[NodeInfo]):
     def non_zero_requested(self, resource: str) -> np.ndarray:
         return self._column("non_zero_requested", resource)
 
+    def node_flag(self, name: str, fn: Callable[[NodeInfo], bool]) -> np.ndarray:
+        """A bool per node of ``fn(node_info)``; ``fn`` must depend only on the Node object.
+
+        Cached in the snapshot under ``name`` until the node set or a node changes, so a plugin
+        can find its few interesting nodes (tainted, cordoned...) without a Python loop.
+        """
+        if self._snapshot is not None and self.indices is not None:
+            return self._snapshot.node_flag(name, fn)[self.indices]
+        return np.fromiter((bool(fn(ni)) for ni in self.infos), bool, len(self))
+
     def label_values(self, key: str) -> list[str | None]:
         """Each node's value of label ``key`` (None when absent)."""
-        if self._infos is None and self._snapshot is not None and self.indices is not None:
+        if self._snapshot is not None and self.indices is not None:
             values = self._snapshot.label_column(key)
             return [values[i] for i in self.indices.tolist()]
         return [ni.labels.get(key) for ni in self.infos]

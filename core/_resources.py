@@ -7,6 +7,7 @@ kube-scheduler's ``framework.Resource`` does.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -84,6 +85,7 @@ def whole_value(q: Fraction) -> int:
     return math.ceil(q)
 
 
+@functools.lru_cache(maxsize=4096)
 def quantity_value(name: str, value: str | int | float) -> int:
     """The scheduler's integer for one resource: millicores for cpu, whole units otherwise."""
     q = parse_quantity(value)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import msgspec
 import anyio.lowlevel
 import numpy as np
 
@@ -45,7 +46,6 @@ from ._objects import (
     PodDisruptionBudget,
     PodGroup,
     PriorityClass,
-    copy,
 )
 from ._queue import QueuedPodInfo, SchedulingQueue
 from ._status import Code, Diagnosis, FitError, Status
@@ -79,12 +79,10 @@ def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str
     """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
     if len(names) == 0:
         raise ValueError("empty priorityList")
-    top = scores.max()
-    ties = np.flatnonzero(scores == top)
-    selected = int(ties[0])
-    for cnt, idx in enumerate(ties[1:].tolist(), start=2):
-        if rng.randrange(cnt) == 0:
-            selected = idx
+    ties = np.flatnonzero(scores == scores.max())
+    # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
+    # one draw gives the same distribution
+    selected = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
     return names[selected]
 
 
@@ -170,11 +168,11 @@ class Scheduler:
         seed: int = 0,
         record_timings: bool = False,
     ) -> None:
-        from kubesched.plugins import IN_TREE
+        from ._entrypoints import all_plugins
 
         self.transport = transport
         self.config = config or SchedulerConfig()
-        self.registry = dict(IN_TREE)
+        self.registry = all_plugins()  # entry points < in-tree < the caller's registry
         if registry:
             self.registry.update(registry)
         self.rng = random.Random(seed)
@@ -439,9 +437,8 @@ class Scheduler:
         except _CycleError as ce:
             return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
         host = result.suggested_host
-        assumed = copy(pod)
-        assumed.spec.node_name = host
-        assumed_pi = PodInfo(assumed)
+        assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
+        assumed_pi = qpi.pod_info.with_pod(assumed)
         try:
             self.cache.assume_pod(assumed_pi, host)
         except Exception as e:
@@ -593,7 +590,7 @@ class Scheduler:
                 if st.code == Code.ERROR:
                     raise _CycleError(st)
                 statuses[pos + i] = st
-            feasible.extend(pos + i for i in ok)
+            feasible.extend((ok + pos).tolist())
             pos += len(seg)
         if len(feasible) > to_find:
             feasible = feasible[:to_find]
@@ -636,7 +633,7 @@ class Scheduler:
         pi: PodInfo,
         seg: np.ndarray,
         nominated: set[str],
-    ) -> tuple[list[int], dict[int, Status]]:
+    ) -> tuple[np.ndarray, dict[int, Status]]:
         """Filter one segment of snapshot indices: (passing positions, {position: status})."""
         snap = self.snapshot
         if nominated:
@@ -661,8 +658,11 @@ class Scheduler:
             out = fw.run_filter_plugins(state, pi.pod, NodeBatch(snapshot=snap, indices=batch_idx))
             for j, st in out.items():
                 failed[j if plain is None else int(plain[j])] = st
-        ok = [i for i in range(len(seg)) if i not in failed]
-        return ok, failed
+        if not failed:
+            return np.arange(len(seg)), failed
+        keep = np.ones(len(seg), dtype=bool)
+        keep[list(failed)] = False
+        return np.flatnonzero(keep), failed
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(

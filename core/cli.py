@@ -40,13 +40,14 @@ def load_config_file(path: str, feature_gates: str = "", text: str | None = None
 
 def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
     """Build every profile once so that plugin args errors surface as input errors."""
-    from kubesched.plugins import IN_TREE
-
+    from ._entrypoints import all_plugins
     from ._framework import build_framework
+
+    registry = all_plugins()
 
     for prof in cfg.profiles:
         try:
-            build_framework(prof, IN_TREE)
+            build_framework(prof, registry)
         except ConfigError as e:
             raise e.at(source=source) from None
         except PluginError as e:

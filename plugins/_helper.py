@@ -294,7 +294,17 @@ class _Requirement:
         return self.matches_value(labels.get(self.key))
 
     def matches_column(self, column: Sequence[str | None]) -> np.ndarray:
-        return np.fromiter((self.matches_value(v) for v in column), bool, len(column))
+        n = len(column)
+        op, values = self.op, self.values
+        if op == "In":  # None is never in a set of strings
+            return np.fromiter((v in values for v in column), bool, n)
+        if op == "NotIn":
+            return np.fromiter((v not in values for v in column), bool, n)
+        if op == "Exists":
+            return np.fromiter((v is not None for v in column), bool, n)
+        if op == "DoesNotExist":
+            return np.fromiter((v is None for v in column), bool, n)
+        return np.fromiter((self.matches_value(v) for v in column), bool, n)
 
     def matches_value(self, v: str | None) -> bool:
         op = self.op

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched._objects import Taint
 from kubesched._status import Status
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
+    from kubesched._nodeinfo import NodeBatch, NodeInfo
     from kubesched._objects import Node, Pod, Toleration
 
 NAME = "NodeUnschedulable"
@@ -77,8 +79,9 @@ class NodeUnschedulable:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tolerates: bool | None = None
-        for i, ni in enumerate(nodes):
-            node = ni.node
+        flagged = np.flatnonzero(nodes.node_flag(NAME, _cordoned_or_missing))
+        for i in flagged.tolist():
+            node = nodes[i].node
             if node is None:
                 out[i] = Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
                 continue
@@ -88,6 +91,10 @@ class NodeUnschedulable:
                 if not tolerates:
                     out[i] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
         return out or None
+
+
+def _cordoned_or_missing(ni: NodeInfo) -> bool:
+    return ni.node is None or ni.node.spec.unschedulable
 
 
 def new(args: dict[str, Any] | None, handle: Any) -> NodeUnschedulable:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
+    from kubesched._nodeinfo import NodeBatch, NodeInfo
     from kubesched._objects import Node, Pod, Taint, Toleration
 
 NAME = "TaintToleration"
@@ -107,8 +107,8 @@ class TaintToleration:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tols = pod.spec.tolerations
-        for i, ni in enumerate(nodes):
-            node = ni.node
+        for i in np.flatnonzero(nodes.node_flag(NAME, _tainted_or_missing)).tolist():
+            node = nodes[i].node
             if node is None:
                 out[i] = Status.as_error("invalid nodeInfo")
                 continue
@@ -132,7 +132,8 @@ class TaintToleration:
         if tols is None:
             raise KeyError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {PRE_SCORE_STATE_KEY} not found')
         out = np.zeros(len(nodes), dtype=np.int64)
-        for i, ni in enumerate(nodes):
+        for i in np.flatnonzero(nodes.node_flag(NAME, _tainted_or_missing)).tolist():
+            ni = nodes[i]
             if ni.node is not None and ni.node.spec.taints:
                 out[i] = count_intolerable_taints_prefer_no_schedule(ni.node.spec.taints, tols)
         return out
@@ -141,6 +142,10 @@ class TaintToleration:
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+
+def _tainted_or_missing(ni: NodeInfo) -> bool:
+    return ni.node is None or bool(ni.node.spec.taints)
 
 
 def new(args: dict[str, Any] | None, handle: Any) -> TaintToleration:

@@ -273,6 +273,21 @@ class _Watch:
             self._wakeup = anyio.Event()
             await self._wakeup.wait()
 
+    def get_nowait(self) -> WatchEvent | None:
+        """The next delivered event without waiting, or None.
+
+        The scheduler drains delivered events before each scheduling cycle, so a change made at
+        one virtual instant is seen by every cycle that runs at that instant, whichever task
+        the event loop happens to run first.
+        """
+        if self._dropped or not self._queue:
+            return None
+        return self._queue.popleft()
+
+    def pending(self) -> bool:
+        """Events delivered but not yet taken."""
+        return bool(self._queue) and not self._dropped
+
     async def aclose(self) -> None:
         """Stop watching: the iterator ends at once."""
         self._end()
