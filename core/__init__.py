@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._entrypoints import ENTRY_POINT_GROUP, load_entry_point_plugins
 from ._errors import (
     ConfigError,
     ConflictError,
@@ -10,7 +11,6 @@ from ._errors import (
     TransportError,
     UnavailableError,
 )
-from ._entrypoints import ENTRY_POINT_GROUP, load_entry_point_plugins
 from ._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from ._events import Resource as EventResource
 from ._framework import (

@@ -39,6 +39,20 @@ UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("DefaultBinder", 0),
 )
 
+# upstream's other in-tree plugins: a pluginConfig entry for one of them is accepted and, as
+# upstream does for a plugin no extension point enables, not used
+UPSTREAM_OTHER_PLUGINS = frozenset(
+    {
+        "DynamicResources",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeRestrictions",
+        "VolumeZone",
+    }
+)
+# plugins removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion)
+INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+
 DEFAULT_FEATURE_GATES: dict[str, bool] = {
     "SchedulerAsyncPreemption": True,
     "SchedulerQueueingHints": True,
@@ -74,16 +88,31 @@ class SchedulerConfig:
 def default_multi_point(registry: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
     """Upstream's default multiPoint set, restricted to the plugins kubesched has."""
     if registry is None:
-        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+        from kubesched.plugins import IN_TREE
+
+        registry = IN_TREE
     return [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in registry]
 
 
 def default_profile(name: str = DEFAULT_SCHEDULER_NAME) -> ProfileConfig:
+    """The default profile: upstream's multiPoint set (of the plugins kubesched has)."""
     return ProfileConfig(scheduler_name=name, multi_point=default_multi_point())
 
 
 def _err(fld: str, msg: str) -> ConfigError:
     return ConfigError(msg, field=fld)
+
+
+def _unknown_field(fld: str) -> ConfigError:
+    return ConfigError(f'strict decoding error: unknown field "{fld}"')
+
+
+def _invalid_in_v1(fld: str, name: str) -> ConfigError:
+    return _err(
+        fld,
+        f'Invalid value: "{name}": was invalid in version "{API_VERSION}" '
+        f'(KubeSchedulerConfiguration is version "{API_VERSION}")',
+    )
 
 
 def _plugin_list(raw: Any, fld: str) -> list[tuple[str, int]]:
@@ -95,6 +124,9 @@ def _plugin_list(raw: Any, fld: str) -> list[tuple[str, int]]:
     for i, item in enumerate(raw):
         if not isinstance(item, Mapping) or not isinstance(item.get("name"), str) or not item["name"]:
             raise _err(f"{fld}[{i}].name", "Required value: plugin name is required")
+        for k in item:
+            if k not in ("name", "weight"):
+                raise _unknown_field(f"{fld}[{i}].{k}")
         weight = item.get("weight", 0)
         if weight is None:
             weight = 0
@@ -144,6 +176,7 @@ _TOP_FIELDS = {
     "enableContentionProfiling",
     "delayCacheUntilActive",
 }
+_UPSTREAM_DEFAULT_NAMES = frozenset(n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT)
 _PROFILE_FIELDS = {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}
 _POINTS = {"multiPoint", "preEnqueue", *EXTENSION_POINTS}
 
@@ -152,13 +185,18 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     """Validate a decoded KubeSchedulerConfiguration document; raise ConfigError naming the field."""
     if not isinstance(data, Mapping):
         raise ConfigError("a KubeSchedulerConfiguration must be a mapping")
-    if data.get("apiVersion") != API_VERSION:
-        raise _err("apiVersion", f"Unsupported value: {data.get('apiVersion')!r}: supported values: {API_VERSION!r}")
-    if data.get("kind") != KIND:
-        raise _err("kind", f"Unsupported value: {data.get('kind')!r}: supported values: {KIND!r}")
+    api, kind = data.get("apiVersion"), data.get("kind")
+    if not kind:
+        raise _err("kind", "Object 'Kind' is missing")
+    if not api:
+        raise _err("apiVersion", "Object 'apiVersion' is missing")
+    if api != API_VERSION:  # as the scheme answers for a version it does not know
+        raise _err("apiVersion", f'no kind "{kind}" is registered for version "{api}"')
+    if kind != KIND:
+        raise _err("kind", f'no kind "{kind}" is registered for version "{api}"')
     for k in data:
         if k not in _TOP_FIELDS:
-            raise ConfigError(f'strict decoding error: unknown field "{k}"')
+            raise _unknown_field(str(k))
     if registry is None:
         from ._entrypoints import all_plugins
 
@@ -182,20 +220,39 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
         raise _err("extenders", "Invalid value: must be a list")
     cfg.extenders = list(extenders)
     profiles = data.get("profiles")
-    if profiles is None:
+    if not profiles:  # v1 defaulting: no profile → one default profile
         profiles = [{}]
     if not isinstance(profiles, list):
         raise _err("profiles", "Invalid value: must be a list")
-    if not profiles:
-        raise _err("profiles", "Required value")
     names: set[str] = set()
+    queue_sorts: list[tuple[Any, Any]] = []
     for i, raw in enumerate(profiles):
         p = _parse_profile(raw, f"profiles[{i}]", registry)
         if p.scheduler_name in names:
             raise _err(f"profiles[{i}].schedulerName", f'Duplicate value: "{p.scheduler_name}"')
         names.add(p.scheduler_name)
         cfg.profiles.append(p)
+        queue_sorts.append((p.enabled.get("queueSort", []), sorted(p.disabled.get("queueSort", set()))))
+    _check_common_queue_sort(cfg.profiles, queue_sorts)
     return cfg
+
+
+def _check_common_queue_sort(profiles: list[ProfileConfig], sets: list[tuple[Any, Any]]) -> None:
+    """``validateCommonQueueSort``: one queueSort plugin, the same (with the same args) everywhere."""
+    canon = sets[0]
+    if len(canon[0]) > 1:
+        raise _err(
+            "profiles[0].plugins.queueSort.Enabled",
+            f"Invalid value: {len(canon[0])}: only one queue sort plugin can be enabled",
+        )
+    name = canon[0][0][0] if canon[0] else ""
+    for i in range(1, len(profiles)):
+        if sets[i] != canon:
+            raise _err(f"profiles[{i}].plugins.queueSort", "Invalid value: must be the same for all profiles")
+        if name and profiles[i].plugin_args.get(name) != profiles[0].plugin_args.get(name):
+            raise _err(
+                f"profiles[{i}].pluginConfig.args", "Invalid value: queueSort must be the same for all profiles"
+            )
 
 
 def _int(data: Mapping[str, Any], key: str, default: int) -> int:
@@ -220,7 +277,9 @@ def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileC
     for k in raw:
         if k not in _PROFILE_FIELDS:
             raise ConfigError(f'strict decoding error: unknown field "{path}.{k}"')
-    name = raw.get("schedulerName", DEFAULT_SCHEDULER_NAME)
+    name = raw.get("schedulerName")
+    if name is None:
+        name = DEFAULT_SCHEDULER_NAME
     if not isinstance(name, str) or not name:
         raise _err(f"{path}.schedulerName", "Required value")
     prof = ProfileConfig(scheduler_name=name)
@@ -243,11 +302,20 @@ def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileC
             continue
         if not isinstance(pset, Mapping):
             raise _err(fld, "Invalid value: must be a mapping with enabled / disabled")
+        for k in pset:
+            if k not in ("enabled", "disabled"):
+                raise _unknown_field(f"{fld}.{k}")
         enabled = _plugin_list(pset.get("enabled"), f"{fld}.enabled")
         disabled = {n for n, _ in _plugin_list(pset.get("disabled"), f"{fld}.disabled")}
+        seen_here: set[str] = set()
         for i, (n, _) in enumerate(enabled):
+            if n in INVALID_PLUGINS:
+                raise _invalid_in_v1(f"{fld}.enabled[{i}]", n)
             if n not in registry:
                 raise _err(f"{fld}.enabled[{i}].name", f'Invalid value: "{n}": plugin "{n}" does not exist')
+            if n in seen_here:  # upstream: the framework refuses a double registration
+                raise _err(f"{fld}.enabled[{i}].name", f'Duplicate value: "{n}": plugin "{n}" already registered')
+            seen_here.add(n)
         if point == "multiPoint":
             user_mp_enabled, user_mp_disabled = enabled, disabled
         else:
@@ -259,27 +327,43 @@ def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileC
     defaults = [(n, w) for n, w in default_multi_point() if n in registry]
     prof.multi_point = merge_plugin_set(defaults, user_mp_enabled, user_mp_disabled)
     pc = raw.get("pluginConfig") or []
+    seen_config: set[str] = set()
     if not isinstance(pc, list):
         raise _err(f"{path}.pluginConfig", "Invalid value: must be a list")
     for i, item in enumerate(pc):
         fld = f"{path}.pluginConfig[{i}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
             raise _err(f"{fld}.name", "Required value")
+        for k in item:
+            if k not in ("name", "args"):
+                raise _unknown_field(f"{fld}.{k}")
         pname = item["name"]
-        if pname in prof.plugin_args:
+        if pname in seen_config:
             raise _err(fld, f'Duplicate value: "{pname}"')
-        if pname not in registry:
+        seen_config.add(pname)
+        if pname in INVALID_PLUGINS:
+            raise _invalid_in_v1(fld, pname)
+        if pname not in registry and pname not in UPSTREAM_OTHER_PLUGINS and pname not in _UPSTREAM_DEFAULT_NAMES:
             raise _err(f"{fld}.name", f'Invalid value: "{pname}": plugin "{pname}" does not exist')
         args = item.get("args")
         if args is not None and not isinstance(args, Mapping):
             raise _err(f"{fld}.args", "Invalid value: must be a mapping")
+        if pname not in registry:  # an upstream plugin kubesched does not have: not used
+            continue
         prof.plugin_args[pname] = dict(args or {})
         prof.arg_paths[pname] = f"{fld}.args"
     return prof
 
 
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
 def parse_feature_gates(text: str, base: Mapping[str, bool] | None = None) -> dict[str, bool]:
-    """``--feature-gates K=V,K2=V2`` on top of the defaults."""
+    """``--feature-gates K=V,K2=V2`` on top of the defaults, as component-base's ``featureGate.Set``.
+
+    Values are Go booleans (``strconv.ParseBool``); the errors are upstream's.
+    """
     gates = dict(base if base is not None else DEFAULT_FEATURE_GATES)
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
@@ -287,7 +371,10 @@ def parse_feature_gates(text: str, base: Mapping[str, bool] | None = None) -> di
         k, v = (s.strip() for s in part.split("=", 1))
         if k not in DEFAULT_FEATURE_GATES:
             raise ConfigError(f"unrecognized feature gate: {k}", field="--feature-gates")
-        if v.lower() not in ("true", "false"):
-            raise ConfigError(f"invalid value of {k}={v}, err: strconv.ParseBool: parsing {v!r}: invalid syntax", field="--feature-gates")
-        gates[k] = v.lower() == "true"
+        if v not in _GO_TRUE and v not in _GO_FALSE:
+            raise ConfigError(
+                f'invalid value of {k}={v}, err: strconv.ParseBool: parsing "{v}": invalid syntax',
+                field="--feature-gates",
+            )
+        gates[k] = v in _GO_TRUE
     return gates

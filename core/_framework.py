@@ -10,6 +10,7 @@ plugin becomes an Error status for that pod.  Filter and Score are batch calls o
 from __future__ import annotations
 
 import inspect
+import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -150,6 +151,11 @@ class WaitingPod:
         return self._result
 
 
+def _status_of(value: Any) -> Status | None:
+    """A hook's return value as a Status (anything else counts as Success)."""
+    return value if isinstance(value, Status) else None
+
+
 def go_duration(seconds: float) -> str:
     """Go's ``time.Duration.String`` for whole / fractional seconds ("1m0s", "10s", "1.5s")."""
     if seconds == 0:
@@ -246,6 +252,7 @@ class Framework:
         self.now: Callable[[], float] = anyio.current_time
         self.wall_clock: Callable[[], float] = lambda: 0.0
         self.feature_gates: dict[str, bool] = {}
+        self.rng: random.Random = random.Random(0)
         plugin_args = plugin_args or {}
         arg_paths = arg_paths or {}
         disabled = disabled or {}
@@ -286,10 +293,8 @@ class Framework:
                     continue
                 if all(n != name for n, _ in mp_only):
                     mp_only.append((name, weight))
-            mp_weight = dict(multi_point)
-            ordered: list[tuple[str, int]] = [
-                (n, w or mp_weight.get(n, 0)) for n, w in specific if n in override
-            ]
+            # the specific point's weight wins, even 0 (→ 1): upstream getScoreWeights
+            ordered: list[tuple[str, int]] = [(n, w) for n, w in specific if n in override]
             ordered += mp_only
             ordered += [(n, w) for n, w in specific if n not in override]
             out: list[PluginEntry] = []
@@ -307,14 +312,14 @@ class Framework:
             )
         if not self.points.get("bind"):
             raise PluginError(f"profile {profile_name!r}: at least one bind plugin is needed")
-        self._less = getattr(self.points["queueSort"][0].plugin, "kubesched_queue_sort_less")
+        self._less = self.points["queueSort"][0].plugin.kubesched_queue_sort_less
         self._filter = [
             (e.name, e.plugin.kubesched_filter) for e in self.points.get("filter", [])
         ]
         self._normalize: dict[str, Any] = {}
-        for e in self.points.get("score", []):
-            if hookspecs.implements(e.plugin, "kubesched_normalize_score"):
-                self._normalize[e.name] = e.plugin.kubesched_normalize_score
+        for entry in self.points.get("score", []):
+            if hookspecs.implements(entry.plugin, "kubesched_normalize_score"):
+                self._normalize[entry.name] = entry.plugin.kubesched_normalize_score
         self._add_pod = [
             (e.name, e.plugin.kubesched_pre_filter_add_pod)
             for e in self.points.get("preFilter", [])
@@ -371,7 +376,7 @@ class Framework:
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
         for e in entries:
-            st = self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod)
+            st = _status_of(self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod))
             if st is not None and not st.is_success():
                 return st
         return None
@@ -489,7 +494,9 @@ class Framework:
                 out = fn(state, pod, alive)
             except Exception as err:
                 st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
-                out = dict.fromkeys(range(len(alive)), st)
+                for i in range(len(alive)):
+                    failed[i if positions is None else int(positions[i])] = st
+                break
             if not out:
                 continue
             bad: list[int] = []
@@ -617,7 +624,7 @@ class Framework:
     # --- Reserve / Permit -----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for e in self.points.get("reserve", []):
-            st = self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name)
+            st = _status_of(self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name))
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return st
@@ -641,6 +648,7 @@ class Framework:
                     st.plugin = e.name
             else:
                 st = out
+            st = _status_of(st)
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
@@ -683,7 +691,7 @@ class Framework:
     # --- binding --------------------------------------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for e in self.points.get("preBind", []):
-            st = await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name)
+            st = _status_of(await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name))
             if st is None or st.is_success() or st.is_skip():
                 continue
             if st.is_rejected():
@@ -694,7 +702,7 @@ class Framework:
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         last: Status | None = Status(Code.SKIP)
         for e in self.points.get("bind", []):
-            st = await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name)
+            st = _status_of(await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name))
             if st is not None and st.is_skip():
                 last = st
                 continue

@@ -65,27 +65,75 @@ class Manifest:
     doc: int
     arrival: float
     order: int
+    where: str = ""
 
     @property
     def label(self) -> str:
+        """Where the object came from, as error messages name it: ``file: document N (Kind name)``."""
+        if self.where:
+            return self.where
         md = self.obj.metadata
         name = f"{md.namespace}/{md.name}" if md.namespace else md.name
         return f"{self.source}: document {self.doc} ({self.kind} {name})"
 
 
 def _where(source: str, doc: int, kind: str = "", name: str = "") -> str:
-    what = f" ({kind} {name})" if kind else ""
+    what = f" ({kind} {name})" if kind and name else f" ({kind})" if kind else ""
     return f"{source}: document {doc}{what}"
 
 
-def _msgspec_field(err: msgspec.ValidationError) -> tuple[str, str]:
+_GOT_TYPES: dict[str, Any] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, float),
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+
+
+def _resolve(data: Any, parts: list[str], got: Any) -> str | None:
+    """The path below ``data`` with each ``[...]`` (a map key msgspec does not name) filled in."""
+    if not parts:
+        return "" if got is None or got(data) else None
+    head, rest = parts[0], parts[1:]
+    if head == "[...]":
+        if not isinstance(data, dict):
+            return None
+        for key, value in data.items():
+            sub = _resolve(value, rest, got)
+            if sub is not None:
+                return f"[{key}]{sub}"
+        return None
+    if head.startswith("["):
+        i = int(head[1:-1])
+        if not isinstance(data, list) or i >= len(data):
+            return None
+        sub = _resolve(data[i], rest, got)
+        return None if sub is None else f"{head}{sub}"
+    if not isinstance(data, dict) or head not in data:
+        return None
+    sub = _resolve(data[head], rest, got)
+    return None if sub is None else f".{head}{sub}"
+
+
+def _msgspec_field(err: msgspec.ValidationError, data: Any = None) -> tuple[str, str]:
+    """(field path, message) of a msgspec error, the map keys filled in from ``data``."""
     text = str(err)
     m = re.search(r" - at `\$(.*)`$", text)
     if not m:
         return "", text
-    path = m.group(1).lstrip(".")
-    path = re.sub(r"\.(\w+)", lambda mm: "." + mm.group(1), path)
-    return path, text[: m.start()]
+    msg, path = text[: m.start()], m.group(1)
+    if "[...]" in path:
+        parts = [f".{a}" if a else f"[{b}]" for a, b in _PATH_PART.findall(path)]
+        parts = [p[1:] if p.startswith(".") else p for p in parts]
+        got = re.search(r"got `(\w+)`", msg)
+        resolved = _resolve(data, parts, _GOT_TYPES.get(got.group(1)) if got else None)
+        if resolved is not None:
+            path = resolved
+    return path.lstrip("."), msg
 
 
 def _check_quantities(rl: Any, path: str) -> None:
@@ -133,15 +181,18 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
     p = Path(path)
     if text is None:
         try:
-            text = p.read_text()
+            text = p.read_text(encoding="utf-8")
         except OSError as e:
             raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"cannot read: not UTF-8 text (byte {e.start})", source=path) from None
     if p.suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise ConfigError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path) from None
-        items = data.get("items") if isinstance(data, dict) and data.get("kind", "").endswith("List") else None
+        kind = data.get("kind") if isinstance(data, dict) else None
+        items = data.get("items") if isinstance(kind, str) and kind.endswith("List") else None
         docs = items if isinstance(items, list) else [data]
         return list(enumerate(docs, start=1))
     try:
@@ -177,18 +228,25 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
             api, kind = data.get("apiVersion"), data.get("kind")
             if not kind:
                 raise ConfigError("Required value: kind is required", source=where, field="kind")
+            if not isinstance(kind, str):
+                raise ConfigError(f"Invalid value: {kind!r}: must be a string", source=where, field="kind")
             if not api:
                 raise ConfigError("Required value: apiVersion is required", source=where, field="apiVersion")
+            if not isinstance(api, str):
+                raise ConfigError(f"Invalid value: {api!r}: must be a string", source=where, field="apiVersion")
             if (api, kind) not in INPUT_KINDS:
                 supported = ", ".join(f"{a}/{k}" for a, k in sorted(INPUT_KINDS))
                 raise ConfigError(f'unknown kind "{api}/{kind}" (supported: {supported})', source=where, field="kind")
             md = data.get("metadata") or {}
             name = md.get("name", "") if isinstance(md, dict) else ""
-            where = _where(path, doc, kind, name)
+            ns = md.get("namespace", "") if isinstance(md, dict) else ""
+            if isinstance(name, str) and isinstance(ns, str) and ns and name:
+                name = f"{ns}/{name}"
+            where = _where(path, doc, kind, name if isinstance(name, str) else "")
             try:
                 obj = convert(data, KINDS[(api, kind)])
             except msgspec.ValidationError as e:
-                fld, msg = _msgspec_field(e)
+                fld, msg = _msgspec_field(e, data)
                 raise ConfigError(msg, source=where, field=fld) from None
             try:
                 _validate(obj, kind)
@@ -209,7 +267,7 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
                     raise ConfigError(str(e), source=where, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
                 if arrival < 0:
                     raise ConfigError("must not be negative", source=where, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]")
-            out.append(Manifest(obj, kind, path, doc, arrival, order))
+            out.append(Manifest(obj, kind, path, doc, arrival, order, where))
             order += 1
     _check_priority_classes(out)
     out.sort(key=lambda m: (m.arrival, m.order))
@@ -217,16 +275,32 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
 
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:
-    classes = {m.obj.metadata.name: m.obj for m in manifests if isinstance(m.obj, PriorityClass)}
-    defaults = [n for n, pc in classes.items() if pc.global_default]
-    if len(defaults) > 1:
-        m = next(m for m in manifests if isinstance(m.obj, PriorityClass) and m.obj.metadata.name == defaults[1])
-        raise ConfigError(f"globalDefault: PriorityClass {defaults[0]} is already marked as default. Only one default can exist", source=m.label, field="globalDefault")
-    for m in manifests:
-        if isinstance(m.obj, Pod):
+    """As the PriorityClass admission does when each object is created (in arrival order)."""
+    classes: dict[str, Manifest] = {}
+    default = ""
+    for m in sorted(manifests, key=lambda m: (m.arrival, m.order)):
+        if isinstance(m.obj, PriorityClass):
+            classes[m.obj.metadata.name] = m
+            if m.obj.global_default:
+                if default:
+                    raise ConfigError(
+                        f"Forbidden: PriorityClass {default} is already marked as default. "
+                        "Only one default can exist",
+                        source=m.label,
+                        field="globalDefault",
+                    )
+                default = m.obj.metadata.name
+        elif isinstance(m.obj, Pod):
             name = m.obj.spec.priority_class_name
-            if name and name not in classes and name not in SYSTEM_PRIORITY_CLASSES:
-                raise ConfigError(f'no PriorityClass with name {name} was found', source=m.label, field="spec.priorityClassName")
+            if not name or name in classes or name in SYSTEM_PRIORITY_CLASSES:
+                continue
+            later = next((c for c in manifests if isinstance(c.obj, PriorityClass) and c.obj.metadata.name == name), None)
+            why = f" (it arrives later, at {later.arrival:g}s)" if later is not None else ""
+            raise ConfigError(
+                f"no PriorityClass with name {name} was found{why}",
+                source=m.label,
+                field="spec.priorityClassName",
+            )
 
 
 def system_priority_classes() -> list[PriorityClass]:

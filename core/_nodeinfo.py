@@ -277,7 +277,8 @@ class NodeBatch(Sequence[NodeInfo]):
         can find its few interesting nodes (tainted, cordoned...) without a Python loop.
         """
         if self._snapshot is not None and self.indices is not None:
-            return self._snapshot.node_flag(name, fn)[self.indices]
+            flags: np.ndarray = self._snapshot.node_flag(name, fn)[self.indices]
+            return flags
         return np.fromiter((bool(fn(ni)) for ni in self.infos), bool, len(self))
 
     def label_values(self, key: str) -> list[str | None]:

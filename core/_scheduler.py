@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import msgspec
 import anyio.lowlevel
+import msgspec
 import numpy as np
 
 from . import _events as ev
 from ._cache import Cache, Snapshot
 from ._config import SchedulerConfig
-from ._errors import ConflictError, NotFoundError, TransportError
+from ._errors import NotFoundError, TransportError
 from ._framework import (
     PODS_TO_ACTIVATE_KEY,
     CycleState,
@@ -36,7 +36,6 @@ from ._framework import (
 )
 from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
 from ._objects import (
-    Binding,
     Event,
     Node,
     ObjectMeta,
@@ -184,6 +183,9 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         for prof in self.config.profiles:
             fw = build_framework(prof, self.registry)
+            # before the queue asks the profiles for their events (EventsToRegister may
+            # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
+            fw.feature_gates = dict(self.config.feature_gates)
             self.profiles[prof.scheduler_name] = fw
         self.queue = SchedulingQueue(
             self.profiles,
@@ -198,10 +200,14 @@ class Scheduler:
             fw.client = transport
             fw.scheduler = self
             fw.feature_gates = dict(self.config.feature_gates)
+            wall_clock = getattr(transport, "wall_clock", None)
+            if callable(wall_clock):
+                fw.wall_clock = wall_clock
             fw.rng = self.rng
         self.next_start_node_index = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._watch: Any = None
+        self._relist_seen: set[tuple[str, Any]] | None = None
         self._synced = anyio.Event()
         self._binding_tasks = 0
         self._background_tasks = 0
@@ -247,11 +253,14 @@ class Scheduler:
             return False
         if any(fw.waiting_pods for fw in self.profiles.values()):
             return False
+        if self._relist_seen is not None:  # re-listing after a dropped watch
+            return False
         pending = getattr(self._watch, "pending", None)
         return not (callable(pending) and pending())
 
     # --- informer ---------------------------------------------------------------------------
     async def _informer(self) -> None:
+        """List then watch; on a dropped watch, re-list with backoff and reconcile."""
         backoff = 1.0
         while True:
             self._watch = self.transport.watch()
@@ -259,16 +268,31 @@ class Scheduler:
                 async for event in self._watch:
                     self._handle(event)
                     self._drain()
+                    if event.type == "SYNCED":
+                        backoff = 1.0
                 return
             except TransportError as e:
                 log.warning("watch failed (%s); re-listing in %.0fs", e, backoff)
+                self._relist_seen = set()  # not idle until the re-list is reconciled
                 await anyio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
-                self._relist_reset()
 
-    def _relist_reset(self) -> None:
-        """A new watch lists everything again; forget what is not assumed (upstream re-list)."""
-        self._relisting = set(self.cluster.pods)
+    def _reconcile_relist(self) -> None:
+        """After a re-list: objects the new listing did not show were deleted meanwhile."""
+        seen = self._relist_seen
+        self._relist_seen = None
+        if seen is None:
+            return
+        for uid, pod in list(self.cluster.pods.items()):
+            if ("Pod", uid) not in seen:
+                self._on_pod("DELETED", pod)
+        for name, node in list(self.cluster.nodes.items()):
+            if ("Node", name) not in seen:
+                self._on_node("DELETED", node)
+        for table, kind in ((self.cluster.pdbs, "PodDisruptionBudget"), (self.cluster.pod_groups, "PodGroup")):
+            for key in list(table):
+                if (kind, key) not in seen:
+                    del table[key]
 
     def _drain(self) -> None:
         get = getattr(self._watch, "get_nowait", None)
@@ -283,10 +307,19 @@ class Scheduler:
     def _handle(self, event: WatchEvent) -> None:
         self._touch()
         if event.type == "SYNCED":
+            self._reconcile_relist()
             self._synced.set()
             return
         obj = event.obj
         kind = type(obj)
+        if self._relist_seen is not None:
+            md = obj.metadata
+            if kind is Pod:
+                self._relist_seen.add(("Pod", md.uid))
+            elif kind is Node:
+                self._relist_seen.add(("Node", md.name))
+            else:
+                self._relist_seen.add((kind.__name__, (md.namespace, md.name)))
         if kind is Pod:
             self._on_pod(event.type, obj)
         elif kind is Node:
@@ -381,10 +414,7 @@ class Scheduler:
             self.queue.update(old, pod)
 
     def _reject_waiting(self, uid: str) -> bool:
-        for fw in self.profiles.values():
-            if fw.reject_waiting_pod(uid):
-                return True
-        return False
+        return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
     # --- scheduling loop ----------------------------------------------------------------------
     async def _scheduling_loop(self) -> None:
@@ -576,7 +606,6 @@ class Scheduler:
             if advance:
                 self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
             return self._pass_extenders(fw, pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis)
-        pod = pi.pod
         nominated = self._nodes_with_nominated_pods(pi)
         feasible: list[int] = []  # positions in ``order``
         statuses: dict[int, Status] = {}

@@ -62,7 +62,7 @@ class Transport(abc.ABC):
     async def record_event(self, event: Event) -> None:
         """Create an events.k8s.io/v1 Event."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""
 
     async def __aenter__(self) -> Transport:

@@ -45,13 +45,13 @@ def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
 
     registry = all_plugins()
 
-    for prof in cfg.profiles:
+    for i, prof in enumerate(cfg.profiles):
         try:
             build_framework(prof, registry)
         except ConfigError as e:
             raise e.at(source=source) from None
         except PluginError as e:
-            raise ConfigError(str(e), source=source or "config", field=f"profiles[{prof.scheduler_name}]") from None
+            raise ConfigError(str(e), source=source or "config", field=f"profiles[{i}]") from None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -80,7 +80,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         functools.partial(simulate, manifests, cfg, seed=args.seed, until=until), backend=args.backend
     )
     if args.report:
-        Path(args.report).write_text(result.to_json())
+        try:
+            Path(args.report).write_text(result.to_json(), encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
     out = result.to_json() if args.output == "json" else result.to_text()
     sys.stdout.write(out)
     return 0

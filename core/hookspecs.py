@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """Every extension point of the scheduling framework, in cycle order.
 
 A plugin is an object with a ``name`` attribute and methods marked ``@kubesched.hookimpl`` whose
@@ -27,12 +28,12 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from ._events import ClusterEventWithHint
     from ._framework import CycleState, PostFilterResult, PreFilterResult
     from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
     from ._objects import Pod
     from ._queue import QueuedPodInfo
     from ._status import Status
-    from ._events import ClusterEventWithHint
 
 PROJECT = "kubesched"
 hookspec = pluggy.HookspecMarker(PROJECT)

@@ -324,6 +324,41 @@ def make_node(name: str) -> NodeBuilder:
     return NodeBuilder(name)
 
 
+class PodGroupBuilder:
+    """A fluent PodGroup (scheduling.x-k8s.io/v1alpha1) builder, as sp's ``tu.MakePodGroup()``."""
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        from ._objects import PodGroup, PodGroupSpec
+
+        self._pg = PodGroup(
+            metadata=ObjectMeta(name=name, namespace=namespace, uid=uid_for(namespace, "podgroup/" + name)),
+            spec=PodGroupSpec(),
+        )
+
+    def obj(self) -> Any:
+        return self._pg
+
+    def min_member(self, n: int) -> PodGroupBuilder:
+        self._pg.spec.min_member = n
+        return self
+
+    def min_resources(self, **resources: Any) -> PodGroupBuilder:
+        self._pg.spec.min_resources = {_res_name(k): v for k, v in resources.items()}
+        return self
+
+    def schedule_timeout(self, seconds: int) -> PodGroupBuilder:
+        self._pg.spec.schedule_timeout_seconds = seconds
+        return self
+
+    def creation_timestamp(self, ts: str) -> PodGroupBuilder:
+        self._pg.metadata.creation_timestamp = ts
+        return self
+
+
+def make_pod_group(name: str, namespace: str = "default") -> PodGroupBuilder:
+    return PodGroupBuilder(name, namespace)
+
+
 def make_pdb(
     name: str,
     namespace: str = "default",
@@ -358,3 +393,117 @@ def make_node_info(node: Node, *pods: Pod) -> Any:
     for p in pods:
         ni.add_pod(PodInfo(p))
     return ni
+
+
+# --- a framework handle over a fixed cluster (plugin unit tests) ---------------------------------
+
+
+class RecordingClient:
+    """A transport stand-in that records the scheduler's writes (no watch).
+
+    ``fail`` maps a verb (``"patch"``, ``"delete"``) to the pod names whose call raises; a
+    ``block`` event, when set, makes every delete wait for it (to hold a preemption open).
+    """
+
+    def __init__(self) -> None:
+        self.patched: list[tuple[str, str, Any, str | None]] = []
+        self.deleted: list[tuple[str, str, str | None]] = []
+        self.fail: dict[str, set[str]] = {}
+        self.block: Any = None
+
+    async def patch_pod_status(
+        self, namespace: str, name: str, *, condition: Any = None, nominated_node_name: str | None = None
+    ) -> None:
+        from ._errors import UnavailableError
+
+        if name in self.fail.get("patch", ()):
+            raise UnavailableError(f"patch of {namespace}/{name} failed")
+        self.patched.append((namespace, name, condition, nominated_node_name))
+
+    async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        from ._errors import UnavailableError
+
+        if self.block is not None:
+            await self.block.wait()
+        if name in self.fail.get("delete", ()):
+            raise UnavailableError(f"delete of {namespace}/{name} failed")
+        self.deleted.append((namespace, name, uid))
+
+
+class StubScheduler:
+    """What a plugin reaches through ``handle.scheduler``: metrics, events, spawn, activate."""
+
+    def __init__(self, task_group: Any = None) -> None:
+        from types import SimpleNamespace
+
+        from ._scheduler import Metrics
+
+        self.metrics = Metrics()
+        self.events: list[tuple[str, str, str, str]] = []  # (pod key, type, reason, message)
+        self.activated: list[str] = []
+        self.extenders: list[Any] = []
+        self.task_group = task_group
+        self.queue = SimpleNamespace(activate=lambda pods: self.activated.extend(p.key for p in pods))
+
+    def spawn(self, fn: Any, *args: Any) -> None:
+        assert self.task_group is not None, "StubScheduler(task_group=...) is needed to spawn"
+        self.task_group.start_soon(fn, *args)
+
+    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        self.events.append((pod.key, type_, reason, note))
+
+
+def framework_for(
+    enabled: dict[str, list[str]],
+    nodes: list[Node] = (),  # type: ignore[assignment]
+    pods: list[Pod] = (),  # type: ignore[assignment]
+    *,
+    registry: dict[str, Any] | None = None,
+    plugin_args: dict[str, Any] | None = None,
+    pdbs: list[PodDisruptionBudget] = (),  # type: ignore[assignment]
+    feature_gates: dict[str, bool] | None = None,
+    task_group: Any = None,
+    seed: int = 0,
+) -> Any:
+    """A :class:`~kubesched.Framework` wired to a fixed cluster, as upstream's ``tf.NewFramework``.
+
+    ``enabled`` maps extension points to plugin names (PrioritySort and DefaultBinder are added
+    when absent).  Bound ``pods`` fill the snapshot; every pod is in ``handle.cluster``.  The
+    handle's ``client`` is a :class:`RecordingClient`, its ``scheduler`` a :class:`StubScheduler`.
+    """
+    import random
+
+    from ._cache import Cache, Snapshot
+    from ._framework import Framework
+    from ._queue import Nominator
+    from ._scheduler import ClusterState
+
+    if registry is None:
+        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+    points = {k: [(n, 1) for n in v] for k, v in enabled.items()}
+    points.setdefault("queueSort", [("PrioritySort", 1)])
+    points.setdefault("bind", [("DefaultBinder", 1)])
+    fw = Framework("default-scheduler", points, registry, plugin_args or {})
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    cluster = ClusterState()
+    for p in pods:
+        cluster.pods[p.metadata.uid] = p
+        cluster.pod_keys[(p.metadata.namespace, p.metadata.name)] = p.metadata.uid
+        if p.spec.node_name:
+            cache.add_pod(p)
+    for n in nodes:
+        cluster.nodes[n.metadata.name] = n
+    for pdb in pdbs:
+        cluster.pdbs[(pdb.metadata.namespace, pdb.metadata.name)] = pdb
+    snapshot = Snapshot()
+    snapshot.update(cache)
+    fw.snapshot = snapshot
+    fw.nominator = Nominator()
+    fw.cluster = cluster
+    fw.client = RecordingClient()
+    fw.scheduler = StubScheduler(task_group)
+    fw.feature_gates = dict(feature_gates or {})
+    fw.rng = random.Random(seed)
+    return fw

@@ -11,7 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import (
+    coscheduling,
     defaultbinder,
+    defaultpreemption,
+    gang,
     nodeaffinity,
     nodename,
     noderesources,
@@ -32,7 +35,10 @@ IN_TREE: dict[str, Factory] = {
     nodeaffinity.NAME: nodeaffinity.new,
     noderesources.FIT_NAME: noderesources.new_fit,
     noderesources.BALANCED_NAME: noderesources.new_balanced_allocation,
+    defaultpreemption.NAME: defaultpreemption.new,
     defaultbinder.NAME: defaultbinder.new,
+    coscheduling.NAME: coscheduling.new,
+    gang.NAME: gang.new,
 }
 """Plugin name → factory ``(args, handle) -> plugin``."""
 

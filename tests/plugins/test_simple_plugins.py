@@ -173,6 +173,7 @@ def test_in_tree_registry() -> None:
     assert set(IN_TREE) == {
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
+        "DefaultPreemption",
     }
     for name, factory in IN_TREE.items():
         assert factory(None, None).name == name

@@ -409,6 +409,11 @@ class FakeCluster(Transport):
             return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    def wall_clock(self) -> float:
+        """The cluster's wall clock, in Unix seconds: ``epoch`` plus the elapsed loop time (the
+        scheduler's injected wall clock, consistent with :meth:`timestamp`)."""
+        return self._epoch.timestamp() + self.elapsed()
+
     # --- reads -----------------------------------------------------------------------------
 
     def get(self, kind: str | type[Any], namespace: str, name: str) -> Any | None:

@@ -1,0 +1,764 @@
+"""Preemption: the generic Evaluator behind DefaultPreemption (upstream ``framework/preemption``).
+
+The model, in the order ``Evaluator.preempt`` runs it for a pod that fit no node::
+
+    re-read the pod ─► eligible? (preemptionPolicy, terminating victims on its nominated node)
+        ─► potential nodes: status exactly Unschedulable (absent nodes are Unresolvable)
+        ─► dry run from a random offset: per node, on a copy of the NodeInfo and CycleState,
+           remove every lower-priority pod, filter, reprieve pods (PDB-violating ones first),
+           collect (victims, #PDB violations); stop early once enough candidates are found
+        ─► extenders (ProcessPreemption) ─► pick one node (the ordered rules of §6.4)
+        ─► prepare: synchronously (delete victims in the cycle) or asynchronously (a task in the
+           scheduler's task group; the preemptor waits in ``preempting``, gated at PreEnqueue)
+        ─► PostFilterResult(nominated node)
+
+Preempting one victim (``preempt_pod``): a victim waiting on Permit is rejected; any other gets a
+DisruptionTarget condition and is deleted, and a ``Preempted`` event is recorded on it.
+
+The dry run is sequential: upstream's parallel dry run with parallelism 1, which is what makes its
+results deterministic (the candidate limit and the early stop then depend only on the offset).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._errors import NotFoundError
+from ._framework import PostFilterResult
+from ._objects import PodCondition
+from ._status import Code, Diagnosis, FitError, Status
+
+if TYPE_CHECKING:
+    from ._framework import CycleState
+    from ._nodeinfo import NodeInfo, PodInfo
+    from ._objects import Pod, PodDisruptionBudget
+
+log = logging.getLogger("kubesched.preemption")
+
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+MAX_INT32 = 2**31 - 1
+MIN_INT64 = -(2**63)
+_NOW_NS = 2**63 - 1  # a pod without a StartTime counts as started "now": later than any other
+
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+PREEMPT_NEVER = "Never"
+
+MSG_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_NO_CANDIDATE = "no candidate node for preemption"
+MSG_WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
+
+
+# --- candidates ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """A node the preemptor could run on once ``victims`` are gone (``preemption.Candidate``)."""
+
+    name: str
+    victims: list[Pod] = field(default_factory=list)
+    num_pdb_violations: int = 0
+
+
+class _CandidateList:
+    """``candidateList``: a fixed-capacity list; adds beyond the capacity are dropped."""
+
+    def __init__(self, size: int) -> None:
+        self.size_cap = size
+        self.items: list[Candidate] = []
+
+    def add(self, c: Candidate) -> None:
+        if len(self.items) < self.size_cap:
+            self.items.append(c)
+
+    def size(self) -> int:
+        return len(self.items)
+
+
+# --- pod helpers --------------------------------------------------------------------------------
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})$"
+)
+
+
+def _parse_ns(ts: str | None) -> int | None:
+    """An RFC 3339 timestamp as integer nanoseconds since the epoch (nanosecond precision)."""
+    if not ts:
+        return None
+    m = _RFC3339.match(ts)
+    if m is None:
+        from datetime import datetime
+
+        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1e9)
+    import calendar
+
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    frac = (m.group(7) or "")[:9].ljust(9, "0")
+    secs = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    tz = m.group(8)
+    if tz not in ("Z", "z"):
+        sign = 1 if tz[0] == "+" else -1
+        secs -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    return secs * 1_000_000_000 + int(frac)
+
+
+def pod_priority(pod: Pod) -> int:
+    """``corev1helpers.PodPriority``: ``spec.priority``, 0 when unset."""
+    return pod.spec.priority or 0
+
+
+def pod_start_ns(pod: Pod) -> int:
+    """``util.GetPodStartTime`` in nanoseconds; a pod not started yet counts as "now"."""
+    ns = _parse_ns(pod.status.start_time)
+    return _NOW_NS if ns is None else ns
+
+
+def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
+    """``util.MoreImportantPod``: higher priority first; at equal priority the older pod."""
+    p1, p2 = pod_priority(pod1), pod_priority(pod2)
+    if p1 != p2:
+        return p1 > p2
+    return pod_start_ns(pod1) < pod_start_ns(pod2)
+
+
+def _sort_by_importance(items: list[Any], less: Callable[[Pod, Pod], bool], pod: Callable[[Any], Pod]) -> None:
+    def cmp(a: Any, b: Any) -> int:
+        if less(pod(a), pod(b)):
+            return -1
+        if less(pod(b), pod(a)):
+            return 1
+        return 0
+
+    items.sort(key=functools.cmp_to_key(cmp))
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """``podTerminatingByPreemption``: deleting, with DisruptionTarget=True by the scheduler."""
+    if not pod.metadata.deletion_timestamp:
+        return False
+    for c in pod.status.conditions:
+        if c.type == DISRUPTION_TARGET:
+            return c.status == "True" and c.reason == REASON_PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def earliest_pod_start_ns(victims: Sequence[Pod]) -> int | None:
+    """``util.GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
+    if not victims:
+        return None
+    earliest = pod_start_ns(victims[0])
+    max_prio = pod_priority(victims[0])
+    for p in victims:
+        prio = pod_priority(p)
+        if prio == max_prio:
+            earliest = min(earliest, pod_start_ns(p))
+        elif prio > max_prio:
+            max_prio = prio
+            earliest = pod_start_ns(p)
+    return earliest
+
+
+def _selector_is_empty(pdb: PodDisruptionBudget) -> bool | None:
+    """None: nil selector (matches nothing); True: empty (upstream skips it); False otherwise."""
+    sel = pdb.spec.selector
+    if sel is None:
+        return None
+    return not sel.match_labels and not sel.match_expressions
+
+
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[Any], pdbs: Sequence[PodDisruptionBudget], pod: Callable[[Any], Pod] = lambda pi: pi.pod
+) -> tuple[list[Any], list[Any]]:
+    """``filterPodsWithPDBViolation``: a stable split into (violating, non-violating)."""
+    from kubesched.plugins._helper import compile_label_selector
+
+    allowed = [(pdb.status.disruptions_allowed if pdb.status is not None else 0) for pdb in pdbs]
+    matchers: list[Callable[[Mapping[str, str]], bool] | None] = []
+    for pdb in pdbs:
+        empty = _selector_is_empty(pdb)
+        if empty is None or empty:
+            matchers.append(None)  # a nil or empty selector matches nothing
+            continue
+        try:
+            matchers.append(compile_label_selector(pdb.spec.selector))
+        except ValueError:
+            matchers.append(None)  # an invalid selector matches nothing
+    violating: list[Any] = []
+    non_violating: list[Any] = []
+    for pi in pod_infos:
+        p = pod(pi)
+        violated = False
+        labels = p.metadata.labels
+        if labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.metadata.namespace != p.metadata.namespace:
+                    continue
+                match = matchers[i]
+                if match is None or not match(labels):
+                    continue
+                disrupted = pdb.status.disrupted_pods if pdb.status is not None else {}
+                if p.metadata.name in disrupted:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+def aggregate_message(errors: Iterable[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several as ``[a, b]``."""
+    seen: list[str] = []
+    for msg in errors:
+        if msg not in seen:
+            seen.append(msg)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+def calculate_num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """``calculateNumCandidates``: ``clamp(max(N * pct / 100, abs), <= N)``."""
+    n = num_nodes * percentage // 100
+    if n < absolute:
+        n = absolute
+    if n > num_nodes:
+        n = num_nodes
+    return n
+
+
+def _status_of(m: Mapping[str, Status], name: str) -> Status:
+    """``NodeToStatusReader.Get``: a node absent from the map is UnschedulableAndUnresolvable."""
+    st = m.get(name)
+    if st is None:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+    return st
+
+
+# --- the Evaluator ------------------------------------------------------------------------------
+
+IsEligiblePodFunc = Callable[["NodeInfo", "PodInfo", "Pod"], bool]
+MoreImportantPodFunc = Callable[["Pod", "Pod"], bool]
+ScoreFunc = Callable[[str], int]
+
+
+class Evaluator:
+    """``preemption.Evaluator`` with DefaultPreemption's ``Interface`` methods built in.
+
+    ``handle`` is the profile's :class:`~kubesched.Framework`.  A custom preemption plugin may
+    subclass this and override :meth:`select_victims_on_node`, :meth:`ordered_score_funcs`,
+    :meth:`pod_eligible_to_preempt_others` or :meth:`get_offset_and_num_candidates`; or just
+    replace :attr:`is_eligible_pod` / :attr:`more_important_pod` (upstream ``IsEligiblePod`` and
+    ``MoreImportantPod``) and :attr:`offset_source` (``getOffsetRand``: ``n -> [0, n)``, by
+    default the scheduler's seeded ``handle.rng``).
+    """
+
+    def __init__(
+        self,
+        plugin_name: str,
+        handle: Any,
+        *,
+        min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+        min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+        enable_async_preemption: bool | Callable[[], bool] = False,
+    ) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
+        self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
+        self._async = enable_async_preemption
+        # uids of preemptors whose victims are being deleted in the background
+        self.preempting: set[str] = set()
+        # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
+        self.last_victims_pending_preemption: dict[str, tuple[str, str]] = {}
+        self.is_eligible_pod: IsEligiblePodFunc = lambda node_info, victim, preemptor: True
+        self.more_important_pod: MoreImportantPodFunc = more_important_pod
+        self.offset_source: Callable[[int], int] | None = None
+
+    # --- configuration ------------------------------------------------------------------
+    @property
+    def enable_async_preemption(self) -> bool:
+        a = self._async
+        return bool(a() if callable(a) else a)
+
+    # --- Interface (DefaultPreemption's implementations) ---------------------------------
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        return calculate_num_candidates(
+            num_nodes, self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
+        )
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """``GetOffsetAndNumCandidates``: a random offset in [0, N) and the candidate count."""
+        src = self.offset_source
+        if src is not None:
+            offset = src(num_nodes)
+        else:
+            rng = getattr(self.handle, "rng", None)
+            offset = rng.randrange(num_nodes) if rng is not None else 0
+        return offset, self.calculate_num_candidates(num_nodes)
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        """``isPreemptionAllowed``: lower priority, and ``is_eligible_pod``."""
+        return victim.priority < pod_priority(preemptor) and self.is_eligible_pod(node_info, victim, preemptor)
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """``PodEligibleToPreemptOthers`` (cases J1–J5)."""
+        if pod.spec.preemption_policy == PREEMPT_NEVER:
+            return False, MSG_NOT_ELIGIBLE_NEVER
+        nom = pod.status.nominated_node_name
+        if nom:
+            if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            snapshot = getattr(self.handle, "snapshot", None)
+            node_info = snapshot.get(nom) if snapshot is not None else None
+            if node_info is not None:
+                for pi in node_info.pods:
+                    if self.is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
+                        return False, MSG_NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Candidate]) -> list[ScoreFunc] | None:
+        """``OrderedScoreFuncs``: None selects the default rules of :func:`pick_one_node_for_preemption`."""
+        return None
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]:
+        """``SelectVictimsOnNode``: the fewest, least important pods whose removal lets ``pod`` fit.
+
+        ``state`` and ``node_info`` are copies and are changed.  Returns (victims in importance
+        order, number of PDB-violating victims, status: None for Success).
+        """
+        fh = self.handle
+        prio = pod_priority(pod)
+
+        def remove(pi: PodInfo) -> Status | None:
+            node_info.remove_pod(pi.uid)
+            st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+            return None if st is None or st.is_success() else Status(Code.ERROR, st.message)
+
+        def add(pi: PodInfo) -> Status | None:
+            node_info.add_pod(pi)
+            st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+            return None if st is None or st.is_success() else Status(Code.ERROR, st.message)
+
+        potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
+        for pi in potential:
+            err = remove(pi)
+            if err is not None:
+                return [], 0, err
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
+        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info, prio)
+        if st is not None and not st.is_success():
+            return [], 0, st
+        _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+            err = add(pi)
+            if err is not None:
+                return False, err
+            st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info, prio)
+            fits = st is None or st.is_success()
+            if not fits:
+                err = remove(pi)
+                if err is not None:
+                    return False, err
+                victims.append(pi)
+            return fits, None
+
+        num_violating = 0
+        for pi in violating:
+            fits, err = reprieve(pi)
+            if err is not None:
+                return [], 0, err
+            if not fits:
+                num_violating += 1
+        for pi in non_violating:
+            _, err = reprieve(pi)
+            if err is not None:
+                return [], 0, err
+        if violating and non_violating:
+            _sort_by_importance(victims, self.more_important_pod, lambda pi: pi.pod)
+        return [pi.pod for pi in victims], num_violating, None
+
+    # --- Preempt --------------------------------------------------------------------------
+    async def preempt(
+        self, state: CycleState, pod: Pod, m: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """``Evaluator.Preempt``: see the module docstring for the steps and the results.
+
+        ``(None, Error)``: a transient error; ``(None, Unschedulable)``: keep the nomination;
+        ``(PostFilterResult(""), Unschedulable)``: preemption cannot help (clear it);
+        ``(PostFilterResult(node), Success)``: nominate ``node``.
+        """
+        fh = self.handle
+        cluster = getattr(fh, "cluster", None)
+        if cluster is not None:
+            current = cluster.get_pod(pod.metadata.namespace, pod.metadata.name)
+            if current is None:
+                return None, Status(Code.ERROR, f'pod "{pod.metadata.name}" not found')
+            pod = current
+        nominated_status = _status_of(m, pod.status.nominated_node_name)
+        ok, msg = self.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, msg)
+        all_nodes = list(fh.snapshot.node_infos)
+        if not all_nodes:
+            return None, Status(Code.ERROR, "no nodes available")
+        candidates, statuses, errs = self.find_candidates(state, all_nodes, pod, m)
+        if errs and not candidates:
+            return None, Status(Code.ERROR, aggregate_message(errs))
+        if not candidates:
+            diagnosis = Diagnosis(
+                node_to_status=statuses,
+                absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NOT_HELPFUL),
+            )
+            fit_error = FitError(pod.key, len(all_nodes), diagnosis)
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, str(fit_error))
+        candidates, st = self.call_extenders(pod, candidates)
+        if st is not None and not st.is_success():
+            return None, st
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
+        if self.enable_async_preemption:
+            self.prepare_candidate_async(best, pod)
+        else:
+            st = await self.prepare_candidate(best, pod)
+            if st is not None and not st.is_success():
+                return None, st
+        return PostFilterResult(best.name), Status(Code.SUCCESS)
+
+    def find_candidates(
+        self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: Mapping[str, Status]
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """``findCandidates``: the nodes whose status is exactly Unschedulable, dry-run."""
+        potential = [ni for ni in all_nodes if _status_of(m, ni.name).code == Code.UNSCHEDULABLE]
+        if not potential:
+            return [], {}, []
+        cluster = getattr(self.handle, "cluster", None)
+        pdbs = cluster.list_pdbs() if cluster is not None else []
+        offset, num = self.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """``DryRunPreemption``: (non-violating then violating candidates, node statuses, errors).
+
+        Nodes are visited from ``offset`` round the list; each list holds at most
+        ``num_candidates``; the search stops once there is a non-violating candidate and
+        ``non_violating + violating >= num_candidates`` (G12–G15).
+        """
+        non_violating = _CandidateList(num_candidates)
+        violating = _CandidateList(num_candidates)
+        statuses: dict[str, Status] = {}
+        errs: list[str] = []
+        n = len(potential_nodes)
+        for i in range(n):
+            node_copy = potential_nodes[(offset + i) % n].clone()
+            state_copy = state.clone()
+            victims, num_pdb, st = self.select_victims_on_node(state_copy, pod, node_copy, pdbs)
+            if (st is None or st.is_success()) and victims:
+                c = Candidate(node_copy.name, victims, num_pdb)
+                (non_violating if num_pdb == 0 else violating).add(c)
+                nv, v = non_violating.size(), violating.size()
+                if nv > 0 and nv + v >= num_candidates:
+                    break
+                continue
+            if st is None or st.is_success():
+                st = Status(Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"')
+            if st.code == Code.ERROR:
+                errs.append(st.message)
+            statuses[node_copy.name] = st
+        return non_violating.items + violating.items, statuses, errs
+
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """``callExtenders``: let preemption-capable extenders narrow the candidates.
+
+        An extender is any object with ``supports_preemption()``, ``is_interested(pod)``,
+        ``is_ignorable()``, ``name`` and ``process_preemption(pod, {node: Candidate}, snapshot)``
+        returning ``{node: Candidate}``.
+        """
+        scheduler = getattr(self.handle, "scheduler", None)
+        extenders = list(getattr(scheduler, "extenders", ()) or ())
+        if not extenders:
+            return candidates, None
+        victims_map = {c.name: c for c in candidates}
+        if not victims_map:
+            return candidates, None
+        for ext in extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                result = dict(ext.process_preemption(pod, victims_map, self.handle.snapshot))
+            except Exception as err:
+                if ext.is_ignorable():
+                    log.info("skipped extender %s as it returned error and has ignorable flag set: %s", getattr(ext, "name", ext), err)
+                    continue
+                return [], Status(Code.ERROR, str(err), error=err)
+            for node, c in list(result.items()):
+                if c is None or not c.victims:
+                    if ext.is_ignorable():
+                        del result[node]
+                        continue
+                    return [], Status(Code.ERROR, f'expected at least one victim pod on node "{node}"')
+            victims_map = result
+            if not victims_map:
+                break
+        return [Candidate(name, c.victims, c.num_pdb_violations) for name, c in victims_map.items()], None
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """``SelectCandidate``: the one candidate, or the pick of the ordered score functions."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims_map = {c.name: c for c in candidates}
+        funcs = self.ordered_score_funcs(victims_map)
+        node = pick_one_node_for_preemption(victims_map, funcs)
+        return victims_map.get(node) or candidates[0]
+
+    # --- executing a preemption -------------------------------------------------------------
+    def _metrics(self) -> Any:
+        return getattr(getattr(self.handle, "scheduler", None), "metrics", None)
+
+    def _observe_victims(self, c: Candidate) -> None:
+        metrics = self._metrics()
+        if metrics is not None:
+            metrics.preemptions += 1
+            metrics.preemption_victims.append(len(c.victims))
+
+    async def preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod) -> None:
+        """``PreemptPod``: reject a waiting victim, else DisruptionTarget + delete; then the event.
+
+        Raises the transport's error (NotFound counts as done).
+        """
+        fh = self.handle
+        wp = fh.get_waiting_pod(victim.metadata.uid) if hasattr(fh, "get_waiting_pod") else None
+        if wp is not None:
+            wp.reject(self.plugin_name, "preempted")
+        else:
+            client = fh.client
+            condition = PodCondition(
+                type=DISRUPTION_TARGET,
+                status="True",
+                reason=REASON_PREEMPTION_BY_SCHEDULER,
+                message=f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod",
+            )
+            if _condition_changes(victim, condition):
+                try:
+                    await client.patch_pod_status(victim.metadata.namespace, victim.metadata.name, condition=condition)
+                except NotFoundError:
+                    return
+            try:
+                await client.delete_pod(victim.metadata.namespace, victim.metadata.name, uid=victim.metadata.uid)
+            except NotFoundError:
+                return
+        scheduler = getattr(fh, "scheduler", None)
+        if scheduler is not None:
+            await scheduler.record_event(
+                victim,
+                "Normal",
+                "Preempted",
+                "Preempting",
+                f"Preempted by pod {preemptor.metadata.uid} on node {c.name}",
+            )
+
+    async def _preempt_all(self, c: Candidate, preemptor: Pod, victims: Sequence[Pod]) -> BaseException | None:
+        """Preempt ``victims`` concurrently; the first error cancels the rest and is returned."""
+        errors: list[BaseException] = []
+
+        async with anyio.create_task_group() as tg:
+
+            async def one(v: Pod) -> None:
+                try:
+                    await self.preempt_pod(c, preemptor, v)
+                except Exception as err:  # transport failures and plugin bugs alike
+                    if not errors:
+                        errors.append(err)
+                    tg.cancel_scope.cancel()
+
+            for v in victims:
+                tg.start_soon(one, v)
+        return errors[0] if errors else None
+
+    def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
+        """``getLowerPriorityNominatedPods``."""
+        nominator = getattr(self.handle, "nominator", None)
+        if nominator is None:
+            return []
+        prio = pod_priority(pod)
+        return [pi.pod for pi in nominator.for_node(node_name) if pi.priority < prio]
+
+    async def clear_nominated_node_name(self, pods: Sequence[Pod]) -> list[BaseException]:
+        """``clearNominatedNodeName``: drop each pod's nomination (nominator and status)."""
+        errs: list[BaseException] = []
+        nominator = getattr(self.handle, "nominator", None)
+        for p in pods:
+            if nominator is not None:
+                nominator.delete(p.metadata.uid)
+            if not p.status.nominated_node_name:
+                continue
+            try:
+                await self.handle.client.patch_pod_status(p.metadata.namespace, p.metadata.name, nominated_node_name="")
+            except Exception as err:
+                errs.append(err)
+        return errs
+
+    async def prepare_candidate(self, c: Candidate, pod: Pod) -> Status | None:
+        """``prepareCandidate``: delete the victims now, then clear lower nominations."""
+        victims = [v for v in c.victims if not v.metadata.deletion_timestamp]
+        err = await self._preempt_all(c, pod, victims)
+        if err is not None:
+            return Status(Code.ERROR, str(err), error=err)
+        self._observe_victims(c)
+        errs = await self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name))
+        for e in errs:
+            log.warning("cannot clear 'NominatedNodeName' field: %s", e)
+        return None
+
+    def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
+        """``prepareCandidateAsync``: mark the pod ``preempting`` and delete in the background."""
+        self._observe_victims(c)
+        victims = [v for v in c.victims if not v.metadata.deletion_timestamp]
+        if not victims:
+            return
+        self.preempting.add(pod.metadata.uid)
+        self.handle.spawn(self._preempt_in_background, c, pod, victims)
+
+    async def _preempt_in_background(self, c: Candidate, pod: Pod, victims: list[Pod]) -> None:
+        uid = pod.metadata.uid
+        failed = False
+        try:
+            errs = await self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name))
+            if errs:
+                log.warning("cannot clear 'NominatedNodeName' field from lower priority pods on node %s: %s", c.name, errs[0])
+                failed = True
+            preempt_last = True
+            if len(victims) > 1:
+                err = await self._preempt_all(c, pod, victims[:-1])
+                if err is not None:
+                    log.warning("error occurred during async preemption: %s", err)
+                    failed = True
+                    preempt_last = False
+            if preempt_last:
+                last = victims[-1]
+                self.last_victims_pending_preemption[uid] = (last.metadata.namespace, last.metadata.name)
+                try:
+                    await self.preempt_pod(c, pod, last)
+                except Exception as err:
+                    log.warning("error occurred during async preemption of the last victim: %s", err)
+                    failed = True
+        finally:
+            self.preempting.discard(uid)
+            self.last_victims_pending_preemption.pop(uid, None)
+            if failed:
+                # the pod may be stuck in unschedulablePods: move it to activeQ
+                self.handle.activate([pod])
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """``IsPodRunningPreemption``: in ``preempting`` and its last victim not yet going."""
+        if uid not in self.preempting:
+            return False
+        pending = self.last_victims_pending_preemption.get(uid)
+        if pending is None:
+            return True
+        cluster = getattr(self.handle, "cluster", None)
+        victim = cluster.get_pod(*pending) if cluster is not None else None
+        return not (victim is None or victim.metadata.deletion_timestamp)
+
+
+def _condition_changes(pod: Pod, cond: PodCondition) -> bool:
+    """``UpdatePodCondition`` would change the status (a new condition or a different one)."""
+    for c in pod.status.conditions:
+        if c.type == cond.type:
+            return (c.status, c.reason, c.message) != (cond.status, cond.reason, cond.message)
+    return True
+
+
+def pick_one_node_for_preemption(
+    nodes_to_victims: Mapping[str, Candidate], score_funcs: Sequence[ScoreFunc] | None = None
+) -> str:
+    """``pickOneNodeForPreemption``: apply the score functions in turn, keeping the top nodes.
+
+    Default order: fewest PDB violations; lowest highest-priority victim; smallest sum of
+    (priority + 2^31); fewest victims; latest earliest-start among the highest-priority victims;
+    then the first remaining node (in candidate order).
+    """
+    if not nodes_to_victims:
+        return ""
+    all_candidates = list(nodes_to_victims)
+    if not score_funcs:
+
+        def min_pdb(node: str) -> int:
+            return -nodes_to_victims[node].num_pdb_violations
+
+        def min_highest_priority(node: str) -> int:
+            return -pod_priority(nodes_to_victims[node].victims[0])
+
+        def min_sum_priorities(node: str) -> int:
+            return -sum(pod_priority(p) + MAX_INT32 + 1 for p in nodes_to_victims[node].victims)
+
+        def min_num_pods(node: str) -> int:
+            return -len(nodes_to_victims[node].victims)
+
+        def latest_start_time(node: str) -> int:
+            earliest = earliest_pod_start_ns(nodes_to_victims[node].victims)
+            return MIN_INT64 if earliest is None else earliest
+
+        score_funcs = [min_pdb, min_highest_priority, min_sum_priorities, min_num_pods, latest_start_time]
+    for f in score_funcs:
+        selected: list[str] = []
+        max_score = MIN_INT64
+        for node in all_candidates:
+            score = f(node)
+            if score > max_score:
+                max_score = score
+                selected = []
+            if score == max_score:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        all_candidates = selected
+    return all_candidates[0]
+
+
+__all__ = [
+    "Candidate",
+    "Evaluator",
+    "MSG_WAITING_FOR_PREEMPTION",
+    "aggregate_message",
+    "calculate_num_candidates",
+    "earliest_pod_start_ns",
+    "filter_pods_with_pdb_violation",
+    "more_important_pod",
+    "pick_one_node_for_preemption",
+    "pod_terminating_by_preemption",
+]
