@@ -12,17 +12,19 @@ profile's :class:`~kubesched.Framework`.
 
 How the registries combine (as upstream's out-of-tree registry merged into the in-tree one):
 
-    entry points  <  in-tree plugins (kubesched.plugins.IN_TREE)  <  Scheduler(registry=...)
+    entry points  <  in-tree plugins (kubesched.plugins.IN_TREE)  <  temporary  <  Scheduler(registry=...)
 
-An entry point named like an in-tree plugin is ignored (and logged); the caller's ``registry=``
-overrides both.  Entry-point plugins are never part of the default profile: a configuration
+An entry point named like an in-tree plugin is ignored (and logged); a plugin registered for a
+test with :func:`kubesched.testing.register_temporary_plugin` overrides both; the caller's
+``registry=`` overrides everything.  Entry-point plugins are never part of the default profile: a configuration
 enables them by name, like any out-of-tree plugin.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
@@ -34,6 +36,9 @@ ENTRY_POINT_GROUP = "kubesched"
 Factory = Callable[[Any, Any], Any]
 
 log = logging.getLogger("kubesched")
+
+_temporary: dict[str, Factory] = {}
+"""Plugins registered by :func:`register_temporary_plugin` (tests), by name."""
 
 
 def _distribution(ep: metadata.EntryPoint) -> str:
@@ -79,9 +84,10 @@ def load_entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factor
 
 
 def all_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factory]:
-    """Every plugin a configuration may name: the entry-point plugins, then the in-tree ones.
+    """Every plugin a configuration may name: entry points, in-tree plugins, temporary ones.
 
-    In-tree names win over entry points of the same name (the entry point is logged and ignored).
+    In-tree names win over entry points of the same name (the entry point is logged and ignored);
+    temporarily registered plugins win over both.
     """
     from kubesched.plugins import IN_TREE
 
@@ -89,7 +95,38 @@ def all_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factory]:
     for name in sorted(out.keys() & IN_TREE.keys()):
         log.warning("ignoring entry-point plugin %r: an in-tree plugin has that name", name)
     out.update(IN_TREE)
+    out.update(_temporary)
     return out
 
 
-__all__ = ["ENTRY_POINT_GROUP", "Factory", "all_plugins", "load_entry_point_plugins"]
+@contextmanager
+def register_temporary_plugin(name: str, factory: Factory) -> Iterator[Factory]:
+    """Make ``name`` a known plugin (``factory(args, handle) -> plugin``) inside the block.
+
+    Every registry built meanwhile sees it (``Scheduler``, ``parse_config``, ``kubesched
+    simulate`` run in-process), as if an installed distribution offered it, and it may replace
+    an in-tree plugin of the same name.  On exit the previous registration, if any, is restored.
+    """
+    if not name:
+        raise ValueError("a plugin name is required")
+    if not callable(factory):
+        raise TypeError(f"plugin {name!r}: the factory must be callable (args, handle) -> plugin")
+    missing = object()
+    previous = _temporary.get(name, missing)
+    _temporary[name] = factory
+    try:
+        yield factory
+    finally:
+        if previous is missing:
+            _temporary.pop(name, None)
+        else:
+            _temporary[name] = previous  # type: ignore[assignment]
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Factory",
+    "all_plugins",
+    "load_entry_point_plugins",
+    "register_temporary_plugin",
+]

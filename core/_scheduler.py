@@ -166,6 +166,7 @@ class Scheduler:
         registry: Mapping[str, Callable[[Any, Framework], Any]] | None = None,
         seed: int = 0,
         record_timings: bool = False,
+        assumed_pod_ttl: float = 0.0,
     ) -> None:
         from ._entrypoints import all_plugins
 
@@ -176,7 +177,7 @@ class Scheduler:
             self.registry.update(registry)
         self.rng = random.Random(seed)
         self.cluster = ClusterState()
-        self.cache = Cache()
+        self.cache = Cache(ttl=assumed_pod_ttl)
         self.snapshot = Snapshot()
         self.metrics = Metrics()
         self.record_timings = record_timings
@@ -223,8 +224,20 @@ class Scheduler:
             tg.start_soon(self._informer)
             await self._synced.wait()
             tg.start_soon(self.queue.run)
+            if self.cache.ttl > 0:
+                tg.start_soon(self._cleanup_assumed_pods)
             tg.start_soon(self._scheduling_loop)
             task_status.started()
+
+    async def _cleanup_assumed_pods(self) -> None:
+        """Every second, expire assumed pods whose binding finished long ago (upstream's TTL)."""
+        while True:
+            await anyio.sleep(1.0)
+            for uid in self.cache.cleanup_expired(anyio.current_time()):
+                log.warning("assumed pod %s expired without its Add", uid)
+                pod = self.cluster.pods.get(uid)
+                if pod is not None:
+                    self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
@@ -459,7 +472,7 @@ class Scheduler:
         except FitError as fe:
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
-            statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names)
+            statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
             pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
             fe.diagnosis.post_filter_msg = pf_status.message
             nominating = pf_result.nominated_node_name if pf_result is not None else None
@@ -883,9 +896,10 @@ class _CycleError(Exception):
 class _FullStatusMap(Mapping[str, Status]):
     """``NodeToStatus`` for PostFilter: explicit statuses plus the absent-node default."""
 
-    def __init__(self, diagnosis: Diagnosis, names: list[str]) -> None:
+    def __init__(self, diagnosis: Diagnosis, names: list[str], index: Mapping[str, int]) -> None:
         self._d = diagnosis
         self._names = names
+        self._index = index
 
     def _default(self) -> Status:
         return self._d.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -894,7 +908,7 @@ class _FullStatusMap(Mapping[str, Status]):
         st = self._d.node_to_status.get(name)
         if st is not None:
             return st
-        if name in set(self._names):
+        if name in self._index:
             return self._default()
         raise KeyError(name)
 

@@ -96,7 +96,9 @@ def parse_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"Invalid value: {go_value(str(value))}: must be an integer", field=key)
+            raise ConfigError(
+                f"Invalid value: {go_value(str(value))}: must be an integer", field=key
+            )
         values[attr] = value
     args = CoschedulingArgs(**values)
     if args.permit_waiting_time_seconds < 0:

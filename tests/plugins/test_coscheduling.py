@@ -120,24 +120,50 @@ def test_args_defaults() -> None:
     # sp apis/config/v1/defaults.go
     assert parse_args(None) == CoschedulingArgs(60, 0, 10)
     assert parse_args({}) == CoschedulingArgs(60, 0, 10)
-    assert parse_args({"permitWaitingTimeSeconds": 10, "podGroupBackoffSeconds": 5}) == CoschedulingArgs(10, 5, 10)
+    assert parse_args(
+        {"permitWaitingTimeSeconds": 10, "podGroupBackoffSeconds": 5}
+    ) == CoschedulingArgs(10, 5, 10)
 
 
 @pytest.mark.parametrize(
     ("raw", "field", "message"),
     [
-        pytest.param({"permitWaitingTimeSeconds": -1}, "permitWaitingTimeSeconds",
-                     "Invalid value: -1: must be greater than 0", id="negative permitWaitingTimeSeconds"),
-        pytest.param({"podGroupBackoffSeconds": -1}, "podGroupBackoffSeconds",
-                     "Invalid value: -1: must be greater than 0", id="negative podGroupBackoffSeconds"),
-        pytest.param({"podGroupRejectPercentage": 101}, "podGroupRejectPercentage",
-                     "Invalid value: 101: must be between 0 and 100", id="podGroupRejectPercentage above 100"),
-        pytest.param({"podGroupRejectPercentage": -1}, "podGroupRejectPercentage",
-                     "Invalid value: -1: must be between 0 and 100", id="negative podGroupRejectPercentage"),
-        pytest.param({"permitWaitingTimeSeconds": "10"}, "permitWaitingTimeSeconds",
-                     'Invalid value: "10": must be an integer', id="not an integer"),
-        pytest.param({"kubeConfigPath": "x"}, "", 'strict decoding error: unknown field "kubeConfigPath"',
-                     id="unknown field"),
+        pytest.param(
+            {"permitWaitingTimeSeconds": -1},
+            "permitWaitingTimeSeconds",
+            "Invalid value: -1: must be greater than 0",
+            id="negative permitWaitingTimeSeconds",
+        ),
+        pytest.param(
+            {"podGroupBackoffSeconds": -1},
+            "podGroupBackoffSeconds",
+            "Invalid value: -1: must be greater than 0",
+            id="negative podGroupBackoffSeconds",
+        ),
+        pytest.param(
+            {"podGroupRejectPercentage": 101},
+            "podGroupRejectPercentage",
+            "Invalid value: 101: must be between 0 and 100",
+            id="podGroupRejectPercentage above 100",
+        ),
+        pytest.param(
+            {"podGroupRejectPercentage": -1},
+            "podGroupRejectPercentage",
+            "Invalid value: -1: must be between 0 and 100",
+            id="negative podGroupRejectPercentage",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": "10"},
+            "permitWaitingTimeSeconds",
+            'Invalid value: "10": must be an integer',
+            id="not an integer",
+        ),
+        pytest.param(
+            {"kubeConfigPath": "x"},
+            "",
+            'strict decoding error: unknown field "kubeConfigPath"',
+            id="unknown field",
+        ),
     ],
 )
 def test_args_validation(raw: dict[str, Any], field: str, message: str) -> None:
@@ -182,51 +208,141 @@ def tpg(name: str, ns: str, offset: float | None = None) -> Any:
 
 # PT › TestLess: (p1, p1 initial attempt offset, p2, p2 offset, groups, want)
 LESS_CASES = [
-    pytest.param(lpod("p1", "ns1", LOW), None, lpod("p2", "ns2", HIGH), None, [], False,
-                 id="PT TestLess/p1.priority less than p2.priority"),
-    pytest.param(lpod("p1", "ns1", HIGH), None, lpod("p2", "ns2", LOW), None, [], True,
-                 id="PT TestLess/p1.priority greater than p2.priority"),
-    pytest.param(lpod("p1", "ns1", HIGH), 1, lpod("p2", "ns2", HIGH), 2, [], True,
-                 id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2"),
-    pytest.param(lpod("p1", "ns1", HIGH), 2, lpod("p2", "ns2", HIGH), 1, [], False,
-                 id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1"),
-    pytest.param(lpod("p1", "ns1", LOW, "pg1"), None, lpod("p2", "ns2", HIGH), None,
-                 [tpg("pg1", "ns1")], False,
-                 id="PT TestLess/p1.priority less than p2.priority, p1 belongs to pg1"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg1"), None, lpod("p2", "ns2", LOW), None,
-                 [tpg("pg1", "ns1")], True,
-                 id="PT TestLess/p1.priority greater than p2.priority, p1 belongs to pg1"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg1"), 1, lpod("p2", "ns2", HIGH), 2,
-                 [tpg("pg1", "ns1", 1)], True,
-                 id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2, p1 belongs to pg1"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg1"), 2, lpod("p2", "ns2", HIGH), 1,
-                 [tpg("pg1", "ns1", 2)], False,
-                 id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1, p1 belongs to pg1"),
-    pytest.param(lpod("p1", "ns1", LOW, "pg1"), None, lpod("p2", "ns2", HIGH, "pg2"), None,
-                 [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)], False,
-                 id="PT TestLess/p1.priority less than p2.priority, p1 belongs to pg1 and p2 belongs to pg2"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg1"), None, lpod("p2", "ns2", LOW, "pg1"), None,
-                 [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)], True,
-                 id="PT TestLess/p1.priority greater than p2.priority, p1 belongs to pg1 and and p2 belongs to pg2"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg1"), 1, lpod("p2", "ns2", HIGH, "pg2"), 2,
-                 [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)], True,
-                 id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2, "
-                    "p1 belongs to pg1 and p2 belongs to pg2"),
-    pytest.param(lpod("p1", "ns", LOW, "pg2"), 1, lpod("p2", "ns", HIGH, "pg1"), 2,
-                 [tpg("pg1", "ns", 1), tpg("pg2", "ns", 2)], False,
-                 id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1, "
-                    "p1 belongs to pg2 and p2 belongs to pg1"),
-    pytest.param(lpod("p1", "ns1", HIGH, "pg2"), 1, lpod("p2", "ns2", HIGH, "pg2"), 1,
-                 [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)], True,
-                 id="PT TestLess/equal priority and creation time, p1 belongs pg1 and p2 belong to pg2"),
-    pytest.param(lpod("p1", "ns1", HIGH), 1, lpod("p2", "ns2", HIGH, "pg2"), 1,
-                 [tpg("pg2", "ns2", 2)], True,
-                 id="PT TestLess/equal priority and creation time, and p2 belong to pg2"),
+    pytest.param(
+        lpod("p1", "ns1", LOW),
+        None,
+        lpod("p2", "ns2", HIGH),
+        None,
+        [],
+        False,
+        id="PT TestLess/p1.priority less than p2.priority",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH),
+        None,
+        lpod("p2", "ns2", LOW),
+        None,
+        [],
+        True,
+        id="PT TestLess/p1.priority greater than p2.priority",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH),
+        1,
+        lpod("p2", "ns2", HIGH),
+        2,
+        [],
+        True,
+        id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH),
+        2,
+        lpod("p2", "ns2", HIGH),
+        1,
+        [],
+        False,
+        id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", LOW, "pg1"),
+        None,
+        lpod("p2", "ns2", HIGH),
+        None,
+        [tpg("pg1", "ns1")],
+        False,
+        id="PT TestLess/p1.priority less than p2.priority, p1 belongs to pg1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg1"),
+        None,
+        lpod("p2", "ns2", LOW),
+        None,
+        [tpg("pg1", "ns1")],
+        True,
+        id="PT TestLess/p1.priority greater than p2.priority, p1 belongs to pg1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg1"),
+        1,
+        lpod("p2", "ns2", HIGH),
+        2,
+        [tpg("pg1", "ns1", 1)],
+        True,
+        id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2, p1 belongs to pg1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg1"),
+        2,
+        lpod("p2", "ns2", HIGH),
+        1,
+        [tpg("pg1", "ns1", 2)],
+        False,
+        id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1, p1 belongs to pg1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", LOW, "pg1"),
+        None,
+        lpod("p2", "ns2", HIGH, "pg2"),
+        None,
+        [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)],
+        False,
+        id="PT TestLess/p1.priority less than p2.priority, p1 belongs to pg1 and p2 belongs to pg2",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg1"),
+        None,
+        lpod("p2", "ns2", LOW, "pg1"),
+        None,
+        [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)],
+        True,
+        id="PT TestLess/p1.priority greater than p2.priority, p1 belongs to pg1 and and p2 belongs to pg2",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg1"),
+        1,
+        lpod("p2", "ns2", HIGH, "pg2"),
+        2,
+        [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)],
+        True,
+        id="PT TestLess/equal priority. p1 is added to schedulingQ earlier than p2, "
+        "p1 belongs to pg1 and p2 belongs to pg2",
+    ),
+    pytest.param(
+        lpod("p1", "ns", LOW, "pg2"),
+        1,
+        lpod("p2", "ns", HIGH, "pg1"),
+        2,
+        [tpg("pg1", "ns", 1), tpg("pg2", "ns", 2)],
+        False,
+        id="PT TestLess/equal priority. p2 is added to schedulingQ earlier than p1, "
+        "p1 belongs to pg2 and p2 belongs to pg1",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH, "pg2"),
+        1,
+        lpod("p2", "ns2", HIGH, "pg2"),
+        1,
+        [tpg("pg1", "ns1", 1), tpg("pg2", "ns2", 2)],
+        True,
+        id="PT TestLess/equal priority and creation time, p1 belongs pg1 and p2 belong to pg2",
+    ),
+    pytest.param(
+        lpod("p1", "ns1", HIGH),
+        1,
+        lpod("p2", "ns2", HIGH, "pg2"),
+        1,
+        [tpg("pg2", "ns2", 2)],
+        True,
+        id="PT TestLess/equal priority and creation time, and p2 belong to pg2",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("p1", "t1", "p2", "t2", "pgs", "want"), LESS_CASES)
-def test_less(p1: Any, t1: float | None, p2: Any, t2: float | None, pgs: list[Any], want: bool) -> None:
+def test_less(
+    p1: Any, t1: float | None, p2: Any, t2: float | None, pgs: list[Any], want: bool
+) -> None:
     pl = plugin(FakeHandle(pgs=pgs))
     assert pl.kubesched_queue_sort_less(qpi(p1, t1), qpi(p2, t2)) is want
 
@@ -242,7 +358,9 @@ def test_less_same_group_orders_by_name() -> None:
 def test_mark_and_clear_pod_group_schedule_failure() -> None:
     # CT › TestMarkAndClearPodGroupScheduleFailure
     created = WALL_EPOCH - 10
-    handle = FakeHandle(pgs=[make_pod_group("pg1", "ns").min_member(3).creation_timestamp(rfc3339(created)).obj()])
+    handle = FakeHandle(
+        pgs=[make_pod_group("pg1", "ns").min_member(3).creation_timestamp(rfc3339(created)).obj()]
+    )
     pl = plugin(handle)
     q = qpi(gpod("p1", "pg1").obj(), 0.0)
     assert pl.creation_timestamp(q) == created
@@ -268,38 +386,79 @@ def test_failed_group_goes_behind_a_newer_group() -> None:
 # --- PreFilter -----------------------------------------------------------------------------
 
 PREFILTER_CASES = [
-    pytest.param(gpod("p").obj(), [gpod("p1", "pg1").obj(), gpod("p2", "pg2").obj()],
-                 [pg_("pg1", 1), pg_("pg2", 1)], True,
-                 id="K1 CT TestPreFilter/pod does not belong to any pg"),
-    pytest.param(gpod("p", "pg-non-existent").obj(), [], [pg_("pg1", 1)], True,
-                 id="K2 CT TestPreFilter/pod belongs to a non-existent pg"),
-    pytest.param(gpod("p", "pg1").obj(), [gpod("pg2-1", "pg2").obj()], [pg_("pg1", 2), pg_("pg2", 2)], False,
-                 id="K3 CT TestPreFilter/pod count less than minMember"),
-    pytest.param(gpod("p1a", "pg1").obj(), [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
-                 [pg_("pg1", 2), pg_("pg2", 2)], True,
-                 id="K4 CT TestPreFilter/pod count equal minMember"),
-    pytest.param(gpod("p1a", "pg1").obj(), [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
-                 [pg_("pg1", 2), pg_("pg2", 2)], True,
-                 id="K4 CT TestPreFilter/pod count more than minMember"),
-    pytest.param(gpod("p1a", "pg1").obj(),
-                 [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").scheduling_gates("example-gate").obj()],
-                 [pg_("pg1", 2)], True,
-                 id="K5 CT TestPreFilter/gated pods but still meeting quorum (minMember < replicas)"),
-    pytest.param(gpod("p1a", "pg1").obj(),
-                 [gpod("p1b", "pg1").scheduling_gates("example-gate").obj(), gpod("p1c", "pg1").obj()],
-                 [pg_("pg1", 3)], False,
-                 id="K6 CT TestPreFilter/gated pods push group below quorum"),
-    pytest.param(gpod("p1a", "pg1").obj(),
-                 [gpod("p1b", "pg1").scheduling_gates("example-gate").obj(),
-                  gpod("p1c", "pg1").scheduling_gates("example-gate").obj()],
-                 [pg_("pg1", 2)], False,
-                 id="K7 CT TestPreFilter/all sibling pods are gated"),
-    pytest.param(gpod("p1a", "pg1").obj(), [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
-                 [pg_("pg1", 2).min_resources(cpu="6")], True,
-                 id="K8 CT TestPreFilter/cluster's resource satisfies minResource"),
-    pytest.param(gpod("p1a", "pg1").obj(), [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
-                 [pg_("pg1", 2).min_resources(cpu="10")], False,
-                 id="K9 CT TestPreFilter/cluster's resource cannot satisfy minResource"),
+    pytest.param(
+        gpod("p").obj(),
+        [gpod("p1", "pg1").obj(), gpod("p2", "pg2").obj()],
+        [pg_("pg1", 1), pg_("pg2", 1)],
+        True,
+        id="K1 CT TestPreFilter/pod does not belong to any pg",
+    ),
+    pytest.param(
+        gpod("p", "pg-non-existent").obj(),
+        [],
+        [pg_("pg1", 1)],
+        True,
+        id="K2 CT TestPreFilter/pod belongs to a non-existent pg",
+    ),
+    pytest.param(
+        gpod("p", "pg1").obj(),
+        [gpod("pg2-1", "pg2").obj()],
+        [pg_("pg1", 2), pg_("pg2", 2)],
+        False,
+        id="K3 CT TestPreFilter/pod count less than minMember",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
+        [pg_("pg1", 2), pg_("pg2", 2)],
+        True,
+        id="K4 CT TestPreFilter/pod count equal minMember",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
+        [pg_("pg1", 2), pg_("pg2", 2)],
+        True,
+        id="K4 CT TestPreFilter/pod count more than minMember",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").scheduling_gates("example-gate").obj()],
+        [pg_("pg1", 2)],
+        True,
+        id="K5 CT TestPreFilter/gated pods but still meeting quorum (minMember < replicas)",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").scheduling_gates("example-gate").obj(), gpod("p1c", "pg1").obj()],
+        [pg_("pg1", 3)],
+        False,
+        id="K6 CT TestPreFilter/gated pods push group below quorum",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [
+            gpod("p1b", "pg1").scheduling_gates("example-gate").obj(),
+            gpod("p1c", "pg1").scheduling_gates("example-gate").obj(),
+        ],
+        [pg_("pg1", 2)],
+        False,
+        id="K7 CT TestPreFilter/all sibling pods are gated",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
+        [pg_("pg1", 2).min_resources(cpu="6")],
+        True,
+        id="K8 CT TestPreFilter/cluster's resource satisfies minResource",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").obj(), gpod("p1c", "pg1").obj()],
+        [pg_("pg1", 2).min_resources(cpu="10")],
+        False,
+        id="K9 CT TestPreFilter/cluster's resource cannot satisfy minResource",
+    ),
 ]
 
 
@@ -351,14 +510,28 @@ def test_pre_filter_permitted_pg_cache() -> None:
 # --- CheckClusterResource ------------------------------------------------------------------
 
 CLUSTER_RESOURCE_CASES = [
-    pytest.param([gpod("p1").node("node-a").req(cpu="2").obj()], True,
-                 id="K10 CT TestCheckClusterResource/Cluster resource enough"),
-    pytest.param([gpod("p1").node("node-a").req(cpu="2").obj(), gpod("p2").node("node-b").req(cpu="1").obj()],
-                 False, id="K11 CT TestCheckClusterResource/Cluster resource not enough"),
-    pytest.param([gpod("p1", "pg1").node("node-a").req(cpu="2").obj(), gpod("p2").node("node-b").req(cpu="1").obj()],
-                 True,
-                 id="K12 CT TestCheckClusterResource/Cluster resource enough as p1's resource needs to be "
-                    "excluded from minResources"),
+    pytest.param(
+        [gpod("p1").node("node-a").req(cpu="2").obj()],
+        True,
+        id="K10 CT TestCheckClusterResource/Cluster resource enough",
+    ),
+    pytest.param(
+        [
+            gpod("p1").node("node-a").req(cpu="2").obj(),
+            gpod("p2").node("node-b").req(cpu="1").obj(),
+        ],
+        False,
+        id="K11 CT TestCheckClusterResource/Cluster resource not enough",
+    ),
+    pytest.param(
+        [
+            gpod("p1", "pg1").node("node-a").req(cpu="2").obj(),
+            gpod("p2").node("node-b").req(cpu="1").obj(),
+        ],
+        True,
+        id="K12 CT TestCheckClusterResource/Cluster resource enough as p1's resource needs to be "
+        "excluded from minResources",
+    ),
 ]
 
 
@@ -373,19 +546,34 @@ def test_check_cluster_resource_counts_pods() -> None:
     # minResources always carries pods: minMember; a full node offers no pod slot.
     node = make_node("n").capacity_list({"cpu": "8", "pods": 1}).obj()
     ni = make_node_info(node, make_pod("x").node("n").obj())
-    assert check_cluster_resource([ni], {"cpu": 1000, "pods": 1}, "ns/pg1") == "resource gap: map[pods:1]"
+    assert (
+        check_cluster_resource([ni], {"cpu": 1000, "pods": 1}, "ns/pg1")
+        == "resource gap: map[pods:1]"
+    )
 
 
 # --- Permit --------------------------------------------------------------------------------
 
 CORE_PERMIT_CASES = [
     pytest.param(gpod("p").obj(), [], None, id="K13 CT TestPermit/pod does not belong to any pg"),
-    pytest.param(gpod("p", "pg-non-existent").obj(), [], Status(Code.UNSCHEDULABLE, "PodGroup not found"),
-                 id="K14 CT TestPermit/pod specifies a non-existent pg"),
-    pytest.param(gpod("p", "pg1").obj(), [], Code.WAIT,
-                 id="K15 CT TestPermit/pod belongs to a pg that doesn't have quorum"),
-    pytest.param(gpod("p1a", "pg1").obj(), [gpod("p1b", "pg1").node("node").obj()], None,
-                 id="K16 CT TestPermit/pod belongs to a pg that have quorum satisfied"),
+    pytest.param(
+        gpod("p", "pg-non-existent").obj(),
+        [],
+        Status(Code.UNSCHEDULABLE, "PodGroup not found"),
+        id="K14 CT TestPermit/pod specifies a non-existent pg",
+    ),
+    pytest.param(
+        gpod("p", "pg1").obj(),
+        [],
+        Code.WAIT,
+        id="K15 CT TestPermit/pod belongs to a pg that doesn't have quorum",
+    ),
+    pytest.param(
+        gpod("p1a", "pg1").obj(),
+        [gpod("p1b", "pg1").node("node").obj()],
+        None,
+        id="K16 CT TestPermit/pod belongs to a pg that have quorum satisfied",
+    ),
 ]
 
 
@@ -402,16 +590,28 @@ def test_permit_core(pod: Any, existing: list[Any], want: Any) -> None:
 
 
 PLUGIN_PERMIT_CASES = [
-    pytest.param(gpod("p").obj(), Code.SUCCESS, id="K17 PT TestPermit/pods do not belong to any podGroup"),
-    pytest.param(gpod("p", "pg2").obj(), Code.WAIT, id="K17 PT TestPermit/pods belong to a pg1, but quorum not satisfied"),
-    pytest.param(gpod("p", "pg1").obj(), Code.SUCCESS,
-                 id="K17 PT TestPermit/pods belong to a podGroup, and quorum satisfied"),
+    pytest.param(
+        gpod("p").obj(), Code.SUCCESS, id="K17 PT TestPermit/pods do not belong to any podGroup"
+    ),
+    pytest.param(
+        gpod("p", "pg2").obj(),
+        Code.WAIT,
+        id="K17 PT TestPermit/pods belong to a pg1, but quorum not satisfied",
+    ),
+    pytest.param(
+        gpod("p", "pg1").obj(),
+        Code.SUCCESS,
+        id="K17 PT TestPermit/pods belong to a podGroup, and quorum satisfied",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("pod", "want"), PLUGIN_PERMIT_CASES)
 def test_permit_plugin(pod: Any, want: Code) -> None:
-    pl = plugin(FakeHandle([pod], [pg_("pg1", 1).obj(), pg_("pg2", 2).obj()]), permit_waiting_time_seconds=10)
+    pl = plugin(
+        FakeHandle([pod], [pg_("pg1", 1).obj(), pg_("pg2", 2).obj()]),
+        permit_waiting_time_seconds=10,
+    )
     out = pl.kubesched_permit(new_state(), pod, "node")
     st = out[0] if isinstance(out, tuple) else out
     assert (st.code if st is not None else Code.SUCCESS) == want
@@ -478,21 +678,38 @@ def test_permit_first_member_activates_siblings() -> None:
 # --- PostFilter ----------------------------------------------------------------------------
 
 POSTFILTER_CASES = [
-    pytest.param(gpod("p").obj(), [], [pg_("pg1", 2)], Status(Code.UNSCHEDULABLE, "can not find pod group"),
-                 id="K18 PT TestPostFilter/pod does not belong to any pod group"),
-    pytest.param(gpod("p", "pg1").obj(), [gpod("p1", "pg1").node("node").obj()], [pg_("pg1", 1)],
-                 Status(Code.UNSCHEDULABLE),
-                 id="K19 PT TestPostFilter/enough pods assigned, do not reject all"),
-    pytest.param(gpod("p", "pg1").obj(), [gpod("p1", "pg1").node("node").obj()], [pg_("pg1", 2)],
-                 Status(Code.UNSCHEDULABLE,
-                        "PodGroup ns/pg1 gets rejected due to Pod p is unschedulable even after PostFilter"),
-                 id="PT TestPostFilter/pod failed at filter phase, reject all pods"),
+    pytest.param(
+        gpod("p").obj(),
+        [],
+        [pg_("pg1", 2)],
+        Status(Code.UNSCHEDULABLE, "can not find pod group"),
+        id="K18 PT TestPostFilter/pod does not belong to any pod group",
+    ),
+    pytest.param(
+        gpod("p", "pg1").obj(),
+        [gpod("p1", "pg1").node("node").obj()],
+        [pg_("pg1", 1)],
+        Status(Code.UNSCHEDULABLE),
+        id="K19 PT TestPostFilter/enough pods assigned, do not reject all",
+    ),
+    pytest.param(
+        gpod("p", "pg1").obj(),
+        [gpod("p1", "pg1").node("node").obj()],
+        [pg_("pg1", 2)],
+        Status(
+            Code.UNSCHEDULABLE,
+            "PodGroup ns/pg1 gets rejected due to Pod p is unschedulable even after PostFilter",
+        ),
+        id="PT TestPostFilter/pod failed at filter phase, reject all pods",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("pod", "existing", "pgs", "want"), POSTFILTER_CASES)
 def test_post_filter(pod: Any, existing: list[Any], pgs: list[Any], want: Status) -> None:
-    pl = plugin(FakeHandle([*existing, pod], [b.obj() for b in pgs]), permit_waiting_time_seconds=10)
+    pl = plugin(
+        FakeHandle([*existing, pod], [b.obj() for b in pgs]), permit_waiting_time_seconds=10
+    )
     result, st = pl.kubesched_post_filter(CycleState(), pod, {"node": Status(Code.SUCCESS)})
     assert st == want
     assert result.nominated_node_name is None
@@ -580,6 +797,7 @@ def test_assigned_pods_follow_the_cluster() -> None:
 
 # --- with the real framework ---------------------------------------------------------------
 
+
 def _framework(**args: Any) -> Framework:
     fw = Framework(
         "default-scheduler",
@@ -641,4 +859,6 @@ async def test_framework_waiting_pods_time_out() -> None:
     assert fw.run_permit_plugins(new_state(), p, "n").is_wait()
     st = await fw.wait_on_permit(p)
     assert anyio.current_time() - start == pytest.approx(5)
-    assert st == Status(Code.UNSCHEDULABLE, "rejected due to timeout after waiting 5s at plugin Coscheduling")
+    assert st == Status(
+        Code.UNSCHEDULABLE, "rejected due to timeout after waiting 5s at plugin Coscheduling"
+    )

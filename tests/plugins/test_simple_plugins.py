@@ -174,6 +174,7 @@ def test_in_tree_registry() -> None:
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
         "DefaultPreemption",
+        "Coscheduling",
     }
     for name, factory in IN_TREE.items():
         assert factory(None, None).name == name

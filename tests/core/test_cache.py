@@ -1,0 +1,112 @@
+"""The cache (assume / forget / expiry / add / update / remove) and the incremental snapshot."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from kubesched._cache import Cache, CacheError, NodeTree, Snapshot
+from kubesched._nodeinfo import NodeBatch, PodInfo
+from kubesched.testing import make_node, make_pod
+
+
+def _bound(name: str, node: str, cpu: str = "1") -> PodInfo:
+    return PodInfo(make_pod(name).req(cpu=cpu, memory="1Gi").node(node).obj())
+
+
+def _cache(*nodes: str) -> Cache:
+    c = Cache()
+    for n in nodes:
+        c.add_node(make_node(n).capacity(cpu="4", memory="8Gi").obj())
+    return c
+
+
+def test_assume_counts_at_once_and_forget_undoes_it() -> None:
+    c = _cache("n1")
+    pi = _bound("p", "n1")
+    c.assume_pod(pi, "n1")
+    assert c.is_assumed(pi.uid)
+    assert c.node_infos["n1"].requested.milli_cpu == 1000
+    with pytest.raises(CacheError):
+        c.assume_pod(pi, "n1")
+    c.forget_pod(pi.uid)
+    assert not c.is_assumed(pi.uid)
+    assert c.node_infos["n1"].requested.milli_cpu == 0
+
+
+def test_add_confirms_an_assumed_pod_on_the_node_the_api_says() -> None:
+    c = _cache("n1", "n2")
+    pi = _bound("p", "n1")
+    c.assume_pod(pi, "n1")
+    c.add_pod(msgspec.structs.replace(pi.pod, spec=msgspec.structs.replace(pi.pod.spec, node_name="n2")))
+    assert not c.is_assumed(pi.uid)
+    assert [p.key for p in c.node_infos["n2"].pods] == ["default/p"]
+    assert c.node_infos["n1"].pods == []
+    with pytest.raises(CacheError, match="can't forget"):
+        c.forget_pod(pi.uid)
+
+
+def test_assumed_pods_expire_only_after_binding_finished_and_ttl() -> None:
+    c = Cache(ttl=30)
+    c.add_node(make_node("n1").obj())
+    pi = _bound("p", "n1")
+    c.assume_pod(pi, "n1")
+    assert c.cleanup_expired(now=1000) == []  # binding not finished: never expires
+    c.finish_binding(pi.uid, now=10)
+    assert c.cleanup_expired(now=40) == []
+    assert c.cleanup_expired(now=40.5) == [pi.uid]
+    assert c.node_infos["n1"].pods == []
+
+
+def test_default_ttl_zero_never_expires() -> None:
+    c = _cache("n1")
+    pi = _bound("p", "n1")
+    c.assume_pod(pi, "n1")
+    c.finish_binding(pi.uid, now=0)
+    assert c.cleanup_expired(now=10**9) == []
+
+
+def test_update_and_remove_pod() -> None:
+    c = _cache("n1")
+    c.add_pod(_bound("p", "n1", cpu="1").pod)
+    c.update_pod(_bound("p", "n1", cpu="2").pod)
+    assert c.node_infos["n1"].requested.milli_cpu == 2000
+    c.remove_pod(_bound("p", "n1").uid)
+    assert c.node_infos["n1"].requested.milli_cpu == 0
+
+
+def test_removed_node_keeps_its_pods_until_they_go() -> None:
+    c = _cache("n1")
+    pi = _bound("p", "n1")
+    c.add_pod(pi.pod)
+    c.remove_node("n1")
+    assert c.node_count() == 0
+    assert "n1" in c.node_infos
+    c.remove_pod(pi.uid)
+    assert "n1" not in c.node_infos
+
+
+def test_snapshot_updates_only_dirty_rows() -> None:
+    c = _cache("n1", "n2", "n3")
+    snap = Snapshot()
+    snap.update(c)
+    before = snap.column("requested", "cpu").copy()
+    n3_info = snap.get("n3")
+    c.add_pod(_bound("p", "n2", cpu="1500m").pod)
+    snap.update(c)
+    after = snap.column("requested", "cpu")
+    assert before.tolist() == [0, 0, 0]
+    assert after.tolist() == [0, 1500, 0]
+    assert snap.get("n3") is n3_info  # untouched rows are not re-cloned
+    batch = NodeBatch(snapshot=snap, indices=snap.column("requested", "cpu").argsort()[::-1][:1].copy())
+    assert batch.names == ["n2"]
+    # the snapshot is a copy: the cache changing does not change it until the next update
+    c.add_pod(_bound("q", "n1").pod)
+    assert snap.get("n1").pods == []
+
+
+def test_node_tree_interleaves_zones() -> None:
+    t = NodeTree()
+    for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("c2", "c")]:
+        t.add(make_node(name).label("topology.kubernetes.io/zone", zone).obj())
+    assert t.list() == ["a1", "b1", "c1", "a2", "c2", "a3"]
