@@ -4,6 +4,18 @@ Builders read like kube-scheduler's ``st.MakePod()`` wrappers::
 
     pod = make_pod("p").priority(100).req(cpu="500m", memory="1Gi").obj()
     node = make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
+
+For plugin authors: :func:`scheduler_for` runs a scheduler on a fake cluster in the current
+(virtual-time) event loop, :meth:`SimCluster.settle` waits until it has nothing left to do, and
+:func:`register_temporary_plugin` makes a plugin known by name for the duration of a block::
+
+    async with scheduler_for(nodes, plugins={"Gate": Gate}, enable=["Gate"]) as sim:
+        sim.create(make_pod("p").obj())
+        await sim.settle()
+        assert sim.placements() == {"p": "n1"}
+
+``pytest_plugins = ["kubesched.pytest_plugin"]`` in a conftest adds the fixtures (both anyio
+backends in virtual time, ``temporary_plugin``).
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ._entrypoints import register_temporary_plugin as register_temporary_plugin
 from ._objects import (
     Affinity,
     Container,
@@ -40,6 +53,9 @@ from ._objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from ._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
+from ._simcluster import SimCluster as SimCluster
+from ._simcluster import scheduler_for as scheduler_for
 
 
 def uid_for(namespace: str, name: str) -> str:

@@ -7,9 +7,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import pytest
-
 import kubesched
+import pytest
 from kubesched import Status, hookimpl, per_node_filter
 from kubesched._config import ProfileConfig, SchedulerConfig, default_multi_point
 from kubesched._scheduler import Scheduler

@@ -1,0 +1,118 @@
+"""Quantities (exact parsing) and pod requests (containers, init containers, sidecars, overhead)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from kubesched import QuantityError, parse_quantity, pod_requests
+from kubesched._resources import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    milli_value,
+    whole_value,
+)
+from kubesched.testing import make_pod
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("0", Fraction(0)),
+        ("1", Fraction(1)),
+        ("100m", Fraction(1, 10)),
+        ("1.5", Fraction(3, 2)),
+        (".5", Fraction(1, 2)),
+        ("1Ki", Fraction(1024)),
+        ("1Mi", Fraction(2**20)),
+        ("1Gi", Fraction(2**30)),
+        ("2Ti", Fraction(2 * 2**40)),
+        ("1Pi", Fraction(2**50)),
+        ("1Ei", Fraction(2**60)),
+        ("1k", Fraction(1000)),
+        ("1M", Fraction(10**6)),
+        ("1G", Fraction(10**9)),
+        ("1T", Fraction(10**12)),
+        ("1P", Fraction(10**15)),
+        ("1E", Fraction(10**18)),
+        ("1n", Fraction(1, 10**9)),
+        ("1u", Fraction(1, 10**6)),
+        ("1e3", Fraction(1000)),
+        ("1E3", Fraction(1000)),
+        ("1.5e-3", Fraction(3, 2000)),
+        ("+2", Fraction(2)),
+        ("-1", Fraction(-1)),
+        (2, Fraction(2)),
+        (0.25, Fraction(1, 4)),
+    ],
+)
+def test_parse_quantity_exact(text: str | int | float, want: Fraction) -> None:
+    assert parse_quantity(text) == want
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "1Ki2", "1.2.3", "1KB", "Mi", "1 Gi", "--1", "1e", True])
+def test_parse_quantity_rejects(bad: object) -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity(bad)  # type: ignore[arg-type]
+
+
+def test_milli_and_whole_values_round_up() -> None:
+    assert milli_value(parse_quantity("0.1m")) == 1
+    assert milli_value(parse_quantity("1.0001")) == 1001
+    assert whole_value(parse_quantity("1.5")) == 2
+    assert whole_value(parse_quantity("100m")) == 1
+
+
+def test_containers_are_summed() -> None:
+    pod = make_pod("p").req(cpu="100m", memory="1Gi").req(cpu="1", memory="512Mi").obj()
+    r = pod_requests(pod)
+    assert (r.milli_cpu, r.memory) == (1100, 2**30 + 2**29)
+
+
+def test_init_containers_peak_against_the_sum() -> None:
+    pod = make_pod("p").req(cpu="1").init_req({"cpu": "2"}).init_req({"cpu": "500m"}).obj()
+    assert pod_requests(pod).milli_cpu == 2000
+
+
+def test_restartable_sidecars_add_to_the_sum_and_to_later_init_containers() -> None:
+    # sidecar 1 CPU runs alongside everything after it: init peak = 1 + 3 = 4; sum = 1 + 1
+    pod = (
+        make_pod("p")
+        .req(cpu="1")
+        .init_req({"cpu": "1"}, sidecar=True)
+        .init_req({"cpu": "3"})
+        .obj()
+    )
+    assert pod_requests(pod).milli_cpu == 4000
+    pod2 = make_pod("q").req(cpu="5").init_req({"cpu": "1"}, sidecar=True).init_req({"cpu": "3"}).obj()
+    assert pod_requests(pod2).milli_cpu == 6000
+
+
+def test_overhead_is_added() -> None:
+    pod = make_pod("p").req(cpu="1").overhead({"cpu": "250m", "memory": "100Mi"}).obj()
+    r = pod_requests(pod)
+    assert (r.milli_cpu, r.memory) == (1250, 100 * 2**20)
+
+
+def test_limits_stand_in_for_missing_requests() -> None:
+    pod = make_pod("p").obj()
+    from kubesched._objects import Container, ResourceRequirements
+
+    pod.spec.containers = [Container(name="c", resources=ResourceRequirements(limits={"cpu": "2", "memory": "1Gi"}))]
+    r = pod_requests(pod)
+    assert (r.milli_cpu, r.memory) == (2000, 2**30)
+
+
+def test_non_zero_defaults_apply_per_container_to_missing_requests_only() -> None:
+    pod = make_pod("p").container().req(cpu="0", memory="0").req(cpu="300m").obj()
+    r = pod_requests(pod, non_zero=True)
+    assert r.milli_cpu == DEFAULT_MILLI_CPU_REQUEST + 0 + 300
+    assert r.memory == DEFAULT_MEMORY_REQUEST + 0 + DEFAULT_MEMORY_REQUEST
+    assert pod_requests(make_pod("empty").obj(), non_zero=True).milli_cpu == 0
+
+
+def test_extended_resources_and_ephemeral_storage() -> None:
+    pod = make_pod("p").req_list({"nvidia.com/gpu": 2, "ephemeral-storage": "1Gi"}).obj()
+    r = pod_requests(pod)
+    assert r.scalar == {"nvidia.com/gpu": 2}
+    assert r.ephemeral_storage == 2**30
