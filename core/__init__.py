@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._config import SchedulerConfig, parse_config
 from ._entrypoints import ENTRY_POINT_GROUP, load_entry_point_plugins
 from ._errors import (
     ConfigError,
@@ -36,6 +37,7 @@ from ._objects import (
 )
 from ._queue import QueuedPodInfo, SchedulingQueue
 from ._resources import QuantityError, Resource, parse_quantity, pod_requests
+from ._scheduler import Scheduler
 from ._status import Code, Diagnosis, FitError, Status
 from ._transport import Transport, WatchEvent
 from .hookspecs import hookimpl, hookspec
@@ -75,6 +77,8 @@ __all__ = [
     "QueuedPodInfo",
     "QueueingHint",
     "Resource",
+    "Scheduler",
+    "SchedulerConfig",
     "SchedulingQueue",
     "Status",
     "Transport",
@@ -85,6 +89,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "load_entry_point_plugins",
+    "parse_config",
     "parse_quantity",
     "per_node_filter",
     "per_node_score",

@@ -164,14 +164,16 @@ class Cache:
         """A bound pod from the informer: confirms an assumed pod or adds a new one."""
         uid = pod.metadata.uid
         st = self.pod_states.get(uid)
+        pi: PodInfo | None = None
         if st is not None:
             if st.node_name != pod.spec.node_name or st.assumed:
                 # confirm the assumption, on the node the API says
                 self._remove(st)
+                pi = _same_spec(st.pod_info, pod)
             else:
                 self.update_pod(pod)
                 return
-        pi = PodInfo(pod)
+        pi = pi or PodInfo(pod)
         self._touch(pod.spec.node_name).add_pod(pi)
         self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
 
@@ -183,7 +185,7 @@ class Cache:
             return
         ni = self._touch(st.node_name)
         ni.remove_pod(uid)
-        pi = PodInfo(pod)
+        pi = _same_spec(st.pod_info, pod) or PodInfo(pod)
         target = pod.spec.node_name or st.node_name
         if target != st.node_name:
             ni = self._touch(target)
@@ -247,7 +249,11 @@ class Cache:
         return sum(1 for ni in self.node_infos.values() if ni.node is not None)
 
 
-_BASE = {"allocatable", "requested", "non_zero_requested"}
+def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
+    """``pi`` re-pointed at ``pod`` when only status / metadata changed (no recomputation)."""
+    if pi.pod.spec == pod.spec and pi.pod.metadata.labels == pod.metadata.labels:
+        return pi.with_pod(pod)
+    return None
 
 
 class Snapshot:
@@ -260,6 +266,10 @@ class Snapshot:
         self._columns: dict[tuple[str, str], np.ndarray] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
+        self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
+        self._images: dict[str, tuple[int, list[int]]] | None = None
+        # NodeInfo.generation per row: plugins compare it to refresh per-node caches incrementally
+        self.generations = np.zeros(0, dtype=np.int64)
         self.tree_generation = -1
         self.generation = 0
 
@@ -281,6 +291,11 @@ class Snapshot:
             self._columns = {}
             self._labels = {}
             self._flags = {}
+            self._codes = {}
+            self._images = None
+            self.generations = np.fromiter(
+                (ni.generation for ni in self.node_infos), np.int64, len(self.node_infos)
+            )
             cache.dirty.clear()
             self.generation += 1
             return
@@ -296,6 +311,7 @@ class Snapshot:
                 continue
             ni = ni.clone()
             self.node_infos[i] = ni
+            self.generations[i] = ni.generation
             for (kind, resource), col in self._columns.items():
                 col[i] = _value(ni, kind, resource)
         cache.dirty.clear()
@@ -327,6 +343,51 @@ class Snapshot:
         if col is None:
             col = self._labels[key] = [ni.labels.get(key) for ni in self.node_infos]
         return col
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """Label ``key`` as integer codes: ``(codes, values, index)``.
+
+        ``codes[i]`` is the position of node i's value in ``values`` (first-seen order), -1 when
+        the node has no such label; ``index`` maps a value to its code.  Cached until the node
+        set or a Node object changes, so topology domains become array indices.
+        """
+        out = self._codes.get(key)
+        if out is None:
+            index: dict[str, int] = {}
+            values: list[str] = []
+            codes = np.empty(len(self.node_infos), dtype=np.int64)
+            for i, v in enumerate(self.label_column(key)):
+                if v is None:
+                    codes[i] = -1
+                    continue
+                c = index.get(v)
+                if c is None:
+                    c = index[v] = len(values)
+                    values.append(v)
+                codes[i] = c
+            out = self._codes[key] = (codes, values, index)
+        return out
+
+    def image_states(self) -> dict[str, tuple[int, list[int]]]:
+        """``ImageStateSummary`` per image name: ``(size, rows of the nodes that have it)``.
+
+        Names are taken as the nodes report them (``status.images[].names``); the size is the
+        first reporting node's.  Cached until the node set or a Node object changes.
+        """
+        if self._images is None:
+            images: dict[str, tuple[int, list[int]]] = {}
+            for i, ni in enumerate(self.node_infos):
+                if ni.node is None:
+                    continue
+                for img in ni.node.status.images:
+                    for name in img.names:
+                        st = images.get(name)
+                        if st is None:
+                            images[name] = (img.size_bytes, [i])
+                        elif st[1][-1] != i:
+                            st[1].append(i)
+            self._images = images
+        return self._images
 
 
 def _value(ni: NodeInfo, kind: str, resource: str) -> int:

@@ -52,8 +52,10 @@ class PodInfo:
         nz = pod_requests(pod, non_zero=True)
         self.non_zero_cpu = nz.milli_cpu
         self.non_zero_mem = nz.memory
+        # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers
         ports: list[tuple[str, str, int]] = []
-        for c in pod.spec.containers:
+        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+        for c in (*sidecars, *pod.spec.containers):
             for p in c.ports:
                 if p.host_port > 0:
                     ports.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
@@ -280,6 +282,35 @@ class NodeBatch(Sequence[NodeInfo]):
             flags: np.ndarray = self._snapshot.node_flag(name, fn)[self.indices]
             return flags
         return np.fromiter((bool(fn(ni)) for ni in self.infos), bool, len(self))
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot this batch is a view of (None for a batch of explicit NodeInfos)."""
+        return self._snapshot if self.indices is not None else None
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """Label ``key`` per node as codes into ``values`` (-1: no label); see ``Snapshot.label_codes``.
+
+        For a snapshot batch, ``values`` and ``index`` are the snapshot's own objects, shared by
+        every batch of that snapshot; otherwise they are built for this batch.
+        """
+        if self._snapshot is not None and self.indices is not None:
+            codes, values, index = self._snapshot.label_codes(key)
+            return codes[self.indices], values, index
+        index: dict[str, int] = {}
+        values: list[str] = []
+        out = np.empty(len(self), dtype=np.int64)
+        for i, ni in enumerate(self.infos):
+            v = ni.labels.get(key)
+            if v is None:
+                out[i] = -1
+                continue
+            c = index.get(v)
+            if c is None:
+                c = index[v] = len(values)
+                values.append(v)
+            out[i] = c
+        return out, values, index
 
     def label_values(self, key: str) -> list[str | None]:
         """Each node's value of label ``key`` (None when absent)."""

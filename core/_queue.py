@@ -403,6 +403,7 @@ class SchedulingQueue:
             self._registered[name] = regs
             for plugin, event, _ in regs:
                 self._plugin_events.setdefault(plugin, []).append(event)
+        self._interest: dict[tuple[Any, Any], bool] = {}
         self._all_events = [e for regs in self._registered.values() for _, e, _ in regs]
         self.on_change: Callable[[], None] | None = None
 
@@ -655,7 +656,11 @@ class SchedulingQueue:
         """``isEventOfInterest``: a wildcard event, or one some plugin registered."""
         if event.is_wildcard():
             return True
-        return any(reg.matches(event) for reg in self._all_events)
+        key = (event.resource, event.action)
+        hit = self._interest.get(key)
+        if hit is None:
+            hit = self._interest[key] = any(reg.matches(event) for reg in self._all_events)
+        return hit
 
     def move_all_to_active_or_backoff(
         self,
