@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._config import SchedulerConfig, parse_config
-from ._entrypoints import ENTRY_POINT_GROUP, load_entry_point_plugins
+from ._config import SchedulerConfig
+from ._entrypoints import load_entry_point_plugins
 from ._errors import (
     ConfigError,
     ConflictError,
@@ -52,7 +52,6 @@ __all__ = [
     "Code",
     "ConfigError",
     "ConflictError",
-    "ENTRY_POINT_GROUP",
     "CycleState",
     "Diagnosis",
     "Event",
@@ -89,7 +88,6 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "load_entry_point_plugins",
-    "parse_config",
     "parse_quantity",
     "per_node_filter",
     "per_node_score",

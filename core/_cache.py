@@ -268,6 +268,8 @@ class Snapshot:
         self._flags: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
         self._images: dict[str, tuple[int, list[int]]] | None = None
+        # name -> (key function, {key: {row: pod count}}); see pod_index()
+        self._pod_indexes: dict[str, tuple[Any, dict[Any, dict[int, int]]]] = {}
         # NodeInfo.generation per row: plugins compare it to refresh per-node caches incrementally
         self.generations = np.zeros(0, dtype=np.int64)
         self.tree_generation = -1
@@ -293,6 +295,7 @@ class Snapshot:
             self._flags = {}
             self._codes = {}
             self._images = None
+            self._pod_indexes = {}
             self.generations = np.fromiter(
                 (ni.generation for ni in self.node_infos), np.int64, len(self.node_infos)
             )
@@ -310,6 +313,9 @@ class Snapshot:
             if ni is None:
                 continue
             ni = ni.clone()
+            for fn, pod_index in self._pod_indexes.values():
+                _index_pods(pod_index, fn, self.node_infos[i].pods, i, -1)
+                _index_pods(pod_index, fn, ni.pods, i, 1)
             self.node_infos[i] = ni
             self.generations[i] = ni.generation
             for (kind, resource), col in self._columns.items():
@@ -368,6 +374,23 @@ class Snapshot:
             out = self._codes[key] = (codes, values, index)
         return out
 
+    def pod_index(self, name: str, fn: Any) -> dict[Any, dict[int, int]]:
+        """The snapshot's pods grouped by ``fn(pod_info)``: ``{key: {row: number of pods}}``.
+
+        ``fn`` returns a hashable key, or None to leave the pod out, and must depend on the pod
+        alone.  Built on first use (one pass over every pod), then kept current row by row as
+        the snapshot refreshes; dropped on a full rebuild.  A plugin uses it to visit each
+        distinct kind of pod (same namespace and labels, same affinity terms...) once per cycle
+        instead of every pod.  The returned mapping is the snapshot's: do not mutate it.
+        """
+        entry = self._pod_indexes.get(name)
+        if entry is None:
+            index: dict[Any, dict[int, int]] = {}
+            for i, ni in enumerate(self.node_infos):
+                _index_pods(index, fn, ni.pods, i, 1)
+            entry = self._pod_indexes[name] = (fn, index)
+        return entry[1]
+
     def image_states(self) -> dict[str, tuple[int, list[int]]]:
         """``ImageStateSummary`` per image name: ``(size, rows of the nodes that have it)``.
 
@@ -388,6 +411,24 @@ class Snapshot:
                             st[1].append(i)
             self._images = images
         return self._images
+
+
+def _index_pods(index: dict[Any, dict[int, int]], fn: Any, pods: list[PodInfo], row: int, delta: int) -> None:
+    """Add (``delta`` 1) or remove (-1) ``pods`` of ``row`` to / from a :meth:`Snapshot.pod_index`."""
+    for pi in pods:
+        key = fn(pi)
+        if key is None:
+            continue
+        rows = index.get(key)
+        if rows is None:
+            rows = index[key] = {}
+        n = rows.get(row, 0) + delta
+        if n > 0:
+            rows[row] = n
+        else:
+            rows.pop(row, None)
+            if not rows:
+                del index[key]
 
 
 def _value(ni: NodeInfo, kind: str, resource: str) -> int:

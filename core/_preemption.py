@@ -134,7 +134,9 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
     return pod_start_ns(pod1) < pod_start_ns(pod2)
 
 
-def _sort_by_importance(items: list[Any], less: Callable[[Pod, Pod], bool], pod: Callable[[Any], Pod]) -> None:
+def _sort_by_importance(
+    items: list[Any], less: Callable[[Pod, Pod], bool], pod: Callable[[Any], Pod]
+) -> None:
     def cmp(a: Any, b: Any) -> int:
         if less(pod(a), pod(b)):
             return -1
@@ -180,7 +182,9 @@ def _selector_is_empty(pdb: PodDisruptionBudget) -> bool | None:
 
 
 def filter_pods_with_pdb_violation(
-    pod_infos: Sequence[Any], pdbs: Sequence[PodDisruptionBudget], pod: Callable[[Any], Pod] = lambda pi: pi.pod
+    pod_infos: Sequence[Any],
+    pdbs: Sequence[PodDisruptionBudget],
+    pod: Callable[[Any], Pod] = lambda pi: pi.pod,
 ) -> tuple[list[Any], list[Any]]:
     """``filterPodsWithPDBViolation``: a stable split into (violating, non-violating)."""
     from kubesched.plugins._helper import compile_label_selector
@@ -312,25 +316,36 @@ class Evaluator:
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         """``isPreemptionAllowed``: lower priority, and ``is_eligible_pod``."""
-        return victim.priority < pod_priority(preemptor) and self.is_eligible_pod(node_info, victim, preemptor)
+        return victim.priority < pod_priority(preemptor) and self.is_eligible_pod(
+            node_info, victim, preemptor
+        )
 
-    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
         """``PodEligibleToPreemptOthers`` (cases J1–J5)."""
         if pod.spec.preemption_policy == PREEMPT_NEVER:
             return False, MSG_NOT_ELIGIBLE_NEVER
         nom = pod.status.nominated_node_name
         if nom:
-            if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
                 return True, ""
             snapshot = getattr(self.handle, "snapshot", None)
             node_info = snapshot.get(nom) if snapshot is not None else None
             if node_info is not None:
                 for pi in node_info.pods:
-                    if self.is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
+                    if self.is_preemption_allowed(
+                        node_info, pi, pod
+                    ) and pod_terminating_by_preemption(pi.pod):
                         return False, MSG_NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Candidate]) -> list[ScoreFunc] | None:
+    def ordered_score_funcs(
+        self, nodes_to_victims: Mapping[str, Candidate]
+    ) -> list[ScoreFunc] | None:
         """``OrderedScoreFuncs``: None selects the default rules of :func:`pick_one_node_for_preemption`."""
         return None
 
@@ -493,13 +508,17 @@ class Evaluator:
                     break
                 continue
             if st is None or st.is_success():
-                st = Status(Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"')
+                st = Status(
+                    Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"'
+                )
             if st.code == Code.ERROR:
                 errs.append(st.message)
             statuses[node_copy.name] = st
         return non_violating.items + violating.items, statuses, errs
 
-    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
         """``callExtenders``: let preemption-capable extenders narrow the candidates.
 
         An extender is any object with ``supports_preemption()``, ``is_interested(pod)``,
@@ -520,7 +539,11 @@ class Evaluator:
                 result = dict(ext.process_preemption(pod, victims_map, self.handle.snapshot))
             except Exception as err:
                 if ext.is_ignorable():
-                    log.info("skipped extender %s as it returned error and has ignorable flag set: %s", getattr(ext, "name", ext), err)
+                    log.info(
+                        "skipped extender %s as it returned error and has ignorable flag set: %s",
+                        getattr(ext, "name", ext),
+                        err,
+                    )
                     continue
                 return [], Status(Code.ERROR, str(err), error=err)
             for node, c in list(result.items()):
@@ -528,11 +551,15 @@ class Evaluator:
                     if ext.is_ignorable():
                         del result[node]
                         continue
-                    return [], Status(Code.ERROR, f'expected at least one victim pod on node "{node}"')
+                    return [], Status(
+                        Code.ERROR, f'expected at least one victim pod on node "{node}"'
+                    )
             victims_map = result
             if not victims_map:
                 break
-        return [Candidate(name, c.victims, c.num_pdb_violations) for name, c in victims_map.items()], None
+        return [
+            Candidate(name, c.victims, c.num_pdb_violations) for name, c in victims_map.items()
+        ], None
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         """``SelectCandidate``: the one candidate, or the pick of the ordered score functions."""
@@ -574,11 +601,15 @@ class Evaluator:
             )
             if _condition_changes(victim, condition):
                 try:
-                    await client.patch_pod_status(victim.metadata.namespace, victim.metadata.name, condition=condition)
+                    await client.patch_pod_status(
+                        victim.metadata.namespace, victim.metadata.name, condition=condition
+                    )
                 except NotFoundError:
                     return
             try:
-                await client.delete_pod(victim.metadata.namespace, victim.metadata.name, uid=victim.metadata.uid)
+                await client.delete_pod(
+                    victim.metadata.namespace, victim.metadata.name, uid=victim.metadata.uid
+                )
             except NotFoundError:
                 return
         scheduler = getattr(fh, "scheduler", None)
@@ -591,7 +622,9 @@ class Evaluator:
                 f"Preempted by pod {preemptor.metadata.uid} on node {c.name}",
             )
 
-    async def _preempt_all(self, c: Candidate, preemptor: Pod, victims: Sequence[Pod]) -> BaseException | None:
+    async def _preempt_all(
+        self, c: Candidate, preemptor: Pod, victims: Sequence[Pod]
+    ) -> BaseException | None:
         """Preempt ``victims`` concurrently; the first error cancels the rest and is returned."""
         errors: list[BaseException] = []
 
@@ -627,7 +660,9 @@ class Evaluator:
             if not p.status.nominated_node_name:
                 continue
             try:
-                await self.handle.client.patch_pod_status(p.metadata.namespace, p.metadata.name, nominated_node_name="")
+                await self.handle.client.patch_pod_status(
+                    p.metadata.namespace, p.metadata.name, nominated_node_name=""
+                )
             except Exception as err:
                 errs.append(err)
         return errs
@@ -657,9 +692,15 @@ class Evaluator:
         uid = pod.metadata.uid
         failed = False
         try:
-            errs = await self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name))
+            errs = await self.clear_nominated_node_name(
+                self.lower_priority_nominated_pods(pod, c.name)
+            )
             if errs:
-                log.warning("cannot clear 'NominatedNodeName' field from lower priority pods on node %s: %s", c.name, errs[0])
+                log.warning(
+                    "cannot clear 'NominatedNodeName' field from lower priority pods on node %s: %s",
+                    c.name,
+                    errs[0],
+                )
                 failed = True
             preempt_last = True
             if len(victims) > 1:
@@ -670,11 +711,16 @@ class Evaluator:
                     preempt_last = False
             if preempt_last:
                 last = victims[-1]
-                self.last_victims_pending_preemption[uid] = (last.metadata.namespace, last.metadata.name)
+                self.last_victims_pending_preemption[uid] = (
+                    last.metadata.namespace,
+                    last.metadata.name,
+                )
                 try:
                     await self.preempt_pod(c, pod, last)
                 except Exception as err:
-                    log.warning("error occurred during async preemption of the last victim: %s", err)
+                    log.warning(
+                        "error occurred during async preemption of the last victim: %s", err
+                    )
                     failed = True
         finally:
             self.preempting.discard(uid)
@@ -733,7 +779,13 @@ def pick_one_node_for_preemption(
             earliest = earliest_pod_start_ns(nodes_to_victims[node].victims)
             return MIN_INT64 if earliest is None else earliest
 
-        score_funcs = [min_pdb, min_highest_priority, min_sum_priorities, min_num_pods, latest_start_time]
+        score_funcs = [
+            min_pdb,
+            min_highest_priority,
+            min_sum_priorities,
+            min_num_pods,
+            latest_start_time,
+        ]
     for f in score_funcs:
         selected: list[str] = []
         max_score = MIN_INT64

@@ -71,7 +71,9 @@ class SimCluster:
                 if self.is_settled(terminations=terminations):
                     return
             if anyio.current_time() >= deadline:
-                raise TimeoutError(f"the scheduler did not settle within {timeout:g}s: {self._busy()}")
+                raise TimeoutError(
+                    f"the scheduler did not settle within {timeout:g}s: {self._busy()}"
+                )
             await anyio.sleep(SETTLE_POLL_SECONDS)
 
     def _busy(self) -> str:
@@ -102,7 +104,9 @@ class SimCluster:
             out[name if ns == "default" else f"{ns}/{name}"] = pod.spec.node_name or None
         return out
 
-    def condition(self, name: str, namespace: str = "default", type: str = "PodScheduled") -> PodCondition | None:
+    def condition(
+        self, name: str, namespace: str = "default", type: str = "PodScheduled"
+    ) -> PodCondition | None:
         """The pod's condition of ``type`` (e.g. why it is pending: ``.message``)."""
         pod = self.pod(name, namespace)
         if pod is None:

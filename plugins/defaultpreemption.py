@@ -60,9 +60,15 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[int, int]:
     pct = values["minCandidateNodesPercentage"]
     absolute = values["minCandidateNodesAbsolute"]
     if pct < 0 or pct > 100:
-        raise ConfigError(f"Invalid value: {pct}: not in valid range [0, 100]", field="minCandidateNodesPercentage")
+        raise ConfigError(
+            f"Invalid value: {pct}: not in valid range [0, 100]",
+            field="minCandidateNodesPercentage",
+        )
     if absolute < 0:
-        raise ConfigError(f"Invalid value: {absolute}: not in valid range [0, inf)", field="minCandidateNodesAbsolute")
+        raise ConfigError(
+            f"Invalid value: {absolute}: not in valid range [0, inf)",
+            field="minCandidateNodesAbsolute",
+        )
     if pct == 0 and absolute == 0:
         raise ConfigError(
             "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
@@ -133,7 +139,9 @@ class DefaultPreemption:
             )
         ]
 
-    def is_pod_schedulable_after_assigned_pod_deletion(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+    def is_pod_schedulable_after_assigned_pod_deletion(
+        self, pod: Pod, old: Any, new: Any
+    ) -> QueueingHint:
         """Always QueueSkip: the plugins whose failures the preemption resolves decide."""
         return QueueingHint.QUEUE_SKIP
 

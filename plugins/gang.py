@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched._errors import ConfigError
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import PODS_TO_ACTIVATE_KEY
+from kubesched._framework import PODS_TO_ACTIVATE_KEY, go_duration
 from kubesched._status import Code, Status
 from kubesched.hookspecs import hookimpl
 
@@ -297,33 +297,34 @@ class Gang:
     # --- QueueSort ---------------------------------------------------------------------------
     @hookimpl
     def kubesched_queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        """``a`` before ``b`` by the key (-priority, time, gang "namespace/name").
+        """``a`` before ``b`` by the key (-priority, time, gang "namespace/name", member name).
 
         A pod outside any gang has its own queue timestamp (as PrioritySort) and the gang key
         "", so it goes before a gang at the same priority and time.  A gang's time is fixed
         the first time the queue compares one of its members: that member's first entry in
         the active queue (``initial_attempt_timestamp``), or the earlier of the two when both
-        pods compared belong to it; it stays until the gang expires.  Every pod's key is thus
-        fixed while it is queued, and comparing keys lexicographically is a strict weak order
-        (pods of one gang, or plain pods with equal priority and time, are equivalent: the
-        queue keeps them first in, first out).
+        pods compared belong to it; it stays until the gang expires.  Members of one gang go
+        by name, so their order does not depend on which of their binding cycles requeued
+        them first.  Every pod's key is thus fixed while it is queued, and comparing keys
+        lexicographically is a strict weak order (plain pods with equal priority and time are
+        equivalent: the queue keeps them first in, first out, as PrioritySort does).
         """
         ka = self.sort_key(a, b)
         kb = self.sort_key(b, a)
         return ka < kb
 
-    def sort_key(self, qpi: QueuedPodInfo, other: QueuedPodInfo | None = None) -> tuple[int, float, str]:
+    def sort_key(self, qpi: QueuedPodInfo, other: QueuedPodInfo | None = None) -> tuple[int, float, str, str]:
         pod = qpi.pod
         key = self.gang_key(pod)
         if not key:
-            return (-qpi.priority, qpi.timestamp, "")
+            return (-qpi.priority, qpi.timestamp, "", "")
         g = self.state(key, qpi.uid)
         if g.sort_time is None:
             t = _first_time(qpi)
             if other is not None and self.gang_key(other.pod) == key:
                 t = min(t, _first_time(other))
             g.sort_time = t
-        return (-qpi.priority, g.sort_time, key)
+        return (-qpi.priority, g.sort_time, key, pod.metadata.name)
 
     # --- PreFilter ---------------------------------------------------------------------------
     @hookimpl
@@ -382,8 +383,15 @@ class Gang:
         g.reserved.discard(uid)
         g.permitted.discard(uid)
         msg = f"rejected in Unreserve: gang {key} lost member {pod.metadata.name}"
+        now = self.handle.now()
         for wp in list(self._waiting(pod)):
-            wp.reject(NAME, msg)
+            deadline = wp.pending.get(NAME)
+            if deadline is not None and deadline <= now:
+                # its own wait is over at this same instant: say so, whichever member's
+                # timer the event loop happened to run first
+                wp.reject(NAME, f"rejected due to timeout after waiting {go_duration(wp.timeouts[NAME])} at plugin {NAME}")
+            else:
+                wp.reject(NAME, msg)
         if g.reserved and not g.rejected:
             g.rejected = f"member {pod.metadata.name} failed"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import kubesched
 import pytest
 from kubesched._config import default_profile, parse_config
-from kubesched._entrypoints import all_plugins, load_entry_point_plugins
+from kubesched._entrypoints import ENTRY_POINT_GROUP, all_plugins, load_entry_point_plugins
 from kubesched._scheduler import Scheduler
 from kubesched.plugins import IN_TREE
 from kubesched.transports.fake import FakeCluster
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 GROUP = "kubesched-test-entrypoints"  # a private group: the installed distributions stay out
 _seq = itertools.count()
 
-GOOD_PLUGIN = '''
+GOOD_PLUGIN = """
 import kubesched
 
 class Gate:
@@ -36,10 +36,12 @@ class Gate:
     @kubesched.per_node_filter
     def kubesched_filter(self, state, pod, node_info):
         return None
-'''
+"""
 
 
-def fake_dist(root: Path, dist: str, entry_points: dict[str, str], module: str = "", group: str = GROUP) -> None:
+def fake_dist(
+    root: Path, dist: str, entry_points: dict[str, str], module: str = "", group: str = GROUP
+) -> None:
     """A distribution ``dist`` 1.0 offering ``entry_points`` (name → value) in ``group``."""
     info = root / f"{dist.replace('-', '_')}-1.0.dist-info"
     info.mkdir(parents=True)
@@ -115,7 +117,9 @@ def test_two_distributions_offering_one_name_is_a_plugin_error(site: Path) -> No
     mod = _mod()
     fake_dist(site, "acme-a", {"Gate": f"{mod}:Gate"}, GOOD_PLUGIN)
     fake_dist(site, "acme-b", {"Gate": f"{mod}:Other"})
-    with pytest.raises(kubesched.PluginError, match=r"plugin 'Gate' is already provided by entry point 'Gate'"):
+    with pytest.raises(
+        kubesched.PluginError, match=r"plugin 'Gate' is already provided by entry point 'Gate'"
+    ):
         load_entry_point_plugins(GROUP)
 
 
@@ -131,14 +135,20 @@ def test_in_tree_names_win_over_entry_points(site: Path, caplog: pytest.LogCaptu
 
 def _install_default_group(site: Path, plugins: dict[str, str], module: str) -> None:
     """A distribution in the real ``kubesched`` group (what Scheduler and parse_config read)."""
-    fake_dist(site, f"acme-default-{next(_seq)}", plugins, module, group=kubesched.ENTRY_POINT_GROUP)
+    fake_dist(
+        site, f"acme-default-{next(_seq)}", plugins, module, group=ENTRY_POINT_GROUP
+    )
 
 
-def test_parse_config_accepts_entry_point_plugins_but_never_enables_them_by_default(site: Path) -> None:
+def test_parse_config_accepts_entry_point_plugins_but_never_enables_them_by_default(
+    site: Path,
+) -> None:
     mod = _mod()
     # "ImageLocality" is in upstream's default set: an out-of-tree plugin of that name still
     # joins a profile only when the configuration names it
-    _install_default_group(site, {"Gate": f"{mod}:Gate", "ImageLocality": f"{mod}:Gate"}, GOOD_PLUGIN)
+    _install_default_group(
+        site, {"Gate": f"{mod}:Gate", "ImageLocality": f"{mod}:Gate"}, GOOD_PLUGIN
+    )
     base = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     assert parse_config(base).profiles[0].multi_point == default_profile().multi_point
     cfg = parse_config(
@@ -155,7 +165,9 @@ def test_parse_config_accepts_entry_point_plugins_but_never_enables_them_by_defa
     assert cfg.profiles[0].enabled["filter"] == [("Gate", 0)]
     assert cfg.profiles[0].plugin_args["Gate"] == {"label": "x"}
     with pytest.raises(kubesched.ConfigError, match='plugin "Nope" does not exist'):
-        parse_config({**base, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]})
+        parse_config(
+            {**base, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]}
+        )
 
 
 async def test_scheduler_merges_entry_points_under_in_tree_and_caller_registry(site: Path) -> None:
@@ -173,8 +185,12 @@ async def test_scheduler_merges_entry_points_under_in_tree_and_caller_registry(s
 
 
 async def test_scheduler_with_a_broken_entry_point_raises_plugin_error(site: Path) -> None:
-    _install_default_group(site, {"Broken": f"{_mod()}:Gate"}, "raise ImportError('no numpy here')\n")
+    _install_default_group(
+        site, {"Broken": f"{_mod()}:Gate"}, "raise ImportError('no numpy here')\n"
+    )
     async with FakeCluster() as cluster:
-        with pytest.raises(kubesched.PluginError, match=r"entry point 'Broken' .* of distribution 'acme-default-\d+ 1.0'"):
+        with pytest.raises(
+            kubesched.PluginError,
+            match=r"entry point 'Broken' .* of distribution 'acme-default-\d+ 1.0'",
+        ):
             Scheduler(cluster)
-

@@ -36,8 +36,15 @@ def t(n: int) -> str:
     return f"1970-01-01T00:00:00.{n:09d}Z"
 
 
-def pod(name: str, prio: int | None = None, req: dict[str, str] | None = None, node: str = "", *,
-        start: int | None = None, labels: dict[str, str] | None = None) -> Pod:
+def pod(
+    name: str,
+    prio: int | None = None,
+    req: dict[str, str] | None = None,
+    node: str = "",
+    *,
+    start: int | None = None,
+    labels: dict[str, str] | None = None,
+) -> Pod:
     b = make_pod(name)
     if prio is not None:
         b.priority(prio)
@@ -110,13 +117,26 @@ class TrueFilter(MatchFilter):
         return None
 
 
-REGISTRY = {**IN_TREE, "FakeFilter": CountingFilter, "MatchFilter": MatchFilter,
-            "FalseFilter": FalseFilter, "TrueFilter": TrueFilter}
+REGISTRY = {
+    **IN_TREE,
+    "FakeFilter": CountingFilter,
+    "MatchFilter": MatchFilter,
+    "FalseFilter": FalseFilter,
+    "TrueFilter": TrueFilter,
+}
 
 
-def _framework(filters: Sequence[str], nodes: list[Any], pods: list[Pod], *, pre: Sequence[str] = (),
-               codes: dict[str, Code] | None = None, args: dict[str, Any] | None = None,
-               pdbs: Sequence[Any] = (), **kw: Any) -> Any:
+def _framework(
+    filters: Sequence[str],
+    nodes: list[Any],
+    pods: list[Pod],
+    *,
+    pre: Sequence[str] = (),
+    codes: dict[str, Code] | None = None,
+    args: dict[str, Any] | None = None,
+    pdbs: Sequence[Any] = (),
+    **kw: Any,
+) -> Any:
     enabled: dict[str, list[str]] = {
         "filter": ["FakeFilter", *filters],
         "postFilter": ["DefaultPreemption"],
@@ -126,7 +146,9 @@ def _framework(filters: Sequence[str], nodes: list[Any], pods: list[Pod], *, pre
     plugin_args = {"FakeFilter": {"codes": codes or {}}}
     if args is not None:
         plugin_args["DefaultPreemption"] = args
-    return framework_for(enabled, nodes, pods, registry=REGISTRY, plugin_args=plugin_args, pdbs=list(pdbs), **kw)
+    return framework_for(
+        enabled, nodes, pods, registry=REGISTRY, plugin_args=plugin_args, pdbs=list(pdbs), **kw
+    )
 
 
 def _offsets(*values: int) -> Callable[[int], int]:
@@ -142,7 +164,10 @@ def _state(fw: Any, p: Pod) -> CycleState:
 
 
 def _as_dict(candidates: Sequence[Candidate]) -> dict[str, tuple[list[str], int]]:
-    return {c.name: (sorted(v.metadata.name for v in c.victims), c.num_pdb_violations) for c in candidates}
+    return {
+        c.name: (sorted(v.metadata.name for v in c.victims), c.num_pdb_violations)
+        for c in candidates
+    }
 
 
 # --- §G: DryRunPreemption ------------------------------------------------------------------------
@@ -151,115 +176,229 @@ FOO = {"app": "foo"}
 
 G_CASES = [
     pytest.param(
-        dict(filters=["FalseFilter"], nodes=["node1", "node2"], incoming=[pod("p", HIGH)],
-             init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
-             expected=[{}], calls=[2]),
+        dict(
+            filters=["FalseFilter"],
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH)],
+            init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
+            expected=[{}],
+            calls=[2],
+        ),
         id="DP/TestDryRunPreemption/a pod that does not fit on any node",
     ),
     pytest.param(
-        dict(filters=["TrueFilter"], nodes=["node1", "node2"], incoming=[pod("p", HIGH)],
-             init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
-             codes={"node1": Code.UNSCHEDULABLE, "node2": Code.UNSCHEDULABLE}, expected=[{}], calls=[2]),
+        dict(
+            filters=["TrueFilter"],
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH)],
+            init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
+            codes={"node1": Code.UNSCHEDULABLE, "node2": Code.UNSCHEDULABLE},
+            expected=[{}],
+            calls=[2],
+        ),
         id="DP/TestDryRunPreemption/a pod that fits with no preemption",
     ),
     pytest.param(
-        dict(filters=["MatchFilter"], nodes=["node1", "node2"], incoming=[pod("node1", HIGH)],
-             init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
-             codes={"node1": Code.UNSCHEDULABLE, "node2": Code.UNSCHEDULABLE}, expected=[{}], calls=[2]),
+        dict(
+            filters=["MatchFilter"],
+            nodes=["node1", "node2"],
+            incoming=[pod("node1", HIGH)],
+            init=[pod("p1", MID, node="node1"), pod("p2", MID, node="node2")],
+            codes={"node1": Code.UNSCHEDULABLE, "node2": Code.UNSCHEDULABLE},
+            expected=[{}],
+            calls=[2],
+        ),
         id="DP/TestDryRunPreemption/a pod that fits on one node with no preemption",
     ),
     pytest.param(
-        dict(nodes=["node1", "node2"], incoming=[pod("p", HIGH, L)],
-             init=[pod("p1", MID, L, "node1"), pod("p2", MID, L, "node2")],
-             expected=[{"node1": (["p1"], 0), "node2": (["p2"], 0)}], calls=[4]),
+        dict(
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH, L)],
+            init=[pod("p1", MID, L, "node1"), pod("p2", MID, L, "node2")],
+            expected=[{"node1": (["p1"], 0), "node2": (["p2"], 0)}],
+            calls=[4],
+        ),
         id="G1 DP/TestDryRunPreemption/a pod that fits on both nodes when lower priority pods are preempted",
     ),
     pytest.param(
-        dict(nodes=["node1", "node2"], incoming=[pod("p", LOW, L)],
-             init=[pod("p1", MID, L, "node1"), pod("p2", MID, L, "node2")], expected=[{}], calls=[0]),
+        dict(
+            nodes=["node1", "node2"],
+            incoming=[pod("p", LOW, L)],
+            init=[pod("p1", MID, L, "node1"), pod("p2", MID, L, "node2")],
+            expected=[{}],
+            calls=[0],
+        ),
         id="G2 DP/TestDryRunPreemption/a pod that would fit on the nodes, but other pods running are higher priority",
     ),
     pytest.param(
-        dict(nodes=["node1", "node2"], incoming=[pod("p", HIGH, L)],
-             init=[pod("p1.1", LOW, S, "node1"), pod("p1.2", MID, L, "node1"), pod("p2", MID, L, "node2")],
-             expected=[{"node1": (["p1.2"], 0), "node2": (["p2"], 0)}], calls=[None]),
+        dict(
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH, L)],
+            init=[
+                pod("p1.1", LOW, S, "node1"),
+                pod("p1.2", MID, L, "node1"),
+                pod("p2", MID, L, "node2"),
+            ],
+            expected=[{"node1": (["p1.2"], 0), "node2": (["p2"], 0)}],
+            calls=[None],
+        ),
         id="G3 DP/TestDryRunPreemption/medium priority pod is preempted, but lower priority one stays as it is small",
     ),
     pytest.param(
-        dict(nodes=["node1", "node2"], incoming=[pod("p", HIGH, L)],
-             init=[pod("p1.1", MID, S, "node1"), pod("p1.2", LOW, S, "node1"), pod("p1.3", MID, M, "node1"),
-                   pod("p1.4", HIGH, S, "node1"), pod("p2", HIGH, L, "node2")],
-             expected=[{"node1": (["p1.2", "p1.3"], 0)}], calls=[None]),
+        dict(
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH, L)],
+            init=[
+                pod("p1.1", MID, S, "node1"),
+                pod("p1.2", LOW, S, "node1"),
+                pod("p1.3", MID, M, "node1"),
+                pod("p1.4", HIGH, S, "node1"),
+                pod("p2", HIGH, L, "node2"),
+            ],
+            expected=[{"node1": (["p1.2", "p1.3"], 0)}],
+            calls=[None],
+        ),
         id="G4 DP/TestDryRunPreemption/mixed priority pods are preempted",
     ),
     pytest.param(
-        dict(nodes=["node1", "node2"], incoming=[pod("p", HIGH, L)],
-             init=[pod("p1.1", LOW, S, "node1", start=5), pod("p1.2", LOW, S, "node1", start=4),
-                   pod("p1.3", MID, M, "node1", start=3), pod("p1.4", HIGH, S, "node1", start=2),
-                   pod("p2", HIGH, L, "node2", start=1)],
-             expected=[{"node1": (["p1.1", "p1.3"], 0)}], calls=[None]),
+        dict(
+            nodes=["node1", "node2"],
+            incoming=[pod("p", HIGH, L)],
+            init=[
+                pod("p1.1", LOW, S, "node1", start=5),
+                pod("p1.2", LOW, S, "node1", start=4),
+                pod("p1.3", MID, M, "node1", start=3),
+                pod("p1.4", HIGH, S, "node1", start=2),
+                pod("p2", HIGH, L, "node2", start=1),
+            ],
+            expected=[{"node1": (["p1.1", "p1.3"], 0)}],
+            calls=[None],
+        ),
         id="G5 DP/TestDryRunPreemption/mixed priority pods are preempted, pick later StartTime one when priorities are equal",
     ),
     pytest.param(
-        dict(nodes=["node1"], incoming=[pod("p", HIGH, VL)],
-             init=[pod("p1.1", MID, M, "node1", labels=FOO), pod("p1.2", MID, M, "node1", labels=FOO)],
-             pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=1)],
-             expected=[{"node1": (["p1.1", "p1.2"], 1)}], calls=[None]),
+        dict(
+            nodes=["node1"],
+            incoming=[pod("p", HIGH, VL)],
+            init=[
+                pod("p1.1", MID, M, "node1", labels=FOO),
+                pod("p1.2", MID, M, "node1", labels=FOO),
+            ],
+            pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=1)],
+            expected=[{"node1": (["p1.1", "p1.2"], 1)}],
+            calls=[None],
+        ),
         id="G8 DP/TestDryRunPreemption/preemption with violation of same pdb",
     ),
     pytest.param(
-        dict(nodes=["node1"], incoming=[pod("p", HIGH, VL)],
-             init=[pod("p1.1", MID, M, "node1", labels=FOO), pod("p1.2", MID, M, "node1", labels=FOO)],
-             pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p2": t(0)})],
-             expected=[{"node1": (["p1.1", "p1.2"], 1)}], calls=[None]),
+        dict(
+            nodes=["node1"],
+            incoming=[pod("p", HIGH, VL)],
+            init=[
+                pod("p1.1", MID, M, "node1", labels=FOO),
+                pod("p1.2", MID, M, "node1", labels=FOO),
+            ],
+            pdbs=[
+                make_pdb(
+                    "pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p2": t(0)}
+                )
+            ],
+            expected=[{"node1": (["p1.1", "p1.2"], 1)}],
+            calls=[None],
+        ),
         id="G9 DP/TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, the victim doesn't belong to DisruptedPods",
     ),
     pytest.param(
-        dict(nodes=["node1"], incoming=[pod("p", HIGH, VL)],
-             init=[pod("p1.1", MID, M, "node1", labels=FOO), pod("p1.2", MID, M, "node1", labels=FOO)],
-             pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p1.2": t(0)})],
-             expected=[{"node1": (["p1.1", "p1.2"], 0)}], calls=[None]),
+        dict(
+            nodes=["node1"],
+            incoming=[pod("p", HIGH, VL)],
+            init=[
+                pod("p1.1", MID, M, "node1", labels=FOO),
+                pod("p1.2", MID, M, "node1", labels=FOO),
+            ],
+            pdbs=[
+                make_pdb(
+                    "pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p1.2": t(0)}
+                )
+            ],
+            expected=[{"node1": (["p1.1", "p1.2"], 0)}],
+            calls=[None],
+        ),
         id="G10 DP/TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, the victim belongs to DisruptedPods",
     ),
     pytest.param(
-        dict(nodes=["node1"], incoming=[pod("p", HIGH, VL)],
-             init=[pod("p1.1", MID, M, "node1", labels=FOO), pod("p1.2", MID, M, "node1", labels=FOO),
-                   pod("p1.3", MID, M, "node1", labels=FOO)],
-             pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p1.3": t(0)})],
-             expected=[{"node1": (["p1.1", "p1.2", "p1.3"], 1)}], calls=[None]),
+        dict(
+            nodes=["node1"],
+            incoming=[pod("p", HIGH, VL)],
+            init=[
+                pod("p1.1", MID, M, "node1", labels=FOO),
+                pod("p1.2", MID, M, "node1", labels=FOO),
+                pod("p1.3", MID, M, "node1", labels=FOO),
+            ],
+            pdbs=[
+                make_pdb(
+                    "pdb", match_labels=FOO, disruptions_allowed=1, disrupted_pods={"p1.3": t(0)}
+                )
+            ],
+            expected=[{"node1": (["p1.1", "p1.2", "p1.3"], 1)}],
+            calls=[None],
+        ),
         id="G11 DP/TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, the victim which belongs to DisruptedPods is treated as 'nonViolating'",
     ),
     pytest.param(
-        dict(nodes=[f"node{i}" for i in range(1, 6)], incoming=[pod("p", HIGH, L)],
-             init=[pod(f"p{i}", MID, L, f"node{i}") for i in range(1, 6)],
-             args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1}, offsets=[4],
-             expected=[{"node5": (["p5"], 0), "node1": (["p1"], 0)}], calls=[4]),
+        dict(
+            nodes=[f"node{i}" for i in range(1, 6)],
+            incoming=[pod("p", HIGH, L)],
+            init=[pod(f"p{i}", MID, L, f"node{i}") for i in range(1, 6)],
+            args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
+            offsets=[4],
+            expected=[{"node5": (["p5"], 0), "node1": (["p1"], 0)}],
+            calls=[4],
+        ),
         id="G12 DP/TestDryRunPreemption/all nodes are possible candidates, but DefaultPreemptionArgs limits to 2",
     ),
     pytest.param(
-        dict(nodes=[f"node{i}" for i in range(1, 6)], incoming=[pod("p", HIGH, L)],
-             init=[pod(f"p{i}", VHIGH if i in (2, 5) else MID, L, f"node{i}") for i in range(1, 6)],
-             args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1}, offsets=[4],
-             expected=[{"node1": (["p1"], 0), "node3": (["p3"], 0)}], calls=[4]),
+        dict(
+            nodes=[f"node{i}" for i in range(1, 6)],
+            incoming=[pod("p", HIGH, L)],
+            init=[pod(f"p{i}", VHIGH if i in (2, 5) else MID, L, f"node{i}") for i in range(1, 6)],
+            args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
+            offsets=[4],
+            expected=[{"node1": (["p1"], 0), "node3": (["p3"], 0)}],
+            calls=[4],
+        ),
         id="G13 DP/TestDryRunPreemption/some nodes are not possible candidates, DefaultPreemptionArgs limits to 2",
     ),
     pytest.param(
-        dict(nodes=[f"node{i}" for i in range(1, 6)],
-             incoming=[pod("tp1", HIGH, L), pod("tp2", HIGH, L), pod("tp3", HIGH, L)],
-             init=[pod(f"p{i}", MID, L, f"node{i}") for i in range(1, 6)],
-             args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1}, offsets=[4, 1, 3],
-             expected=[{"node5": (["p5"], 0), "node1": (["p1"], 0)},
-                       {"node2": (["p2"], 0), "node3": (["p3"], 0)},
-                       {"node4": (["p4"], 0), "node5": (["p5"], 0)}],
-             calls=[4, 4, 4]),
+        dict(
+            nodes=[f"node{i}" for i in range(1, 6)],
+            incoming=[pod("tp1", HIGH, L), pod("tp2", HIGH, L), pod("tp3", HIGH, L)],
+            init=[pod(f"p{i}", MID, L, f"node{i}") for i in range(1, 6)],
+            args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
+            offsets=[4, 1, 3],
+            expected=[
+                {"node5": (["p5"], 0), "node1": (["p1"], 0)},
+                {"node2": (["p2"], 0), "node3": (["p3"], 0)},
+                {"node4": (["p4"], 0), "node5": (["p5"], 0)},
+            ],
+            calls=[4, 4, 4],
+        ),
         id="G14 DP/TestDryRunPreemption/preemption offset across multiple scheduling cycles and wrap around",
     ),
     pytest.param(
-        dict(nodes=[f"node{i}" for i in range(1, 6)], incoming=[pod("p", HIGH, L)],
-             init=[pod(f"p{i}", MID, L, f"node{i}", labels=FOO if i in (1, 2, 5) else None) for i in range(1, 6)],
-             pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=0)],
-             args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 2}, offsets=[4],
-             expected=[{"node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}], calls=[8]),
+        dict(
+            nodes=[f"node{i}" for i in range(1, 6)],
+            incoming=[pod("p", HIGH, L)],
+            init=[
+                pod(f"p{i}", MID, L, f"node{i}", labels=FOO if i in (1, 2, 5) else None)
+                for i in range(1, 6)
+            ],
+            pdbs=[make_pdb("pdb", match_labels=FOO, disruptions_allowed=0)],
+            args={"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 2},
+            offsets=[4],
+            expected=[{"node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}],
+            calls=[8],
+        ),
         id="G15 DP/TestDryRunPreemption/preemption looks past numCandidates until a non-PDB violating node is found",
     ),
 ]
@@ -270,8 +409,15 @@ def test_dry_run_preemption(case: dict[str, Any]) -> None:
     nodes = [node(n) for n in case["nodes"]]
     filters = case.get("filters", [FIT])
     pre = [FIT] if FIT in filters else []
-    fw = _framework(filters, nodes, case["init"], pre=pre, codes=case.get("codes"), args=case.get("args"),
-                    pdbs=case.get("pdbs", ()))
+    fw = _framework(
+        filters,
+        nodes,
+        case["init"],
+        pre=pre,
+        codes=case.get("codes"),
+        args=case.get("args"),
+        pdbs=case.get("pdbs", ()),
+    )
     ev = fw.plugin("DefaultPreemption").evaluator
     ev.offset_source = _offsets(*case.get("offsets", [0] * len(case["incoming"])))
     counter = fw.plugin("FakeFilter")
@@ -279,7 +425,9 @@ def test_dry_run_preemption(case: dict[str, Any]) -> None:
         state = _state(fw, p)
         offset, num = ev.get_offset_and_num_candidates(len(nodes))
         before = counter.calls
-        got, _, _ = ev.dry_run_preemption(state, p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), offset, num)
+        got, _, _ = ev.dry_run_preemption(
+            state, p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), offset, num
+        )
         assert _as_dict(got) == case["expected"][cycle], f"cycle {cycle}"
         if case["calls"][cycle] is not None:
             assert counter.calls - before == case["calls"][cycle], f"cycle {cycle}"
@@ -288,11 +436,19 @@ def test_dry_run_preemption(case: dict[str, Any]) -> None:
 def test_dry_run_order_non_violating_first() -> None:
     """G15: the non-violating candidate comes first, then the violating ones in visit order."""
     case = G_CASES[-1].values[0]
-    fw = _framework([FIT], [node(n) for n in case["nodes"]], case["init"], pre=[FIT], args=case["args"],
-                    pdbs=case["pdbs"])
+    fw = _framework(
+        [FIT],
+        [node(n) for n in case["nodes"]],
+        case["init"],
+        pre=[FIT],
+        args=case["args"],
+        pdbs=case["pdbs"],
+    )
     ev = fw.plugin("DefaultPreemption").evaluator
     p = case["incoming"][0]
-    got, _, _ = ev.dry_run_preemption(_state(fw, p), p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), 4, 2)
+    got, _, _ = ev.dry_run_preemption(
+        _state(fw, p), p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), 4, 2
+    )
     assert [c.name for c in got] == ["node3", "node5", "node1"]
 
 
@@ -308,7 +464,12 @@ def test_dry_run_order_non_violating_first() -> None:
 )
 def test_calculate_num_candidates(n: int, pct: int, absolute: int, want: int) -> None:
     assert calculate_num_candidates(n, pct, absolute) == want
-    fw = _framework([FIT], [], [], args={"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute})
+    fw = _framework(
+        [FIT],
+        [],
+        [],
+        args={"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute},
+    )
     assert fw.plugin("DefaultPreemption").evaluator.calculate_num_candidates(n) == want
 
 
@@ -318,41 +479,79 @@ def test_offset_comes_from_the_scheduler_rng() -> None:
     import random
 
     rng = random.Random(7)
-    assert [ev.get_offset_and_num_candidates(5)[0] for _ in range(5)] == [rng.randrange(5) for _ in range(5)]
+    assert [ev.get_offset_and_num_candidates(5)[0] for _ in range(5)] == [
+        rng.randrange(5) for _ in range(5)
+    ]
 
 
 # --- §J1–J5: PodEligibleToPreemptOthers ----------------------------------------------------------
 
 J_CASES = [
-    pytest.param(make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
-                 [make_pod("p1").uid("p1").priority(LOW).node("node1").terminating().obj()],
-                 Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint"), True,
-                 id="J1 DP/TestPodEligibleToPreemptOthers/Pod with nominated node"),
-    pytest.param(make_pod("p_without_nominated_node").uid("p").priority(HIGH).obj(), [], None, True,
-                 id="J2 DP/TestPodEligibleToPreemptOthers/Pod without nominated node"),
-    pytest.param(make_pod("p_with_preempt_never_policy").uid("p").priority(HIGH).preemption_policy("Never").obj(),
-                 [], None, False, id="J3 DP/TestPodEligibleToPreemptOthers/Pod with 'PreemptNever' preemption policy"),
-    pytest.param(make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
-                 [make_pod("p1").uid("p1").priority(LOW).node("node1").terminating()
-                  .condition("DisruptionTarget", "True", "PreemptionByScheduler").obj()],
-                 None, False,
-                 id="J4 DP/TestPodEligibleToPreemptOthers/preemption victim pod terminating, as indicated by the dedicated DisruptionTarget condition"),
-    pytest.param(make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
-                 [make_pod("p1").uid("p1").priority(LOW).node("node1").terminating().obj()], None, True,
-                 id="J5 DP/TestPodEligibleToPreemptOthers/non-victim Pods terminating"),
+    pytest.param(
+        make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
+        [make_pod("p1").uid("p1").priority(LOW).node("node1").terminating().obj()],
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint"),
+        True,
+        id="J1 DP/TestPodEligibleToPreemptOthers/Pod with nominated node",
+    ),
+    pytest.param(
+        make_pod("p_without_nominated_node").uid("p").priority(HIGH).obj(),
+        [],
+        None,
+        True,
+        id="J2 DP/TestPodEligibleToPreemptOthers/Pod without nominated node",
+    ),
+    pytest.param(
+        make_pod("p_with_preempt_never_policy")
+        .uid("p")
+        .priority(HIGH)
+        .preemption_policy("Never")
+        .obj(),
+        [],
+        None,
+        False,
+        id="J3 DP/TestPodEligibleToPreemptOthers/Pod with 'PreemptNever' preemption policy",
+    ),
+    pytest.param(
+        make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
+        [
+            make_pod("p1")
+            .uid("p1")
+            .priority(LOW)
+            .node("node1")
+            .terminating()
+            .condition("DisruptionTarget", "True", "PreemptionByScheduler")
+            .obj()
+        ],
+        None,
+        False,
+        id="J4 DP/TestPodEligibleToPreemptOthers/preemption victim pod terminating, as indicated by the dedicated DisruptionTarget condition",
+    ),
+    pytest.param(
+        make_pod("p_with_nominated_node").uid("p").priority(HIGH).nominated_node("node1").obj(),
+        [make_pod("p1").uid("p1").priority(LOW).node("node1").terminating().obj()],
+        None,
+        True,
+        id="J5 DP/TestPodEligibleToPreemptOthers/non-victim Pods terminating",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("preemptor", "pods", "nominated_status", "expected"), J_CASES)
-def test_pod_eligible_to_preempt_others(preemptor: Pod, pods: list[Pod], nominated_status: Status | None,
-                                        expected: bool) -> None:
+def test_pod_eligible_to_preempt_others(
+    preemptor: Pod, pods: list[Pod], nominated_status: Status | None, expected: bool
+) -> None:
     nodes = [make_node("node1").obj()] if pods else []
     fw = _framework([], nodes, [preemptor, *pods])
-    ok, msg = fw.plugin("DefaultPreemption").evaluator.pod_eligible_to_preempt_others(preemptor, nominated_status)
+    ok, msg = fw.plugin("DefaultPreemption").evaluator.pod_eligible_to_preempt_others(
+        preemptor, nominated_status
+    )
     assert ok is expected
     if not ok:
-        assert msg in ("not eligible due to preemptionPolicy=Never.",
-                       "not eligible due to a terminating pod on the nominated node.")
+        assert msg in (
+            "not eligible due to preemptionPolicy=Never.",
+            "not eligible due to a terminating pod on the nominated node.",
+        )
 
 
 # --- SelectVictimsOnNode details -----------------------------------------------------------------
@@ -368,8 +567,10 @@ def test_more_important_pod() -> None:
 def test_filter_pods_with_pdb_violation_is_stable_and_skips_other_namespaces() -> None:
     pods = [pod(f"p{i}", labels=FOO) for i in range(4)]
     other = make_pod("x", "other").labels(FOO).obj()
-    pdbs = [make_pdb("pdb", match_labels=FOO, disruptions_allowed=2),
-            make_pdb("pdb", "other", match_labels=FOO, disruptions_allowed=0)]
+    pdbs = [
+        make_pdb("pdb", match_labels=FOO, disruptions_allowed=2),
+        make_pdb("pdb", "other", match_labels=FOO, disruptions_allowed=0),
+    ]
     violating, non = filter_pods_with_pdb_violation([*pods, other], pdbs, pod=lambda p: p)
     assert [p.metadata.name for p in non] == ["p0", "p1"]
     assert [p.metadata.name for p in violating] == ["p2", "p3", "x"]
@@ -380,64 +581,144 @@ def test_filter_pods_with_pdb_violation_is_stable_and_skips_other_namespaces() -
 # --- TestSelectBestCandidate / pickOneNodeForPreemption ------------------------------------------
 
 SB_CASES = [
-    pytest.param(["node1", "node2"], pod("p", HIGH, L),
-                 [pod("p1", MID, L, "node1", start=0), pod("p2", MID, L, "node2", start=0)], {"node1", "node2"},
-                 id="DP/TestSelectBestCandidate/a pod that fits on both nodes when lower priority pods are preempted"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, M, "node1", start=0), pod("p1.2", MID, L, "node1", start=0),
-                  pod("p2.1", MID, M, "node2", start=0), pod("p2.2", LOW, M, "node2", start=0),
-                  pod("p3.1", LOW, M, "node3", start=0), pod("p3.2", LOW, M, "node3", start=0)], {"node3"},
-                 id="DP/TestSelectBestCandidate/node with min highest priority pod is picked"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, M, "node1", start=0), pod("p1.2", MID, L, "node1", start=0),
-                  pod("p2.1", MID, L, "node2", start=0), pod("p2.2", LOW, M, "node2", start=0),
-                  pod("p3.1", MID, M, "node3", start=0), pod("p3.2", MID, M, "node3", start=0)], {"node2"},
-                 id="DP/TestSelectBestCandidate/when highest priorities are the same, minimum sum of priorities is picked"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, S, "node1", start=0), pod("p1.2", NEG, S, "node1", start=0),
-                  pod("p1.3", MID, S, "node1", start=0), pod("p1.4", NEG, S, "node1", start=0),
-                  pod("p2.1", MID, L, "node2", start=0), pod("p2.2", NEG, M, "node2", start=0),
-                  pod("p3.1", MID, M, "node3", start=0), pod("p3.2", NEG, S, "node3", start=0),
-                  pod("p3.3", LOW, S, "node3", start=0)], {"node2"},
-                 id="DP/TestSelectBestCandidate/when highest priority and sum are the same, minimum number of pods is picked"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, S, "node1", start=0), pod("p1.2", NEG, S, "node1", start=0),
-                  pod("p1.3", NEG, S, "node1", start=0),
-                  pod("p2.1", MID, L, "node2", start=0), pod("p2.2", NEG, M, "node2", start=0),
-                  pod("p3.1", MID, M, "node3", start=0), pod("p3.2", NEG, S, "node3", start=0),
-                  pod("p3.3", LOW, S, "node3", start=0)], {"node2"},
-                 id="DP/TestSelectBestCandidate/sum of adjusted priorities is considered"),
-    pytest.param(["node1", "node2", "node3", "node4"], pod("p", VHIGH, VL),
-                 [pod("p1.1", MID, S, "node1", start=0), pod("p1.2", LOW, S, "node1", start=0),
-                  pod("p1.3", LOW, S, "node1", start=0),
-                  pod("p2.1", HIGH, L, "node2", start=0),
-                  pod("p3.1", MID, M, "node3", start=0), pod("p3.2", LOW, S, "node3", start=0),
-                  pod("p3.3", LOW, S, "node3", start=0), pod("p3.4", LOW, M, "node3", start=0),
-                  pod("p4.1", MID, M, "node4", start=0), pod("p4.2", MID, S, "node4", start=0),
-                  pod("p4.3", MID, S, "node4", start=0), pod("p4.4", NEG, S, "node4", start=0)], {"node1"},
-                 id="DP/TestSelectBestCandidate/non-overlapping lowest high priority, sum priorities, and number of pods"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, M, "node1", start=2), pod("p1.2", MID, M, "node1", start=2),
-                  pod("p2.1", MID, M, "node2", start=3), pod("p2.2", MID, M, "node2", start=3),
-                  pod("p3.1", MID, M, "node3", start=1), pod("p3.2", MID, M, "node3", start=1)], {"node2"},
-                 id="DP/TestSelectBestCandidate/same priority, same number of victims, different start time for each node's pod"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", MID, M, "node1", start=4), pod("p1.2", MID, M, "node1", start=2),
-                  pod("p2.1", MID, M, "node2", start=5), pod("p2.2", MID, M, "node2", start=1),
-                  pod("p3.1", MID, M, "node3", start=3), pod("p3.2", MID, M, "node3", start=6)], {"node3"},
-                 id="DP/TestSelectBestCandidate/same priority, same number of victims, different start time for all pods"),
-    pytest.param(["node1", "node2", "node3"], pod("p", HIGH, VL),
-                 [pod("p1.1", LOW, M, "node1", start=4), pod("p1.2", MID, M, "node1", start=2),
-                  pod("p2.1", MID, M, "node2", start=6), pod("p2.2", LOW, M, "node2", start=1),
-                  pod("p3.1", LOW, M, "node3", start=3), pod("p3.2", MID, M, "node3", start=5)], {"node2"},
-                 id="DP/TestSelectBestCandidate/different priority, same number of victims, different start time for all pods"),
+    pytest.param(
+        ["node1", "node2"],
+        pod("p", HIGH, L),
+        [pod("p1", MID, L, "node1", start=0), pod("p2", MID, L, "node2", start=0)],
+        {"node1", "node2"},
+        id="DP/TestSelectBestCandidate/a pod that fits on both nodes when lower priority pods are preempted",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, M, "node1", start=0),
+            pod("p1.2", MID, L, "node1", start=0),
+            pod("p2.1", MID, M, "node2", start=0),
+            pod("p2.2", LOW, M, "node2", start=0),
+            pod("p3.1", LOW, M, "node3", start=0),
+            pod("p3.2", LOW, M, "node3", start=0),
+        ],
+        {"node3"},
+        id="DP/TestSelectBestCandidate/node with min highest priority pod is picked",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, M, "node1", start=0),
+            pod("p1.2", MID, L, "node1", start=0),
+            pod("p2.1", MID, L, "node2", start=0),
+            pod("p2.2", LOW, M, "node2", start=0),
+            pod("p3.1", MID, M, "node3", start=0),
+            pod("p3.2", MID, M, "node3", start=0),
+        ],
+        {"node2"},
+        id="DP/TestSelectBestCandidate/when highest priorities are the same, minimum sum of priorities is picked",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, S, "node1", start=0),
+            pod("p1.2", NEG, S, "node1", start=0),
+            pod("p1.3", MID, S, "node1", start=0),
+            pod("p1.4", NEG, S, "node1", start=0),
+            pod("p2.1", MID, L, "node2", start=0),
+            pod("p2.2", NEG, M, "node2", start=0),
+            pod("p3.1", MID, M, "node3", start=0),
+            pod("p3.2", NEG, S, "node3", start=0),
+            pod("p3.3", LOW, S, "node3", start=0),
+        ],
+        {"node2"},
+        id="DP/TestSelectBestCandidate/when highest priority and sum are the same, minimum number of pods is picked",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, S, "node1", start=0),
+            pod("p1.2", NEG, S, "node1", start=0),
+            pod("p1.3", NEG, S, "node1", start=0),
+            pod("p2.1", MID, L, "node2", start=0),
+            pod("p2.2", NEG, M, "node2", start=0),
+            pod("p3.1", MID, M, "node3", start=0),
+            pod("p3.2", NEG, S, "node3", start=0),
+            pod("p3.3", LOW, S, "node3", start=0),
+        ],
+        {"node2"},
+        id="DP/TestSelectBestCandidate/sum of adjusted priorities is considered",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3", "node4"],
+        pod("p", VHIGH, VL),
+        [
+            pod("p1.1", MID, S, "node1", start=0),
+            pod("p1.2", LOW, S, "node1", start=0),
+            pod("p1.3", LOW, S, "node1", start=0),
+            pod("p2.1", HIGH, L, "node2", start=0),
+            pod("p3.1", MID, M, "node3", start=0),
+            pod("p3.2", LOW, S, "node3", start=0),
+            pod("p3.3", LOW, S, "node3", start=0),
+            pod("p3.4", LOW, M, "node3", start=0),
+            pod("p4.1", MID, M, "node4", start=0),
+            pod("p4.2", MID, S, "node4", start=0),
+            pod("p4.3", MID, S, "node4", start=0),
+            pod("p4.4", NEG, S, "node4", start=0),
+        ],
+        {"node1"},
+        id="DP/TestSelectBestCandidate/non-overlapping lowest high priority, sum priorities, and number of pods",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, M, "node1", start=2),
+            pod("p1.2", MID, M, "node1", start=2),
+            pod("p2.1", MID, M, "node2", start=3),
+            pod("p2.2", MID, M, "node2", start=3),
+            pod("p3.1", MID, M, "node3", start=1),
+            pod("p3.2", MID, M, "node3", start=1),
+        ],
+        {"node2"},
+        id="DP/TestSelectBestCandidate/same priority, same number of victims, different start time for each node's pod",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", MID, M, "node1", start=4),
+            pod("p1.2", MID, M, "node1", start=2),
+            pod("p2.1", MID, M, "node2", start=5),
+            pod("p2.2", MID, M, "node2", start=1),
+            pod("p3.1", MID, M, "node3", start=3),
+            pod("p3.2", MID, M, "node3", start=6),
+        ],
+        {"node3"},
+        id="DP/TestSelectBestCandidate/same priority, same number of victims, different start time for all pods",
+    ),
+    pytest.param(
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, VL),
+        [
+            pod("p1.1", LOW, M, "node1", start=4),
+            pod("p1.2", MID, M, "node1", start=2),
+            pod("p2.1", MID, M, "node2", start=6),
+            pod("p2.2", LOW, M, "node2", start=1),
+            pod("p3.1", LOW, M, "node3", start=3),
+            pod("p3.2", MID, M, "node3", start=5),
+        ],
+        {"node2"},
+        id="DP/TestSelectBestCandidate/different priority, same number of victims, different start time for all pods",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("node_names", "preemptor", "pods", "expected"), SB_CASES)
 @pytest.mark.parametrize("offset", [0, 1, 2])
-def test_select_best_candidate(node_names: list[str], preemptor: Pod, pods: list[Pod], expected: set[str],
-                               offset: int) -> None:
+def test_select_best_candidate(
+    node_names: list[str], preemptor: Pod, pods: list[Pod], expected: set[str], offset: int
+) -> None:
     fw = _framework([FIT], [node(n) for n in node_names], pods, pre=[FIT])
     ev = fw.plugin("DefaultPreemption").evaluator
     ev.offset_source = lambda n: offset % n
@@ -456,7 +737,10 @@ def test_pick_one_node_rules_in_order() -> None:
     }
     assert pick_one_node_for_preemption(c) == "c"  # fewest PDB violations, then lowest top priority
     assert pick_one_node_for_preemption({}) == ""
-    tie = {"n1": Candidate("n1", [pod("x", LOW, start=1)]), "n2": Candidate("n2", [pod("y", LOW, start=1)])}
+    tie = {
+        "n1": Candidate("n1", [pod("x", LOW, start=1)]),
+        "n2": Candidate("n2", [pod("y", LOW, start=1)]),
+    }
     assert pick_one_node_for_preemption(tie) == "n1"  # the first remaining candidate
     custom = pick_one_node_for_preemption(c, [lambda n: {"a": 5, "b": 1, "c": 1}[n]])
     assert custom == "a"
@@ -467,13 +751,17 @@ def test_pick_one_node_rules_in_order() -> None:
 
 def test_custom_is_eligible_pod() -> None:
     """DP/TestCustomSelection/filter for matching pod label: high priority."""
-    pods = [pod("v1", MID, L, "node1", start=0, labels={"preemptible": "no"}),
-            pod("v2", MID, L, "node2", start=0, labels={"preemptible": "yes"}),
-            pod("v3", LOW, L, "node3", start=0, labels={"preemptible": "yes"}),
-            pod("v4", LOW, L, "node4", start=0)]
+    pods = [
+        pod("v1", MID, L, "node1", start=0, labels={"preemptible": "no"}),
+        pod("v2", MID, L, "node2", start=0, labels={"preemptible": "yes"}),
+        pod("v3", LOW, L, "node3", start=0, labels={"preemptible": "yes"}),
+        pod("v4", LOW, L, "node4", start=0),
+    ]
     fw = _framework([FIT], [node(f"node{i}") for i in range(1, 5)], pods, pre=[FIT])
     ev = fw.plugin("DefaultPreemption").evaluator
-    ev.is_eligible_pod = lambda ni, victim, preemptor: victim.pod.metadata.labels.get("preemptible") == "yes"
+    ev.is_eligible_pod = lambda ni, victim, preemptor: (
+        victim.pod.metadata.labels.get("preemptible") == "yes"
+    )
     p = pod("p1", HIGH, L)
     got, _, _ = ev.dry_run_preemption(_state(fw, p), p, fw.snapshot.node_infos, [], 0, 4)
     assert _as_dict(got) == {"node2": (["v2"], 0), "node3": (["v3"], 0)}
@@ -481,8 +769,11 @@ def test_custom_is_eligible_pod() -> None:
 
 def test_custom_more_important_pod() -> None:
     """DP/TestCustomOrdering/select alphabetically-last pods."""
-    pods = [pod("foo", LOW, M, "node1", start=0), pod("bar", LOW, M, "node1", start=0),
-            pod("baz", MID, M, "node1", start=0)]
+    pods = [
+        pod("foo", LOW, M, "node1", start=0),
+        pod("bar", LOW, M, "node1", start=0),
+        pod("baz", MID, M, "node1", start=0),
+    ]
     fw = _framework([FIT], [node("node1")], pods, pre=[FIT])
     ev = fw.plugin("DefaultPreemption").evaluator
     ev.more_important_pod = lambda a, b: a.metadata.name < b.metadata.name
@@ -493,11 +784,18 @@ def test_custom_more_important_pod() -> None:
 
 # --- TestPreempt ------------------------------------------------------------------------------------
 
+
 class FakeExtender:
     """tf.FakeExtender's preemption side: keep the candidate nodes its predicate accepts."""
 
-    def __init__(self, name: str, predicate: Callable[[str], bool], *, ignorable: bool = False,
-                 interested: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        predicate: Callable[[str], bool],
+        *,
+        ignorable: bool = False,
+        interested: bool = True,
+    ) -> None:
         self.name = name
         self.predicate = predicate
         self.ignorable = ignorable
@@ -512,7 +810,9 @@ class FakeExtender:
     def is_ignorable(self) -> bool:
         return self.ignorable
 
-    def process_preemption(self, pod: Pod, victims: dict[str, Candidate], snapshot: Any) -> dict[str, Candidate]:
+    def process_preemption(
+        self, pod: Pod, victims: dict[str, Candidate], snapshot: Any
+    ) -> dict[str, Candidate]:
         return {n: c for n, c in victims.items() if self.predicate(n)}
 
 
@@ -520,50 +820,118 @@ def _error(n: str) -> bool:
     raise RuntimeError("some error")
 
 
-BASIC_PODS = [pod("p1.1", LOW, S, "node1"), pod("p1.2", LOW, S, "node1"), pod("p2.1", HIGH, L, "node2"),
-              pod("p3.1", MID, M, "node3")]
-EXT_PODS = [pod("p1.1", MID, S, "node1"), pod("p1.2", LOW, S, "node1"), pod("p2.1", MID, L, "node2")]
+BASIC_PODS = [
+    pod("p1.1", LOW, S, "node1"),
+    pod("p1.2", LOW, S, "node1"),
+    pod("p2.1", HIGH, L, "node2"),
+    pod("p3.1", MID, M, "node3"),
+]
+EXT_PODS = [
+    pod("p1.1", MID, S, "node1"),
+    pod("p1.2", LOW, S, "node1"),
+    pod("p2.1", MID, L, "node2"),
+]
 
 PREEMPT_CASES = [
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).preemption_policy("PreemptLowerPriority").obj(),
-                 BASIC_PODS, ["node1", "node2", "node3"], [], "node1", ["p1.1", "p1.2"],
-                 id="DP/TestPreempt/basic preemption logic"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).obj(),
-                 BASIC_PODS, ["node1", "node2", "node3"], [], "node1", ["p1.1", "p1.2"],
-                 id="DP/TestPreempt/PreemptionPolicy is nil"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).preemption_policy("Never").obj(),
-                 BASIC_PODS, ["node1", "node2", "node3"], [], None, [],
-                 id="DP/TestPreempt/no preempting in pod"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).obj(),
-                 [*EXT_PODS[:2], pod("p2.1", MID, L, "node3")], ["node1", "node2", "node3"],
-                 [FakeExtender("FakeExtender1", lambda n: True), FakeExtender("FakeExtender2", lambda n: n == "node1")],
-                 "node1", ["p1.1", "p1.2"],
-                 id="DP/TestPreempt/Scheduler extenders allow only node1, otherwise node3 would have been chosen"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).obj(),
-                 EXT_PODS, ["node1", "node2", "node3"], [FakeExtender("FakeExtender1", lambda n: False)], None, [],
-                 id="DP/TestPreempt/Scheduler extenders do not allow any preemption"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).obj(),
-                 EXT_PODS, ["node1", "node2", "node3"],
-                 [FakeExtender("FakeExtender1", _error, ignorable=True),
-                  FakeExtender("FakeExtender2", lambda n: n == "node1")], "node1", ["p1.1", "p1.2"],
-                 id="DP/TestPreempt/One scheduler extender allows only node1, the other returns error but ignorable. Only node1 would be chosen"),
-    pytest.param(make_pod("p").priority(HIGH).req(**VL).obj(),
-                 EXT_PODS, ["node1", "node2"],
-                 [FakeExtender("FakeExtender1", lambda n: n == "node1", interested=False),
-                  FakeExtender("FakeExtender2", lambda n: True)], "node2", ["p2.1"],
-                 id="DP/TestPreempt/One scheduler extender allows only node1, but it is not interested in given pod, otherwise node1 would have been chosen"),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).preemption_policy("PreemptLowerPriority").obj(),
+        BASIC_PODS,
+        ["node1", "node2", "node3"],
+        [],
+        "node1",
+        ["p1.1", "p1.2"],
+        id="DP/TestPreempt/basic preemption logic",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).obj(),
+        BASIC_PODS,
+        ["node1", "node2", "node3"],
+        [],
+        "node1",
+        ["p1.1", "p1.2"],
+        id="DP/TestPreempt/PreemptionPolicy is nil",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).preemption_policy("Never").obj(),
+        BASIC_PODS,
+        ["node1", "node2", "node3"],
+        [],
+        None,
+        [],
+        id="DP/TestPreempt/no preempting in pod",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).obj(),
+        [*EXT_PODS[:2], pod("p2.1", MID, L, "node3")],
+        ["node1", "node2", "node3"],
+        [
+            FakeExtender("FakeExtender1", lambda n: True),
+            FakeExtender("FakeExtender2", lambda n: n == "node1"),
+        ],
+        "node1",
+        ["p1.1", "p1.2"],
+        id="DP/TestPreempt/Scheduler extenders allow only node1, otherwise node3 would have been chosen",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).obj(),
+        EXT_PODS,
+        ["node1", "node2", "node3"],
+        [FakeExtender("FakeExtender1", lambda n: False)],
+        None,
+        [],
+        id="DP/TestPreempt/Scheduler extenders do not allow any preemption",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).obj(),
+        EXT_PODS,
+        ["node1", "node2", "node3"],
+        [
+            FakeExtender("FakeExtender1", _error, ignorable=True),
+            FakeExtender("FakeExtender2", lambda n: n == "node1"),
+        ],
+        "node1",
+        ["p1.1", "p1.2"],
+        id="DP/TestPreempt/One scheduler extender allows only node1, the other returns error but ignorable. Only node1 would be chosen",
+    ),
+    pytest.param(
+        make_pod("p").priority(HIGH).req(**VL).obj(),
+        EXT_PODS,
+        ["node1", "node2"],
+        [
+            FakeExtender("FakeExtender1", lambda n: n == "node1", interested=False),
+            FakeExtender("FakeExtender2", lambda n: True),
+        ],
+        "node2",
+        ["p2.1"],
+        id="DP/TestPreempt/One scheduler extender allows only node1, but it is not interested in given pod, otherwise node1 would have been chosen",
+    ),
 ]
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("async_preemption", [True, False], ids=["async", "sync"])
-@pytest.mark.parametrize(("preemptor", "pods", "node_names", "extenders", "want", "expected"), PREEMPT_CASES)
-async def test_preempt(preemptor: Pod, pods: list[Pod], node_names: list[str], extenders: list[Any],
-                       want: str | None, expected: list[str], async_preemption: bool) -> None:
+@pytest.mark.parametrize(
+    ("preemptor", "pods", "node_names", "extenders", "want", "expected"), PREEMPT_CASES
+)
+async def test_preempt(
+    preemptor: Pod,
+    pods: list[Pod],
+    node_names: list[str],
+    extenders: list[Any],
+    want: str | None,
+    expected: list[str],
+    async_preemption: bool,
+) -> None:
     preemptor, pods = copy(preemptor), [copy(p) for p in pods]  # the rows are shared
     async with anyio.create_task_group() as tg:
-        fw = _framework([FIT], [node(n) for n in node_names], [preemptor, *pods], pre=[FIT],
-                        feature_gates={"SchedulerAsyncPreemption": async_preemption}, task_group=tg)
+        fw = _framework(
+            [FIT],
+            [node(n) for n in node_names],
+            [preemptor, *pods],
+            pre=[FIT],
+            feature_gates={"SchedulerAsyncPreemption": async_preemption},
+            task_group=tg,
+        )
         fw.scheduler.extenders = extenders
         ev = fw.plugin("DefaultPreemption").evaluator
         statuses = {n: Status(Code.UNSCHEDULABLE) for n in node_names}
@@ -577,12 +945,18 @@ async def test_preempt(preemptor: Pod, pods: list[Pod], node_names: list[str], e
     assert patched == deleted
     for _, _, cond, _ in client.patched:
         assert (cond.type, cond.status, cond.reason, cond.message) == (
-            "DisruptionTarget", "True", "PreemptionByScheduler",
+            "DisruptionTarget",
+            "True",
+            "PreemptionByScheduler",
             "default-scheduler: preempting to accommodate a higher priority pod",
         )
     assert sorted(e[0] for e in fw.scheduler.events) == [f"default/{n}" for n in deleted]
-    for key, type_, reason, msg in fw.scheduler.events:
-        assert (type_, reason, msg) == ("Normal", "Preempted", f"Preempted by pod {preemptor.metadata.uid} on node {want}")
+    for _key, type_, reason, msg in fw.scheduler.events:
+        assert (type_, reason, msg) == (
+            "Normal",
+            "Preempted",
+            f"Preempted by pod {preemptor.metadata.uid} on node {want}",
+        )
     if want:
         assert fw.scheduler.metrics.preemptions == 1
         assert fw.scheduler.metrics.preemption_victims == [len(expected)]
@@ -609,7 +983,9 @@ async def test_preempt_rejects_a_waiting_victim() -> None:
 
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
-    fw = _framework([FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT])
+    fw = _framework(
+        [FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT]
+    )
     wp = WaitingPod(victim, {"Gang": 60.0}, anyio.current_time())
     fw.waiting_pods[victim.metadata.uid] = wp
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
@@ -618,7 +994,11 @@ async def test_preempt_rejects_a_waiting_victim() -> None:
     assert st.is_success() and res is not None and res.nominated_node_name == "node1"
     assert fw.client.deleted == [] and fw.client.patched == []
     out = await wp.wait()
-    assert out.code == Code.UNSCHEDULABLE and out.reasons == ("preempted",) and out.plugin == "DefaultPreemption"
+    assert (
+        out.code == Code.UNSCHEDULABLE
+        and out.reasons == ("preempted",)
+        and out.plugin == "DefaultPreemption"
+    )
     assert [e[2] for e in fw.scheduler.events] == ["Preempted"]
 
 
@@ -630,8 +1010,12 @@ async def test_sync_preemption_clears_lower_priority_nominations() -> None:
     preemptor = pod("p", HIGH, L)
     lower = make_pod("n").priority(MID).nominated_node("node1").obj()
     higher = make_pod("h").priority(VHIGH).nominated_node("node1").req(cpu="1m").obj()
-    fw = _framework([FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor, lower, higher],
-                    pre=[FIT])
+    fw = _framework(
+        [FIT],
+        [node("node1", {"cpu": "400m", "memory": "400"})],
+        [victim, preemptor, lower, higher],
+        pre=[FIT],
+    )
     fw.nominator.add(PodInfo(lower))
     fw.nominator.add(PodInfo(higher))
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
@@ -647,11 +1031,19 @@ async def test_async_preemption_failure_activates_the_preemptor() -> None:
     victims = [pod("v1", LOW, S, "node1"), pod("v2", LOW, S, "node1"), pod("v3", LOW, S, "node1")]
     preemptor = pod("p", HIGH, VL)
     async with anyio.create_task_group() as tg:
-        fw = _framework([FIT], [node("node1")], [*victims, preemptor], pre=[FIT],
-                        feature_gates={"SchedulerAsyncPreemption": True}, task_group=tg)
+        fw = _framework(
+            [FIT],
+            [node("node1")],
+            [*victims, preemptor],
+            pre=[FIT],
+            feature_gates={"SchedulerAsyncPreemption": True},
+            task_group=tg,
+        )
         fw.client.fail["delete"] = {"v1"}
         ev = fw.plugin("DefaultPreemption").evaluator
-        res, st = await ev.preempt(_state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)})
+        res, st = await ev.preempt(
+            _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
+        )
         assert st.is_success() and res is not None and res.nominated_node_name == "node1"
         assert ev.preempting == {preemptor.metadata.uid}
     assert not ev.preempting
@@ -664,7 +1056,9 @@ async def test_async_preemption_failure_activates_the_preemptor() -> None:
 async def test_sync_preemption_error_is_returned() -> None:
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
-    fw = _framework([FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT])
+    fw = _framework(
+        [FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT]
+    )
     fw.client.fail["delete"] = {"v"}
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
         _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
@@ -678,16 +1072,28 @@ def _missing(*names: str) -> bool:
 
 
 @pytest.mark.skipif(_missing("PodTopologySpread"), reason="PodTopologySpread is not in-tree yet")
-def test_g7_preemption_to_resolve_pod_topology_spread() -> None:  # pragma: no cover - pending plugin
+def test_g7_preemption_to_resolve_pod_topology_spread() -> (
+    None
+):  # pragma: no cover - pending plugin
     """G7 DP/TestDryRunPreemption/preemption to resolve pod topology spread filter failure."""
     from kubesched._objects import LabelSelector, LabelSelectorRequirement
 
     sel = LabelSelector(match_expressions=[LabelSelectorRequirement(key="foo", operator="Exists")])
-    p = (make_pod("p").priority(HIGH).label("foo", "").spread(1, "zone", "DoNotSchedule", sel)
-         .spread(1, "hostname", "DoNotSchedule", sel).obj())
-    init = [pod("pod-a1", MID, None, "node-a", labels={"foo": ""}), pod("pod-a2", LOW, None, "node-a", labels={"foo": ""}),
-            pod("pod-b1", LOW, None, "node-b", labels={"foo": ""}), pod("pod-x1", HIGH, None, "node-x", labels={"foo": ""}),
-            pod("pod-x2", HIGH, None, "node-x", labels={"foo": ""})]
+    p = (
+        make_pod("p")
+        .priority(HIGH)
+        .label("foo", "")
+        .spread(1, "zone", "DoNotSchedule", sel)
+        .spread(1, "hostname", "DoNotSchedule", sel)
+        .obj()
+    )
+    init = [
+        pod("pod-a1", MID, None, "node-a", labels={"foo": ""}),
+        pod("pod-a2", LOW, None, "node-a", labels={"foo": ""}),
+        pod("pod-b1", LOW, None, "node-b", labels={"foo": ""}),
+        pod("pod-x1", HIGH, None, "node-x", labels={"foo": ""}),
+        pod("pod-x2", HIGH, None, "node-x", labels={"foo": ""}),
+    ]
     nodes = [node("node-a/zone1"), node("node-b/zone1"), node("node-x/zone2")]
     fw = _framework(["PodTopologySpread"], nodes, init, pre=["PodTopologySpread"])
     ev = fw.plugin("DefaultPreemption").evaluator

@@ -46,7 +46,9 @@ class FlakyFilter:
         self.calls = 0
 
     @kubesched.hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: kubesched.NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: kubesched.NodeBatch
+    ) -> dict[int, Status] | None:
         self.calls += 1
         if self.calls <= self.failures:
             raise RuntimeError("flaky backend")
@@ -59,7 +61,10 @@ def nodes(*names: str) -> list[kubesched.Node]:
 
 async def test_scheduler_for_runs_plugins_given_by_factory() -> None:
     async with scheduler_for(
-        nodes("n1", "n2", "n3"), plugins={"OnlyNode": OnlyNode}, enable=["OnlyNode"], plugin_args={"OnlyNode": {"node": "n3"}}
+        nodes("n1", "n2", "n3"),
+        plugins={"OnlyNode": OnlyNode},
+        enable=["OnlyNode"],
+        plugin_args={"OnlyNode": {"node": "n3"}},
     ) as sim:
         sim.create(make_pod("p1").req(cpu="1").obj(), make_pod("p2").req(cpu="1").obj())
         await sim.settle()
@@ -73,7 +78,9 @@ async def test_scheduler_for_runs_plugins_given_by_factory() -> None:
 
 
 async def test_a_pending_pod_tells_why() -> None:
-    async with scheduler_for(nodes("n1"), plugins={"OnlyNode": OnlyNode}, enable=["OnlyNode"]) as sim:
+    async with scheduler_for(
+        nodes("n1"), plugins={"OnlyNode": OnlyNode}, enable=["OnlyNode"]
+    ) as sim:
         sim.create(make_pod("p").obj())
         await sim.settle()
         assert sim.placements() == {"p": None}
@@ -84,7 +91,10 @@ async def test_a_pending_pod_tells_why() -> None:
 
 async def test_settle_waits_through_backoff_in_virtual_time() -> None:
     async with scheduler_for(
-        nodes("n1"), plugins={"FlakyFilter": FlakyFilter}, enable=["FlakyFilter"], plugin_args={"FlakyFilter": {"failures": 2}}
+        nodes("n1"),
+        plugins={"FlakyFilter": FlakyFilter},
+        enable=["FlakyFilter"],
+        plugin_args={"FlakyFilter": {"failures": 2}},
     ) as sim:
         start = anyio.current_time()
         sim.create(make_pod("p").obj())
@@ -97,7 +107,10 @@ async def test_settle_waits_through_backoff_in_virtual_time() -> None:
 
 async def test_settle_times_out_when_the_scheduler_never_rests() -> None:
     async with scheduler_for(
-        nodes("n1"), plugins={"FlakyFilter": FlakyFilter}, enable=["FlakyFilter"], plugin_args={"FlakyFilter": {"failures": 10**9}}
+        nodes("n1"),
+        plugins={"FlakyFilter": FlakyFilter},
+        enable=["FlakyFilter"],
+        plugin_args={"FlakyFilter": {"failures": 10**9}},
     ) as sim:
         sim.create(make_pod("p").obj())
         with pytest.raises(TimeoutError, match=r"did not settle within 30s: .*"):
@@ -122,12 +135,17 @@ async def test_config_document_is_validated_like_the_config_flag() -> None:
             }
         ],
     }
-    async with scheduler_for(nodes("n1", "n2"), plugins={"OnlyNode": OnlyNode}, config=config) as sim:
+    async with scheduler_for(
+        nodes("n1", "n2"), plugins={"OnlyNode": OnlyNode}, config=config
+    ) as sim:
         sim.create(make_pod("p").obj())
         await sim.settle()
         assert sim.placements() == {"p": "n1"}
     bad = {**CONFIG_BASE, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]}
-    with pytest.raises(kubesched.ConfigError, match='profiles\\[0\\].plugins.filter.enabled\\[0\\].name: Invalid value: "Nope"'):
+    with pytest.raises(
+        kubesched.ConfigError,
+        match='profiles\\[0\\].plugins.filter.enabled\\[0\\].name: Invalid value: "Nope"',
+    ):
         async with scheduler_for(config=bad):
             pass
     with pytest.raises(ValueError, match="either config= or enable="):
@@ -142,13 +160,18 @@ async def test_an_error_in_the_block_comes_out_as_itself() -> None:
 
 
 async def test_feature_gates_and_cluster_options_reach_scheduler_and_cluster() -> None:
-    async with scheduler_for(feature_gates={"SchedulerAsyncPreemption": False}, default_grace_seconds=5) as sim:
+    async with scheduler_for(
+        feature_gates={"SchedulerAsyncPreemption": False}, default_grace_seconds=5
+    ) as sim:
         assert sim.scheduler.config.feature_gates["SchedulerAsyncPreemption"] is False
         assert sim.cluster.default_grace_seconds == 5
 
 
 async def test_register_temporary_plugin_is_known_by_name_inside_the_block_only() -> None:
-    config = {**CONFIG_BASE, "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "OnlyNode"}]}}}]}
+    config = {
+        **CONFIG_BASE,
+        "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "OnlyNode"}]}}}],
+    }
     with register_temporary_plugin("OnlyNode", OnlyNode):
         cfg = parse_config(config)
         async with FakeCluster() as cluster:
@@ -176,10 +199,12 @@ def test_register_temporary_plugin_nests_and_may_replace_an_in_tree_plugin() -> 
         pass
 
 
-def test_pytest_plugin_gives_both_backends_in_virtual_time_and_temporary_plugins(pytester: pytest.Pytester) -> None:
+def test_pytest_plugin_gives_both_backends_in_virtual_time_and_temporary_plugins(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makeconftest('pytest_plugins = ["kubesched.pytest_plugin"]\n')
     pytester.makepyfile(
-        test_author='''
+        test_author="""
         import anyio
         import kubesched
         import pytest
@@ -212,7 +237,7 @@ def test_pytest_plugin_gives_both_backends_in_virtual_time_and_temporary_plugins
             from kubesched._entrypoints import all_plugins
 
             assert "NoNodes" not in all_plugins()
-        '''
+        """
     )
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)

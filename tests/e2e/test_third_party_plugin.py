@@ -101,7 +101,18 @@ WIDE_PENDING = (
 def example_installed() -> None:
     """``pip install -e examples/third_party_plugin`` into this venv (offline: no index, no deps)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-e", str(EXAMPLE)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-e",
+            str(EXAMPLE),
+        ],
         capture_output=True,
         text=True,
         timeout=180,
@@ -149,16 +160,34 @@ def test_installed_distribution_registers_both_plugins(example_installed: None) 
     assert found["PreferEmptyNodes"] is PreferEmptyNodes
 
 
-def test_simulate_in_a_fresh_interpreter_uses_the_plugins(example_installed: None, files: dict[str, str]) -> None:
+def test_simulate_in_a_fresh_interpreter_uses_the_plugins(
+    example_installed: None, files: dict[str, str]
+) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "kubesched.cli", "simulate", files["cluster"], "--config", files["both"], "--output", "json"],
+        [
+            sys.executable,
+            "-m",
+            "kubesched.cli",
+            "simulate",
+            files["cluster"],
+            "--config",
+            files["both"],
+            "--output",
+            "json",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert placements(report) == {"running-1": "n2", "running-2": "n2", "web": "n3", "big": "n2", "wide": None}
+    assert placements(report) == {
+        "running-1": "n2",
+        "running-2": "n2",
+        "web": "n3",
+        "big": "n2",
+        "wide": None,
+    }
     assert pending_message(report, "wide").startswith(WIDE_PENDING)  # then the PostFilter part
 
 
@@ -166,9 +195,18 @@ def test_simulate_in_a_fresh_interpreter_uses_the_plugins(example_installed: Non
 def test_without_the_score_plugin_web_goes_to_the_least_allocated_node(
     example_installed: None, files: dict[str, str], backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["simulate", files["cluster"], "--config", files["gate"], "--backend", backend]) == 0
+    assert (
+        cli.main(["simulate", files["cluster"], "--config", files["gate"], "--backend", backend])
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
-    assert placements(report) == {"running-1": "n2", "running-2": "n2", "web": "n2", "big": "n2", "wide": None}
+    assert placements(report) == {
+        "running-1": "n2",
+        "running-2": "n2",
+        "web": "n2",
+        "big": "n2",
+        "wide": None,
+    }
     assert pending_message(report, "wide").startswith(WIDE_PENDING)  # then the PostFilter part
 
 

@@ -33,14 +33,30 @@ FIT = "NodeResourcesFit"
 @pytest.mark.parametrize(
     ("args", "field", "message"),
     [
-        pytest.param({"minCandidateNodesPercentage": -1}, "minCandidateNodesPercentage",
-                     "Invalid value: -1: not in valid range [0, 100]", id="percentage below 0"),
-        pytest.param({"minCandidateNodesPercentage": 900}, "minCandidateNodesPercentage",
-                     "Invalid value: 900: not in valid range [0, 100]", id="percentage above 100"),
-        pytest.param({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute",
-                     "Invalid value: -1: not in valid range [0, inf)", id="negative absolute"),
-        pytest.param({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}, "minCandidateNodesPercentage",
-                     "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute", id="both zero"),
+        pytest.param(
+            {"minCandidateNodesPercentage": -1},
+            "minCandidateNodesPercentage",
+            "Invalid value: -1: not in valid range [0, 100]",
+            id="percentage below 0",
+        ),
+        pytest.param(
+            {"minCandidateNodesPercentage": 900},
+            "minCandidateNodesPercentage",
+            "Invalid value: 900: not in valid range [0, 100]",
+            id="percentage above 100",
+        ),
+        pytest.param(
+            {"minCandidateNodesAbsolute": -1},
+            "minCandidateNodesAbsolute",
+            "Invalid value: -1: not in valid range [0, inf)",
+            id="negative absolute",
+        ),
+        pytest.param(
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+            "minCandidateNodesPercentage",
+            "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            id="both zero",
+        ),
     ],
 )
 def test_args_validation(args: dict[str, Any], field: str, message: str) -> None:
@@ -52,17 +68,25 @@ def test_args_validation(args: dict[str, Any], field: str, message: str) -> None
 def test_args_defaults_and_values() -> None:
     pl = defaultpreemption.new(None, None)
     assert (pl.min_candidate_nodes_percentage, pl.min_candidate_nodes_absolute) == (10, 100)
-    pl = defaultpreemption.new({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, None)
+    pl = defaultpreemption.new(
+        {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, None
+    )
     assert pl.evaluator.calculate_num_candidates(50) == 3
 
 
-def test_bad_args_in_a_config_name_the_field() -> None:
+async def test_bad_args_in_a_config_name_the_field() -> None:
     from kubesched._config import parse_config
 
     cfg = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": -2}}]}],
+        "profiles": [
+            {
+                "pluginConfig": [
+                    {"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": -2}}
+                ]
+            }
+        ],
     }
     from kubesched._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
@@ -96,20 +120,29 @@ class ErrPlugin:
         return None
 
     @hookimpl
-    def kubesched_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo) -> Status | None:
+    def kubesched_pre_filter_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo
+    ) -> Status | None:
         if node_info.labels.get("error") == "true":
             return Status.as_error(f"failed to add pod: {pod.metadata.name}")
         return None
 
     @hookimpl
-    def kubesched_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo) -> Status | None:
+    def kubesched_pre_filter_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo
+    ) -> Status | None:
         if node_info.labels.get("error") == "true":
             return Status.as_error(f"failed to remove pod: {pod.metadata.name}")
         return None
 
 
-def p(name: str, prio: int | None = None, node: str = "", req: dict[str, str] | None = None,
-      labels: dict[str, str] | None = None) -> Pod:
+def p(
+    name: str,
+    prio: int | None = None,
+    node: str = "",
+    req: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+) -> Pod:
     b = make_pod(name).uid(name)
     if prio is not None:
         b.priority(prio)
@@ -134,64 +167,162 @@ UU = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 VIOL = "test.kubernetes.io/is-violating-pdb"
 
 POST_FILTER_CASES = [
-    pytest.param(p("p", HIGH), [p("p1", None, "node1")], [n("node1", ONE_POD)], {"node1": U}, [],
-                 "node1", Code.SUCCESS, "",
-                 id="DP/TestPostFilter/pod with higher priority can be made schedulable"),
-    pytest.param(p("p"), [p("p1", None, "node1")], [n("node1", ONE_POD)], {"node1": U}, [],
-                 "", Code.UNSCHEDULABLE,
-                 "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
-                 id="DP/TestPostFilter/pod with tied priority is still unschedulable"),
-    pytest.param(p("p", HIGH), [p("p1", None, "node1")], [n("node1", ONE_POD)], {"node1": UU}, [],
-                 "", Code.UNSCHEDULABLE,
-                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
-                 id="DP/TestPostFilter/preemption should respect filteredNodesStatuses"),
-    pytest.param(p("p", HIGH), [p("p1", None, "node1")], [n("node1", ONE_POD)], {}, [],
-                 "", Code.UNSCHEDULABLE,
-                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
-                 id="DP/TestPostFilter/preemption should respect absent NodeToStatusReader entry meaning UnschedulableAndUnresolvable"),
-    pytest.param(p("p", MID), [p("p1", HIGH, "node1"), p("p2", LOW, "node2")],
-                 [n("node1", ONE_POD), n("node2", ONE_POD)], {"node1": U, "node2": U}, [],
-                 "node2", Code.SUCCESS, "", id="DP/TestPostFilter/pod can be made schedulable on one node"),
-    pytest.param(p("p", VHIGH), [p("p1", HIGH, "node1", labels={VIOL: "non-violating"}),
-                                 p("p2", LOW, "node1", labels={VIOL: "violating"}),
-                                 p("p3", MID, "node2", labels={VIOL: "violating"})],
-                 [n("node1", ONE_POD), n("node2", ONE_POD)], {"node1": U, "node2": U},
-                 [make_pdb("violating-pdb", match_labels={VIOL: "violating"}, min_available="100%"),
-                  make_pdb("non-violating-pdb", match_labels={VIOL: "non-violating"}, min_available="0",
-                           disruptions_allowed=2**31 - 1)],
-                 "node2", Code.SUCCESS, "", id="DP/TestPostFilter/pod can be made schedulable on minHighestPriority node"),
-    pytest.param(p("p", HIGH, req=L), [p("p1", None, "node1"), p("p2", None, "node2")],
-                 [n("node1", NODE_RES), n("node2", NODE_RES)], {"node1": U, "node2": U}, [],
-                 "", Code.UNSCHEDULABLE, "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
-                 id="DP/TestPostFilter/no candidate nodes found, no enough resource after removing low priority pods"),
-    pytest.param(p("p", HIGH, req=L), [p("p1", HIGH, "node1"), p("p2", None, "node2"), p("p3", HIGH, "node3")],
-                 [n("node1", ONE_POD), n("node2", NODE_RES), n("node3", ONE_POD)],
-                 {"node1": U, "node2": U, "node3": U}, [],
-                 "", Code.UNSCHEDULABLE,
-                 "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for incoming pod.",
-                 id="DP/TestPostFilter/no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource"),
-    pytest.param(p("p", HIGH, req=L), [p("p1", None, "node1"), p("p2", None, "node2")],
-                 [n(f"node{i}", NODE_RES) for i in range(1, 5)], {"node1": U, "node2": U, "node4": UU}, [],
-                 "", Code.UNSCHEDULABLE,
-                 "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling.",
-                 id="DP/TestPostFilter/no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 nodes don't have enough CPU resource"),
-    pytest.param(p("p", HIGH, req=L), [p("p1", None, "node1")], [n("node1", L, error="true")], {"node1": U}, [],
-                 None, Code.ERROR, 'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
-                 id="DP/TestPostFilter/only one node but failed with TestPlugin"),
-    pytest.param(p("p", HIGH, req=L), [p("p1", None, "node1"), p("p2", None, "node2", req=M)],
-                 [n("node1", L, error="true"), n("node2", L)], {"node1": U, "node2": U}, [],
-                 "node2", Code.SUCCESS, "", id="DP/TestPostFilter/one failed with TestPlugin and the other pass"),
+    pytest.param(
+        p("p", HIGH),
+        [p("p1", None, "node1")],
+        [n("node1", ONE_POD)],
+        {"node1": U},
+        [],
+        "node1",
+        Code.SUCCESS,
+        "",
+        id="DP/TestPostFilter/pod with higher priority can be made schedulable",
+    ),
+    pytest.param(
+        p("p"),
+        [p("p1", None, "node1")],
+        [n("node1", ONE_POD)],
+        {"node1": U},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        id="DP/TestPostFilter/pod with tied priority is still unschedulable",
+    ),
+    pytest.param(
+        p("p", HIGH),
+        [p("p1", None, "node1")],
+        [n("node1", ONE_POD)],
+        {"node1": UU},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        id="DP/TestPostFilter/preemption should respect filteredNodesStatuses",
+    ),
+    pytest.param(
+        p("p", HIGH),
+        [p("p1", None, "node1")],
+        [n("node1", ONE_POD)],
+        {},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        id="DP/TestPostFilter/preemption should respect absent NodeToStatusReader entry meaning UnschedulableAndUnresolvable",
+    ),
+    pytest.param(
+        p("p", MID),
+        [p("p1", HIGH, "node1"), p("p2", LOW, "node2")],
+        [n("node1", ONE_POD), n("node2", ONE_POD)],
+        {"node1": U, "node2": U},
+        [],
+        "node2",
+        Code.SUCCESS,
+        "",
+        id="DP/TestPostFilter/pod can be made schedulable on one node",
+    ),
+    pytest.param(
+        p("p", VHIGH),
+        [
+            p("p1", HIGH, "node1", labels={VIOL: "non-violating"}),
+            p("p2", LOW, "node1", labels={VIOL: "violating"}),
+            p("p3", MID, "node2", labels={VIOL: "violating"}),
+        ],
+        [n("node1", ONE_POD), n("node2", ONE_POD)],
+        {"node1": U, "node2": U},
+        [
+            make_pdb("violating-pdb", match_labels={VIOL: "violating"}, min_available="100%"),
+            make_pdb(
+                "non-violating-pdb",
+                match_labels={VIOL: "non-violating"},
+                min_available="0",
+                disruptions_allowed=2**31 - 1,
+            ),
+        ],
+        "node2",
+        Code.SUCCESS,
+        "",
+        id="DP/TestPostFilter/pod can be made schedulable on minHighestPriority node",
+    ),
+    pytest.param(
+        p("p", HIGH, req=L),
+        [p("p1", None, "node1"), p("p2", None, "node2")],
+        [n("node1", NODE_RES), n("node2", NODE_RES)],
+        {"node1": U, "node2": U},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
+        id="DP/TestPostFilter/no candidate nodes found, no enough resource after removing low priority pods",
+    ),
+    pytest.param(
+        p("p", HIGH, req=L),
+        [p("p1", HIGH, "node1"), p("p2", None, "node2"), p("p3", HIGH, "node3")],
+        [n("node1", ONE_POD), n("node2", NODE_RES), n("node3", ONE_POD)],
+        {"node1": U, "node2": U, "node3": U},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for incoming pod.",
+        id="DP/TestPostFilter/no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource",
+    ),
+    pytest.param(
+        p("p", HIGH, req=L),
+        [p("p1", None, "node1"), p("p2", None, "node2")],
+        [n(f"node{i}", NODE_RES) for i in range(1, 5)],
+        {"node1": U, "node2": U, "node4": UU},
+        [],
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling.",
+        id="DP/TestPostFilter/no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 nodes don't have enough CPU resource",
+    ),
+    pytest.param(
+        p("p", HIGH, req=L),
+        [p("p1", None, "node1")],
+        [n("node1", L, error="true")],
+        {"node1": U},
+        [],
+        None,
+        Code.ERROR,
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
+        id="DP/TestPostFilter/only one node but failed with TestPlugin",
+    ),
+    pytest.param(
+        p("p", HIGH, req=L),
+        [p("p1", None, "node1"), p("p2", None, "node2", req=M)],
+        [n("node1", L, error="true"), n("node2", L)],
+        {"node1": U, "node2": U},
+        [],
+        "node2",
+        Code.SUCCESS,
+        "",
+        id="DP/TestPostFilter/one failed with TestPlugin and the other pass",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("pod", "pods", "nodes", "statuses", "pdbs", "want_node", "want_code", "want_msg"), POST_FILTER_CASES
+    ("pod", "pods", "nodes", "statuses", "pdbs", "want_node", "want_code", "want_msg"),
+    POST_FILTER_CASES,
 )
-async def test_post_filter(pod: Pod, pods: list[Pod], nodes: list[Any], statuses: dict[str, Status], pdbs: list[Any],
-                           want_node: str | None, want_code: Code, want_msg: str) -> None:
+async def test_post_filter(
+    pod: Pod,
+    pods: list[Pod],
+    nodes: list[Any],
+    statuses: dict[str, Status],
+    pdbs: list[Any],
+    want_node: str | None,
+    want_code: Code,
+    want_msg: str,
+) -> None:
     fw = framework_for(
         {"preFilter": [FIT, "test-plugin"], "filter": [FIT], "postFilter": ["DefaultPreemption"]},
-        nodes, [pod, *pods], registry={**IN_TREE, "test-plugin": ErrPlugin}, pdbs=pdbs,
+        nodes,
+        [pod, *pods],
+        registry={**IN_TREE, "test-plugin": ErrPlugin},
+        pdbs=pdbs,
     )
     state = CycleState()
     fw.run_pre_filter_plugins(state, pod, fw.snapshot.node_infos)
@@ -204,11 +335,25 @@ async def test_post_filter(pod: Pod, pods: list[Pod], nodes: list[Any], statuses
 
 async def test_post_filter_keeps_nomination_when_not_eligible() -> None:
     pod = make_pod("p").priority(HIGH).preemption_policy("Never").obj()
-    fw = framework_for({"filter": [FIT], "postFilter": ["DefaultPreemption"]}, [n("node1", ONE_POD)],
-                       [pod, p("p1", None, "node1")])
-    result, status = await fw.plugin("DefaultPreemption").kubesched_post_filter(CycleState(), pod, {"node1": U})
+    fw = framework_for(
+        {"filter": [FIT], "postFilter": ["DefaultPreemption"]},
+        [n("node1", ONE_POD)],
+        [pod, p("p1", None, "node1")],
+    )
+    result, status = await fw.plugin("DefaultPreemption").kubesched_post_filter(
+        CycleState(), pod, {"node1": U}
+    )
     assert result is None
-    assert (status.code, status.message) == (Code.UNSCHEDULABLE, "preemption: not eligible due to preemptionPolicy=Never.")
+    assert (status.code, status.message) == (
+        Code.UNSCHEDULABLE,
+        "preemption: not eligible due to preemptionPolicy=Never.",
+    )
+
+
+def _state(fw: Any, pod: Pod) -> CycleState:
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod, fw.snapshot.node_infos)
+    return state
 
 
 # --- PreEnqueue (§J6–J8) and events ------------------------------------------------------------------
@@ -217,28 +362,51 @@ async def test_post_filter_keeps_nomination_when_not_eligible() -> None:
 @pytest.mark.parametrize(
     ("gate", "check", "want"),
     [
-        pytest.param(False, "p", None, id="J6 DP/TestPreEnqueue/AsyncPreemption disabled, returns nil"),
-        pytest.param(True, "p", "waiting for the preemption for this pod to be finished",
-                     id="J7 DP/TestPreEnqueue/AsyncPreemption enabled, same pod, returns UnschedulableAndUnresolvable"),
-        pytest.param(True, "p_other", None, id="J8 DP/TestPreEnqueue/AsyncPreemption enabled, different pod, returns nil"),
+        pytest.param(
+            False, "p", None, id="J6 DP/TestPreEnqueue/AsyncPreemption disabled, returns nil"
+        ),
+        pytest.param(
+            True,
+            "p",
+            "waiting for the preemption for this pod to be finished",
+            id="J7 DP/TestPreEnqueue/AsyncPreemption enabled, same pod, returns UnschedulableAndUnresolvable",
+        ),
+        pytest.param(
+            True,
+            "p_other",
+            None,
+            id="J8 DP/TestPreEnqueue/AsyncPreemption enabled, different pod, returns nil",
+        ),
     ],
 )
 async def test_pre_enqueue(gate: bool, check: str, want: str | None) -> None:
     trigger = p("p", HIGH)
     victim = p("p1", None, "node1")
     async with anyio.create_task_group() as tg:
-        fw = framework_for({"filter": [FIT], "postFilter": ["DefaultPreemption"]}, [n("node1", ONE_POD)],
-                           [trigger, victim], feature_gates={"SchedulerAsyncPreemption": gate}, task_group=tg)
+        fw = framework_for(
+            {"preFilter": [FIT], "filter": [FIT], "postFilter": ["DefaultPreemption"]},
+            [n("node1", ONE_POD)],
+            [trigger, victim],
+            feature_gates={"SchedulerAsyncPreemption": gate},
+            task_group=tg,
+        )
         fw.client.block = anyio.Event()  # hold the preemption's deletions open
         pl = fw.plugin("DefaultPreemption")
-        result, status = (await pl.kubesched_post_filter(CycleState(), trigger, {"node1": U})) if gate else (None, None)
+        result, status = (
+            (await pl.kubesched_post_filter(_state(fw, trigger), trigger, {"node1": U}))
+            if gate
+            else (None, None)
+        )
         if gate:
             assert status is not None and status.is_success() and result is not None
         st = pl.kubesched_pre_enqueue(p(check, HIGH))
         if want is None:
             assert st is None
         else:
-            assert st is not None and (st.code, st.message) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, want)
+            assert st is not None and (st.code, st.message) == (
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                want,
+            )
         fw.client.block.set()
     assert pl.kubesched_pre_enqueue(p(check, HIGH)) is None  # the preemption is over
 
@@ -248,11 +416,16 @@ async def test_pre_enqueue_open_once_last_victim_is_terminating() -> None:
     trigger = p("p", HIGH)
     victim = p("p1", None, "node1")
     async with anyio.create_task_group() as tg:
-        fw = framework_for({"filter": [FIT], "postFilter": ["DefaultPreemption"]}, [n("node1", ONE_POD)],
-                           [trigger, victim], feature_gates={"SchedulerAsyncPreemption": True}, task_group=tg)
+        fw = framework_for(
+            {"preFilter": [FIT], "filter": [FIT], "postFilter": ["DefaultPreemption"]},
+            [n("node1", ONE_POD)],
+            [trigger, victim],
+            feature_gates={"SchedulerAsyncPreemption": True},
+            task_group=tg,
+        )
         fw.client.block = anyio.Event()
         pl = fw.plugin("DefaultPreemption")
-        await pl.kubesched_post_filter(CycleState(), trigger, {"node1": U})
+        await pl.kubesched_post_filter(_state(fw, trigger), trigger, {"node1": U})
         await anyio.wait_all_tasks_blocked()
         assert pl.kubesched_pre_enqueue(trigger) is not None
         victim.metadata.deletion_timestamp = "1970-01-01T00:00:30Z"
@@ -261,17 +434,21 @@ async def test_pre_enqueue_open_once_last_victim_is_terminating() -> None:
 
 
 def test_events_to_register() -> None:
-    fw = framework_for({"postFilter": ["DefaultPreemption"]}, feature_gates={"SchedulerAsyncPreemption": True})
+    fw = framework_for(
+        {"postFilter": ["DefaultPreemption"]}, feature_gates={"SchedulerAsyncPreemption": True}
+    )
     pl = fw.plugin("DefaultPreemption")
     evs = pl.kubesched_events_to_register()
     assert len(evs) == 1
-    assert evs[0].event.resource == Resource.ASSIGNED_POD and evs[0].event.action == ActionType.DELETE
+    assert (
+        evs[0].event.resource == Resource.ASSIGNED_POD and evs[0].event.action == ActionType.DELETE
+    )
     assert evs[0].hint(p("x"), p("y", None, "n"), None) == QueueingHint.QUEUE_SKIP
     fw.feature_gates["SchedulerAsyncPreemption"] = False
     assert pl.kubesched_events_to_register() == []
 
 
-def test_scheduler_registers_async_events_from_its_gates() -> None:
+async def test_scheduler_registers_async_events_from_its_gates() -> None:
     from kubesched._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
 
@@ -319,8 +496,12 @@ async def test_e2e_high_priority_pod_preempts_a_lower_one(async_preemption: bool
     out = await _simulate(BASIC, {"SchedulerAsyncPreemption": async_preemption})
     low, high = _pod(out, "low"), _pod(out, "high")
     assert low["deleted"] is True and low["nodeName"] == "n1"
-    assert {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-            "message": "default-scheduler: preempting to accommodate a higher priority pod"} in low["conditions"]
+    assert {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "default-scheduler: preempting to accommodate a higher priority pod",
+    } in low["conditions"]
     assert high["nodeName"] == "n1" and high["deleted"] is False
     events = [(e["time"], e["reason"], e["object"], e["message"]) for e in out["events"]]
     assert events == [
@@ -344,7 +525,10 @@ async def test_e2e_preemptor_is_nominated_before_it_is_bound() -> None:
 
     seen: list[tuple[str, str]] = []
     async with FakeCluster() as cluster:
-        for m in load_manifests(["m.yaml"], {"m.yaml": BASIC.replace("annotations: {kubesched.io/arrival: 10s}", "")}):
+        for m in load_manifests(
+            ["m.yaml"],
+            {"m.yaml": BASIC.replace("spec: {priority: 0,", "spec: {nodeName: n1, priority: 0,")},
+        ):
             cluster.create(m.obj)
         from kubesched._scheduler import Scheduler
 
@@ -406,8 +590,10 @@ async def test_e2e_pdb_protected_victim_is_avoided(async_preemption: bool) -> No
     assert _pod(out, "other")["deleted"] is True
     assert _pod(out, "high")["nodeName"] == "n2"
     # without the PDB the lower-priority victim on n1 would have been chosen
-    out2 = await _simulate(PDB.split("---\napiVersion: policy/v1")[0] + "---" + PDB.split("---")[-1],
-                           {"SchedulerAsyncPreemption": async_preemption})
+    out2 = await _simulate(
+        PDB.split("---\napiVersion: policy/v1")[0] + "---" + PDB.split("---")[-1],
+        {"SchedulerAsyncPreemption": async_preemption},
+    )
     assert _pod(out2, "protected")["deleted"] is True and _pod(out2, "high")["nodeName"] == "n1"
 
 
@@ -438,7 +624,9 @@ async def test_e2e_failed_scheduling_carries_the_preemption_message(async_preemp
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
     )
     second = _pod(out, "second")
-    assert second["nodeName"] is None and not second["deleted"] and second["nominatedNodeName"] is None
+    assert (
+        second["nodeName"] is None and not second["deleted"] and second["nominatedNodeName"] is None
+    )
     assert out["summary"]["preemptions"] == 0
 
 
@@ -451,9 +639,20 @@ def test_cli_feature_gate_flag(tmp_path: Any) -> None:
     outs = []
     for gate in ("true", "false"):
         proc = subprocess.run(
-            [sys.executable, "-m", "kubesched.cli", "simulate", str(f), "--output", "json",
-             "--feature-gates", f"SchedulerAsyncPreemption={gate}"],
-            capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "kubesched.cli",
+                "simulate",
+                str(f),
+                "--output",
+                "json",
+                "--feature-gates",
+                f"SchedulerAsyncPreemption={gate}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert proc.returncode == 0, proc.stderr
         outs.append(json.loads(proc.stdout))

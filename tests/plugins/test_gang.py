@@ -160,8 +160,8 @@ def test_sort_gang_kept_together_by_first_members_time() -> None:
     assert g.kubesched_queue_sort_less(a1, plain)
     assert g.kubesched_queue_sort_less(a2, plain)
     assert not g.kubesched_queue_sort_less(plain, a2)
-    # members of one gang are equivalent (the queue keeps them first in, first out)
-    assert not g.kubesched_queue_sort_less(a1, a2)
+    # members of one gang go by name
+    assert g.kubesched_queue_sort_less(a1, a2)
     assert not g.kubesched_queue_sort_less(a2, a1)
     assert g.gangs["default/a"].sort_time == 1
 
@@ -202,6 +202,27 @@ def test_sort_plain_pods_as_priority_sort() -> None:
     assert not g.kubesched_queue_sort_less(p2, p1)
     same = qpi(fw, make_pod("p3"), 1)
     assert not g.kubesched_queue_sort_less(p1, same) and not g.kubesched_queue_sort_less(same, p1)
+
+
+def test_queue_pops_gang_by_gang() -> None:
+    """In the scheduling queue: members queued alternately leave it gang by gang (and plain pods
+    at the same time first, in their own order)."""
+    from kubesched._queue import SchedulingQueue
+
+    fw, _ = framework()
+    q = SchedulingQueue({"default-scheduler": fw}, now=lambda: 0.0)
+    pods = add(
+        fw,
+        *(b for i in range(3) for b in (member(f"b-{i}", "b"), member(f"a-{i}", "a"))),
+        make_pod("z-plain"),
+        make_pod("plain"),
+    )
+    for p in pods:
+        q.add(p)
+    order = []
+    while (x := q.pop_nowait()) is not None:
+        order.append(x.pod.metadata.name)
+    assert order == ["z-plain", "plain", "a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
 
 
 _pods = st.lists(
@@ -479,7 +500,7 @@ async def test_expired_gang_starts_fresh() -> None:
     state = g.gangs["default/train"]
     assert state.sort_time is None and state.rejected == "" and state.members == {new1.metadata.uid}
     a = qpi(fw, member("new1", count=2), 100)
-    assert g.sort_key(a) == (0, 100, "default/train")
+    assert g.sort_key(a) == (0, 100, "default/train", "new1")
 
 
 def test_finished_gang_expires_and_the_table_is_swept() -> None:

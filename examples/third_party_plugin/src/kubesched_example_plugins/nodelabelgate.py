@@ -44,7 +44,9 @@ class NodeLabelGate:
         if values is not None and (
             not isinstance(values, list) or not all(isinstance(v, str) for v in values)
         ):
-            raise kubesched.ConfigError(f"Invalid value: {values!r}: must be a list of strings", field="values")
+            raise kubesched.ConfigError(
+                f"Invalid value: {values!r}: must be a list of strings", field="values"
+            )
         self.label = label
         self.values = None if values is None else frozenset(values)
         # The reasons a pending pod reports ("0/3 nodes are available: 2 node(s) didn't ...").

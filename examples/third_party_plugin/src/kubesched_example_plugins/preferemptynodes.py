@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import kubesched
+import numpy as np
 from kubesched import CycleState, NodeBatch, Pod
 
 NAME = "PreferEmptyNodes"
