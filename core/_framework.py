@@ -301,17 +301,18 @@ class Framework:
             for name, weight in ordered:
                 plugin = self.plugins[name]
                 if not hookspecs.implements(plugin, hook):
-                    raise PluginError(f"plugin {name!r} does not extend {point} plugin")
+                    kind = point[0].upper() + point[1:] + "Plugin"
+                    raise PluginError(f'plugin "{name}" does not extend {kind} plugin')
                 out.append(PluginEntry(name, plugin, weight or 1))
             if out:
                 self.points[point] = out
         if len(self.points.get("queueSort", [])) != 1:
             raise PluginError(
-                f"profile {profile_name!r}: exactly one queueSort plugin is required, "
-                f"got {len(self.points.get('queueSort', []))}"
+                f'only one queue sort plugin required for profile with scheduler name "{profile_name}", '
+                f"but got {len(self.points.get('queueSort', []))}"
             )
         if not self.points.get("bind"):
-            raise PluginError(f"profile {profile_name!r}: at least one bind plugin is needed")
+            raise PluginError(f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"')
         self._less = self.points["queueSort"][0].plugin.kubesched_queue_sort_less
         self._filter = [
             (e.name, e.plugin.kubesched_filter) for e in self.points.get("filter", [])

@@ -76,6 +76,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         until = parse_duration(args.until)
     except ValueError as e:
         raise ConfigError(str(e), field="--until") from None
+    if until < 0:
+        raise ConfigError(f'Invalid value: "{args.until}": must not be negative', field="--until")
     result = virtual_time.run(
         functools.partial(simulate, manifests, cfg, seed=args.seed, until=until), backend=args.backend
     )
@@ -135,9 +137,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except yaml.YAMLError as e:  # pragma: no cover - load_documents wraps these
         print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as eg:  # bad input found inside the run's task group
+        bad, rest = eg.split((ConfigError, PluginError))
+        if bad is None or rest is not None:
+            raise
+        print(f"{PROG}: error: {_first_leaf(bad)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     return int(code or 0)
+
+
+def _first_leaf(eg: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = eg.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 if __name__ == "__main__":  # pragma: no cover

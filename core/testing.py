@@ -257,12 +257,25 @@ class PodBuilder:
         ]
         return self
 
-    def spread(self, max_skew: int, topology_key: str, when: str, selector: LabelSelector | None = None, min_domains: int | None = None) -> PodBuilder:
+    def spread(
+        self,
+        max_skew: int,
+        topology_key: str,
+        when: str,
+        selector: LabelSelector | None = None,
+        min_domains: int | None = None,
+        node_affinity_policy: str | None = None,
+        node_taints_policy: str | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodBuilder:
+        """Add a topology spread constraint (as ``st.MakePod().SpreadConstraint(...)``)."""
         self._pod.spec.topology_spread_constraints = [
             *self._pod.spec.topology_spread_constraints,
             TopologySpreadConstraint(
                 max_skew=max_skew, topology_key=topology_key, when_unsatisfiable=when,
                 label_selector=selector, min_domains=min_domains,
+                node_affinity_policy=node_affinity_policy, node_taints_policy=node_taints_policy,
+                match_label_keys=list(match_label_keys or []),
             ),
         ]
         return self

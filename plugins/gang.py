@@ -111,7 +111,9 @@ def parse_args(raw: Mapping[str, Any] | None) -> GangArgs:
             field="permitWaitingTimeSeconds",
         )
     if not wait > 0:  # also catches NaN
-        raise ConfigError(f"Invalid value: {wait}: must be greater than 0", field="permitWaitingTimeSeconds")
+        raise ConfigError(
+            f"Invalid value: {wait}: must be greater than 0", field="permitWaitingTimeSeconds"
+        )
     args = GangArgs(**values)
     if args.group_name_label == args.available_count_label:
         raise ConfigError(
@@ -195,7 +197,11 @@ class Gang:
         if other is None:
             return False
         name = self.gang_name(pod)
-        return bool(name) and other.metadata.namespace == pod.metadata.namespace and self.gang_name(other) == name
+        return (
+            bool(name)
+            and other.metadata.namespace == pod.metadata.namespace
+            and self.gang_name(other) == name
+        )
 
     def members(self, namespace: str, name: str) -> list[Pod]:
         """The gang's live pods, from the informer (pending, assumed and bound ones)."""
@@ -261,12 +267,16 @@ class Gang:
         """A new member, a pod that joined by a label change, a member that released its node
         or its reservation (an assumed pod forgotten is an AssignedPod delete)."""
         return [
-            ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.ADD), self.is_schedulable_after_pod_added),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_LABEL), self.is_schedulable_after_pod_label_updated
+                ClusterEvent(Resource.POD, ActionType.ADD), self.is_schedulable_after_pod_added
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE), self.is_schedulable_after_member_deleted
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_LABEL),
+                self.is_schedulable_after_pod_label_updated,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE),
+                self.is_schedulable_after_member_deleted,
             ),
         ]
 
@@ -313,7 +323,9 @@ class Gang:
         kb = self.sort_key(b, a)
         return ka < kb
 
-    def sort_key(self, qpi: QueuedPodInfo, other: QueuedPodInfo | None = None) -> tuple[int, float, str, str]:
+    def sort_key(
+        self, qpi: QueuedPodInfo, other: QueuedPodInfo | None = None
+    ) -> tuple[int, float, str, str]:
         pod = qpi.pod
         key = self.gang_key(pod)
         if not key:
@@ -328,7 +340,9 @@ class Gang:
 
     # --- PreFilter ---------------------------------------------------------------------------
     @hookimpl
-    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         """Reject (unresolvable) a member whose gang is being rejected or lacks members."""
         key = self.gang_key(pod)
         if not key:
@@ -389,7 +403,10 @@ class Gang:
             if deadline is not None and deadline <= now:
                 # its own wait is over at this same instant: say so, whichever member's
                 # timer the event loop happened to run first
-                wp.reject(NAME, f"rejected due to timeout after waiting {go_duration(wp.timeouts[NAME])} at plugin {NAME}")
+                wp.reject(
+                    NAME,
+                    f"rejected due to timeout after waiting {go_duration(wp.timeouts[NAME])} at plugin {NAME}",
+                )
             else:
                 wp.reject(NAME, msg)
         if g.reserved and not g.rejected:
@@ -428,7 +445,9 @@ class Gang:
                 u = p.metadata.uid
                 if u not in placed and u not in g.reserved and not p.spec.node_name:
                     to_activate[u] = p
-        return Status(Code.WAIT, f"gang {key}: {len(placed)} of {count} member(s) placed"), self.timeout
+        return Status(
+            Code.WAIT, f"gang {key}: {len(placed)} of {count} member(s) placed"
+        ), self.timeout
 
     # --- PostBind ----------------------------------------------------------------------------
     @hookimpl

@@ -109,11 +109,11 @@ def test_a_score_out_of_range_is_an_error() -> None:
 
 
 def test_a_profile_needs_exactly_one_queue_sort_and_known_plugins() -> None:
-    with pytest.raises(PluginError, match="exactly one queueSort"):
+    with pytest.raises(PluginError, match="only one queue sort plugin required"):
         Framework("p", {"bind": [("DefaultBinder", 0)]}, IN_TREE)
     with pytest.raises(PluginError, match='"Nope" does not exist'):
         Framework("p", {"queueSort": [("PrioritySort", 0)], "bind": [("DefaultBinder", 0)], "filter": [("Nope", 0)]}, IN_TREE)
-    with pytest.raises(PluginError, match="does not extend filter"):
+    with pytest.raises(PluginError, match="does not extend FilterPlugin"):
         Framework("p", {"queueSort": [("PrioritySort", 0)], "bind": [("DefaultBinder", 0)], "filter": [("DefaultBinder", 0)]}, IN_TREE)
 
 

@@ -83,12 +83,20 @@ def config(wait: float | None = None) -> Any:
     if wait is not None:
         prof["pluginConfig"] = [{"name": "Gang", "args": {"permitWaitingTimeSeconds": wait}}]
     return parse_config(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [prof]}
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [prof],
+        }
     )
 
 
 async def run(
-    docs: list[dict[str, Any]], *, wait: float | None = None, until: float = 3600.0, registry: Any = None
+    docs: list[dict[str, Any]],
+    *,
+    wait: float | None = None,
+    until: float = 3600.0,
+    registry: Any = None,
 ) -> SimulationResult:
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["gang.yaml"], texts={"gang.yaml": text})
@@ -132,7 +140,10 @@ class GangAntiAffinity:
             return None
         for pi in node_info.pods:
             other = pi.pod
-            if other.metadata.namespace == pod.metadata.namespace and other.metadata.labels.get(GANG) == group:
+            if (
+                other.metadata.namespace == pod.metadata.namespace
+                and other.metadata.labels.get(GANG) == group
+            ):
                 return Status.unschedulable(self.REASON)
         return None
 
@@ -174,18 +185,27 @@ async def test_seed_four_replicas_with_hostname_anti_affinity_stay_pending() -> 
     docs += [pod(f"job-{i}", "job", 4, anti_affinity=True) for i in range(4)]
     text = "\n---\n".join(json.dumps(d) for d in docs)
     result = await simulate(
-        load_manifests(["gang.yaml"], texts={"gang.yaml": text}), cfg, until=200.0, registry=registry
+        load_manifests(["gang.yaml"], texts={"gang.yaml": text}),
+        cfg,
+        until=200.0,
+        registry=registry,
     )
     assert placements(result) == {f"job-{i}": None for i in range(4)}
     assert events(result, "Scheduled") == []
     assert result.summary["scheduled"] == 0 and result.summary["pending"] == 4
     failures = events(result, "FailedScheduling")
     assert failures[0]["time"] == 0.0
-    assert failures[0]["message"].startswith("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.")
+    assert failures[0]["message"].startswith(
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    )
     # the three waiting members time out together and are released together (whichever
     # timer the event loop runs first, each is told it timed out); one of them fails anew
-    released = [(e["time"], e["object"], e["message"]) for e in failures if e["message"].startswith("0/1 ")]
-    timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang."
+    released = [
+        (e["time"], e["object"], e["message"]) for e in failures if e["message"].startswith("0/1 ")
+    ]
+    timeout = (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang."
+    )
     assert released[:3] == [(60.0, f"default/job-{i}", timeout) for i in range(3)]
     assert {t for t, _, _ in released} == {60.0, 120.0, 180.0}
     assert all(m == timeout for _, _, m in released)
@@ -209,7 +229,9 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
     ]
     assert failed[0]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
     assert failed[1]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
-    released = [(e["time"], e["object"], e["message"]) for e in failed if e["message"].startswith("0/1 ")]
+    released = [
+        (e["time"], e["object"], e["message"]) for e in failed if e["message"].startswith("0/1 ")
+    ]
     timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."
     assert released[:2] == [(10.0, "default/m-0", timeout), (10.0, "default/m-1", timeout)]
     # what the gang reserved is free again: the urgent pod binds as soon as it is released
@@ -229,7 +251,10 @@ async def test_gang_members_arriving_late_are_waited_for() -> None:
     assert scheduled(result) == {"a-0", "a-1", "a-2"}
     assert {e["time"] for e in events(result, "Scheduled")} == {30.0}
     failed = events(result, "FailedScheduling")
-    assert [(e["time"], e["object"]) for e in failed] == [(0.0, "default/a-0"), (0.0, "default/a-1")]
+    assert [(e["time"], e["object"]) for e in failed] == [
+        (0.0, "default/a-0"),
+        (0.0, "default/a-1"),
+    ]
     assert failed[0]["message"] == (
         "0/2 nodes are available: gang default/a has 2 pending and 0 running member(s), "
         "fewer than its available-count 3. preemption: 0/2 nodes are available: "
@@ -240,8 +265,12 @@ async def test_gang_members_arriving_late_are_waited_for() -> None:
 # --- competing gangs -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("wait", [pytest.param(None, id="default wait"), pytest.param(5, id="short wait")])
-async def test_two_gangs_competing_for_the_same_nodes_never_both_partially_bound(wait: float | None) -> None:
+@pytest.mark.parametrize(
+    "wait", [pytest.param(None, id="default wait"), pytest.param(5, id="short wait")]
+)
+async def test_two_gangs_competing_for_the_same_nodes_never_both_partially_bound(
+    wait: float | None,
+) -> None:
     """Six 1-CPU slots, two gangs of four 1-CPU members: one gang runs whole, the other not at all."""
     docs = [node("n1", cpu="2"), node("n2", cpu="2"), node("n3", cpu="2")]
     docs += [pod(f"a-{i}", "a", 4) for i in range(4)]
@@ -267,11 +296,15 @@ async def test_interleaved_gangs_are_each_all_or_nothing() -> None:
 # --- the invariant ---------------------------------------------------------------------------
 
 
-def assert_all_or_nothing(result: SimulationResult, counts: dict[str, int], sizes: dict[str, int] | None = None) -> None:
+def assert_all_or_nothing(
+    result: SimulationResult, counts: dict[str, int], sizes: dict[str, int] | None = None
+) -> None:
     """At every instant of the event log, each gang has 0 or at least available-count members
     bound, and no member was ever deleted; a gang whose count is its size ends all-or-nothing."""
     gang_of = {
-        r.pod.metadata.name: r.pod.metadata.labels[GANG] for r in result.pods if GANG in r.pod.metadata.labels
+        r.pod.metadata.name: r.pod.metadata.labels[GANG]
+        for r in result.pods
+        if GANG in r.pod.metadata.labels
     }
     by_time: dict[float, list[str]] = defaultdict(list)
     for e in events(result, "Scheduled"):
@@ -295,11 +328,15 @@ def assert_all_or_nothing(result: SimulationResult, counts: dict[str, int], size
             assert n in (0, sizes[g]), f"gang {g}: {n} of {sizes[g]} bound"
 
 
-_gang = st.tuples(st.integers(1, 4), st.integers(0, 3), st.integers(1, 2), st.sampled_from([None, "7s"]))
+_gang = st.tuples(
+    st.integers(1, 4), st.integers(0, 3), st.integers(1, 2), st.sampled_from([None, "7s"])
+)
 """(size, count slack, cpu per member, arrival of the last member)."""
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     gangs=st.lists(_gang, min_size=1, max_size=3),
     nodes=st.lists(st.integers(1, 4), min_size=1, max_size=3),

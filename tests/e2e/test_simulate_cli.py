@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from kubesched import cli
 from kubesched._config import SchedulerConfig
-from kubesched._manifests import load_manifests
+from kubesched._errors import ConfigError
+from kubesched._manifests import load_manifests, parse_duration
 from kubesched._objects import PodDisruptionBudget
 from kubesched._simulate import simulate
 from kubesched.transports.fake import FakeCluster, virtual_time
@@ -186,6 +187,47 @@ BAD_INPUT_CASES = [
         "in.yaml: document 1 (Pod), metadata.name: Required value: name or generateName is required",
         id="no name",
     ),
+    pytest.param(
+        {"in.yaml": docs(pod("p", arrival="-5s"))}, [],
+        'in.yaml: document 1 (Pod p), metadata.annotations[kubesched.io/arrival]: Invalid value: "-5s": '
+        "must not be negative",
+        id="negative arrival",
+    ),
+    pytest.param(
+        {"in.yaml": docs(pod("p", "-1"))}, [],
+        'in.yaml: document 1 (Pod p), spec.containers[0].resources.requests.cpu: Invalid value: "-1": '
+        "must be greater than or equal to 0",
+        id="negative quantity",
+    ),
+    pytest.param(
+        {"in.yaml": docs(node("n1").replace("kind: Node", "kind: Node\nspec:\n  taints: [{key: a, effect: Often}]"))},
+        [],
+        'in.yaml: document 1 (Node n1), spec.taints[0].effect: Unsupported value: "Often": supported values: '
+        '"NoExecute", "NoSchedule", "PreferNoSchedule"',
+        id="bad taint effect",
+    ),
+    pytest.param(
+        {"in.yaml": docs(pod("p", spec="tolerations: [{key: a, operator: Maybe}]"))}, [],
+        'in.yaml: document 1 (Pod p), spec.tolerations[0].operator: Unsupported value: "Maybe": supported values: '
+        '"Equal", "Exists"',
+        id="bad toleration operator",
+    ),
+    pytest.param(
+        {"in.yaml": docs(pod("p", spec="affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                                       "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Is, values: [x]}]}]}}}"))},
+        [],
+        "in.yaml: document 1 (Pod p), spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        'nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Is": supported values: '
+        '"DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"',
+        id="bad node affinity operator",
+    ),
+    pytest.param(
+        {"in.yaml": docs("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\n"
+                         "spec: {minAvailable: 1, selector: {matchExpressions: [{key: a, operator: In}]}}")}, [],
+        "in.yaml: document 1 (PodDisruptionBudget b), spec.selector.matchExpressions[0].values: Required value: "
+        "must be specified when `operator` is 'In' or 'NotIn'",
+        id="PDB selector without values",
+    ),
     pytest.param({}, [], "missing.yaml: cannot read: No such file or directory", id="missing file"),
     pytest.param(
         {"in.yaml": docs(GOOD_POD)}, ["--config", "nope.yaml"], "nope.yaml: cannot read: No such file or directory",
@@ -216,7 +258,7 @@ BAD_INPUT_CASES = [
         {"in.yaml": docs(GOOD_POD),
          "cfg.yaml": BAD_CONFIG_HEAD + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: '*'}]\n"},
         ["--config", "cfg.yaml"],
-        "cfg.yaml, profiles[0]: profile 'default-scheduler': exactly one queueSort plugin is required, got 0",
+        'cfg.yaml, profiles[0]: only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 0',
         id="config without a queueSort plugin",
     ),
     pytest.param(
@@ -228,6 +270,10 @@ BAD_INPUT_CASES = [
     pytest.param(
         {"in.yaml": docs(GOOD_POD)}, ["--until", "forever"], '--until: time: invalid duration "forever"',
         id="bad --until",
+    ),
+    pytest.param(
+        {"in.yaml": docs(GOOD_POD)}, ["--until=-1m"], '--until: Invalid value: "-1m": must not be negative',
+        id="negative --until",
     ),
     pytest.param(
         {"in.yaml": docs(GOOD_POD)}, ["--feature-gates", "SchedulerAsyncPreemption=maybe"],
@@ -501,3 +547,37 @@ def test_arrival_order_then_file_order() -> None:
     ms = load_manifests(["x.yaml"], {"x.yaml": text})
     assert [(m.obj.metadata.name, m.arrival) for m in ms] == [("a", 0.0), ("b", 0.0), ("n", 1.5), ("c", 60.0), ("d", 60.0)]
     assert ms[0].label == "x.yaml: document 2 (Pod a)"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90.0), ("5m", 300.0), ("1h30m", 5400.0), ("500ms", 0.5), ("1.5s", 1.5), ("2h0m0s", 7200.0),
+     ("-1m", -60.0), ("+10s", 10.0), ("0", 0.0), ("45", 45.0), ("250us", 0.00025)],
+)  # fmt: skip
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "soon", "5 m", "1d", "m5", "inf", "nan", "1h-5m", "--1s"])
+def test_parse_duration_errors(text: str) -> None:
+    with pytest.raises(ValueError, match="time: invalid duration"):
+        parse_duration(text)
+
+
+def test_bad_input_found_inside_the_run_is_one_line_too(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+    import kubesched._simulate
+
+    async def failing(*args: Any, **kwargs: Any) -> None:
+        async def fail() -> None:
+            raise ConfigError("late trouble", source="in.yaml: document 1 (Pod ok)", field="spec")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fail)
+
+    monkeypatch.setattr(kubesched._simulate, "simulate", failing)
+    (workdir / "in.yaml").write_text(docs(GOOD_POD))
+    code, out, err = simulate_cli(capsys, "in.yaml")
+    assert (code, out, err) == (2, "", "kubesched: error: in.yaml: document 1 (Pod ok), spec: late trouble\n")

@@ -69,7 +69,11 @@ def test_args_defaults() -> None:
 
 def test_args_custom() -> None:
     args = gang.parse_args(
-        {"groupNameLabel": "example.com/gang", "availableCountLabel": "example.com/min", "permitWaitingTimeSeconds": 5}
+        {
+            "groupNameLabel": "example.com/gang",
+            "availableCountLabel": "example.com/min",
+            "permitWaitingTimeSeconds": 5,
+        }
     )
     assert args == gang.GangArgs("example.com/gang", "example.com/min", 5)
 
@@ -77,22 +81,57 @@ def test_args_custom() -> None:
 @pytest.mark.parametrize(
     ("raw", "field", "message"),
     [
-        pytest.param({"permitWaitingTimeSeconds": 0}, "permitWaitingTimeSeconds",
-                     "Invalid value: 0: must be greater than 0", id="zero wait"),
-        pytest.param({"permitWaitingTimeSeconds": -3}, "permitWaitingTimeSeconds",
-                     "Invalid value: -3: must be greater than 0", id="negative wait"),
-        pytest.param({"permitWaitingTimeSeconds": "60"}, "permitWaitingTimeSeconds",
-                     'Invalid value: "60": must be a number of seconds', id="string wait"),
-        pytest.param({"permitWaitingTimeSeconds": True}, "permitWaitingTimeSeconds",
-                     'Invalid value: "True": must be a number of seconds', id="bool wait"),
-        pytest.param({"groupNameLabel": ""}, "groupNameLabel",
-                     'Invalid value: "": name part must be non-empty', id="empty group label"),
-        pytest.param({"availableCountLabel": "a/b/c"}, "availableCountLabel",
-                     None, id="bad count label"),
-        pytest.param({"groupNameLabel": 3}, "groupNameLabel", 'Invalid value: "3": must be a string', id="label not a string"),
-        pytest.param({"groupNameLabel": "x", "availableCountLabel": "x"}, "availableCountLabel",
-                     'Invalid value: "x": must differ from groupNameLabel', id="same labels"),
-        pytest.param({"minAvailable": 2}, "", 'strict decoding error: unknown field "minAvailable"', id="unknown field"),
+        pytest.param(
+            {"permitWaitingTimeSeconds": 0},
+            "permitWaitingTimeSeconds",
+            "Invalid value: 0: must be greater than 0",
+            id="zero wait",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": -3},
+            "permitWaitingTimeSeconds",
+            "Invalid value: -3: must be greater than 0",
+            id="negative wait",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": "60"},
+            "permitWaitingTimeSeconds",
+            'Invalid value: "60": must be a number of seconds',
+            id="string wait",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": True},
+            "permitWaitingTimeSeconds",
+            'Invalid value: "True": must be a number of seconds',
+            id="bool wait",
+        ),
+        pytest.param(
+            {"groupNameLabel": ""},
+            "groupNameLabel",
+            'Invalid value: "": name part must be non-empty',
+            id="empty group label",
+        ),
+        pytest.param(
+            {"availableCountLabel": "a/b/c"}, "availableCountLabel", None, id="bad count label"
+        ),
+        pytest.param(
+            {"groupNameLabel": 3},
+            "groupNameLabel",
+            'Invalid value: "3": must be a string',
+            id="label not a string",
+        ),
+        pytest.param(
+            {"groupNameLabel": "x", "availableCountLabel": "x"},
+            "availableCountLabel",
+            'Invalid value: "x": must differ from groupNameLabel',
+            id="same labels",
+        ),
+        pytest.param(
+            {"minAvailable": 2},
+            "",
+            'strict decoding error: unknown field "minAvailable"',
+            id="unknown field",
+        ),
     ],
 )
 def test_args_invalid(raw: dict[str, Any], field: str, message: str | None) -> None:
@@ -114,7 +153,10 @@ def test_args_error_names_the_config_field() -> None:
                 {
                     "plugins": {
                         "multiPoint": {"enabled": [{"name": "Gang"}]},
-                        "queueSort": {"enabled": [{"name": "Gang"}], "disabled": [{"name": "PrioritySort"}]},
+                        "queueSort": {
+                            "enabled": [{"name": "Gang"}],
+                            "disabled": [{"name": "PrioritySort"}],
+                        },
                     },
                     "pluginConfig": [{"name": "Gang", "args": {"permitWaitingTimeSeconds": 0}}],
                 }
@@ -137,10 +179,14 @@ def test_profile_turns_gang_on_like_coscheduling() -> None:
 # --- QueueSort -------------------------------------------------------------------------------
 
 
-def qpi(fw: Framework, pod: Any, t: float, prio: int = 0, first: float | None = None) -> QueuedPodInfo:
+def qpi(
+    fw: Framework, pod: Any, t: float, prio: int = 0, first: float | None = None
+) -> QueuedPodInfo:
     """A queued pod (also put into the informer cache, as every queued pod is)."""
     (p,) = add(fw, pod.priority(prio))
-    return QueuedPodInfo(PodInfo(p), timestamp=t, initial_attempt_timestamp=first if first is not None else t)
+    return QueuedPodInfo(
+        PodInfo(p), timestamp=t, initial_attempt_timestamp=first if first is not None else t
+    )
 
 
 def test_sort_priority_first() -> None:
@@ -275,24 +321,41 @@ def test_pre_filter_ignores_plain_pods() -> None:
 @pytest.mark.parametrize(
     ("others", "want"),
     [
-        pytest.param([], "gang default/train has 1 pending and 0 running member(s), fewer than its available-count 3",
-                     id="alone"),
-        pytest.param([member("t2")], "gang default/train has 2 pending and 0 running member(s), fewer than its "
-                     "available-count 3", id="two of three"),
+        pytest.param(
+            [],
+            "gang default/train has 1 pending and 0 running member(s), fewer than its available-count 3",
+            id="alone",
+        ),
+        pytest.param(
+            [member("t2")],
+            "gang default/train has 2 pending and 0 running member(s), fewer than its "
+            "available-count 3",
+            id="two of three",
+        ),
         pytest.param([member("t2"), member("t3")], None, id="three pending"),
-        pytest.param([member("t2").node("n1").phase("Running"), member("t3")], None, id="one running counts"),
-        pytest.param([member("t2").node("n1").phase("Succeeded"), member("t3")],
-                     "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-                     id="a finished member does not count"),
-        pytest.param([member("t2").terminating(), member("t3")],
-                     "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-                     id="a terminating member does not count"),
-        pytest.param([member("t2", ns="other"), member("t3")],
-                     "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-                     id="same name in another namespace is another gang"),
-        pytest.param([member("t2", group="other"), member("t3")],
-                     "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-                     id="another gang"),
+        pytest.param(
+            [member("t2").node("n1").phase("Running"), member("t3")], None, id="one running counts"
+        ),
+        pytest.param(
+            [member("t2").node("n1").phase("Succeeded"), member("t3")],
+            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
+            id="a finished member does not count",
+        ),
+        pytest.param(
+            [member("t2").terminating(), member("t3")],
+            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
+            id="a terminating member does not count",
+        ),
+        pytest.param(
+            [member("t2", ns="other"), member("t3")],
+            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
+            id="same name in another namespace is another gang",
+        ),
+        pytest.param(
+            [member("t2", group="other"), member("t3")],
+            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
+            id="another gang",
+        ),
     ],
 )
 def test_pre_filter_counts_pending_and_running(others: list[Any], want: str | None) -> None:
@@ -309,12 +372,23 @@ def test_pre_filter_counts_pending_and_running(others: list[Any], want: str | No
 @pytest.mark.parametrize(
     ("count", "want"),
     [
-        pytest.param(None, 'gang default/train: gang member must have the label "gang.kubesched.io/available-count"',
-                     id="missing"),
-        pytest.param("two", 'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
-                     'integer, got "two"', id="not a number"),
-        pytest.param("0", 'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
-                     'integer, got "0"', id="zero"),
+        pytest.param(
+            None,
+            'gang default/train: gang member must have the label "gang.kubesched.io/available-count"',
+            id="missing",
+        ),
+        pytest.param(
+            "two",
+            'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
+            'integer, got "two"',
+            id="not a number",
+        ),
+        pytest.param(
+            "0",
+            'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
+            'integer, got "0"',
+            id="zero",
+        ),
     ],
 )
 def test_pre_filter_rejects_a_bad_count_label(count: str | None, want: str) -> None:
@@ -329,8 +403,16 @@ def test_pre_filter_rejects_a_bad_count_label(count: str | None, want: str) -> N
 
 
 def test_custom_label_keys() -> None:
-    fw, g = framework({"groupNameLabel": "example.com/job", "availableCountLabel": "example.com/min"})
-    pods = add(fw, *(make_pod(f"t{i}").label("example.com/job", "j").label("example.com/min", "2") for i in (1, 2)))
+    fw, g = framework(
+        {"groupNameLabel": "example.com/job", "availableCountLabel": "example.com/min"}
+    )
+    pods = add(
+        fw,
+        *(
+            make_pod(f"t{i}").label("example.com/job", "j").label("example.com/min", "2")
+            for i in (1, 2)
+        ),
+    )
     assert g.kubesched_pre_filter(CycleState(), pods[0], []) is None
     (lonely,) = add(fw, make_pod("x").label("example.com/job", "k").label("example.com/min", "2"))
     st_ = g.kubesched_pre_filter(CycleState(), lonely, [])
@@ -343,8 +425,9 @@ def test_custom_label_keys() -> None:
 # --- Permit, Reserve, Unreserve --------------------------------------------------------------
 
 
-
-def reserve_and_permit(fw: Framework, pod: Any, node: str = "n1", state: CycleState | None = None) -> Any:
+def reserve_and_permit(
+    fw: Framework, pod: Any, node: str = "n1", state: CycleState | None = None
+) -> Any:
     """What the scheduling cycle does after choosing ``node``: Reserve, then Permit."""
     state = state or cycle_state()
     assert fw.run_reserve_plugins_reserve(state, pod, node) is None
@@ -419,8 +502,13 @@ async def test_permit_timeout_is_the_configured_wait() -> None:
 @pytest.mark.anyio
 async def test_unreserve_rejects_waiting_members_and_marks_the_gang() -> None:
     fw, g = framework()
-    t1, t2, t3, t4 = add(fw, member("t1", count=4), member("t2", count=4), member("t3", count=4),
-                         member("t4", count=4))
+    t1, t2, t3, t4 = add(
+        fw,
+        member("t1", count=4),
+        member("t2", count=4),
+        member("t3", count=4),
+        member("t4", count=4),
+    )
     for p in (t1, t2, t3):
         assert reserve_and_permit(fw, p).code == Code.WAIT
     # t1 times out first: its binding cycle unreserves it
@@ -433,7 +521,10 @@ async def test_unreserve_rejects_waiting_members_and_marks_the_gang() -> None:
     # while t2 and t3 still hold their reservations, the gang is rejected
     st_ = g.kubesched_pre_filter(cycle_state(), t4, [])
     assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert st_.message == "gang default/train was rejected (member t1 failed) and still holds 2 reservation(s)"
+    assert (
+        st_.message
+        == "gang default/train was rejected (member t1 failed) and still holds 2 reservation(s)"
+    )
     await fw.run_reserve_plugins_unreserve(cycle_state(), t2, "n1")
     await fw.run_reserve_plugins_unreserve(cycle_state(), t2, "n1")  # idempotent
     assert g.kubesched_pre_filter(cycle_state(), t4, []) is not None
@@ -488,7 +579,9 @@ async def test_expired_gang_starts_fresh() -> None:
     """Once every member is gone, a new gang with the same name has a new time and no mark."""
     fw, g = framework()
     old1, old2 = add(fw, member("old1", count=2), member("old2", count=2))
-    g.kubesched_queue_sort_less(qpi(fw, member("old1", count=2), 1), qpi(fw, member("old2", count=2), 1))
+    g.kubesched_queue_sort_less(
+        qpi(fw, member("old1", count=2), 1), qpi(fw, member("old2", count=2), 1)
+    )
     assert reserve_and_permit(fw, old1).code == Code.WAIT
     await fw.run_reserve_plugins_unreserve(cycle_state(), old1, "n1")
     g.gangs["default/train"].rejected = "member old1 failed"
@@ -521,7 +614,10 @@ def test_finished_gang_expires_and_the_table_is_swept() -> None:
 
 def test_events_to_register_and_hints() -> None:
     _, g = framework()
-    regs = {str(e.event.resource) + ":" + e.event.action.name: e.hint for e in g.kubesched_events_to_register()}
+    regs = {
+        str(e.event.resource) + ":" + e.event.action.name: e.hint
+        for e in g.kubesched_events_to_register()
+    }
     assert set(regs) == {"Pod:ADD", "Pod:UPDATE_POD_LABEL", "AssignedPod:DELETE"}
     pod = member("t1").obj()
     sibling = member("t2").obj()

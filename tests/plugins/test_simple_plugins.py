@@ -175,6 +175,8 @@ def test_in_tree_registry() -> None:
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
         "DefaultPreemption",
         "Coscheduling",
+        "Gang",
+        "NodePorts", "PodTopologySpread", "ImageLocality",
     }
     for name, factory in IN_TREE.items():
         assert factory(None, None).name == name

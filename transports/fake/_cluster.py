@@ -444,6 +444,12 @@ class FakeCluster(Transport):
         """The resourceVersion of the latest write."""
         return str(self._rv)
 
+    def next_resource_version(self) -> str:
+        """Take the next resourceVersion for a write kept outside this store (the API server's
+        Events, Leases and Namespaces), so every kind shares one sequence, as in etcd."""
+        self._rv += 1
+        return str(self._rv)
+
     # --- admin writes ----------------------------------------------------------------------
 
     def create(self, obj: Any) -> Any:
@@ -600,10 +606,13 @@ class FakeCluster(Transport):
         new = replace(pod, metadata=replace(pod.metadata), status=status)
         self._put("Pod", (namespace, name), new, "MODIFIED")
 
-    async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+    async def delete_pod(
+        self, namespace: str, name: str, *, uid: str | None = None, grace_seconds: int | None = None
+    ) -> None:
         """Delete the pod: an unbound pod goes at once; a bound one gets a deletionTimestamp
         (MODIFIED) and goes after its grace period (DELETED).  Deleting a terminating pod does
-        nothing."""
+        nothing.  ``grace_seconds`` overrides the pod's own period (DeleteOptions'
+        gracePeriodSeconds; 0 removes it at once)."""
         await self.faults._enter("delete_pod")
         self._check_open()
         pod = self._pod_or_404(namespace, name)
@@ -615,7 +624,9 @@ class FakeCluster(Transport):
         if pod.metadata.deletion_timestamp is not None:
             return
         key = (namespace, name)
-        grace = pod.spec.termination_grace_period_seconds
+        grace = grace_seconds
+        if grace is None:
+            grace = pod.spec.termination_grace_period_seconds
         if grace is None:
             grace = self.default_grace_seconds
         if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed") or grace <= 0:

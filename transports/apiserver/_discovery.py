@@ -1,0 +1,265 @@
+"""The resources this server serves, and the documents that describe them to clients.
+
+- legacy discovery: ``/api`` (APIVersions), ``/api/v1`` and ``/apis/<g>/<v>`` (APIResourceList),
+  ``/apis`` (APIGroupList), ``/apis/<g>`` (APIGroup);
+- aggregated discovery (``apidiscovery.k8s.io/v2`` APIGroupDiscoveryList), which kubectl and
+  client-go ask for first on ``/api`` and ``/apis``;
+- OpenAPI v3: the ``/openapi/v3`` index and one document per group-version with a path per
+  resource and its operations.  It carries no schemas: kubectl reads it only to learn that the
+  server validates fields itself (the ``fieldValidation`` parameter of each PATCH), and, finding
+  no ``application/strategic-merge-patch+json`` request body, computes ``kubectl apply`` patches
+  from its compiled-in types as it does for any server without schemas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+__all__ = ["RESOURCES", "Resource", "find_resource"]
+
+_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served resource.  ``store`` names where its objects live: a FakeCluster kind
+    (Pod, Node, PriorityClass, PodDisruptionBudget, PodGroup) or the server's own store
+    (Namespace, Event, Lease); ``CoreEvent`` is the core/v1 view of the Event store."""
+
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    store: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = _VERBS
+    # subresource → verbs
+    subresources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    crd: bool = False
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """``pods`` or ``poddisruptionbudgets.policy``, as API error messages name it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+_STATUS = {"status": ("get", "patch", "update")}
+
+RESOURCES: list[Resource] = [
+    Resource("", "v1", "namespaces", "namespace", "Namespace", False, "Namespace", ("ns",), subresources=_STATUS),
+    Resource("", "v1", "nodes", "node", "Node", False, "Node", ("no",), subresources=_STATUS),
+    Resource(
+        "", "v1", "pods", "pod", "Pod", True, "Pod", ("po",), ("all",),
+        subresources={"binding": ("create",), "status": ("get", "patch", "update")},
+    ),
+    Resource("", "v1", "bindings", "binding", "Binding", True, "Binding", verbs=("create",)),
+    Resource("", "v1", "events", "event", "Event", True, "CoreEvent", ("ev",)),
+    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "Lease"),
+    Resource("events.k8s.io", "v1", "events", "event", "Event", True, "Event", ("ev",)),
+    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, "PodDisruptionBudget", ("pdb",), subresources=_STATUS),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, "PriorityClass", ("pc",)),
+    Resource(
+        "scheduling.x-k8s.io", "v1alpha1", "podgroups", "podgroup", "PodGroup", True, "PodGroup", ("pg", "pgs"),
+        subresources=_STATUS, crd=True,
+    ),
+]
+
+GROUPS: dict[str, list[str]] = {}
+for _r in RESOURCES:
+    if _r.group and _r.version not in GROUPS.setdefault(_r.group, []):
+        GROUPS[_r.group].append(_r.version)
+
+_BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
+
+
+def find_resource(group: str, version: str, plural: str) -> Resource | None:
+    return _BY_PATH.get((group, version, plural))
+
+
+def _resources_of(group: str, version: str) -> list[Resource]:
+    return [r for r in RESOURCES if r.group == group and r.version == version]
+
+
+def group_exists(group: str, version: str | None = None) -> bool:
+    if group == "":
+        return version in (None, "v1")
+    return group in GROUPS and (version is None or version in GROUPS[group])
+
+
+# --- legacy discovery --------------------------------------------------------------------------
+
+
+def api_versions(address: str) -> dict[str, Any]:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
+    }
+
+
+def _group(name: str) -> dict[str, Any]:
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+    return {"name": name, "versions": versions, "preferredVersion": versions[0]}
+
+
+def api_group_list() -> dict[str, Any]:
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g) for g in GROUPS]}
+
+
+def api_group(name: str) -> dict[str, Any]:
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name)}
+
+
+def api_resource_list(group: str, version: str) -> dict[str, Any]:
+    out = []
+    for r in _resources_of(group, version):
+        entry: dict[str, Any] = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(r.verbs),
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        out.append(entry)
+        for sub, verbs in r.subresources.items():
+            kind = "Binding" if sub == "binding" else r.kind
+            out.append(
+                {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": list(verbs)}
+            )
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}" if group else version, "resources": out}
+
+
+# --- aggregated discovery -------------------------------------------------------------------------
+
+AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def _discovery_version(group: str, version: str) -> dict[str, Any]:
+    resources = []
+    for r in _resources_of(group, version):
+        entry: dict[str, Any] = {
+            "resource": r.plural,
+            "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "scope": "Namespaced" if r.namespaced else "Cluster",
+            "singularResource": r.singular,
+            "verbs": list(r.verbs),
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        if r.subresources:
+            entry["subresources"] = [
+                {
+                    "subresource": sub,
+                    "responseKind": {"group": r.group, "version": r.version, "kind": "Binding" if sub == "binding" else r.kind},
+                    "verbs": list(verbs),
+                }
+                for sub, verbs in r.subresources.items()
+            ]
+        resources.append(entry)
+    return {"version": version, "resources": resources, "freshness": "Current"}
+
+
+def aggregated_discovery(legacy: bool) -> dict[str, Any]:
+    """The APIGroupDiscoveryList of ``/api`` (``legacy``) or ``/apis``."""
+    if legacy:
+        items = [{"metadata": {"creationTimestamp": None}, "versions": [_discovery_version("", "v1")]}]
+    else:
+        items = [
+            {"metadata": {"name": g, "creationTimestamp": None}, "versions": [_discovery_version(g, v) for v in vs]}
+            for g, vs in GROUPS.items()
+        ]
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+
+# --- OpenAPI v3 ---------------------------------------------------------------------------------
+
+_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+
+
+def _param(name: str, where: str = "query", type_: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": where, "schema": {"type": type_, "uniqueItems": True}}
+
+
+def _operation(r: Resource, action: str, op_id: str, sub: str = "") -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "operationId": op_id,
+        "responses": {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}},
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": "Binding" if sub == "binding" else r.kind},
+    }
+    if action in ("post", "put", "patch"):
+        params = [_param("dryRun"), _param("fieldManager"), _param("fieldValidation")]
+        if action == "patch":
+            params.append(_param("force", type_="boolean"))
+            op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES}, "required": True}
+        else:
+            op["requestBody"] = {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True}
+        op["parameters"] = params
+    return op
+
+
+def openapi_index() -> dict[str, Any]:
+    paths = {}
+    for gv in [("", "v1")] + [(g, v) for g, vs in GROUPS.items() for v in vs]:
+        key = f"api/{gv[1]}" if not gv[0] else f"apis/{gv[0]}/{gv[1]}"
+        digest = hashlib.sha512(msgspec.json.encode(openapi_document(*gv))).hexdigest().upper()
+        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+    return {"paths": paths}
+
+
+def openapi_document(group: str, version: str) -> dict[str, Any]:
+    """The OpenAPI v3 document of one group-version: paths and operations, no schemas."""
+    prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    camel = "".join(p.capitalize() for p in (group.split(".")[0] if group else "core", version))
+    paths: dict[str, Any] = {}
+    for r in _resources_of(group, version):
+        base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{prefix}/{r.plural}"
+        scope = "Namespaced" if r.namespaced else ""
+        if "create" in r.verbs and r.verbs == ("create",):
+            paths[base] = {"post": _operation(r, "post", f"create{camel}{scope}{r.kind}")}
+            continue
+        paths[base] = {
+            "get": _operation(r, "list", f"list{camel}{scope}{r.kind}"),
+            "post": _operation(r, "post", f"create{camel}{scope}{r.kind}"),
+        }
+        paths[f"{base}/{{name}}"] = {
+            "get": _operation(r, "get", f"read{camel}{scope}{r.kind}"),
+            "put": _operation(r, "put", f"replace{camel}{scope}{r.kind}"),
+            "patch": _operation(r, "patch", f"patch{camel}{scope}{r.kind}"),
+            "delete": _operation(r, "delete", f"delete{camel}{scope}{r.kind}"),
+        }
+        for sub, verbs in r.subresources.items():
+            ops: dict[str, Any] = {}
+            name = f"{r.kind}{sub.capitalize()}"
+            if "create" in verbs:
+                ops["post"] = _operation(r, "post", f"create{camel}{scope}{name}", sub)
+            if "get" in verbs:
+                ops["get"] = _operation(r, "get", f"read{camel}{scope}{name}", sub)
+            if "update" in verbs:
+                ops["put"] = _operation(r, "put", f"replace{camel}{scope}{name}", sub)
+            if "patch" in verbs:
+                ops["patch"] = _operation(r, "patch", f"patch{camel}{scope}{name}", sub)
+            paths[f"{base}/{{name}}/{sub}"] = ops
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }

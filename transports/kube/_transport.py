@@ -1,0 +1,253 @@
+"""``KubeTransport``: the scheduler's Transport over a live Kubernetes API server.
+
+Use it with ``async with`` (it owns the task group its watches run in)::
+
+    async with KubeTransport(load_config()) as transport:
+        sched = Scheduler(transport, config)
+        async with anyio.create_task_group() as tg:
+            await tg.start(sched.run)
+
+Writes, as kube-scheduler makes them:
+
+- bind: ``POST pods/{name}/binding`` (201 with a Status).  A 409 means the pod is already
+  bound: if it is bound to the same node (our own earlier attempt whose answer was lost), that
+  is success; otherwise ConflictError — never a blind retry.  5xx and connection failures are
+  retried (a retry of a bind that did land answers 409, which the check above resolves).
+- status: ``PATCH pods/{name}/status``, a strategic merge patch
+  ``{"status": {"conditions": [...], "nominatedNodeName": ...}}`` (conditions merge by type).
+- delete: ``DELETE pods/{name}`` with ``{"preconditions": {"uid": ...}}``.
+- events: ``POST`` an events.k8s.io/v1 Event (best effort).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import quote
+
+import anyio
+import anyio.abc
+import httpx
+import msgspec
+from kubesched._errors import ConflictError
+from kubesched._objects import Binding, Event, Pod, PodCondition, to_builtins
+from kubesched._transport import Transport, WatchEvent
+
+from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient
+from ._config import ClusterConfig
+from ._watch import RESOURCES, KubeWatch, Reflector, Resource
+
+log = logging.getLogger("kubesched.kube")
+
+__all__ = ["KubeTransport", "micro_time"]
+
+
+def micro_time(ts: float) -> str:
+    """A metav1.MicroTime: RFC 3339 with microseconds, UTC."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339(ts: float) -> str:
+    """A metav1.Time: RFC 3339 to the second, UTC."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pod_path(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+
+
+_pod_decoder = msgspec.json.Decoder(Pod)
+
+
+class KubeTransport(Transport):
+    """The live API: list-then-watch of the five kinds, and the scheduler's writes.
+
+    ``qps`` / ``burst``: the client-side rate limit (kube-scheduler's defaults, 50 / 100).
+    ``http_transport``: an ``httpx.AsyncBaseTransport`` to send requests through (tests pass
+    ``httpx.MockTransport``).  ``resources``: the kinds to watch (default: all five).
+    """
+
+    def __init__(
+        self,
+        config: ClusterConfig | str,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        timeout: float = 30.0,
+        max_retries: int = 5,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        resources: tuple[Resource, ...] = RESOURCES,
+        min_watch_timeout: float = 300.0,
+        page_size: int = 500,
+        backoff_initial: float = 0.8,
+        backoff_max: float = 30.0,
+        seed: int | None = None,
+    ) -> None:
+        if isinstance(config, str):
+            config = ClusterConfig(server=config.rstrip("/"), source="server")
+        self.config = config
+        self.rng = random.Random(seed)
+        self.api = ApiClient(
+            config, qps=qps, burst=burst, timeout=timeout, max_retries=max_retries,
+            http_transport=http_transport, rng=self.rng,
+        )
+        self.resources = resources
+        self.min_watch_timeout = min_watch_timeout
+        self.page_size = page_size
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._watches: list[KubeWatch] = []
+        self._closed = False
+        self._event_seq = itertools.count()
+        self.reflectors: list[Reflector] = []
+        """The reflectors of the latest watch (for tests and diagnostics)."""
+
+    def __repr__(self) -> str:
+        return f"KubeTransport({self.config!r})"
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        if self._tg is not None or self._closed:
+            raise RuntimeError("a KubeTransport can be entered once")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+        if self._tg is not None:
+            tg, self._tg = self._tg, None
+            await tg.__aexit__(exc_type, exc, tb)
+
+    async def aclose(self) -> None:
+        """End every watch and close the HTTP connections."""
+        self._closed = True
+        for w in self._watches:
+            await w.aclose()
+        self._watches.clear()
+        await self.api.aclose()
+
+    def wall_clock(self) -> float:
+        """Real Unix time: the one clock a transport may read (Event and Lease timestamps)."""
+        return time.time()
+
+    # --- reads --------------------------------------------------------------------------------
+    def watch(self) -> KubeWatch:
+        """Every object as ADDED (kind by kind), then SYNCED, then changes; re-lists on its own."""
+        if self._tg is None or self._closed:
+            raise RuntimeError("KubeTransport.watch() needs `async with KubeTransport(...)`")
+        w = KubeWatch()
+        self._watches.append(w)
+        self._tg.start_soon(self._pump, w)
+        return w
+
+    async def _pump(self, w: KubeWatch) -> None:
+        with w.scope:
+            reflectors = [
+                Reflector(
+                    self.api, res, w.push, rng=self.rng, page_size=self.page_size,
+                    min_watch_timeout=self.min_watch_timeout,
+                    backoff_initial=self.backoff_initial, backoff_max=self.backoff_max,
+                )
+                for res in self.resources
+            ]
+            self.reflectors = reflectors
+            for r in reflectors:
+                await r.sync()
+            w.synced = True
+            w.push(_SYNCED)
+            async with anyio.create_task_group() as tg:
+                for r in reflectors:
+                    tg.start_soon(r.run)
+
+    async def get_pod(self, namespace: str, name: str) -> Pod:
+        """GET one pod (NotFoundError if absent)."""
+        body = await self.api.request("GET", _pod_path(namespace, name))
+        return _pod_decoder.decode(body)
+
+    # --- writes -------------------------------------------------------------------------------
+    async def bind(self, binding: Binding) -> None:
+        """POST the binding subresource; 409 → ConflictError unless already bound to that node."""
+        md = binding.metadata
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": md.name, "namespace": md.namespace, **({"uid": md.uid} if md.uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": binding.target.name},
+        }
+        try:
+            await self.api.request("POST", _pod_path(md.namespace, md.name) + "/binding", body=body)
+        except ConflictError:
+            pod = await self.get_pod(md.namespace, md.name)
+            if pod.spec.node_name == binding.target.name and (not md.uid or pod.metadata.uid == md.uid):
+                log.debug("pod %s/%s is already bound to %s", md.namespace, md.name, pod.spec.node_name)
+                return
+            raise
+
+    async def patch_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        """Strategic-merge the pod's status (``util.PatchPodStatus``)."""
+        status: dict[str, Any] = {}
+        if condition is not None:
+            c = to_builtins(condition)
+            if not c.get("lastTransitionTime"):
+                c["lastTransitionTime"] = rfc3339(self.wall_clock())
+            c.setdefault("lastProbeTime", None)
+            status["conditions"] = [c]
+        if nominated_node_name is not None:
+            status["nominatedNodeName"] = nominated_node_name or None
+        if not status:
+            return
+        await self.api.request(
+            "PATCH", _pod_path(namespace, name) + "/status", body={"status": status},
+            content_type="application/strategic-merge-patch+json",
+        )
+
+    async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the pod (with a UID precondition): 404 → NotFoundError, 409 → ConflictError."""
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        await self.api.request("DELETE", _pod_path(namespace, name), body=body)
+
+    async def record_event(self, event: Event) -> None:
+        """POST an events.k8s.io/v1 Event (a unique name per event, as client-go's recorder)."""
+        now = self.wall_clock()
+        data = to_builtins(event)
+        ref = event.regarding
+        namespace = event.metadata.namespace or ref.namespace or "default"
+        seq = next(self._event_seq)
+        data["metadata"] = {
+            "name": f"{ref.name or event.metadata.name}.{time.time_ns():x}{seq:x}",
+            "namespace": namespace,
+        }
+        data.setdefault("eventTime", micro_time(now))
+        data.setdefault("reportingController", "kubesched")
+        data.setdefault("reportingInstance", "kubesched")
+        data.setdefault("action", event.reason or "Scheduling")
+        data.setdefault("type", event.type or "Normal")
+        await self.api.request(
+            "POST", f"/apis/events.k8s.io/v1/namespaces/{quote(namespace, safe='')}/events",
+            body=data, retry=True,
+        )
+
+
+_SYNCED = WatchEvent("SYNCED")
