@@ -404,6 +404,7 @@ class SchedulingQueue:
             for plugin, event, _ in regs:
                 self._plugin_events.setdefault(plugin, []).append(event)
         self._interest: dict[tuple[Any, Any], bool] = {}
+        self._ticks: list[tuple[float, float, int]] = []
         self._all_events = [e for regs in self._registered.values() for _, e, _ in regs]
         self.on_change: Callable[[], None] | None = None
 
@@ -511,6 +512,13 @@ class SchedulingQueue:
                 return qpi
             if self._closed:
                 raise anyio.EndOfStream
+            if self._waiter is None:
+                self._waiter = anyio.Event()
+            await self._waiter.wait()
+
+    async def wait_for_pods(self) -> None:
+        """Wait until activeQ is not empty (or the queue is closed)."""
+        while not len(self.active_q) and not self._closed:
             if self._waiter is None:
                 self._waiter = anyio.Event()
             await self._waiter.wait()
@@ -809,17 +817,33 @@ class SchedulingQueue:
             self._move_pods(stale, ev.UNSCHEDULABLE_TIMEOUT, None, None)
 
     async def run(self) -> None:
-        """The periodic flushes; runs until cancelled."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._every, FLUSH_BACKOFF_PERIOD, self.flush_backoff_completed)
-            tg.start_soon(
-                self._every, FLUSH_UNSCHEDULABLE_PERIOD, self.flush_unschedulable_leftover
-            )
+        """The periodic flushes (every 1 s and every 30 s from now); runs until cancelled.
 
-    async def _every(self, period: float, fn: Callable[[], object]) -> None:
+        The flushes happen at fixed ticks.  ``run_due_flushes`` runs every tick that has come and
+        not yet run, whoever calls it first — this task, or the scheduling loop before each pop —
+        so what the loop pops at a tick's instant never depends on which task ran first.
+        """
+        start = self.now()
+        self._ticks = [(start, FLUSH_BACKOFF_PERIOD, 1), (start, FLUSH_UNSCHEDULABLE_PERIOD, 1)]
         while True:
-            await anyio.sleep(period)
-            fn()
+            await anyio.sleep_until(min(t0 + period * k for t0, period, k in self._ticks))
+            self.run_due_flushes()
+
+    def run_due_flushes(self) -> None:
+        """Run the periodic flushes whose tick has come (each tick runs once)."""
+        if not self._ticks:
+            return
+        now = self.now()
+        for i, (t0, period, k) in enumerate(self._ticks):
+            if now < t0 + period * k:
+                continue
+            while now >= t0 + period * k:
+                k += 1
+            self._ticks[i] = (t0, period, k)
+            if i == 0:
+                self.flush_backoff_completed()
+            else:
+                self.flush_unschedulable_leftover()
 
     # --- introspection -----------------------------------------------------------------------
     def pending_pods(self) -> dict[str, list[QueuedPodInfo]]:

@@ -13,6 +13,7 @@ the same decisions on either backend.
 
 from __future__ import annotations
 
+import collections
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
@@ -211,6 +212,7 @@ class Scheduler:
         self._relist_seen: set[tuple[str, Any]] | None = None
         self._synced = anyio.Event()
         self._binding_tasks = 0
+        self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
         self._background_tasks = 0
         self.scheduled_count = 0
         self.on_idle_check: Callable[[], None] | None = None
@@ -432,11 +434,14 @@ class Scheduler:
     # --- scheduling loop ----------------------------------------------------------------------
     async def _scheduling_loop(self) -> None:
         while True:
+            # everything already due at this instant happens before the next pop: delivered
+            # watch events, then the queue's periodic flushes
             self._drain()
+            self.queue.run_due_flushes()
             qpi = self.queue.pop_nowait()
             if qpi is None:
-                qpi = await self.queue.pop()
-                self._drain()
+                await self.queue.wait_for_pods()
+                continue
             await self.schedule_one(qpi)
             await anyio.lowlevel.checkpoint()
 
@@ -841,7 +846,25 @@ class Scheduler:
         nnn: str | None = None
         if nominating is not None and pod.status.nominated_node_name != nominating:
             nnn = nominating
-        self.spawn(self._report_failure, pod, truncate_message(msg), condition, nnn)
+        self._report(pod, (pod, truncate_message(msg), condition, nnn))
+
+    def _report(self, pod: Pod, item: tuple[Any, ...]) -> None:
+        """Queue a failure report (event + status patch); one writer per pod, in order."""
+        uid = pod.metadata.uid
+        pending = self._reports.get(uid)
+        if pending is not None:
+            pending.append(item)
+            return
+        self._reports[uid] = collections.deque([item])
+        self.spawn(self._report_writer, uid)
+
+    async def _report_writer(self, uid: str) -> None:
+        pending = self._reports[uid]
+        try:
+            while pending:
+                await self._report_failure(*pending.popleft())
+        finally:
+            del self._reports[uid]
 
     async def _report_failure(self, pod: Pod, note: str, condition: PodCondition, nnn: str | None) -> None:
         await self.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note)
