@@ -295,8 +295,8 @@ class NodeBatch(Sequence[NodeInfo]):
         every batch of that snapshot; otherwise they are built for this batch.
         """
         if self._snapshot is not None and self.indices is not None:
-            codes, values, index = self._snapshot.label_codes(key)
-            return codes[self.indices], values, index
+            codes, snap_values, snap_index = self._snapshot.label_codes(key)
+            return codes[self.indices], snap_values, snap_index
         index: dict[str, int] = {}
         values: list[str] = []
         out = np.empty(len(self), dtype=np.int64)

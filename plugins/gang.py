@@ -56,6 +56,8 @@ DEFAULT_AVAILABLE_COUNT_LABEL = "gang.kubesched.io/available-count"
 DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60
 
 _TERMINAL_PHASES = ("Succeeded", "Failed")
+MEMBERS_STATE_KEY = "Gang/members"
+"""CycleState key: ((namespace, gang name), the gang's live pods) as PreFilter saw them."""
 
 
 # --- args ------------------------------------------------------------------------------------
@@ -203,14 +205,25 @@ class Gang:
             and self.gang_name(other) == name
         )
 
-    def members(self, namespace: str, name: str) -> list[Pod]:
-        """The gang's live pods, from the informer (pending, assumed and bound ones)."""
+    def members(self, namespace: str, name: str, state: CycleState | None = None) -> list[Pod]:
+        """The gang's live pods, from the informer (pending, assumed and bound ones).
+
+        One scan of the informer's pods per scheduling cycle: PreFilter keeps the list in the
+        cycle state for Permit (nothing can change in between: the cycle does not yield).
+        """
+        if state is not None:
+            cached = state.get(MEMBERS_STATE_KEY)
+            if cached is not None and cached[0] == (namespace, name):
+                return list(cached[1])
         label = self.name_label
-        return [
-            p
-            for p in self.handle.cluster.list_pods(namespace)
-            if p.metadata.labels.get(label) == name and _live(p)
-        ]
+        out = []
+        for p in self.handle.cluster.pods.values():
+            meta = p.metadata
+            if meta.labels.get(label) == name and meta.namespace == namespace and _live(p):
+                out.append(p)
+        if state is not None:
+            state.write(MEMBERS_STATE_KEY, ((namespace, name), out))
+        return out
 
     def _pod(self, uid: str) -> Pod | None:
         return self.handle.cluster.pods.get(uid)
@@ -359,7 +372,7 @@ class Gang:
             )
         pending = running = 0
         seen_self = False
-        for p in self.members(pod.metadata.namespace, self.gang_name(pod)):
+        for p in self.members(pod.metadata.namespace, self.gang_name(pod), state):
             if p.metadata.uid == pod.metadata.uid:
                 seen_self = True
             if p.spec.node_name:
@@ -427,7 +440,7 @@ class Gang:
         uid = pod.metadata.uid
         g = self.state(key, uid)
         waiting = [wp for wp in self._waiting(pod) if NAME in wp.get_pending_plugins()]
-        members = self.members(pod.metadata.namespace, self.gang_name(pod))
+        members = self.members(pod.metadata.namespace, self.gang_name(pod), state)
         live = {p.metadata.uid for p in members}
         placed = {wp.pod.metadata.uid for wp in waiting}
         placed.update(u for u in g.permitted if u in live)  # permitted, not running yet

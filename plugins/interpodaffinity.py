@@ -69,7 +69,9 @@ if TYPE_CHECKING:
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -106,9 +108,13 @@ def _requirement_errors(key: str, op: str, values: Sequence[str]) -> list[str]:
     if key_errs:
         errs.append(f"key: Invalid value: {go_value(key)}: {'; '.join(key_errs)}")
     if op in ("In", "NotIn") and not values:
-        errs.append(f"values: Invalid value: {go_value(list(values))}: for 'in', 'notin' operators, values set can't be empty")
+        errs.append(
+            f"values: Invalid value: {go_value(list(values))}: for 'in', 'notin' operators, values set can't be empty"
+        )
     if op in ("Exists", "DoesNotExist") and values:
-        errs.append(f"values: Invalid value: {go_value(list(values))}: values set must be empty for exists and does not exist")
+        errs.append(
+            f"values: Invalid value: {go_value(list(values))}: values set must be empty for exists and does not exist"
+        )
     for i, v in enumerate(values):
         v_errs = []
         if len(v) > 63:
@@ -120,7 +126,9 @@ def _requirement_errors(key: str, op: str, values: Sequence[str]) -> list[str]:
     return errs
 
 
-def compile_selector(selector: LabelSelector | None, extra: Sequence[tuple[str, str, str]] = ()) -> LabelMatcher | None:
+def compile_selector(
+    selector: LabelSelector | None, extra: Sequence[tuple[str, str, str]] = ()
+) -> LabelMatcher | None:
     """A validated label selector (None: ``labels.Nothing()``); raises ValueError like upstream.
 
     ``extra`` holds ``(key, op, value)`` requirements appended to matchExpressions
@@ -144,7 +152,10 @@ def compile_selector(selector: LabelSelector | None, extra: Sequence[tuple[str, 
 
         selector = LS(
             match_labels=dict(selector.match_labels),
-            match_expressions=[*selector.match_expressions, *(LSR(key=k, operator=op, values=[v]) for k, op, v in extra)],
+            match_expressions=[
+                *selector.match_expressions,
+                *(LSR(key=k, operator=op, values=[v]) for k, op, v in extra),
+            ],
         )
     return compile_label_selector(selector)
 
@@ -186,7 +197,9 @@ class AffinityTerm:
         if self.selector is None:
             return False
         nss = self.namespace_selector
-        if ns in self.namespaces or (nss is not None and (nss is _everything or nss(ns_labels(ns)))):
+        if ns in self.namespaces or (
+            nss is not None and (nss is _everything or nss(ns_labels(ns)))
+        ):
             return self.selector(labels)
         return False
 
@@ -232,16 +245,32 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
     errs: list[str] = []
     pa, paa = aff.pod_affinity, aff.pod_anti_affinity
     for attr, what, terms in (
-        ("req_aff", "requiredAffinityTerms", pa.required_during_scheduling_ignored_during_execution if pa else []),
-        ("req_anti", "requiredAntiAffinityTerms", paa.required_during_scheduling_ignored_during_execution if paa else []),
+        (
+            "req_aff",
+            "requiredAffinityTerms",
+            pa.required_during_scheduling_ignored_during_execution if pa else [],
+        ),
+        (
+            "req_anti",
+            "requiredAntiAffinityTerms",
+            paa.required_during_scheduling_ignored_during_execution if paa else [],
+        ),
     ):
         try:
             setattr(out, attr, [_new_term(pod, t) for t in terms])
         except ValueError as e:
             errs.append(f"{what}: {e}")
     for attr, what, weighted in (
-        ("pref_aff", "preferredAffinityTerms", pa.preferred_during_scheduling_ignored_during_execution if pa else []),
-        ("pref_anti", "preferredAntiAffinityTerms", paa.preferred_during_scheduling_ignored_during_execution if paa else []),
+        (
+            "pref_aff",
+            "preferredAffinityTerms",
+            pa.preferred_during_scheduling_ignored_during_execution if pa else [],
+        ),
+        (
+            "pref_anti",
+            "preferredAntiAffinityTerms",
+            paa.preferred_during_scheduling_ignored_during_execution if paa else [],
+        ),
     ):
         try:
             setattr(out, attr, [(_new_term(pod, w.pod_affinity_term), w.weight) for w in weighted])
@@ -307,11 +336,16 @@ def _labels_key(pi: PodInfo) -> tuple[str, tuple[tuple[str, str], ...]]:
     key: tuple[str, tuple[tuple[str, str], ...]] | None = pi.extra.get(_SIG_INDEX)
     if key is None:
         pod = pi.pod
-        key = pi.extra[_SIG_INDEX] = (pod.metadata.namespace, tuple(sorted(pod.metadata.labels.items())))
+        key = pi.extra[_SIG_INDEX] = (
+            pod.metadata.namespace,
+            tuple(sorted(pod.metadata.labels.items())),
+        )
     return key
 
 
-def pod_matches_all_terms(terms: Sequence[AffinityTerm], ns: str, labels: Mapping[str, str], ns_labels: NamespaceLabels) -> bool:
+def pod_matches_all_terms(
+    terms: Sequence[AffinityTerm], ns: str, labels: Mapping[str, str], ns_labels: NamespaceLabels
+) -> bool:
     """``podMatchesAllAffinityTerms``: false for no terms."""
     if not terms:
         return False
@@ -362,6 +396,21 @@ class _AllNodes:
         return got
 
 
+class Dense:
+    """Sums per topology domain of one key: ``sums[code]`` over the node set's ``values``."""
+
+    __slots__ = ("values", "sums", "hits")
+
+    def __init__(self, values: list[str], sums: np.ndarray, hits: np.ndarray) -> None:
+        self.values = values  # the label codes' value list (the snapshot's own object)
+        self.sums = sums  # int64, one per value
+        self.hits = hits  # bool: something contributed to the pair (an entry exists upstream)
+
+    def lut(self) -> np.ndarray:
+        """``sums`` as a lookup table over ``codes + 1`` (slot 0: node without the label)."""
+        return np.concatenate((np.zeros(1, dtype=np.int64), self.sums))
+
+
 class _DomainSum:
     """Sums ``factor x pods`` per topology pair, one ``bincount`` per topology key."""
 
@@ -372,26 +421,24 @@ class _DomainSum:
     def add(self, key: str, rows: dict[int, int], factor: int) -> None:
         self.parts.setdefault(key, []).append((rows, factor))
 
-    def nested(self) -> dict[str, dict[str, int]]:
-        """``{key: {value: sum}}`` with an entry for every pair something contributed to."""
-        out: dict[str, dict[str, int]] = {}
+    def dense(self) -> dict[str, Dense]:
+        """Per topology key, the sums over its domains (keys nothing contributed to left out)."""
+        out: dict[str, Dense] = {}
         for key, parts in self.parts.items():
             codes, values = self.nodes.codes(key)
             rows = np.concatenate([np.fromiter(r.keys(), np.int64, len(r)) for r, _ in parts])
-            weights = np.concatenate([np.fromiter(r.values(), np.int64, len(r)) * f for r, f in parts])
+            weights = np.concatenate(
+                [np.fromiter(r.values(), np.int64, len(r)) * f for r, f in parts]
+            )
             c = codes[rows]
             m = c >= 0
             if not m.any():
                 continue
             c = c[m]
-            sums = np.bincount(c, weights=weights[m], minlength=len(values))
-            hits = np.flatnonzero(np.bincount(c, minlength=len(values)))
-            out[key] = {values[j]: int(sums[j]) for j in hits.tolist()}
+            sums = np.bincount(c, weights=weights[m], minlength=len(values)).astype(np.int64)
+            hits = np.bincount(c, minlength=len(values)) > 0
+            out[key] = Dense(values, sums, hits)
         return out
-
-    def pairs(self) -> dict[Pair, int]:
-        """``topologyToMatchedTermCount``: non-zero sums per ``(key, value)``."""
-        return {(k, v): n for k, d in self.nested().items() for v, n in d.items() if n != 0}
 
 
 def _lut(per_value: Mapping[str, int], values: list[str], index: Mapping[str, int]) -> np.ndarray:
@@ -404,103 +451,167 @@ def _lut(per_value: Mapping[str, int], values: list[str], index: Mapping[str, in
     return lut
 
 
+class TopologyCounts:
+    """``topologyToMatchedTermCount``: dense per-key arrays from PreFilter, a pair dict once
+    AddPod / RemovePod touch it (or someone reads :attr:`pairs`)."""
+
+    __slots__ = ("_dense", "_pairs", "_by_key", "_luts")
+
+    def __init__(
+        self, dense: dict[str, Dense] | None = None, pairs: dict[Pair, int] | None = None
+    ) -> None:
+        self._dense = dense
+        self._pairs = pairs
+        self._by_key: dict[str, dict[str, int]] | None = None
+        self._luts: dict[str, tuple[list[str], np.ndarray]] = {}
+
+    @property
+    def pairs(self) -> dict[Pair, int]:
+        """``{(key, value): count}`` without zero entries."""
+        if self._pairs is None:
+            self._pairs = {}
+            for key, d in (self._dense or {}).items():
+                for j in np.flatnonzero(d.sums).tolist():
+                    self._pairs[(key, d.values[j])] = int(d.sums[j])
+        return self._pairs
+
+    def __bool__(self) -> bool:
+        if self._pairs is not None:
+            return bool(self._pairs)
+        return any(d.sums.any() for d in (self._dense or {}).values())
+
+    def topology_keys(self) -> list[str]:
+        """The topology keys with a non-zero count."""
+        if self._pairs is None and self._dense is not None:
+            return [k for k, d in self._dense.items() if d.sums.any()]
+        return list(self._key_map())
+
+    def _key_map(self) -> dict[str, dict[str, int]]:
+        if self._by_key is None:
+            self._by_key = {}
+            for (k, v), n in self.pairs.items():
+                self._by_key.setdefault(k, {})[v] = n
+        return self._by_key
+
+    def lut(self, key: str, values: list[str], index: Mapping[str, int]) -> np.ndarray:
+        """Counts over a batch's ``codes + 1`` for topology ``key``."""
+        hit = self._luts.get(key)
+        if hit is not None and hit[0] is values:
+            return hit[1]
+        d = self._dense.get(key) if self._pairs is None and self._dense is not None else None
+        if d is not None and d.values is values:
+            lut = d.lut()
+        elif self._pairs is None and self._dense is not None and d is None:
+            lut = np.zeros(len(values) + 1, dtype=np.int64)
+        else:
+            lut = _lut(self._key_map().get(key, {}), values, index)
+        self._luts[key] = (values, lut)  # keeps ``values`` alive: the ``is`` test stays sound
+        return lut
+
+    def add(self, pair: Pair, n: int) -> None:
+        """``m[pair] += n``, dropping the entry at zero (AddPod / RemovePod)."""
+        pairs = self.pairs
+        self._dense = None
+        self._by_key = None
+        self._luts = {}
+        total = pairs.get(pair, 0) + n
+        if total == 0:
+            pairs.pop(pair, None)
+        else:
+            pairs[pair] = total
+
+    def clone(self) -> TopologyCounts:
+        if self._pairs is None:
+            return TopologyCounts(self._dense)  # dense arrays are never written: share them
+        return TopologyCounts(None, dict(self._pairs))
+
+
 # --- cycle state ---------------------------------------------------------------------------------
 
 
 class PreFilterState:
     """``preFilterState``: the three topology-pair counts and the incoming pod's parsed terms."""
 
-    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "terms", "pod", "ns_labels", "_by_key", "_luts")
+    __slots__ = ("existing_anti", "affinity", "anti", "terms", "pod", "ns_labels")
 
     def __init__(
         self,
-        existing_anti: dict[Pair, int],
-        affinity: dict[Pair, int],
-        anti: dict[Pair, int],
+        existing_anti: TopologyCounts,
+        affinity: TopologyCounts,
+        anti: TopologyCounts,
         terms: PodTerms,
         pod: Pod,
         ns_labels: NamespaceLabels,
     ) -> None:
-        self.existing_anti_affinity_counts = existing_anti
-        self.affinity_counts = affinity
-        self.anti_affinity_counts = anti
+        self.existing_anti = existing_anti
+        self.affinity = affinity
+        self.anti = anti
         self.terms = terms
         self.pod = pod
         self.ns_labels = ns_labels
-        self._by_key: dict[str, dict[str, dict[str, int]]] = {}
-        self._luts: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
+
+    @property
+    def existing_anti_affinity_counts(self) -> dict[Pair, int]:
+        return self.existing_anti.pairs
+
+    @property
+    def affinity_counts(self) -> dict[Pair, int]:
+        return self.affinity.pairs
+
+    @property
+    def anti_affinity_counts(self) -> dict[Pair, int]:
+        return self.anti.pairs
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
-            dict(self.existing_anti_affinity_counts),
-            dict(self.affinity_counts),
-            dict(self.anti_affinity_counts),
+            self.existing_anti.clone(),
+            self.affinity.clone(),
+            self.anti.clone(),
             self.terms,
             self.pod,
             self.ns_labels,
         )
 
-    def _counts(self, which: str) -> dict[Pair, int]:
-        counts: dict[Pair, int] = getattr(self, which)
-        return counts
-
-    def by_key(self, which: str) -> dict[str, dict[str, int]]:
-        got = self._by_key.get(which)
-        if got is None:
-            got = self._by_key[which] = {}
-            for (k, v), n in self._counts(which).items():
-                got.setdefault(k, {})[v] = n
-        return got
-
-    def lut(self, which: str, key: str, values: list[str], index: Mapping[str, int], cache: bool) -> np.ndarray:
-        ck = (which, key)
-        hit = self._luts.get(ck)
-        if hit is not None and hit[0] is values:
-            return hit[1]
-        lut = _lut(self.by_key(which).get(key, {}), values, index)
-        if cache:  # only for the snapshot's shared ``values`` (kept alive here, so ``is`` is safe)
-            self._luts[ck] = (values, lut)
-        return lut
-
     def update_with_pod(self, pi: PodInfo, node: Node | None, multiplier: int) -> None:
         """``updateWithPod``: ``pi`` was added to (1) / removed from (-1) ``node``."""
         if node is None:
             return
-        self._by_key.clear()
-        self._luts.clear()
         labels = node.metadata.labels
         ns, pod_labels = self.pod.metadata.namespace, self.pod.metadata.labels
         other = pi.pod
         o_ns, o_labels = other.metadata.namespace, other.metadata.labels
 
-        def update(m: dict[Pair, int], tk: str) -> None:
+        def update(m: TopologyCounts, tk: str) -> None:
             v = labels.get(tk)
-            if v is None:
-                return
-            n = m.get((tk, v), 0) + multiplier
-            if n == 0:
-                m.pop((tk, v), None)
-            else:
-                m[(tk, v)] = n
+            if v is not None:
+                m.add((tk, v), multiplier)
 
         for t in terms_of(pi).req_anti:
             if t.matches(ns, pod_labels, self.ns_labels):
-                update(self.existing_anti_affinity_counts, t.topology_key)
+                update(self.existing_anti, t.topology_key)
         if pod_matches_all_terms(self.terms.req_aff, o_ns, o_labels, self.ns_labels):
             for t in self.terms.req_aff:
-                update(self.affinity_counts, t.topology_key)
+                update(self.affinity, t.topology_key)
         for t in self.terms.req_anti:
             if t.matches(o_ns, o_labels, self.ns_labels):
-                update(self.anti_affinity_counts, t.topology_key)
+                update(self.anti, t.topology_key)
 
 
 class PreScoreState:
-    """``preScoreState``: the score per topology pair, ``{key: {value: score}}``."""
+    """``preScoreState``: the score per topology pair (dense per key)."""
 
-    __slots__ = ("topology_score",)
+    __slots__ = ("dense",)
 
-    def __init__(self, topology_score: dict[str, dict[str, int]]) -> None:
-        self.topology_score = topology_score
+    def __init__(self, dense: dict[str, Dense]) -> None:
+        self.dense = dense
+
+    @property
+    def topology_score(self) -> dict[str, dict[str, int]]:
+        """``{key: {value: score}}`` with an entry for every pair something contributed to."""
+        return {
+            k: {d.values[j]: int(d.sums[j]) for j in np.flatnonzero(d.hits).tolist()}
+            for k, d in self.dense.items()
+        }
 
     def clone(self) -> PreScoreState:
         return self
@@ -521,14 +632,18 @@ class InterPodAffinity:
         if w is None:
             w = DEFAULT_HARD_POD_AFFINITY_WEIGHT
         if isinstance(w, bool) or not isinstance(w, int):
-            raise ConfigError(f"Invalid value: {go_value(w)}: must be an integer", field="hardPodAffinityWeight")
+            raise ConfigError(
+                f"Invalid value: {go_value(w)}: must be an integer", field="hardPodAffinityWeight"
+            )
         if w < MIN_HARD_POD_AFFINITY_WEIGHT or w > MAX_HARD_POD_AFFINITY_WEIGHT:
             raise ConfigError(
                 f"Invalid value: {w}: not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}-{MAX_HARD_POD_AFFINITY_WEIGHT}]",
                 field="hardPodAffinityWeight",
             )
         self.hard_pod_affinity_weight: int = w
-        self.ignore_preferred_terms_of_existing_pods = bool(args.get("ignorePreferredTermsOfExistingPods", False))
+        self.ignore_preferred_terms_of_existing_pods = bool(
+            args.get("ignorePreferredTermsOfExistingPods", False)
+        )
 
     # --- namespaces -------------------------------------------------------------------------------
     def namespace_labels(self) -> NamespaceLabels:
@@ -558,7 +673,10 @@ class InterPodAffinity:
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                ClusterEvent(
+                    Resource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
                 self.is_schedulable_after_pod_change,
             ),
             ClusterEventWithHint(
@@ -572,15 +690,27 @@ class InterPodAffinity:
         """``GetAffinityTerms`` for the hints (namespace selectors not expanded); None on error."""
         aff = pod.spec.affinity
         try:
-            req = aff.pod_affinity.required_during_scheduling_ignored_during_execution if aff and aff.pod_affinity else []
-            anti = aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution if aff and aff.pod_anti_affinity else []
+            req = (
+                aff.pod_affinity.required_during_scheduling_ignored_during_execution
+                if aff and aff.pod_affinity
+                else []
+            )
+            anti = (
+                aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution
+                if aff and aff.pod_anti_affinity
+                else []
+            )
             return [_new_term(pod, t) for t in req], [_new_term(pod, t) for t in anti]
         except ValueError:
             return None
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def is_schedulable_after_pod_change(
+        self, pod: Pod, old: Pod | None, new: Pod | None
+    ) -> QueueingHint:
         """An assigned pod was added / relabeled / deleted."""
-        if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+        if (new is not None and not new.spec.node_name) or (
+            old is not None and not old.spec.node_name
+        ):
             return QueueingHint.QUEUE_SKIP
         parsed = self._hint_terms(pod)
         if parsed is None:
@@ -604,7 +734,9 @@ class InterPodAffinity:
         assert old is not None
         return QueueingHint.QUEUE if all_match(anti_terms, old) else QueueingHint.QUEUE_SKIP
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: Node | None, new: Node
+    ) -> QueueingHint:
         """A node was added or relabeled: Queue when it has one of the pod's topology keys."""
         parsed = self._hint_terms(pod)
         if parsed is None:
@@ -643,14 +775,23 @@ class InterPodAffinity:
                 for t in terms.req_anti:
                     if t.matches(o_ns, o_labels, ns_labels):
                         anti.add(t.topology_key, rows, 1)
-        s = PreFilterState(existing.pairs(), affinity.pairs(), anti.pairs(), terms, pod, ns_labels)
-        if not s.existing_anti_affinity_counts and not terms.req_aff and not terms.req_anti:
+        s = PreFilterState(
+            TopologyCounts(existing.dense()),
+            TopologyCounts(affinity.dense()),
+            TopologyCounts(anti.dense()),
+            terms,
+            pod,
+            ns_labels,
+        )
+        if not s.existing_anti and not terms.req_aff and not terms.req_anti:
             return Status.skip()
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
 
     @hookimpl
-    def kubesched_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+    def kubesched_pre_filter_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         return self._update(state, pod_to_add, node_info, 1)
 
     @hookimpl
@@ -660,22 +801,29 @@ class InterPodAffinity:
         return self._update(state, pod_to_remove, node_info, -1)
 
     @staticmethod
-    def _update(state: CycleState, pi: PodInfo, node_info: NodeInfo, multiplier: int) -> Status | None:
+    def _update(
+        state: CycleState, pi: PodInfo, node_info: NodeInfo, multiplier: int
+    ) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+            return Status(
+                Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            )
         s.update_with_pod(pi, node_info.node, multiplier)
         return None
 
     # --- Filter -------------------------------------------------------------------------------
     @hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         n = len(nodes)
         if s is None:
-            st = Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+            st = Status(
+                Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            )
             return dict.fromkeys(range(n), st)
-        shared = nodes.snapshot is not None
         ok = np.ones(n, dtype=bool)
         out: dict[int, Status] = {}
         terms = s.terms
@@ -685,33 +833,48 @@ class InterPodAffinity:
             for t in terms.req_aff:
                 codes, values, index = nodes.label_codes(t.topology_key)
                 has_all &= codes >= 0
-                pods_exist &= s.lut("affinity_counts", t.topology_key, values, index, shared)[codes + 1] > 0
-            if not s.affinity_counts and pod_matches_all_terms(
+                pods_exist &= s.affinity.lut(t.topology_key, values, index)[codes + 1] > 0
+            if not s.affinity and pod_matches_all_terms(
                 terms.req_aff, pod.metadata.namespace, pod.metadata.labels, s.ns_labels
             ):
                 ok = has_all  # the first pod of a group with affinity to itself
             else:
                 ok = has_all & pods_exist
             if not ok.all():
-                out.update(dict.fromkeys(np.flatnonzero(~ok).tolist(), Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)))
-        if s.anti_affinity_counts and terms.req_anti:
+                out.update(
+                    dict.fromkeys(
+                        np.flatnonzero(~ok).tolist(),
+                        Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH),
+                    )
+                )
+        if s.anti and terms.req_anti:
             bad = np.zeros(n, dtype=bool)
             for t in terms.req_anti:
                 codes, values, index = nodes.label_codes(t.topology_key)
-                bad |= s.lut("anti_affinity_counts", t.topology_key, values, index, shared)[codes + 1] > 0
-            bad &= ok
-            if bad.any():
-                out.update(dict.fromkeys(np.flatnonzero(bad).tolist(), Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)))
-                ok &= ~bad
-        if s.existing_anti_affinity_counts:
-            bad = np.zeros(n, dtype=bool)
-            for key in s.by_key("existing_anti_affinity_counts"):
-                codes, values, index = nodes.label_codes(key)
-                bad |= s.lut("existing_anti_affinity_counts", key, values, index, shared)[codes + 1] > 0
+                bad |= s.anti.lut(t.topology_key, values, index)[codes + 1] > 0
             bad &= ok
             if bad.any():
                 out.update(
-                    dict.fromkeys(np.flatnonzero(bad).tolist(), Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH))
+                    dict.fromkeys(
+                        np.flatnonzero(bad).tolist(),
+                        Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),
+                    )
+                )
+                ok &= ~bad
+        if s.existing_anti:
+            bad = np.zeros(n, dtype=bool)
+            for key in s.existing_anti.topology_keys():
+                codes, values, index = nodes.label_codes(key)
+                bad |= s.existing_anti.lut(key, values, index)[codes + 1] > 0
+            bad &= ok
+            if bad.any():
+                out.update(
+                    dict.fromkeys(
+                        np.flatnonzero(bad).tolist(),
+                        Status(
+                            Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+                        ),
+                    )
                 )
         return out or None
 
@@ -722,8 +885,15 @@ class InterPodAffinity:
             return Status.skip()
         aff = pod.spec.affinity
         has_constraints = aff is not None and (
-            (aff.pod_affinity is not None and len(aff.pod_affinity.preferred_during_scheduling_ignored_during_execution) > 0)
-            or (aff.pod_anti_affinity is not None and len(aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution) > 0)
+            (
+                aff.pod_affinity is not None
+                and len(aff.pod_affinity.preferred_during_scheduling_ignored_during_execution) > 0
+            )
+            or (
+                aff.pod_anti_affinity is not None
+                and len(aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution)
+                > 0
+            )
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
@@ -755,30 +925,38 @@ class InterPodAffinity:
             for t, w in other.pref_anti:
                 if t.matches(ns, labels, ns_labels):
                     acc.add(t.topology_key, rows, -w)
-        topology_score = acc.nested()
-        if not topology_score:
+        dense = acc.dense()
+        if not dense:  # upstream: no node produced a topologyScore entry
             return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(dense))
         return None
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
         out = np.zeros(len(nodes), dtype=np.int64)
-        for key, per_value in s.topology_score.items():
+        for key, d in s.dense.items():
             codes, values, index = nodes.label_codes(key)
-            out += _lut(per_value, values, index)[codes + 1]
+            if d.values is values:
+                lut = d.lut()
+            else:
+                lut = _lut(s.topology_score[key], values, index)
+            out += lut[codes + 1]
         return out
 
     @hookimpl
-    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+    def kubesched_normalize_score(
+        self, state: CycleState, pod: Pod, scores: np.ndarray
+    ) -> Status | None:
         s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
-        if not s.topology_score or len(scores) == 0:
+        if not s.dense or len(scores) == 0:
             return None
         lo, hi = int(scores.min()), int(scores.max())
         diff = hi - lo
         if diff > 0:
-            scores[:] = (float(MAX_NODE_SCORE) * ((scores - lo).astype(np.float64) / float(diff))).astype(np.int64)
+            scores[:] = (
+                float(MAX_NODE_SCORE) * ((scores - lo).astype(np.float64) / float(diff))
+            ).astype(np.int64)
         else:
             scores[:] = 0
         return None
@@ -799,6 +977,7 @@ __all__ = [
     "PodTerms",
     "PreFilterState",
     "PreScoreState",
+    "TopologyCounts",
     "new",
     "parse_pod_terms",
     "pod_terms",

@@ -113,7 +113,9 @@ class NodePorts:
 
     # --- PreFilter / Filter ---------------------------------------------------------------
     @hookimpl
-    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         ports = get_host_ports(pod)
         if not ports:
             return Status.skip()
@@ -121,11 +123,16 @@ class NodePorts:
         return None
 
     @hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
         try:
             want = state.read(PRE_FILTER_STATE_KEY)
         except KeyError as e:
-            return dict.fromkeys(range(len(nodes)), Status(Code.ERROR, f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e}'))
+            return dict.fromkeys(
+                range(len(nodes)),
+                Status(Code.ERROR, f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e}'),
+            )
         if not want:
             return None
         out: dict[int, Status] = {}

@@ -86,8 +86,12 @@ LIST_DEFAULTING = "List"
 MAX_INT32 = 2**31 - 1
 
 SYSTEM_DEFAULT_CONSTRAINTS = (
-    TopologySpreadConstraint(max_skew=3, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY),
-    TopologySpreadConstraint(max_skew=5, topology_key=LABEL_TOPOLOGY_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(
+        max_skew=3, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY
+    ),
+    TopologySpreadConstraint(
+        max_skew=5, topology_key=LABEL_TOPOLOGY_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY
+    ),
 )
 """``systemDefaultConstraints``."""
 
@@ -211,7 +215,9 @@ def filter_topology_spread_constraints(
     return out
 
 
-def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints: Sequence[SpreadConstraint]) -> bool:
+def node_labels_match_spread_constraints(
+    labels: Mapping[str, str], constraints: Sequence[SpreadConstraint]
+) -> bool:
     """``nodeLabelsMatchSpreadConstraints``: the node carries every topology key."""
     return all(c.topology_key in labels for c in constraints)
 
@@ -224,7 +230,9 @@ def match_node_inclusion_policies(
         return False
     return not (
         c.node_taints_policy == HONOR
-        and find_matching_untolerated_taint(node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter)
+        and find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
         is not None
     )
 
@@ -234,7 +242,11 @@ def count_pods_match_selector(pods: Iterable[Any], selector: Selector, namespace
     n = 0
     for pi in pods:
         meta = pi.pod.metadata
-        if meta.deletion_timestamp is None and meta.namespace == namespace and selector.matches(meta.labels):
+        if (
+            meta.deletion_timestamp is None
+            and meta.namespace == namespace
+            and selector.matches(meta.labels)
+        ):
             n += 1
     return n
 
@@ -287,7 +299,9 @@ class _AllNodes:
     codes come from ``Snapshot.label_codes`` and counts from the plugin's incremental cache.
     """
 
-    def __init__(self, plugin: PodTopologySpread, infos: Sequence[NodeInfo], snapshot: Snapshot | None) -> None:
+    def __init__(
+        self, plugin: PodTopologySpread, infos: Sequence[NodeInfo], snapshot: Snapshot | None
+    ) -> None:
         self.plugin = plugin
         self.infos = infos
         self.snapshot = snapshot
@@ -308,7 +322,9 @@ class _AllNodes:
     def batch(self) -> NodeBatch:
         if self._batch is None:
             if self.snapshot is not None:
-                self._batch = NodeBatch(snapshot=self.snapshot, indices=np.arange(self.n, dtype=np.int64))
+                self._batch = NodeBatch(
+                    snapshot=self.snapshot, indices=np.arange(self.n, dtype=np.int64)
+                )
             else:
                 self._batch = NodeBatch(list(self.infos))
         return self._batch
@@ -317,7 +333,9 @@ class _AllNodes:
         if self.snapshot is not None:
             return self.plugin.cached_pod_counts(self.snapshot, namespace, selector)
         return np.fromiter(
-            (count_pods_match_selector(ni.pods, selector, namespace) for ni in self.infos), np.int64, self.n
+            (count_pods_match_selector(ni.pods, selector, namespace) for ni in self.infos),
+            np.int64,
+            self.n,
         )
 
     def positions(self, batch: NodeBatch) -> np.ndarray | None:
@@ -360,22 +378,30 @@ def _affinity_mask(pod: Pod, nodes: NodeBatch) -> np.ndarray:
 
 
 def _has_do_not_schedule_taint(ni: NodeInfo) -> bool:
-    return ni.node is not None and any(do_not_schedule_taints_filter(t) for t in ni.node.spec.taints)
+    return ni.node is not None and any(
+        do_not_schedule_taints_filter(t) for t in ni.node.spec.taints
+    )
 
 
 def _taints_mask(pod: Pod, nodes: NodeBatch) -> np.ndarray:
     """Nodes whose NoSchedule/NoExecute taints the pod all tolerates."""
     ok = np.ones(len(nodes), dtype=bool)
-    tainted = np.flatnonzero(nodes.node_flag(NAME + "/do-not-schedule-taint", _has_do_not_schedule_taint))
+    tainted = np.flatnonzero(
+        nodes.node_flag(NAME + "/do-not-schedule-taint", _has_do_not_schedule_taint)
+    )
     infos = nodes.infos if len(tainted) else ()
     for i in tainted.tolist():
         node = infos[i].node
-        if find_matching_untolerated_taint(node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter):
+        if find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        ):
             ok[i] = False
     return ok
 
 
-def _codes_in(nodes: NodeBatch, key: str, values: list[str], index: dict[str, int]) -> tuple[np.ndarray, list[Any]]:
+def _codes_in(
+    nodes: NodeBatch, key: str, values: list[str], index: dict[str, int]
+) -> tuple[np.ndarray, list[Any]]:
     """Batch codes of label ``key`` in the code space ``(values, index)``.
 
     Returns ``(codes, unknown)``: -1 where the node lacks the label, -2 where its value is not in
@@ -409,7 +435,15 @@ class PreFilterState:
     "the value is a key of TpValueToMatchNum".
     """
 
-    __slots__ = ("constraints", "domains", "match_num", "present", "extra", "critical_paths", "required")
+    __slots__ = (
+        "constraints",
+        "domains",
+        "match_num",
+        "present",
+        "extra",
+        "critical_paths",
+        "required",
+    )
 
     def __init__(self) -> None:
         self.constraints: list[SpreadConstraint] = []
@@ -443,7 +477,9 @@ class PreFilterState:
     def tp_value_to_match_num(self, i: int) -> dict[str, int]:
         """Upstream's ``TpValueToMatchNum[i]`` as a dict (for tests and debugging)."""
         values, _ = self.domains[i]
-        out = {values[c]: int(self.match_num[i][c]) for c in np.flatnonzero(self.present[i]).tolist()}
+        out = {
+            values[c]: int(self.match_num[i][c]) for c in np.flatnonzero(self.present[i]).tolist()
+        }
         out.update(self.extra[i])
         return out
 
@@ -483,7 +519,17 @@ def _initial_paths(values: list[str], match: np.ndarray, present: np.ndarray) ->
 class PreScoreState:
     """``preScoreState``: soft constraints, ignored nodes, per-domain counts and weights."""
 
-    __slots__ = ("constraints", "ignored", "names", "domains", "tp_counts", "present", "weights", "host_counts", "require_all")
+    __slots__ = (
+        "constraints",
+        "ignored",
+        "names",
+        "domains",
+        "tp_counts",
+        "present",
+        "weights",
+        "host_counts",
+        "require_all",
+    )
 
     def __init__(self) -> None:
         self.constraints: list[SpreadConstraint] = []
@@ -493,7 +539,8 @@ class PreScoreState:
         self.tp_counts: list[np.ndarray] = []
         self.present: list[np.ndarray] = []
         self.weights: list[float] = []
-        self.host_counts: list[np.ndarray | None] = []  # per node of the batch, hostname constraints
+        # hostname constraints: matching pods per node of the batch
+        self.host_counts: list[np.ndarray | None] = []
         self.require_all = True
 
     def clone(self) -> PreScoreState:
@@ -505,7 +552,9 @@ class PreScoreState:
 
     def topology_value_to_pod_counts(self, i: int) -> dict[str, int]:
         values, _ = self.domains[i]
-        return {values[c]: int(self.tp_counts[i][c]) for c in np.flatnonzero(self.present[i]).tolist()}
+        return {
+            values[c]: int(self.tp_counts[i][c]) for c in np.flatnonzero(self.present[i]).tolist()
+        }
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -548,12 +597,16 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[str, list[TopologySpread
     for i, c in enumerate(constraints):
         p = f"defaultConstraints[{i}]"
         if c.max_skew <= 0:
-            raise ConfigError(f"Invalid value: {c.max_skew}: not in valid range (0, inf)", field=f"{p}.maxSkew")
+            raise ConfigError(
+                f"Invalid value: {c.max_skew}: not in valid range (0, inf)", field=f"{p}.maxSkew"
+            )
         if not c.topology_key:
             raise ConfigError("Required value: can not be empty", field=f"{p}.topologyKey")
         errs = qualified_name_errors(c.topology_key)
         if errs:
-            raise ConfigError(f"Invalid value: {go_value(c.topology_key)}: {errs[0]}", field=f"{p}.topologyKey")
+            raise ConfigError(
+                f"Invalid value: {go_value(c.topology_key)}: {errs[0]}", field=f"{p}.topologyKey"
+            )
         raw_c = raw_list[i] if i < len(raw_list) and isinstance(raw_list[i], Mapping) else {}
         when = raw_c.get("whenUnsatisfiable", "")
         if not when:
@@ -569,7 +622,10 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[str, list[TopologySpread
                 field=f"{p}.labelSelector",
             )
         for other in constraints[:i]:
-            if other.topology_key == c.topology_key and other.when_unsatisfiable == c.when_unsatisfiable:
+            if (
+                other.topology_key == c.topology_key
+                and other.when_unsatisfiable == c.when_unsatisfiable
+            ):
                 raise ConfigError(
                     f'Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"', field=p
                 )
@@ -590,7 +646,9 @@ class PodTopologySpread:
         self.handle = handle
         defaulting, self.default_constraints = parse_args(args)
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
-        self._counts: OrderedDict[tuple[str, Selector], tuple[Any, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._counts: OrderedDict[tuple[str, Selector], tuple[Any, int, np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
 
     # --- constraints ------------------------------------------------------------------------
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
@@ -605,7 +663,9 @@ class PodTopologySpread:
     def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE) -> list[SpreadConstraint]:
         """``getConstraints`` (hard) / ``initPreScoreState``'s choice (soft).  Raises ValueError."""
         if pod.spec.topology_spread_constraints:
-            return filter_topology_spread_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+            return filter_topology_spread_constraints(
+                pod.spec.topology_spread_constraints, pod.metadata.labels, action
+            )
         return self.build_default_constraints(pod, action)
 
     def _all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:
@@ -621,7 +681,12 @@ class PodTopologySpread:
         key = (namespace, selector)
         gens = snap.generations
         entry = self._counts.get(key)
-        if entry is not None and entry[0] is snap and entry[1] == snap.tree_generation and len(entry[2]) == len(gens):
+        if (
+            entry is not None
+            and entry[0] is snap
+            and entry[1] == snap.tree_generation
+            and len(entry[2]) == len(gens)
+        ):
             _, _, old_gens, counts = entry
             changed = np.flatnonzero(old_gens != gens)
             if len(changed):
@@ -645,17 +710,34 @@ class PodTopologySpread:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
-        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
-        node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        pod_actions = (
+            ActionType.ADD
+            | ActionType.UPDATE_POD_LABEL
+            | ActionType.UPDATE_POD_TOLERATION
+            | ActionType.DELETE
+        )
+        node_actions = (
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
+            | ActionType.UPDATE_NODE_TAINT
+        )
         return [
-            ClusterEventWithHint(ClusterEvent(Resource.POD, pod_actions), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, pod_actions), self.is_schedulable_after_pod_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_change
+            ),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def is_schedulable_after_pod_change(
+        self, pod: Pod, old: Pod | None, new: Pod | None
+    ) -> QueueingHint:
         def involved(incoming: Pod) -> bool:
             return incoming.metadata.uid == pod.metadata.uid or (
-                bool(incoming.spec.node_name) and incoming.metadata.namespace == pod.metadata.namespace
+                bool(incoming.spec.node_name)
+                and incoming.metadata.namespace == pod.metadata.namespace
             )
 
         if (new is not None and not involved(new)) or (old is not None and not involved(old)):
@@ -674,7 +756,9 @@ class PodTopologySpread:
             if new.metadata.labels == old.metadata.labels:
                 return QueueingHint.QUEUE_SKIP
             for c in constraints:
-                if c.selector.matches(old.metadata.labels) != c.selector.matches(new.metadata.labels):
+                if c.selector.matches(old.metadata.labels) != c.selector.matches(
+                    new.metadata.labels
+                ):
                     return QueueingHint.QUEUE
             return QueueingHint.QUEUE_SKIP
         obj = new if new is not None else old
@@ -682,18 +766,28 @@ class PodTopologySpread:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: Node | None, new: Node | None
+    ) -> QueueingHint:
         try:
             constraints = self.get_constraints(pod)
         except ValueError:
             return QueueingHint.QUEUE
-        old_match = old is not None and node_labels_match_spread_constraints(old.metadata.labels, constraints)
-        new_match = new is not None and node_labels_match_spread_constraints(new.metadata.labels, constraints)
+        old_match = old is not None and node_labels_match_spread_constraints(
+            old.metadata.labels, constraints
+        )
+        new_match = new is not None and node_labels_match_spread_constraints(
+            new.metadata.labels, constraints
+        )
         if old is not None and new is not None:
             if old_match != new_match:
                 return QueueingHint.QUEUE
             if new_match and (
-                any(old.metadata.labels.get(c.topology_key) != new.metadata.labels.get(c.topology_key) for c in constraints)
+                any(
+                    old.metadata.labels.get(c.topology_key)
+                    != new.metadata.labels.get(c.topology_key)
+                    for c in constraints
+                )
                 or old.spec.taints != new.spec.taints
             ):
                 return QueueingHint.QUEUE
@@ -703,12 +797,16 @@ class PodTopologySpread:
         return QueueingHint.QUEUE if old_match else QueueingHint.QUEUE_SKIP
 
     # --- PreFilter ----------------------------------------------------------------------------
-    def cal_pre_filter_state(self, pod: Pod, nodes: Sequence[NodeInfo] | None = None) -> PreFilterState:
+    def cal_pre_filter_state(
+        self, pod: Pod, nodes: Sequence[NodeInfo] | None = None
+    ) -> PreFilterState:
         """``calPreFilterState`` over all nodes.  Raises ValueError for an invalid selector."""
         try:
             constraints = self.get_constraints(pod)
         except ValueError as e:
-            raise ValueError(f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}") from e
+            raise ValueError(
+                f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}"
+            ) from e
         s = PreFilterState()
         if not constraints:
             return s
@@ -741,7 +839,9 @@ class PodTopologySpread:
         return s
 
     @hookimpl
-    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         try:
             s = self.cal_pre_filter_state(pod, nodes)
         except ValueError as e:
@@ -751,7 +851,9 @@ class PodTopologySpread:
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
 
-    def _update_with_pod(self, state: CycleState, updated: Pod, preemptor: Pod, node_info: NodeInfo, delta: int) -> Status | None:
+    def _update_with_pod(
+        self, state: CycleState, updated: Pod, preemptor: Pod, node_info: NodeInfo, delta: int
+    ) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return Status.as_error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
@@ -772,16 +874,22 @@ class PodTopologySpread:
         return None
 
     @hookimpl
-    def kubesched_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo) -> Status | None:
+    def kubesched_pre_filter_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo
+    ) -> Status | None:
         return self._update_with_pod(state, pod_to_add.pod, pod, node_info, 1)
 
     @hookimpl
-    def kubesched_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo) -> Status | None:
+    def kubesched_pre_filter_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo
+    ) -> Status | None:
         return self._update_with_pod(state, pod_to_remove.pod, pod, node_info, -1)
 
     # --- Filter -------------------------------------------------------------------------------
     @hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             st = Status.as_error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
@@ -816,9 +924,19 @@ class PodTopologySpread:
             return None
         out: dict[int, Status] = {}
         if missing_all.any():
-            out.update(dict.fromkeys(np.flatnonzero(missing_all).tolist(), Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)))
+            out.update(
+                dict.fromkeys(
+                    np.flatnonzero(missing_all).tolist(),
+                    Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH),
+                )
+            )
         if skewed_all.any():
-            out.update(dict.fromkeys(np.flatnonzero(skewed_all).tolist(), Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)))
+            out.update(
+                dict.fromkeys(
+                    np.flatnonzero(skewed_all).tolist(),
+                    Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH),
+                )
+            )
         return out
 
     # --- Score --------------------------------------------------------------------------------
@@ -838,7 +956,9 @@ class PodTopologySpread:
             else:
                 s.constraints = self.build_default_constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as e:
-            raise ValueError(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}") from e
+            raise ValueError(
+                f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}"
+            ) from e
         if not s.constraints:
             return None
         n = len(filtered)
@@ -873,12 +993,19 @@ class PodTopologySpread:
                 else:
                     s.host_counts.append(
                         np.fromiter(
-                            (count_pods_match_selector(ni.pods, c.selector, ns) for ni in filtered.infos), np.int64, n
+                            (
+                                count_pods_match_selector(ni.pods, c.selector, ns)
+                                for ni in filtered.infos
+                            ),
+                            np.int64,
+                            n,
                         )
                     )
                 continue
             bc = bcodes[i][~ignored]
-            present = np.bincount(bc[bc >= 0], minlength=nd) > 0 if len(bc) else np.zeros(nd, dtype=bool)
+            present = (
+                np.bincount(bc[bc >= 0], minlength=nd) > 0 if len(bc) else np.zeros(nd, dtype=bool)
+            )
             s.present.append(present)
             s.weights.append(topology_normalizing_weight(int(np.count_nonzero(present))))
             s.host_counts.append(None)
@@ -926,7 +1053,9 @@ class PodTopologySpread:
                 else:
                     ns = pod.metadata.namespace
                     cnt = np.fromiter(
-                        (count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes.infos), np.int64, n
+                        (count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes.infos),
+                        np.int64,
+                        n,
                     )
             else:
                 tp = s.tp_counts[i]
@@ -940,7 +1069,9 @@ class PodTopologySpread:
         return _go_round(score).astype(np.int64)
 
     @hookimpl
-    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+    def kubesched_normalize_score(
+        self, state: CycleState, pod: Pod, scores: np.ndarray
+    ) -> Status | None:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             return None

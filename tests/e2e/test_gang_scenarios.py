@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kubesched import CycleState, NodeInfo, Pod, Status, hookimpl, per_node_filter
 from kubesched._config import parse_config
 from kubesched._manifests import load_manifests
 from kubesched._simulate import SimulationResult, simulate
-from kubesched.plugins import IN_TREE, gang
+from kubesched.plugins import gang
 
 pytestmark = pytest.mark.anyio
 
@@ -115,48 +114,6 @@ def scheduled(result: SimulationResult) -> set[str]:
     return {e["object"].split("/", 1)[1] for e in events(result, "Scheduled")}
 
 
-# --- the stand-in for required pod anti-affinity -----------------------------------------------
-
-
-class GangAntiAffinity:
-    """STAND-IN FOR REQUIRED POD ANTI-AFFINITY ON kubernetes.io/hostname (test only).
-
-    Used while the InterPodAffinity plugin is not in ``IN_TREE``: a node that already runs (or
-    has assumed) a member of the pod's gang is rejected, which is what the pods' own
-    ``podAntiAffinity`` term (matchLabels: the gang label; topologyKey: hostname) means.
-    """
-
-    name = "GangAntiAffinity"
-    REASON = "node(s) didn't match pod anti-affinity rules"
-
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        pass
-
-    @hookimpl
-    @per_node_filter
-    def kubesched_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        group = pod.metadata.labels.get(GANG)
-        if group is None:
-            return None
-        for pi in node_info.pods:
-            other = pi.pod
-            if (
-                other.metadata.namespace == pod.metadata.namespace
-                and other.metadata.labels.get(GANG) == group
-            ):
-                return Status.unschedulable(self.REASON)
-        return None
-
-
-def anti_affinity_config() -> tuple[Any, dict[str, Any] | None]:
-    """(config, registry): real InterPodAffinity when it exists, else the stand-in."""
-    if "InterPodAffinity" in IN_TREE:
-        return config(), None
-    cfg = config()
-    cfg.profiles[0].multi_point = [*cfg.profiles[0].multi_point, ("GangAntiAffinity", 0)]
-    return cfg, {"GangAntiAffinity": GangAntiAffinity}
-
-
 # --- the seed's scenarios --------------------------------------------------------------------
 
 
@@ -176,20 +133,13 @@ async def test_seed_three_replicas_available_count_two_all_run() -> None:
 async def test_seed_four_replicas_with_hostname_anti_affinity_stay_pending() -> None:
     """Seed scenario 2: four replicas that must not share a host, three workers: none is bound.
 
-    Three members reserve a node each and wait at Permit; the fourth fits nowhere.  After the
-    Permit wait (1m) the waiting members are released and the cycle repeats: no member is ever
-    bound.
+    Real required pod anti-affinity (InterPodAffinity, in the default profile).  Three members
+    reserve a node each and wait at Permit; the fourth fits nowhere.  After the Permit wait (1m)
+    the waiting members are released and the cycle repeats: no member is ever bound.
     """
-    cfg, registry = anti_affinity_config()
     docs = [node("worker-1"), node("worker-2"), node("worker-3")]
     docs += [pod(f"job-{i}", "job", 4, anti_affinity=True) for i in range(4)]
-    text = "\n---\n".join(json.dumps(d) for d in docs)
-    result = await simulate(
-        load_manifests(["gang.yaml"], texts={"gang.yaml": text}),
-        cfg,
-        until=200.0,
-        registry=registry,
-    )
+    result = await run(docs, until=200.0)
     assert placements(result) == {f"job-{i}": None for i in range(4)}
     assert events(result, "Scheduled") == []
     assert result.summary["scheduled"] == 0 and result.summary["pending"] == 4

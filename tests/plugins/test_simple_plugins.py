@@ -177,6 +177,7 @@ def test_in_tree_registry() -> None:
         "Coscheduling",
         "Gang",
         "NodePorts", "PodTopologySpread", "ImageLocality",
+        "InterPodAffinity",
     }
     for name, factory in IN_TREE.items():
         assert factory(None, None).name == name
