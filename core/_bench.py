@@ -1,16 +1,74 @@
 """``kubesched bench``: scheduler_perf-shaped workloads on the fake cluster, in wall-clock time.
 
-Workloads (test/integration/scheduler_perf/config/performance-config.yaml):
+Each workload reproduces one upstream scheduler_perf test case (kubernetes/kubernetes,
+``test/integration/scheduler_perf/``): its node and pod templates (``templates/*.yaml``) and its
+node and pod counts.  Nodes are ``node-default.yaml`` (4 CPU, 32Gi, 110 pods) with the
+``kubernetes.io/hostname`` label a kubelet sets, plus the zone label of the case's
+``labelNodePrepareStrategy`` (upstream picks a value at random per node; here node ``i`` gets value
+``i % len(values)``).  The init pods are created and scheduled first; then the measured pods are
+created and timed from the first creation to the moment every measured pod is bound.
 
-- ``basic`` — SchedulingBasic: nodes from node-default.yaml (4 CPU, 32Gi, 110 pods), init pods
-  and measured pods from pod-default.yaml (100m CPU, 500Mi).
+========================  ==========================================================  ==========
+workload                  upstream case (config file)                                 nodes/init/measured
+========================  ==========================================================  ==========
+``basic``                 SchedulingBasic (config/performance-config.yaml);           5000/1000/10000
+                          pod-default.yaml (100m CPU, 500Mi)
+``pod-anti-affinity``     SchedulingPodAntiAffinity/5000Nodes                         5000/1000/1000
+                          (affinity/performance-config.yaml);
+                          pod-with-pod-anti-affinity.yaml: label color=green, required
+                          anti-affinity to color=green on kubernetes.io/hostname in
+                          namespaces sched-1, sched-0; init pods in sched-0, measured in sched-1
+``pod-affinity``          SchedulingPodAffinity/5000Nodes; every node in zone          5000/5000/1000
+                          ``zone1``; pod-with-pod-affinity.yaml: color=blue, required
+                          affinity to color=blue on topology.kubernetes.io/zone, namespaces
+                          sched-1, sched-0
+``topology-spreading``    TopologySpreading/5000Nodes (config/performance-config.yaml);  5000/5000/2000
+                          zones moon-1..3; init pods pod-default.yaml; measured
+                          pod-with-topology-spreading.yaml: color=blue, maxSkew 5 on zone,
+                          DoNotSchedule
+``node-affinity``         SchedulingNodeAffinity/5000Nodes; every node in ``zone1``;  5000/5000/1000
+                          pod-with-node-affinity.yaml: required zone In [zone1, zone2]
+``preemption``            PreemptionBasic/1000Nodes (default_preemption/               1000/4000/1000
+                          performance-config.yaml) with ``SchedulerAsyncPreemption=false``:
+                          init pod-low-priority.yaml (900m CPU, 500Mi, priority 0,
+                          terminationGracePeriodSeconds 0), measured pod-high-priority.yaml
+                          (3000m CPU, 500Mi, priority 10): each measured pod preempts 3 of
+                          the 4 low-priority pods of a node
+``preemption-async``      the same with ``SchedulerAsyncPreemption=true`` (upstream's  1000/4000/1000
+                          default)
+``preemption-churn``      PreemptionAsync/5000Nodes_AsyncPreemptionEnabled:           5000/20000/5000
+                          low-priority init pods; while pod-default.yaml pods are
+                          measured, a pod-high-priority.yaml preemptor is created every
+                          200 ms (upstream's ``churn`` op)
+``gang``                  GangScheduling/5000Nodes_1000Gangs_3000Pods                 5000/0/3000
+                          (podgroup/gangscheduling/performance-config.yaml): 1000 gangs of
+                          3 pods of gang-pod.yaml (100m CPU, 100Mi) in gang-ns-0; upstream
+                          groups them with a PodGroup (minCount 3), here with the ``Gang``
+                          plugin's labels (available-count 3), enabled as in the demo
+========================  ==========================================================  ==========
 
-Prints pods/s over the measured pods and the scheduling-attempt latency (pop → bound) p50/p99.
+Done means every measured pod is bound.  For ``preemption`` and ``preemption-async`` the measured
+pods are the high-priority preemptors, so the time includes evicting their victims.  The victims'
+template sets ``terminationGracePeriodSeconds: 0`` upstream and here, so they go at once; with the
+fake cluster's default 30 s grace, which passes in *wall-clock* time in a bench, the grace period
+would dominate every figure.
+
+Output: pods/s over the measured pods and the scheduling-attempt latency p50/p99 (pop → bound, or
+pop → failure, for every attempt of the measured phase).  ``gang`` also gives the time per gang
+attempt: from the first member's scheduling attempt that passes the Gang PreFilter (the pods
+before it have been waiting for their siblings) to the last member's bind, mean, p50 and p99 over
+the gangs — upstream's ``scheduler_podgroup_scheduling_attempt_duration_seconds`` (~3.7 ms average
+in upstream CI for this case) measures its one-cycle workload scheduling, which kubesched's
+per-pod Permit gang does in three cycles plus the binds.
+
+Workloads that need InterPodAffinity or PodTopologySpread raise a ConfigError when the plugin is
+missing instead of silently measuring without it.  Speed is measured here, never by timed tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,61 +77,379 @@ from typing import Any
 import anyio
 import numpy as np
 
-from ._config import SchedulerConfig
-from ._objects import Node, Pod
+from ._config import SchedulerConfig, parse_config
+from ._entrypoints import all_plugins
+from ._errors import ConfigError
+from ._objects import (
+    Affinity,
+    LabelSelector,
+    Node,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+)
+from .hookspecs import hookimpl
 from .testing import make_node, make_pod
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+GANG_NAME_LABEL = "gang.kubesched.io/name"
+GANG_COUNT_LABEL = "gang.kubesched.io/available-count"
+PROBE = "BenchGangProbe"
+
+PodMaker = Callable[[int], Pod]
 
 
 @dataclass
 class Workload:
+    """One scheduler_perf case: the cluster, the init pods, the measured pods, the profile."""
+
     name: str
     nodes: int
     init_pods: int
     pods: int
     make_node: Callable[[int], Node]
-    make_init_pod: Callable[[int], Pod]
-    make_pod: Callable[[int], Pod]
+    make_init_pod: PodMaker
+    make_pod: PodMaker
     config: Callable[[], SchedulerConfig] = SchedulerConfig
+    requires: tuple[str, ...] = ()
+    """Plugins the case exercises: missing from kubesched.plugins.IN_TREE → ConfigError."""
+    gang_size: int = 0
+    """Measured pods form gangs of this many (consecutive indices); time per gang attempt."""
+    churn: PodMaker | None = None
+    """Created every ``churn_interval`` seconds while the measured pods are scheduled."""
+    churn_interval: float = 0.2
+    note: str = ""
 
 
-def _default_node(i: int) -> Node:
-    return (
-        make_node(f"node-{i}")
-        .capacity(cpu="4", memory="32Gi", pods="110")
-        .label("topology.kubernetes.io/zone", f"zone-{i % 3}")
-        .obj()
-    )
+# --- templates (test/integration/scheduler_perf/templates) --------------------------------------
 
 
-def _default_pod(prefix: str) -> Callable[[int], Pod]:
-    def build(i: int) -> Pod:
-        return make_pod(f"{prefix}-{i}", "sched-perf").req(cpu="100m", memory="500Mi").obj()
+def _nodes(zones: tuple[str, ...] = ()) -> Callable[[int], Node]:
+    """node-default.yaml (+ the hostname label, + labelNodePrepareStrategy's zone values)."""
+
+    def build(i: int) -> Node:
+        name = f"node-{i}"
+        b = make_node(name).capacity(cpu="4", memory="32Gi", pods="110").label(HOSTNAME, name)
+        if zones:
+            b.label(ZONE, zones[i % len(zones)])
+        return b.obj()
 
     return build
 
 
+def _default_pod(prefix: str, namespace: str = "sched-perf") -> PodMaker:
+    """pod-default.yaml: 100m CPU, 500Mi."""
+
+    def build(i: int) -> Pod:
+        return make_pod(f"{prefix}-{i}", namespace).req(cpu="100m", memory="500Mi").obj()
+
+    return build
+
+
+def _pod_affinity_pod(prefix: str, namespace: str, *, anti: bool) -> PodMaker:
+    """pod-with-pod-anti-affinity.yaml (color=green, hostname) or pod-with-pod-affinity.yaml
+    (color=blue, zone): a required term on the pod's own label, in namespaces sched-1, sched-0."""
+    color, key = ("green", HOSTNAME) if anti else ("blue", ZONE)
+
+    def build(i: int) -> Pod:
+        pod = (
+            make_pod(f"{prefix}-{i}", namespace)
+            .label("color", color)
+            .req(cpu="100m", memory="500Mi")
+            .obj()
+        )
+        term = PodAffinityTerm(
+            label_selector=LabelSelector(match_labels={"color": color}),
+            topology_key=key,
+            namespaces=["sched-1", "sched-0"],
+        )
+        terms = PodAffinity(required_during_scheduling_ignored_during_execution=[term])
+        pod.spec.affinity = (
+            Affinity(pod_anti_affinity=terms) if anti else Affinity(pod_affinity=terms)
+        )
+        return pod
+
+    return build
+
+
+def _node_affinity_pod(prefix: str) -> PodMaker:
+    """pod-with-node-affinity.yaml: required topology.kubernetes.io/zone In [zone1, zone2]."""
+
+    def build(i: int) -> Pod:
+        return (
+            make_pod(f"{prefix}-{i}", "sched-perf")
+            .node_affinity_in(ZONE, ["zone1", "zone2"])
+            .req(cpu="100m", memory="500Mi")
+            .obj()
+        )
+
+    return build
+
+
+def _spreading_pod(prefix: str) -> PodMaker:
+    """pod-with-topology-spreading.yaml: color=blue, maxSkew 5 on zone, DoNotSchedule."""
+
+    def build(i: int) -> Pod:
+        return (
+            make_pod(f"{prefix}-{i}", "sched-perf")
+            .label("color", "blue")
+            .spread(5, ZONE, "DoNotSchedule", LabelSelector(match_labels={"color": "blue"}))
+            .req(cpu="100m", memory="500Mi")
+            .obj()
+        )
+
+    return build
+
+
+def _low_priority_pod(prefix: str) -> PodMaker:
+    """pod-low-priority.yaml: 900m CPU, 500Mi, no priority, terminationGracePeriodSeconds 0."""
+
+    def build(i: int) -> Pod:
+        pod = make_pod(f"{prefix}-{i}", "sched-perf").req(cpu="900m", memory="500Mi").obj()
+        pod.spec.termination_grace_period_seconds = 0
+        return pod
+
+    return build
+
+
+def _high_priority_pod(prefix: str) -> PodMaker:
+    """pod-high-priority.yaml: priority 10, 3000m CPU, 500Mi."""
+
+    def build(i: int) -> Pod:
+        return (
+            make_pod(f"{prefix}-{i}", "sched-perf")
+            .priority(10)
+            .req(cpu="3000m", memory="500Mi")
+            .obj()
+        )
+
+    return build
+
+
+def _gang_pod(size: int) -> PodMaker:
+    """podgroup/gangscheduling/templates/gang-pod.yaml (100m CPU, 100Mi), member of gang
+    ``gang-<i // size>`` through the Gang plugin's labels instead of a PodGroup reference."""
+
+    def build(i: int) -> Pod:
+        return (
+            make_pod(f"test-gang-scheduling-{i}", "gang-ns-0")
+            .label(GANG_NAME_LABEL, f"gang-{i // size}")
+            .label(GANG_COUNT_LABEL, str(size))
+            .req(cpu="100m", memory="100Mi")
+            .obj()
+        )
+
+    return build
+
+
+# --- profiles ------------------------------------------------------------------------------------
+
+
+def _with_gates(**gates: bool) -> Callable[[], SchedulerConfig]:
+    def build() -> SchedulerConfig:
+        cfg = SchedulerConfig()
+        cfg.feature_gates = {**cfg.feature_gates, **gates}
+        return cfg
+
+    return build
+
+
+def _gang_config() -> SchedulerConfig:
+    """The demo's profile (``Gang`` under multiPoint and as queueSort instead of PrioritySort),
+    plus the bench's probe, which only records times."""
+    return parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {
+                        "multiPoint": {"enabled": [{"name": "Gang"}, {"name": PROBE}]},
+                        "queueSort": {
+                            "enabled": [{"name": "Gang"}],
+                            "disabled": [{"name": "PrioritySort"}],
+                        },
+                    },
+                }
+            ],
+        },
+        registry={**all_plugins(), PROBE: _GangProbe},
+    )
+
+
+class _GangProbe:
+    """Records, per pod, the start of its first scheduling attempt that got past every other
+    PreFilter plugin (for a gang member: past the Gang quorum check) and the time of its bind."""
+
+    name = PROBE
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.started: dict[str, float] = {}
+        self.bound: dict[str, float] = {}
+
+    @hookimpl
+    def kubesched_pre_filter(self, state: Any, pod: Pod, nodes: Any) -> None:
+        self.started.setdefault(pod.metadata.uid, anyio.current_time())
+
+    @hookimpl
+    def kubesched_post_bind(self, state: Any, pod: Pod, node_name: str) -> None:
+        self.bound[pod.metadata.uid] = anyio.current_time()
+
+
+# --- the workloads -------------------------------------------------------------------------------
+
+_GANG_SIZE = 3
+
 WORKLOADS: dict[str, Workload] = {
-    "basic": Workload("SchedulingBasic", 5000, 1000, 10000, _default_node, _default_pod("init"), _default_pod("pod")),
+    "basic": Workload(
+        "SchedulingBasic", 5000, 1000, 10000, _nodes(), _default_pod("init"), _default_pod("pod")
+    ),
+    "pod-anti-affinity": Workload(
+        "SchedulingPodAntiAffinity",
+        5000,
+        1000,
+        1000,
+        _nodes(),
+        _pod_affinity_pod("init", "sched-0", anti=True),
+        _pod_affinity_pod("pod", "sched-1", anti=True),
+        requires=("InterPodAffinity",),
+    ),
+    "pod-affinity": Workload(
+        "SchedulingPodAffinity",
+        5000,
+        5000,
+        1000,
+        _nodes(("zone1",)),
+        _pod_affinity_pod("init", "sched-0", anti=False),
+        _pod_affinity_pod("pod", "sched-1", anti=False),
+        requires=("InterPodAffinity",),
+    ),
+    "topology-spreading": Workload(
+        "TopologySpreading",
+        5000,
+        5000,
+        2000,
+        _nodes(("moon-1", "moon-2", "moon-3")),
+        _default_pod("init"),
+        _spreading_pod("pod"),
+        requires=("PodTopologySpread",),
+    ),
+    "node-affinity": Workload(
+        "SchedulingNodeAffinity",
+        5000,
+        5000,
+        1000,
+        _nodes(("zone1",)),
+        _node_affinity_pod("init"),
+        _node_affinity_pod("pod"),
+        requires=("NodeAffinity",),
+    ),
+    "preemption": Workload(
+        "PreemptionBasic",
+        1000,
+        4000,
+        1000,
+        _nodes(),
+        _low_priority_pod("low"),
+        _high_priority_pod("high"),
+        config=_with_gates(SchedulerAsyncPreemption=False),
+        requires=("DefaultPreemption",),
+        note="SchedulerAsyncPreemption=false; victims' grace period 0 as upstream",
+    ),
+    "preemption-async": Workload(
+        "PreemptionBasic",
+        1000,
+        4000,
+        1000,
+        _nodes(),
+        _low_priority_pod("low"),
+        _high_priority_pod("high"),
+        config=_with_gates(SchedulerAsyncPreemption=True),
+        requires=("DefaultPreemption",),
+        note="SchedulerAsyncPreemption=true; victims' grace period 0 as upstream",
+    ),
+    "preemption-churn": Workload(
+        "PreemptionAsync",
+        5000,
+        20000,
+        5000,
+        _nodes(),
+        _low_priority_pod("low"),
+        _default_pod("pod"),
+        config=_with_gates(SchedulerAsyncPreemption=True),
+        requires=("DefaultPreemption",),
+        churn=_high_priority_pod("churn"),
+        note="SchedulerAsyncPreemption=true; a preemptor every 200 ms",
+    ),
+    "gang": Workload(
+        "GangScheduling",
+        5000,
+        0,
+        1000 * _GANG_SIZE,
+        _nodes(),
+        _default_pod("init"),
+        _gang_pod(_GANG_SIZE),
+        config=_gang_config,
+        requires=("Gang",),
+        gang_size=_GANG_SIZE,
+    ),
 }
+"""``kubesched bench WORKLOAD`` name → the case at its default (upstream 5000Nodes-class) size."""
 
 
 @dataclass
 class BenchResult:
+    """The figures of one run."""
+
     workload: str
     nodes: int
+    init_pods: int
     pods: int
     seconds: float
     pods_per_second: float
     p50_ms: float
     p99_ms: float
     attempts: int
+    bound: int
+    """Measured pods bound at the end (== pods)."""
+    gangs: int = 0
+    gang_attempt_ms: float | None = None
+    gang_attempt_p50_ms: float | None = None
+    gang_attempt_p99_ms: float | None = None
+    preemption_victims: int = 0
+    churn_pods: int = 0
+    note: str = ""
 
     def text(self) -> str:
-        return (
-            f"{self.workload}: {self.nodes} nodes, {self.pods} pods in {self.seconds:.2f}s: "
-            f"{self.pods_per_second:.0f} pods/s; scheduling attempt latency "
+        line = (
+            f"{self.workload}: {self.nodes} nodes, {self.init_pods} init pods, {self.pods} pods in "
+            f"{self.seconds:.2f}s: {self.pods_per_second:.0f} pods/s; scheduling attempt latency "
             f"p50 {self.p50_ms:.2f} ms, p99 {self.p99_ms:.2f} ms ({self.attempts} attempts)"
         )
+        if self.gang_attempt_ms is not None:
+            line += (
+                f"; {self.gangs} gangs, time per gang attempt {self.gang_attempt_ms:.2f} ms "
+                f"(p50 {self.gang_attempt_p50_ms:.2f}, p99 {self.gang_attempt_p99_ms:.2f})"
+            )
+        if self.preemption_victims:
+            line += f"; {self.preemption_victims} victims"
+        if self.churn_pods:
+            line += f"; {self.churn_pods} preemptors created"
+        if self.note:
+            line += f" [{self.note}]"
+        return line
+
+
+def _check_plugins(w: Workload) -> None:
+    from kubesched.plugins import IN_TREE
+
+    for name in w.requires:
+        if name not in IN_TREE:
+            raise ConfigError(
+                f"workload {w.name} requires the {name} plugin, which kubesched does not have"
+            )
 
 
 async def run_workload(w: Workload) -> BenchResult:
@@ -82,51 +458,168 @@ async def run_workload(w: Workload) -> BenchResult:
 
     from ._scheduler import Scheduler
 
+    _check_plugins(w)
+    cfg = w.config()
+    probes: list[_GangProbe] = []
+
+    def new_probe(args: Any, handle: Any) -> _GangProbe:
+        probes.append(_GangProbe(args, handle))
+        return probes[-1]
+
+    churned = 0
     async with FakeCluster() as cluster:
         for i in range(w.nodes):
             cluster.create(w.make_node(i))
-        sched = Scheduler(cluster, w.config(), record_timings=True)
+        sched = Scheduler(cluster, cfg, registry={PROBE: new_probe}, record_timings=True)
         async with anyio.create_task_group() as tg:
             await tg.start(sched.run)
             for i in range(w.init_pods):
                 cluster.create(w.make_init_pod(i))
             await _wait_bound(sched, w.init_pods)
+            await _settle(sched)
             sched.metrics.attempt_durations.clear()
             attempts0 = sched.metrics.attempts
+            victims0 = sum(sched.metrics.preemption_victims)
+            scheduled0 = sched.scheduled_count
+            measured = [w.make_pod(i) for i in range(w.pods)]
             start = anyio.current_time()
-            for i in range(w.pods):
-                cluster.create(w.make_pod(i))
-            await _wait_bound(sched, w.init_pods + w.pods)
+            if w.churn is not None:
+                churn_scope = anyio.CancelScope()
+
+                async def churn(maker: PodMaker = w.churn) -> None:
+                    nonlocal churned
+                    with churn_scope:
+                        while True:
+                            cluster.create(maker(churned))
+                            churned += 1
+                            await anyio.sleep(w.churn_interval)
+
+                tg.start_soon(churn)
+            for pod in measured:
+                cluster.create(pod)
+            await _wait_measured(sched, cluster, scheduled0, measured)
             elapsed = anyio.current_time() - start
+            if w.churn is not None:
+                churn_scope.cancel()
+            await _settle(sched)  # the last binding cycles record their metrics
+            bound = sum(1 for p in measured if _bound(cluster, p))
             tg.cancel_scope.cancel()
     lat = np.array(sched.metrics.attempt_durations or [0.0]) * 1000
-    return BenchResult(
-        w.name, w.nodes, w.pods, elapsed, w.pods / elapsed if elapsed > 0 else float("inf"),
-        float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), sched.metrics.attempts - attempts0,
+    result = BenchResult(
+        w.name,
+        w.nodes,
+        w.init_pods,
+        w.pods,
+        elapsed,
+        w.pods / elapsed if elapsed > 0 else float("inf"),
+        float(np.percentile(lat, 50)),
+        float(np.percentile(lat, 99)),
+        sched.metrics.attempts - attempts0,
+        bound,
+        preemption_victims=sum(sched.metrics.preemption_victims) - victims0,
+        churn_pods=churned,
+        note=w.note,
     )
+    if w.gang_size and probes:
+        _gang_figures(result, probes[-1], measured, w.gang_size)
+    return result
+
+
+def _gang_figures(result: BenchResult, probe: _GangProbe, measured: list[Pod], size: int) -> None:
+    spans = []
+    for g in range(0, len(measured), size):
+        uids = [p.metadata.uid for p in measured[g : g + size]]
+        if all(u in probe.bound and u in probe.started for u in uids):
+            spans.append(max(probe.bound[u] for u in uids) - min(probe.started[u] for u in uids))
+    if spans:
+        a = np.array(spans) * 1000
+        result.gangs = len(spans)
+        result.gang_attempt_ms = float(a.mean())
+        result.gang_attempt_p50_ms = float(np.percentile(a, 50))
+        result.gang_attempt_p99_ms = float(np.percentile(a, 99))
+
+
+def _bound(cluster: Any, pod: Pod) -> bool:
+    cur = cluster.get_pod(pod.metadata.namespace, pod.metadata.name)
+    return cur is not None and bool(cur.spec.node_name)
+
+
+def _check_stuck(sched: Any) -> None:
+    if sched.is_idle() and not sched.queue.pending_pods()["active"]:
+        pending = sum(len(v) for v in sched.queue.pending_pods().values())
+        if pending and not sched.queue.busy():
+            raise RuntimeError(f"{pending} pods cannot be scheduled; the workload is broken")
+
+
+async def _settle(sched: Any, limit: float = 1.0) -> None:
+    """Until the scheduler is idle (the binding cycles still in flight have finished), or
+    ``limit`` seconds."""
+    with anyio.move_on_after(limit):
+        while not sched.is_idle():
+            await anyio.sleep(0.001)
 
 
 async def _wait_bound(sched: Any, count: int) -> None:
     while sched.scheduled_count < count:
-        if sched.is_idle() and sched.scheduled_count < count and not sched.queue.pending_pods()["active"]:
-            pending = sum(len(v) for v in sched.queue.pending_pods().values())
-            if pending and not sched.queue.busy():
-                raise RuntimeError(f"{pending} pods cannot be scheduled; the workload is broken")
+        _check_stuck(sched)
         await anyio.sleep(0.01)
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    from ._errors import ConfigError
+async def _wait_measured(sched: Any, cluster: Any, scheduled0: int, measured: list[Pod]) -> None:
+    """Until every measured pod is bound.  Binds are counted first (cheap); the pods are looked
+    up only once there have been enough binds, and each bound one only once."""
+    remaining = list(measured)
+    while True:
+        if sched.scheduled_count - scheduled0 >= len(remaining):
+            remaining = [p for p in remaining if not _bound(cluster, p)]
+            if not remaining:
+                return
+            scheduled0 = sched.scheduled_count
+        _check_stuck(sched)
+        await anyio.sleep(0.01)
 
-    w = WORKLOADS.get(args.workload)
-    if w is None:
-        raise ConfigError(f"unknown workload {args.workload!r} (known: {', '.join(WORKLOADS)})", field="WORKLOAD")
-    if args.nodes is not None:
-        w.nodes = args.nodes
-    if args.pods is not None:
-        w.pods = args.pods
-    if args.init_pods is not None:
-        w.init_pods = args.init_pods
-    result = anyio.run(run_workload, w, backend=args.backend)
-    print(json.dumps(result.__dict__) if args.json else result.text())
+
+def _sized(w: Workload, args: argparse.Namespace) -> Workload:
+    """``w`` with the sizes given on the command line (measured gang pods: whole gangs)."""
+    pods = w.pods if getattr(args, "pods", None) is None else args.pods
+    if w.gang_size:
+        pods = max(w.gang_size, pods - pods % w.gang_size)
+    nodes = getattr(args, "nodes", None)
+    init_pods = getattr(args, "init_pods", None)
+    return dataclasses.replace(
+        w,
+        nodes=w.nodes if nodes is None else nodes,
+        pods=pods,
+        init_pods=w.init_pods if init_pods is None else init_pods,
+    )
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """``kubesched bench WORKLOAD|all``: one line (or one JSON object) per workload."""
+    if args.workload == "all":
+        names = list(WORKLOADS)
+    elif args.workload in WORKLOADS:
+        names = [args.workload]
+    else:
+        raise ConfigError(
+            f"unknown workload {args.workload!r} (known: all, {', '.join(WORKLOADS)})",
+            field="WORKLOAD",
+        )
+    for name in names:
+        w = _sized(WORKLOADS[name], args)
+        try:
+            result = anyio.run(run_workload, w, backend=args.backend)
+        except ConfigError as e:
+            if args.workload != "all":
+                raise
+            print(
+                json.dumps({"workload": name, "error": str(e)})
+                if args.json
+                else f"{name}: skipped: {e}"
+            )
+            continue
+        if args.json:
+            print(json.dumps({"name": name, **dataclasses.asdict(result)}))
+        else:
+            print(f"{name}: {result.text()}", flush=True)
     return 0

@@ -218,6 +218,9 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     extenders = data.get("extenders") or []
     if not isinstance(extenders, list):
         raise _err("extenders", "Invalid value: must be a list")
+    from ._extender import parse_extenders
+
+    parse_extenders(extenders)  # validateExtenders; the Scheduler builds them from the raw list
     cfg.extenders = list(extenders)
     profiles = data.get("profiles")
     if not profiles:  # v1 defaulting: no profile → one default profile

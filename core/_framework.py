@@ -111,6 +111,10 @@ class WaitingPod:
         self.timeouts = dict(timeouts)
         self._result: Status | None = None
         self._done = anyio.Event()
+        # called once when the pod is released (allowed or rejected), synchronously
+        self.on_release: Callable[[], None] | None = None
+        # expires every waiting pod of the framework whose wait is over (set by the framework)
+        self.expire_all: Callable[[float], None] | None = None
 
     @property
     def uid(self) -> str:
@@ -124,7 +128,7 @@ class WaitingPod:
         self.pending.pop(plugin, None)
         if not self.pending and not self._done.is_set():
             self._result = Status(Code.SUCCESS)
-            self._done.set()
+            self._release()
 
     def reject(self, plugin: str, msg: str) -> None:
         """Release the pod at once as Unschedulable(msg); the first result wins."""
@@ -132,7 +136,29 @@ class WaitingPod:
             return
         self.pending.clear()
         self._result = Status(Code.UNSCHEDULABLE, msg, plugin=plugin)
+        self._release()
+
+    def _release(self) -> None:
         self._done.set()
+        if self.on_release is not None:
+            self.on_release()
+
+    @property
+    def released(self) -> bool:
+        return self._done.is_set()
+
+    def expire(self, now: float) -> None:
+        """Reject the pod now if a plugin's wait is over (the timer does the same, later)."""
+        for plugin, deadline in sorted(self.pending.items(), key=lambda kv: kv[1]):
+            if deadline <= now + 1e-9:
+                self.reject(plugin, self._timeout_message(plugin))
+                return
+
+    def _timeout_message(self, plugin: str) -> str:
+        return (
+            f"rejected due to timeout after waiting {go_duration(self.timeouts[plugin])} "
+            f"at plugin {plugin}"
+        )
 
     async def wait(self) -> Status:
         while not self._done.is_set():
@@ -142,11 +168,12 @@ class WaitingPod:
             with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
                 await self._done.wait()
             if not self._done.is_set() and plugin in self.pending:
-                self.reject(
-                    plugin,
-                    f"rejected due to timeout after waiting {go_duration(self.timeouts[plugin])} "
-                    f"at plugin {plugin}",
-                )
+                if self.expire_all is not None:
+                    # every wait that is over at this instant ends now, in a fixed order,
+                    # whichever waiting pod's timer the event loop ran first
+                    self.expire_all(anyio.current_time())
+                else:
+                    self.reject(plugin, self._timeout_message(plugin))
         assert self._result is not None
         return self._result
 
@@ -660,6 +687,7 @@ class Framework:
             return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name)
         if timeouts:
             wp = WaitingPod(pod, timeouts, anyio.current_time())
+            wp.expire_all = self.expire_waiting_pods
             self.waiting_pods[wp.uid] = wp
             return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
         return None
@@ -675,6 +703,11 @@ class Framework:
         if st.is_success():
             return None
         return st
+
+    def expire_waiting_pods(self, now: float) -> None:
+        """Reject every waiting pod whose wait is over, in the order they started waiting."""
+        for wp in list(self.waiting_pods.values()):
+            wp.expire(now)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)

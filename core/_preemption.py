@@ -22,6 +22,7 @@ results deterministic (the candidate limit and the early stop then depend only o
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -450,7 +451,7 @@ class Evaluator:
             )
             fit_error = FitError(pod.key, len(all_nodes), diagnosis)
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, str(fit_error))
-        candidates, st = self.call_extenders(pod, candidates)
+        candidates, st = await self.call_extenders(pod, candidates)
         if st is not None and not st.is_success():
             return None, st
         best = self.select_candidate(candidates)
@@ -516,14 +517,14 @@ class Evaluator:
             statuses[node_copy.name] = st
         return non_violating.items + violating.items, statuses, errs
 
-    def call_extenders(
+    async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]
     ) -> tuple[list[Candidate], Status | None]:
         """``callExtenders``: let preemption-capable extenders narrow the candidates.
 
         An extender is any object with ``supports_preemption()``, ``is_interested(pod)``,
         ``is_ignorable()``, ``name`` and ``process_preemption(pod, {node: Candidate}, snapshot)``
-        returning ``{node: Candidate}``.
+        returning ``{node: Candidate}`` or an awaitable of it (an HTTP extender's call).
         """
         scheduler = getattr(self.handle, "scheduler", None)
         extenders = list(getattr(scheduler, "extenders", ()) or ())
@@ -536,7 +537,10 @@ class Evaluator:
             if not ext.supports_preemption() or not ext.is_interested(pod):
                 continue
             try:
-                result = dict(ext.process_preemption(pod, victims_map, self.handle.snapshot))
+                answer = ext.process_preemption(pod, victims_map, self.handle.snapshot)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                result = dict(answer)
             except Exception as err:
                 if ext.is_ignorable():
                     log.info(

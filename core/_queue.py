@@ -78,6 +78,9 @@ class QueuedPodInfo:
     unschedulable_count: int = 0
     consecutive_errors_count: int = 0
     backoff_expiration: float | None = None
+    # the order in which the queue first saw the pod: breaks ties between equal pods the same
+    # way whichever task requeued them first (so runs repeat exactly on any event loop)
+    seq: int = 0
 
     @property
     def pod(self) -> Pod:
@@ -208,6 +211,8 @@ class _Entry:
             return True
         if self.less(other.qpi, self.qpi):
             return False
+        if self.qpi.seq != other.qpi.seq:
+            return self.qpi.seq < other.qpi.seq
         return self.seq < other.seq
 
 
@@ -234,8 +239,8 @@ class BackoffQueue:
         return qpi.backoff_expiration
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        """``isPodBackingoff``: ``expiry.After(now)``."""
-        return self.expiry(qpi) > self.now()
+        """``isPodBackingoff``: ``expiry.After(now)`` (to the nanosecond)."""
+        return self.expiry(qpi) > self.now() + 1e-9
 
     def add(self, qpi: QueuedPodInfo) -> None:
         """A pod with no rejecting plugin goes to the error heap; the pod is never in both."""
@@ -405,6 +410,7 @@ class SchedulingQueue:
                 self._plugin_events.setdefault(plugin, []).append(event)
         self._interest: dict[tuple[Any, Any], bool] = {}
         self._ticks: list[tuple[float, float, int]] = []
+        self._pod_seq = 0
         self._all_events = [e for regs in self._registered.values() for _, e, _ in regs]
         self.on_change: Callable[[], None] | None = None
 
@@ -423,7 +429,8 @@ class SchedulingQueue:
         return self.profiles.get(pod.spec.scheduler_name)
 
     def new_queued_pod_info(self, pod: Pod, pi: PodInfo | None = None) -> QueuedPodInfo:
-        return QueuedPodInfo(pi or PodInfo(pod), timestamp=self.now())
+        self._pod_seq += 1
+        return QueuedPodInfo(pi or PodInfo(pod), timestamp=self.now(), seq=self._pod_seq)
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
@@ -834,6 +841,7 @@ class SchedulingQueue:
         if not self._ticks:
             return
         now = self.now()
+        now += 1e-9  # a tick due at t runs at t, whatever the clock's float rounding
         for i, (t0, period, k) in enumerate(self._ticks):
             if now < t0 + period * k:
                 continue

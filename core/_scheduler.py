@@ -29,7 +29,15 @@ from . import _events as ev
 from ._cache import Cache, Snapshot
 from ._config import SchedulerConfig
 from ._errors import NotFoundError, TransportError
+from ._extender import (
+    EXTENDER_NAME,
+    MAX_EXTENDER_PRIORITY,
+    build_extenders,
+    ignored_extended_resources,
+    with_ignored_resources,
+)
 from ._framework import (
+    MAX_NODE_SCORE,
     PODS_TO_ACTIVATE_KEY,
     CycleState,
     Framework,
@@ -168,7 +176,12 @@ class Scheduler:
         seed: int = 0,
         record_timings: bool = False,
         assumed_pod_ttl: float = 0.0,
+        deterministic: bool = False,
     ) -> None:
+        """``deterministic`` (simulations): before each scheduling cycle, let every binding cycle
+        and background task that can make progress at this instant finish (or park at Permit),
+        so that the same input gives the same decisions on any event loop.  A live scheduler
+        leaves it off: a slow bind must never stall the scheduling loop."""
         from ._entrypoints import all_plugins
 
         self.transport = transport
@@ -183,8 +196,12 @@ class Scheduler:
         self.metrics = Metrics()
         self.record_timings = record_timings
         self.profiles: dict[str, Framework] = {}
+        # ``buildExtenders``: HTTP extenders, in config order (``extenders: list[Any]`` so tests may
+        # put fakes with the same methods); ignoredByScheduler resources go to NodeResourcesFit
+        self.extenders: list[Any] = list(build_extenders(self.config.extenders))
+        ignored = ignored_extended_resources([e.config for e in self.extenders])
         for prof in self.config.profiles:
-            fw = build_framework(prof, self.registry)
+            fw = build_framework(with_ignored_resources(prof, ignored), self.registry)
             # before the queue asks the profiles for their events (EventsToRegister may
             # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
             fw.feature_gates = dict(self.config.feature_gates)
@@ -213,6 +230,14 @@ class Scheduler:
         self._synced = anyio.Event()
         self._binding_tasks = 0
         self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
+        self.deterministic = deterministic
+        self._active = 0  # binding cycles and background tasks not parked at Permit
+        self._tickets = 0
+        self._turns_done = 0
+        self._turns_skipped: set[int] = set()
+        self._turn_events: dict[int, anyio.Event] = {}
+        self._settled: anyio.Event | None = None
+        self.pre_cycle_hooks: list[Callable[[], object]] = []
         self._background_tasks = 0
         self.scheduled_count = 0
         self.on_idle_check: Callable[[], None] | None = None
@@ -221,15 +246,23 @@ class Scheduler:
     # --- lifecycle --------------------------------------------------------------------------
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled.  ``task_status.started()`` fires once the cache is synced."""
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._informer)
-            await self._synced.wait()
-            tg.start_soon(self.queue.run)
-            if self.cache.ttl > 0:
-                tg.start_soon(self._cleanup_assumed_pods)
-            tg.start_soon(self._scheduling_loop)
-            task_status.started()
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(self._informer)
+                await self._synced.wait()
+                tg.start_soon(self.queue.run)
+                if self.cache.ttl > 0:
+                    tg.start_soon(self._cleanup_assumed_pods)
+                tg.start_soon(self._scheduling_loop)
+                task_status.started()
+        finally:
+            if self.extenders:  # their HTTP clients
+                with anyio.CancelScope(shield=True):
+                    for ext in self.extenders:
+                        aclose = getattr(ext, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
 
     async def _cleanup_assumed_pods(self) -> None:
         """Every second, expire assumed pods whose binding finished long ago (upstream's TTL)."""
@@ -248,16 +281,66 @@ class Scheduler:
         """Run ``fn(*args)`` as a background task of the scheduler's task group."""
         assert self._tg is not None, "the scheduler is not running"
         self._background_tasks += 1
-        self._tg.start_soon(self._background, fn, args)
+        self._active += 1
+        self._tg.start_soon(self._background, fn, args, self._ticket())
 
-    async def _background(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:
+    async def _background(
+        self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], ticket: int | None
+    ) -> None:
         try:
+            await self._take_turn(ticket)
             await fn(*args)
         except Exception:
             log.exception("background task %s failed", getattr(fn, "__name__", fn))
         finally:
+            self._end_turn(ticket)
             self._background_tasks -= 1
+            self._deactivate()
             self._touch()
+
+    # Turns (deterministic mode): tasks that become runnable at one instant — new binding
+    # cycles, binding cycles released from Permit, background tasks — run one after another
+    # in the order they became runnable, not in the order the event loop happens to pick.
+    def _ticket(self) -> int | None:
+        if not self.deterministic:
+            return None
+        self._tickets += 1
+        return self._tickets
+
+    async def _take_turn(self, ticket: int | None) -> None:
+        if ticket is None:
+            return
+        while self._turns_done + 1 < ticket and ticket not in self._turns_skipped:
+            event = self._turn_events.setdefault(ticket, anyio.Event())
+            await event.wait()
+            self._turn_events.pop(ticket, None)
+
+    def _end_turn(self, ticket: int | None) -> None:
+        if ticket is None:
+            return
+        self._turns_skipped.add(ticket)
+        while self._turns_done + 1 in self._turns_skipped:
+            self._turns_done += 1
+            self._turns_skipped.discard(self._turns_done)
+        event = self._turn_events.get(self._turns_done + 1)
+        if event is not None:
+            event.set()
+
+    def _deactivate(self) -> None:
+        self._active -= 1
+        if self._active == 0 and self._settled is not None:
+            self._settled.set()
+            self._settled = None
+
+    def _reactivate(self) -> None:
+        self._active += 1
+
+    async def _settle(self) -> None:
+        """Wait until no binding cycle or background task can make progress (deterministic)."""
+        while self._active > 0:
+            if self._settled is None:
+                self._settled = anyio.Event()
+            await self._settled.wait()
 
     def _touch(self) -> None:
         self.last_activity = anyio.current_time()
@@ -436,8 +519,16 @@ class Scheduler:
         while True:
             # everything already due at this instant happens before the next pop: delivered
             # watch events, then the queue's periodic flushes
+            for hook in self.pre_cycle_hooks:
+                hook()
             self._drain()
             self.queue.run_due_flushes()
+            now = anyio.current_time()
+            for fw in self.profiles.values():
+                fw.expire_waiting_pods(now)
+            if self.deterministic and self._active > 0:
+                await self._settle()
+                continue
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
@@ -464,8 +555,11 @@ class Scheduler:
             await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
             return
         self._binding_tasks += 1
+        self._active += 1
         assert self._tg is not None
-        self._tg.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start)
+        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
+        ticket = None if waiting else self._ticket()
+        self._tg.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
 
     async def scheduling_cycle(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
@@ -473,7 +567,7 @@ class Scheduler:
         """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
         pod = qpi.pod
         try:
-            result = self.schedule_pod(fw, state, qpi.pod_info)
+            result = await self.schedule_pod(fw, state, qpi.pod_info)
         except FitError as fe:
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
@@ -526,24 +620,25 @@ class Scheduler:
         return out
 
     # --- finding nodes -----------------------------------------------------------------------
-    def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
+    async def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
         """``schedulePod``: snapshot, filter, score, select.  Raises FitError / _CycleError."""
         self.snapshot.update(self.cache)
         n = len(self.snapshot)
         if n == 0:
             raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fw, state, pi)
+        feasible, diagnosis = await self.find_nodes_that_fit_pod(fw, state, pi)
         if len(feasible) == 0:
             fe = FitError(pi.key, n, diagnosis)
             raise fe
         if len(feasible) == 1:
             return ScheduleResult(feasible.names[0], 1 + len(diagnosis.node_to_status), 1)
-        total = self.prioritize_nodes(fw, state, pi.pod, feasible)
+        total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         host = select_host(feasible.names, total, self.rng)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
-    def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
-        extenders = getattr(self, "extenders", ())
+    async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
+        extenders = self.extenders
         if not extenders and not fw.has_score_plugins():
             return np.ones(len(nodes), dtype=np.int64)
         st = fw.run_pre_score_plugins(state, pod, nodes)
@@ -552,11 +647,36 @@ class Scheduler:
         total, _, st = fw.run_score_plugins(state, pod, nodes)
         if st is not None:
             raise _CycleError(st)
-        for ext in extenders:
-            total = total + ext.prioritize_scores(pod, nodes)
+        if extenders and len(nodes):
+            total = total + await self._prioritize_extenders(pod, nodes)
         return total
 
-    def find_nodes_that_fit_pod(
+    async def _prioritize_extenders(self, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """The interested extenders' Prioritize, concurrently; an extender's error is ignored
+        (the other scores decide).  Each score counts ``score × weight × (100 / 10)``."""
+        results: list[tuple[list[tuple[str, int]], int]] = []
+
+        async def call(ext: Any) -> None:
+            try:
+                results.append(await ext.prioritize(pod, nodes))
+            except Exception as e:
+                log.debug("extender %s's Prioritize failed; no score given by it: %s", ext.name, e)
+
+        async with anyio.create_task_group() as tg:
+            for ext in self.extenders:
+                if ext.is_interested(pod):
+                    tg.start_soon(call, ext)
+        extra = np.zeros(len(nodes), dtype=np.int64)
+        position = {name: i for i, name in enumerate(nodes.names)}
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        for host_scores, weight in results:
+            for host, score in host_scores:
+                i = position.get(host)
+                if i is not None:
+                    extra[i] += score * weight * scale
+        return extra
+
+    async def find_nodes_that_fit_pod(
         self, fw: Framework, state: CycleState, pi: PodInfo
     ) -> tuple[NodeBatch, Diagnosis]:
         """``findNodesThatFitPod``: PreFilter, the nominated node first, then sampled Filter."""
@@ -577,7 +697,7 @@ class Scheduler:
         if nnn:
             idx = snap.index.get(nnn)
             if idx is not None:
-                feasible = self.find_nodes_that_pass_filters(
+                feasible = await self.find_nodes_that_pass_filters(
                     fw, state, pi, diagnosis, np.array([idx], dtype=np.int64), advance=False
                 )
                 if len(feasible):
@@ -592,10 +712,10 @@ class Scheduler:
             )
         else:
             candidates = np.arange(len(snap), dtype=np.int64)
-        feasible = self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
+        feasible = await self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
         return feasible, diagnosis
 
-    def find_nodes_that_pass_filters(
+    async def find_nodes_that_pass_filters(
         self,
         fw: Framework,
         state: CycleState,
@@ -611,19 +731,19 @@ class Scheduler:
         n = len(candidates)
         if n == 0:
             return NodeBatch([])
-        extenders = getattr(self, "extenders", ())
+        extenders = self.extenders
         to_find = num_feasible_nodes_to_find(
             fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
         )
-        if not extenders and not fw.has_score_plugins():
-            to_find = 1
+        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in extenders):
+            to_find = 1  # neither extender filters nor scoring: the first feasible node will do
         start = self.next_start_node_index % n if advance else 0
         order = candidates[(start + np.arange(n)) % n]
         if not fw.has_filter_plugins():
             chosen = order[:to_find]
             if advance:
                 self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
-            return self._pass_extenders(fw, pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis)
+            return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
         nominated = self._nodes_with_nominated_pods(pi)
         feasible: list[int] = []  # positions in ``order``
         statuses: dict[int, Status] = {}
@@ -653,14 +773,37 @@ class Scheduler:
         if advance:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
         chosen = order[np.array(feasible, dtype=np.int64)] if feasible else np.array([], dtype=np.int64)
-        return self._pass_extenders(fw, pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis)
+        return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
 
-    def _pass_extenders(self, fw: Framework, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis) -> NodeBatch:
-        extenders = getattr(self, "extenders", ())
-        for ext in extenders:
+    async def _pass_extenders(
+        self, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis, main_pass: bool
+    ) -> NodeBatch:
+        """``findNodesThatPassExtenders``: each interested extender filters what the previous
+        kept; its failed nodes get Unschedulable / UnschedulableAndUnresolvable statuses."""
+        if not self.extenders:
+            return nodes
+        before = len(nodes)
+        for ext in self.extenders:
             if len(nodes) == 0:
                 break
-            nodes = ext.filter_batch(pi.pod, nodes, diagnosis)
+            if not ext.is_interested(pi.pod):
+                continue
+            try:
+                kept, failed, unresolvable = await ext.filter(pi.pod, nodes)
+            except Exception as e:
+                if ext.is_ignorable():
+                    log.info("skipping extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
+                    continue
+                raise _CycleError(Status.as_error(e)) from e
+            for name, msg in unresolvable.items():
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+            for name, msg in failed.items():
+                if name not in unresolvable:  # failedAndUnresolvableNodes takes precedence
+                    diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, msg)
+            nodes = kept
+        if main_pass and len(nodes) != before:
+            # extenders have no queueing hints: any cluster event may make the pod schedulable
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return nodes
 
     def _nodes_with_nominated_pods(self, pi: PodInfo) -> set[str]:
@@ -720,9 +863,12 @@ class Scheduler:
         assumed_pi: PodInfo,
         result: ScheduleResult,
         start: float,
+        ticket: int | None = None,
     ) -> None:
+        turn = [ticket]
         try:
-            st = await self.binding_cycle(fw, state, qpi, assumed_pi, result)
+            await self._take_turn(ticket)
+            st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
             if st is not None and not st.is_success():
                 await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
             else:
@@ -730,7 +876,9 @@ class Scheduler:
                 if self.record_timings:
                     self.metrics.attempt_durations.append(anyio.current_time() - start)
         finally:
+            self._end_turn(turn[0])
             self._binding_tasks -= 1
+            self._deactivate()
             self._touch()
 
     async def binding_cycle(
@@ -740,11 +888,28 @@ class Scheduler:
         qpi: QueuedPodInfo,
         assumed_pi: PodInfo,
         result: ScheduleResult,
+        turn: list[int | None] | None = None,
     ) -> Status | None:
         """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind."""
+        if turn is None:
+            turn = [None]
         assumed = assumed_pi.pod
         host = result.suggested_host
+        wp = fw.get_waiting_pod(assumed_pi.uid)
+        if wp is not None:
+            if wp.released:
+                turn[0] = self._ticket()
+            else:
+                # parked at Permit: the loop need not wait for it until it is released
+
+                def released() -> None:
+                    turn[0] = self._ticket()
+                    self._reactivate()
+
+                wp.on_release = released
+                self._deactivate()
         st = await fw.wait_on_permit(assumed)
+        await self._take_turn(turn[0])
         if st is not None and not st.is_success():
             return self._single_node_status(st, host)
         self.queue.done(assumed_pi.uid)
@@ -768,13 +933,17 @@ class Scheduler:
 
     async def bind(self, fw: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
         try:
-            for ext in getattr(self, "extenders", ()):
-                if ext.is_binder() and ext.is_interested(pod):
-                    try:
-                        await ext.bind(pod, host)
-                    except Exception as e:
-                        return Status.as_error(e)
-                    return None
+            for ext in self.extenders:  # ``extendersBinding``: a binder extender goes first
+                if not ext.is_binder() or not ext.is_interested(pod):
+                    continue
+                try:
+                    await ext.bind(pod, host)
+                except Exception as e:
+                    if ext.is_ignorable():
+                        log.info("skipping extender %s in bind as it returned error: %s", ext.name, e)
+                        continue
+                    return Status.as_error(e)
+                return None
             st = await fw.run_bind_plugins(state, pod, host)
             if st is not None and st.is_skip():
                 return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)

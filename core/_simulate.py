@@ -21,6 +21,7 @@ from ._objects import Pod
 from ._scheduler import Scheduler
 
 IDLE_POLL_SECONDS = 1.0
+UNTIL_EPSILON = 1e-6
 
 
 @dataclass
@@ -90,7 +91,7 @@ async def simulate(
             cluster.create(pc)
         for m in initial:
             cluster.create(m.obj)
-        sched = Scheduler(cluster, config, seed=seed, registry=registry)
+        sched = Scheduler(cluster, config, seed=seed, registry=registry, deterministic=True)
         watch = cluster.watch()
         pending_arrivals = [len(later)]
         stop_at = start + until
@@ -110,24 +111,38 @@ async def simulate(
             async for event in watch:
                 track(event)
 
+        def due_arrivals() -> None:
+            """Create every object whose arrival time has come (the loop and the task both call it)."""
+            now = anyio.current_time()
+            while pending_arrivals[0]:
+                m = later[len(later) - pending_arrivals[0]]
+                if start + m.arrival > now + 1e-9:
+                    return
+                cluster.create(m.obj)
+                pending_arrivals[0] -= 1
+
         async def arrivals() -> None:
-            i = 0
-            while i < len(later):
-                t = later[i].arrival
-                await anyio.sleep_until(start + t)
-                while i < len(later) and later[i].arrival == t:
-                    cluster.create(later[i].obj)
-                    i += 1
-                    pending_arrivals[0] -= 1
+            while pending_arrivals[0]:
+                m = later[len(later) - pending_arrivals[0]]
+                await anyio.sleep_until(start + m.arrival)
+                due_arrivals()
+
+        sched.pre_cycle_hooks += [cluster.run_due_terminations, due_arrivals]
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tracker)
             await tg.start(sched.run)
             tg.start_soon(arrivals)
             while True:
-                with anyio.move_on_after(max(0.0, stop_at - anyio.current_time())):
+                # ``until`` is exclusive: nothing that happens at exactly that instant is included,
+                # so where the run stops never depends on which task runs first
+                with anyio.move_on_after(max(0.0, stop_at - UNTIL_EPSILON - anyio.current_time())):
                     while True:
                         await anyio.sleep(IDLE_POLL_SECONDS)
+                        # what is due now happens before deciding that nothing more can happen
+                        for hook in sched.pre_cycle_hooks:
+                            hook()
+                        sched.queue.run_due_flushes()
                         if (
                             pending_arrivals[0] == 0
                             and cluster.pending_terminations() == 0
@@ -135,7 +150,9 @@ async def simulate(
                         ):
                             break
                 break
-            end = min(anyio.current_time(), stop_at)
+            end = anyio.current_time()
+            if end >= stop_at - 2 * UNTIL_EPSILON:
+                end = stop_at
             tg.cancel_scope.cancel()
         get = getattr(watch, "get_nowait", None)
         while get is not None and (event := get()) is not None:

@@ -1,4 +1,4 @@
-"""The ``kubesched`` command line: ``simulate`` and ``bench``.
+"""The ``kubesched`` command line: ``simulate``, ``bench`` and ``run``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 """
@@ -97,6 +97,43 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    import logging
+
+    import anyio
+
+    from ._run import RunOptions, apply_config_sections, run_scheduler
+
+    logging.basicConfig(
+        level=args.log_level.upper(), stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.log_level != "debug":  # one line per request is for debugging
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    config_path = args.config or ""
+    cfg = load_config_file(config_path, args.feature_gates or "")
+    _check_profiles(cfg, config_path)
+    opts = RunOptions(seed=args.seed)
+    if config_path:
+        apply_config_sections(opts, load_documents(config_path)[0][1], config_path)
+    for flag, attr in (("kubeconfig", "kubeconfig"), ("server", "server"), ("context", "context"),
+                       ("kube_api_qps", "qps"), ("kube_api_burst", "burst"),
+                       ("lease_name", "lease_name"), ("lease_namespace", "lease_namespace"),
+                       ("metrics_port", "metrics_port"), ("metrics_address", "metrics_address")):
+        value = getattr(args, flag)
+        if value is not None:
+            setattr(opts, attr, value)
+    if args.leader_elect is not None:
+        opts.leader_elect = args.leader_elect
+    return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
+
+
+def cmd_fake_apiserver(args: argparse.Namespace) -> int:
+    from kubesched.transports.apiserver._serve import main as serve
+
+    return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="The Kubernetes scheduler, in Python.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -113,13 +150,45 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_simulate)
 
     b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
-    b.add_argument("workload", help="basic | gang | preemption | preemption-async")
+    b.add_argument(
+        "workload",
+        help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
+        "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each)",
+    )
     b.add_argument("--nodes", type=int, default=None)
     b.add_argument("--pods", type=int, default=None)
     b.add_argument("--init-pods", type=int, default=None)
     b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.set_defaults(func=cmd_bench)
+
+    r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
+    conn = r.add_argument_group("connection (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+    conn.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file")
+    conn.add_argument("--server", metavar="URL", help="the API server URL (overrides the kubeconfig's)")
+    conn.add_argument("--context", help="the kubeconfig context (default: its current-context)")
+    conn.add_argument("--kube-api-qps", type=float, default=None, help="client-side QPS limit (default 50)")
+    conn.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
+    r.add_argument("--config", help="a KubeSchedulerConfiguration file")
+    r.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
+    le = r.add_argument_group("leader election")
+    le.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=None,
+                    help="run only while holding the lease (default: off, or the config's leaderElection)")
+    le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
+    le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
+    r.add_argument("--metrics-port", type=int, default=None, metavar="N", help="serve Prometheus /metrics on this port")
+    r.add_argument("--metrics-address", default=None, help="the metrics listen address (default 0.0.0.0)")
+    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
+    r.set_defaults(func=cmd_run)
+
+    f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
+    f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")
+    f.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free port)")
+    f.add_argument("--kubeconfig", metavar="PATH", help="write the kubeconfig here (default: a temporary file)")
+    f.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    f.set_defaults(func=cmd_fake_apiserver)
     return p
 
 

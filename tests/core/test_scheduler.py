@@ -92,7 +92,7 @@ async def test_fair_evaluation_for_nodes() -> None:
     fw = sched.profiles["default-scheduler"]
     pi = PodInfo(make_pod("p").obj())
     for i in range(2 * (500 // 150 + 1)):
-        feasible, _ = sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+        feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
         assert len(feasible) == 150
         assert sched.next_start_node_index == (i + 1) * 150 % 500
 
@@ -111,7 +111,7 @@ async def test_prefer_nominated_node_filter_call_counts(nominated: str, reject: 
     sched = _scheduler(nodes, reject=reject)
     fw = sched.profiles["default-scheduler"]
     pod = make_pod("p").priority(1000).nominated_node(nominated).obj()
-    feasible, _ = sched.find_nodes_that_fit_pod(fw, CycleState(), PodInfo(pod))
+    feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), PodInfo(pod))
     assert fw.plugins["TrueFilter"].calls == want_calls
     if nominated and not reject:
         assert feasible.names == ["node1"]
@@ -152,7 +152,7 @@ async def test_fit_error_message_counts_every_node() -> None:
     fw = sched.profiles["default-scheduler"]
     pod = make_pod("big").req(cpu="2").obj()
     with pytest.raises(kubesched.FitError) as err:
-        sched.schedule_pod(fw, CycleState(), PodInfo(pod))
+        await sched.schedule_pod(fw, CycleState(), PodInfo(pod))
     assert str(err.value) == (
         "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu."
     )

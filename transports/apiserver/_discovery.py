@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,7 @@ class Resource:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = _VERBS
     # subresource → verbs
-    subresources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    subresources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     crd: bool = False
 
     @property
@@ -57,21 +58,66 @@ class Resource:
 _STATUS = {"status": ("get", "patch", "update")}
 
 RESOURCES: list[Resource] = [
-    Resource("", "v1", "namespaces", "namespace", "Namespace", False, "Namespace", ("ns",), subresources=_STATUS),
+    Resource(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        False,
+        "Namespace",
+        ("ns",),
+        subresources=_STATUS,
+    ),
     Resource("", "v1", "nodes", "node", "Node", False, "Node", ("no",), subresources=_STATUS),
     Resource(
-        "", "v1", "pods", "pod", "Pod", True, "Pod", ("po",), ("all",),
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        True,
+        "Pod",
+        ("po",),
+        ("all",),
         subresources={"binding": ("create",), "status": ("get", "patch", "update")},
     ),
     Resource("", "v1", "bindings", "binding", "Binding", True, "Binding", verbs=("create",)),
     Resource("", "v1", "events", "event", "Event", True, "CoreEvent", ("ev",)),
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "Lease"),
     Resource("events.k8s.io", "v1", "events", "event", "Event", True, "Event", ("ev",)),
-    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, "PodDisruptionBudget", ("pdb",), subresources=_STATUS),
-    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, "PriorityClass", ("pc",)),
     Resource(
-        "scheduling.x-k8s.io", "v1alpha1", "podgroups", "podgroup", "PodGroup", True, "PodGroup", ("pg", "pgs"),
-        subresources=_STATUS, crd=True,
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        True,
+        "PodDisruptionBudget",
+        ("pdb",),
+        subresources=_STATUS,
+    ),
+    Resource(
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "priorityclass",
+        "PriorityClass",
+        False,
+        "PriorityClass",
+        ("pc",),
+    ),
+    Resource(
+        "scheduling.x-k8s.io",
+        "v1alpha1",
+        "podgroups",
+        "podgroup",
+        "PodGroup",
+        True,
+        "PodGroup",
+        ("pg", "pgs"),
+        subresources=_STATUS,
+        crd=True,
     ),
 ]
 
@@ -139,9 +185,20 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
         for sub, verbs in r.subresources.items():
             kind = "Binding" if sub == "binding" else r.kind
             out.append(
-                {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": list(verbs)}
+                {
+                    "name": f"{r.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": kind,
+                    "verbs": list(verbs),
+                }
             )
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}" if group else version, "resources": out}
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": out,
+    }
 
 
 # --- aggregated discovery -------------------------------------------------------------------------
@@ -167,7 +224,11 @@ def _discovery_version(group: str, version: str) -> dict[str, Any]:
             entry["subresources"] = [
                 {
                     "subresource": sub,
-                    "responseKind": {"group": r.group, "version": r.version, "kind": "Binding" if sub == "binding" else r.kind},
+                    "responseKind": {
+                        "group": r.group,
+                        "version": r.version,
+                        "kind": "Binding" if sub == "binding" else r.kind,
+                    },
                     "verbs": list(verbs),
                 }
                 for sub, verbs in r.subresources.items()
@@ -179,18 +240,32 @@ def _discovery_version(group: str, version: str) -> dict[str, Any]:
 def aggregated_discovery(legacy: bool) -> dict[str, Any]:
     """The APIGroupDiscoveryList of ``/api`` (``legacy``) or ``/apis``."""
     if legacy:
-        items = [{"metadata": {"creationTimestamp": None}, "versions": [_discovery_version("", "v1")]}]
+        items = [
+            {"metadata": {"creationTimestamp": None}, "versions": [_discovery_version("", "v1")]}
+        ]
     else:
         items = [
-            {"metadata": {"name": g, "creationTimestamp": None}, "versions": [_discovery_version(g, v) for v in vs]}
+            {
+                "metadata": {"name": g, "creationTimestamp": None},
+                "versions": [_discovery_version(g, v) for v in vs],
+            }
             for g, vs in GROUPS.items()
         ]
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    }
 
 
 # --- OpenAPI v3 ---------------------------------------------------------------------------------
 
-_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+)
 
 
 def _param(name: str, where: str = "query", type_: str = "string") -> dict[str, Any]:
@@ -202,15 +277,25 @@ def _operation(r: Resource, action: str, op_id: str, sub: str = "") -> dict[str,
         "operationId": op_id,
         "responses": {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": "Binding" if sub == "binding" else r.kind},
+        "x-kubernetes-group-version-kind": {
+            "group": r.group,
+            "version": r.version,
+            "kind": "Binding" if sub == "binding" else r.kind,
+        },
     }
     if action in ("post", "put", "patch"):
         params = [_param("dryRun"), _param("fieldManager"), _param("fieldValidation")]
         if action == "patch":
             params.append(_param("force", type_="boolean"))
-            op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES}, "required": True}
+            op["requestBody"] = {
+                "content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES},
+                "required": True,
+            }
         else:
-            op["requestBody"] = {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True}
+            op["requestBody"] = {
+                "content": {"*/*": {"schema": {"type": "object"}}},
+                "required": True,
+            }
         op["parameters"] = params
     return op
 
@@ -230,7 +315,11 @@ def openapi_document(group: str, version: str) -> dict[str, Any]:
     camel = "".join(p.capitalize() for p in (group.split(".")[0] if group else "core", version))
     paths: dict[str, Any] = {}
     for r in _resources_of(group, version):
-        base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{prefix}/{r.plural}"
+        base = (
+            f"{prefix}/namespaces/{{namespace}}/{r.plural}"
+            if r.namespaced
+            else f"{prefix}/{r.plural}"
+        )
         scope = "Namespaced" if r.namespaced else ""
         if "create" in r.verbs and r.verbs == ("create",):
             paths[base] = {"post": _operation(r, "post", f"create{camel}{scope}{r.kind}")}

@@ -45,11 +45,7 @@ MERGE_PRIMITIVE_LISTS = frozenset({"finalizers"})
 
 
 class PatchError(ValueError):
-    """A patch that cannot be applied (a 422 Invalid, or 409 for a failed ``test``)."""
-
-    def __init__(self, message: str, *, conflict: bool = False) -> None:
-        super().__init__(message)
-        self.conflict = conflict
+    """A patch that cannot be applied (a 422 Invalid)."""
 
 
 # --- JSON merge patch --------------------------------------------------------------------------
@@ -171,7 +167,7 @@ def apply_json_patch(doc: Any, ops: Any) -> Any:
             doc = _add(doc, tokens, value)
         elif kind == "test":
             if _get(doc, tokens) != op.get("value"):
-                raise PatchError(f"testing value {op['path']} failed", conflict=True)
+                raise PatchError(f"testing value {op['path']} failed")
         else:
             raise PatchError(f"unexpected operation {kind!r}")
     return doc
@@ -221,7 +217,9 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any
             else:
                 result[key] = _merge_map(current if isinstance(current, dict) else {}, value)
         elif isinstance(value, list) and key in MERGE_KEYS:
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, MERGE_KEYS[key])
+            result[key] = _merge_list(
+                current if isinstance(current, list) else [], value, MERGE_KEYS[key]
+            )
         elif isinstance(value, list) and key in MERGE_PRIMITIVE_LISTS:
             merged = list(current) if isinstance(current, list) else []
             merged.extend(v for v in value if v not in merged)
@@ -245,7 +243,10 @@ def _merge_list(original: list[Any], patch: list[Any], key: str) -> list[Any]:
             continue
         if key not in item:
             raise PatchError(f"map: {item!r} does not contain declared merge key: {key}")
-        where = next((i for i, x in enumerate(result) if isinstance(x, dict) and x.get(key) == item[key]), None)
+        where = next(
+            (i for i, x in enumerate(result) if isinstance(x, dict) and x.get(key) == item[key]),
+            None,
+        )
         if item.get("$patch") == "delete":
             if where is not None:
                 del result[where]

@@ -113,4 +113,6 @@ def parse_field_selector(text: str | None) -> FieldMatcher | None:
                 break
         else:
             raise SelectorError(f"invalid selector: {text!r}; can't understand {term!r}")
-    return lambda obj: all((field_value(obj, p) != v) if neg else (field_value(obj, p) == v) for p, neg, v in reqs)
+    return lambda obj: all(
+        (field_value(obj, p) != v) if neg else (field_value(obj, p) == v) for p, neg, v in reqs
+    )

@@ -20,7 +20,9 @@ _AGE_DOC = (
 )
 
 
-def _col(name: str, type_: str = "string", priority: int = 0, fmt: str = "", doc: str = "") -> dict[str, Any]:
+def _col(
+    name: str, type_: str = "string", priority: int = 0, fmt: str = "", doc: str = ""
+) -> dict[str, Any]:
     return {"name": name, "type": type_, "format": fmt, "description": doc, "priority": priority}
 
 
@@ -91,8 +93,16 @@ _POD_COLUMNS = [
     _AGE,
     _col("IP", priority=1, doc="podIP address allocated to the pod."),
     _col("Node", priority=1, doc="NodeName indicates in which node this pod is scheduled."),
-    _col("Nominated Node", priority=1, doc="nominatedNodeName is set only when this pod preempts other pods on the node."),
-    _col("Readiness Gates", priority=1, doc="If specified, all readiness gates will be evaluated for pod readiness."),
+    _col(
+        "Nominated Node",
+        priority=1,
+        doc="nominatedNodeName is set only when this pod preempts other pods on the node.",
+    ),
+    _col(
+        "Readiness Gates",
+        priority=1,
+        doc="If specified, all readiness gates will be evaluated for pod readiness.",
+    ),
 ]
 
 
@@ -129,9 +139,21 @@ _NODE_COLUMNS = [
     _col("Version", doc="Kubelet Version reported by the node."),
     _col("Internal-IP", priority=1, doc="List of addresses reachable to the node."),
     _col("External-IP", priority=1, doc="List of addresses reachable to the node."),
-    _col("OS-Image", priority=1, doc="OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
-    _col("Kernel-Version", priority=1, doc="Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
-    _col("Container-Runtime", priority=1, doc="ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2)."),
+    _col(
+        "OS-Image",
+        priority=1,
+        doc="OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+    ),
+    _col(
+        "Kernel-Version",
+        priority=1,
+        doc="Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+    ),
+    _col(
+        "Container-Runtime",
+        priority=1,
+        doc="ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+    ),
 ]
 
 
@@ -172,9 +194,16 @@ def _node(obj: dict[str, Any], now: datetime) -> list[Any]:
 _PC_COLUMNS = [
     _NAME,
     _col("Value", "integer", doc="value represents the integer value of this priority class."),
-    _col("Global-Default", "boolean", doc="globalDefault specifies whether this PriorityClass should be considered as the default priority."),
+    _col(
+        "Global-Default",
+        "boolean",
+        doc="globalDefault specifies whether this PriorityClass should be considered as the default priority.",
+    ),
     _AGE,
-    _col("PreemptionPolicy", doc="preemptionPolicy is the Policy for preempting pods with lower priority."),
+    _col(
+        "PreemptionPolicy",
+        doc="preemptionPolicy is the Policy for preempting pods with lower priority.",
+    ),
 ]
 
 
@@ -193,7 +222,11 @@ _PDB_COLUMNS = [
     _NAME,
     _col("Min Available", doc="The minimum number of pods that must be available."),
     _col("Max Unavailable", doc="The maximum number of pods that may be unavailable."),
-    _col("Allowed Disruptions", "integer", doc="Calculated number of pods that may be disrupted at this time."),
+    _col(
+        "Allowed Disruptions",
+        "integer",
+        doc="Calculated number of pods that may be disrupted at this time.",
+    ),
     _AGE,
 ]
 
@@ -268,7 +301,9 @@ def _default(obj: dict[str, Any], now: datetime) -> list[Any]:
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
 
 
-_PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], datetime], list[Any]]]] = {
+_PRINTERS: dict[
+    str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], datetime], list[Any]]]
+] = {
     "Pod": (_POD_COLUMNS, _pod),
     "Node": (_NODE_COLUMNS, _node),
     "PriorityClass": (_PC_COLUMNS, _priority_class),

@@ -797,21 +797,31 @@ class FakeCluster(Transport):
                 new = replace(pdb, metadata=replace(pdb.metadata), status=status)
                 self._put("PodDisruptionBudget", key, new, "MODIFIED")
 
+    def run_due_terminations(self) -> None:
+        """Remove every terminating pod whose grace period is over, in deadline order.
+
+        The kubelet task calls it at each deadline; a simulation's scheduler also calls it
+        before each scheduling cycle, so a termination due at an instant is always seen by the
+        cycles of that instant, whichever task the event loop runs first.
+        """
+        heap = self._termination_heap
+        now = anyio.current_time()
+        while heap and heap[0].deadline <= now + 1e-6:
+            t = heapq.heappop(heap)
+            if self._terminating.get(t.key) is not t:
+                continue  # already gone (forced deletion)
+            pod = self._store["Pod"].get(t.key)
+            if pod is not None and pod.metadata.uid == t.uid:
+                self._remove("Pod", t.key)
+            else:
+                self._terminating.pop(t.key, None)
+
     async def _kubelet(self) -> None:
         """Remove each terminating pod when its grace period is over, in deadline order."""
         heap = self._termination_heap
         with self._kubelet_scope:
             while True:
-                now = anyio.current_time()
-                while heap and heap[0].deadline <= now + 1e-6:
-                    t = heapq.heappop(heap)
-                    if self._terminating.get(t.key) is not t:
-                        continue  # already gone (forced deletion)
-                    pod = self._store["Pod"].get(t.key)
-                    if pod is not None and pod.metadata.uid == t.uid:
-                        self._remove("Pod", t.key)
-                    else:
-                        self._terminating.pop(t.key, None)
+                self.run_due_terminations()
                 self._kubelet_wake = wake = anyio.Event()
                 deadline = heap[0].deadline if heap else math.inf
                 with anyio.CancelScope(deadline=deadline):

@@ -43,7 +43,8 @@ class _JumpingSelector(selectors.BaseSelector):
         if timeout is None:
             # nothing scheduled: only real I/O (another thread) can wake us
             return self._inner.select(None)
-        self._loop._now += timeout
+        # snap to whole nanoseconds so a timer set for t fires at exactly t, as on trio
+        self._loop._now = round(self._loop._now + timeout, 9)
         return []
 
     def close(self) -> None:

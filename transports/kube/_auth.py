@@ -55,21 +55,31 @@ class TokenFileAuth(httpx.Auth):
 
     def _current(self) -> str:
         now = anyio.current_time()
-        if self._token is None or self._read_at is None or now - self._read_at >= TOKEN_FILE_REFRESH:
+        if (
+            self._token is None
+            or self._read_at is None
+            or now - self._read_at >= TOKEN_FILE_REFRESH
+        ):
             try:
                 self._token = Path(self._path).read_text().strip()
             except OSError as e:
                 if self._token is None:
-                    raise ConfigError(f"cannot read the token file: {e.strerror}", source=self._path) from None
+                    raise ConfigError(
+                        f"cannot read the token file: {e.strerror}", source=self._path
+                    ) from None
             self._read_at = now
         assert self._token is not None
         return self._token
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         request.headers["Authorization"] = f"Bearer {self._current()}"
         yield request
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("TokenFileAuth works with httpx.AsyncClient only")
 
 
@@ -142,23 +152,34 @@ class ExecCredentialAuth(httpx.Auth):
     async def _run(self) -> None:
         cfg = self._config
         info = msgspec.json.encode(
-            {"apiVersion": cfg.api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
+            {
+                "apiVersion": cfg.api_version,
+                "kind": "ExecCredential",
+                "spec": {"interactive": False},
+            }
         ).decode()
         env = {**os.environ, **cfg.env, "KUBERNETES_EXEC_INFO": info}
         argv = cfg.argv()
         try:
             proc = await anyio.run_process(argv, env=env, check=False)
         except OSError as e:
-            raise ConfigError(f"cannot run the exec credential plugin: {e.strerror or e}", source=cfg.command) from None
+            raise ConfigError(
+                f"cannot run the exec credential plugin: {e.strerror or e}", source=cfg.command
+            ) from None
         self.runs += 1
         if proc.returncode != 0:
             lines = proc.stderr.decode(errors="replace").strip().splitlines()
             detail = f": {lines[-1][:200]}" if lines else ""
-            raise UnavailableError(f"exec credential plugin {cfg.command!r} exited with {proc.returncode}{detail}")
+            raise UnavailableError(
+                f"exec credential plugin {cfg.command!r} exited with {proc.returncode}{detail}"
+            )
         try:
             cred = msgspec.json.decode(proc.stdout, type=_ExecCredential)
         except msgspec.DecodeError as e:
-            raise ConfigError(f"the exec credential plugin printed no valid ExecCredential ({e})", source=cfg.command) from None
+            raise ConfigError(
+                f"the exec credential plugin printed no valid ExecCredential ({e})",
+                source=cfg.command,
+            ) from None
         if cred.kind != "ExecCredential" or cred.api_version != cfg.api_version:
             raise ConfigError(
                 f"the exec credential plugin answered {cred.api_version}/{cred.kind}, "
@@ -182,7 +203,9 @@ class ExecCredentialAuth(httpx.Auth):
                     f"bad expirationTimestamp {st.expiration_timestamp!r}", source=cfg.command
                 ) from None
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         request.headers["Authorization"] = f"Bearer {await self.token()}"
         response = yield request
         if response.status_code == 401:
@@ -191,5 +214,7 @@ class ExecCredentialAuth(httpx.Auth):
             request.headers["Authorization"] = f"Bearer {await self.token(force=True)}"
             yield request
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("ExecCredentialAuth works with httpx.AsyncClient only")

@@ -171,7 +171,9 @@ class ApiClient:
         headers = {"Content-Type": content_type} if content_type else None
         self.requests += 1
         try:
-            return await self.http.request(method, path, params=params, content=content, headers=headers)
+            return await self.http.request(
+                method, path, params=params, content=content, headers=headers
+            )
         except httpx.HTTPError as e:
             raise UnavailableError(f"{method} {path}: {type(e).__name__}: {e}") from None
 
@@ -195,7 +197,10 @@ class ApiClient:
             delay: float | None = None
             try:
                 resp = await self._send_once(
-                    method, path, params=params, content=content,
+                    method,
+                    path,
+                    params=params,
+                    content=content,
                     content_type=content_type if content is not None else None,
                 )
             except UnavailableError as e:
@@ -229,4 +234,3 @@ class ApiClient:
                 yield resp
         except httpx.HTTPError as e:
             raise UnavailableError(f"GET {path}: {type(e).__name__}: {e}") from None
-

@@ -83,7 +83,9 @@ class ClusterConfig:
                     cadata=self.ca_data.decode("ascii") if self.ca_data else None,
                 )
             except (OSError, ssl.SSLError, ValueError) as e:
-                raise ConfigError(f"cannot load the certificate authority: {e}", source=self.source) from None
+                raise ConfigError(
+                    f"cannot load the certificate authority: {e}", source=self.source
+                ) from None
         cert, key = self.client_cert_file, self.client_key_file
         if self.client_cert_data or self.client_key_data:
             _load_cert_data(ctx, self.client_cert_data, self.client_key_data, self.source)
@@ -91,7 +93,9 @@ class ClusterConfig:
             try:
                 ctx.load_cert_chain(cert, key or None)
             except (OSError, ssl.SSLError) as e:
-                raise ConfigError(f"cannot load the client certificate: {e}", source=self.source) from None
+                raise ConfigError(
+                    f"cannot load the client certificate: {e}", source=self.source
+                ) from None
         return ctx
 
     def auth(self) -> httpx.Auth | None:
@@ -107,11 +111,15 @@ class ClusterConfig:
         return None
 
 
-def _load_cert_data(ctx: ssl.SSLContext, cert: bytes | None, key: bytes | None, source: str) -> None:
+def _load_cert_data(
+    ctx: ssl.SSLContext, cert: bytes | None, key: bytes | None, source: str
+) -> None:
     """``load_cert_chain`` takes files only: write the PEM to private temporary files, load,
     and remove them at once."""
     if not cert or not key:
-        raise ConfigError("client-certificate-data needs client-key-data (and the reverse)", source=source)
+        raise ConfigError(
+            "client-certificate-data needs client-key-data (and the reverse)", source=source
+        )
     with tempfile.TemporaryDirectory(prefix="kubesched-") as d:
         cpath, kpath = Path(d, "tls.crt"), Path(d, "tls.key")
         for path, data in ((cpath, cert), (kpath, key)):
@@ -133,7 +141,9 @@ def _b64(data: str | None, what: str, source: str) -> bytes | None:
         raise ConfigError(f"{what} is not valid base64", source=source) from None
 
 
-def load_kubeconfig(path: str | os.PathLike[str] | None = None, *, context: str | None = None) -> ClusterConfig:
+def load_kubeconfig(
+    path: str | os.PathLike[str] | None = None, *, context: str | None = None
+) -> ClusterConfig:
     """A kubeconfig file's context (the current one by default).
 
     ``path`` None: the first existing file of ``$KUBECONFIG`` (a ``:``-separated list), else
@@ -192,7 +202,9 @@ def load_kubeconfig(path: str | os.PathLike[str] | None = None, *, context: str 
     return cfg
 
 
-def in_cluster_config(service_account_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR) -> ClusterConfig:
+def in_cluster_config(
+    service_account_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR,
+) -> ClusterConfig:
     """The pod's service account: ``$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT``, its
     CA and its (rotating) token file, as client-go's ``rest.InClusterConfig``."""
     host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
@@ -204,7 +216,9 @@ def in_cluster_config(service_account_dir: str | os.PathLike[str] = SERVICE_ACCO
     try:
         token = token_file.read_text().strip()
     except OSError as e:
-        raise ConfigError(f"cannot read the service account token: {e.strerror}", source=str(token_file)) from None
+        raise ConfigError(
+            f"cannot read the service account token: {e.strerror}", source=str(token_file)
+        ) from None
     try:
         namespace = (d / "namespace").read_text().strip() or "default"
     except OSError:

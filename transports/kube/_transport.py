@@ -93,8 +93,13 @@ class KubeTransport(Transport):
         self.config = config
         self.rng = random.Random(seed)
         self.api = ApiClient(
-            config, qps=qps, burst=burst, timeout=timeout, max_retries=max_retries,
-            http_transport=http_transport, rng=self.rng,
+            config,
+            qps=qps,
+            burst=burst,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_transport=http_transport,
+            rng=self.rng,
         )
         self.resources = resources
         self.min_watch_timeout = min_watch_timeout
@@ -157,9 +162,14 @@ class KubeTransport(Transport):
         with w.scope:
             reflectors = [
                 Reflector(
-                    self.api, res, w.push, rng=self.rng, page_size=self.page_size,
+                    self.api,
+                    res,
+                    w.push,
+                    rng=self.rng,
+                    page_size=self.page_size,
                     min_watch_timeout=self.min_watch_timeout,
-                    backoff_initial=self.backoff_initial, backoff_max=self.backoff_max,
+                    backoff_initial=self.backoff_initial,
+                    backoff_max=self.backoff_max,
                 )
                 for res in self.resources
             ]
@@ -184,15 +194,23 @@ class KubeTransport(Transport):
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
-            "metadata": {"name": md.name, "namespace": md.namespace, **({"uid": md.uid} if md.uid else {})},
+            "metadata": {
+                "name": md.name,
+                "namespace": md.namespace,
+                **({"uid": md.uid} if md.uid else {}),
+            },
             "target": {"apiVersion": "v1", "kind": "Node", "name": binding.target.name},
         }
         try:
             await self.api.request("POST", _pod_path(md.namespace, md.name) + "/binding", body=body)
         except ConflictError:
             pod = await self.get_pod(md.namespace, md.name)
-            if pod.spec.node_name == binding.target.name and (not md.uid or pod.metadata.uid == md.uid):
-                log.debug("pod %s/%s is already bound to %s", md.namespace, md.name, pod.spec.node_name)
+            if pod.spec.node_name == binding.target.name and (
+                not md.uid or pod.metadata.uid == md.uid
+            ):
+                log.debug(
+                    "pod %s/%s is already bound to %s", md.namespace, md.name, pod.spec.node_name
+                )
                 return
             raise
 
@@ -217,7 +235,9 @@ class KubeTransport(Transport):
         if not status:
             return
         await self.api.request(
-            "PATCH", _pod_path(namespace, name) + "/status", body={"status": status},
+            "PATCH",
+            _pod_path(namespace, name) + "/status",
+            body={"status": status},
             content_type="application/strategic-merge-patch+json",
         )
 
@@ -245,8 +265,10 @@ class KubeTransport(Transport):
         data.setdefault("action", event.reason or "Scheduling")
         data.setdefault("type", event.type or "Normal")
         await self.api.request(
-            "POST", f"/apis/events.k8s.io/v1/namespaces/{quote(namespace, safe='')}/events",
-            body=data, retry=True,
+            "POST",
+            f"/apis/events.k8s.io/v1/namespaces/{quote(namespace, safe='')}/events",
+            body=data,
+            retry=True,
         )
 
 

@@ -271,7 +271,9 @@ class Reflector:
             except TransportError as e:
                 delay = self.backoff.next()
                 level = logging.ERROR if "403" in str(e) or "401" in str(e) else logging.WARNING
-                log.log(level, "listing %s failed (%s); retrying in %.1fs", self.resource.kind, e, delay)
+                log.log(
+                    level, "listing %s failed (%s); retrying in %.1fs", self.resource.kind, e, delay
+                )
                 await anyio.sleep(delay)
                 continue
             self.backoff.reset()
@@ -292,13 +294,17 @@ class Reflector:
                 log.info("watch of %s expired (%s); re-listing", self.resource.kind, e)
             except TransportError as e:
                 delay = self.backoff.next()
-                log.warning("watch of %s failed (%s); re-listing in %.1fs", self.resource.kind, e, delay)
+                log.warning(
+                    "watch of %s failed (%s); re-listing in %.1fs", self.resource.kind, e, delay
+                )
                 await anyio.sleep(delay)
             else:
                 if received or anyio.current_time() - start >= 1.0:
                     continue  # the server's timeoutSeconds: watch again from the same version
                 delay = self.backoff.next()
-                log.warning("watch of %s closed at once; re-listing in %.1fs", self.resource.kind, delay)
+                log.warning(
+                    "watch of %s closed at once; re-listing in %.1fs", self.resource.kind, delay
+                )
                 await anyio.sleep(delay)
             await self.sync()
 
@@ -315,19 +321,34 @@ class Reflector:
         }
         received = 0
         self.watches += 1
-        async with self.api.stream(res.path, params=params, read_timeout=timeout + 30.0) as resp:
-            async for line in resp.aiter_lines():
-                if not line.strip():
-                    continue
-                received += 1
-                self._on_line(line.encode())
+        error: TransportError | None = None
+        # An error line ends the watch by cancelling the read, not by leaving the loop: the
+        # cancellation unwinds httpx's chain of async generators from the inside, so none is
+        # left suspended for the garbage collector (trio warns about those).
+        with anyio.CancelScope() as scope:
+            async with self.api.stream(
+                res.path, params=params, read_timeout=timeout + 30.0
+            ) as resp:
+                async for line in resp.aiter_lines():
+                    if error is not None or not line.strip():
+                        continue
+                    received += 1
+                    try:
+                        self._on_line(line.encode())
+                    except TransportError as e:
+                        error = e
+                        scope.cancel()
+        if error is not None:
+            raise error
         return received
 
     def _on_line(self, line: bytes) -> None:
         try:
             raw = _event_decoder.decode(line)
         except msgspec.DecodeError as e:
-            raise UnavailableError(f"watch of {self.resource.kind}: undecodable event: {e}") from None
+            raise UnavailableError(
+                f"watch of {self.resource.kind}: undecodable event: {e}"
+            ) from None
         type_ = raw.type
         if type_ == "BOOKMARK":
             rv = _meta_decoder.decode(raw.object).metadata.resource_version

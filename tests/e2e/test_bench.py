@@ -1,0 +1,86 @@
+"""Every ``kubesched bench`` workload runs to completion at a tiny size, with every measured pod
+bound.  No timing is asserted: speed is what ``kubesched bench`` itself measures.
+
+The sizes are upstream's ``integration-test`` sizes of each case (scheduler_perf's ``5Nodes`` /
+``10Nodes_3Gangs`` workloads) where it has one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from kubesched import _bench
+from kubesched._bench import WORKLOADS, run_workload
+from kubesched._errors import ConfigError
+from kubesched.cli import main
+
+SMALL = [
+    pytest.param("basic", 20, 10, 20, id="SchedulingBasic"),
+    pytest.param("pod-anti-affinity", 5, 1, 4, id="SchedulingPodAntiAffinity/5Nodes"),
+    pytest.param("pod-affinity", 5, 5, 10, id="SchedulingPodAffinity/5Nodes"),
+    pytest.param("topology-spreading", 20, 20, 20, id="TopologySpreading"),
+    pytest.param("node-affinity", 5, 5, 10, id="SchedulingNodeAffinity/5Nodes"),
+    pytest.param("preemption", 5, 20, 5, id="PreemptionBasic/5Nodes sync"),
+    pytest.param("preemption-async", 5, 20, 5, id="PreemptionBasic/5Nodes async"),
+    pytest.param("preemption-churn", 5, 20, 5, id="PreemptionAsync/5Nodes"),
+    pytest.param("gang", 10, 0, 9, id="GangScheduling/10Nodes_3Gangs"),
+]
+
+
+def test_every_workload_is_in_the_table() -> None:
+    assert {p.values[0] for p in SMALL} == set(WORKLOADS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "nodes", "init_pods", "pods"), SMALL)
+async def test_workload_binds_every_measured_pod(
+    name: str, nodes: int, init_pods: int, pods: int
+) -> None:
+    w = dataclasses.replace(WORKLOADS[name], nodes=nodes, init_pods=init_pods, pods=pods)
+    result = await run_workload(w)
+    assert result.bound == result.pods == pods
+    assert result.attempts >= pods
+    if name in ("preemption", "preemption-async"):
+        # 4 low-priority pods (3.6 CPU) per node; each 3-CPU preemptor evicts 3 of them
+        assert result.preemption_victims == 3 * pods
+    if name == "preemption-churn":
+        assert result.churn_pods >= 1
+    if name == "gang":
+        assert result.gangs == pods // 3
+        assert result.gang_attempt_ms is not None
+
+
+@pytest.mark.anyio
+async def test_missing_plugin_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubesched import plugins
+
+    without = {k: v for k, v in plugins.IN_TREE.items() if k != "InterPodAffinity"}
+    monkeypatch.setattr(plugins, "IN_TREE", without)
+    w = dataclasses.replace(WORKLOADS["pod-anti-affinity"], nodes=5, init_pods=1, pods=4)
+    with pytest.raises(ConfigError, match="requires the InterPodAffinity plugin"):
+        await run_workload(w)
+
+
+def test_cli_bench_all_prints_one_line_per_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "all", "--nodes", "20", "--init-pods", "5", "--pods", "12", "--json"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    results = [json.loads(line) for line in lines]
+    assert [r["name"] for r in results] == list(WORKLOADS)
+    assert all(r["bound"] == r["pods"] for r in results)
+
+
+def test_cli_unknown_workload_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "nope"]) == 2
+    assert "unknown workload 'nope'" in capsys.readouterr().err
+
+
+def test_gang_pods_round_to_whole_gangs() -> None:
+    class Args:
+        nodes = None
+        init_pods = None
+        pods = 10
+
+    assert _bench._sized(WORKLOADS["gang"], Args()).pods == 9  # type: ignore[arg-type]

@@ -1,0 +1,369 @@
+"""kubectl against the fake API server: the walkthrough a user copies from the README.
+
+The server runs on its own event loop in a background thread (one per backend); kubectl runs
+with its own kubeconfig and cache dir in a temporary directory.  Real time, bounded timeouts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import httpx
+import pytest
+from kubesched.transports.apiserver import APIServer, write_kubeconfig
+from kubesched.transports.fake import FakeCluster
+
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+CLUSTER = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {zone: a}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: n2
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: nginx
+    resources: {requests: {cpu: 500m}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: batch
+spec:
+  containers:
+  - name: c
+    image: busybox
+"""
+
+SCHEDULING = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: gang, namespace: team-a}
+spec: {minMember: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent, namespace: team-a}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: nginx}]
+"""
+
+
+@asynccontextmanager
+async def _serving() -> AsyncIterator[APIServer]:
+    epoch = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with FakeCluster(epoch=epoch) as cluster, APIServer(cluster) as server:
+        yield server
+
+
+class Kubectl:
+    def __init__(self, kubeconfig: Path, cache: Path) -> None:
+        self.base = [
+            str(KUBECTL),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--cache-dir",
+            str(cache),
+            "--request-timeout",
+            "10s",
+        ]
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=30)
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
+            )
+        return proc
+
+    def rows(self, *args: str) -> list[dict[str, str]]:
+        """A `kubectl get` table as dicts keyed by column header."""
+        lines = self(*args).stdout.splitlines()
+        header = lines[0]
+        starts = [
+            i
+            for i, ch in enumerate(header)
+            if ch != " " and (i == 0 or header[i - 1] == " " and header[i - 2 : i] == "  ")
+        ]
+        starts = [0] + [s for s in starts if s > 0]
+        names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        return [
+            {
+                n: line[a:b].strip()
+                for n, a, b in zip(names, starts, [*starts[1:], None], strict=True)
+            }
+            for line in lines[1:]
+        ]
+
+
+@pytest.fixture(scope="module", params=["asyncio", "trio"])
+def served(request: pytest.FixtureRequest) -> Iterator[APIServer]:
+    with (
+        anyio.from_thread.start_blocking_portal(request.param) as portal,
+        portal.wrap_async_context_manager(_serving()) as server,
+    ):
+        yield server
+
+
+@pytest.fixture
+def kubectl(served: APIServer, tmp_path: Path) -> Kubectl:
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", served.url)
+    return Kubectl(kubeconfig, tmp_path / "cache")
+
+
+def _bind(server: APIServer, namespace: str, pod: str, node: str) -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod},
+        "target": {"kind": "Node", "name": node},
+    }
+    r = httpx.post(
+        f"{server.url}/api/v1/namespaces/{namespace}/pods/{pod}/binding", json=body, timeout=10
+    )
+    assert r.status_code == 201, r.text
+
+
+def test_kubectl_walkthrough(kubectl: Kubectl, served: APIServer, tmp_path: Path) -> None:
+    manifest = tmp_path / "cluster.yaml"
+    manifest.write_text(CLUSTER)
+    out = kubectl("apply", "-f", str(manifest)).stdout
+    assert out.splitlines() == [
+        "node/n1 created",
+        "node/n2 created",
+        "pod/web created",
+        "pod/batch created",
+    ]
+
+    nodes = kubectl.rows("get", "nodes")
+    assert [(n["NAME"], n["STATUS"], n["ROLES"]) for n in nodes] == [
+        ("n1", "Ready", "<none>"),
+        ("n2", "Ready", "<none>"),
+    ]
+
+    pods = kubectl.rows("get", "pods", "-o", "wide")
+    assert [(p["NAME"], p["STATUS"], p["NODE"]) for p in pods] == [
+        ("batch", "Pending", "<none>"),
+        ("web", "Pending", "<none>"),
+    ]
+
+    _bind(served, "default", "web", "n2")  # what `kubesched run` does for it
+    pods = kubectl.rows("get", "pods", "-o", "wide")
+    assert [(p["NAME"], p["READY"], p["STATUS"], p["NODE"]) for p in pods] == [
+        ("batch", "0/1", "Pending", "<none>"),
+        ("web", "1/1", "Running", "n2"),
+    ]
+
+    # client-side apply of a changed manifest: GET, then a strategic merge PATCH
+    manifest.write_text(CLUSTER.replace("zone: a", "zone: b"))
+    out = kubectl("apply", "-f", str(manifest)).stdout
+    assert out.splitlines() == [
+        "node/n1 configured",
+        "node/n2 unchanged",
+        "pod/web unchanged",
+        "pod/batch unchanged",
+    ]
+    assert kubectl("get", "node", "n1", "-o", "jsonpath={.metadata.labels.zone}").stdout == "b"
+
+    # deleting an unbound pod is immediate; a running one terminates after its grace period
+    assert kubectl("delete", "pod", "batch").stdout.strip() == 'pod "batch" deleted'
+    assert kubectl("delete", "pod", "web", "--timeout=20s").stdout.strip() == 'pod "web" deleted'
+    empty = kubectl("get", "pods")
+    assert empty.stdout == "" and "No resources found in default namespace." in empty.stderr
+    assert served.cluster.pods() == []
+
+
+def test_kubectl_server_side_apply_and_other_kinds(
+    kubectl: Kubectl, served: APIServer, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "scheduling.yaml"
+    manifest.write_text(SCHEDULING)
+    for _ in range(2):  # creates, then applies again
+        out = kubectl("apply", "--server-side", "-f", str(manifest)).stdout
+        assert out.splitlines() == [
+            "priorityclass.scheduling.k8s.io/high serverside-applied",
+            "poddisruptionbudget.policy/web serverside-applied",
+            "podgroup.scheduling.x-k8s.io/gang serverside-applied",
+            "pod/urgent serverside-applied",
+        ]
+    pcs = kubectl.rows("get", "priorityclasses")
+    assert [(p["NAME"], p["VALUE"], p["GLOBAL-DEFAULT"]) for p in pcs] == [
+        ("high", "1000", "false")
+    ]
+    pdbs = kubectl.rows("get", "pdb")
+    assert [(p["NAME"], p["MIN AVAILABLE"], p["ALLOWED DISRUPTIONS"]) for p in pdbs] == [
+        ("web", "1", "0")
+    ]
+    assert [p["NAME"] for p in kubectl.rows("get", "podgroups", "-n", "team-a")] == ["gang"]
+    everywhere = kubectl.rows("get", "pods", "-A")
+    assert [(p["NAMESPACE"], p["NAME"]) for p in everywhere] == [("team-a", "urgent")]
+    assert (
+        kubectl("get", "pod", "urgent", "-n", "team-a", "-o", "jsonpath={.spec.priority}").stdout
+        == "1000"
+    )
+    assert "team-a" in [n["NAME"] for n in kubectl.rows("get", "namespaces")]
+
+    kubectl(
+        "patch", "pg", "gang", "-n", "team-a", "--type", "merge", "-p", '{"spec":{"minMember":3}}'
+    )
+    assert (
+        kubectl("get", "pg", "gang", "-n", "team-a", "-o", "jsonpath={.spec.minMember}").stdout
+        == "3"
+    )
+    kubectl("label", "pod", "urgent", "-n", "team-a", "tier=gold")
+    assert [p["NAME"] for p in kubectl.rows("get", "pods", "-A", "-l", "tier=gold")] == ["urgent"]
+    kubectl("delete", "-f", str(manifest))
+    assert served.cluster.list("PodGroup") == [] and served.cluster.pods() == []
+
+
+def test_kubectl_shows_scheduler_events(kubectl: Kubectl, served: APIServer) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lonely"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    created = httpx.post(
+        f"{served.url}/api/v1/namespaces/default/pods", json=pod, timeout=10
+    ).json()
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "lonely.1", "namespace": "default"},
+        "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "reportingController": "kubesched",
+        "reportingInstance": "kubesched-0",
+        "action": "Scheduling",
+        "reason": "FailedScheduling",
+        "type": "Warning",
+        "regarding": {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "namespace": "default",
+            "name": "lonely",
+            "uid": created["metadata"]["uid"],
+        },
+        "note": "0/2 nodes are available: 2 Insufficient cpu.",
+    }
+    r = httpx.post(
+        f"{served.url}/apis/events.k8s.io/v1/namespaces/default/events", json=event, timeout=10
+    )
+    assert r.status_code == 201, r.text
+    rows = kubectl.rows("get", "events")
+    assert [(e["TYPE"], e["REASON"], e["OBJECT"], e["MESSAGE"]) for e in rows] == [
+        (
+            "Warning",
+            "FailedScheduling",
+            "pod/lonely",
+            "0/2 nodes are available: 2 Insufficient cpu.",
+        )
+    ]
+    described = kubectl("describe", "pod", "lonely").stdout
+    assert (
+        "FailedScheduling" in described
+        and "0/2 nodes are available: 2 Insufficient cpu." in described
+    )
+    kubectl("delete", "pod", "lonely")
+
+
+def test_fake_apiserver_command(tmp_path: Path) -> None:
+    manifest = tmp_path / "cluster.yaml"
+    manifest.write_text(CLUSTER)
+    kubeconfig = tmp_path / "kubeconfig"
+    cmd = [
+        sys.executable,
+        "-m",
+        "kubesched.cli",
+        "fake-apiserver",
+        str(manifest),
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kubeconfig),
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    watchdog = threading.Timer(30, proc.kill)
+    watchdog.start()
+    try:
+        lines: list[Any] = []
+        while not any(line.startswith("kubeconfig: ") for line in lines):
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert line, f"fake-apiserver exited early: {proc.stderr.read() if proc.stderr else ''}"
+            lines.append(line.strip())
+        assert lines[0].startswith("serving the fake cluster on http://127.0.0.1:")
+        assert lines[1] == f"kubeconfig: {kubeconfig}"
+        kubectl = Kubectl(kubeconfig, tmp_path / "cache")
+        assert [n["NAME"] for n in kubectl.rows("get", "nodes")] == ["n1", "n2"]
+        assert [p["NAME"] for p in kubectl.rows("get", "pods")] == ["batch", "web"]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
+def test_fake_apiserver_rejects_bad_manifests(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: lots}}}]\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli", "fake-apiserver", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(
+        f"kubesched: error: {bad}: document 1 (Pod p), spec.containers[0].resources.requests.cpu"
+    )

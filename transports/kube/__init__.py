@@ -1,0 +1,36 @@
+"""The live Kubernetes API transport: list-then-watch, binds, status patches, events, leases.
+
+Configuration comes from a kubeconfig, the pod's service account, or a bare ``--server`` URL
+(:func:`load_config`); requests go through httpx (anyio-native: asyncio or trio) with a
+client-side QPS limit; objects decode with msgspec into kubesched's API structs.
+"""
+
+from __future__ import annotations
+
+from ._auth import ExecConfig
+from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient, GoneError, TokenBucket
+from ._config import ClusterConfig, in_cluster_config, load_config, load_kubeconfig
+from ._leader import LeaderElectionLost, LeaderElector, default_identity
+from ._transport import KubeTransport
+from ._watch import RESOURCES, KubeWatch, Reflector, Resource
+
+__all__ = [
+    "DEFAULT_BURST",
+    "DEFAULT_QPS",
+    "RESOURCES",
+    "ApiClient",
+    "ClusterConfig",
+    "ExecConfig",
+    "GoneError",
+    "KubeTransport",
+    "KubeWatch",
+    "LeaderElectionLost",
+    "LeaderElector",
+    "Reflector",
+    "Resource",
+    "TokenBucket",
+    "default_identity",
+    "in_cluster_config",
+    "load_config",
+    "load_kubeconfig",
+]
