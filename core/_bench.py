@@ -53,8 +53,9 @@ template sets ``terminationGracePeriodSeconds: 0`` upstream and here, so they go
 fake cluster's default 30 s grace, which passes in *wall-clock* time in a bench, the grace period
 would dominate every figure.
 
-Output: pods/s over the measured pods and the scheduling-attempt latency p50/p99 (pop → bound, or
-pop → failure, for every attempt of the measured phase).  ``gang`` also gives the time per gang
+Output: pods/s over the measured pods and the scheduling-attempt latency p50/p99 (pop → bound, for
+the attempts of the measured phase that ended in a bind: a failed attempt, such as the one in which
+a preemptor evicts its victims, is counted in ``attempts`` but has no latency sample).  ``gang`` also gives the time per gang
 attempt: from the first member's scheduling attempt that passes the Gang PreFilter (the pods
 before it have been waiting for their siblings) to the last member's bind, mean, p50 and p99 over
 the gangs — upstream's ``scheduler_podgroup_scheduling_attempt_duration_seconds`` (~3.7 ms average

@@ -115,6 +115,7 @@ class WaitingPod:
         self.on_release: Callable[[], None] | None = None
         # expires every waiting pod of the framework whose wait is over (set by the framework)
         self.expire_all: Callable[[float], None] | None = None
+        self.timed = True
 
     @property
     def uid(self) -> str:
@@ -161,6 +162,9 @@ class WaitingPod:
         )
 
     async def wait(self) -> Status:
+        if not self.timed:
+            # a deterministic driver expires waits itself (``Framework.expire_waiting_pods``)
+            await self._done.wait()
         while not self._done.is_set():
             if not self.pending:
                 break
@@ -280,6 +284,7 @@ class Framework:
         self.wall_clock: Callable[[], float] = lambda: 0.0
         self.feature_gates: dict[str, bool] = {}
         self.rng: random.Random = random.Random(0)
+        self.deterministic = False
         plugin_args = plugin_args or {}
         arg_paths = arg_paths or {}
         disabled = disabled or {}
@@ -688,6 +693,7 @@ class Framework:
         if timeouts:
             wp = WaitingPod(pod, timeouts, anyio.current_time())
             wp.expire_all = self.expire_waiting_pods
+            wp.timed = not self.deterministic
             self.waiting_pods[wp.uid] = wp
             return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
         return None
@@ -703,6 +709,11 @@ class Framework:
         if st.is_success():
             return None
         return st
+
+    def next_permit_deadline(self) -> float | None:
+        """The earliest instant a waiting pod's wait ends."""
+        deadlines = [d for wp in self.waiting_pods.values() if not wp.released for d in wp.pending.values()]
+        return min(deadlines, default=None)
 
     def expire_waiting_pods(self, now: float) -> None:
         """Reject every waiting pod whose wait is over, in the order they started waiting."""

@@ -830,11 +830,23 @@ class SchedulingQueue:
         not yet run, whoever calls it first — this task, or the scheduling loop before each pop —
         so what the loop pops at a tick's instant never depends on which task ran first.
         """
-        start = self.now()
-        self._ticks = [(start, FLUSH_BACKOFF_PERIOD, 1), (start, FLUSH_UNSCHEDULABLE_PERIOD, 1)]
+        self.start_ticks()
         while True:
             await anyio.sleep_until(min(t0 + period * k for t0, period, k in self._ticks))
             self.run_due_flushes()
+
+    def start_ticks(self) -> None:
+        """Start the periodic flushes' ticks from now (``run`` does; a driver may instead call
+        ``run_due_flushes`` itself at ``next_tick()``)."""
+        start = self.now()
+        self._ticks = [(start, FLUSH_BACKOFF_PERIOD, 1), (start, FLUSH_UNSCHEDULABLE_PERIOD, 1)]
+
+    def next_tick(self, *, backoff_only: bool = False) -> float | None:
+        """When the next periodic flush is due (None before ``start_ticks``)."""
+        ticks = self._ticks[:1] if backoff_only else self._ticks
+        if not ticks:
+            return None
+        return min(t0 + period * k for t0, period, k in ticks)
 
     def run_due_flushes(self) -> None:
         """Run the periodic flushes whose tick has come (each tick runs once)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -205,6 +206,7 @@ class Scheduler:
             # before the queue asks the profiles for their events (EventsToRegister may
             # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
             fw.feature_gates = dict(self.config.feature_gates)
+            fw.deterministic = deterministic
             self.profiles[prof.scheduler_name] = fw
         self.queue = SchedulingQueue(
             self.profiles,
@@ -238,6 +240,9 @@ class Scheduler:
         self._turn_events: dict[int, anyio.Event] = {}
         self._settled: anyio.Event | None = None
         self.pre_cycle_hooks: list[Callable[[], object]] = []
+        self._wake_sources: list[Callable[[], float | None]] = []
+        self._kick: anyio.Event | None = None
+        self._idle_waiter: anyio.Event | None = None
         self._background_tasks = 0
         self.scheduled_count = 0
         self.on_idle_check: Callable[[], None] | None = None
@@ -251,10 +256,13 @@ class Scheduler:
                 self._tg = tg
                 tg.start_soon(self._informer)
                 await self._synced.wait()
-                tg.start_soon(self.queue.run)
+                if self.deterministic:
+                    self.queue.start_ticks()
+                else:
+                    tg.start_soon(self.queue.run)
                 if self.cache.ttl > 0:
                     tg.start_soon(self._cleanup_assumed_pods)
-                tg.start_soon(self._scheduling_loop)
+                tg.start_soon(self._deterministic_loop if self.deterministic else self._scheduling_loop)
                 task_status.started()
         finally:
             if self.extenders:  # their HTTP clients
@@ -314,6 +322,7 @@ class Scheduler:
             event = self._turn_events.setdefault(ticket, anyio.Event())
             await event.wait()
             self._turn_events.pop(ticket, None)
+        self._drain()  # the turn sees every change made before it
 
     def _end_turn(self, ticket: int | None) -> None:
         if ticket is None:
@@ -368,6 +377,11 @@ class Scheduler:
                     self._drain()
                     if event.type == "SYNCED":
                         backoff = 1.0
+                        if self.deterministic:
+                            # from now on only the loop takes events, at fixed points; a
+                            # delivery just wakes it
+                            self._watch.on_push = self._kick_loop
+                            return
                 return
             except TransportError as e:
                 log.warning("watch failed (%s); re-listing in %.0fs", e, backoff)
@@ -515,6 +529,65 @@ class Scheduler:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
     # --- scheduling loop ----------------------------------------------------------------------
+    # --- the deterministic loop (simulations) -----------------------------------------------
+    def _kick_loop(self) -> None:
+        if self._kick is not None:
+            self._kick.set()
+            self._kick = None
+
+    def add_wake_source(self, next_due: Callable[[], float | None], run_due: Callable[[], object]) -> None:
+        """A timed event source for the deterministic loop: when it is next due, and what to do
+        then (e.g. the fake cluster's terminations, a simulation's arrivals)."""
+        self._wake_sources.append(next_due)
+        self.pre_cycle_hooks.append(run_due)
+
+    def _next_wake(self, *, for_idle: bool = False) -> float | None:
+        times = [t for src in self._wake_sources if (t := src()) is not None]
+        times += [t for fw in self.profiles.values() if (t := fw.next_permit_deadline()) is not None]
+        if not for_idle or self.queue.busy():
+            tick = self.queue.next_tick()
+            if tick is not None:
+                times.append(tick)
+        return min(times, default=None)
+
+    async def wait_idle(self) -> None:
+        """Wait until nothing more can happen (deterministic mode): no pod to schedule now or
+        after a backoff, no binding or background task, no waiting pod, no timed event due."""
+        self._idle_waiter = anyio.Event()
+        await self._idle_waiter.wait()
+
+    async def _deterministic_loop(self) -> None:
+        """One scheduling loop that owns every timed event of a simulation.
+
+        At each instant: let runnable tasks finish (in turn order), then run what is due in a
+        fixed order — timed sources (terminations, arrivals), delivered watch events, the queue's
+        flushes, Permit timeouts — and only then pop the next pod.  Nothing depends on the
+        order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
+        """
+        self.queue.on_change = self._kick_loop
+        while True:
+            await self._settle()
+            for hook in self.pre_cycle_hooks:
+                hook()
+            self._drain()
+            self.queue.run_due_flushes()
+            now = anyio.current_time()
+            for fw in self.profiles.values():
+                fw.expire_waiting_pods(now)
+            if self._active > 0:
+                continue
+            qpi = self.queue.pop_nowait()
+            if qpi is not None:
+                await self.schedule_one(qpi)
+                continue
+            if self._idle_waiter is not None and self._next_wake(for_idle=True) is None and self.is_idle():
+                self._idle_waiter.set()
+                self._idle_waiter = None
+            self._kick = kick = anyio.Event()
+            wake = self._next_wake()
+            with anyio.move_on_after(max(0.0, wake - now) if wake is not None else math.inf):
+                await kick.wait()
+
     async def _scheduling_loop(self) -> None:
         while True:
             # everything already due at this instant happens before the next pop: delivered

@@ -20,7 +20,6 @@ from ._manifests import Manifest, system_priority_classes
 from ._objects import Pod
 from ._scheduler import Scheduler
 
-IDLE_POLL_SECONDS = 1.0
 UNTIL_EPSILON = 1e-6
 
 
@@ -85,7 +84,7 @@ async def simulate(
     initial = [m for m in manifests if m.arrival <= 0]
     later = [m for m in manifests if m.arrival > 0]
     records: dict[tuple[str, str], PodRecord] = {}
-    async with FakeCluster() as cluster:
+    async with FakeCluster(kubelet_timers=False) as cluster:
         start = anyio.current_time()
         for pc in system_priority_classes():
             cluster.create(pc)
@@ -111,8 +110,13 @@ async def simulate(
             async for event in watch:
                 track(event)
 
+        def next_arrival() -> float | None:
+            if not pending_arrivals[0]:
+                return None
+            return start + later[len(later) - pending_arrivals[0]].arrival
+
         def due_arrivals() -> None:
-            """Create every object whose arrival time has come (the loop and the task both call it)."""
+            """Create every object whose arrival time has come."""
             now = anyio.current_time()
             while pending_arrivals[0]:
                 m = later[len(later) - pending_arrivals[0]]
@@ -121,35 +125,17 @@ async def simulate(
                 cluster.create(m.obj)
                 pending_arrivals[0] -= 1
 
-        async def arrivals() -> None:
-            while pending_arrivals[0]:
-                m = later[len(later) - pending_arrivals[0]]
-                await anyio.sleep_until(start + m.arrival)
-                due_arrivals()
-
-        sched.pre_cycle_hooks += [cluster.run_due_terminations, due_arrivals]
+        # the scheduler's loop drives every timed event, in a fixed order at each instant
+        sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
+        sched.add_wake_source(next_arrival, due_arrivals)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tracker)
             await tg.start(sched.run)
-            tg.start_soon(arrivals)
-            while True:
-                # ``until`` is exclusive: nothing that happens at exactly that instant is included,
-                # so where the run stops never depends on which task runs first
-                with anyio.move_on_after(max(0.0, stop_at - UNTIL_EPSILON - anyio.current_time())):
-                    while True:
-                        await anyio.sleep(IDLE_POLL_SECONDS)
-                        # what is due now happens before deciding that nothing more can happen
-                        for hook in sched.pre_cycle_hooks:
-                            hook()
-                        sched.queue.run_due_flushes()
-                        if (
-                            pending_arrivals[0] == 0
-                            and cluster.pending_terminations() == 0
-                            and sched.is_idle()
-                        ):
-                            break
-                break
+            # ``until`` is exclusive: nothing that happens at exactly that instant is included,
+            # so where the run stops never depends on which task runs first
+            with anyio.move_on_after(max(0.0, stop_at - UNTIL_EPSILON - anyio.current_time())):
+                await sched.wait_idle()
             end = anyio.current_time()
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at

@@ -34,7 +34,7 @@ import heapq
 import math
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -254,6 +254,8 @@ class _Watch:
     def __init__(self, events: Iterable[WatchEvent]) -> None:
         self._queue: deque[WatchEvent] = deque(events)
         self._wakeup: anyio.Event | None = None
+        # called (synchronously) for every event delivered to this watch
+        self.on_push: Callable[[], None] | None = None
         self._ended = False
         self._dropped = False
 
@@ -298,6 +300,8 @@ class _Watch:
         if self._wakeup is not None:
             self._wakeup.set()
             self._wakeup = None
+        if self.on_push is not None:
+            self.on_push()
 
     def _end(self, *, dropped: bool = False) -> None:
         self._ended = True
@@ -331,7 +335,11 @@ class FakeCluster(Transport):
         epoch: str = "2024-01-01T00:00:00Z",
         default_grace_seconds: int = 30,
         clear_nominated_node_name_on_binding: bool = True,
+        kubelet_timers: bool = True,
     ) -> None:
+        """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
+        called (a deterministic simulation drives every timed event from one loop)."""
+        self.kubelet_timers = kubelet_timers
         try:
             parsed = datetime.fromisoformat(epoch.replace("Z", "+00:00"))
         except ValueError:
@@ -370,7 +378,8 @@ class FakeCluster(Transport):
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
-        tg.start_soon(self._kubelet)
+        if self.kubelet_timers:
+            tg.start_soon(self._kubelet)
         return self
 
     async def __aexit__(
