@@ -502,17 +502,18 @@ def framework_for(
     """
     import random
 
+    from kubesched.plugins import IN_TREE
+
     from ._cache import Cache, Snapshot
     from ._framework import Framework
     from ._queue import Nominator
     from ._scheduler import ClusterState
 
-    if registry is None:
-        from kubesched.plugins import IN_TREE as registry  # type: ignore[no-redef]
+    factories: dict[str, Any] = dict(IN_TREE) if registry is None else dict(registry)
     points = {k: [(n, 1) for n in v] for k, v in enabled.items()}
     points.setdefault("queueSort", [("PrioritySort", 1)])
     points.setdefault("bind", [("DefaultBinder", 1)])
-    fw = Framework("default-scheduler", points, registry, plugin_args or {})
+    fw = Framework("default-scheduler", points, factories, plugin_args or {})
     cache = Cache()
     for n in nodes:
         cache.add_node(n)
