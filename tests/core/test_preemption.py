@@ -1067,14 +1067,7 @@ async def test_sync_preemption_error_is_returned() -> None:
     assert fw.scheduler.metrics.preemptions == 0
 
 
-def _missing(*names: str) -> bool:
-    return any(n not in IN_TREE for n in names)
-
-
-@pytest.mark.skipif(_missing("PodTopologySpread"), reason="PodTopologySpread is not in-tree yet")
-def test_g7_preemption_to_resolve_pod_topology_spread() -> (
-    None
-):  # pragma: no cover - pending plugin
+def test_g7_preemption_to_resolve_pod_topology_spread() -> None:
     """G7 DP/TestDryRunPreemption/preemption to resolve pod topology spread filter failure."""
     from kubesched._objects import LabelSelector, LabelSelectorRequirement
 
@@ -1101,3 +1094,21 @@ def test_g7_preemption_to_resolve_pod_topology_spread() -> (
     got, _, _ = ev.dry_run_preemption(_state(fw, p), p, fw.snapshot.node_infos, [], 0, 3)
     assert _as_dict(got) == {"node-a": (["pod-a2"], 0), "node-b": (["pod-b1"], 0)}
     assert counter.calls == 5
+
+
+def test_g6_pod_with_anti_affinity_is_preempted() -> None:
+    """G6 DP/TestDryRunPreemption/pod with anti-affinity is preempted (plus InterPodAffinity)."""
+    incoming = pod("p", HIGH, S, labels={"foo": ""})
+    victim = make_pod("p1.1").priority(LOW).req(**S).node("node1").label("foo", "")
+    victim.pod_anti_affinity("foo", None, "hostname", op="Exists")
+    init = [
+        victim.obj(),
+        pod("p1.2", MID, S, "node1"),
+        pod("p1.3", HIGH, S, "node1"),
+        pod("p2", HIGH, S, "node2"),
+    ]
+    nodes = [node("node1/zone1"), node("node2/zone1")]
+    fw = _framework([FIT, "InterPodAffinity"], nodes, init, pre=[FIT, "InterPodAffinity"])
+    ev = fw.plugin("DefaultPreemption").evaluator
+    got, _, _ = ev.dry_run_preemption(_state(fw, incoming), incoming, fw.snapshot.node_infos, [], 0, 2)
+    assert _as_dict(got) == {"node1": (["p1.1"], 0)}

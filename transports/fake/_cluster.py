@@ -733,6 +733,18 @@ class FakeCluster(Transport):
                 ]
         else:
             pod.status.phase = pod.status.phase or "Pending"
+            if spec.scheduling_gates and not any(c.type == "PodScheduled" for c in pod.status.conditions):
+                # the API server's applySchedulingGatedCondition
+                pod.status.conditions = [
+                    *pod.status.conditions,
+                    PodCondition(
+                        type="PodScheduled",
+                        status="False",
+                        reason="SchedulingGated",
+                        message="Scheduling is blocked due to non-empty scheduling gates",
+                        last_transition_time=self.timestamp(),
+                    ),
+                ]
 
     def _put(self, kind: str, key: _Key, obj: Any, type_: WatchEventType) -> None:
         self._rv += 1
