@@ -514,6 +514,8 @@ class Framework:
 
         Plugins run in profile order; a node rejected by one plugin is not shown to the next.
         """
+        if len(nodes) == 1:
+            return self._run_filter_plugins_one(state, pod, nodes)
         failed: dict[int, Status] = {}
         alive = nodes
         positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
@@ -532,22 +534,64 @@ class Framework:
                 break
             if not out:
                 continue
-            bad: list[int] = []
+            # Plugins share one Status among the nodes they reject for the same reason: look at
+            # each distinct status once and record the rejected positions in bulk.
+            sts = list(out.values())
+            distinct = dict(zip(map(id, sts), sts, strict=True)).values()
+            if all(st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct):
+                for st in distinct:
+                    st.plugin = name
+                keys = np.fromiter(out.keys(), np.int64, len(sts))
+                failed.update(zip((keys if positions is None else positions[keys]).tolist(), sts, strict=True))
+                keep = np.ones(len(alive), dtype=bool)
+                keep[keys] = False
+            else:
+                bad: list[int] = []
+                for i, st in out.items():
+                    if st is None or st.code == Code.SUCCESS:
+                        continue
+                    st.plugin = name
+                    if not st.is_rejected():
+                        st = Status(
+                            Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error
+                        )
+                    pos = int(i) if positions is None else int(positions[i])
+                    failed[pos] = st
+                    bad.append(int(i))
+                if not bad:
+                    continue
+                keep = np.ones(len(alive), dtype=bool)
+                keep[bad] = False
+            idx = np.flatnonzero(keep)
+            positions = idx if positions is None else positions[idx]
+            alive = alive.subset(idx)
+        return failed
+
+    def _run_filter_plugins_one(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status]:
+        """:meth:`run_filter_plugins` for a batch of one node, without the position bookkeeping."""
+        failed: dict[int, Status] = {}
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter:
+            if name in skip:
+                continue
+            try:
+                out = fn(state, pod, nodes)
+            except Exception as err:
+                return {0: Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)}
+            if not out:
+                continue
             for i, st in out.items():
                 if st is None or st.code == Code.SUCCESS:
                     continue
                 st.plugin = name
                 if not st.is_rejected():
                     st = Status(Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error)
-                pos = int(i) if positions is None else int(positions[i])
-                failed[pos] = st
-                bad.append(int(i))
-            if bad:
-                keep = np.ones(len(alive), dtype=bool)
-                keep[bad] = False
-                idx = np.flatnonzero(keep)
-                positions = idx if positions is None else positions[idx]
-                alive = alive.subset(idx)
+                failed[int(i)] = st
+            if failed:
+                for k in failed:
+                    if k not in (0, -1):  # what indexing the one-node batch would raise
+                        raise IndexError(f"index {k} is out of bounds for axis 0 with size 1")
+                break
         return failed
 
     def run_filter_plugins_with_nominated_pods(
@@ -555,30 +599,71 @@ class Framework:
     ) -> Status | None:
         """``RunFilterPluginsWithNominatedPods``: the two-pass filter for one node."""
         prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
-        uid = pod.metadata.uid
-        st: Status | None = None
-        pods_added = False
-        for i in range(2):
-            state_to_use, info_to_use = state, node_info
-            if i == 0:
-                nominated = self.nominator.for_node(node_info.name) if self.nominator else []
-                nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
-                if nominated:
-                    state_to_use = state.clone()
-                    info_to_use = node_info.clone()
-                    for p in nominated:
-                        info_to_use.add_pod(p)
-                        err = self.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
-                        if err is not None:
-                            return err
-                    pods_added = True
-            elif not (pods_added and (st is None or st.is_success())):
-                break
-            failed = self.run_filter_plugins(state_to_use, pod, NodeBatch([info_to_use]))
-            st = failed.get(0)
-            if st is not None and not st.is_rejected():
+        nominator = self.nominator
+        nominated = nominator.for_node(node_info.name) if nominator else None
+        if nominated:
+            uid = pod.metadata.uid
+            nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
+        if nominated:
+            # pass 1: with the nominated pods of equal or higher priority added
+            state_to_use = state.clone()
+            info_to_use = node_info.clone()
+            for p in nominated:
+                info_to_use.add_pod(p)
+                err = self.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
+                if err is not None:
+                    return err
+            st = self._run_filter_plugins_one(state_to_use, pod, NodeBatch([info_to_use])).get(0)
+            if st is not None:
                 return st
-        return st
+        # pass 2 (the only one without nominated pods): the node as it is
+        return self._run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)
+
+    def run_filter_plugins_with_nominated_pods_batch(
+        self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo], pod_priority: int | None = None
+    ) -> list[Status | None]:
+        """:meth:`run_filter_plugins_with_nominated_pods` for each node, one status per node.
+
+        With no AddPod extension to run, the first pass leaves the cycle state as it is, so both
+        passes run as one batch Filter call each over the nodes that need them (Filter plugins
+        do not change the state); otherwise the nodes go one by one.
+        """
+        skip = state.skip_filter_plugins
+        if any(name not in skip for name, _ in self._add_pod):
+            return [self.run_filter_plugins_with_nominated_pods(state, pod, ni, pod_priority) for ni in node_infos]
+        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
+        uid = pod.metadata.uid
+        nominator = self.nominator
+        results: list[Status | None] = [None] * len(node_infos)
+        first: list[int] = []  # nodes with nominated pods to add: pass 1 on a copy
+        copies: list[NodeInfo] = []
+        second: list[int] = []  # nodes for pass 2
+        for i, ni in enumerate(node_infos):
+            nominated = nominator.for_node(ni.name) if nominator else None
+            if nominated:
+                nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
+            if nominated:
+                info = ni.clone()
+                for p in nominated:
+                    info.add_pod(p)
+                first.append(i)
+                copies.append(info)
+            else:
+                second.append(i)
+        if copies:
+            failed = self.run_filter_plugins(state, pod, NodeBatch(copies))
+            for j, i in enumerate(first):
+                st = failed.get(j)
+                if st is None:
+                    second.append(i)
+                else:
+                    results[i] = st
+            second.sort()
+        if second:
+            failed = self.run_filter_plugins(state, pod, NodeBatch([node_infos[i] for i in second]))
+            for j, i in enumerate(second):
+                results[i] = failed.get(j)
+        return results
 
     # --- PostFilter -----------------------------------------------------------------------
     async def run_post_filter_plugins(

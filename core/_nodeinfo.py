@@ -28,6 +28,9 @@ def parse_time(ts: str | None) -> float | None:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
+_UNPARSED = object()
+
+
 class PodInfo:
     """A pod with what the scheduler derives from it once: requests, priority, identity."""
 
@@ -41,6 +44,8 @@ class PodInfo:
         "non_zero_mem",
         "host_ports",
         "extra",
+        "_start_src",
+        "_start_time",
     )
 
     def __init__(self, pod: Pod) -> None:
@@ -62,6 +67,8 @@ class PodInfo:
         self.host_ports = ports
         # per-plugin precomputed data (parsed affinity terms, ...), keyed by plugin name
         self.extra: dict[str, Any] = {}
+        self._start_src: object = _UNPARSED
+        self._start_time: float | None = None
 
     def update(self, pod: Pod) -> PodInfo:
         """A PodInfo for a newer version of the same pod (recomputed)."""
@@ -79,11 +86,18 @@ class PodInfo:
         pi.non_zero_mem = self.non_zero_mem
         pi.host_ports = self.host_ports
         pi.extra = dict(self.extra)
+        pi._start_src = _UNPARSED
+        pi._start_time = None
         return pi
 
     @property
     def start_time(self) -> float | None:
-        return parse_time(self.pod.status.start_time)
+        """``status.startTime`` in seconds since the epoch, parsed once per timestamp string."""
+        ts = self.pod.status.start_time
+        if ts is not self._start_src:
+            self._start_time = parse_time(ts)
+            self._start_src = ts
+        return self._start_time
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
@@ -233,6 +247,9 @@ class NodeBatch(Sequence[NodeInfo]):
         return self._names
 
     def __len__(self) -> int:
+        infos = self._infos
+        if infos is not None:
+            return len(infos)
         if self.indices is not None:
             return len(self.indices)
         return len(self.infos)
@@ -259,7 +276,7 @@ class NodeBatch(Sequence[NodeInfo]):
                 col = self._snapshot.column(kind, resource)[self.indices]
             else:
                 get = _COLUMN_GETTERS[kind]
-                col = np.fromiter((get(ni, resource) for ni in self.infos), np.int64, len(self))
+                col = np.array([get(ni, resource) for ni in self.infos], dtype=np.int64)
             self._cols[key] = col
         return col
 
@@ -281,7 +298,7 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._snapshot is not None and self.indices is not None:
             flags: np.ndarray = self._snapshot.node_flag(name, fn)[self.indices]
             return flags
-        return np.fromiter((bool(fn(ni)) for ni in self.infos), bool, len(self))
+        return np.array([bool(fn(ni)) for ni in self.infos], dtype=bool)
 
     @property
     def snapshot(self) -> Snapshot | None:

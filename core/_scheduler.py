@@ -488,10 +488,9 @@ class Scheduler:
             self.cluster.pods.pop(uid, None)
             self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
             if pod.spec.node_name or (old is not None and old.spec.node_name):
-                was_waiting = self._reject_waiting(uid)
+                self._reject_waiting(uid)
                 self.cache.remove_pod(uid)
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
-                del was_waiting
             else:
                 rejected = self._reject_waiting(uid)
                 self.queue.delete(pod)
@@ -819,26 +818,38 @@ class Scheduler:
             return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
         nominated = self._nodes_with_nominated_pods(pi)
         feasible: list[int] = []  # positions in ``order``
-        statuses: dict[int, Status] = {}
+        # the rejected positions in ``order`` and their statuses, in the order they were found;
+        # plugins share one Status among the nodes rejected for one reason, so the checks below
+        # look at each distinct status once
+        failed_pos: list[np.ndarray] = []
+        failed_sts: list[Status] = []
         pos = 0
         chunk = 0
         while pos < n and len(feasible) < to_find:
             chunk = max(to_find - len(feasible), chunk * 2, 1)
             seg = order[pos : pos + chunk]
-            ok, failed = self._filter_segment(fw, state, pi, seg, nominated)
-            for i, st in failed.items():
-                if st.code == Code.ERROR:
-                    raise _CycleError(st)
-                statuses[pos + i] = st
+            ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg, nominated)
+            if seg_sts:
+                if any(st.code == Code.ERROR for st in dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()):
+                    raise _CycleError(next(st for st in seg_sts if st.code == Code.ERROR))
+                failed_pos.append(seg_pos + pos)
+                failed_sts.extend(seg_sts)
             feasible.extend((ok + pos).tolist())
             pos += len(seg)
         if len(feasible) > to_find:
             feasible = feasible[:to_find]
         processed = (feasible[-1] + 1) if len(feasible) == to_find else n
-        for p, st in statuses.items():
-            if p < processed:
-                name = snap.names[int(order[p])]
-                diagnosis.node_to_status[name] = st
+        if failed_sts:
+            all_pos = np.concatenate(failed_pos) if len(failed_pos) > 1 else failed_pos[0]
+            if processed < n:
+                evaluated = all_pos < processed
+                failed_sts = [st for st, e in zip(failed_sts, evaluated.tolist(), strict=True) if e]
+                all_pos = all_pos[evaluated]
+            names = snap.names
+            diagnosis.node_to_status.update(
+                zip([names[i] for i in order[all_pos].tolist()], failed_sts, strict=True)
+            )
+            for st in dict(zip(map(id, failed_sts), failed_sts, strict=True)).values():
                 if st.plugin and st.is_rejected():
                     diagnosis.unschedulable_plugins.add(st.plugin)
                 if st.code == Code.PENDING and st.plugin:
@@ -896,14 +907,17 @@ class Scheduler:
         pi: PodInfo,
         seg: np.ndarray,
         nominated: set[str],
-    ) -> tuple[np.ndarray, dict[int, Status]]:
-        """Filter one segment of snapshot indices: (passing positions, {position: status})."""
+    ) -> tuple[np.ndarray, np.ndarray, list[Status]]:
+        """Filter one segment of snapshot indices: (passing positions, failed positions, their
+        statuses), the nodes with nominated pods first, then the others in the plugins' order."""
         snap = self.snapshot
         if nominated:
             special = [i for i, idx in enumerate(seg.tolist()) if snap.names[idx] in nominated]
         else:
             special = []
-        failed: dict[int, Status] = {}
+        failed_pos: list[int] = []
+        failed_sts: list[Status] = []
+        plain: np.ndarray | None = None
         if special:
             mask = np.ones(len(seg), dtype=bool)
             mask[special] = False
@@ -913,19 +927,21 @@ class Scheduler:
                     state, pi.pod, snap.node_infos[int(seg[i])], pi.priority
                 )
                 if st is not None and not st.is_success():
-                    failed[i] = st
-        else:
-            plain = None
+                    failed_pos.append(i)
+                    failed_sts.append(st)
         batch_idx = seg if plain is None else seg[plain]
+        positions = np.array(failed_pos, dtype=np.int64)
         if len(batch_idx):
             out = fw.run_filter_plugins(state, pi.pod, NodeBatch(snapshot=snap, indices=batch_idx))
-            for j, st in out.items():
-                failed[j if plain is None else int(plain[j])] = st
-        if not failed:
-            return np.arange(len(seg)), failed
+            if out:
+                keys = np.fromiter(out.keys(), np.int64, len(out))
+                positions = np.concatenate((positions, keys if plain is None else plain[keys]))
+                failed_sts.extend(out.values())
+        if not failed_sts:
+            return np.arange(len(seg)), positions, failed_sts
         keep = np.ones(len(seg), dtype=bool)
-        keep[list(failed)] = False
-        return np.flatnonzero(keep), failed
+        keep[positions] = False
+        return np.flatnonzero(keep), positions, failed_sts
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(

@@ -140,8 +140,7 @@ async def simulate(
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at
             tg.cancel_scope.cancel()
-        get = getattr(watch, "get_nowait", None)
-        while get is not None and (event := get()) is not None:
+        while (event := watch.get_nowait()) is not None:
             track(event)
         result = SimulationResult()
         for key in sorted(records, key=lambda k: order.get(k, len(order))):

@@ -250,6 +250,9 @@ class Fit:
         n = len(nodes)
         if n == 0:
             return None
+        if n == 1:
+            st = self._filter_one(req, nodes[0])
+            return None if st is None else {0: st}
         # one bit per failure reason, in upstream's order; bit 63 marks "unresolvable"
         reasons = [REASON_TOO_MANY_PODS]
         mask = np.zeros(n, dtype=np.int64)
@@ -274,6 +277,23 @@ class Fit:
             rs = [r for bit, r in enumerate(reasons) if key >> bit & 1]
             statuses[key] = Status(code, *rs)
         return dict(zip(failed.tolist(), [statuses[k] for k in keys.tolist()], strict=True))
+
+    def _filter_one(self, req: ResourceAmounts, ni: NodeInfo) -> Status | None:
+        """The batch Filter for a single node, in plain ints (the preemption dry run's case)."""
+        reasons: list[str] = []
+        unresolvable = False
+        if len(ni.pods) + 1 > ni.allocatable.allowed_pod_number:
+            reasons.append(REASON_TOO_MANY_PODS)
+        if not _requests_nothing(req):
+            alloc_of, used_of = ni.allocatable.get, ni.requested.get
+            for name, value in _checked_resources(req, self.ignored):
+                alloc = alloc_of(name)
+                if value > alloc - used_of(name):
+                    reasons.append(insufficient_reason(name))
+                    unresolvable = unresolvable or value > alloc
+        if not reasons:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
 
     # --- Score ----------------------------------------------------------------------------
     @hookimpl

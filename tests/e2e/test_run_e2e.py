@@ -630,11 +630,10 @@ def test_deploy_config_is_valid() -> None:
 # --- the command line ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the subprocess has its own loop: once is enough
 async def test_cli_run_serves_metrics_and_stops_on_sigterm(
     files: dict[str, Path], simulated: dict[str, str | None], tmp_path: Path, anyio_backend: str
 ) -> None:
-    if anyio_backend == "trio":
-        pytest.skip("the subprocess runs on its own loop: once is enough")
     scheduled_key = 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"}'
     expected = sum(1 for v in simulated.values() if v)
     port = free_port()
