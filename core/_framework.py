@@ -538,11 +538,14 @@ class Framework:
             # each distinct status once and record the rejected positions in bulk.
             sts = list(out.values())
             distinct = dict(zip(map(id, sts), sts, strict=True)).values()
-            if all(st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct):
+            if all(
+                st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct
+            ):
                 for st in distinct:
                     st.plugin = name
                 keys = np.fromiter(out.keys(), np.int64, len(sts))
-                failed.update(zip((keys if positions is None else positions[keys]).tolist(), sts, strict=True))
+                at = keys if positions is None else positions[keys]
+                failed.update(zip(at.tolist(), sts, strict=True))
                 keep = np.ones(len(alive), dtype=bool)
                 keep[keys] = False
             else:
@@ -552,9 +555,8 @@ class Framework:
                         continue
                     st.plugin = name
                     if not st.is_rejected():
-                        st = Status(
-                            Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error
-                        )
+                        msg = f'running "{name}" filter plugin: {st.message}'
+                        st = Status(Code.ERROR, msg, plugin=name, error=st.error)
                     pos = int(i) if positions is None else int(positions[i])
                     failed[pos] = st
                     bad.append(int(i))
@@ -567,7 +569,9 @@ class Framework:
             alive = alive.subset(idx)
         return failed
 
-    def _run_filter_plugins_one(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status]:
+    def _run_filter_plugins_one(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status]:
         """:meth:`run_filter_plugins` for a batch of one node, without the position bookkeeping."""
         failed: dict[int, Status] = {}
         skip = state.skip_filter_plugins
@@ -577,7 +581,8 @@ class Framework:
             try:
                 out = fn(state, pod, nodes)
             except Exception as err:
-                return {0: Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)}
+                msg = f'running "{name}" filter plugin: {err}'
+                return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
             if not out:
                 continue
             for i, st in out.items():
@@ -620,7 +625,11 @@ class Framework:
         return self._run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)
 
     def run_filter_plugins_with_nominated_pods_batch(
-        self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo], pod_priority: int | None = None
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_infos: Sequence[NodeInfo],
+        pod_priority: int | None = None,
     ) -> list[Status | None]:
         """:meth:`run_filter_plugins_with_nominated_pods` for each node, one status per node.
 
@@ -630,7 +639,10 @@ class Framework:
         """
         skip = state.skip_filter_plugins
         if any(name not in skip for name, _ in self._add_pod):
-            return [self.run_filter_plugins_with_nominated_pods(state, pod, ni, pod_priority) for ni in node_infos]
+            return [
+                self.run_filter_plugins_with_nominated_pods(state, pod, ni, pod_priority)
+                for ni in node_infos
+            ]
         prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
         uid = pod.metadata.uid
         nominator = self.nominator

@@ -830,7 +830,8 @@ class Scheduler:
             seg = order[pos : pos + chunk]
             ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg, nominated)
             if seg_sts:
-                if any(st.code == Code.ERROR for st in dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()):
+                distinct = dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()
+                if any(st.code == Code.ERROR for st in distinct):
                     raise _CycleError(next(st for st in seg_sts if st.code == Code.ERROR))
                 failed_pos.append(seg_pos + pos)
                 failed_sts.extend(seg_sts)
@@ -922,10 +923,11 @@ class Scheduler:
             mask = np.ones(len(seg), dtype=bool)
             mask[special] = False
             plain = np.flatnonzero(mask)
-            for i in special:
-                st = fw.run_filter_plugins_with_nominated_pods(
-                    state, pi.pod, snap.node_infos[int(seg[i])], pi.priority
-                )
+            infos = snap.node_infos
+            sts = fw.run_filter_plugins_with_nominated_pods_batch(
+                state, pi.pod, [infos[idx] for idx in seg[special].tolist()], pi.priority
+            )
+            for i, st in zip(special, sts, strict=True):
                 if st is not None and not st.is_success():
                     failed_pos.append(i)
                     failed_sts.append(st)

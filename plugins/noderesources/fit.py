@@ -51,6 +51,9 @@ FIT_NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + FIT_NAME
 PRE_SCORE_STATE_KEY = "PreScore" + FIT_NAME
 REASON_TOO_MANY_PODS = "Too many pods"
+_INSUFFICIENT_CPU = f"Insufficient {CPU}"
+_INSUFFICIENT_MEMORY = f"Insufficient {MEMORY}"
+_INSUFFICIENT_EPHEMERAL_STORAGE = f"Insufficient {EPHEMERAL_STORAGE}"
 
 
 def insufficient_reason(resource: str) -> str:
@@ -279,21 +282,37 @@ class Fit:
         return dict(zip(failed.tolist(), [statuses[k] for k in keys.tolist()], strict=True))
 
     def _filter_one(self, req: ResourceAmounts, ni: NodeInfo) -> Status | None:
-        """The batch Filter for a single node, in plain ints (the preemption dry run's case)."""
+        """The batch Filter for a single node, in plain ints (the preemption dry run's case):
+        the same checks, reasons and code as the columns give."""
+        alloc, used = ni.allocatable, ni.requested
         reasons: list[str] = []
         unresolvable = False
-        if len(ni.pods) + 1 > ni.allocatable.allowed_pod_number:
+        if len(ni.pods) + 1 > alloc.allowed_pod_number:
             reasons.append(REASON_TOO_MANY_PODS)
-        if not _requests_nothing(req):
-            alloc_of, used_of = ni.allocatable.get, ni.requested.get
-            for name, value in _checked_resources(req, self.ignored):
-                alloc = alloc_of(name)
-                if value > alloc - used_of(name):
+        v = req.milli_cpu
+        if v > 0 and v > alloc.milli_cpu - used.milli_cpu:
+            reasons.append(_INSUFFICIENT_CPU)
+            unresolvable = v > alloc.milli_cpu
+        v = req.memory
+        if v > 0 and v > alloc.memory - used.memory:
+            reasons.append(_INSUFFICIENT_MEMORY)
+            unresolvable = unresolvable or v > alloc.memory
+        v = req.ephemeral_storage
+        if v > 0 and v > alloc.ephemeral_storage - used.ephemeral_storage:
+            reasons.append(_INSUFFICIENT_EPHEMERAL_STORAGE)
+            unresolvable = unresolvable or v > alloc.ephemeral_storage
+        if req.scalar:
+            for name, value in req.scalar.items():
+                if value == 0 or self.ignored.has(name):
+                    continue
+                a = alloc.get(name)
+                if value > a - used.get(name):
                     reasons.append(insufficient_reason(name))
-                    unresolvable = unresolvable or value > alloc
+                    unresolvable = unresolvable or value > a
         if not reasons:
             return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return Status(code, *reasons)
 
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
