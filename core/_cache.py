@@ -220,17 +220,8 @@ class Cache:
             self.tree.update(old, node)
         self.tree_generation += 1
 
-    def update_node(self, node: Node) -> None:
-        ni = self.node_infos.get(node.metadata.name)
-        old = ni.node if ni else None
-        ni = self._touch(node.metadata.name)
-        ni.set_node(node)
-        if old is None:
-            self.tree.add(node)
-        else:
-            self.tree.update(old, node)
-        # labels / taints may change what lazily-built label columns hold
-        self.tree_generation += 1
+    # an update may change labels / taints that lazily-built columns hold: rebuild like an add
+    update_node = add_node
 
     def remove_node(self, name: str) -> None:
         ni = self.node_infos.get(name)

@@ -566,13 +566,7 @@ class Scheduler:
         self.queue.on_change = self._kick_loop
         while True:
             await self._settle()
-            for hook in self.pre_cycle_hooks:
-                hook()
-            self._drain()
-            self.queue.run_due_flushes()
-            now = anyio.current_time()
-            for fw in self.profiles.values():
-                fw.expire_waiting_pods(now)
+            now = self._run_due()
             if self._active > 0:
                 continue
             qpi = self.queue.pop_nowait()
@@ -587,20 +581,21 @@ class Scheduler:
             with anyio.move_on_after(max(0.0, wake - now) if wake is not None else math.inf):
                 await kick.wait()
 
+    def _run_due(self) -> float:
+        """Everything due at this instant, before the next pop, in a fixed order: timed sources,
+        delivered watch events, the queue's periodic flushes, Permit timeouts."""
+        for hook in self.pre_cycle_hooks:
+            hook()
+        self._drain()
+        self.queue.run_due_flushes()
+        now = anyio.current_time()
+        for fw in self.profiles.values():
+            fw.expire_waiting_pods(now)
+        return now
+
     async def _scheduling_loop(self) -> None:
         while True:
-            # everything already due at this instant happens before the next pop: delivered
-            # watch events, then the queue's periodic flushes
-            for hook in self.pre_cycle_hooks:
-                hook()
-            self._drain()
-            self.queue.run_due_flushes()
-            now = anyio.current_time()
-            for fw in self.profiles.values():
-                fw.expire_waiting_pods(now)
-            if self.deterministic and self._active > 0:
-                await self._settle()
-                continue
+            self._run_due()
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
