@@ -78,8 +78,11 @@ class NodeUnschedulable:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tolerates: bool | None = None
-        flagged = np.flatnonzero(nodes.node_flag(NAME, _cordoned_or_missing))
-        for i in flagged.tolist():
+        if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
+            flagged_list = [0] if _cordoned_or_missing(nodes[0]) else []
+        else:
+            flagged_list = np.flatnonzero(nodes.node_flag(NAME, _cordoned_or_missing)).tolist()
+        for i in flagged_list:
             node = nodes[i].node
             if node is None:
                 out[i] = Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)

@@ -107,7 +107,11 @@ class TaintToleration:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tols = pod.spec.tolerations
-        for i in np.flatnonzero(nodes.node_flag(NAME, _tainted_or_missing)).tolist():
+        if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
+            flagged = [0] if _tainted_or_missing(nodes[0]) else []
+        else:
+            flagged = np.flatnonzero(nodes.node_flag(NAME, _tainted_or_missing)).tolist()
+        for i in flagged:
             node = nodes[i].node
             if node is None:
                 out[i] = Status.as_error("invalid nodeInfo")
