@@ -145,18 +145,11 @@ async def simulate(
         result = SimulationResult()
         for key in sorted(records, key=lambda k: order.get(k, len(order))):
             result.pods.append(records[key])
-        seqs: dict[str, int] = {}
-        ranked = []
-        for i, e in enumerate(cluster.events):
-            obj = e.object
-            ns, _, name = obj.partition("/")
-            seq = seqs.get(obj, 0)
-            seqs[obj] = seq + 1
-            ranked.append((round(e.time, 6), order.get((ns, name), len(order)), seq, i, e))
-        ranked.sort(key=lambda r: r[:4])
+        # the deterministic loop makes the order events were recorded in the same on every
+        # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
         result.events = [
-            {"time": t, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
-            for t, _, _, _, e in ranked
+            {"time": round(e.time, 6), "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
+            for e in sorted(cluster.events, key=lambda e: round(e.time, 6))
         ]
         last = max([sched.last_activity - start, *(r["time"] for r in result.events)], default=0.0)
         virtual = round(min(max(last, 0.0), end - start), 6)
