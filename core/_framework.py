@@ -10,6 +10,7 @@ plugin becomes an Error status for that pod.  Filter and Score are batch calls o
 from __future__ import annotations
 
 import inspect
+import logging
 import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from ._status import Code, Status
 if TYPE_CHECKING:
     from ._objects import Pod
     from ._queue import QueuedPodInfo
+
+log = logging.getLogger("kubesched")
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -346,6 +349,7 @@ class Framework:
         if not self.points.get("bind"):
             raise PluginError(f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"')
         self._less = self.points["queueSort"][0].plugin.kubesched_queue_sort_less
+        self._less_failed = False
         self._filter = [
             (e.name, e.plugin.kubesched_filter) for e in self.points.get("filter", [])
         ]
@@ -390,19 +394,35 @@ class Framework:
                 if e.name in seen:
                     continue
                 seen.add(e.name)
+                registered = None
                 if hookspecs.implements(e.plugin, "kubesched_events_to_register"):
-                    for item in e.plugin.kubesched_events_to_register() or ():
-                        if isinstance(item, ClusterEventWithHint):
-                            out.append((e.name, item.event, item.hint))
-                        else:
-                            out.append((e.name, item, None))
-                else:
+                    try:
+                        registered = list(e.plugin.kubesched_events_to_register() or ())
+                    except Exception as err:  # then it is interested in everything, as without
+                        log.error('running "%s" EventsToRegister: %s', e.name, err)
+                if registered is None:
                     out.extend((e.name, event, None) for event in unroll_wildcard_resource())
+                    continue
+                for item in registered:
+                    if isinstance(item, ClusterEventWithHint):
+                        out.append((e.name, item.event, item.hint))
+                    else:
+                        out.append((e.name, item, None))
         return out
 
     # --- queue ----------------------------------------------------------------------------
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return bool(self._less(a, b))
+        """The profile's QueueSort.  A plugin that raises must not take the queue down: the pair
+        is then ordered as PrioritySort would order it, and the error is logged once."""
+        try:
+            return bool(self._less(a, b))
+        except Exception as err:
+            if not self._less_failed:
+                self._less_failed = True
+                log.error('running "%s" queue sort plugin: %s', self.points["queueSort"][0].name, err)
+            if a.priority != b.priority:
+                return a.priority > b.priority
+            return a.timestamp < b.timestamp
 
     def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None:
         entries = self.points.get("preEnqueue", [])

@@ -212,3 +212,27 @@ def test_per_node_adapters_give_batch_results() -> None:
     p = _plugin("X", reject={"n2"})(None, None)
     assert p.kubesched_filter(CycleState(), make_pod("p").obj(), batch) == {1: Status.unschedulable("X says no")}
     assert np.array_equal(p.kubesched_score(CycleState(), make_pod("p").obj(), batch), [10, 20])
+
+
+class _BrokenSort:
+    name = "BrokenSort"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    @hookimpl
+    def kubesched_queue_sort_less(self, a: Any, b: Any) -> bool:
+        raise RuntimeError("bug")
+
+
+def test_a_raising_queue_sort_falls_back_to_priority_order() -> None:
+    from kubesched._queue import QueuedPodInfo
+
+    fw = Framework(
+        "default-scheduler",
+        {"queueSort": [("BrokenSort", 0)], "bind": [("DefaultBinder", 0)]},
+        {**IN_TREE, "BrokenSort": _BrokenSort},
+    )
+    hi = QueuedPodInfo(kubesched.PodInfo(make_pod("hi").priority(10).obj()), timestamp=5)
+    lo = QueuedPodInfo(kubesched.PodInfo(make_pod("lo").priority(1).obj()), timestamp=1)
+    assert fw.queue_sort_less(hi, lo) and not fw.queue_sort_less(lo, hi)
