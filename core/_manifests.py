@@ -21,6 +21,8 @@ from ._objects import KINDS, Node, Pod, PodGroup, PriorityClass, convert
 from ._resources import QuantityError, parse_quantity
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
+# libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 INPUT_KINDS = {
     ("v1", "Node"),
     ("v1", "Pod"),
@@ -330,14 +332,23 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
         docs = items if isinstance(items, list) else [data]
         return list(enumerate(docs, start=1))
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        doc = text[: _offset(text, mark)].count("\n---") + 1 if mark is not None else 1
-        raise ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}") from None
+        docs = list(yaml.load_all(text, Loader=_YAML_LOADER))
+    except yaml.YAMLError:
+        # parse again with the pure-Python loader: its messages are the clearer ones
+        try:
+            docs = list(yaml.safe_load_all(text))
+        except yaml.YAMLError as e:
+            raise _yaml_error(path, text, e) from None
     return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+
+
+def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:
+    """One line for a YAML syntax error: where, and what."""
+    mark = getattr(e, "problem_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    doc = text[: _offset(text, mark)].count("\n---") + 1 if mark is not None else 1
+    return ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}")
 
 
 def _offset(text: str, mark: Any) -> int:
