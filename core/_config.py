@@ -53,8 +53,14 @@ UPSTREAM_OTHER_PLUGINS = frozenset(
 # plugins removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion)
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 
+# ``--feature-gates``: the gates kubesched knows, with their defaults.
+# - SchedulerQueueingHints: off selects the legacy queue (no hints, moveRequestCycle).
+# - SchedulerPopFromBackoffQ: upstream enabled it by default in newer releases (KEP-5142: a 1 s
+#   backoff ordering window, pop from backoffQ when activeQ is empty); kubesched keeps it off by
+#   default, so the default queue is the non-windowed one that cases A1-A5 describe.
 DEFAULT_FEATURE_GATES: dict[str, bool] = {
     "SchedulerAsyncPreemption": True,
+    "SchedulerPopFromBackoffQ": False,
     "SchedulerQueueingHints": True,
 }
 

@@ -24,25 +24,40 @@ Three sub-queues (``pkg/scheduler/backend/queue/scheduling_queue.go``)::
   they decide (through the hints) whether it goes straight back to the queues.
 
 Backoff: ``initial * 2^(attempts-1)``, capped at ``max``, counted from the pod's timestamp (which
-``add_unschedulable_if_not_present`` refreshes).  This is the queue without the
-``SchedulerPopFromBackoffQ`` gate: no 1 s ordering window, PreEnqueue only on the way to activeQ.
-The nominator remembers which pods are nominated to which nodes.
+``add_unschedulable_if_not_present`` refreshes).  The nominator remembers which pods are
+nominated to which nodes.
+
+Two feature gates change the model (both passed in by the Scheduler):
+
+- ``SchedulerQueueingHints`` (default on).  Off, the legacy path: hint functions are ignored
+  (every registered match counts as Queue), no events are recorded for pods in flight, a failed
+  pod goes to backoffQ if a move request came during or after its cycle (``moveRequestCycle >=
+  podSchedulingCycle``) or no plugin rejected it, else to unschedulablePods; an update moves an
+  unschedulable pod whenever its spec or labels changed (``isPodUpdated``).
+- ``SchedulerPopFromBackoffQ`` (default off here).  On: backoff expiries are truncated to a 1 s
+  ordering window and a pod backs off while ``!expiry.Before(truncate(now))``; the plugin heap
+  breaks equal expiries with activeQ's order; PreEnqueue runs on the way into backoffQ (and is
+  skipped on the way from backoffQ to activeQ); ``pop`` with an empty activeQ takes the head of
+  the plugin heap; the backoff flush ticks on whole seconds.  Off, the queue described above: no
+  window, PreEnqueue only on the way to activeQ.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
+import msgspec
 
 from . import _events as ev
 from ._events import ClusterEvent, QueueingHint
 from ._nodeinfo import PodInfo
-from ._objects import Pod
+from ._objects import Pod, PodStatus
 from ._status import Code, Status
 
 if TYPE_CHECKING:
@@ -52,6 +67,8 @@ DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
 FLUSH_BACKOFF_PERIOD = 1.0
+# ``backoffQOrderingWindowDuration`` (SchedulerPopFromBackoffQ): expiries are truncated to it
+BACKOFF_Q_ORDERING_WINDOW = 1.0
 FLUSH_UNSCHEDULABLE_PERIOD = 30.0
 
 # The plugin whose rejections any assigned-pod event in the namespace may resolve
@@ -216,31 +233,82 @@ class _Entry:
         return self.seq < other.seq
 
 
-class BackoffQueue:
-    """``backoff_queue.go``: the plugin-rejection heap and the error heap, by backoff expiry."""
+def align_to_window(t: float) -> float:
+    """``alignToWindow``: ``t.Truncate(backoffQOrderingWindowDuration)`` (whole seconds; a clock
+    a float rounding short of a second counts as that second)."""
+    return float(math.floor(t / BACKOFF_Q_ORDERING_WINDOW + 1e-9) * BACKOFF_Q_ORDERING_WINDOW)
 
-    def __init__(self, now: Callable[[], float], initial: float, maximum: float) -> None:
+
+class BackoffQueue:
+    """``backoff_queue.go``: the plugin-rejection heap and the error heap, by backoff expiry.
+
+    ``pop_from_backoff_q`` (the ``SchedulerPopFromBackoffQ`` gate) truncates expiries to the 1 s
+    ordering window and orders equal expiries in the plugin heap by ``active_less`` (activeQ's
+    QueueSort), so that the heap's head is what activeQ would pop.
+    """
+
+    def __init__(
+        self,
+        now: Callable[[], float],
+        initial: float,
+        maximum: float,
+        *,
+        pop_from_backoff_q: bool = False,
+        active_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
+    ) -> None:
         self.now = now
         self.initial = initial
         self.maximum = maximum
-        self.pod_backoff_q = _Heap(self._less)
+        self.windowed = pop_from_backoff_q
+        self._active_less = active_less
+        plugin_less = self._less
+        if pop_from_backoff_q and active_less is not None:
+            plugin_less = self._less_with_priority
+        self.pod_backoff_q = _Heap(plugin_less)
         self.pod_error_backoff_q = _Heap(self._less)
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """``lessBackoffCompleted``."""
         return self.expiry(a) < self.expiry(b)
+
+    def _less_with_priority(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """``lessBackoffCompletedWithPriority``: by window, then as activeQ orders."""
+        ea, eb = self.expiry(a), self.expiry(b)
+        if ea != eb:
+            return ea < eb
+        assert self._active_less is not None
+        return self._active_less(a, b)
 
     def duration(self, qpi: QueuedPodInfo) -> float:
         return calculate_backoff_duration(qpi.attempts, self.initial, self.maximum)
 
     def expiry(self, qpi: QueuedPodInfo) -> float:
-        """``BackoffExpiration`` (cached on the pod until its timestamp is refreshed)."""
+        """``BackoffExpiration`` (cached on the pod until its timestamp is refreshed).
+
+        Windowed (``getBackoffTime``): truncated to the window, and the zero time (before
+        anything) for a pod never attempted, which is not cached.
+        """
+        if self.windowed:
+            if qpi.attempts == 0:
+                return -math.inf
+            if qpi.backoff_expiration is None:
+                qpi.backoff_expiration = align_to_window(qpi.timestamp + self.duration(qpi))
+            return qpi.backoff_expiration
         if qpi.backoff_expiration is None:
             qpi.backoff_expiration = qpi.timestamp + self.duration(qpi)
         return qpi.backoff_expiration
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        """``isPodBackingoff``: ``expiry.After(now)`` (to the nanosecond)."""
+        """``isPodBackingoff``: ``expiry.After(now)`` (to the nanosecond); windowed,
+        ``!expiry.Before(alignToWindow(now))`` (a pod whose expiry falls in the current window
+        still backs off)."""
+        if self.windowed:
+            return not self.expiry(qpi) < align_to_window(self.now())
         return self.expiry(qpi) > self.now() + 1e-9
+
+    def pop_backoff(self) -> QueuedPodInfo | None:
+        """``popBackoff``: the head of the plugin heap (never the error heap), backing off or not."""
+        return self.pod_backoff_q.pop()
 
     def add(self, qpi: QueuedPodInfo) -> None:
         """A pod with no rejecting plugin goes to the error heap; the pod is never in both."""
@@ -364,7 +432,11 @@ class Nominator:
 
 
 class SchedulingQueue:
-    """``PriorityQueue`` with queueing hints on.  Single-threaded; ``pop`` is the only awaiting call."""
+    """``PriorityQueue``.  Single-threaded; ``pop`` is the only awaiting call.
+
+    ``queueing_hints`` is the ``SchedulerQueueingHints`` gate, ``pop_from_backoff_q`` the
+    ``SchedulerPopFromBackoffQ`` gate (see the module docstring for what each changes).
+    """
 
     def __init__(
         self,
@@ -377,8 +449,12 @@ class SchedulingQueue:
         pod_exists: Callable[[Pod], bool] | None = None,
         pod_lister: Callable[[Pod], Pod | None] | None = None,
         namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
+        queueing_hints: bool = True,
+        pop_from_backoff_q: bool = False,
     ) -> None:
         self.profiles = dict(profiles)
+        self.queueing_hints = queueing_hints
+        self.pop_from_backoff_q = pop_from_backoff_q
         first = next(iter(self.profiles.values()))
         self._less = first.queue_sort_less
         self.initial_backoff = pod_initial_backoff
@@ -386,7 +462,13 @@ class SchedulingQueue:
         self.max_in_unschedulable = pod_max_in_unschedulable
         self.now: Callable[[], float] = now or anyio.current_time
         self.active_q = _Heap(self._less)
-        self.backoff = BackoffQueue(lambda: self.now(), pod_initial_backoff, pod_max_backoff)
+        self.backoff = BackoffQueue(
+            lambda: self.now(),
+            pod_initial_backoff,
+            pod_max_backoff,
+            pop_from_backoff_q=pop_from_backoff_q,
+            active_less=self._less,
+        )
         self.backoff_q = self.backoff.pod_backoff_q
         self.error_backoff_q = self.backoff.pod_error_backoff_q
         self.unschedulable: dict[str, QueuedPodInfo] = {}
@@ -449,10 +531,16 @@ class SchedulingQueue:
     def _in_any_queue(self, uid: str) -> bool:
         return uid in self.active_q or uid in self.backoff or uid in self.unschedulable
 
-    def _move_to_active(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """``moveToActiveQ``: PreEnqueue, then activeQ; a gated pod goes to unschedulablePods."""
+    def _move_to_active(
+        self, qpi: QueuedPodInfo, event: ClusterEvent, from_backoff: bool = False
+    ) -> bool:
+        """``moveToActiveQ``: PreEnqueue, then activeQ; a gated pod goes to unschedulablePods.
+
+        With PopFromBackoffQ, a pod coming straight from backoffQ skips PreEnqueue (it ran on
+        the way in)."""
         uid = qpi.uid
-        self._run_pre_enqueue(qpi)
+        if not (self.pop_from_backoff_q and from_backoff):
+            self._run_pre_enqueue(qpi)
         if qpi.gated:
             if not self._in_any_queue(uid):
                 self.unschedulable[uid] = qpi
@@ -469,10 +557,21 @@ class SchedulingQueue:
         return True
 
     def _move_to_backoff(self, qpi: QueuedPodInfo) -> bool:
-        """``moveToBackoffQ`` (without PopFromBackoffQ: no PreEnqueue here)."""
+        """``moveToBackoffQ``.  With PopFromBackoffQ, PreEnqueue runs first (a gated pod goes to
+        unschedulablePods instead), and ``pop`` is woken: it may now take the pod from backoffQ."""
+        if self.pop_from_backoff_q:
+            self._run_pre_enqueue(qpi)
+            if qpi.gated:
+                if qpi.uid not in self.unschedulable:
+                    self.unschedulable[qpi.uid] = qpi
+                    self._changed()
+                return False
         self.unschedulable.pop(qpi.uid, None)
         self.backoff.add(qpi)
-        self._changed()
+        if self.pop_from_backoff_q:
+            self._wake()
+        else:
+            self._changed()
         return True
 
     def _wake(self) -> None:
@@ -497,13 +596,15 @@ class SchedulingQueue:
         for pod in pods:
             uid = pod.metadata.uid
             qpi = self.unschedulable.get(uid)
+            from_backoff = False
             if qpi is None:
                 qpi = self.backoff.get(uid)
                 if qpi is not None:
                     self.backoff.delete(uid)
-            if qpi is not None and self._move_to_active(qpi, ev.FORCE_ACTIVATE):
+                    from_backoff = True
+            if qpi is not None and self._move_to_active(qpi, ev.FORCE_ACTIVATE, from_backoff):
                 continue
-            if uid in self.in_flight:  # addEventsIfPodInFlight
+            if self.queueing_hints and uid in self.in_flight:  # addEventsIfPodInFlight
                 self._events.append((ev.FORCE_ACTIVATE, None, pod))
             self.move_request_cycle = self.scheduling_cycle
 
@@ -523,22 +624,32 @@ class SchedulingQueue:
                 self._waiter = anyio.Event()
             await self._waiter.wait()
 
+    def _poppable(self) -> bool:
+        """activeQ has a pod (or, with PopFromBackoffQ, the plugin backoff heap has one)."""
+        return bool(len(self.active_q)) or (self.pop_from_backoff_q and bool(len(self.backoff_q)))
+
     async def wait_for_pods(self) -> None:
-        """Wait until activeQ is not empty (or the queue is closed)."""
-        while not len(self.active_q) and not self._closed:
+        """Wait until there is a pod to pop (or the queue is closed)."""
+        while not self._poppable() and not self._closed:
             if self._waiter is None:
                 self._waiter = anyio.Event()
             await self._waiter.wait()
 
     def pop_nowait(self) -> QueuedPodInfo | None:
-        """The head of activeQ, or None if it is empty (``unlockedPop`` without waiting)."""
+        """The head of activeQ, or None if it is empty (``unlockedPop`` without waiting).
+
+        With PopFromBackoffQ, an empty activeQ gives the head of the plugin backoff heap."""
         while True:
             qpi = self.active_q.pop()
+            if qpi is None and self.pop_from_backoff_q:
+                qpi = self.backoff.pop_backoff()
             if qpi is None:
                 return None
             qpi.attempts += 1
-            if qpi.uid in self.in_flight:
+            if self.queueing_hints and qpi.uid in self.in_flight:
                 # "the same pod is tracked in multiple places in the scheduler": discard it
+                # (only tracked with hints on; without them the queue keeps no in-flight set,
+                # and here the set only serves ``busy``)
                 continue
             self.in_flight[qpi.uid] = self._events_base + len(self._events)
             self.scheduling_cycle += 1
@@ -570,8 +681,8 @@ class SchedulingQueue:
             self._events_base = oldest
 
     def _record_event(self, event: ClusterEvent, old: Any, new: Any) -> None:
-        """``addEventIfAnyInFlight``."""
-        if self.in_flight:
+        """``addEventIfAnyInFlight`` (hints on only)."""
+        if self.queueing_hints and self.in_flight:
             self._events.append((event, old, new))
 
     def in_flight_events(self) -> list[tuple[ClusterEvent, Any, Any]]:
@@ -599,10 +710,24 @@ class SchedulingQueue:
                 qpi.consecutive_errors_count = 0
             qpi.timestamp = self.now()
             qpi.backoff_expiration = None
+            if not self.queueing_hints:
+                self._add_unschedulable_without_hint(qpi, scheduling_cycle)
+                return
             strategy = self._hint_for_in_flight(qpi)
             self._requeue(qpi, strategy, ev.SCHEDULE_ATTEMPT_FAILURE)
         finally:
             self.done(uid)
+
+    def _add_unschedulable_without_hint(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
+        """``addUnschedulableWithoutQueueingHint`` (hints off): backoffQ if a move request came
+        during or after this cycle, or no plugin rejected the pod; otherwise unschedulablePods."""
+        if self.move_request_cycle >= scheduling_cycle or not (
+            qpi.unschedulable_plugins or qpi.pending_plugins
+        ):
+            self._move_to_backoff(qpi)
+        else:
+            self.unschedulable[qpi.uid] = qpi
+            self._changed()
 
     def _hint_for_in_flight(self, qpi: QueuedPodInfo) -> int:
         """``determineSchedulingHintForInFlightPod``."""
@@ -652,7 +777,8 @@ class SchedulingQueue:
             if not registered.matches(event) or plugin not in rejectors:
                 continue
             hint = QueueingHint.QUEUE
-            if hint_fn is not None:
+            # hints off: every registered function is ``defaultQueueingHintFn`` (always Queue)
+            if hint_fn is not None and self.queueing_hints:
                 try:
                     hint = hint_fn(qpi.pod, old, new)
                 except Exception:
@@ -744,8 +870,8 @@ class SchedulingQueue:
     def update(self, old: Pod | None, new: Pod) -> None:
         """``Update`` of an unscheduled pod."""
         uid = new.metadata.uid
-        events = ev.pod_update_events(old, new) if old is not None else []
-        if uid in self.in_flight:
+        events = ev.pod_update_events(old, new) if old is not None and self.queueing_hints else []
+        if self.queueing_hints and uid in self.in_flight:
             # recorded for when the pod comes back; the pod object itself is refreshed by the
             # failure handler from the informer
             for e in events:
@@ -769,12 +895,22 @@ class SchedulingQueue:
             qpi.update(new)
             if old is not None:
                 self.nominator.update(old, qpi.pod_info)
+            if not self.queueing_hints:
+                if old is None or is_pod_updated(old, new):
+                    # it may have finished its backoff while unschedulable
+                    if self.is_backing_off(qpi):
+                        self._move_to_backoff(qpi)
+                    else:
+                        self._move_to_active(qpi, ev.UNSCHEDULED_POD_UPDATE)
+                self._changed()
+                return
             for e in events:
                 strategy = self._worth_requeuing(qpi, e, old, new)
                 if strategy == _QUEUE_SKIP:
                     continue
                 self.unschedulable.pop(uid, None)
-                if self._requeue(qpi, strategy, e) == ACTIVE_Q:
+                where = self._requeue(qpi, strategy, e)
+                if where == ACTIVE_Q or (self.pop_from_backoff_q and where == BACKOFF_Q):
                     break
             self._changed()
             return
@@ -811,7 +947,7 @@ class SchedulingQueue:
         """``flushBackoffQCompleted``: the plugin heap first, then the error heap."""
         moved = self.backoff.pop_each_backoff_completed()
         for qpi in moved:
-            self._move_to_active(qpi, ev.BACKOFF_COMPLETE)
+            self._move_to_active(qpi, ev.BACKOFF_COMPLETE, from_backoff=True)
         return moved
 
     def flush_unschedulable_leftover(self) -> None:
@@ -824,7 +960,8 @@ class SchedulingQueue:
             self._move_pods(stale, ev.UNSCHEDULABLE_TIMEOUT, None, None)
 
     async def run(self) -> None:
-        """The periodic flushes (every 1 s and every 30 s from now); runs until cancelled.
+        """The periodic flushes (every 1 s and every 30 s from now; with PopFromBackoffQ the 1 s
+        flush on whole seconds); runs until cancelled.
 
         The flushes happen at fixed ticks.  ``run_due_flushes`` runs every tick that has come and
         not yet run, whoever calls it first — this task, or the scheduling loop before each pop —
@@ -839,7 +976,15 @@ class SchedulingQueue:
         """Start the periodic flushes' ticks from now (``run`` does; a driver may instead call
         ``run_due_flushes`` itself at ``next_tick()``)."""
         start = self.now()
-        self._ticks = [(start, FLUSH_BACKOFF_PERIOD, 1), (start, FLUSH_UNSCHEDULABLE_PERIOD, 1)]
+        backoff_t0 = start
+        if self.pop_from_backoff_q:
+            # ``waitUntilAlignedWithOrderingWindow``: the first flush at the next whole second
+            # (``alignToWindow(now + 1s)``), then every second
+            backoff_t0 = align_to_window(start + BACKOFF_Q_ORDERING_WINDOW) - FLUSH_BACKOFF_PERIOD
+        self._ticks = [
+            (backoff_t0, FLUSH_BACKOFF_PERIOD, 1),
+            (start, FLUSH_UNSCHEDULABLE_PERIOD, 1),
+        ]
 
     def next_tick(self, *, backoff_only: bool = False) -> float | None:
         """When the next periodic flush is due (None before ``start_ticks``)."""
@@ -879,6 +1024,18 @@ class SchedulingQueue:
 
 
 _POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
+
+
+def _strip_for_update(pod: Pod) -> Pod:
+    meta = msgspec.structs.replace(pod.metadata, resource_version="", generation=0, finalizers=[])
+    return msgspec.structs.replace(pod, metadata=meta, status=PodStatus())
+
+
+def is_pod_updated(old: Pod, new: Pod) -> bool:
+    """``isPodUpdated``: the pods differ once status, resourceVersion, generation and finalizers
+    are dropped (upstream also drops managedFields and keeps the ResourceClaim statuses, which
+    kubesched's Pod does not carry)."""
+    return _strip_for_update(old) != _strip_for_update(new)
 
 
 def _required_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:

@@ -213,6 +213,8 @@ class Scheduler:
             pod_initial_backoff=self.config.pod_initial_backoff_seconds,
             pod_max_backoff=self.config.pod_max_backoff_seconds,
             pod_exists=self._pod_exists,
+            queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
+            pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
         for fw in self.profiles.values():
             fw.snapshot = self.snapshot

@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
-import kubesched
 import numpy as np
+
+import kubesched
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 from kubesched.transports.fake.virtual_time import run as run_in_virtual_time

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._errors import ConfigError
 from kubesched._framework import MAX_NODE_SCORE
 

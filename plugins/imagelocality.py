@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._framework import MAX_NODE_SCORE
 from kubesched.hookspecs import hookimpl
 

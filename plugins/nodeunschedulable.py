@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched._objects import Taint
 from kubesched._status import Status

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+
 from kubesched._errors import ConfigError
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched._framework import MAX_NODE_SCORE

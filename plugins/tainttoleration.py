@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched._framework import MAX_NODE_SCORE
 from kubesched._status import Status

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from kubesched._framework import MAX_NODE_SCORE
 from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, pod_requests
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._status import Status
 from kubesched.hookspecs import hookimpl
 

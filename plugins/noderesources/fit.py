@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched._nodeinfo import NodeInfo
 from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, pod_requests
@@ -193,13 +194,19 @@ class Fit:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+        gates = getattr(self.handle, "feature_gates", None) or {}
+        if not gates.get("SchedulerQueueingHints", True):
+            # upstream: without queueing hints the node events also include taint and label
+            # updates (a Node/Add may be missed through preCheck, kubernetes#109437)
+            node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                 self.is_schedulable_after_pod_event,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                ClusterEvent(Resource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             ),
         ]

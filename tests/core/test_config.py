@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kubesched import hookimpl
 from kubesched._config import (
     DEFAULT_FEATURE_GATES,
@@ -639,12 +640,22 @@ def test_feature_gates(text: str, want: dict[str, bool]) -> None:
 def test_feature_gates_on_top_of_a_base() -> None:
     base = {**DEFAULT_FEATURE_GATES, "SchedulerQueueingHints": False}
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
-    assert got == {"SchedulerAsyncPreemption": False, "SchedulerQueueingHints": False}
+    assert got == {
+        "SchedulerAsyncPreemption": False,
+        "SchedulerPopFromBackoffQ": False,
+        "SchedulerQueueingHints": False,
+    }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
 
 
 def test_feature_gate_defaults_are_upstreams() -> None:
-    assert DEFAULT_FEATURE_GATES == {"SchedulerAsyncPreemption": True, "SchedulerQueueingHints": True}
+    # SchedulerPopFromBackoffQ is on by default in newer upstream releases; kubesched keeps it
+    # off by default (the non-windowed queue of cases A1-A5)
+    assert DEFAULT_FEATURE_GATES == {
+        "SchedulerAsyncPreemption": True,
+        "SchedulerPopFromBackoffQ": False,
+        "SchedulerQueueingHints": True,
+    }
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ import itertools
 import textwrap
 from pathlib import Path
 
-import kubesched
 import pytest
+
+import kubesched
 from kubesched._config import default_profile, parse_config
 from kubesched._entrypoints import ENTRY_POINT_GROUP, all_plugins, load_entry_point_plugins
 from kubesched._scheduler import Scheduler

@@ -14,9 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anyio
-import kubesched
 import numpy as np
 import pytest
+
+import kubesched
 from kubesched import Status, hookimpl, per_node_filter
 from kubesched._config import ProfileConfig, SchedulerConfig, parse_config
 from kubesched._extender import HTTPExtender, parse_extenders

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import kubesched
 import numpy as np
 import pytest
+
+import kubesched
 from kubesched import (
     Code,
     CycleState,

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from kubesched import CycleState, NodeInfo, Pod, Status, hookimpl, per_node_filter
 from kubesched._objects import copy
 from kubesched._preemption import (

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from kubesched._events import (
     ASSIGNED_POD_ADD,
     NODE_ADD,

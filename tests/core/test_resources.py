@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from kubesched import QuantityError, parse_quantity, pod_requests
 from kubesched._resources import (
     DEFAULT_MEMORY_REQUEST,

@@ -6,9 +6,10 @@ import random
 from collections import Counter
 from typing import Any
 
-import kubesched
 import numpy as np
 import pytest
+
+import kubesched
 from kubesched import Status, hookimpl, per_node_filter
 from kubesched._config import ProfileConfig, SchedulerConfig
 from kubesched._framework import CycleState

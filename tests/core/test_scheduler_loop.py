@@ -7,8 +7,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import kubesched
 import pytest
+
+import kubesched
 from kubesched import Status, hookimpl, per_node_filter
 from kubesched._config import ProfileConfig, SchedulerConfig, default_multi_point
 from kubesched._scheduler import Scheduler

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import kubesched
 import pytest
+
+import kubesched
 from kubesched import CycleState, NodeInfo, Pod, Status
 from kubesched._config import parse_config
 from kubesched._scheduler import Scheduler

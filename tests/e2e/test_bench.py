@@ -11,6 +11,7 @@ import dataclasses
 import json
 
 import pytest
+
 from kubesched import _bench
 from kubesched._bench import WORKLOADS, run_workload
 from kubesched._errors import ConfigError

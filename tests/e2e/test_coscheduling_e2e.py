@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kubesched._config import parse_config
 from kubesched._manifests import load_manifests
 from kubesched._simulate import simulate

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kubesched._config import parse_config
 from kubesched._manifests import load_manifests
 from kubesched._simulate import simulate

@@ -22,6 +22,7 @@ import anyio
 import anyio.from_thread
 import httpx
 import pytest
+
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
 from kubesched.transports.fake import FakeCluster
 

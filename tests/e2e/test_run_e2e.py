@@ -27,6 +27,7 @@ import anyio
 import anyio.abc
 import httpx
 import pytest
+
 from kubesched import ConflictError, Scheduler
 from kubesched._manifests import load_manifests
 from kubesched._objects import Binding
@@ -608,6 +609,7 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
 
 def test_deploy_config_is_valid() -> None:
     import yaml
+
     from kubesched._run import apply_config_sections
 
     cm = yaml.safe_load((DEPLOY / "config.yaml").read_text())

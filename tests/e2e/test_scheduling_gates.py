@@ -6,6 +6,7 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
+
 from kubesched._manifests import load_manifests
 from kubesched._objects import PodSchedulingGate
 from kubesched._scheduler import Scheduler

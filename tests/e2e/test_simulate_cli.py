@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kubesched import cli
 from kubesched._config import SchedulerConfig
 from kubesched._errors import ConfigError
@@ -568,6 +569,7 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import anyio
+
     import kubesched._simulate
 
     async def failing(*args: Any, **kwargs: Any) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kubesched import cli, load_entry_point_plugins
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "third_party_plugin"

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
 from kubesched._manifests import load_manifests
 from kubesched._simulate import simulate
 

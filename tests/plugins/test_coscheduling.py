@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
 from kubesched import ConfigError, CycleState, PodInfo, QueuedPodInfo
 from kubesched._events import ActionType, ClusterEvent, Resource
 from kubesched._framework import PODS_TO_ACTIVATE_KEY, Framework

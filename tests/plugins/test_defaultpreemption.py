@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
 from kubesched._config import SchedulerConfig
 from kubesched._events import ActionType, QueueingHint, Resource

@@ -9,6 +9,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kubesched import ConfigError, CycleState, QueuedPodInfo, QueueingHint
 from kubesched._config import ProfileConfig
 from kubesched._framework import PODS_TO_ACTIVATE_KEY, Framework, build_framework

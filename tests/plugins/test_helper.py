@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from kubesched._objects import LabelSelector, LabelSelectorRequirement
 from kubesched.plugins._helper import (
     compile_label_selector,

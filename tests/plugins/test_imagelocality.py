@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
 from kubesched import CycleState, NodeBatch
 from kubesched._cache import Cache, Snapshot
 from kubesched._objects import Container, ContainerImage

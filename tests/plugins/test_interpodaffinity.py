@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from kubesched import ConfigError, CycleState, NodeBatch
 from kubesched._cache import Cache, Snapshot
 from kubesched._config import parse_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from kubesched import ConfigError, CycleState, NodeBatch, PreFilterResult
 from kubesched._objects import (
     Affinity,

@@ -4,6 +4,7 @@ Test_isSchedulableAfterPodDeleted, TestPreFilterDisabled)."""
 from __future__ import annotations
 
 import pytest
+
 from kubesched import CycleState, NodeBatch
 from kubesched._events import QueueingHint
 from kubesched._objects import Container, ContainerPort

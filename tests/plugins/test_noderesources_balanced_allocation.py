@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kubesched import ConfigError, CycleState, NodeBatch
 from kubesched._status import Code
 from kubesched.plugins.noderesources import new_balanced_allocation

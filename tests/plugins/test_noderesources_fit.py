@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from kubesched import ConfigError, CycleState, Framework, NodeBatch, Status
 from kubesched._events import ActionType
 from kubesched._status import Code

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from kubesched import CycleState, NodeBatch
 from kubesched._cache import Cache, Snapshot
 from kubesched._errors import ConfigError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kubesched import Binding, CycleState, NodeBatch, QueuedPodInfo
 from kubesched._nodeinfo import NodeInfo, PodInfo
 from kubesched._status import Code

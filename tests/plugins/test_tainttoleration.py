@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kubesched import CycleState, NodeBatch
 from kubesched._objects import Taint, Toleration
 from kubesched._status import Code

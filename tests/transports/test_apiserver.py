@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+
 from kubesched import ConflictError, UnavailableError
 from kubesched.testing import make_pod
 from kubesched.transports.apiserver import APIServer, write_kubeconfig

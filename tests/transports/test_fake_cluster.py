@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
+
 import kubesched.transports
 import kubesched.transports.fake
-import pytest
 from kubesched import (
     Binding,
     ConfigError,

@@ -17,6 +17,7 @@ import anyio
 import httpx
 import pytest
 import yaml
+
 from kubesched import ConfigError
 from kubesched.transports.kube import (
     ClusterConfig,

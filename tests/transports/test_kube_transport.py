@@ -13,6 +13,7 @@ import anyio
 import httpx
 import msgspec
 import pytest
+
 from kubesched import (
     Binding,
     ConflictError,

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from msgspec.structs import replace
+
 from kubesched._manifests import Manifest, load_manifests
 from kubesched._objects import Node, NodeCondition
 from kubesched.transports.fake import FakeCluster
-from msgspec.structs import replace
 
 from ._kubeconfig import write_kubeconfig
 from ._server import APIServer

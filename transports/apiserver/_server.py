@@ -44,11 +44,12 @@ import h11
 import msgspec
 import yaml
 from anyio.abc import SocketAttribute
+from msgspec.structs import replace
+
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
 from kubesched._manifests import _validate
 from kubesched._objects import KINDS, Binding, Event, convert, to_builtins
 from kubesched.transports.fake import FakeCluster
-from msgspec.structs import replace
 
 from . import _discovery as disco
 from ._discovery import Resource, find_resource

@@ -43,6 +43,8 @@ from typing import Any, Self
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
+from msgspec.structs import replace
+
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
 from kubesched._objects import (
     Binding,
@@ -59,7 +61,6 @@ from kubesched._objects import (
 from kubesched._objects import copy as _copy
 from kubesched._transport import Transport, WatchEvent, WatchEventType
 from kubesched.testing import uid_for
-from msgspec.structs import replace
 
 __all__ = ["EventRecord", "FakeCluster", "Faults", "match_label_selector"]
 

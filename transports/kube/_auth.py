@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import httpx
 import msgspec
+
 from kubesched._errors import ConfigError, UnavailableError
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")

@@ -23,6 +23,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 import msgspec
+
 from kubesched._errors import ConflictError, NotFoundError, TransportError, UnavailableError
 
 from ._config import ClusterConfig

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
 from kubesched._errors import ConfigError
 
 from ._auth import BearerAuth, ExecConfig, ExecCredentialAuth, TokenFileAuth

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 import anyio
 import msgspec
+
 from kubesched._errors import (
     ConfigError,
     ConflictError,

@@ -34,6 +34,7 @@ import anyio
 import anyio.abc
 import httpx
 import msgspec
+
 from kubesched._errors import ConflictError
 from kubesched._objects import Binding, Event, Pod, PodCondition, to_builtins
 from kubesched._transport import Transport, WatchEvent

@@ -30,6 +30,7 @@ from typing import Any, Self
 import anyio
 import anyio.lowlevel
 import msgspec
+
 from kubesched._errors import NotFoundError, TransportError, UnavailableError
 from kubesched._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass
 from kubesched._transport import WatchEvent, WatchEventType

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import kubesched
 import numpy as np
+
+import kubesched
 from kubesched import CycleState, NodeBatch, Pod
 
 NAME = "PreferEmptyNodes"
