@@ -72,6 +72,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     manifests = load_manifests(files, texts)
     cfg = load_config_file(config_path, args.feature_gates or "", texts.get(config_path))
     _check_profiles(cfg, config_path)
+    if cfg.extenders:
+        # an HTTP call takes real time, which a virtual clock would jump over (every call
+        # would time out at once): extenders are for ``kubesched run``
+        raise ConfigError(
+            "HTTP extenders need real time and are not supported by simulate (use kubesched run)",
+            source=config_path,
+            field="extenders",
+        )
     try:
         until = parse_duration(args.until)
     except ValueError as e:

@@ -263,6 +263,13 @@ BAD_INPUT_CASES = [
         id="config without a queueSort plugin",
     ),
     pytest.param(
+        {"in.yaml": docs(GOOD_POD),
+         "cfg.yaml": BAD_CONFIG_HEAD + "extenders:\n- {urlPrefix: 'http://127.0.0.1:9', filterVerb: filter, weight: 1}\n"},
+        ["--config", "cfg.yaml"],
+        "cfg.yaml, extenders: HTTP extenders need real time and are not supported by simulate (use kubesched run)",
+        id="config with extenders (real time only)",
+    ),
+    pytest.param(
         {"in.yaml": docs(GOOD_POD), "cfg.yaml": BAD_CONFIG_HEAD.replace("/v1", "/v1beta3")}, ["--config", "cfg.yaml"],
         'cfg.yaml, apiVersion: no kind "KubeSchedulerConfiguration" is registered for version '
         '"kubescheduler.config.k8s.io/v1beta3"',
