@@ -380,6 +380,27 @@ class Nominator:
         self._pod_exists = pod_exists
         self._pod_lister = pod_lister
         self.lookup: Callable[[str], PodInfo | None] | None = None
+        # bumped on every change to ``nominated_pods``; keys the per-priority cache below
+        self.generation = 0
+        self._counts_gen = -1
+        self._counts: dict[int, tuple[dict[str, int], set[str]]] = {}
+
+    def counts_at_or_above(self, priority: int) -> tuple[dict[str, int], set[str]]:
+        """Per node, how many nominated pods have priority >= ``priority`` (nodes with none
+        left out), and the set of those nodes.  Cached until the nominations change: callers
+        must not modify what is returned."""
+        if self._counts_gen != self.generation:
+            self._counts.clear()
+            self._counts_gen = self.generation
+        hit = self._counts.get(priority)
+        if hit is None:
+            counts: dict[str, int] = {}
+            for node, pods in self.nominated_pods.items():
+                c = sum(1 for p in pods if p.priority >= priority)
+                if c:
+                    counts[node] = c
+            hit = self._counts[priority] = (counts, set(counts))
+        return hit
 
     def add(self, pi: PodInfo, node_name: str | None = None) -> None:
         """``addNominatedPod``: ``node_name`` None means ModeNoop (use the pod's status);
@@ -399,12 +420,14 @@ class Nominator:
         pods = self.nominated_pods.setdefault(name, [])
         if all(p.uid != pi.uid for p in pods):
             pods.append(pi)
+        self.generation += 1
 
     def delete(self, uid: str) -> None:
         """``DeleteNominatedPodIfExists``."""
         node = self.pod_to_node.pop(uid, None)
         if node is None:
             return
+        self.generation += 1
         pods = [p for p in self.nominated_pods.get(node, []) if p.uid != uid]
         if pods:
             self.nominated_pods[node] = pods

@@ -19,7 +19,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import anyio
 import anyio.lowlevel
@@ -109,11 +109,148 @@ class PodsToActivate(dict[str, Pod]):
         return self
 
 
+_T = TypeVar("_T")
+_MISSING: Any = object()
+
+
+class PodStore(dict[str, Pod]):
+    """The informer's pods by uid, with indexes by label value for the label keys asked for.
+
+    ``with_label(namespace, key, value)`` lists the pods carrying ``key=value`` in the order a
+    scan of the store would find them (the order of their uid's first insertion).  Every
+    mutating dict method keeps the indexes current; a Pod must not be changed in place while
+    stored (a new version is put instead, as the informers do).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seq: dict[str, int] = {}  # uid -> its insertion number, the store's order
+        self._next = 0
+        # label key -> (namespace, value) -> {uid: pod}; and label key -> uid -> its bucket
+        self._index: dict[str, dict[tuple[str, str], dict[str, Pod]]] = {}
+        self._where: dict[str, dict[str, tuple[str, str]]] = {}
+        self._unsorted: set[tuple[str, str, str]] = set()  # buckets out of store order
+
+    # --- the index ------------------------------------------------------------------------
+    def index_label(self, key: str) -> None:
+        """Index the pods by the value of label ``key`` (idempotent)."""
+        if key in self._index:
+            return
+        self._index[key] = {}
+        self._where[key] = {}
+        for uid, pod in self.items():
+            self._index_put(key, uid, pod)
+
+    def with_label(self, namespace: str, key: str, value: str) -> list[Pod]:
+        """The pods in ``namespace`` with label ``key`` equal to ``value``, in store order."""
+        self.index_label(key)
+        bucket = self._index[key].get((namespace, value))
+        if not bucket:
+            return []
+        if (key, namespace, value) in self._unsorted:
+            self._unsorted.discard((key, namespace, value))
+            seq = self._seq
+            ordered = sorted(bucket.items(), key=lambda kv: seq[kv[0]])
+            bucket.clear()
+            bucket.update(ordered)
+        return list(bucket.values())
+
+    def _index_put(self, key: str, uid: str, pod: Pod) -> None:
+        value = pod.metadata.labels.get(key)
+        where = self._where[key]
+        at = (pod.metadata.namespace, value) if value is not None else None
+        prev = where.get(uid)
+        index = self._index[key]
+        if prev == at:
+            if at is not None:
+                index[at][uid] = pod  # same bucket: the position is kept
+            return
+        if prev is not None:
+            self._index_drop(key, uid, prev)
+        if at is None:
+            return
+        where[uid] = at
+        bucket = index.setdefault(at, {})
+        if bucket and self._seq[next(reversed(bucket))] > self._seq[uid]:
+            self._unsorted.add((key, *at))
+        bucket[uid] = pod
+
+    def _index_drop(self, key: str, uid: str, at: tuple[str, str]) -> None:
+        del self._where[key][uid]
+        index = self._index[key]
+        bucket = index[at]
+        del bucket[uid]
+        if not bucket:
+            del index[at]
+            self._unsorted.discard((key, *at))
+
+    def _forget(self, uid: str) -> None:
+        del self._seq[uid]
+        for key, where in self._where.items():
+            at = where.get(uid)
+            if at is not None:
+                self._index_drop(key, uid, at)
+
+    # --- dict -----------------------------------------------------------------------------
+    def __setitem__(self, uid: str, pod: Pod) -> None:
+        if uid not in self._seq:
+            self._seq[uid] = self._next
+            self._next += 1
+        super().__setitem__(uid, pod)
+        for key in self._index:
+            self._index_put(key, uid, pod)
+
+    def __delitem__(self, uid: str) -> None:
+        super().__delitem__(uid)
+        self._forget(uid)
+
+    @overload
+    def pop(self, uid: str, /) -> Pod: ...
+    @overload
+    def pop(self, uid: str, default: Pod, /) -> Pod: ...
+    @overload
+    def pop(self, uid: str, default: _T, /) -> Pod | _T: ...
+    def pop(self, uid: str, default: Any = _MISSING, /) -> Any:
+        if uid in self:
+            pod = super().pop(uid)
+            self._forget(uid)
+            return pod
+        if default is _MISSING:
+            raise KeyError(uid)
+        return default
+
+    def popitem(self) -> tuple[str, Pod]:
+        uid, pod = super().popitem()
+        self._forget(uid)
+        return uid, pod
+
+    def clear(self) -> None:
+        super().clear()
+        self._seq.clear()
+        self._unsorted.clear()
+        for key in self._index:
+            self._index[key] = {}
+            self._where[key] = {}
+
+    def setdefault(self, uid: str, default: Pod) -> Pod:  # type: ignore[override]
+        if uid not in self:
+            self[uid] = default
+        return self[uid]
+
+    def update(self, *args: Any, **kwargs: Pod) -> None:  # type: ignore[override]
+        for uid, pod in dict(*args, **kwargs).items():
+            self[uid] = pod
+
+    def __ior__(self, other: Any) -> PodStore:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
+
 class ClusterState:
     """What the informers hold: every object the transport reported, by identity."""
 
     def __init__(self) -> None:
-        self.pods: dict[str, Pod] = {}
+        self.pods: PodStore = PodStore()
         self.pod_keys: dict[tuple[str, str], str] = {}
         self.nodes: dict[str, Node] = {}
         self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
@@ -131,6 +268,15 @@ class ClusterState:
         if namespace is None:
             return list(self.pods.values())
         return [p for p in self.pods.values() if p.metadata.namespace == namespace]
+
+    def index_label(self, key: str) -> None:
+        """Keep an index of the pods by label ``key`` for :meth:`pods_with_label`."""
+        self.pods.index_label(key)
+
+    def pods_with_label(self, namespace: str, key: str, value: str) -> list[Pod]:
+        """The pods in ``namespace`` labelled ``key=value``, in :attr:`pods` order (indexed:
+        the first call for a key not yet indexed builds its index)."""
+        return self.pods.with_label(namespace, key, value)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         return list(self.pdbs.values())
@@ -477,11 +623,17 @@ class Scheduler:
         self.cluster.nodes[name] = node
         if old is None:
             self.cache.add_node(node)
-            self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
         else:
             self.cache.update_node(node)
+        # preCheckForNode: only with queueing hints off (upstream skips it when they are on)
+        pre_check = None
+        if not self.queue.queueing_hints:
+            pre_check = _pre_check_for_node(self.cache.node_infos[name])
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
+        else:
             for e in ev.node_update_events(old, node):
-                self.queue.move_all_to_active_or_backoff(e, old, node)
+                self.queue.move_all_to_active_or_backoff(e, old, node, pre_check)
 
     def _on_pod(self, type_: str, pod: Pod) -> None:
         uid = pod.metadata.uid
@@ -889,14 +1041,21 @@ class Scheduler:
         return nodes
 
     def _nodes_with_nominated_pods(self, pi: PodInfo) -> set[str]:
+        """The nodes with a nominated pod of priority >= the pod's, the pod itself excluded
+        (the result may be the nominator's cached set: do not modify it)."""
         nom = self.queue.nominator
         if not nom.nominated_pods:
             return set()
-        return {
-            node
-            for node, pods in nom.nominated_pods.items()
-            if any(p.priority >= pi.priority and p.uid != pi.uid for p in pods)
-        }
+        counts, nodes = nom.counts_at_or_above(pi.priority)
+        own = nom.pod_to_node.get(pi.uid)
+        # the only qualifying pod on its own node may be this one
+        if (
+            own is not None
+            and counts.get(own) == 1
+            and any(p.uid == pi.uid and p.priority >= pi.priority for p in nom.nominated_pods[own])
+        ):
+            return nodes - {own}
+        return nodes
 
     def _filter_segment(
         self,
@@ -1165,6 +1324,39 @@ class Scheduler:
     # --- helpers for plugins --------------------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
         return self.snapshot.get(name)
+
+
+def _pre_check_for_node(ni: NodeInfo) -> Callable[[Pod], bool]:
+    """``preCheckForNode`` (legacy queue, hints off): an unschedulable pod is moved on a node
+    add / update only if it passes ``AdmissionCheck`` on the cache's NodeInfo (resources fit,
+    required node affinity / nodeSelector, nodeName, host ports) and tolerates the node's
+    NoSchedule / NoExecute taints.  Preemption is not considered (as upstream)."""
+    from kubesched.plugins import nodename, nodeports
+    from kubesched.plugins._helper import (
+        RequiredNodeAffinity,
+        do_not_schedule_taints_filter,
+        find_matching_untolerated_taint,
+    )
+    from kubesched.plugins.noderesources import fit
+
+    node = ni.node
+    assert node is not None
+
+    def check(pod: Pod) -> bool:
+        if fit.fits(pod, ni):
+            return False
+        if not RequiredNodeAffinity(pod).match(node):
+            return False
+        if not nodename.fits(pod, node):
+            return False
+        if not nodeports.fits(pod, ni):
+            return False
+        taint = find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
+        return taint is None
+
+    return check
 
 
 class _CycleError(Exception):

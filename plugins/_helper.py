@@ -135,6 +135,15 @@ _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
+def queueing_hints_enabled(handle: Any) -> bool:
+    """``fts.EnableSchedulingQueueHint``: the ``SchedulerQueueingHints`` gate as the handle
+    carries it (on when the handle has no gates).  Off, upstream plugins register extra node
+    update events because a Node/Add may be filtered out by ``preCheckForNode``
+    (kubernetes#109437)."""
+    gates = getattr(handle, "feature_gates", None) or {}
+    return bool(gates.get("SchedulerQueueingHints", True))
+
+
 def is_native_resource(name: str) -> bool:
     """``IsNativeResource``: no domain, or a ``kubernetes.io/`` domain."""
     return "/" not in name or _NATIVE_PREFIX in name

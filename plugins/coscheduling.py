@@ -275,7 +275,10 @@ class Coscheduling:
 
     def group_pods(self, namespace: str, name: str) -> list[Pod]:
         """The pod lister's view: every pod labelled with the group, bound or not."""
-        return [p for p in self.handle.cluster.list_pods(namespace) if pod_group_label(p) == name]
+        cluster = self.handle.cluster
+        if not name:  # no label and an empty one alike
+            return [p for p in cluster.list_pods(namespace) if pod_group_label(p) == name]
+        return cluster.pods_with_label(namespace, POD_GROUP_LABEL, name)
 
     def assigned_pods(self, pg_full_name: str) -> set[str]:
         """``assignedPodsByPG[group]``: pods that passed Permit, plus bound members.

@@ -208,19 +208,15 @@ class Gang:
     def members(self, namespace: str, name: str, state: CycleState | None = None) -> list[Pod]:
         """The gang's live pods, from the informer (pending, assumed and bound ones).
 
-        One scan of the informer's pods per scheduling cycle: PreFilter keeps the list in the
-        cycle state for Permit (nothing can change in between: the cycle does not yield).
+        One look-up in the informer's label index per scheduling cycle: PreFilter keeps the
+        list in the cycle state for Permit (nothing can change in between: the cycle does not yield).
         """
         if state is not None:
             cached = state.get(MEMBERS_STATE_KEY)
             if cached is not None and cached[0] == (namespace, name):
                 return list(cached[1])
-        label = self.name_label
-        out = []
-        for p in self.handle.cluster.pods.values():
-            meta = p.metadata
-            if meta.labels.get(label) == name and meta.namespace == namespace and _live(p):
-                out.append(p)
+        pods = self.handle.cluster.pods_with_label(namespace, self.name_label, name)
+        out = [p for p in pods if _live(p)]
         if state is not None:
             state.write(MEMBERS_STATE_KEY, ((namespace, name), out))
         return out

@@ -60,7 +60,7 @@ from kubesched._framework import MAX_NODE_SCORE
 from kubesched._status import Code, Status
 from kubesched.hookspecs import hookimpl
 
-from ._helper import compile_label_selector, go_value, qualified_name_errors
+from ._helper import compile_label_selector, go_value, qualified_name_errors, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from kubesched._framework import CycleState, PreFilterResult
@@ -672,6 +672,10 @@ class InterPodAffinity:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+        if not queueing_hints_enabled(self.handle):
+            # hints off: also taint updates (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437)
+            node_actions |= ActionType.UPDATE_NODE_TAINT
         return [
             ClusterEventWithHint(
                 ClusterEvent(
@@ -681,7 +685,7 @@ class InterPodAffinity:
                 self.is_schedulable_after_pod_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                ClusterEvent(Resource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             ),
         ]

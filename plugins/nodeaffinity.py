@@ -33,6 +33,7 @@ from ._helper import (
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
     default_normalize_score,
+    queueing_hints_enabled,
 )
 
 if TYPE_CHECKING:
@@ -92,9 +93,13 @@ class NodeAffinity:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+        if not queueing_hints_enabled(self.handle):
+            # hints off: also taint updates (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437)
+            node_actions |= ActionType.UPDATE_NODE_TAINT
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                ClusterEvent(Resource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             )
         ]

@@ -8,6 +8,8 @@ from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, Qu
 from kubesched._status import Status
 from kubesched.hookspecs import hookimpl
 
+from ._helper import queueing_hints_enabled
+
 if TYPE_CHECKING:
     from kubesched._framework import CycleState
     from kubesched._nodeinfo import NodeBatch
@@ -33,7 +35,11 @@ class NodeName:
 
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD), self.is_schedulable_after_node_add)]
+        node_actions = ActionType.ADD
+        if not queueing_hints_enabled(self.handle):
+            # hints off: also taint and label updates (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437)
+            node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
+        return [ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_add)]
 
     def is_schedulable_after_node_add(self, pod: Pod, old: Any, new: Node) -> QueueingHint:
         return QueueingHint.QUEUE if fits(pod, new) else QueueingHint.QUEUE_SKIP

@@ -22,6 +22,8 @@ from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, Qu
 from kubesched._status import Code, Status
 from kubesched.hookspecs import hookimpl
 
+from ._helper import queueing_hints_enabled
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -89,12 +91,16 @@ class NodePorts:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        node_actions = ActionType.ADD
+        if not queueing_hints_enabled(self.handle):
+            # hints off: also taint and label updates (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437)
+            node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted
             ),
             # a node update never frees ports; with queueing hints only Add is registered
-            ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD)),
+            ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions)),
         ]
 
     def is_schedulable_after_pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -15,7 +15,12 @@ from kubesched._objects import Taint
 from kubesched._status import Status
 from kubesched.hookspecs import hookimpl
 
-from ._helper import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
+from ._helper import (
+    NO_SCHEDULE,
+    TAINT_NODE_UNSCHEDULABLE,
+    queueing_hints_enabled,
+    tolerations_tolerate_taint,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,6 +51,18 @@ class NodeUnschedulable:
 
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            # hints off: label updates too (a Node/Add may be filtered out by preCheckForNode,
+            # kubernetes#109437); no Pod event (an update of an unschedulable pod retries it)
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(
+                        Resource.NODE,
+                        ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
+                    ),
+                    self.is_schedulable_after_node_change,
+                ),
+            ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),

@@ -62,6 +62,7 @@ from ._helper import (
     find_matching_untolerated_taint,
     go_value,
     qualified_name_errors,
+    queueing_hints_enabled,
 )
 
 if TYPE_CHECKING:
@@ -711,12 +712,11 @@ class PodTopologySpread:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
-        pod_actions = (
-            ActionType.ADD
-            | ActionType.UPDATE_POD_LABEL
-            | ActionType.UPDATE_POD_TOLERATION
-            | ActionType.DELETE
-        )
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        if queueing_hints_enabled(self.handle):
+            # a new toleration matters with nodeTaintsPolicy Honor; without hints an update of an
+            # unschedulable pod retries it anyway, so upstream adds it only with hints
+            pod_actions |= ActionType.UPDATE_POD_TOLERATION
         node_actions = (
             ActionType.ADD
             | ActionType.DELETE

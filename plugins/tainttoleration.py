@@ -22,6 +22,7 @@ from ._helper import (
     default_normalize_score,
     do_not_schedule_taints_filter,
     find_matching_untolerated_taint,
+    queueing_hints_enabled,
     tolerations_tolerate_taint,
 )
 
@@ -69,6 +70,18 @@ class TaintToleration:
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        if not queueing_hints_enabled(self.handle):
+            # hints off: label updates too (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437); no Pod event (an update of
+            # an unschedulable pod already retries it without hints)
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(
+                        Resource.NODE,
+                        ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
+                    ),
+                    self.is_schedulable_after_node_change,
+                ),
+            ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
