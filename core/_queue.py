@@ -56,12 +56,13 @@ import msgspec
 
 from . import _events as ev
 from ._events import ClusterEvent, QueueingHint
+from ._labels import selector_matches
 from ._nodeinfo import PodInfo
 from ._objects import Pod, PodStatus
 from ._status import Code, Status
 
 if TYPE_CHECKING:
-    from ._objects import LabelSelector, PodAffinityTerm
+    from ._objects import PodAffinityTerm
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
@@ -1075,36 +1076,10 @@ def _term_matches(
     namespaces = set(term.namespaces)
     if not namespaces and term.namespace_selector is None:
         namespaces = {owner.metadata.namespace}
-    ns_ok = pod.metadata.namespace in namespaces or _selector_matches(
+    ns_ok = pod.metadata.namespace in namespaces or selector_matches(
         term.namespace_selector, ns_labels
     )
-    return ns_ok and _selector_matches(term.label_selector, pod.metadata.labels)
-
-
-def _selector_matches(sel: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """``metav1.LabelSelectorAsSelector(sel).Matches``: nil selects nothing, {} everything."""
-    if sel is None:
-        return False
-    for k, v in sel.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for req in sel.match_expressions:
-        op = req.operator
-        if op == "In":
-            if req.key not in labels or labels[req.key] not in req.values:
-                return False
-        elif op == "NotIn":
-            if req.key in labels and labels[req.key] in req.values:
-                return False
-        elif op == "Exists":
-            if req.key not in labels:
-                return False
-        elif op == "DoesNotExist":
-            if req.key in labels:
-                return False
-        else:
-            return False
-    return True
+    return ns_ok and selector_matches(term.label_selector, pod.metadata.labels)
 
 
 def code_is_rejection(code: Code) -> bool:

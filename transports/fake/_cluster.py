@@ -46,10 +46,10 @@ from anyio.abc import TaskGroup
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
+from kubesched._labels import selector_matches
 from kubesched._objects import (
     Binding,
     Event,
-    LabelSelector,
     Node,
     Pod,
     PodCondition,
@@ -94,34 +94,8 @@ def _kind_of(kind: str | type[Any]) -> str:
     return name
 
 
-def match_label_selector(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
-    """Whether ``labels`` match a metav1.LabelSelector (``None`` matches nothing, ``{}`` all).
-
-    matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) are ANDed, as
-    ``metav1.LabelSelectorAsSelector``; an unknown operator matches nothing.
-    """
-    if selector is None:
-        return False
-    for k, v in selector.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for req in selector.match_expressions:
-        op = req.operator
-        if op == "In":
-            if req.key not in labels or labels[req.key] not in req.values:
-                return False
-        elif op == "NotIn":
-            if req.key in labels and labels[req.key] in req.values:
-                return False
-        elif op == "Exists":
-            if req.key not in labels:
-                return False
-        elif op == "DoesNotExist":
-            if req.key in labels:
-                return False
-        else:
-            return False
-    return True
+match_label_selector = selector_matches
+"""Whether ``labels`` match a metav1.LabelSelector (``None`` matches nothing, ``{}`` all)."""
 
 
 def _scaled(value: int | str, total: int, *, what: str) -> int:
