@@ -228,9 +228,20 @@ def compile_label_selector(selector: LabelSelector | None) -> LabelMatcher:
         return _nothing
     if not selector.match_labels and not selector.match_expressions:
         return _everything
-    reqs: list[tuple[str, str, frozenset[str]]] = []
-    for k, v in selector.match_labels.items():
-        reqs.append((k, "In", frozenset((v,))))
+    reqs = selector_requirements(selector)
+
+    def match(labels: Mapping[str, str]) -> bool:
+        return requirements_match(reqs, labels)
+
+    return match
+
+
+Requirement = tuple[str, str, frozenset[str]]
+
+
+def selector_requirements(selector: LabelSelector) -> list[Requirement]:
+    """A selector as (key, operator, values) requirements; ValueError for an invalid one."""
+    reqs: list[Requirement] = [(k, "In", frozenset((v,))) for k, v in selector.match_labels.items()]
     for e in selector.match_expressions:
         op = e.operator
         if op in ("In", "NotIn"):
@@ -242,25 +253,26 @@ def compile_label_selector(selector: LabelSelector | None) -> LabelMatcher:
         else:
             raise ValueError(f'"{op}" is not a valid label selector operator')
         reqs.append((e.key, op, frozenset(e.values)))
+    return reqs
 
-    def match(labels: Mapping[str, str]) -> bool:
-        for key, op, values in reqs:
-            if op == "In":
-                v = labels.get(key)
-                if v is None or v not in values:
-                    return False
-            elif op == "NotIn":
-                v = labels.get(key)
-                if v is not None and v in values:
-                    return False
-            elif op == "Exists":
-                if key not in labels:
-                    return False
-            elif key in labels:  # DoesNotExist
+
+def requirements_match(reqs: Iterable[Requirement], labels: Mapping[str, str]) -> bool:
+    """Do ``labels`` satisfy every requirement?"""
+    for key, op, values in reqs:
+        if op == "In":
+            v = labels.get(key)
+            if v is None or v not in values:
                 return False
-        return True
-
-    return match
+        elif op == "NotIn":
+            v = labels.get(key)
+            if v is not None and v in values:
+                return False
+        elif op == "Exists":
+            if key not in labels:
+                return False
+        elif key in labels:  # DoesNotExist
+            return False
+    return True
 
 
 def label_selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:

@@ -58,11 +58,14 @@ from kubesched.hookspecs import hookimpl
 
 from ._helper import (
     RequiredNodeAffinity,
+    Requirement,
     do_not_schedule_taints_filter,
     find_matching_untolerated_taint,
     go_value,
     qualified_name_errors,
     queueing_hints_enabled,
+    requirements_match,
+    selector_requirements,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +105,6 @@ _COUNT_CACHE_SIZE = 256
 
 # --- selectors ---------------------------------------------------------------------------------
 
-Requirement = tuple[str, str, frozenset[str]]
 
 
 class Selector:
@@ -121,18 +123,7 @@ class Selector:
         """``metav1.LabelSelectorAsSelector``; raises ValueError for an invalid requirement."""
         if sel is None:
             return cls(None)
-        reqs: list[Requirement] = [(k, "In", frozenset((v,))) for k, v in sel.match_labels.items()]
-        for e in sel.match_expressions:
-            op = e.operator
-            if op in ("In", "NotIn"):
-                if not e.values:
-                    raise ValueError("for 'in', 'notin' operators, values set can't be empty")
-            elif op in ("Exists", "DoesNotExist"):
-                if e.values:
-                    raise ValueError("values set must be empty for exists and does not exist")
-            else:
-                raise ValueError(f'"{op}" is not a valid label selector operator')
-            reqs.append((e.key, op, frozenset(e.values)))
+        reqs = selector_requirements(sel)
         return cls(tuple(sorted(reqs, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
     def merged_with(self, match_labels: Mapping[str, str]) -> Selector:
@@ -145,23 +136,7 @@ class Selector:
         return Selector(tuple(sorted(reqs, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.reqs is None:
-            return False
-        for key, op, values in self.reqs:
-            if op == "In":
-                v = labels.get(key)
-                if v is None or v not in values:
-                    return False
-            elif op == "NotIn":
-                v = labels.get(key)
-                if v is not None and v in values:
-                    return False
-            elif op == "Exists":
-                if key not in labels:
-                    return False
-            elif key in labels:  # DoesNotExist
-                return False
-        return True
+        return self.reqs is not None and requirements_match(self.reqs, labels)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Selector) and self.reqs == other.reqs
