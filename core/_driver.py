@@ -1,0 +1,123 @@
+"""The deterministic driver: what makes a simulation give the same bytes on any event loop.
+
+Model::
+
+    binding cycles, released waiting pods,      ticket()  ──►  1  2  3  4 ...   (runnable order)
+    async preemptions, status writes                            │
+                                                    take(t) waits until every earlier ticket
+                                                    has ended; end(t) lets the next one go
+    active  = tasks that can make progress now (not parked at Permit)
+    settle() waits until active == 0: everything runnable at this instant has run
+
+    wake sources: (next_due, run_due) pairs — the fake cluster's terminations, a simulation's
+    arrivals — that the scheduler's deterministic loop runs, in registration order, before it
+    pops the next pod; kick() wakes the loop when something new was delivered.
+
+An event loop may run ready tasks in any order (asyncio and trio differ), so in a simulation
+the tasks that become runnable at one virtual instant run one after another in the order they
+became runnable (their tickets), and the loop pops the next pod only once they have all
+finished or parked.  A live scheduler (``deterministic=False``) hands out no tickets: a slow
+bind never stalls the scheduling loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+
+
+class Driver:
+    """Turns, the active count and the wake sources of one scheduler (see the module doc)."""
+
+    def __init__(self, deterministic: bool, drain: Callable[[], None]) -> None:
+        self.deterministic = deterministic
+        self._drain = drain  # applies the watch events already delivered
+        self.active = 0  # binding cycles and background tasks not parked at Permit
+        self._tickets = 0
+        self._turns_done = 0
+        self._turns_skipped: set[int] = set()
+        self._turn_events: dict[int, anyio.Event] = {}
+        self._settled: anyio.Event | None = None
+        self.pre_cycle_hooks: list[Callable[[], object]] = []
+        self.wake_sources: list[Callable[[], float | None]] = []
+        self._kick: anyio.Event | None = None
+
+    # --- turns --------------------------------------------------------------------------------
+    def ticket(self) -> int | None:
+        """The next turn, for a task that just became runnable (None when not deterministic)."""
+        if not self.deterministic:
+            return None
+        self._tickets += 1
+        return self._tickets
+
+    async def take(self, ticket: int | None) -> None:
+        """Wait for this ticket's turn, then apply every change made before it."""
+        if ticket is None:
+            return
+        while self._turns_done + 1 < ticket and ticket not in self._turns_skipped:
+            event = self._turn_events.setdefault(ticket, anyio.Event())
+            await event.wait()
+            self._turn_events.pop(ticket, None)
+        self._drain()  # the turn sees every change made before it
+
+    def end(self, ticket: int | None) -> None:
+        """This ticket's task finished (or gave up its turn): let the next one run."""
+        if ticket is None:
+            return
+        self._turns_skipped.add(ticket)
+        while self._turns_done + 1 in self._turns_skipped:
+            self._turns_done += 1
+            self._turns_skipped.discard(self._turns_done)
+        event = self._turn_events.get(self._turns_done + 1)
+        if event is not None:
+            event.set()
+
+    # --- settling -----------------------------------------------------------------------------
+    def activate(self) -> None:
+        """A task can make progress (started, or released from Permit)."""
+        self.active += 1
+
+    def deactivate(self) -> None:
+        """A task finished or parked at Permit."""
+        self.active -= 1
+        if self.active == 0 and self._settled is not None:
+            self._settled.set()
+            self._settled = None
+
+    async def settle(self) -> None:
+        """Wait until no binding cycle or background task can make progress."""
+        while self.active > 0:
+            if self._settled is None:
+                self._settled = anyio.Event()
+            await self._settled.wait()
+
+    # --- wake sources -------------------------------------------------------------------------
+    def add_wake_source(self, next_due: Callable[[], float | None], run_due: Callable[[], object]) -> None:
+        """A timed event source: when it is next due, and what to do then."""
+        self.wake_sources.append(next_due)
+        self.pre_cycle_hooks.append(run_due)
+
+    def run_hooks(self) -> None:
+        """Run every source's due work, in registration order."""
+        for hook in self.pre_cycle_hooks:
+            hook()
+
+    def source_times(self) -> list[float]:
+        """When each source is next due (sources with nothing pending give none)."""
+        return [t for src in self.wake_sources if (t := src()) is not None]
+
+    def kick(self) -> None:
+        """Wake the loop from :meth:`sleep` (something was delivered or queued)."""
+        if self._kick is not None:
+            self._kick.set()
+            self._kick = None
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep until ``seconds`` have passed or :meth:`kick` is called."""
+        self._kick = kick = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await kick.wait()
+
+
+__all__ = ["Driver"]

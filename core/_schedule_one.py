@@ -1,0 +1,744 @@
+"""One pod's way through the scheduler (upstream ``schedule_one.go``): read this module top to
+bottom to follow it.
+
+    schedule_one(qpi)                                   a popped pod, on its profile's Framework
+      scheduling_cycle ── serial, CPU only, on a snapshot of the cache
+        schedule_pod
+          find_nodes_that_fit_pod    PreFilter; the nominated node first; then
+            find_nodes_that_pass_filters
+                                     Filter over node batches from the round-robin start until
+                                     numFeasibleNodesToFind pass (nominated pods counted in);
+                                     extenders' Filter
+          prioritize_nodes           PreScore, Score (+ NormalizeScore, weights), extenders
+          select_host                reservoir choice among the top scores
+        [FitError] PostFilter (preemption) ──► nominating info
+        assume (cache), Reserve, Permit (Wait parks the pod as a waiting pod)
+      [failure] handle_scheduling_failure: requeue, nominate, FailedScheduling event + status
+      spawn _binding_task ── one task per pod, concurrent
+        binding_cycle: WaitOnPermit, PreBind, Bind (a binder extender first), PostBind,
+                       the Scheduled event
+        [failure] handle_binding_cycle_error: Unreserve, forget, requeue
+
+:class:`ScheduleOne` is a part of :class:`kubesched.Scheduler` (its methods run on the
+scheduler), kept apart so this path reads alone.  In a simulation the binding cycles and the
+failure reports take turns (:mod:`kubesched._driver`) so that decisions do not depend on the
+event loop's order.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+import numpy as np
+
+from . import _events as ev
+from ._errors import NotFoundError, TransportError
+from ._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
+from ._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
+from ._nodeinfo import NodeBatch, PodInfo
+from ._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
+from ._queue import QueuedPodInfo
+from ._status import Code, Diagnosis, FitError, Status
+
+if TYPE_CHECKING:
+    from ._cache import Cache, Snapshot
+    from ._clusterstate import ClusterState
+    from ._config import SchedulerConfig
+    from ._driver import Driver
+    from ._queue import SchedulingQueue
+    from ._scheduler import Metrics
+    from ._transport import Transport
+
+log = logging.getLogger("kubesched")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_BASE = 50
+NOTE_LENGTH_LIMIT = 1024
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind`` (cases B1–B6)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = global_percentage if percentage is None else percentage
+    if pct <= 0:
+        pct = DEFAULT_PERCENTAGE_BASE - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str:
+    """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
+    if len(names) == 0:
+        raise ValueError("empty priorityList")
+    ties = np.flatnonzero(scores == scores.max())
+    # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
+    # one draw gives the same distribution
+    selected = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+    return names[selected]
+
+
+def truncate_message(msg: str) -> str:
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    suffix = " ..."
+    return msg[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+class PodsToActivate(dict[str, Pod]):
+    """``framework.PodsToActivate``: pods a plugin wants activated after this cycle (uid → pod)."""
+
+    def clone(self) -> PodsToActivate:
+        return self
+
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+
+# Nominating info: None is Noop (keep the pod's nomination); a string is Override ("" clears).
+CLEAR_NOMINATION = ""
+
+
+class ScheduleOne:
+    """The scheduling and binding cycles of :class:`kubesched.Scheduler`."""
+
+    transport: Transport
+    config: SchedulerConfig
+    cluster: ClusterState
+    cache: Cache
+    snapshot: Snapshot
+    queue: SchedulingQueue
+    profiles: dict[str, Framework]
+    extenders: list[Any]
+    metrics: Metrics
+    driver: Driver
+    rng: random.Random
+    record_timings: bool
+    next_start_node_index: int
+    scheduled_count: int
+    _tg: anyio.abc.TaskGroup | None
+    _binding_tasks: int
+    _reports: dict[str, collections.deque[tuple[Any, ...]]]
+    _touch: Callable[[], None]
+    spawn: Callable[..., None]
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """``ScheduleOne`` for a popped pod."""
+        pod = qpi.pod
+        fw = self.profiles.get(pod.spec.scheduler_name)
+        if fw is None:
+            self.queue.done(qpi.uid)
+            return
+        if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
+            self.queue.done(qpi.uid)
+            return
+        self._touch()
+        start = anyio.current_time()
+        state = CycleState()
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+        if status is not None and not status.is_success():
+            await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
+            return
+        self._binding_tasks += 1
+        self.driver.activate()
+        assert self._tg is not None
+        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
+        ticket = None if waiting else self.driver.ticket()
+        self._tg.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
+
+    async def scheduling_cycle(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
+    ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
+        """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
+        pod = qpi.pod
+        try:
+            result = await self.schedule_pod(fw, state, qpi.pod_info)
+        except FitError as fe:
+            if not fw.has_post_filter_plugins():
+                return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
+            statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
+            pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
+            fe.diagnosis.post_filter_msg = pf_status.message
+            nominating = pf_result.nominated_node_name if pf_result is not None else None
+            return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
+        except _CycleError as ce:
+            return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
+        host = result.suggested_host
+        assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
+        assumed_pi = qpi.pod_info.with_pod(assumed)
+        try:
+            self.cache.assume_pod(assumed_pi, host)
+        except Exception as e:
+            return result, assumed_pi, Status.as_error(e), CLEAR_NOMINATION
+        self.queue.nominator.delete(assumed_pi.uid)
+        st = fw.run_reserve_plugins_reserve(state, assumed, host)
+        if st is not None and not st.is_success():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        st = fw.run_permit_plugins(state, assumed, host)
+        if st is not None and not st.is_success() and not st.is_wait():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return result, assumed_pi, None, None
+
+    @staticmethod
+    def _fit_status(fe: FitError) -> Status:
+        st = Status(Code.UNSCHEDULABLE, str(fe))
+        st.error = fe
+        return st
+
+    @staticmethod
+    def _single_node_status(st: Status, host: str) -> Status:
+        """A Reserve / Permit rejection as a FitError over the one chosen node."""
+        if not st.is_rejected():
+            return st
+        d = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
+        fe = FitError("", 1, d)
+        out = Status(st.code, str(fe), plugin=st.plugin)
+        out.error = fe
+        return out
+
+    # --- finding nodes -----------------------------------------------------------------------
+    async def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
+        """``schedulePod``: snapshot, filter, score, select.  Raises FitError / _CycleError."""
+        self.snapshot.update(self.cache)
+        n = len(self.snapshot)
+        if n == 0:
+            raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
+        feasible, diagnosis = await self.find_nodes_that_fit_pod(fw, state, pi)
+        if len(feasible) == 0:
+            fe = FitError(pi.key, n, diagnosis)
+            raise fe
+        if len(feasible) == 1:
+            return ScheduleResult(feasible.names[0], 1 + len(diagnosis.node_to_status), 1)
+        total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
+        host = select_host(feasible.names, total, self.rng)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+    async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
+        extenders = self.extenders
+        if not extenders and not fw.has_score_plugins():
+            return np.ones(len(nodes), dtype=np.int64)
+        st = fw.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise _CycleError(st)
+        total, _, st = fw.run_score_plugins(state, pod, nodes)
+        if st is not None:
+            raise _CycleError(st)
+        if extenders and len(nodes):
+            total = total + await self._prioritize_extenders(pod, nodes)
+        return total
+
+    async def _prioritize_extenders(self, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """The interested extenders' Prioritize, concurrently; an extender's error is ignored
+        (the other scores decide).  Each score counts ``score × weight × (100 / 10)``."""
+        results: list[tuple[list[tuple[str, int]], int]] = []
+
+        async def call(ext: Any) -> None:
+            try:
+                results.append(await ext.prioritize(pod, nodes))
+            except Exception as e:
+                log.debug("extender %s's Prioritize failed; no score given by it: %s", ext.name, e)
+
+        async with anyio.create_task_group() as tg:
+            for ext in self.extenders:
+                if ext.is_interested(pod):
+                    tg.start_soon(call, ext)
+        extra = np.zeros(len(nodes), dtype=np.int64)
+        position = {name: i for i, name in enumerate(nodes.names)}
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        for host_scores, weight in results:
+            for host, score in host_scores:
+                i = position.get(host)
+                if i is not None:
+                    extra[i] += score * weight * scale
+        return extra
+
+    async def find_nodes_that_fit_pod(
+        self, fw: Framework, state: CycleState, pi: PodInfo
+    ) -> tuple[NodeBatch, Diagnosis]:
+        """``findNodesThatFitPod``: PreFilter, the nominated node first, then sampled Filter."""
+        pod = pi.pod
+        snap = self.snapshot
+        diagnosis = Diagnosis()
+        pre_res, st, rejected = fw.run_pre_filter_plugins(state, pod, snap.node_infos)
+        diagnosis.unschedulable_plugins = set(rejected)
+        if st is not None and not st.is_success():
+            if not st.is_rejected():
+                raise _CycleError(st)
+            diagnosis.absent_status = st
+            diagnosis.pre_filter_msg = st.message
+            if st.code == Code.PENDING:
+                diagnosis.pending_plugins = set(rejected)
+            return NodeBatch([]), diagnosis
+        nnn = pod.status.nominated_node_name
+        if nnn:
+            idx = snap.index.get(nnn)
+            if idx is not None:
+                feasible = await self.find_nodes_that_pass_filters(
+                    fw, state, pi, diagnosis, np.array([idx], dtype=np.int64), advance=False
+                )
+                if len(feasible):
+                    return feasible, diagnosis
+        if pre_res is not None and pre_res.node_names is not None:
+            candidates = np.array(
+                sorted(snap.index[n] for n in pre_res.node_names if n in snap.index), dtype=np.int64
+            )
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejected))}]",
+            )
+        else:
+            candidates = np.arange(len(snap), dtype=np.int64)
+        feasible = await self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
+        return feasible, diagnosis
+
+    async def find_nodes_that_pass_filters(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: Diagnosis,
+        candidates: np.ndarray,
+        *,
+        advance: bool,
+    ) -> NodeBatch:
+        """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
+        feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
+        snap = self.snapshot
+        n = len(candidates)
+        if n == 0:
+            return NodeBatch([])
+        extenders = self.extenders
+        to_find = num_feasible_nodes_to_find(
+            fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
+        )
+        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in extenders):
+            to_find = 1  # neither extender filters nor scoring: the first feasible node will do
+        start = self.next_start_node_index % n if advance else 0
+        order = candidates[(start + np.arange(n)) % n]
+        if not fw.has_filter_plugins():
+            chosen = order[:to_find]
+            if advance:
+                self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
+            return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
+        nominated = self._nodes_with_nominated_pods(pi)
+        feasible: list[int] = []  # positions in ``order``
+        # the rejected positions in ``order`` and their statuses, in the order they were found;
+        # plugins share one Status among the nodes rejected for one reason, so the checks below
+        # look at each distinct status once
+        failed_pos: list[np.ndarray] = []
+        failed_sts: list[Status] = []
+        pos = 0
+        chunk = 0
+        while pos < n and len(feasible) < to_find:
+            chunk = max(to_find - len(feasible), chunk * 2, 1)
+            seg = order[pos : pos + chunk]
+            ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg, nominated)
+            if seg_sts:
+                distinct = dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()
+                if any(st.code == Code.ERROR for st in distinct):
+                    raise _CycleError(next(st for st in seg_sts if st.code == Code.ERROR))
+                failed_pos.append(seg_pos + pos)
+                failed_sts.extend(seg_sts)
+            feasible.extend((ok + pos).tolist())
+            pos += len(seg)
+        if len(feasible) > to_find:
+            feasible = feasible[:to_find]
+        processed = (feasible[-1] + 1) if len(feasible) == to_find else n
+        if failed_sts:
+            all_pos = np.concatenate(failed_pos) if len(failed_pos) > 1 else failed_pos[0]
+            if processed < n:
+                evaluated = all_pos < processed
+                failed_sts = [st for st, e in zip(failed_sts, evaluated.tolist(), strict=True) if e]
+                all_pos = all_pos[evaluated]
+            names = snap.names
+            diagnosis.node_to_status.update(
+                zip([names[i] for i in order[all_pos].tolist()], failed_sts, strict=True)
+            )
+            for st in dict(zip(map(id, failed_sts), failed_sts, strict=True)).values():
+                if st.plugin and st.is_rejected():
+                    diagnosis.unschedulable_plugins.add(st.plugin)
+                if st.code == Code.PENDING and st.plugin:
+                    diagnosis.pending_plugins.add(st.plugin)
+        if advance:
+            self.next_start_node_index = (self.next_start_node_index + processed) % n
+        chosen = order[np.array(feasible, dtype=np.int64)] if feasible else np.array([], dtype=np.int64)
+        return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
+
+    async def _pass_extenders(
+        self, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis, main_pass: bool
+    ) -> NodeBatch:
+        """``findNodesThatPassExtenders``: each interested extender filters what the previous
+        kept; its failed nodes get Unschedulable / UnschedulableAndUnresolvable statuses."""
+        if not self.extenders:
+            return nodes
+        before = len(nodes)
+        for ext in self.extenders:
+            if len(nodes) == 0:
+                break
+            if not ext.is_interested(pi.pod):
+                continue
+            try:
+                kept, failed, unresolvable = await ext.filter(pi.pod, nodes)
+            except Exception as e:
+                if ext.is_ignorable():
+                    log.info("skipping extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
+                    continue
+                raise _CycleError(Status.as_error(e)) from e
+            for name, msg in unresolvable.items():
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+            for name, msg in failed.items():
+                if name not in unresolvable:  # failedAndUnresolvableNodes takes precedence
+                    diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, msg)
+            nodes = kept
+        if main_pass and len(nodes) != before:
+            # extenders have no queueing hints: any cluster event may make the pod schedulable
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return nodes
+
+    def _nodes_with_nominated_pods(self, pi: PodInfo) -> set[str]:
+        """The nodes with a nominated pod of priority >= the pod's, the pod itself excluded
+        (the result may be the nominator's cached set: do not modify it)."""
+        nom = self.queue.nominator
+        if not nom.nominated_pods:
+            return set()
+        counts, nodes = nom.counts_at_or_above(pi.priority)
+        own = nom.pod_to_node.get(pi.uid)
+        # the only qualifying pod on its own node may be this one
+        if (
+            own is not None
+            and counts.get(own) == 1
+            and any(p.uid == pi.uid and p.priority >= pi.priority for p in nom.nominated_pods[own])
+        ):
+            return nodes - {own}
+        return nodes
+
+    def _filter_segment(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        seg: np.ndarray,
+        nominated: set[str],
+    ) -> tuple[np.ndarray, np.ndarray, list[Status]]:
+        """Filter one segment of snapshot indices: (passing positions, failed positions, their
+        statuses), the nodes with nominated pods first, then the others in the plugins' order."""
+        snap = self.snapshot
+        if nominated:
+            special = [i for i, idx in enumerate(seg.tolist()) if snap.names[idx] in nominated]
+        else:
+            special = []
+        failed_pos: list[int] = []
+        failed_sts: list[Status] = []
+        plain: np.ndarray | None = None
+        if special:
+            mask = np.ones(len(seg), dtype=bool)
+            mask[special] = False
+            plain = np.flatnonzero(mask)
+            infos = snap.node_infos
+            sts = fw.run_filter_plugins_with_nominated_pods_batch(
+                state, pi.pod, [infos[idx] for idx in seg[special].tolist()], pi.priority
+            )
+            for i, st in zip(special, sts, strict=True):
+                if st is not None and not st.is_success():
+                    failed_pos.append(i)
+                    failed_sts.append(st)
+        batch_idx = seg if plain is None else seg[plain]
+        positions = np.array(failed_pos, dtype=np.int64)
+        if len(batch_idx):
+            out = fw.run_filter_plugins(state, pi.pod, NodeBatch(snapshot=snap, indices=batch_idx))
+            if out:
+                keys = np.fromiter(out.keys(), np.int64, len(out))
+                positions = np.concatenate((positions, keys if plain is None else plain[keys]))
+                failed_sts.extend(out.values())
+        if not failed_sts:
+            return np.arange(len(seg)), positions, failed_sts
+        keep = np.ones(len(seg), dtype=bool)
+        keep[positions] = False
+        return np.flatnonzero(keep), positions, failed_sts
+
+    # --- binding cycle ------------------------------------------------------------------------
+    async def _binding_task(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        start: float,
+        ticket: int | None = None,
+    ) -> None:
+        turn = [ticket]
+        try:
+            await self.driver.take(ticket)
+            st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
+            if st is not None and not st.is_success():
+                await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
+            else:
+                self.metrics.schedule_attempts["scheduled"] += 1
+                if self.record_timings:
+                    self.metrics.attempt_durations.append(anyio.current_time() - start)
+        finally:
+            self.driver.end(turn[0])
+            self._binding_tasks -= 1
+            self.driver.deactivate()
+            self._touch()
+
+    async def binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        turn: list[int | None] | None = None,
+    ) -> Status | None:
+        """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind."""
+        if turn is None:
+            turn = [None]
+        assumed = assumed_pi.pod
+        host = result.suggested_host
+        wp = fw.get_waiting_pod(assumed_pi.uid)
+        if wp is not None:
+            if wp.released:
+                turn[0] = self.driver.ticket()
+            else:
+                # parked at Permit: the loop need not wait for it until it is released
+
+                def released() -> None:
+                    turn[0] = self.driver.ticket()
+                    self.driver.activate()
+
+                wp.on_release = released
+                self.driver.deactivate()
+        st = await fw.wait_on_permit(assumed)
+        await self.driver.take(turn[0])
+        if st is not None and not st.is_success():
+            return self._single_node_status(st, host)
+        self.queue.done(assumed_pi.uid)
+        st = await fw.run_pre_bind_plugins(state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        st = await self.bind(fw, state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        self.scheduled_count += 1
+        await self.record_event(
+            assumed, "Normal", "Scheduled", "Binding",
+            f"Successfully assigned {assumed.metadata.namespace}/{assumed.metadata.name} to {host}",
+        )
+        await fw.run_post_bind_plugins(state, assumed, host)
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return None
+
+    async def bind(self, fw: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
+        try:
+            for ext in self.extenders:  # ``extendersBinding``: a binder extender goes first
+                if not ext.is_binder() or not ext.is_interested(pod):
+                    continue
+                try:
+                    await ext.bind(pod, host)
+                except Exception as e:
+                    if ext.is_ignorable():
+                        log.info("skipping extender %s in bind as it returned error: %s", ext.name, e)
+                        continue
+                    return Status.as_error(e)
+                return None
+            st = await fw.run_bind_plugins(state, pod, host)
+            if st is not None and st.is_skip():
+                return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
+            return st
+        finally:
+            self.cache.finish_binding(pod.metadata.uid, anyio.current_time())
+
+    async def handle_binding_cycle_error(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        status: Status,
+        start: float,
+    ) -> None:
+        """``handleBindingCycleError``: Unreserve, forget, move others, then the failure handler."""
+        assumed = assumed_pi.pod
+        await fw.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+        forgot = False
+        try:
+            self.cache.forget_pod(assumed_pi.uid)
+            forgot = True
+        except Exception as e:
+            log.error("scheduler cache ForgetPod failed: %s", e)
+        if forgot and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        await self.handle_scheduling_failure(fw, qpi, status, CLEAR_NOMINATION, start)
+        if forgot and status.is_rejected():
+            uid = assumed_pi.uid
+            self.queue.move_all_to_active_or_backoff(
+                ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.metadata.uid != uid
+            )
+
+    # --- failure ------------------------------------------------------------------------------
+    async def handle_scheduling_failure(
+        self,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        nominating: str | None,
+        start: float,
+    ) -> None:
+        """``handleSchedulingFailure``: requeue, nominate, FailedScheduling event, status patch."""
+        reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+        self.metrics.schedule_attempts["unschedulable" if status.is_rejected() else "error"] += 1
+        pod = qpi.pod
+        err = status.error
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        cached = self.cluster.pods.get(qpi.uid)
+        if cached is None or cached.spec.node_name:
+            self.queue.done(qpi.uid)
+        else:
+            qpi.pod_info = PodInfo(cached)
+            try:
+                self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+            except ValueError as e:
+                log.error("%s", e)
+        self.queue.nominator.add(qpi.pod_info, nominating)
+        msg = status.message
+        pod = qpi.pod
+        condition = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
+        nnn: str | None = None
+        if nominating is not None and pod.status.nominated_node_name != nominating:
+            nnn = nominating
+        self._report(pod, (pod, truncate_message(msg), condition, nnn))
+
+    def _report(self, pod: Pod, item: tuple[Any, ...]) -> None:
+        """Queue a failure report (event + status patch); one writer per pod, in order."""
+        uid = pod.metadata.uid
+        pending = self._reports.get(uid)
+        if pending is not None:
+            pending.append(item)
+            return
+        self._reports[uid] = collections.deque([item])
+        self.spawn(self._report_writer, uid)
+
+    async def _report_writer(self, uid: str) -> None:
+        pending = self._reports[uid]
+        try:
+            while pending:
+                await self._report_failure(*pending.popleft())
+        finally:
+            del self._reports[uid]
+
+    async def _report_failure(self, pod: Pod, note: str, condition: PodCondition, nnn: str | None) -> None:
+        await self.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note)
+        cur = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        unchanged = (
+            cur is not None
+            and cur.status == condition.status
+            and cur.reason == condition.reason
+            and cur.message == condition.message
+        )
+        if unchanged and nnn is None:
+            return
+        try:
+            await self.transport.patch_pod_status(
+                pod.metadata.namespace, pod.metadata.name, condition=condition, nominated_node_name=nnn
+            )
+        except NotFoundError:
+            pass
+        except TransportError as e:
+            log.warning("updating pod %s status failed: %s", pod.key, e)
+
+    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        event = Event(
+            metadata=ObjectMeta(namespace=pod.metadata.namespace, name=f"{pod.metadata.name}.{reason.lower()}"),
+            reporting_controller="default-scheduler",
+            reporting_instance="kubesched",
+            action=action,
+            reason=reason,
+            type=type_,
+            note=note,
+            regarding=ObjectReference(
+                api_version="v1", kind="Pod", namespace=pod.metadata.namespace,
+                name=pod.metadata.name, uid=pod.metadata.uid,
+            ),
+        )
+        try:
+            await self.transport.record_event(event)
+        except TransportError as e:
+            log.warning("recording event %s for %s failed: %s", reason, pod.key, e)
+
+
+class _CycleError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class _FullStatusMap(Mapping[str, Status]):
+    """``NodeToStatus`` for PostFilter: explicit statuses plus the absent-node default."""
+
+    def __init__(self, diagnosis: Diagnosis, names: list[str], index: Mapping[str, int]) -> None:
+        self._d = diagnosis
+        self._names = names
+        self._index = index
+
+    def _default(self) -> Status:
+        return self._d.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def __getitem__(self, name: str) -> Status:
+        st = self._d.node_to_status.get(name)
+        if st is not None:
+            return st
+        if name in self._index:
+            return self._default()
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        st = self._d.node_to_status.get(name)
+        if st is not None:
+            return st
+        return self._default()
+
+    def __iter__(self) -> Any:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
