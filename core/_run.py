@@ -28,8 +28,8 @@ import anyio
 import anyio.abc
 
 from ._config import SchedulerConfig
+from ._durations import parse_duration
 from ._errors import ConfigError
-from ._manifests import parse_duration
 from ._scheduler import Scheduler
 
 log = logging.getLogger("kubesched")
