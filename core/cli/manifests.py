@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 import yaml
 
-from ._durations import parse_duration
-from ._errors import ConfigError
-from ._objects import KINDS, Pod, PriorityClass, convert
-from ._validation import go_quote, validate_object
+from .._durations import parse_duration
+from .._errors import ConfigError
+from .._objects import KINDS, Pod, PriorityClass, convert
+from .._validation import go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 # libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
@@ -260,9 +260,9 @@ def _check_priority_classes(manifests: list[Manifest]) -> None:
 
 
 def system_priority_classes() -> list[PriorityClass]:
-    from ._objects import ObjectMeta
+    from .._objects import ObjectMeta
 
     return [PriorityClass(metadata=ObjectMeta(name=n), value=v) for n, v in SYSTEM_PRIORITY_CLASSES.items()]
 
 
-__all__ = ["ARRIVAL_ANNOTATION", "Manifest", "load_manifests", "parse_duration"]
+__all__ = ["ARRIVAL_ANNOTATION", "Manifest", "load_documents", "load_manifests"]
