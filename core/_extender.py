@@ -130,7 +130,7 @@ def _check_type(raw: Mapping[str, Any], key: str, path: str, kind: type, what: s
 def parse_extender_config(raw: Any, path: str) -> ExtenderConfig:
     """Decode and check the types of one entry (the cross-entry rules are in
     :func:`parse_extenders`)."""
-    from ._manifests import parse_duration
+    from ._durations import parse_duration
 
     if not isinstance(raw, Mapping):
         raise ConfigError("Invalid value: an extender must be a mapping", field=path)

@@ -16,7 +16,6 @@ import pytest
 
 from kubesched._config import parse_config
 from kubesched._events import ActionType, ClusterEvent, QueueingHint, Resource
-from kubesched._manifests import load_manifests
 from kubesched._nodeinfo import PodInfo
 from kubesched._objects import Pod
 from kubesched._queue import (
@@ -26,8 +25,9 @@ from kubesched._queue import (
     align_to_window,
     is_pod_updated,
 )
-from kubesched._simulate import simulate
 from kubesched._status import Code, Status
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.testing import make_pod
 
 HintFn = Callable[[Any, Any, Any], QueueingHint]

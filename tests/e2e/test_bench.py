@@ -12,10 +12,9 @@ import json
 
 import pytest
 
-from kubesched import _bench
-from kubesched._bench import WORKLOADS, run_workload
 from kubesched._errors import ConfigError
-from kubesched.cli import main
+from kubesched.cli import bench, main
+from kubesched.cli.bench import WORKLOADS, run_workload
 
 SMALL = [
     pytest.param("basic", 20, 10, 20, id="SchedulingBasic"),
@@ -84,4 +83,4 @@ def test_gang_pods_round_to_whole_gangs() -> None:
         init_pods = None
         pods = 10
 
-    assert _bench._sized(WORKLOADS["gang"], Args()).pods == 9  # type: ignore[arg-type]
+    assert bench._sized(WORKLOADS["gang"], Args()).pods == 9  # type: ignore[arg-type]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kubesched._config import parse_config
-from kubesched._manifests import load_manifests
-from kubesched._simulate import simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched._config import parse_config
-from kubesched._manifests import load_manifests
-from kubesched._simulate import simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.transports.fake.virtual_time import run
 
 GANG_CONFIG = {

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched._config import parse_config
-from kubesched._manifests import load_manifests
-from kubesched._simulate import SimulationResult, simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import SimulationResult, simulate
 from kubesched.plugins import gang
 
 pytestmark = pytest.mark.anyio

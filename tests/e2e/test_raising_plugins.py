@@ -9,8 +9,8 @@ import pytest
 
 from kubesched import hookimpl
 from kubesched._config import ProfileConfig, SchedulerConfig, default_multi_point
-from kubesched._manifests import load_manifests
-from kubesched._simulate import simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 
 pytestmark = pytest.mark.anyio
 

@@ -29,11 +29,11 @@ import httpx
 import pytest
 
 from kubesched import ConflictError, Scheduler
-from kubesched._manifests import load_manifests
 from kubesched._objects import Binding
 from kubesched._resources import parse_quantity, pod_requests
-from kubesched._run import RunOptions, run_scheduler
 from kubesched.cli import load_config_file
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.run import RunOptions, run_scheduler
 from kubesched.transports.apiserver import APIServer
 from kubesched.transports.fake import FakeCluster
 
@@ -610,7 +610,7 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
 def test_deploy_config_is_valid() -> None:
     import yaml
 
-    from kubesched._run import apply_config_sections
+    from kubesched.cli.run import apply_config_sections
 
     cm = yaml.safe_load((DEPLOY / "config.yaml").read_text())
     text = cm["data"]["config.yaml"]

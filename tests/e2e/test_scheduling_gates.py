@@ -7,10 +7,10 @@ import anyio
 import msgspec
 import pytest
 
-from kubesched._manifests import load_manifests
 from kubesched._objects import PodSchedulingGate
 from kubesched._scheduler import Scheduler
-from kubesched._simulate import simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

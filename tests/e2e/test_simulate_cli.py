@@ -19,10 +19,11 @@ import pytest
 
 from kubesched import cli
 from kubesched._config import SchedulerConfig
+from kubesched._durations import parse_duration
 from kubesched._errors import ConfigError
-from kubesched._manifests import load_manifests, parse_duration
 from kubesched._objects import PodDisruptionBudget
-from kubesched._simulate import simulate
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.transports.fake import FakeCluster, virtual_time
 
 # --- manifests, small builders --------------------------------------------------------------
@@ -577,7 +578,7 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
 ) -> None:
     import anyio
 
-    import kubesched._simulate
+    import kubesched.cli.simulate
 
     async def failing(*args: Any, **kwargs: Any) -> None:
         async def fail() -> None:
@@ -586,7 +587,7 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
         async with anyio.create_task_group() as tg:
             tg.start_soon(fail)
 
-    monkeypatch.setattr(kubesched._simulate, "simulate", failing)
+    monkeypatch.setattr(kubesched.cli.simulate, "simulate", failing)
     (workdir / "in.yaml").write_text(docs(GOOD_POD))
     code, out, err = simulate_cli(capsys, "in.yaml")
     assert (code, out, err) == (2, "", "kubesched: error: in.yaml: document 1 (Pod ok), spec: late trouble\n")

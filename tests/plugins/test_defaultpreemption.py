@@ -12,9 +12,9 @@ import pytest
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
 from kubesched._config import SchedulerConfig
 from kubesched._events import ActionType, QueueingHint, Resource
-from kubesched._manifests import load_manifests
-from kubesched._simulate import simulate
 from kubesched._status import Code
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.plugins import IN_TREE, defaultpreemption
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 

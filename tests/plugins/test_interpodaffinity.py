@@ -19,7 +19,6 @@ from kubesched import ConfigError, CycleState, NodeBatch
 from kubesched._cache import Cache, Snapshot
 from kubesched._config import parse_config
 from kubesched._events import QueueingHint
-from kubesched._manifests import load_manifests
 from kubesched._nodeinfo import PodInfo
 from kubesched._objects import (
     Affinity,
@@ -31,8 +30,9 @@ from kubesched._objects import (
     PodAffinityTerm,
     WeightedPodAffinityTerm,
 )
-from kubesched._simulate import simulate
 from kubesched._status import Code, Status
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
 from kubesched.plugins import interpodaffinity as ipa
 from kubesched.testing import framework_for, make_node, make_pod
 

@@ -4,12 +4,14 @@ official Python client, kubesched's own ``kube`` transport) can drive a simulati
     async with FakeCluster() as cluster, APIServer(cluster) as server:
         write_kubeconfig("kubeconfig", server.url)
         ...  # kubectl --kubeconfig kubeconfig get pods -o wide
+
+Serving a set of manifests until cancelled (what ``kubesched fake-apiserver`` does) is
+:func:`kubesched.cli.fake_apiserver.serve_manifests`.
 """
 
 from __future__ import annotations
 
 from ._kubeconfig import write_kubeconfig
-from ._serve import serve_manifests
 from ._server import APIServer
 
-__all__ = ["APIServer", "serve_manifests", "write_kubeconfig"]
+__all__ = ["APIServer", "write_kubeconfig"]

@@ -47,8 +47,8 @@ from anyio.abc import SocketAttribute
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched._manifests import _validate
 from kubesched._objects import KINDS, Binding, Event, convert, to_builtins
+from kubesched._validation import validate_object as _validate
 from kubesched.transports.fake import FakeCluster
 
 from . import _discovery as disco

@@ -78,10 +78,10 @@ from typing import Any
 import anyio
 import numpy as np
 
-from ._config import SchedulerConfig, parse_config
-from ._entrypoints import all_plugins
-from ._errors import ConfigError
-from ._objects import (
+from .._config import SchedulerConfig, parse_config
+from .._entrypoints import all_plugins
+from .._errors import ConfigError
+from .._objects import (
     Affinity,
     LabelSelector,
     Node,
@@ -89,8 +89,8 @@ from ._objects import (
     PodAffinity,
     PodAffinityTerm,
 )
-from .hookspecs import hookimpl
-from .testing import make_node, make_pod
+from ..hookspecs import hookimpl
+from ..testing import make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -457,7 +457,7 @@ async def run_workload(w: Workload) -> BenchResult:
     """Schedule the init pods, then time the measured pods from creation to the last bind."""
     from kubesched.transports.fake import FakeCluster
 
-    from ._scheduler import Scheduler
+    from .._scheduler import Scheduler
 
     _check_plugins(w)
     cfg = w.config()

@@ -15,10 +15,11 @@ from typing import Any
 
 import anyio
 
-from ._config import SchedulerConfig
-from ._manifests import Manifest, system_priority_classes
-from ._objects import Pod
-from ._scheduler import Scheduler
+from .._config import SchedulerConfig
+from .._objects import Pod
+from .._scheduler import Scheduler
+from .manifests import Manifest, system_priority_classes
+from .output import render_text
 
 UNTIL_EPSILON = 1e-6
 
@@ -164,46 +165,3 @@ async def simulate(
             "virtualSeconds": float(virtual),
         }
         return result
-
-
-def render_text(result: SimulationResult) -> str:
-    """A person's view: where each pod went, and why each pending pod is pending."""
-    lines: list[str] = []
-    rows = []
-    for rec in result.pods:
-        p = rec.pod
-        if rec.deleted:
-            state = f"deleted (was on {p.spec.node_name})" if p.spec.node_name else "deleted"
-        elif p.spec.node_name:
-            state = f"→ {p.spec.node_name}"
-        else:
-            state = "Pending"
-            if p.status.nominated_node_name:
-                state += f" (nominated to {p.status.nominated_node_name})"
-        rows.append((f"{p.metadata.namespace}/{p.metadata.name}", str(p.spec.priority or 0), state))
-    w0 = max((len(r[0]) for r in rows), default=3)
-    w1 = max((len(r[1]) for r in rows), default=8)
-    lines.append(f"{'POD':<{w0}}  {'PRIORITY':>{max(w1, 8)}}  PLACEMENT")
-    for r in rows:
-        lines.append(f"{r[0]:<{w0}}  {r[1]:>{max(w1, 8)}}  {r[2]}")
-    pending = [rec for rec in result.pods if not rec.deleted and not rec.pod.spec.node_name]
-    if pending:
-        lines.append("")
-        lines.append("Why pending:")
-        for rec in pending:
-            cond = next((c for c in rec.pod.status.conditions if c.type == "PodScheduled"), None)
-            why = cond.message if cond is not None and cond.message else "not attempted yet"
-            lines.append(f"  {rec.pod.metadata.namespace}/{rec.pod.metadata.name}: {why}")
-    if result.events:
-        lines.append("")
-        lines.append("Events:")
-        for e in result.events:
-            lines.append(f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}")
-    s = result.summary
-    lines.append("")
-    lines.append(
-        f"{s['pods']} pods: {s['scheduled']} scheduled, {s['pending']} pending, {s['deleted']} deleted; "
-        f"{s['preemptions']} preemptions, {s['attempts']} scheduling attempts, "
-        f"{s['virtualSeconds']:g} virtual seconds"
-    )
-    return "\n".join(lines) + "\n"

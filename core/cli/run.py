@@ -27,10 +27,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ._config import SchedulerConfig
-from ._errors import ConfigError
-from ._manifests import parse_duration
-from ._scheduler import Scheduler
+from .._config import SchedulerConfig
+from .._durations import parse_duration
+from .._errors import ConfigError
+from .._scheduler import Scheduler
 
 log = logging.getLogger("kubesched")
 

@@ -1,6 +1,11 @@
-"""The ``kubesched`` command line: ``simulate``, ``bench`` and ``run``.
+"""The ``kubesched`` command line: ``simulate``, ``bench``, ``run`` and ``fake-apiserver``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
+
+This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
+One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
+:mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.manifests` (loading input files).
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from typing import Any
 
 import yaml
 
-from ._config import SchedulerConfig, parse_config, parse_feature_gates
-from ._errors import ConfigError
-from ._framework import PluginError
-from ._manifests import load_documents, load_manifests, parse_duration
+from .._config import SchedulerConfig, parse_config, parse_feature_gates
+from .._durations import parse_duration
+from .._errors import ConfigError
+from .._framework import PluginError
+from .manifests import load_documents, load_manifests
 
 PROG = "kubesched"
 
@@ -40,8 +46,8 @@ def load_config_file(path: str, feature_gates: str = "", text: str | None = None
 
 def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
     """Build every profile once so that plugin args errors surface as input errors."""
-    from ._entrypoints import all_plugins
-    from ._framework import build_framework
+    from .._entrypoints import all_plugins
+    from .._framework import build_framework
 
     registry = all_plugins()
 
@@ -57,8 +63,8 @@ def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.transports.fake import virtual_time
 
-    from ._demo import DEMO_CONFIG, DEMO_MANIFESTS
-    from ._simulate import simulate
+    from .demo import DEMO_CONFIG, DEMO_MANIFESTS
+    from .simulate import simulate
 
     files = list(args.files)
     config_path = args.config or ""
@@ -100,7 +106,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ._bench import run_bench
+    from .bench import run_bench
 
     return run_bench(args)
 
@@ -110,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from ._run import RunOptions, apply_config_sections, run_scheduler
+    from .run import RunOptions, apply_config_sections, run_scheduler
 
     logging.basicConfig(
         level=args.log_level.upper(), stream=sys.stderr,
@@ -137,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
-    from kubesched.transports.apiserver._serve import main as serve
+    from .fake_apiserver import main as serve
 
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
 
@@ -228,7 +234,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _first_leaf(eg: BaseExceptionGroup[BaseException]) -> BaseException:
     first = eg.exceptions[0]
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

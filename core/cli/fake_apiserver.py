@@ -14,12 +14,11 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from kubesched._manifests import Manifest, load_manifests
-from kubesched._objects import Node, NodeCondition
+from kubesched.transports.apiserver import APIServer, write_kubeconfig
 from kubesched.transports.fake import FakeCluster
 
-from ._kubeconfig import write_kubeconfig
-from ._server import APIServer
+from .._objects import Node, NodeCondition
+from .manifests import Manifest, load_manifests
 
 __all__ = ["main", "serve_manifests"]
 

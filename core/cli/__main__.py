@@ -1,0 +1,9 @@
+"""``python -m kubesched.cli``: the ``kubesched`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from . import main
+
+sys.exit(main())
