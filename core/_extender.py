@@ -37,6 +37,7 @@ import msgspec
 import numpy as np
 
 from ._errors import ConfigError, KubeschedError
+from ._helpers import is_extended_resource_name, qualified_name_errors
 from ._objects import Node, Pod
 
 if TYPE_CHECKING:
@@ -207,8 +208,6 @@ def parse_extender_config(raw: Any, path: str) -> ExtenderConfig:
 
 def parse_extenders(raw: Any, path: str = "extenders") -> list[ExtenderConfig]:
     """``validateExtenders`` over the decoded ``extenders`` list; ConfigError names the field."""
-    from kubesched.plugins._helper import is_extended_resource_name, qualified_name_errors
-
     if raw is None:
         return []
     if not isinstance(raw, list):

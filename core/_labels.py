@@ -1,11 +1,16 @@
-"""Label selectors (``metav1.LabelSelectorAsSelector(sel).Matches``), for core and transports.
+"""Label selectors (``metav1.LabelSelectorAsSelector``) for the engine, transports and plugins.
 
-Plugins use the validating, compiled form in ``kubesched.plugins._helper``.
+- :func:`selector_matches`: one selector against one label map, without validation (an unknown
+  operator matches nothing); the engine's and the fake cluster's matcher.
+- The validating, compiled form (re-exported by :mod:`kubesched.framework` for plugins):
+  :func:`compile_label_selector` (a :data:`LabelMatcher`; ValueError for an invalid selector),
+  :func:`selector_requirements` / :func:`requirements_match` over :data:`LabelRequirement`
+  tuples, and :func:`label_selector_matches` (an invalid selector selects nothing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ._objects import LabelSelector
 
@@ -39,3 +44,82 @@ def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) 
         else:
             return False
     return True
+
+
+LabelMatcher = Callable[[Mapping[str, str]], bool]
+"""A compiled label selector: ``matcher(labels)`` is True when the labels are selected."""
+
+
+def _nothing(_: Mapping[str, str]) -> bool:
+    return False
+
+
+def _everything(_: Mapping[str, str]) -> bool:
+    return True
+
+
+def compile_label_selector(selector: LabelSelector | None) -> LabelMatcher:
+    """``metav1.LabelSelectorAsSelector``: a predicate over a label map.
+
+    ``None`` selects nothing; an empty selector selects everything.  Raises ``ValueError`` for an
+    invalid requirement (In/NotIn without values, Exists/DoesNotExist with values, unknown op).
+    """
+    if selector is None:
+        return _nothing
+    if not selector.match_labels and not selector.match_expressions:
+        return _everything
+    reqs = selector_requirements(selector)
+
+    def match(labels: Mapping[str, str]) -> bool:
+        return requirements_match(reqs, labels)
+
+    return match
+
+
+LabelRequirement = tuple[str, str, frozenset[str]]
+"""One requirement of a label selector: ``(key, operator, values)``, operator In, NotIn, Exists or
+DoesNotExist (matchLabels entries become In with one value)."""
+
+
+def selector_requirements(selector: LabelSelector) -> list[LabelRequirement]:
+    """A selector as (key, operator, values) requirements; ValueError for an invalid one."""
+    reqs: list[LabelRequirement] = [(k, "In", frozenset((v,))) for k, v in selector.match_labels.items()]
+    for e in selector.match_expressions:
+        op = e.operator
+        if op in ("In", "NotIn"):
+            if not e.values:
+                raise ValueError("for 'in', 'notin' operators, values set can't be empty")
+        elif op in ("Exists", "DoesNotExist"):
+            if e.values:
+                raise ValueError("values set must be empty for exists and does not exist")
+        else:
+            raise ValueError(f'"{op}" is not a valid label selector operator')
+        reqs.append((e.key, op, frozenset(e.values)))
+    return reqs
+
+
+def requirements_match(reqs: Iterable[LabelRequirement], labels: Mapping[str, str]) -> bool:
+    """Do ``labels`` satisfy every requirement?"""
+    for key, op, values in reqs:
+        if op == "In":
+            v = labels.get(key)
+            if v is None or v not in values:
+                return False
+        elif op == "NotIn":
+            v = labels.get(key)
+            if v is not None and v in values:
+                return False
+        elif op == "Exists":
+            if key not in labels:
+                return False
+        elif key in labels:  # DoesNotExist
+            return False
+    return True
+
+
+def label_selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """Does ``selector`` select ``labels``?  An invalid selector selects nothing."""
+    try:
+        return compile_label_selector(selector)(labels)
+    except ValueError:
+        return False

@@ -33,6 +33,7 @@ import anyio
 
 from ._errors import NotFoundError
 from ._framework import PostFilterResult
+from ._labels import compile_label_selector
 from ._objects import PodCondition
 from ._status import Code, Diagnosis, FitError, Status
 
@@ -203,8 +204,6 @@ def filter_pods_with_pdb_violation(
     pod: Callable[[Any], Pod] = lambda pi: pi.pod,
 ) -> tuple[list[Any], list[Any]]:
     """``filterPodsWithPDBViolation``: a stable split into (violating, non-violating)."""
-    from kubesched.plugins._helper import compile_label_selector
-
     allowed = [(pdb.status.disruptions_allowed if pdb.status is not None else 0) for pdb in pdbs]
     matchers: list[Callable[[Mapping[str, str]], bool] | None] = []
     for pdb in pdbs:

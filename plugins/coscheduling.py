@@ -26,21 +26,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
-from kubesched._framework import PODS_TO_ACTIVATE_KEY, PostFilterResult
-from kubesched._nodeinfo import parse_time
-from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, quantity_value
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import go_value
+from kubesched.framework import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    PODS_TO_ACTIVATE_KEY,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
+    EventResource,
+    PostFilterResult,
+    Status,
+    go_value,
+    hookimpl,
+    parse_time,
+    quantity_value,
+)
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeInfo
-    from kubesched._objects import Pod, PodGroup
-    from kubesched._queue import QueuedPodInfo
+    from kubesched.framework import CycleState, NodeInfo, Pod, PodGroup, QueuedPodInfo
 
 NAME = "Coscheduling"
 
@@ -396,9 +403,9 @@ class Coscheduling:
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.ADD)),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD)),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD_GROUP, ActionType.ADD | ActionType.UPDATE)
+                ClusterEvent(EventResource.POD_GROUP, ActionType.ADD | ActionType.UPDATE)
             ),
         ]
 

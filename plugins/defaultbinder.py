@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched._objects import Binding, ObjectMeta, ObjectReference
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import Binding, ObjectMeta, ObjectReference, Status, hookimpl
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._objects import Pod
+    from kubesched.framework import CycleState, Pod
 
 NAME = "DefaultBinder"
 

@@ -1,6 +1,6 @@
 """DefaultPreemption: PostFilter preemption and the async-preemption PreEnqueue gate.
 
-Upstream ``plugins/defaultpreemption``.  The machinery is :class:`kubesched._preemption.Evaluator`;
+Upstream ``plugins/defaultpreemption``.  The machinery is :class:`kubesched.framework.Evaluator`;
 this module holds the plugin, its args (``DefaultPreemptionArgs``) and their validation.
 
 - PostFilter: ``Evaluator.preempt``; a non-empty message is prefixed with ``"preemption: "``.
@@ -17,22 +17,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._preemption import (
+from kubesched.framework import (
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
     MSG_WAITING_FOR_PREEMPTION,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
     Evaluator,
+    EventResource,
+    QueueingHint,
+    Status,
+    go_value,
+    hookimpl,
 )
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import go_value
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState, PostFilterResult
-    from kubesched._objects import Pod
+    from kubesched.framework import CycleState, Pod, PostFilterResult
 
 NAME = "DefaultPreemption"
 ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"
@@ -80,7 +83,7 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[int, int]:
 class DefaultPreemption:
     """PostFilter: preempt lower-priority pods so that the pod fits (see the module docstring).
 
-    ``evaluator`` is the :class:`~kubesched._preemption.Evaluator`; its ``is_eligible_pod`` and
+    ``evaluator`` is the :class:`~kubesched.framework.Evaluator`; its ``is_eligible_pod`` and
     ``more_important_pod`` are upstream's ``IsEligiblePod`` / ``MoreImportantPod`` hooks.
     """
 
@@ -134,7 +137,7 @@ class DefaultPreemption:
             return []
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE),
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
                 self.is_pod_schedulable_after_assigned_pod_deletion,
             )
         ]

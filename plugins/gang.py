@@ -35,19 +35,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import PODS_TO_ACTIVATE_KEY, go_duration
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import go_value, qualified_name_errors
+from kubesched.framework import (
+    PODS_TO_ACTIVATE_KEY,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
+    EventResource,
+    QueueingHint,
+    Status,
+    go_duration,
+    go_value,
+    hookimpl,
+    qualified_name_errors,
+)
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeInfo
-    from kubesched._objects import Pod
-    from kubesched._queue import QueuedPodInfo
+    from kubesched.framework import CycleState, NodeInfo, Pod, QueuedPodInfo
 
 NAME = "Gang"
 
@@ -277,14 +282,14 @@ class Gang:
         or its reservation (an assumed pod forgotten is an AssignedPod delete)."""
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.ADD), self.is_schedulable_after_pod_added
+                ClusterEvent(EventResource.POD, ActionType.ADD), self.is_schedulable_after_pod_added
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_LABEL),
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL),
                 self.is_schedulable_after_pod_label_updated,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE),
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
                 self.is_schedulable_after_member_deleted,
             ),
         ]

@@ -17,15 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched._framework import MAX_NODE_SCORE
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import MAX_NODE_SCORE, hookimpl
 
 from ._helper import go_div
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
-    from kubesched._objects import Pod
+    from kubesched.framework import CycleState, NodeBatch, Pod
 
 NAME = "ImageLocality"
 

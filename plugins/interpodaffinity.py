@@ -54,18 +54,36 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import MAX_NODE_SCORE
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
+    EventResource,
+    QueueingHint,
+    Status,
+    compile_label_selector,
+    go_value,
+    hookimpl,
+    qualified_name_errors,
+)
 
-from ._helper import compile_label_selector, go_value, qualified_name_errors, queueing_hints_enabled
+from ._helper import queueing_hints_enabled
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState, PreFilterResult
-    from kubesched._nodeinfo import NodeBatch, NodeInfo, PodInfo
-    from kubesched._objects import LabelSelector, Node, Pod, PodAffinityTerm
+    from kubesched.framework import (
+        CycleState,
+        LabelSelector,
+        Node,
+        NodeBatch,
+        NodeInfo,
+        Pod,
+        PodAffinityTerm,
+        PodInfo,
+        PreFilterResult,
+    )
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -148,8 +166,8 @@ def compile_selector(
         if errs:
             raise ValueError(_go_aggregate(errs))
     if extra:
-        from kubesched._objects import LabelSelector as LS
-        from kubesched._objects import LabelSelectorRequirement as LSR
+        from kubesched.framework import LabelSelector as LS
+        from kubesched.framework import LabelSelectorRequirement as LSR
 
         selector = LS(
             match_labels=dict(selector.match_labels),
@@ -373,7 +391,7 @@ class _AllNodes:
             if self.snapshot is not None:
                 codes, values, _ = self.snapshot.label_codes(key)
             else:
-                from kubesched._nodeinfo import NodeBatch
+                from kubesched.framework import NodeBatch
 
                 codes, values, _ = NodeBatch.of(self.infos).label_codes(key)
             got = self._codes[key] = (codes, values)
@@ -679,13 +697,13 @@ class InterPodAffinity:
         return [
             ClusterEventWithHint(
                 ClusterEvent(
-                    Resource.ASSIGNED_POD,
+                    EventResource.ASSIGNED_POD,
                     ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
                 ),
                 self.is_schedulable_after_pod_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, node_actions),
+                ClusterEvent(EventResource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             ),
         ]

@@ -19,29 +19,32 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import MAX_NODE_SCORE, PreFilterResult
-from kubesched._objects import NodeAffinity as NodeAffinityObj
-from kubesched._objects import convert
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import (
+from kubesched.framework import (
+    MAX_NODE_SCORE,
     OBJECT_NAME_FIELD,
-    NodeSelector,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
+    EventResource,
+    NodeSelectorMatcher,
     PreferredSchedulingTerms,
+    PreFilterResult,
+    QueueingHint,
     RequiredNodeAffinity,
-    default_normalize_score,
-    queueing_hints_enabled,
+    Status,
+    convert,
+    hookimpl,
 )
+from kubesched.framework import NodeAffinity as NodeAffinityObj
+
+from ._helper import default_normalize_score, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch, NodeInfo
-    from kubesched._objects import Node, Pod
+    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -71,7 +74,7 @@ class NodeAffinity:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
-        self.added_node_selector: NodeSelector | None = None
+        self.added_node_selector: NodeSelectorMatcher | None = None
         self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
         raw = (args or {}).get("addedAffinity")
         if raw is None:
@@ -81,7 +84,7 @@ class NodeAffinity:
         except msgspec.ValidationError as e:
             raise ConfigError(f"Invalid value: {e}", field="addedAffinity") from e
         if added.required_during_scheduling_ignored_during_execution is not None:
-            self.added_node_selector = NodeSelector.parse(
+            self.added_node_selector = NodeSelectorMatcher.parse(
                 added.required_during_scheduling_ignored_during_execution,
                 f"{_ADDED_REQUIRED}.nodeSelectorTerms",
             )
@@ -99,7 +102,7 @@ class NodeAffinity:
             node_actions |= ActionType.UPDATE_NODE_TAINT
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, node_actions),
+                ClusterEvent(EventResource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             )
         ]

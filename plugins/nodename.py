@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
+    hookimpl,
+)
 
 from ._helper import queueing_hints_enabled
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
-    from kubesched._objects import Node, Pod
+    from kubesched.framework import CycleState, Node, NodeBatch, Pod
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -39,7 +43,7 @@ class NodeName:
         if not queueing_hints_enabled(self.handle):
             # hints off: also taint and label updates (a Node/Add may be filtered out by preCheckForNode, kubernetes#109437)
             node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
-        return [ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_add)]
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_add)]
 
     def is_schedulable_after_node_add(self, pod: Pod, old: Any, new: Node) -> QueueingHint:
         return QueueingHint.QUEUE if fits(pod, new) else QueueingHint.QUEUE_SKIP

@@ -18,18 +18,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EventResource,
+    QueueingHint,
+    Status,
+    hookimpl,
+)
 
 from ._helper import queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch, NodeInfo
-    from kubesched._objects import Pod
+    from kubesched.framework import CycleState, NodeBatch, NodeInfo, Pod
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -97,10 +102,10 @@ class NodePorts:
             node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted
+                ClusterEvent(EventResource.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted
             ),
             # a node update never frees ports; with queueing hints only Add is registered
-            ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions)),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions)),
         ]
 
     def is_schedulable_after_pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -10,24 +10,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._objects import Taint
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import (
+from kubesched.framework import (
     NO_SCHEDULE,
     TAINT_NODE_UNSCHEDULABLE,
-    queueing_hints_enabled,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
+    Taint,
+    hookimpl,
     tolerations_tolerate_taint,
 )
+
+from ._helper import queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch, NodeInfo
-    from kubesched._objects import Node, Pod, Toleration
+    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod, Toleration
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
@@ -57,7 +59,7 @@ class NodeUnschedulable:
             return [
                 ClusterEventWithHint(
                     ClusterEvent(
-                        Resource.NODE,
+                        EventResource.NODE,
                         ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
                     ),
                     self.is_schedulable_after_node_change,
@@ -65,11 +67,11 @@ class NodeUnschedulable:
             ]
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
                 self.is_schedulable_after_pod_toleration_change,
             ),
         ]

@@ -48,31 +48,34 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import MAX_NODE_SCORE
-from kubesched._nodeinfo import NodeBatch
-from kubesched._objects import TopologySpreadConstraint, convert
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import (
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    ConfigError,
+    EventResource,
+    LabelRequirement,
+    NodeBatch,
+    QueueingHint,
     RequiredNodeAffinity,
-    Requirement,
+    Status,
+    TopologySpreadConstraint,
+    convert,
     do_not_schedule_taints_filter,
     find_matching_untolerated_taint,
     go_value,
+    hookimpl,
     qualified_name_errors,
-    queueing_hints_enabled,
     requirements_match,
     selector_requirements,
 )
 
+from ._helper import queueing_hints_enabled
+
 if TYPE_CHECKING:
-    from kubesched._cache import Snapshot
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeInfo
-    from kubesched._objects import LabelSelector, Node, Pod
+    from kubesched.framework import CycleState, LabelSelector, Node, NodeInfo, Pod, Snapshot
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -115,7 +118,7 @@ class Selector:
 
     __slots__ = ("reqs",)
 
-    def __init__(self, reqs: tuple[Requirement, ...] | None) -> None:
+    def __init__(self, reqs: tuple[LabelRequirement, ...] | None) -> None:
         self.reqs = reqs
 
     @classmethod
@@ -131,7 +134,7 @@ class Selector:
 
         A nothing-selector has no requirements to add, so the result is the label set alone.
         """
-        reqs: list[Requirement] = [(k, "In", frozenset((v,))) for k, v in match_labels.items()]
+        reqs: list[LabelRequirement] = [(k, "In", frozenset((v,))) for k, v in match_labels.items()]
         reqs.extend(self.reqs or ())
         return Selector(tuple(sorted(reqs, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
@@ -700,10 +703,10 @@ class PodTopologySpread:
         )
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, pod_actions), self.is_schedulable_after_pod_change
+                ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_change
+                ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change
             ),
         ]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import hookimpl
 
 if TYPE_CHECKING:
-    from kubesched._queue import QueuedPodInfo
+    from kubesched.framework import QueuedPodInfo
 
 NAME = "PrioritySort"
 

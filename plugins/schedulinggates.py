@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
+    hookimpl,
+)
 
 from ._helper import go_slice
 
 if TYPE_CHECKING:
-    from kubesched._objects import Pod
+    from kubesched.framework import Pod
 
 NAME = "SchedulingGates"
 
@@ -35,7 +41,7 @@ class SchedulingGates:
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
                 self.is_schedulable_after_update_pod_scheduling_gates_eliminated,
             )
         ]

@@ -12,26 +12,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._framework import MAX_NODE_SCORE
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
-
-from ._helper import (
+from kubesched.framework import (
+    MAX_NODE_SCORE,
     PREFER_NO_SCHEDULE,
-    default_normalize_score,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
     do_not_schedule_taints_filter,
     find_matching_untolerated_taint,
-    queueing_hints_enabled,
+    hookimpl,
     tolerations_tolerate_taint,
 )
+
+from ._helper import default_normalize_score, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch, NodeInfo
-    from kubesched._objects import Node, Pod, Taint, Toleration
+    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod, Taint, Toleration
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -76,7 +77,7 @@ class TaintToleration:
             return [
                 ClusterEventWithHint(
                     ClusterEvent(
-                        Resource.NODE,
+                        EventResource.NODE,
                         ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
                     ),
                     self.is_schedulable_after_node_change,
@@ -84,11 +85,11 @@ class TaintToleration:
             ]
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
                 self.is_schedulable_after_pod_toleration_change,
             ),
         ]

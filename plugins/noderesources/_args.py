@@ -12,9 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched._errors import ConfigError
-
-from .._helper import go_value, qualified_name_errors
+from kubesched.framework import ConfigError, go_value, qualified_name_errors
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"

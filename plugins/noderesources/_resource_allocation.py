@@ -18,15 +18,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched._framework import MAX_NODE_SCORE
-from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, pod_requests
+from kubesched.framework import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MAX_NODE_SCORE,
+    MEMORY,
+    is_scalar_resource_name,
+    pod_requests,
+)
 
-from .._helper import build_broken_linear_function, go_div, is_scalar_resource_name
+from .._helper import build_broken_linear_function, go_div
 from ._args import MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec
 
 if TYPE_CHECKING:
-    from kubesched._nodeinfo import NodeBatch
-    from kubesched._objects import Pod
+    from kubesched.framework import NodeBatch, Pod
 
 Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""

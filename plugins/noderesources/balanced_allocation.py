@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched._status import Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import Status, hookimpl
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
@@ -22,9 +21,7 @@ from ._resource_allocation import (
 )
 
 if TYPE_CHECKING:
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
-    from kubesched._objects import Pod
+    from kubesched.framework import CycleState, NodeBatch, Pod
 
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + BALANCED_NAME

@@ -18,14 +18,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from kubesched._nodeinfo import NodeInfo
-from kubesched._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, pod_requests
-from kubesched._resources import Resource as ResourceAmounts
-from kubesched._status import Code, Status
-from kubesched.hookspecs import hookimpl
+from kubesched.framework import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EventResource,
+    NodeInfo,
+    QueueingHint,
+    ResourceAmounts,
+    Status,
+    hookimpl,
+    is_extended_resource_name,
+    pod_requests,
+)
 
-from .._helper import is_extended_resource_name
 from ._args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -44,9 +55,7 @@ from ._resource_allocation import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched._framework import CycleState
-    from kubesched._nodeinfo import NodeBatch
-    from kubesched._objects import Node, Pod
+    from kubesched.framework import CycleState, Node, NodeBatch, Pod
 
 FIT_NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + FIT_NAME
@@ -202,11 +211,11 @@ class Fit:
             node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                 self.is_schedulable_after_pod_event,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, node_actions),
+                ClusterEvent(EventResource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             ),
         ]

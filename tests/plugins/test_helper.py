@@ -1,4 +1,5 @@
-"""plugins/_helper: DefaultNormalizeScore (semantics §4.4), label selectors, resource names."""
+"""plugins/_helper: DefaultNormalizeScore (semantics §4.4); and the helpers the plugins take from
+kubesched.framework: label selectors, resource names."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ import numpy as np
 import pytest
 
 from kubesched._objects import LabelSelector, LabelSelectorRequirement
-from kubesched.plugins._helper import (
+from kubesched.framework import (
     compile_label_selector,
-    default_normalize_score,
-    go_div,
     is_extended_resource_name,
     is_scalar_resource_name,
     label_selector_matches,
 )
+from kubesched.plugins._helper import default_normalize_score, go_div
 
 
 @pytest.mark.parametrize(

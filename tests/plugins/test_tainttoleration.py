@@ -7,8 +7,8 @@ import pytest
 from kubesched import CycleState, NodeBatch
 from kubesched._objects import Taint, Toleration
 from kubesched._status import Code
+from kubesched.framework import toleration_tolerates_taint
 from kubesched.plugins import tainttoleration
-from kubesched.plugins._helper import toleration_tolerates_taint
 from kubesched.testing import make_node, make_node_info, make_pod
 
 

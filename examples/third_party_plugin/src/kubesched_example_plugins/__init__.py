@@ -1,6 +1,6 @@
 """Example out-of-tree kubesched plugins, registered through the ``kubesched`` entry-point group.
 
-- :class:`NodeLabelGate` (Filter, written per node with :func:`kubesched.per_node_filter`):
+- :class:`NodeLabelGate` (Filter, written per node with :func:`kubesched.framework.per_node_filter`):
   only nodes carrying a label named in its args may run pods.
 - :class:`PreferEmptyNodes` (Score + NormalizeScore, written over numpy columns): prefer the
   nodes with the most free pod slots.

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import kubesched
-from kubesched import (
+from kubesched.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    ConfigError,
     CycleState,
     EventResource,
     Node,
@@ -24,6 +24,8 @@ from kubesched import (
     Pod,
     QueueingHint,
     Status,
+    hookimpl,
+    per_node_filter,
 )
 
 NAME = "NodeLabelGate"
@@ -39,12 +41,12 @@ class NodeLabelGate:
         label = args.get("label")
         if not isinstance(label, str) or not label:
             # raised from a factory, a ConfigError is reported at pluginConfig[i].args.label
-            raise kubesched.ConfigError("Required value: a label key", field="label")
+            raise ConfigError("Required value: a label key", field="label")
         values = args.get("values")
         if values is not None and (
             not isinstance(values, list) or not all(isinstance(v, str) for v in values)
         ):
-            raise kubesched.ConfigError(
+            raise ConfigError(
                 f"Invalid value: {values!r}: must be a list of strings", field="values"
             )
         self.label = label
@@ -66,14 +68,14 @@ class NodeLabelGate:
 
     # Filter: kubesched's Filter hook takes a batch of nodes; per_node_filter adapts a function
     # of one node into it (returning None means the node passes).
-    @kubesched.hookimpl
-    @kubesched.per_node_filter
+    @hookimpl
+    @per_node_filter
     def kubesched_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return self._check(node_info.labels)
 
     # EnqueueExtensions: a pod this plugin rejected is retried only when a node that now
     # passes appears or gets its labels changed.
-    @kubesched.hookimpl
+    @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(

@@ -10,11 +10,9 @@ from typing import Any
 
 import numpy as np
 
-import kubesched
-from kubesched import CycleState, NodeBatch, Pod
+from kubesched.framework import MAX_NODE_SCORE, CycleState, NodeBatch, Pod, hookimpl
 
 NAME = "PreferEmptyNodes"
-MAX_NODE_SCORE = 100
 
 
 class PreferEmptyNodes:
@@ -25,13 +23,13 @@ class PreferEmptyNodes:
     def __init__(self, args: dict[str, Any] | None, handle: Any) -> None:
         self.handle = handle
 
-    @kubesched.hookimpl
+    @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         # one int64 entry per node of the batch; requested("pods") is the node's pod count
         free = nodes.allocatable("pods") - nodes.requested("pods")
         return np.maximum(free, 0)
 
-    @kubesched.hookimpl
+    @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
         # in place, like upstream's DefaultNormalizeScore: the best node gets MaxNodeScore
         top = int(scores.max()) if len(scores) else 0

@@ -1,0 +1,230 @@
+"""The plugin author's API: everything an in-tree plugin uses, and so everything a plugin needs.
+
+Modelled on kube-scheduler's ``pkg/scheduler/framework`` package (with the helpers its plugins
+take from ``component-helpers`` and ``framework/preemption``).  The in-tree plugins import only
+this module, :mod:`kubesched.hookspecs` and each other, so whatever they do a third-party plugin
+can do too.  Every name here is a re-export of the engine's own object: no wrappers, nothing added
+on the per-node or per-pod paths.  Hooks are declared in :mod:`kubesched.hookspecs`; mark their
+implementations with :data:`hookimpl`.
+
+Results and statuses
+    :class:`Status`, :class:`Code`; :class:`PreFilterResult` (narrow the candidate nodes),
+    :class:`PostFilterResult` (a nominated node).
+
+Cycle and handle
+    :class:`CycleState` (per-cycle plugin data), :data:`PODS_TO_ACTIVATE_KEY`,
+    :class:`Framework` (the ``handle`` a factory receives: snapshot, waiting pods, listers,
+    ``spawn``), :class:`WaitingPod` (Permit), :class:`QueuedPodInfo` (QueueSort),
+    :data:`MAX_NODE_SCORE` / :data:`MIN_NODE_SCORE`, and the adapters :func:`per_node_filter` /
+    :func:`per_node_score` that turn a per-node function into a batch hook.
+
+Cluster events and queueing hints (EnqueueExtensions)
+    :class:`ClusterEvent`, :class:`ClusterEventWithHint`, :class:`ActionType`,
+    :class:`EventResource` (the kind of object an event is about; ``Resource`` in the engine),
+    :class:`QueueingHint`.
+
+Nodes and pods as the scheduler sees them
+    :class:`NodeBatch` (the batch Filter / Score take, with numpy columns), :class:`NodeInfo`,
+    :class:`PodInfo`, :class:`Snapshot` (the cycle's view of the cluster).
+
+Resource arithmetic
+    :class:`ResourceAmounts` (upstream's ``framework.Resource``: millicores and whole units),
+    :data:`CPU`, :data:`MEMORY`, :data:`EPHEMERAL_STORAGE`, :data:`PODS`, :func:`pod_requests`,
+    :func:`quantity_value`, :func:`parse_quantity`, :class:`QuantityError`; resource names:
+    :func:`is_native_resource`, :func:`is_extended_resource_name`,
+    :func:`is_scalar_resource_name`.
+
+Label selectors (``metav1.LabelSelectorAsSelector``)
+    :func:`compile_label_selector` (a :data:`LabelMatcher`), :func:`label_selector_matches`,
+    :func:`selector_requirements`, :func:`requirements_match`, :data:`LabelRequirement`.
+
+Node affinity (``component-helpers/scheduling/corev1/nodeaffinity``)
+    :class:`NodeSelectorMatcher` (upstream's ``nodeaffinity.NodeSelector``),
+    :class:`PreferredSchedulingTerms`, :class:`RequiredNodeAffinity`, :data:`OBJECT_NAME_FIELD`.
+
+Taints and tolerations
+    :func:`toleration_tolerates_taint`, :func:`tolerations_tolerate_taint`,
+    :func:`find_matching_untolerated_taint`, :func:`do_not_schedule_taints_filter`,
+    :data:`NO_SCHEDULE`, :data:`PREFER_NO_SCHEDULE`, :data:`NO_EXECUTE`,
+    :data:`TAINT_NODE_UNSCHEDULABLE`.
+
+Plugin args and messages
+    :class:`ConfigError` (raised from a factory: reported at ``pluginConfig[i].args.<field>``),
+    :func:`qualified_name_errors` (``validation.IsQualifiedName``), :func:`go_value` (a value as
+    ``field.Invalid`` prints it), :func:`go_duration` (Go's ``Duration.String``),
+    :func:`parse_time` (RFC 3339 timestamps).
+
+API objects
+    :class:`Pod`, :class:`Node`, :class:`PodGroup`, :class:`Binding`, :class:`ObjectMeta`,
+    :class:`ObjectReference`, :class:`Taint`, :class:`Toleration`, :class:`NodeAffinity`,
+    :class:`PodAffinityTerm`, :class:`TopologySpreadConstraint`, :class:`LabelSelector`,
+    :class:`LabelSelectorRequirement`, and :func:`convert` (plain builtins → an API object).
+
+Preemption (upstream ``framework/preemption``)
+    :class:`Evaluator` (candidates, dry run, PDBs, selection, sync or async victims' deletion),
+    :data:`DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE`, :data:`DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE`,
+    :data:`MSG_WAITING_FOR_PREEMPTION`.
+"""
+
+from __future__ import annotations
+
+from ._cache import Snapshot
+from ._errors import ConfigError
+from ._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from ._events import Resource as EventResource
+from ._framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    Framework,
+    PostFilterResult,
+    PreFilterResult,
+    WaitingPod,
+    go_duration,
+    per_node_filter,
+    per_node_score,
+)
+from ._helpers import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    OBJECT_NAME_FIELD,
+    PREFER_NO_SCHEDULE,
+    TAINT_NODE_UNSCHEDULABLE,
+    NodeSelectorMatcher,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    do_not_schedule_taints_filter,
+    find_matching_untolerated_taint,
+    go_value,
+    is_extended_resource_name,
+    is_native_resource,
+    is_scalar_resource_name,
+    qualified_name_errors,
+    toleration_tolerates_taint,
+    tolerations_tolerate_taint,
+)
+from ._labels import (
+    LabelMatcher,
+    LabelRequirement,
+    compile_label_selector,
+    label_selector_matches,
+    requirements_match,
+    selector_requirements,
+)
+from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
+from ._objects import (
+    Binding,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    NodeAffinity,
+    ObjectMeta,
+    ObjectReference,
+    Pod,
+    PodAffinityTerm,
+    PodGroup,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    convert,
+)
+from ._preemption import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    MSG_WAITING_FOR_PREEMPTION,
+    Evaluator,
+)
+from ._queue import QueuedPodInfo
+from ._resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    QuantityError,
+    parse_quantity,
+    pod_requests,
+    quantity_value,
+)
+from ._resources import Resource as ResourceAmounts
+from ._status import Code, Status
+from .hookspecs import hookimpl
+
+__all__ = [
+    "ActionType",
+    "Binding",
+    "CPU",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "Code",
+    "ConfigError",
+    "CycleState",
+    "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
+    "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
+    "EPHEMERAL_STORAGE",
+    "Evaluator",
+    "EventResource",
+    "Framework",
+    "LabelMatcher",
+    "LabelRequirement",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "MAX_NODE_SCORE",
+    "MEMORY",
+    "MIN_NODE_SCORE",
+    "MSG_WAITING_FOR_PREEMPTION",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
+    "Node",
+    "NodeAffinity",
+    "NodeBatch",
+    "NodeInfo",
+    "NodeSelectorMatcher",
+    "OBJECT_NAME_FIELD",
+    "ObjectMeta",
+    "ObjectReference",
+    "PODS",
+    "PODS_TO_ACTIVATE_KEY",
+    "PREFER_NO_SCHEDULE",
+    "Pod",
+    "PodAffinityTerm",
+    "PodGroup",
+    "PodInfo",
+    "PostFilterResult",
+    "PreFilterResult",
+    "PreferredSchedulingTerms",
+    "QuantityError",
+    "QueuedPodInfo",
+    "QueueingHint",
+    "RequiredNodeAffinity",
+    "ResourceAmounts",
+    "Snapshot",
+    "Status",
+    "TAINT_NODE_UNSCHEDULABLE",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "WaitingPod",
+    "compile_label_selector",
+    "convert",
+    "do_not_schedule_taints_filter",
+    "find_matching_untolerated_taint",
+    "go_duration",
+    "go_value",
+    "hookimpl",
+    "is_extended_resource_name",
+    "is_native_resource",
+    "is_scalar_resource_name",
+    "label_selector_matches",
+    "parse_quantity",
+    "parse_time",
+    "per_node_filter",
+    "per_node_score",
+    "pod_requests",
+    "qualified_name_errors",
+    "quantity_value",
+    "requirements_match",
+    "selector_requirements",
+    "toleration_tolerates_taint",
+    "tolerations_tolerate_taint",
+]
