@@ -230,12 +230,13 @@ def _pre_check_for_node(ni: NodeInfo) -> Callable[[Pod], bool]:
     required node affinity / nodeSelector, nodeName, host ports) and tolerates the node's
     NoSchedule / NoExecute taints.  Preemption is not considered (as upstream)."""
     from kubesched.plugins import nodename, nodeports
-    from kubesched.plugins._helper import (
+    from kubesched.plugins.noderesources import fit
+
+    from ._helpers import (
         RequiredNodeAffinity,
         do_not_schedule_taints_filter,
         find_matching_untolerated_taint,
     )
-    from kubesched.plugins.noderesources import fit
 
     node = ni.node
     assert node is not None

@@ -17,14 +17,6 @@ from typing import Any
 
 import numpy as np
 
-# The engine's ``preCheckForNode`` (core/_scheduler.py) still imports these three from here; they
-# are the engine's own (core/_helpers.py), re-exported until that import names kubesched._helpers.
-from kubesched.framework import (  # noqa: F401
-    RequiredNodeAffinity,
-    do_not_schedule_taints_filter,
-    find_matching_untolerated_taint,
-)
-
 # --- scores ------------------------------------------------------------------------------------
 
 

@@ -189,21 +189,16 @@ def test_private_import_check_sees_relative_and_nested_imports(tmp_path: Path) -
     ]
 
 
-# core/_scheduler.py's preCheckForNode still names the plugins' helper module for three engine
-# helpers (now in core/_helpers.py); its owner redirects that import to kubesched._helpers.
-PENDING_CORE_IMPORTS_OF_PLUGIN_HELPER = {"_pre_check_for_node"}
-
-
 def test_the_engine_does_not_import_the_plugins_helper_module() -> None:
     """Direction: plugins build on the engine, not the other way round."""
     bad = []
     for path in sorted((ROOT / "core").rglob("*.py")):
         module = _module_name(path, ROOT / "core", "kubesched")
-        for line, target, name, func in _imports(path, module):
+        for line, target, name, _func in _imports(path, module):
             helper = target == "kubesched.plugins._helper" or (
                 target == "kubesched.plugins" and name == "_helper"
             )
-            if helper and func not in PENDING_CORE_IMPORTS_OF_PLUGIN_HELPER:
+            if helper:
                 bad.append(f"{path.relative_to(ROOT)}:{line}")
     bad = sorted(set(bad))
     assert not bad
