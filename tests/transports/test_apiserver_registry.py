@@ -126,7 +126,7 @@ async def test_a_kind_without_behaviour_is_one_row(client: httpx.AsyncClient) ->
         headers={"content-type": "application/merge-patch+json"},
     )
     assert r.json()["data"] == {"a": "1", "b": "2"}
-    listed = (await client.get("/api/v1/configmaps", params={"fieldSelector": "metadata.name=cfg"}))
+    listed = await client.get("/api/v1/configmaps", params={"fieldSelector": "metadata.name=cfg"})
     assert [i["metadata"]["name"] for i in listed.json()["items"]] == ["cfg"]
     table = (await client.get(cms, headers={"accept": TABLE})).json()
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
