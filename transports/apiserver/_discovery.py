@@ -1,4 +1,5 @@
-"""The resources this server serves, and the documents that describe them to clients.
+"""The documents that describe the served resources to clients, all generated from the rows of
+``_registry`` (names, scope, verbs, short names, categories, subresources):
 
 - legacy discovery: ``/api`` (APIVersions), ``/api/v1`` and ``/apis/<g>/<v>`` (APIResourceList),
   ``/apis`` (APIGroupList), ``/apis/<g>`` (APIGroup);
@@ -14,133 +15,22 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-__all__ = ["RESOURCES", "Resource", "find_resource"]
+from ._registry import GROUPS, ResourceSpec, resources_of
 
-_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One served resource.  ``store`` names where its objects live: a FakeCluster kind
-    (Pod, Node, PriorityClass, PodDisruptionBudget, PodGroup) or the server's own store
-    (Namespace, Event, Lease); ``CoreEvent`` is the core/v1 view of the Event store."""
-
-    group: str
-    version: str
-    plural: str
-    singular: str
-    kind: str
-    namespaced: bool
-    store: str
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    verbs: tuple[str, ...] = _VERBS
-    # subresource → verbs
-    subresources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    crd: bool = False
-
-    @property
-    def group_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def qualified(self) -> str:
-        """``pods`` or ``poddisruptionbudgets.policy``, as API error messages name it."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-
-_STATUS = {"status": ("get", "patch", "update")}
-
-RESOURCES: list[Resource] = [
-    Resource(
-        "",
-        "v1",
-        "namespaces",
-        "namespace",
-        "Namespace",
-        False,
-        "Namespace",
-        ("ns",),
-        subresources=_STATUS,
-    ),
-    Resource("", "v1", "nodes", "node", "Node", False, "Node", ("no",), subresources=_STATUS),
-    Resource(
-        "",
-        "v1",
-        "pods",
-        "pod",
-        "Pod",
-        True,
-        "Pod",
-        ("po",),
-        ("all",),
-        subresources={"binding": ("create",), "status": ("get", "patch", "update")},
-    ),
-    Resource("", "v1", "bindings", "binding", "Binding", True, "Binding", verbs=("create",)),
-    Resource("", "v1", "events", "event", "Event", True, "CoreEvent", ("ev",)),
-    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, "Lease"),
-    Resource("events.k8s.io", "v1", "events", "event", "Event", True, "Event", ("ev",)),
-    Resource(
-        "policy",
-        "v1",
-        "poddisruptionbudgets",
-        "poddisruptionbudget",
-        "PodDisruptionBudget",
-        True,
-        "PodDisruptionBudget",
-        ("pdb",),
-        subresources=_STATUS,
-    ),
-    Resource(
-        "scheduling.k8s.io",
-        "v1",
-        "priorityclasses",
-        "priorityclass",
-        "PriorityClass",
-        False,
-        "PriorityClass",
-        ("pc",),
-    ),
-    Resource(
-        "scheduling.x-k8s.io",
-        "v1alpha1",
-        "podgroups",
-        "podgroup",
-        "PodGroup",
-        True,
-        "PodGroup",
-        ("pg", "pgs"),
-        subresources=_STATUS,
-        crd=True,
-    ),
+__all__ = [
+    "AGGREGATED_CONTENT_TYPE",
+    "aggregated_discovery",
+    "api_group",
+    "api_group_list",
+    "api_resource_list",
+    "api_versions",
+    "openapi_document",
+    "openapi_index",
 ]
-
-GROUPS: dict[str, list[str]] = {}
-for _r in RESOURCES:
-    if _r.group and _r.version not in GROUPS.setdefault(_r.group, []):
-        GROUPS[_r.group].append(_r.version)
-
-_BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
-
-
-def find_resource(group: str, version: str, plural: str) -> Resource | None:
-    return _BY_PATH.get((group, version, plural))
-
-
-def _resources_of(group: str, version: str) -> list[Resource]:
-    return [r for r in RESOURCES if r.group == group and r.version == version]
-
-
-def group_exists(group: str, version: str | None = None) -> bool:
-    if group == "":
-        return version in (None, "v1")
-    return group in GROUPS and (version is None or version in GROUPS[group])
 
 
 # --- legacy discovery --------------------------------------------------------------------------
@@ -169,7 +59,7 @@ def api_group(name: str) -> dict[str, Any]:
 
 def api_resource_list(group: str, version: str) -> dict[str, Any]:
     out = []
-    for r in _resources_of(group, version):
+    for r in resources_of(group, version):
         entry: dict[str, Any] = {
             "name": r.plural,
             "singularName": r.singular,
@@ -182,15 +72,14 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
         if r.categories:
             entry["categories"] = list(r.categories)
         out.append(entry)
-        for sub, verbs in r.subresources.items():
-            kind = "Binding" if sub == "binding" else r.kind
+        for name, sub in r.subresources.items():
             out.append(
                 {
-                    "name": f"{r.plural}/{sub}",
+                    "name": f"{r.plural}/{name}",
                     "singularName": "",
                     "namespaced": r.namespaced,
-                    "kind": kind,
-                    "verbs": list(verbs),
+                    "kind": sub.kind or r.kind,
+                    "verbs": list(sub.verbs),
                 }
             )
     return {
@@ -208,7 +97,7 @@ AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGro
 
 def _discovery_version(group: str, version: str) -> dict[str, Any]:
     resources = []
-    for r in _resources_of(group, version):
+    for r in resources_of(group, version):
         entry: dict[str, Any] = {
             "resource": r.plural,
             "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
@@ -223,15 +112,15 @@ def _discovery_version(group: str, version: str) -> dict[str, Any]:
         if r.subresources:
             entry["subresources"] = [
                 {
-                    "subresource": sub,
+                    "subresource": name,
                     "responseKind": {
                         "group": r.group,
                         "version": r.version,
-                        "kind": "Binding" if sub == "binding" else r.kind,
+                        "kind": sub.kind or r.kind,
                     },
-                    "verbs": list(verbs),
+                    "verbs": list(sub.verbs),
                 }
-                for sub, verbs in r.subresources.items()
+                for name, sub in r.subresources.items()
             ]
         resources.append(entry)
     return {"version": version, "resources": resources, "freshness": "Current"}
@@ -272,7 +161,7 @@ def _param(name: str, where: str = "query", type_: str = "string") -> dict[str, 
     return {"name": name, "in": where, "schema": {"type": type_, "uniqueItems": True}}
 
 
-def _operation(r: Resource, action: str, op_id: str, sub: str = "") -> dict[str, Any]:
+def _operation(r: ResourceSpec, action: str, op_id: str, kind: str = "") -> dict[str, Any]:
     op: dict[str, Any] = {
         "operationId": op_id,
         "responses": {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}},
@@ -280,7 +169,7 @@ def _operation(r: Resource, action: str, op_id: str, sub: str = "") -> dict[str,
         "x-kubernetes-group-version-kind": {
             "group": r.group,
             "version": r.version,
-            "kind": "Binding" if sub == "binding" else r.kind,
+            "kind": kind or r.kind,
         },
     }
     if action in ("post", "put", "patch"):
@@ -314,7 +203,7 @@ def openapi_document(group: str, version: str) -> dict[str, Any]:
     prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
     camel = "".join(p.capitalize() for p in (group.split(".")[0] if group else "core", version))
     paths: dict[str, Any] = {}
-    for r in _resources_of(group, version):
+    for r in resources_of(group, version):
         base = (
             f"{prefix}/namespaces/{{namespace}}/{r.plural}"
             if r.namespaced
@@ -334,18 +223,18 @@ def openapi_document(group: str, version: str) -> dict[str, Any]:
             "patch": _operation(r, "patch", f"patch{camel}{scope}{r.kind}"),
             "delete": _operation(r, "delete", f"delete{camel}{scope}{r.kind}"),
         }
-        for sub, verbs in r.subresources.items():
+        for sub_name, sub in r.subresources.items():
             ops: dict[str, Any] = {}
-            name = f"{r.kind}{sub.capitalize()}"
-            if "create" in verbs:
-                ops["post"] = _operation(r, "post", f"create{camel}{scope}{name}", sub)
-            if "get" in verbs:
-                ops["get"] = _operation(r, "get", f"read{camel}{scope}{name}", sub)
-            if "update" in verbs:
-                ops["put"] = _operation(r, "put", f"replace{camel}{scope}{name}", sub)
-            if "patch" in verbs:
-                ops["patch"] = _operation(r, "patch", f"patch{camel}{scope}{name}", sub)
-            paths[f"{base}/{{name}}/{sub}"] = ops
+            name = f"{r.kind}{sub_name.capitalize()}"
+            if "create" in sub.verbs:
+                ops["post"] = _operation(r, "post", f"create{camel}{scope}{name}", sub.kind)
+            if "get" in sub.verbs:
+                ops["get"] = _operation(r, "get", f"read{camel}{scope}{name}", sub.kind)
+            if "update" in sub.verbs:
+                ops["put"] = _operation(r, "put", f"replace{camel}{scope}{name}", sub.kind)
+            if "patch" in sub.verbs:
+                ops["patch"] = _operation(r, "patch", f"patch{camel}{scope}{name}", sub.kind)
+            paths[f"{base}/{{name}}/{sub_name}"] = ops
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},

@@ -1,7 +1,8 @@
 """Server-side printing: the ``meta.k8s.io/v1`` Table that ``kubectl get`` asks for.
 
 The columns and cells follow kube-apiserver's printers (``pkg/printers/internalversion``) for the
-kinds served here; anything else gets Name and Age, as a CRD without printer columns does.
+kinds served here; each row of the registry names its ``Printer``, and a kind without one gets
+``DEFAULT`` (Name and Age), as a CRD without printer columns does.
 Each row carries the object's metadata as a PartialObjectMetadata, so ``kubectl get -A`` can add
 the NAMESPACE column.
 """
@@ -9,10 +10,23 @@ the NAMESPACE column.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["human_duration", "table"]
+__all__ = [
+    "DEFAULT",
+    "EVENT",
+    "LEASE",
+    "NAMESPACE",
+    "NODE",
+    "POD",
+    "POD_DISRUPTION_BUDGET",
+    "PRIORITY_CLASS",
+    "Printer",
+    "human_duration",
+    "table",
+]
 
 _NAME_DOC = "Name must be unique within a namespace."
 _AGE_DOC = (
@@ -80,6 +94,15 @@ def _or_none(v: Any) -> str:
 
 
 # --- per-kind printers: (columns, row cells of one object) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Printer:
+    """The Table columns of one kind, and the cells of one object (in wire form) under them."""
+
+    columns: list[dict[str, Any]]
+    cells: Callable[[dict[str, Any], datetime], list[Any]]
+
 
 _POD_COLUMNS = [
     _NAME,
@@ -301,21 +324,19 @@ def _default(obj: dict[str, Any], now: datetime) -> list[Any]:
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
 
 
-_PRINTERS: dict[
-    str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], datetime], list[Any]]]
-] = {
-    "Pod": (_POD_COLUMNS, _pod),
-    "Node": (_NODE_COLUMNS, _node),
-    "PriorityClass": (_PC_COLUMNS, _priority_class),
-    "PodDisruptionBudget": (_PDB_COLUMNS, _pdb),
-    "Namespace": (_NS_COLUMNS, _namespace),
-    "Event": (_EVENT_COLUMNS, _event),
-    "Lease": (_LEASE_COLUMNS, _lease),
-}
+POD = Printer(_POD_COLUMNS, _pod)
+NODE = Printer(_NODE_COLUMNS, _node)
+PRIORITY_CLASS = Printer(_PC_COLUMNS, _priority_class)
+POD_DISRUPTION_BUDGET = Printer(_PDB_COLUMNS, _pdb)
+NAMESPACE = Printer(_NS_COLUMNS, _namespace)
+EVENT = Printer(_EVENT_COLUMNS, _event)
+LEASE = Printer(_LEASE_COLUMNS, _lease)
+DEFAULT = Printer([_NAME, _AGE], _default)
+"""Name and Age: a kind without printers of its own (as a CRD without printer columns)."""
 
 
 def table(
-    kind: str,
+    printer: Printer,
     objects: list[dict[str, Any]],
     now: datetime,
     *,
@@ -323,12 +344,11 @@ def table(
     include_object: str = "Metadata",
     continue_token: str = "",
 ) -> dict[str, Any]:
-    """The Table for ``objects`` (wire form) of ``kind``; ``include_object`` is the
+    """The Table for ``objects`` (wire form) printed by ``printer``; ``include_object`` is the
     ``?includeObject=`` parameter (None, Metadata or Object)."""
-    columns, printer = _PRINTERS.get(kind, ([_NAME, _AGE], _default))
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": printer(obj, now)}
+        row: dict[str, Any] = {"cells": printer.cells(obj, now)}
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
@@ -345,6 +365,6 @@ def table(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": metadata,
-        "columnDefinitions": columns,
+        "columnDefinitions": printer.columns,
         "rows": rows,
     }

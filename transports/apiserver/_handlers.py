@@ -1,0 +1,487 @@
+"""The generic REST verbs over any row of the registry: get, list, watch, create, update (PUT),
+patch (JSON, merge, strategic merge, server-side apply) and delete, on the resource and its
+``status`` subresource, with label/field selectors, limit/continue, resourceVersion and UID
+preconditions, dryRun, and ``kubectl get``'s Table output.
+
+Each verb reads and writes through the row's backend (``_store``) and calls the row's hooks
+(``_kinds``) where a kind differs.  A view row (core/v1 Events) is read through its conversion;
+its writes are converted and made on the row it views.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import yaml
+
+from ._http import (
+    HTTPError,
+    Reply,
+    already_exists,
+    bad_request,
+    conflict,
+    details,
+    invalid,
+    json_reply,
+    method_not_allowed,
+    not_found,
+    success,
+)
+from ._patch import PatchError, apply_json_patch, json_merge_patch, strategic_merge_patch
+from ._registry import ResourceSpec, find_resource
+from ._selectors import SelectorError, parse_field_selector, parse_label_selector
+from ._table import table
+from ._watch import WatchPlan, watch
+from ._wire import labels_of, ns_name, rv_of, uid_of
+
+if TYPE_CHECKING:
+    from ._http import Request
+    from ._server import APIServer
+
+__all__ = ["handle"]
+
+# metadata a client cannot set on create
+_SYSTEM_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "managedFields",
+    "selfLink",
+)
+# metadata an update keeps from the stored object
+_KEPT_ON_UPDATE = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+
+
+async def handle(
+    server: APIServer,
+    req: Request,
+    spec: ResourceSpec,
+    namespace: str | None,
+    name: str,
+    sub: str,
+) -> Reply | WatchPlan:
+    """One request on ``spec``'s resource: ``namespace`` from the path (None when none),
+    ``name`` and ``sub`` (subresource) when given."""
+    m, q = req.method, req.query
+    ns = namespace if spec.namespaced and namespace else ""
+    as_table = "as=Table" in req.headers.get("accept", "")
+    if spec.backend is None and not (m == "POST" and not name):
+        raise method_not_allowed()
+    if m in ("GET", "HEAD") and not name:
+        if q.get("watch") in ("true", "1", "True"):
+            return watch(server, spec, namespace, q, as_table, _matcher(spec, namespace, q))
+        return _list(server, spec, namespace, q, as_table)
+    if m in ("GET", "HEAD"):
+        return _get(server, spec, ns, name, q, as_table)
+    body = _body(req) if m in ("POST", "PUT") else {}
+    if m == "POST" and not name and spec.create is not None:
+        return await spec.create(server.store, spec, ns, "", body)
+    post = spec.subresources[sub].post if sub else None
+    if m == "POST" and post is not None:
+        return await post(server.store, spec, ns, name, body)
+    if m == "POST" and not name:
+        if spec.namespaced and namespace is None:
+            raise method_not_allowed()
+        return await _create(server, spec, ns, body, q)
+    if m == "PUT" and name:
+        return await _update(server, spec, ns, name, sub, body, q)
+    if m == "PATCH" and name:
+        return await _patch(server, req, spec, ns, name, sub)
+    if m == "DELETE" and name and not sub:
+        return await _delete(server, req, spec, ns, name)
+    raise method_not_allowed()
+
+
+def _body(req: Request) -> dict[str, Any]:
+    ctype = req.headers.get("content-type", "application/json").split(";")[0].strip()
+    try:
+        if ctype in ("application/yaml", "application/apply-patch+yaml"):
+            data = yaml.safe_load(req.body)
+        else:
+            data = json.loads(req.body) if req.body else {}
+    except (ValueError, yaml.YAMLError) as e:
+        raise bad_request(f"the body of the request was in an unknown format: {e}") from None
+    if not isinstance(data, dict):
+        raise bad_request("the body of the request must be a JSON object")
+    return data
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+
+def _get(
+    server: APIServer, spec: ResourceSpec, ns: str, name: str, q: dict[str, str], as_table: bool
+) -> Reply:
+    obj = server.store.get(spec, ns, name)
+    if obj is None:
+        raise not_found(spec, name)
+    if as_table:
+        return json_reply(
+            table(
+                spec.printer,
+                [spec.printable(obj)],
+                server.store.now(),
+                resource_version=rv_of(obj),
+                include_object=q.get("includeObject", "Metadata"),
+            )
+        )
+    return Reply(200, spec.encode(obj))
+
+
+def _matcher(
+    spec: ResourceSpec, namespace: str | None, q: dict[str, str]
+) -> tuple[Callable[[Any], bool] | None, bool]:
+    """(match function or None for all, whether it can change as an object changes)."""
+    try:
+        labels = parse_label_selector(q.get("labelSelector"))
+        fields = parse_field_selector(q.get("fieldSelector"))
+    except SelectorError as e:
+        raise bad_request(str(e)) from None
+    ns = namespace if spec.namespaced else None
+    if labels is None and fields is None and ns is None:
+        return None, False
+
+    def matches(obj: Any) -> bool:
+        if ns is not None and ns_name(obj)[0] != ns:
+            return False
+        if labels is not None and not labels(labels_of(obj)):
+            return False
+        return fields is None or fields(spec.wire(obj))
+
+    return matches, labels is not None or fields is not None
+
+
+def _list(
+    server: APIServer,
+    spec: ResourceSpec,
+    namespace: str | None,
+    q: dict[str, str],
+    as_table: bool,
+) -> Reply:
+    matches, _ = _matcher(spec, namespace, q)
+    objs = server.store.list(spec, namespace)
+    if matches is not None:
+        objs = [o for o in objs if matches(o)]
+    rv = server.store.resource_version
+    start: tuple[str, ...] = ()
+    if q.get("continue"):
+        try:
+            token = json.loads(base64.urlsafe_b64decode(q["continue"].encode()))
+            start = tuple(token["start"])
+        except (ValueError, KeyError, TypeError):
+            raise bad_request(
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+            ) from None
+        objs = [o for o in objs if ns_name(o) > start]
+    cont = ""
+    limit = int(q.get("limit") or 0)
+    if limit > 0 and len(objs) > limit:
+        objs = objs[:limit]
+        last = list(ns_name(objs[-1]))
+        cont = base64.urlsafe_b64encode(
+            json.dumps({"v": "meta.k8s.io/v1", "rv": int(rv), "start": last}).encode()
+        ).decode()
+    if as_table:
+        t = table(
+            spec.printer,
+            [spec.printable(o) for o in objs],
+            server.store.now(),
+            resource_version=rv,
+            include_object=q.get("includeObject", "Metadata"),
+            continue_token=cont,
+        )
+        return json_reply(t)
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if cont:
+        meta["continue"] = cont
+    return json_reply(
+        {
+            "kind": f"{spec.kind}List",
+            "apiVersion": spec.group_version,
+            "metadata": meta,
+            "items": [spec.wire(o) for o in objs],
+        }
+    )
+
+
+# --- writes ------------------------------------------------------------------------------------
+
+
+def _check_identity(
+    spec: ResourceSpec, ns: str, body: dict[str, Any], name: str = ""
+) -> dict[str, Any]:
+    """The body's kind, apiVersion, namespace and name agree with the request (and are set)."""
+    kind, api = body.get("kind"), body.get("apiVersion")
+    if (kind and kind != spec.kind) or (api and api != spec.group_version):
+        raise bad_request(
+            f"the API version in the data ({api}) does not match the expected API version ({spec.group_version})"
+            if api and api != spec.group_version
+            else f"the kind in the data ({kind}) does not match the expected kind ({spec.kind})"
+        )
+    body["kind"], body["apiVersion"] = spec.kind, spec.group_version
+    meta = body.get("metadata")
+    if not isinstance(meta, dict):
+        meta = body["metadata"] = {}
+    if spec.namespaced:
+        if meta.get("namespace") and meta["namespace"] != ns:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        meta["namespace"] = ns
+    else:
+        meta.pop("namespace", None)
+    if name and meta.get("name") and meta["name"] != name:
+        raise bad_request("the name of the object does not match the name on the URL")
+    if name:
+        meta["name"] = name
+    return meta
+
+
+def _viewed(spec: ResourceSpec) -> ResourceSpec:
+    """The row a view row's writes are made on."""
+    assert spec.view is not None
+    target = find_resource(*spec.view.of)
+    assert target is not None
+    return target
+
+
+def _to_view(spec: ResourceSpec, reply: Reply) -> Reply:
+    """A reply of the viewed row, converted for the view row ``spec``."""
+    assert spec.view is not None
+    return Reply(reply.status, msgspec.json.encode(spec.view.to_view(json.loads(reply.body))))
+
+
+async def _create(
+    server: APIServer, spec: ResourceSpec, ns: str, body: dict[str, Any], q: dict[str, str]
+) -> Reply:
+    if spec.view is not None:
+        _check_identity(spec, ns, body)
+        body = spec.view.from_view(body)
+        return _to_view(spec, await _create(server, _viewed(spec), ns, body, q))
+    store, backend = server.store, spec.backend
+    assert backend is not None
+    meta = _check_identity(spec, ns, body)
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + "".join(
+            secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5)
+        )
+    name = meta.get("name", "")
+    if not name:
+        raise invalid(spec, "", "metadata.name", "Required value: name or generateName is required")
+    for k in _SYSTEM_FIELDS:
+        meta.pop(k, None)
+    meta["uid"] = str(uuid.uuid4())
+    body = (spec.prepare_create or backend.prepare_create)(store, body)
+    obj = backend.decode(store, spec, body)
+    if backend.get(store, spec, ns, name) is not None:
+        raise already_exists(spec, name)
+    if q.get("dryRun"):
+        return Reply(201, spec.encode(obj))
+    if spec.on_create is not None:
+        await spec.on_create(store, spec, name, obj)
+    return Reply(201, spec.encode(backend.create(store, spec, obj)))
+
+
+async def _update(
+    server: APIServer,
+    spec: ResourceSpec,
+    ns: str,
+    name: str,
+    sub: str,
+    body: dict[str, Any],
+    q: dict[str, str],
+) -> Reply:
+    old = server.store.get(spec, ns, name)
+    if old is None:
+        raise not_found(spec, name)
+    dry_run = bool(q.get("dryRun"))
+    if spec.view is not None:
+        _check_identity(spec, ns, body)
+        body = spec.view.from_view(body)
+        reply = await _replace(server, _viewed(spec), ns, name, sub, old, body, dry_run)
+        return _to_view(spec, reply)
+    _check_identity(spec, ns, body, name)
+    return await _replace(server, spec, ns, name, sub, old, body, dry_run)
+
+
+async def _replace(
+    server: APIServer,
+    spec: ResourceSpec,
+    ns: str,
+    name: str,
+    sub: str,
+    old: Any,
+    new: dict[str, Any],
+    dry_run: bool,
+) -> Reply:
+    """Store ``new`` (wire form) in place of ``old``, with the rules of a PUT on the resource
+    or on its status subresource."""
+    store, backend = server.store, spec.backend
+    assert backend is not None
+    old_wire = backend.encode(old)
+    new_meta = new.get("metadata") or {}
+    if new_meta.get("uid") and new_meta["uid"] != uid_of(old):
+        raise conflict(
+            spec,
+            name,
+            f"Precondition failed: UID in precondition: {new_meta['uid']}, UID in object meta: {uid_of(old)}",
+        )
+    rv = str(new_meta.get("resourceVersion") or "")
+    if rv and rv != rv_of(old):
+        raise conflict(
+            spec,
+            name,
+            f'Operation cannot be fulfilled on {spec.qualified} "{name}": the object has been modified; '
+            "please apply your changes to the latest version and try again",
+        )
+    if sub == "status":
+        merged = {**old_wire, "status": new.get("status")}
+        if merged["status"] is None:
+            merged.pop("status")
+    else:
+        merged = dict(new)
+        if "status" in spec.subresources:
+            if "status" in old_wire:
+                merged["status"] = old_wire["status"]
+            else:
+                merged.pop("status", None)
+        meta = dict(new_meta)
+        for k in _KEPT_ON_UPDATE:
+            if k in old_wire.get("metadata", {}):
+                meta[k] = old_wire["metadata"][k]
+            else:
+                meta.pop(k, None)
+        meta["name"] = name
+        if spec.namespaced:
+            meta["namespace"] = ns
+        merged["metadata"] = meta
+    merged["metadata"] = {**merged["metadata"], "resourceVersion": rv_of(old)}
+    if spec.prepare_update is not None:
+        spec.prepare_update(merged, name)
+    obj = backend.decode(store, spec, merged)
+    if spec.validate_update is not None and not sub:
+        spec.validate_update(spec, name, old_wire, obj)
+    if dry_run:
+        return Reply(200, spec.encode(obj))
+    return Reply(200, spec.encode(backend.update(store, spec, name, obj)))
+
+
+async def _patch(
+    server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str, sub: str
+) -> Reply:
+    ctype = req.headers.get("content-type", "").split(";")[0].strip()
+    old = server.store.get(spec, ns, name)
+    view = spec
+    if spec.view is not None:  # patched in the view's form, stored as the viewed row's
+        spec = _viewed(spec)
+
+    def stored_form(d: dict[str, Any]) -> dict[str, Any]:
+        return view.view.from_view(d) if view.view is not None else d
+
+    def reply_form(reply: Reply) -> Reply:
+        return _to_view(view, reply) if view.view is not None else reply
+
+    dry_run = bool(req.query.get("dryRun"))
+    if ctype == "application/apply-patch+yaml":
+        applied = stored_form(_body(req))
+        if old is None:
+            if sub:
+                raise not_found(spec, name)
+            _check_identity(spec, ns, applied, name)
+            return reply_form(await _create(server, spec, ns, applied, req.query))
+        _check_identity(spec, ns, applied, name)
+        applied["metadata"].pop("resourceVersion", None)
+        merged = strategic_merge_patch(_private_copy(spec.wire(old)), applied)
+    else:
+        if old is None:
+            raise not_found(spec, name)
+        try:
+            patch = json.loads(req.body) if req.body else {}
+        except ValueError as e:
+            raise bad_request(f"error decoding patch: {e}") from None
+        current = _private_copy(view.wire(old))
+        try:
+            if ctype == "application/json-patch+json":
+                merged = apply_json_patch(current, patch)
+            elif ctype == "application/merge-patch+json":
+                merged = json_merge_patch(current, patch)
+            elif ctype == "application/strategic-merge-patch+json":
+                if spec.crd:
+                    raise HTTPError(
+                        415,
+                        "UnsupportedMediaType",
+                        "strategic merge patch is not supported for custom resources",
+                    )
+                merged = strategic_merge_patch(current, patch)
+            else:
+                raise HTTPError(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the server does not support the patch type {ctype!r}",
+                )
+        except PatchError as e:
+            raise HTTPError(422, "Invalid", str(e), details(spec, name)) from None
+        if not isinstance(merged, dict):
+            raise bad_request("the patch result is not an object")
+        merged = stored_form(merged)
+    merged.setdefault("metadata", {})
+    _check_identity(spec, ns, merged, name)
+    return reply_form(await _replace(server, spec, ns, name, sub, old, merged, dry_run))
+
+
+def _private_copy(d: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(d))  # type: ignore[no-any-return]
+
+
+async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
+    store, backend = server.store, spec.backend
+    assert backend is not None
+    opts: dict[str, Any] = {}
+    if req.body:
+        try:
+            opts = json.loads(req.body)
+        except ValueError:
+            raise bad_request("the body of the request was in an unknown format") from None
+    if not isinstance(opts, dict):
+        opts = {}
+    grace = opts.get("gracePeriodSeconds")
+    if req.query.get("gracePeriodSeconds"):
+        grace = int(req.query["gracePeriodSeconds"])
+    old = store.get(spec, ns, name)
+    if old is None:
+        raise not_found(spec, name)
+    pre = opts.get("preconditions") or {}
+    if pre.get("uid") and pre["uid"] != uid_of(old):
+        raise conflict(
+            spec,
+            name,
+            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {uid_of(old)}",
+        )
+    if pre.get("resourceVersion") and str(pre["resourceVersion"]) != rv_of(old):
+        raise conflict(
+            spec,
+            name,
+            f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+            f"ResourceVersion in object meta: {rv_of(old)}",
+        )
+    if req.query.get("dryRun"):
+        return Reply(200, spec.encode(old))
+    if spec.delete is not None:
+        return await spec.delete(store, spec, ns, name, old, pre.get("uid") or None, grace)
+    backend.delete(store, spec, ns, name)
+    return json_reply(success(spec, name, uid_of(old)))

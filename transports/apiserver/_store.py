@@ -1,0 +1,376 @@
+"""Where the served objects live, and the one history of their changes.
+
+Each row of the registry names its backend:
+
+- ``CLUSTER``: the FakeCluster holds the kind as kubesched's msgspec Struct (admission, the kubelet
+  and disruption-controller emulations, fault injection act on it); writes are FakeCluster verbs,
+  and the store learns of every change (ours or the cluster's own) by following its watch.
+- ``OBJECTS``: the server's own generic object store: plain dicts by (namespace, name), with
+  resourceVersions taken from the cluster's sequence (one sequence, as in etcd).  A kind with no
+  simulation behaviour lives here: create/get/list/watch/update/patch/delete need nothing else.
+
+Every change of either lands in ``history`` (bounded, in resourceVersion order) and is pushed to
+the HTTP watchers of its store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
+from kubesched._objects import KINDS, convert
+from kubesched.transports.fake import FakeCluster
+
+from . import _kinds
+from ._http import HTTPError, already_exists, bad_request, conflict, details, invalid, not_found
+from ._wire import builtins, ns_name, rv_of, with_rv
+
+if TYPE_CHECKING:
+    from ._registry import ResourceSpec
+
+__all__ = ["CLUSTER", "OBJECTS", "Backend", "Change", "Store", "Watcher"]
+
+log = logging.getLogger("kubesched.apiserver")
+
+Validate = Callable[[Any, str], None]
+
+
+@dataclass(slots=True)
+class Change:
+    rv: int
+    store: str
+    type: str
+    obj: Any
+    prev: Any = None
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One HTTP watch's queue of changes to its store."""
+
+    store: str
+    queue: deque[Change] = field(default_factory=deque)
+    wakeup: anyio.Event | None = None
+    ended: bool = False
+    aborted: bool = False
+
+    def push(self, change: Change) -> None:
+        self.queue.append(change)
+        self._wake()
+
+    def end(self, *, abort: bool = False) -> None:
+        self.ended = True
+        self.aborted = self.aborted or abort
+        self._wake()
+
+    def _wake(self) -> None:
+        if self.wakeup is not None:
+            self.wakeup.set()
+            self.wakeup = None
+
+    async def wait(self) -> None:
+        if self.queue or self.ended:
+            return
+        self.wakeup = anyio.Event()
+        await self.wakeup.wait()
+
+
+class Store:
+    """Every served object, by the rows in ``specs``, and the history of their changes."""
+
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        specs: Iterable[ResourceSpec],
+        *,
+        history_size: int,
+        validate: Validate,
+    ) -> None:
+        self.cluster = cluster
+        self.history_size = history_size
+        self.validate = validate
+        """Admission's validation of a decoded Struct (raises ConfigError)."""
+        specs = list(specs)
+        self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
+            s.store: {} for s in specs if s.backend is OBJECTS
+        }
+        """The generic object store: store name → (namespace, name) → object."""
+        self.cluster_kinds = tuple(dict.fromkeys(s.store for s in specs if s.backend is CLUSTER))
+        self.namespaced_object_stores = tuple(
+            dict.fromkeys(s.store for s in specs if s.backend is OBJECTS and s.namespaced)
+        )
+        self.history: deque[Change] = deque()
+        self.floor = 0  # changes with rv <= floor may be missing from history
+        self.last_rv = 0
+        self._last: dict[tuple[str, str, str], Any] = {}
+        self.pending_namespaces: set[str] = set()
+        self.watchers: set[Watcher] = set()
+        self._cluster_watch: Any = None
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def list(self, spec: ResourceSpec, namespace: str | None) -> list[Any]:
+        """The row's objects (in ``namespace`` unless None), by (namespace, name)."""
+        assert spec.backend is not None
+        objs = spec.backend.list(self, spec)
+        if namespace is not None and spec.namespaced:
+            objs = [o for o in objs if ns_name(o)[0] == namespace]
+        return sorted(objs, key=ns_name)
+
+    def get(self, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+        assert spec.backend is not None
+        return spec.backend.get(self, spec, namespace, name)
+
+    @property
+    def resource_version(self) -> str:
+        return str(self.cluster.resource_version)
+
+    def now(self) -> datetime:
+        return datetime.fromisoformat(self.cluster.timestamp().replace("Z", "+00:00"))
+
+    # --- the generic object store ----------------------------------------------------------
+
+    def put(self, store: str, obj: dict[str, Any], type_: str) -> dict[str, Any]:
+        meta = obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        prev = self.objects[store].get(key)
+        meta["resourceVersion"] = self.cluster.next_resource_version()
+        self.objects[store][key] = obj
+        self.record(Change(int(meta["resourceVersion"]), store, type_, obj, prev))
+        return obj
+
+    def remove(self, store: str, key: tuple[str, str]) -> dict[str, Any]:
+        old = self.objects[store].pop(key)
+        gone = with_rv(old, self.cluster.next_resource_version())
+        self.record(Change(int(rv_of(gone)), store, "DELETED", gone, old))
+        return gone  # type: ignore[no-any-return]
+
+    # --- following the cluster -------------------------------------------------------------
+
+    def follow_cluster(self) -> None:
+        """(Re)start following the cluster's watch: its listing is our current state."""
+        self._cluster_watch = self.cluster.watch()
+        self._last = {k: v for k, v in self._last.items() if k[0] not in self.cluster_kinds}
+        while (ev := self._cluster_watch.get_nowait()) is not None and ev.type != "SYNCED":
+            ns, name = ns_name(ev.obj)
+            self._last[(type(ev.obj).__name__, ns, name)] = ev.obj
+        rv = int(self.cluster.resource_version)
+        self.history.clear()
+        self.floor = max(self.floor, rv)
+        self.last_rv = max(self.last_rv, rv)
+        for key in list(self._last):
+            if key[1]:
+                _kinds.ensure_namespace(self, key[1])
+
+    async def pump(self) -> None:
+        while True:
+            try:
+                async for ev in self._cluster_watch:
+                    self._on_cluster_event(ev)
+                    self.drain()
+                return  # the cluster was closed
+            except UnavailableError:
+                # the cluster's watch was dropped (a fault injected on the cluster): start again;
+                # HTTP watchers may have missed changes, so they end and their clients re-list
+                log.info("cluster watch dropped: following it again")
+                self.drop_watches()
+                self.follow_cluster()
+
+    def drain(self) -> None:
+        """Take every cluster change already delivered, in order."""
+        watch = self._cluster_watch
+        if watch is None:
+            return
+        while (ev := watch.get_nowait()) is not None:
+            self._on_cluster_event(ev)
+        while self.pending_namespaces:
+            _kinds.ensure_namespace(self, self.pending_namespaces.pop())
+
+    def _on_cluster_event(self, ev: Any) -> None:
+        if ev.type == "SYNCED" or ev.obj is None:
+            return
+        obj = ev.obj
+        store = type(obj).__name__
+        ns, name = ns_name(obj)
+        key = (store, ns, name)
+        prev = self._last.get(key)
+        if ev.type == "DELETED":
+            self._last.pop(key, None)
+        else:
+            self._last[key] = obj
+            if ns and ("", ns) not in self.objects["Namespace"]:
+                self.pending_namespaces.add(ns)
+        self.record(Change(int(obj.metadata.resource_version or 0), store, ev.type, obj, prev))
+
+    # --- history and watchers --------------------------------------------------------------
+
+    def record(self, change: Change) -> None:
+        self.history.append(change)
+        self.last_rv = max(self.last_rv, change.rv)
+        while len(self.history) > self.history_size:
+            self.floor = max(self.floor, self.history.popleft().rv)
+        for w in self.watchers:
+            if w.store == change.store:
+                w.push(change)
+
+    def drop_watches(self, *, abort: bool = False) -> None:
+        for w in list(self.watchers):
+            w.end(abort=abort)
+
+    def compact(self) -> None:
+        self.drain()
+        self.history.clear()
+        self.floor = max(self.floor, self.last_rv, int(self.cluster.resource_version))
+
+    async def call(self, spec: ResourceSpec, name: str, call: Awaitable[None]) -> None:
+        """Await a FakeCluster verb; its typed errors become API errors."""
+        try:
+            await call
+        except ConflictError as e:
+            raise conflict(spec, name, str(e)) from None
+        except NotFoundError:
+            raise not_found(spec, name) from None
+        except UnavailableError as e:
+            raise HTTPError(503, "ServiceUnavailable", str(e)) from None
+        finally:
+            self.drain()
+
+
+# --- backends ----------------------------------------------------------------------------------
+
+
+class Backend:
+    """How a row's objects are held: read, decoded from and encoded to wire form, written.
+    Writes raise the API errors of a failed write (404, 409, 403 from admission)."""
+
+    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+        raise NotImplementedError
+
+    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+        raise NotImplementedError
+
+    def encode(self, obj: Any) -> dict[str, Any]:
+        """The stored object in wire form."""
+        raise NotImplementedError
+
+    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+        """A request's object (wire form, already checked and completed) as it is stored."""
+        raise NotImplementedError
+
+    def prepare_create(self, store: Store, body: dict[str, Any]) -> dict[str, Any]:
+        """Complete a new object before it is decoded (unless the row has its own hook)."""
+        return body
+
+    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+        raise NotImplementedError
+
+    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        raise NotImplementedError
+
+    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+        raise NotImplementedError
+
+
+_STRUCTS = {cls.__name__: cls for cls in KINDS.values()}
+
+
+class ClusterBackend(Backend):
+    """The FakeCluster's kinds: kubesched's Structs, validated like admission does."""
+
+    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+        objs: list[Any] = store.cluster.list(spec.store)
+        return objs
+
+    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+        return store.cluster.get(spec.store, namespace, name)
+
+    def encode(self, obj: Any) -> dict[str, Any]:
+        return builtins(obj)
+
+    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+        name = (body.get("metadata") or {}).get("name", "")
+        try:
+            obj = convert(body, _STRUCTS[spec.store])
+        except msgspec.ValidationError as e:
+            raise bad_request(
+                f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {e}'
+            ) from None
+        try:
+            store.validate(obj, spec.kind)
+        except ConfigError as e:
+            raise invalid(spec, name, e.field, e.message) from None
+        return obj
+
+    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+        name = ns_name(obj)[1]
+        try:
+            stored = store.cluster.create(obj)
+        except ConfigError as e:  # admission (an unknown PriorityClass)
+            raise HTTPError(
+                403,
+                "Forbidden",
+                f'{spec.qualified} "{name}" is forbidden: {e.message}',
+                details(spec, name),
+            ) from None
+        except ConflictError:
+            raise already_exists(spec, name) from None
+        store.drain()
+        return stored
+
+    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        try:
+            stored = store.cluster.update(obj)
+        except ConflictError as e:
+            raise conflict(spec, name, str(e)) from None
+        except NotFoundError:
+            raise not_found(spec, name) from None
+        store.drain()
+        return stored
+
+    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+        try:
+            store.cluster.delete_object(spec.store, namespace, name)
+        except NotFoundError:
+            raise not_found(spec, name) from None
+        store.drain()
+
+
+class ObjectsBackend(Backend):
+    """The generic object store: plain dicts, kept as written."""
+
+    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+        return list(store.objects[spec.store].values())
+
+    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+        return store.objects[spec.store].get((namespace if spec.namespaced else "", name))
+
+    def encode(self, obj: Any) -> dict[str, Any]:
+        return obj  # type: ignore[no-any-return]
+
+    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+        return body
+
+    def prepare_create(self, store: Store, body: dict[str, Any]) -> dict[str, Any]:
+        body["metadata"]["creationTimestamp"] = store.cluster.timestamp()
+        return body
+
+    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+        return store.put(spec.store, obj, "ADDED")
+
+    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        return store.put(spec.store, obj, "MODIFIED")
+
+    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+        store.remove(spec.store, (namespace, name))
+
+
+CLUSTER: Backend = ClusterBackend()
+OBJECTS: Backend = ObjectsBackend()
