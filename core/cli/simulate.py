@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 
 from .._config import SchedulerConfig
-from .._objects import Pod
+from .._objects import Node, Pod
+from .._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
 from .._scheduler import Scheduler
 from .manifests import Manifest, system_priority_classes
 from .output import render_text
@@ -37,6 +38,7 @@ class SimulationResult:
     pods: list[PodRecord] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = []
@@ -58,7 +60,7 @@ class SimulationResult:
                     ],
                 }
             )
-        return {"pods": pods, "events": self.events, "summary": self.summary}
+        return {"pods": pods, "events": self.events, "summary": self.summary, "nodes": self.nodes}
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
@@ -164,4 +166,36 @@ async def simulate(
             "attempts": sched.metrics.attempts,
             "virtualSeconds": float(virtual),
         }
+        node_order = {m.obj.metadata.name: m.order for m in manifests if m.kind == "Node"}
+        nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
+        result.nodes = final_allocation(nodes, [r.pod for r in pods if not r.deleted])
         return result
+
+
+def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[str, Any]]:
+    """The JSON ``nodes`` section: each node's capacity and what its pods request, at the end.
+
+    Keys as in the timeline: ``cpu`` in millicores, ``memory`` in bytes, ``pods`` a count, then
+    the node's extended resources.  Capacity is the node's allocatable (what the scheduler
+    fits against); a pod counts while it is bound and not finished.
+    """
+    used: dict[str, Resource] = {}
+    for pod in pods:
+        if pod.spec.node_name and pod.status.phase not in ("Succeeded", "Failed"):
+            r = used.setdefault(pod.spec.node_name, Resource())
+            r.add(pod_requests(pod))
+            r.allowed_pod_number += 1
+    out = []
+    for node in nodes:
+        cap = Resource.from_list(node.status.allocatable)
+        alloc = used.get(node.metadata.name, Resource())
+        keys = [CPU, MEMORY, PODS]
+        keys += sorted(k for k in {*cap.scalar, *alloc.scalar} if k not in keys and k != EPHEMERAL_STORAGE)
+        out.append(
+            {
+                "name": node.metadata.name,
+                "capacity": {k: cap.get(k) for k in keys},
+                "allocated": {k: alloc.get(k) for k in keys},
+            }
+        )
+    return out
