@@ -392,10 +392,10 @@ def fmt(key: str, value: Any) -> str:
 
 
 def side_by_side(labels: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
-    """A text table: one line per metric, one column per variant."""
+    """A text table: one line per metric, one column per variant (a metric n/a everywhere is left out)."""
     keys: list[str] = []
     for row in rows:
-        keys += [k for k in row if k not in keys]
+        keys += [k for k in row if k not in keys and any(r.get(k) is not None for r in rows)]
     lines = [["metric", *labels]]
     for k in keys:
         lines.append([label(k), *(fmt(k, row.get(k)) for row in rows)])

@@ -9,7 +9,7 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,8 +76,13 @@ async def simulate(
     seed: int = 0,
     until: float = 3600.0,
     registry: dict[str, Any] | None = None,
+    progress: Callable[[float, int], None] | None = None,
 ) -> SimulationResult:
-    """Run a simulation on the current event loop (which must run in virtual time)."""
+    """Run a simulation on the current event loop (which must run in virtual time).
+
+    ``progress``, when given, is called with (virtual seconds, pods bound so far) at every pod
+    event; it must be cheap and must not touch the run.
+    """
     from kubesched.transports.fake import FakeCluster
 
     order: dict[tuple[str, str], int] = {}
@@ -96,6 +101,7 @@ async def simulate(
         sched = Scheduler(cluster, config, seed=seed, registry=registry, deterministic=True)
         watch = cluster.watch()
         pending_arrivals = [len(later)]
+        bound: set[tuple[str, str]] = set()
         stop_at = start + until
 
         def track(event: Any) -> None:
@@ -108,6 +114,10 @@ async def simulate(
                 rec.pod = obj
                 if event.type == "DELETED":
                     rec.deleted = True
+                if progress is not None:
+                    if obj.spec.node_name:
+                        bound.add(key)
+                    progress(anyio.current_time() - start, len(bound))
 
         async def tracker() -> None:
             async for event in watch:

@@ -154,7 +154,9 @@ def test_absent_sections_are_reported_not_guessed() -> None:
     assert m.nodes_used is None and m.times == [] and m.jobs == []
     row = m.table()
     assert row["latencyP50"] is None and row["timeToDrain"] == 50.0
-    assert "n/a" in side_by_side(["x"], [row])
+    text = side_by_side(["x", "y"], [row, {**row, "latencyP50": 3.0}])
+    assert "latency p50" in text and "n/a" in text  # known for one variant: shown, n/a for the other
+    assert "latency p99" not in text  # known for none: left out
 
 
 def test_table_and_side_by_side_text() -> None:
