@@ -27,7 +27,9 @@ class Progress:
         stream: IO[str] | None = None,
         enabled: bool | None = None,
         time_label: str = "virtual time",
+        width: int | None = None,
     ) -> None:
+        self.width = width
         self.what = what
         self.time_label = time_label
         self.total_time = total_time
@@ -54,7 +56,7 @@ class Progress:
             from rich.console import Console
             from rich.live import Live
 
-            console = Console(file=self.stream, force_terminal=True)
+            console = Console(file=self.stream, force_terminal=True, width=self.width)
             self._live = Live(self, console=console, refresh_per_second=4, transient=True)
             self._live.start()
         return self
