@@ -34,10 +34,11 @@ h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top:
 table { border-collapse: collapse; font-size: .9em; }
 th, td { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1em; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1em; }
 .missing { color: #8a6d3b; background: #fcf8e3; padding: .5em 1em; border-radius: 4px; }
 .note { color: #666; font-size: .9em; }
 #pod-search { padding: .3em .6em; width: 24em; margin-bottom: .5em; }
+.summary { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .pods { max-height: 36em; overflow-y: auto; display: block; }
 """
 
@@ -120,6 +121,28 @@ def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
     return _table(["metric", *labels], [[metrics.label(k), *(metrics.fmt(k, r.get(k)) for r in rows)] for k in keys])
 
 
+def _summary_groups(m: Metrics) -> str:
+    """One run's summary as a row of small tables (counts, time, allocation, balance, Jobs)."""
+    row = m.table()
+    groups: dict[str, list[str]] = {"counts": [], "time": [], "allocation": [], "balance": [], "jobs": []}
+    for k in row:
+        if k.startswith("allocation"):
+            groups["allocation"].append(k)
+        elif k.startswith("nodeBalance") or k == "nodesUsed":
+            groups["balance"].append(k)
+        elif k.startswith("jobCompletion"):
+            groups["jobs"].append(k)
+        elif k.startswith("latency") or k == "timeToDrain":
+            groups["time"].append(k)
+        else:
+            groups["counts"].append(k)
+    tables = [
+        _table(["metric", "value"], [[metrics.label(k), metrics.fmt(k, row[k])] for k in keys])
+        for keys in groups.values() if keys
+    ]
+    return '<div class="summary">' + "".join(tables) + "</div>"
+
+
 def _missing_note(page: _Page, m: Metrics, section: str, what: str) -> bool:
     if section in m.missing:
         page.missing(f"no {section} in this result: {what} needs it (a simulate run with the lifecycle "
@@ -141,7 +164,7 @@ def render_single(title: str, m: Metrics) -> str:
 
     page = _Page(title)
     page.h2("Summary")
-    page.raw(_summary_table(["value"], [m]))
+    page.raw(_summary_groups(m))
     if m.missing:
         page.note("not in this result: " + ", ".join(m.missing))
 
@@ -150,9 +173,9 @@ def render_single(title: str, m: Metrics) -> str:
         charts = []
         for r in m.resources:
             fig = go.Figure()
-            fig.add_scatter(x=m.times, y=m.capacity_series[r], name="capacity", line_shape="hv",
+            fig.add_scatter(x=m.times, y=m.capacity_series[r], name="capacity", mode="lines", line_shape="hv",
                             line={"dash": "dash", "color": "#888"})
-            fig.add_scatter(x=m.times, y=m.allocated_series[r], name="allocated", line_shape="hv", fill="tozeroy")
+            fig.add_scatter(x=m.times, y=m.allocated_series[r], name="allocated", mode="lines", line_shape="hv", fill="tozeroy")
             fig.update_layout(title=f"{r} ({UNITS.get(r, 'units')})", xaxis_title="virtual seconds",
                               yaxis={"tickformat": "~s", "rangemode": "tozero"})
             charts.append(page.chart(fig, 300))
@@ -161,8 +184,8 @@ def render_single(title: str, m: Metrics) -> str:
     page.h2("Pending and running pods")
     if not _missing_note(page, m, "timeline", "pods over time"):
         fig = go.Figure()
-        fig.add_scatter(x=m.times, y=m.pending_series, name="pending", line_shape="hv")
-        fig.add_scatter(x=m.times, y=m.running_series, name="running", line_shape="hv")
+        fig.add_scatter(x=m.times, y=m.pending_series, name="pending", mode="lines", line_shape="hv")
+        fig.add_scatter(x=m.times, y=m.running_series, name="running", mode="lines", line_shape="hv")
         fig.update_layout(title="pods over time", xaxis_title="virtual seconds", yaxis_title="pods")
         page.raw(page.chart(fig))
 
@@ -267,7 +290,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
             fig = go.Figure()
             for label, m in timed:
                 fr = [a / c if c else None for a, c in zip(m.allocated_series[r], m.capacity_series[r], strict=True)]
-                fig.add_scatter(x=m.times, y=fr, name=label, line_shape="hv")
+                fig.add_scatter(x=m.times, y=fr, name=label, mode="lines", line_shape="hv")
             fig.update_layout(title=_fraction_label(r), xaxis_title="virtual seconds",
                               yaxis={"tickformat": ".0%", "rangemode": "tozero"})
             charts.append(page.chart(fig, 300))
@@ -279,7 +302,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
             fig = go.Figure()
             for label, m in timed:
                 fig.add_scatter(x=m.times, y=m.pending_series if what == "pending" else m.running_series,
-                                name=label, line_shape="hv")
+                                name=label, mode="lines", line_shape="hv")
             fig.update_layout(title=f"{what} pods", xaxis_title="virtual seconds")
             charts.append(page.chart(fig, 300))
         page.grid(charts)
@@ -292,7 +315,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         fig = go.Figure()
         for label, m in with_latency:
             xs = sorted(m.latencies)
-            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, line_shape="hv")
+            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="share of pods bound within (cumulative)", xaxis_title="seconds",
                           yaxis={"tickformat": ".0%"})
         page.raw(page.chart(fig))
@@ -327,7 +350,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
                 ys.append(total)
             xs.append(max(m.virtual_seconds, xs[-1]))
             ys.append(total)
-            fig.add_scatter(x=xs, y=ys, name=label, line_shape="hv")
+            fig.add_scatter(x=xs, y=ys, name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="victims so far", xaxis_title="virtual seconds")
         page.raw(page.chart(fig, 300))
 
@@ -339,7 +362,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         fig = go.Figure()
         for label, m in with_jobs:
             xs = sorted(d for _, d in m.jobs)
-            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, line_shape="hv")
+            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="Jobs completed within (cumulative)", xaxis_title="seconds",
                           yaxis={"tickformat": ".0%"})
         page.raw(page.chart(fig))
