@@ -273,6 +273,11 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     import plotly.graph_objects as go
 
     page = _Page(title)
+
+    def chart(fig: Any, height: int = 360) -> str:
+        fig.update_layout(showlegend=True)  # a variant is named even when it alone has a curve
+        return page.chart(fig, height)
+
     page.h2("Side by side")
     page.raw(_summary_table(labels, ms))
     for label, m in zip(labels, ms, strict=True):
@@ -292,8 +297,8 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
                 fr = [a / c if c else None for a, c in zip(m.allocated_series[r], m.capacity_series[r], strict=True)]
                 fig.add_scatter(x=m.times, y=fr, name=label, mode="lines", line_shape="hv")
             fig.update_layout(title=_fraction_label(r), xaxis_title="virtual seconds",
-                              yaxis={"tickformat": ".0%", "rangemode": "tozero"})
-            charts.append(page.chart(fig, 300))
+                              yaxis={"tickformat": ".1~%", "rangemode": "tozero"})
+            charts.append(chart(fig, 300))
         page.grid(charts)
 
         page.h2("Pending and running pods")
@@ -304,7 +309,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
                 fig.add_scatter(x=m.times, y=m.pending_series if what == "pending" else m.running_series,
                                 name=label, mode="lines", line_shape="hv")
             fig.update_layout(title=f"{what} pods", xaxis_title="virtual seconds")
-            charts.append(page.chart(fig, 300))
+            charts.append(chart(fig, 300))
         page.grid(charts)
 
     page.h2("Scheduling latency")
@@ -317,8 +322,8 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
             xs = sorted(m.latencies)
             fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="share of pods bound within (cumulative)", xaxis_title="seconds",
-                          yaxis={"tickformat": ".0%"})
-        page.raw(page.chart(fig))
+                          yaxis={"tickformat": ".1~%"})
+        page.raw(chart(fig))
 
     page.h2("Final allocation per node")
     with_nodes = [(label, m) for label, m in zip(labels, ms, strict=True) if "nodes" not in m.missing]
@@ -333,8 +338,8 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
                 ranked = sorted(m.node_fractions[r], reverse=True)
                 fig.add_bar(x=list(range(1, len(ranked) + 1)), y=ranked, name=label)
             fig.update_layout(title=f"{r} per node, fullest first", xaxis_title="node rank", barmode="group",
-                              yaxis={"tickformat": ".0%"})
-            charts.append(page.chart(fig, 300))
+                              yaxis={"tickformat": ".1~%"})
+            charts.append(chart(fig, 300))
         page.grid(charts)
 
     page.h2("Preemptions")
@@ -352,7 +357,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
             ys.append(total)
             fig.add_scatter(x=xs, y=ys, name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="victims so far", xaxis_title="virtual seconds")
-        page.raw(page.chart(fig, 300))
+        page.raw(chart(fig, 300))
 
     page.h2("Jobs")
     with_jobs = [(label, m) for label, m in zip(labels, ms, strict=True) if m.jobs]
@@ -364,8 +369,8 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
             xs = sorted(d for _, d in m.jobs)
             fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
         fig.update_layout(title="Jobs completed within (cumulative)", xaxis_title="seconds",
-                          yaxis={"tickformat": ".0%"})
-        page.raw(page.chart(fig))
+                          yaxis={"tickformat": ".1~%"})
+        page.raw(chart(fig))
     return page.render()
 
 
