@@ -3,7 +3,10 @@ VENV ?= .venv
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench clean browser
+
+# The report tests open the generated pages in Debian's chromium (headless).
+CHROMIUM_INSTALL = command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +17,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/kubesched simulate --output text
 
-test: $(STAMP)
+browser:
+	@$(CHROMIUM_INSTALL)
+
+test: $(STAMP) browser
 	$(VENV)/bin/pytest -q -p no:randomly
 	$(VENV)/bin/ruff check core plugins transports tests
 	$(VENV)/bin/mypy

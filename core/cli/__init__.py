@@ -1,10 +1,10 @@
-"""The ``kubesched`` command line: ``simulate``, ``bench``, ``run`` and ``fake-apiserver``.
+"""The ``kubesched`` command line: ``simulate``, ``report``, ``compare``, ``bench``, ``run``, ``fake-apiserver``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
 One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
-:mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
 :mod:`.manifests` (loading input files).
 """
 
@@ -60,10 +60,37 @@ def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
             raise ConfigError(str(e), source=source or "config", field=f"profiles[{i}]") from None
 
 
+def simulation_config(config_path: str, feature_gates: str, text: str | None = None) -> SchedulerConfig:
+    """The configuration of a simulation: the file (or the defaults), the gates, checked."""
+    cfg = load_config_file(config_path, feature_gates, text)
+    _check_profiles(cfg, config_path)
+    if cfg.extenders:
+        # an HTTP call takes real time, which a virtual clock would jump over (every call
+        # would time out at once): extenders are for ``kubesched run``
+        raise ConfigError(
+            "HTTP extenders need real time and are not supported by simulate (use kubesched run)",
+            source=config_path,
+            field="extenders",
+        )
+    return cfg
+
+
+def parse_until(text: str) -> float:
+    """``--until``: a duration, not negative."""
+    try:
+        until = parse_duration(text)
+    except ValueError as e:
+        raise ConfigError(str(e), field="--until") from None
+    if until < 0:
+        raise ConfigError(f'Invalid value: "{text}": must not be negative', field="--until")
+    return until
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.transports.fake import virtual_time
 
     from .demo import DEMO_CONFIG, DEMO_MANIFESTS
+    from .progress import Progress
     from .simulate import simulate
 
     files = list(args.files)
@@ -76,33 +103,57 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             config_path = "<demo>/config.yaml"
             texts[config_path] = DEMO_CONFIG
     manifests = load_manifests(files, texts)
-    cfg = load_config_file(config_path, args.feature_gates or "", texts.get(config_path))
-    _check_profiles(cfg, config_path)
-    if cfg.extenders:
-        # an HTTP call takes real time, which a virtual clock would jump over (every call
-        # would time out at once): extenders are for ``kubesched run``
-        raise ConfigError(
-            "HTTP extenders need real time and are not supported by simulate (use kubesched run)",
-            source=config_path,
-            field="extenders",
+    cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path))
+    until = parse_until(args.until)
+    pods = sum(1 for m in manifests if m.kind == "Pod")
+    with Progress("simulate", total_time=until, total_pods=pods) as progress:
+        result = virtual_time.run(
+            functools.partial(simulate, manifests, cfg, seed=args.seed, until=until,
+                              progress=progress if progress.enabled else None),
+            backend=args.backend,
         )
-    try:
-        until = parse_duration(args.until)
-    except ValueError as e:
-        raise ConfigError(str(e), field="--until") from None
-    if until < 0:
-        raise ConfigError(f'Invalid value: "{args.until}": must not be negative', field="--until")
-    result = virtual_time.run(
-        functools.partial(simulate, manifests, cfg, seed=args.seed, until=until), backend=args.backend
-    )
     if args.report:
         try:
             Path(args.report).write_text(result.to_json(), encoding="utf-8")
         except OSError as e:
             raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
+    if args.html:
+        from . import report
+
+        name = ", ".join(Path(f).name for f in files)
+        report.write(args.html, report.render([name], [result.to_json_obj()]))
     out = result.to_json() if args.output == "json" else result.to_text()
     sys.stdout.write(out)
     return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import report
+    from .metrics import load_result
+
+    results = [load_result(path) for path in args.results]
+    report.write(args.o, report.render(_labels(args.results), results))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import run_compare
+
+    return run_compare(args)
+
+
+def _labels(paths: Sequence[str]) -> list[str]:
+    """Each path's file name, made unique with the parent folder (or a number) where needed."""
+    names = [Path(p).name or p for p in paths]
+    for i, n in enumerate(names):
+        if names.count(n) > 1:
+            names[i] = str(Path(paths[i]).parent.name + "/" + n) if Path(paths[i]).parent.name else n
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} #{seen[n]}")
+    return out
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -161,7 +212,32 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
+    s.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (charts) to this path")
     s.set_defaults(func=cmd_simulate)
+
+    rp = sub.add_parser("report", help="an HTML report of saved simulate JSON results (several: compared)")
+    rp.add_argument("results", nargs="+", metavar="RESULT.json", help="simulate --output json results")
+    rp.add_argument("-o", required=True, metavar="PATH", help="the HTML file to write")
+    rp.set_defaults(func=cmd_report)
+
+    c = sub.add_parser(
+        "compare",
+        help="run one scenario under several configurations / feature gates, metrics side by side",
+        description="Each --config (and/or --feature-gates) is a variant; given several times, "
+        "--config and --feature-gates pair up in order, and one given once applies to every "
+        "variant. --config default is the built-in default profile.",
+    )
+    c.add_argument("files", nargs="+", metavar="SCENARIO", help="YAML/JSON manifests")
+    c.add_argument("--config", action="append", default=[], metavar="FILE",
+                   help="a KubeSchedulerConfiguration (repeat: one variant each; 'default': the defaults)")
+    c.add_argument("--feature-gates", action="append", default=[], metavar="K=V,...",
+                   help="feature gates (repeat: one variant each, paired with --config in order)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--until", default="1h", help="stop each run after this much virtual time (default 1h)")
+    c.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
+    c.add_argument("--output", choices=("text", "json"), default="text")
+    c.add_argument("--html", metavar="PATH", help="also write the variants' charts overlaid to this HTML file")
+    c.set_defaults(func=cmd_compare)
 
     b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
     b.add_argument(

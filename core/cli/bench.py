@@ -453,8 +453,12 @@ def _check_plugins(w: Workload) -> None:
             )
 
 
-async def run_workload(w: Workload) -> BenchResult:
-    """Schedule the init pods, then time the measured pods from creation to the last bind."""
+async def run_workload(w: Workload, progress: Callable[[float, int], None] | None = None) -> BenchResult:
+    """Schedule the init pods, then time the measured pods from creation to the last bind.
+
+    ``progress``, when given, is told (seconds since the measured pods were created, measured
+    pods bound) while the run waits for them.
+    """
     from kubesched.transports.fake import FakeCluster
 
     from .._scheduler import Scheduler
@@ -498,7 +502,7 @@ async def run_workload(w: Workload) -> BenchResult:
                 tg.start_soon(churn)
             for pod in measured:
                 cluster.create(pod)
-            await _wait_measured(sched, cluster, scheduled0, measured)
+            await _wait_measured(sched, cluster, scheduled0, measured, progress)
             elapsed = anyio.current_time() - start
             if w.churn is not None:
                 churn_scope.cancel()
@@ -566,11 +570,17 @@ async def _wait_bound(sched: Any, count: int) -> None:
         await anyio.sleep(0.01)
 
 
-async def _wait_measured(sched: Any, cluster: Any, scheduled0: int, measured: list[Pod]) -> None:
+async def _wait_measured(
+    sched: Any, cluster: Any, scheduled0: int, measured: list[Pod],
+    progress: Callable[[float, int], None] | None = None,
+) -> None:
     """Until every measured pod is bound.  Binds are counted first (cheap); the pods are looked
     up only once there have been enough binds, and each bound one only once."""
     remaining = list(measured)
+    start, first = anyio.current_time(), sched.scheduled_count
     while True:
+        if progress is not None:
+            progress(anyio.current_time() - start, min(len(measured), sched.scheduled_count - first))
         if sched.scheduled_count - scheduled0 >= len(remaining):
             remaining = [p for p in remaining if not _bound(cluster, p)]
             if not remaining:
@@ -606,10 +616,13 @@ def run_bench(args: argparse.Namespace) -> int:
             f"unknown workload {args.workload!r} (known: all, {', '.join(WORKLOADS)})",
             field="WORKLOAD",
         )
+    from .progress import Progress
+
     for name in names:
         w = _sized(WORKLOADS[name], args)
         try:
-            result = anyio.run(run_workload, w, backend=args.backend)
+            with Progress(f"bench {name}", total_pods=w.pods, time_label="elapsed") as progress:
+                result = anyio.run(run_workload, w, progress if progress.enabled else None, backend=args.backend)
         except ConfigError as e:
             if args.workload != "all":
                 raise

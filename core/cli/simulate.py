@@ -9,14 +9,15 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from .._config import SchedulerConfig
-from .._objects import Pod
+from .._objects import Node, Pod
+from .._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
 from .._scheduler import Scheduler
 from .manifests import Manifest, system_priority_classes
 from .output import render_text
@@ -37,6 +38,7 @@ class SimulationResult:
     pods: list[PodRecord] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = []
@@ -58,7 +60,7 @@ class SimulationResult:
                     ],
                 }
             )
-        return {"pods": pods, "events": self.events, "summary": self.summary}
+        return {"pods": pods, "events": self.events, "summary": self.summary, "nodes": self.nodes}
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
@@ -74,8 +76,13 @@ async def simulate(
     seed: int = 0,
     until: float = 3600.0,
     registry: dict[str, Any] | None = None,
+    progress: Callable[[float, int], None] | None = None,
 ) -> SimulationResult:
-    """Run a simulation on the current event loop (which must run in virtual time)."""
+    """Run a simulation on the current event loop (which must run in virtual time).
+
+    ``progress``, when given, is called with (virtual seconds, pods bound so far) at every pod
+    event; it must be cheap and must not touch the run.
+    """
     from kubesched.transports.fake import FakeCluster
 
     order: dict[tuple[str, str], int] = {}
@@ -94,6 +101,7 @@ async def simulate(
         sched = Scheduler(cluster, config, seed=seed, registry=registry, deterministic=True)
         watch = cluster.watch()
         pending_arrivals = [len(later)]
+        bound: set[tuple[str, str]] = set()
         stop_at = start + until
 
         def track(event: Any) -> None:
@@ -106,6 +114,10 @@ async def simulate(
                 rec.pod = obj
                 if event.type == "DELETED":
                     rec.deleted = True
+                if progress is not None:
+                    if obj.spec.node_name:
+                        bound.add(key)
+                    progress(anyio.current_time() - start, len(bound))
 
         async def tracker() -> None:
             async for event in watch:
@@ -164,4 +176,36 @@ async def simulate(
             "attempts": sched.metrics.attempts,
             "virtualSeconds": float(virtual),
         }
+        node_order = {m.obj.metadata.name: m.order for m in manifests if m.kind == "Node"}
+        nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
+        result.nodes = final_allocation(nodes, [r.pod for r in pods if not r.deleted])
         return result
+
+
+def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[str, Any]]:
+    """The JSON ``nodes`` section: each node's capacity and what its pods request, at the end.
+
+    Keys as in the timeline: ``cpu`` in millicores, ``memory`` in bytes, ``pods`` a count, then
+    the node's extended resources.  Capacity is the node's allocatable (what the scheduler
+    fits against); a pod counts while it is bound and not finished.
+    """
+    used: dict[str, Resource] = {}
+    for pod in pods:
+        if pod.spec.node_name and pod.status.phase not in ("Succeeded", "Failed"):
+            r = used.setdefault(pod.spec.node_name, Resource())
+            r.add(pod_requests(pod))
+            r.allowed_pod_number += 1
+    out = []
+    for node in nodes:
+        cap = Resource.from_list(node.status.allocatable)
+        alloc = used.get(node.metadata.name, Resource())
+        keys = [CPU, MEMORY, PODS]
+        keys += sorted(k for k in {*cap.scalar, *alloc.scalar} if k not in keys and k != EPHEMERAL_STORAGE)
+        out.append(
+            {
+                "name": node.metadata.name,
+                "capacity": {k: cap.get(k) for k in keys},
+                "allocated": {k: alloc.get(k) for k in keys},
+            }
+        )
+    return out

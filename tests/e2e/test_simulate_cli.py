@@ -335,7 +335,7 @@ def test_bad_input_from_a_real_process_has_no_traceback(tmp_path: Path) -> None:
 def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "in.yaml").write_text(docs(node("n1", "2"), pod("p1", "1", spec="priority: 100"), pod("p2", "5")))
     result = report(capsys, "in.yaml")
-    assert list(result) == ["pods", "events", "summary"]
+    assert list(result) == ["pods", "events", "summary", "nodes"]
     for p in result["pods"]:
         assert list(p) == ["namespace", "name", "uid", "priority", "nodeName", "phase", "deleted",
                            "nominatedNodeName", "conditions"]  # fmt: skip
@@ -357,6 +357,11 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
                                        "virtualSeconds"]  # fmt: skip
     assert all(type(v) is int for k, v in result["summary"].items() if k != "virtualSeconds")
     assert type(result["summary"]["virtualSeconds"]) is float
+    # nodes: in input order, capacity (allocatable) and what the bound pods request at the end
+    assert result["nodes"] == [
+        {"name": "n1", "capacity": {"cpu": 2000, "memory": 32 * 2**30, "pods": 110},
+         "allocated": {"cpu": 1000, "memory": 0, "pods": 1}},
+    ]
 
     p1, p2 = result["pods"]
     assert (p1["namespace"], p1["name"], p1["priority"], p1["nodeName"], p1["phase"], p1["deleted"]) == (
@@ -374,6 +379,28 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     assert result["summary"] == {"pods": 2, "scheduled": 1, "pending": 1, "deleted": 0, "preemptions": 0,
                                  "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0}  # fmt: skip
     assert result["summary"]["attempts"] >= 2
+
+
+def test_nodes_section_counts_bound_pods_and_extended_resources(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gpu_node = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: g1}\n"
+        'status: {allocatable: {cpu: "8", memory: 16Gi, pods: "10", nvidia.com/gpu: "4"}}'
+    )
+    gpu_pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
+        '  containers: [{name: c, image: x, resources: {requests: {cpu: 1500m, memory: 1Gi}, limits: {nvidia.com/gpu: "2"}}}]'
+    )
+    (workdir / "in.yaml").write_text(docs(node("n2", "2", arrival="5s"), gpu_node, gpu_pod, pod("p1", "500m"),
+                                          pod("big", "64")))
+    result = report(capsys, "in.yaml")
+    assert [n["name"] for n in result["nodes"]] == ["n2", "g1"]  # input order, not arrival order
+    n2, g1 = result["nodes"]
+    assert g1["capacity"] == {"cpu": 8000, "memory": 16 * 2**30, "pods": 10, "nvidia.com/gpu": 4}
+    assert g1["allocated"]["nvidia.com/gpu"] == 2 and g1["allocated"]["pods"] >= 1
+    assert list(n2["capacity"]) == list(n2["allocated"]) == ["cpu", "memory", "pods"]  # no gpu there
+    total = sum(n["allocated"]["cpu"] for n in result["nodes"])
+    assert total == 2000  # train and p1; big fits nowhere and counts nowhere
+    assert sum(n["allocated"]["pods"] for n in result["nodes"]) == 2
 
 
 def test_json_input_and_list_kind(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

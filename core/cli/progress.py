@@ -1,0 +1,96 @@
+"""A progress line on stderr for long runs (``simulate``, ``compare``, ``bench``).
+
+Shown only when stderr is a terminal; otherwise :class:`Progress` does nothing at all, so piped
+or captured output never carries control characters.  Updating is two attribute stores (the run's
+hot path may call it per event); rich redraws from its own refresh thread, four times a second,
+and the line disappears when the run ends.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import IO, Any
+
+STYLE_DONE = "green"
+
+
+class Progress:
+    """``with Progress("simulate", total_time=3600, total_pods=n) as p: ... p.update(t, k)``."""
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        total_time: float | None = None,
+        total_pods: int | None = None,
+        stream: IO[str] | None = None,
+        enabled: bool | None = None,
+        time_label: str = "virtual time",
+        width: int | None = None,
+    ) -> None:
+        self.width = width
+        self.what = what
+        self.time_label = time_label
+        self.total_time = total_time
+        self.total_pods = total_pods
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = _isatty(self.stream) if enabled is None else enabled
+        self.virtual = 0.0
+        self.scheduled = 0
+        self._live: Any = None
+
+    def update(self, virtual: float | None = None, scheduled: int | None = None) -> None:
+        """Time reached (virtual seconds, or wall seconds for bench) and pods scheduled so far."""
+        if virtual is not None:
+            self.virtual = virtual
+        if scheduled is not None:
+            self.scheduled = scheduled
+
+    def __call__(self, virtual: float, scheduled: int) -> None:
+        self.virtual = virtual
+        self.scheduled = scheduled
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.live import Live
+
+            console = Console(file=self.stream, force_terminal=True, width=self.width)
+            self._live = Live(self, console=console, refresh_per_second=4, transient=True)
+            self._live.start()
+        return self
+
+    def __exit__(
+        self, typ: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def __rich__(self) -> Any:
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 1))
+        row: list[Any] = [f"[bold]{self.what}[/bold]"]
+        if self.total_time:
+            row.append(ProgressBar(total=self.total_time, completed=min(self.virtual, self.total_time), width=30))
+            row.append(f"{self.time_label} {_hms(self.virtual)} / {_hms(self.total_time)}")
+        else:
+            row.append(f"{self.time_label} {_hms(self.virtual)}")
+        row.append(f"{self.scheduled} pods scheduled" + (f" / {self.total_pods}" if self.total_pods else ""))
+        grid.add_row(*row)
+        return grid
+
+
+def _hms(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,172 @@
+"""The HTML report and ``kubesched report``, opened in a real browser (Debian's headless chromium).
+
+One page load per kind of page (the report of one run, the comparison of several): no console
+message at all (an error, or a request the page's Content-Security-Policy blocked, shows there),
+every chart drawn by plotly in the rendered DOM, and a screenshot in the test's folder.  chromium
+is installed by ``make test``; where it is missing these tests fail, they never skip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kubesched.cli import main
+
+HERE = Path(__file__).parent
+FIXTURE = HERE / "fixtures" / "lifecycle-result.json"
+EXAMPLES = HERE.parent.parent / "examples" / "scenarios"
+
+
+@dataclass
+class Loaded:
+    dom: str
+    console: list[str]
+    screenshot: Path
+
+
+def open_in_chromium(page: Path, tmp_path: Path, name: str) -> Loaded:
+    """Load ``page`` once: its rendered DOM, every console message, and a screenshot."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("chromium is not installed: `make test` installs Debian's chromium (apt-get install chromium)")
+    shot = tmp_path / f"{name}.png"
+    proc = subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--disable-extensions", "--mute-audio", f"--user-data-dir={tmp_path / f'{name}-profile'}",
+         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", "--window-size=1280,4000",
+         f"--screenshot={shot}", "--dump-dom", page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    return Loaded(proc.stdout, console, shot)
+
+
+def charts(dom: str) -> list[str]:
+    """The rendered DOM of each chart of the page, one string per chart."""
+    return dom.split('class="kubesched-chart"')[1:]
+
+
+def assert_drawn(loaded: Loaded, expected_charts: int) -> None:
+    assert loaded.console == []
+    found = charts(loaded.dom)
+    assert len(found) == expected_charts
+    for i, chunk in enumerate(found, 1):
+        # plotly marks a plotted div js-plotly-plot and draws its axes and traces in main-svg
+        assert "js-plotly-plot" in chunk.split("</script>")[0], f"chart {i} was not plotted"
+        assert 'class="main-svg"' in chunk, f"chart {i} has no svg"
+        assert re.search(r'class="(scatterlayer|barlayer|heatmaplayer|trace)', chunk), f"chart {i} has no trace"
+    assert loaded.screenshot.stat().st_size > 10_000
+
+
+def test_report_of_one_run_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", str(FIXTURE), "-o", str(out)]) == 0
+    loaded = open_in_chromium(out, tmp_path, "report")
+    # allocation cpu, memory, pods; pending/running; latency; per-node heatmap; preemptions; Jobs
+    assert_drawn(loaded, 8)
+    assert 'class="missing"' not in loaded.dom
+    table = loaded.dom.split('id="pods"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 1 + 10  # header + every pod
+    assert "0/3 nodes are available: 3 Insufficient cpu." in table  # why huge is pending
+    assert 'id="pod-search"' in loaded.dom
+
+
+def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
+    other = json.loads(FIXTURE.read_text())
+    for entry in other["timeline"]:
+        entry["allocated"]["cpu"] = entry["allocated"]["cpu"] // 2
+    for p in other["pods"]:
+        if p["scheduledAt"] is not None:
+            p["scheduledAt"] += 5.0
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(other))
+    out = tmp_path / "compare.html"
+    assert main(["report", str(FIXTURE), str(b), "-o", str(out)]) == 0
+    loaded = open_in_chromium(out, tmp_path, "compare")
+    # allocation cpu, memory, pods; pending; running; latency; per-node cpu, memory; preemptions; Jobs
+    assert_drawn(loaded, 10)
+    # two variants overlaid: each chart has a legend entry per variant
+    assert all(chunk.count('class="legendtext"') >= 2 for chunk in charts(loaded.dom)
+               if 'class="legendtext"' in chunk)
+    assert "lifecycle-result.json" in loaded.dom and "b.json" in loaded.dom
+
+
+def test_the_browser_check_sees_errors_and_blocked_requests(tmp_path: Path) -> None:
+    """The two checks above can fail: a script error and a request to the network are seen."""
+    from kubesched.cli.report import CSP
+
+    page = tmp_path / "bad.html"
+    page.write_text(
+        f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{CSP}"></head>'
+        '<body><img src="https://example.com/x.png"><script>undefinedFunction();</script></body></html>'
+    )
+    loaded = open_in_chromium(page, tmp_path, "bad")
+    text = "\n".join(loaded.console)
+    assert "Uncaught ReferenceError" in text
+    assert "violates the following Content Security Policy" in text
+    assert charts(loaded.dom) == []
+
+
+def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real run (no timeline yet in simulate's output): the sections it cannot draw say so."""
+    out = tmp_path / "r.html"
+    assert main(["simulate", str(EXAMPLES / "preemption.yaml"), "--html", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    page = out.read_text()
+    from plotly.offline import get_plotlyjs
+
+    bundle = get_plotlyjs()
+    assert page.count(bundle) == 1 and "Plotly.newPlot" in page  # plotly.js inlined once
+    ours = page.replace(bundle, "")
+    assert re.search(r"""(src|href)=["']https?:""", ours) is None
+    assert "Content-Security-Policy" in page
+    has_timeline = "timeline" in result
+    assert ("no timeline in this result" in page) != has_timeline
+    assert page.count('class="kubesched-chart"') >= 2  # the per-node heatmap and the preemption
+    pods = page.split('id="pods"')[1].split("</table>")[0]
+    assert pods.count("<tr>") == 1 + len(result["pods"])
+    assert "default/urgent" in pods and "Deleted" in pods  # the victim
+
+
+def test_report_of_the_same_result_is_the_same_bytes(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    assert main(["report", str(FIXTURE), "-o", str(a)]) == 0
+    assert main(["report", str(FIXTURE), "-o", str(b)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(None, "r.json: cannot read the result: No such file or directory", id="missing file"),
+        pytest.param("{oops", "r.json: not a kubesched result: not JSON", id="not JSON"),
+        pytest.param('{"apiVersion": "v1", "kind": "Pod"}', "r.json, pods: not a kubesched result: no 'pods' section",
+                     id="a manifest, not a result"),
+    ],
+)
+def test_report_of_something_else_is_one_line_and_exit_2(
+    tmp_path: Path, content: str | None, message: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if content is not None:
+        Path("r.json").write_text(content)
+    assert main(["report", "r.json", "-o", "out.html"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"kubesched: error: {message}")
+    assert not Path("out.html").exists()
+
+
+def test_report_to_an_unwritable_path_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(FIXTURE), "-o", str(tmp_path / "no" / "such" / "dir.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write the report" in err
