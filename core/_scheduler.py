@@ -40,7 +40,7 @@ from ._eventhandlers import EventHandlers
 from ._extender import build_extenders, ignored_extended_resources, with_ignored_resources
 from ._framework import Framework, build_framework
 from ._nodeinfo import NodeInfo
-from ._queue import SchedulingQueue
+from ._queue import QueuedPodInfo, SchedulingQueue
 from ._schedule_one import (
     PodsToActivate,
     ScheduleOne,
@@ -51,6 +51,11 @@ from ._schedule_one import (
 from ._transport import Transport
 
 log = logging.getLogger("kubesched")
+
+LIVELOCK_ATTEMPTS_PER_POD = 100
+"""A simulation that attempts this many times as many pods as the cluster holds at one virtual
+instant is in a livelock (a pod can be retried at the same instant only when something bypasses
+its backoff): it stops rather than spin forever."""
 
 
 class Metrics:
@@ -141,6 +146,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.deterministic = deterministic
         self.driver = Driver(deterministic, self._drain)
         self._idle_waiter: anyio.Event | None = None
+        # (instant, attempts, last pod) when a simulation stopped in a livelock (``_stall``)
+        self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.scheduled_count = 0
         self.on_idle_check: Callable[[], None] | None = None
@@ -246,6 +253,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
         """
         self.queue.on_change = self.driver.kick
+        instant, attempts = -1.0, 0
         while True:
             await self.driver.settle()
             now = self._run_due()
@@ -253,6 +261,12 @@ class Scheduler(EventHandlers, ScheduleOne):
                 continue
             qpi = self.queue.pop_nowait()
             if qpi is not None:
+                if now != instant:
+                    instant, attempts = now, 0
+                attempts += 1
+                if attempts > LIVELOCK_ATTEMPTS_PER_POD * (len(self.cluster.pods) + 1):
+                    self._stall(now, attempts, qpi)
+                    return
                 await self.schedule_one(qpi)
                 continue
             if self._idle_waiter is not None and self._next_wake(for_idle=True) is None and self.is_idle():
@@ -260,6 +274,15 @@ class Scheduler(EventHandlers, ScheduleOne):
                 self._idle_waiter = None
             wake = self._next_wake()
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
+
+    def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:
+        """Virtual time stopped advancing: pods keep re-entering the active queue at this
+        instant (a livelock among plugins, e.g. activations that bypass backoff).  A real
+        scheduler would spin here forever; a simulation stops and says so."""
+        self.stalled = (now, attempts, qpi.pod.key)
+        if self._idle_waiter is not None:
+            self._idle_waiter.set()
+            self._idle_waiter = None
 
     def _run_due(self) -> float:
         """Everything due at this instant, before the next pop, in a fixed order: timed sources,

@@ -122,6 +122,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         name = ", ".join(Path(f).name for f in files)
         report.write(args.html, report.render([name], [result.to_json_obj()]))
+    for warning in result.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     out = result.to_json() if args.output == "json" else result.to_text()
     sys.stdout.write(out)
     return 0

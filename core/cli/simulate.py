@@ -39,6 +39,8 @@ class SimulationResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What the user should know about the run itself (stderr, not the output contract)."""
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = []
@@ -164,6 +166,12 @@ async def simulate(
             {"time": round(e.time, 6), "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
             for e in sorted(cluster.events, key=lambda e: round(e.time, 6))
         ]
+        if sched.stalled is not None:
+            at, attempts, pod = sched.stalled
+            result.warnings.append(
+                f"livelock at t={round(at - start, 6):g}s: {attempts} scheduling attempts without "
+                f"virtual time advancing (the last for {pod}); the simulation stopped there"
+            )
         last = max([sched.last_activity - start, *(r["time"] for r in result.events)], default=0.0)
         virtual = round(min(max(last, 0.0), end - start), 6)
         pods = result.pods

@@ -98,3 +98,25 @@ def test_known_hard_scenarios_agree(seed: int) -> None:
     """Scenarios that once diverged (same-instant Permit timeouts, preemption of waiting pods)."""
     text = scenario(seed)
     assert _simulate(text, "asyncio") == _simulate(text, "trio")
+
+
+def test_a_livelock_at_one_instant_stops_the_simulation_instead_of_hanging() -> None:
+    """Seed 54100: gang members of unequal priority preempt their own waiting siblings and the
+    Gang's Permit re-activates them (activation bypasses backoff, as upstream's Activate), all at
+    one virtual instant.  Virtual time never advances, so ``--until`` could never end the run:
+    the deterministic loop stops it, reports the livelock, and both backends agree."""
+    text = scenario(54100)
+    manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
+    outputs = {}
+    for backend in ("asyncio", "trio"):
+
+        async def go() -> tuple[str, list[str]]:
+            result = await simulate(manifests, parse_config(GANG_CONFIG), seed=3, until=120.0)
+            return result.to_json(), result.warnings
+
+        outputs[backend] = run(go, backend=backend)
+    assert outputs["asyncio"] == outputs["trio"]
+    out, warnings = outputs["trio"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("livelock at t=53s: ")
+    assert "scheduling attempts without virtual time advancing" in warnings[0]
