@@ -17,8 +17,8 @@ Sizes and durations are drawn from distributions written ``NAME:PARAM=V,...``: `
 (or the bare value), ``exponential:mean=V``, ``lognormal:median=V,spread=S`` (S is the geometric
 standard deviation, >= 1), ``uniform:min=A,max=B``. Every draw comes from a stream of its own
 (``random.Random`` seeded with the seed and the stream's name, with our own inverse transforms),
-so the same spec and seed give the same bytes on any Python, and changing one knob does not
-reshuffle the others' draws.
+so the same spec and seed give the same objects on any Python (and the same bytes with the same
+PyYAML), and changing one knob does not reshuffle the others' draws.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ GANG_COUNT_LABEL = "gang.kubesched.io/available-count"
 POOL_LABEL = "kubesched.io/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 IMAGE = "registry.k8s.io/pause:3.9"
+# libyaml's safe dumper when PyYAML was built with it (much faster), else the pure-Python one
+_YAML_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass(frozen=True)
@@ -558,7 +560,8 @@ def generate_objects(spec: Spec) -> list[dict[str, Any]]:
 def generate_text(spec: Spec) -> str:
     """The manifests as multi-document YAML (the same bytes for the same spec)."""
     head = f"# kubesched generate (seed {spec.seed}): ordinary manifests for kubesched simulate\n"
-    return head + yaml.safe_dump_all(generate_objects(spec), sort_keys=False, default_flow_style=False, width=1000)
+    return head + yaml.dump_all(generate_objects(spec), Dumper=_YAML_DUMPER, sort_keys=False,
+                                default_flow_style=False, width=1000)
 
 
 # --- the command ------------------------------------------------------------------------------
