@@ -283,12 +283,12 @@ def _check_list(value: Any, field: str) -> list[Any]:
 
 
 def _check_keys(item: Any, allowed: set[str], field: str, *, extended: bool = False) -> dict[str, Any]:
-    item = _check_mapping(item, field)
-    for key in item:
+    mapping = _check_mapping(item, field)
+    for key in mapping:
         if key not in allowed and not (extended and "/" in key):
             raise ConfigError(f"unknown field {go_quote(key)} (allowed: {', '.join(sorted(allowed))})",
                               field=f"{field}.{key}")
-    return item
+    return mapping
 
 
 def _share(value: Any, field: str) -> float:
@@ -388,7 +388,7 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         item = _check_keys(item, PRIORITY_KEYS, where)
         name = item.get("name")
         if not isinstance(name, str) or not name:
-            raise ConfigError(f"Required value: a name", field=f"{where}.name")
+            raise ConfigError("Required value: a name", field=f"{where}.name")
         value = _check_int(item.get("value", 0), f"{where}.value", -(2**31))
         if value > 1_000_000_000:
             raise ConfigError(f"Invalid value: {value}: must be no greater than 1000000000 "
@@ -438,7 +438,8 @@ def _poisson_arrivals(rng: random.Random, mean_count: float, span: float) -> lis
     if mean_count <= 0:
         return []
     rate = mean_count / span
-    out, t = [], 0.0
+    out: list[float] = []
+    t = 0.0
     while True:
         t += -math.log(1.0 - rng.random()) / rate
         if t >= span:

@@ -551,16 +551,17 @@ def connect(address: str | None, workers: int | None, timeout: float) -> tuple[A
 
     if address:
         try:
-            return Client(check_address(address), timeout=timeout), None
+            return Client(check_address(address), timeout=timeout), None  # type: ignore[no-untyped-call]
         except (OSError, TimeoutError) as e:
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if "Timed out" in reason or isinstance(e, TimeoutError):
                 reason = f"no answer within {timeout:g}s"
             raise ConfigError(f"cannot reach the Dask scheduler at {address}: {reason}", field="--scheduler") from None
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.CRITICAL)
-    return Client(cluster), cluster
+    cluster = LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
+    )
+    return Client(cluster), cluster  # type: ignore[no-untyped-call]
 
 
 @dataclass
@@ -607,7 +608,7 @@ def run_sweep(sweep: Sweep, out: Path, client: Any, *, progress: Progress | None
         }
         if on_submitted is not None:
             on_submitted()
-        for fut in as_completed(list(futures)):
+        for fut in as_completed(list(futures)):  # type: ignore[no-untyped-call]
             cell = futures[fut]
             try:
                 outcome = fut.result()
