@@ -469,7 +469,8 @@ def render_html(title: str, columns: list[str], rows: list[dict[str, str]]) -> s
         "Each box spreads a variant's results over the seeds; each point is one seed.</p>",
     ]
     # a table of means over seeds, scenario x variant, per metric
-    parts.append("<h2>Means over seeds</h2><table><tr><th class='l'>scenario</th><th class='l'>variant</th>")
+    parts.append("<h2>Means over seeds</h2><div style='overflow-x:auto'><table><tr><th class='l'>scenario</th>"
+                 "<th class='l'>variant</th>")
     parts.extend(f"<th>{html.escape(m)}</th>" for m in metrics)
     parts.append("</tr>")
     for s in scenarios:
@@ -480,7 +481,7 @@ def render_html(title: str, columns: list[str], rows: list[dict[str, str]]) -> s
                 vals = [x for x in (_number(r.get(m, "")) for r in group) if x is not None]
                 parts.append(f"<td>{sum(vals) / len(vals):.4g}</td>" if vals else "<td></td>")
             parts.append("</tr>")
-    parts.append("</table>")
+    parts.append("</table></div>")
     for i, m in enumerate(metrics):
         fig = go.Figure()
         for v in variants:
@@ -647,7 +648,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = Path(args.out)
     client, cluster = connect(args.scheduler, args.workers, args.connect_timeout)
     try:
-        where = args.scheduler or f"a LocalCluster of {len(client.scheduler_info()['workers'])} workers"
+        n = len(client.scheduler_info()["workers"])
+        where = args.scheduler or f"a LocalCluster of {n} worker{'' if n == 1 else 's'}"
         report = run_sweep(sweep, out, client, progress=Progress(0))
     finally:
         client.close()
