@@ -98,7 +98,7 @@ class Cell:
     def digest(self) -> str:
         t = self.task()
         del t["configName"]
-        return hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(t, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -648,6 +648,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = Path(args.out)
     client, cluster = connect(args.scheduler, args.workers, args.connect_timeout)
     try:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"cannot create the output directory: {e.strerror or e}", source=str(out)) from None
         n = len(client.scheduler_info()["workers"])
         where = args.scheduler or f"a LocalCluster of {n} worker{'' if n == 1 else 's'}"
         report = run_sweep(sweep, out, client, progress=Progress(0))
@@ -660,8 +664,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"the cells' own run time adds up to {report.cell_seconds:.2f}s; results in {out}/results.csv, "
             f"{out}/sweep.html")
     print(note, file=sys.stderr)
-    for e in report.errors[:5]:
-        print(f"  {e}", file=sys.stderr)
+    for error in report.errors[:5]:
+        print(f"  {error}", file=sys.stderr)
     return 0
 
 

@@ -380,3 +380,23 @@ def test_bad_scheduler_address_is_one_line_exit_2(inputs: Path, tmp_path: Path, 
     assert line.format(port=port) in proc.stderr
     assert time.monotonic() - start < 30
     assert not (tmp_path / "out").exists()
+
+
+def test_progress_bar_counts_cells() -> None:
+    from kubesched.cli.sweep import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    bar = Progress(4, stream=stream)
+    for ok in (True, False, True, True):
+        bar.step(ok)
+    frames = stream.getvalue().split("\r")[1:]
+    assert frames[0] == "sweep [#######.......................] 1/4 cells"
+    assert frames[1] == "sweep [###############...............] 2/4 cells, 1 failed"
+    assert frames[-1] == "sweep [##############################] 4/4 cells, 1 failed\n"
+    quiet = io.StringIO()  # not a terminal: no bar
+    Progress(2, stream=quiet).step(True)
+    assert quiet.getvalue() == ""
