@@ -1,10 +1,12 @@
-"""The ``kubesched`` command line: ``simulate``, ``report``, ``compare``, ``bench``, ``run``, ``fake-apiserver``.
+"""The ``kubesched`` command line: ``simulate``, ``report``, ``compare``, ``generate``, ``sweep``,
+``bench``, ``run`` and ``fake-apiserver``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
 One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
-:mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.generate`, :mod:`.sweep`,
+:mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
 :mod:`.manifests` (loading input files).
 """
 
@@ -195,6 +197,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
 
 
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import cmd_generate as generate
+
+    return generate(args)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import cmd_sweep as sweep
+
+    return sweep(args)
+
+
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     from .fake_apiserver import main as serve
 
@@ -274,6 +288,33 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
     r.set_defaults(func=cmd_run)
+
+    from .generate import add_arguments as generate_arguments
+
+    g = sub.add_parser(
+        "generate",
+        help="write a synthetic workload (nodes, Pods, Jobs, gangs, Deployments) as manifests",
+        description="Write a synthetic workload as ordinary manifests, deterministic by seed.",
+    )
+    generate_arguments(g)
+    g.set_defaults(func=cmd_generate)
+
+    w = sub.add_parser(
+        "sweep",
+        help="run scenarios x variants x seeds on Dask into one results table",
+        description="Run every cell of SWEEP.yaml (scenarios x variants x seeds) as one simulation on "
+        "Dask: a LocalCluster on this machine, or an existing cluster with --scheduler.",
+    )
+    w.add_argument("sweep", metavar="SWEEP.yaml", help="scenarios, variants, seeds and until (see the README)")
+    w.add_argument("--out", metavar="DIR", default="sweep-out",
+                   help="results.csv, results.parquet (with pyarrow) and sweep.html go here (default: sweep-out)")
+    w.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: a LocalCluster)")
+    w.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="LocalCluster worker processes (default: one per core)")
+    w.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="give up on an unreachable --scheduler after this long (default 5)")
+    w.set_defaults(func=cmd_sweep)
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
     f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")
