@@ -1,10 +1,11 @@
-"""The ``kubesched`` command line: ``simulate``, ``bench``, ``run`` and ``fake-apiserver``.
+"""The ``kubesched`` command line: ``simulate``, ``explain``, ``bench``, ``run`` and
+``fake-apiserver``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
 One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
-:mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.explain`, :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
 :mod:`.manifests` (loading input files).
 """
 
@@ -93,7 +94,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if until < 0:
         raise ConfigError(f'Invalid value: "{args.until}": must not be negative', field="--until")
     result = virtual_time.run(
-        functools.partial(simulate, manifests, cfg, seed=args.seed, until=until), backend=args.backend
+        functools.partial(simulate, manifests, cfg, seed=args.seed, until=until, explain=args.explain),
+        backend=args.backend,
     )
     if args.report:
         try:
@@ -127,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config_path = args.config or ""
     cfg = load_config_file(config_path, args.feature_gates or "")
     _check_profiles(cfg, config_path)
-    opts = RunOptions(seed=args.seed)
+    opts = RunOptions(seed=args.seed, record_plugin_results=args.record_plugin_results)
     if config_path:
         apply_config_sections(opts, load_documents(config_path)[0][1], config_path)
     for flag, attr in (("kubeconfig", "kubeconfig"), ("server", "server"), ("context", "context"),
@@ -140,6 +142,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.leader_elect is not None:
         opts.leader_elect = args.leader_elect
     return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+
+    sys.stdout.write(explain(args.result, args.pod, max_nodes=args.nodes, top=args.top))
+    return 0
 
 
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
@@ -161,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
+    s.add_argument(
+        "--explain", action="store_true",
+        help="record every plugin's result of every attempt (pods[].annotations, "
+        "kube-scheduler-simulator's keys; with --output text, the explain view of every pod)",
+    )
     s.set_defaults(func=cmd_simulate)
 
     b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
@@ -174,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--init-pods", type=int, default=None)
     b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.add_argument("--record-plugin-results", action="store_true",
+                   help="record every plugin's result of every attempt (the cost of --explain)")
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
@@ -195,7 +211,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
+    r.add_argument("--record-plugin-results", action="store_true",
+                   help="write every plugin's result of every attempt onto the pod as "
+                   "kube-scheduler-simulator's annotations (kube-scheduler-simulator.sigs.k8s.io/*)")
     r.set_defaults(func=cmd_run)
+
+    x = sub.add_parser("explain", help="why a pod is pending, or why it landed where it did")
+    x.add_argument("result", metavar="RESULT.json",
+                   help="a simulate --explain report, or pods as kubectl get -o json prints them")
+    x.add_argument("pod", metavar="POD", help="name or namespace/name")
+    x.add_argument("--nodes", type=int, default=20, help="rows of the Filter table (default 20)")
+    x.add_argument("--top", type=int, default=5, help="nodes in the score table (default 5)")
+    x.set_defaults(func=cmd_explain)
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
     f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")

@@ -89,6 +89,7 @@ from .._objects import (
     PodAffinity,
     PodAffinityTerm,
 )
+from .._results import AttemptRecord, ResultRecorder
 from ..hookspecs import hookimpl
 from ..testing import make_node, make_pod
 
@@ -121,6 +122,9 @@ class Workload:
     """Created every ``churn_interval`` seconds while the measured pods are scheduled."""
     churn_interval: float = 0.2
     note: str = ""
+    record_plugin_results: bool = False
+    """``--record-plugin-results``: every attempt's plugin results are recorded and encoded
+    (then dropped: the annotations of a 5000-node attempt are hundreds of kB)."""
 
 
 # --- templates (test/integration/scheduler_perf/templates) --------------------------------------
@@ -472,6 +476,8 @@ async def run_workload(w: Workload) -> BenchResult:
         for i in range(w.nodes):
             cluster.create(w.make_node(i))
         sched = Scheduler(cluster, cfg, registry={PROBE: new_probe}, record_timings=True)
+        if w.record_plugin_results:
+            sched.recorder = _DiscardingRecorder()
         async with anyio.create_task_group() as tg:
             await tg.start(sched.run)
             for i in range(w.init_pods):
@@ -524,6 +530,15 @@ async def run_workload(w: Workload) -> BenchResult:
     if w.gang_size and probes:
         _gang_figures(result, probes[-1], measured, w.gang_size)
     return result
+
+
+class _DiscardingRecorder(ResultRecorder):
+    """Records and encodes every attempt's results, and keeps none of them."""
+
+    def finish(self, pod: Pod, record: AttemptRecord, *, bound: bool = False) -> dict[str, str]:
+        out = super().finish(pod, record, bound=bound)
+        self.latest.clear()
+        return out
 
 
 def _gang_figures(result: BenchResult, probe: _GangProbe, measured: list[Pod], size: int) -> None:
@@ -592,6 +607,7 @@ def _sized(w: Workload, args: argparse.Namespace) -> Workload:
         nodes=w.nodes if nodes is None else nodes,
         pods=pods,
         init_pods=w.init_pods if init_pods is None else init_pods,
+        record_plugin_results=bool(getattr(args, "record_plugin_results", False)),
     )
 
 

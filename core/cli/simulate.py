@@ -37,6 +37,8 @@ class SimulationResult:
     pods: list[PodRecord] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
+    results: dict[str, dict[str, str]] | None = None
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = []
@@ -58,13 +60,27 @@ class SimulationResult:
                     ],
                 }
             )
+            if self.results is not None:
+                pods[-1]["annotations"] = self.annotations(p)
         return {"pods": pods, "events": self.events, "summary": self.summary}
+
+    def annotations(self, pod: Pod) -> dict[str, str]:
+        """The pod's annotations with its recorded plugin results (``--explain``)."""
+        recorded = (self.results or {}).get(pod.metadata.uid, {})
+        return {**(pod.metadata.annotations or {}), **recorded}
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
 
     def to_text(self) -> str:
-        return render_text(self)
+        text = render_text(self)
+        if self.results is None:
+            return text
+        from .explain import explain_pod
+
+        for rec in self.pods:
+            text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
+        return text
 
 
 async def simulate(
@@ -74,8 +90,11 @@ async def simulate(
     seed: int = 0,
     until: float = 3600.0,
     registry: dict[str, Any] | None = None,
+    explain: bool = False,
 ) -> SimulationResult:
-    """Run a simulation on the current event loop (which must run in virtual time)."""
+    """Run a simulation on the current event loop (which must run in virtual time).
+
+    ``explain``: record every plugin's result of every attempt (``SimulationResult.results``)."""
     from kubesched.transports.fake import FakeCluster
 
     order: dict[tuple[str, str], int] = {}
@@ -91,7 +110,10 @@ async def simulate(
             cluster.create(pc)
         for m in initial:
             cluster.create(m.obj)
-        sched = Scheduler(cluster, config, seed=seed, registry=registry, deterministic=True)
+        sched = Scheduler(
+            cluster, config, seed=seed, registry=registry, deterministic=True,
+            record_plugin_results=explain,
+        )
         watch = cluster.watch()
         pending_arrivals = [len(later)]
         stop_at = start + until
@@ -144,6 +166,8 @@ async def simulate(
         while (event := watch.get_nowait()) is not None:
             track(event)
         result = SimulationResult()
+        if sched.recorder is not None:
+            result.results = sched.recorder.latest
         for key in sorted(records, key=lambda k: order.get(k, len(order))):
             result.pods.append(records[key])
         # the deterministic loop makes the order events were recorded in the same on every

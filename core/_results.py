@@ -1,0 +1,306 @@
+"""Every plugin's verdict for every scheduling attempt, in kube-scheduler-simulator's layout.
+
+Recording is opt-in (``Scheduler(record_plugin_results=True)``; ``simulate --explain``,
+``run --record-plugin-results``).  Off, the scheduler holds no recorder and each stage costs one
+``is None`` check per pod.  On, one :class:`AttemptRecord` rides in the cycle state
+(``CycleState.recording``) from the pop to the end of the attempt::
+
+    schedule_one ── begin ──► AttemptRecord ── PreFilter, Filter, PostFilter, PreScore, Score,
+                                 (CycleState)   selected node, Reserve, Permit   (scheduling cycle)
+                                                 PreBind, Bind                    (binding cycle)
+    attempt over (failure handled, or bound) ── finish ──► the pod's annotations
+
+Filter and Score are batch hooks: their verdicts come from the batch results the cycle already
+has (the failing status per rejected node, the score arrays per plugin), never from running a
+plugin again per node.  Cloned states (preemption's dry runs) record nothing.
+
+The annotations are kube-scheduler-simulator's (``simulator/scheduler/plugin/resultstore``,
+``storereflector``): the same keys, the same JSON shapes (Go's ``json.Marshal``: keys sorted,
+``<``, ``>``, ``&`` escaped), string values:
+
+======================  ==============================================================
+``prefilter-result-status``  {plugin: "success" | status message}
+``prefilter-result``    {plugin: [node names]} for the plugins that narrowed the nodes
+``filter-result``       {node: {plugin: "passed" | status message}}: the plugins that ran on
+                        that node, up to the first that rejected it
+``postfilter-result``   {node: {}} for the nodes with a Filter status; the nominated node gets
+                        {plugin: "preemption victim"} (the simulator's wording)
+``prescore-result``     {plugin: "success" | status message}
+``score-result``        {node: {plugin: raw score}}
+``finalscore-result``   {node: {plugin: normalized score × the plugin's weight}}
+``reserve-result``      {plugin: "success" | status message}
+``permit-result``       {plugin: "success" | "wait" | status message}
+``permit-result-timeout``  {plugin: Go duration, e.g. "0s", "1m0s"}
+``prebind-result``, ``bind-result``  {plugin: "success" | status message}
+``selected-node``       the node chosen for the pod ("" if none)
+``result-history``      a JSON list of every attempt's map of the keys above, oldest first,
+                        trimmed from the front to 256 KiB
+======================  ==============================================================
+
+kubesched adds one key of its own, ``kubesched.io/postfilter-victims``:
+{plugin: {"nominatedNodeName": node, "victims": ["namespace/name", ...]}} for a PostFilter that
+nominated a node.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._objects import Pod
+    from ._status import Status
+
+PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
+PREFILTER_STATUS = PREFIX + "prefilter-result-status"
+PREFILTER_RESULT = PREFIX + "prefilter-result"
+FILTER_RESULT = PREFIX + "filter-result"
+POSTFILTER_RESULT = PREFIX + "postfilter-result"
+PRESCORE_RESULT = PREFIX + "prescore-result"
+SCORE_RESULT = PREFIX + "score-result"
+FINALSCORE_RESULT = PREFIX + "finalscore-result"
+RESERVE_RESULT = PREFIX + "reserve-result"
+PERMIT_RESULT = PREFIX + "permit-result"
+PERMIT_TIMEOUT = PREFIX + "permit-result-timeout"
+PREBIND_RESULT = PREFIX + "prebind-result"
+BIND_RESULT = PREFIX + "bind-result"
+SELECTED_NODE = PREFIX + "selected-node"
+RESULT_HISTORY = PREFIX + "result-history"
+POSTFILTER_VICTIMS = "kubesched.io/postfilter-victims"
+
+PASSED = "passed"
+SUCCESS = "success"
+WAIT = "wait"
+POSTFILTER_NOMINATED = "preemption victim"
+# validation.TotalAnnotationSizeLimitB: the history is trimmed (oldest first) to fit
+HISTORY_LIMIT = 256 * 1024
+
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def go_json(obj: Any) -> str:
+    """``json.Marshal``'s bytes for ``obj``: compact, map keys sorted, HTML characters and the
+    line / paragraph separators escaped as Go escapes them."""
+    out = _encoder.encode(obj)
+    if b"<" in out or b">" in out or b"&" in out or b"\xe2\x80" in out:
+        out = (
+            out.replace(b"<", b"\\u003c")
+            .replace(b">", b"\\u003e")
+            .replace(b"&", b"\\u0026")
+            .replace("\u2028".encode(), b"\\u2028")
+            .replace("\u2029".encode(), b"\\u2029")
+        )
+    return out.decode()
+
+
+def verdict(st: Status | None) -> str:
+    """A plugin's result as the simulator writes it: "success" or the status message."""
+    return SUCCESS if st is None or st.is_success() else st.message
+
+
+class AttemptRecord:
+    """One scheduling attempt's results, filled in stage by stage (see the module docstring)."""
+
+    __slots__ = (
+        "prefilter_status",
+        "prefilter_result",
+        "filter",
+        "postfilter_nodes",
+        "postfilter",
+        "prescore",
+        "score_nodes",
+        "raw_scores",
+        "final_scores",
+        "reserve",
+        "permit",
+        "permit_timeout",
+        "prebind",
+        "bind",
+        "selected_node",
+    )
+
+    def __init__(self) -> None:
+        self.prefilter_status: dict[str, str] = {}
+        self.prefilter_result: dict[str, list[str]] = {}
+        # node -> its {plugin: verdict} map, already as JSON (shared among nodes with one verdict)
+        self.filter: dict[str, msgspec.Raw] = {}
+        self.postfilter_nodes: list[str] = []
+        # plugin -> (nominated node, victims "namespace/name")
+        self.postfilter: dict[str, tuple[str, list[str]]] = {}
+        self.prescore: dict[str, str] = {}
+        self.score_nodes: list[str] = []
+        self.raw_scores: dict[str, np.ndarray] = {}
+        self.final_scores: dict[str, np.ndarray] = {}
+        self.reserve: dict[str, str] = {}
+        self.permit: dict[str, str] = {}
+        self.permit_timeout: dict[str, str] = {}
+        self.prebind: dict[str, str] = {}
+        self.bind: dict[str, str] = {}
+        self.selected_node = ""
+
+    # --- recording ------------------------------------------------------------------------
+    def filtered(
+        self,
+        plugins: Sequence[str],
+        passed: Iterable[str],
+        failed: Iterable[str],
+        statuses: Sequence[Status],
+    ) -> None:
+        """One Filter pass: ``plugins`` ran in this order (the skipped ones left out); the
+        ``passed`` nodes passed them all; each ``failed`` node was rejected with its status
+        (the plugin named in the status; those before it passed)."""
+        ok = msgspec.Raw(go_json(dict.fromkeys(plugins, PASSED)).encode())
+        out = self.filter
+        out.update(dict.fromkeys(passed, ok))
+        if not statuses:
+            return
+        inner: dict[int, msgspec.Raw] = {}
+
+        def verdicts(st: Status) -> msgspec.Raw:
+            raw = inner.get(id(st))
+            if raw is None:
+                m: dict[str, str] = {}
+                for p in plugins:
+                    if p == st.plugin:
+                        break
+                    m[p] = PASSED
+                m[st.plugin] = st.message
+                raw = inner[id(st)] = msgspec.Raw(go_json(m).encode())
+            return raw
+
+        out.update(zip(failed, map(verdicts, statuses), strict=True))
+
+    def scored(
+        self, nodes: list[str], raw: dict[str, np.ndarray], weighted: dict[str, np.ndarray]
+    ) -> None:
+        """One Score pass: per plugin, the raw scores and the normalized × weight ones."""
+        self.score_nodes = nodes
+        self.raw_scores = raw
+        self.final_scores = weighted
+
+    # --- the annotations --------------------------------------------------------------------
+    @staticmethod
+    def _per_node(nodes: list[str], scores: Mapping[str, np.ndarray]) -> str:
+        if not scores or not nodes:
+            return "{}"
+        plugins = sorted(scores)
+        template = (
+            "{" + ",".join(go_json(p).replace("%", "%%") + ':"%d"' for p in plugins) + "}"
+        )
+        columns = [scores[p].tolist() for p in plugins]
+        rows = zip(*columns, strict=True)
+        return go_json(
+            {n: msgspec.Raw((template % row).encode()) for n, row in zip(nodes, rows, strict=True)}
+        )
+
+    def annotations(self) -> dict[str, str]:
+        """The simulator's annotations for this attempt (every key, as it writes them)."""
+        postfilter: dict[str, dict[str, str]] = {n: {} for n in self.postfilter_nodes}
+        victims: dict[str, dict[str, Any]] = {}
+        for plugin, (node, pods) in self.postfilter.items():
+            if node and node in postfilter:
+                postfilter[node][plugin] = POSTFILTER_NOMINATED
+            if node:
+                victims[plugin] = {"nominatedNodeName": node, "victims": pods}
+        out = {
+            PREFILTER_RESULT: go_json(self.prefilter_result),
+            PREFILTER_STATUS: go_json(self.prefilter_status),
+            FILTER_RESULT: go_json(self.filter),
+            POSTFILTER_RESULT: go_json(postfilter),
+            PRESCORE_RESULT: go_json(self.prescore),
+            SCORE_RESULT: self._per_node(self.score_nodes, self.raw_scores),
+            FINALSCORE_RESULT: self._per_node(self.score_nodes, self.final_scores),
+            RESERVE_RESULT: go_json(self.reserve),
+            PERMIT_TIMEOUT: go_json(self.permit_timeout),
+            PERMIT_RESULT: go_json(self.permit),
+            PREBIND_RESULT: go_json(self.prebind),
+            BIND_RESULT: go_json(self.bind),
+            SELECTED_NODE: self.selected_node,
+        }
+        if victims:
+            out[POSTFILTER_VICTIMS] = go_json(victims)
+        return out
+
+
+def append_history(history: str | None, entry: Mapping[str, str]) -> str | None:
+    """``updateResultHistory``: ``entry`` appended to the JSON list ``history``; the oldest
+    entries dropped until it fits in :data:`HISTORY_LIMIT` bytes (None if even the newest alone
+    does not: the history annotation is then left as it was)."""
+    item = go_json(entry)
+    if not history or history == "[]":
+        out = "[" + item + "]"
+    else:
+        out = history[:-1] + "," + item + "]"
+    if len(out.encode()) <= HISTORY_LIMIT:
+        return out
+    entries: list[Any] = json.loads(out)
+    while entries:
+        text = go_json(entries)
+        if len(text.encode()) <= HISTORY_LIMIT:
+            return text
+        entries = entries[1:]
+    return None
+
+
+class ResultRecorder:
+    """The scheduler's recorder: it starts an :class:`AttemptRecord` per attempt and turns the
+    finished ones into each pod's annotations (the latest attempt's keys + ``result-history``).
+
+    ``patch``: the scheduler writes the annotations onto the pod through its transport
+    (``kubesched run``); otherwise they are only kept here (``simulate``: see :attr:`latest`).
+    """
+
+    def __init__(self, *, patch: bool = False) -> None:
+        self.patch = patch
+        # pod uid -> its annotations after its latest attempt (without ``patch``: every pod's)
+        self.latest: dict[str, dict[str, str]] = {}
+
+    def begin(self) -> AttemptRecord:
+        return AttemptRecord()
+
+    def finish(self, pod: Pod, record: AttemptRecord, *, bound: bool = False) -> dict[str, str]:
+        """The pod's result annotations once ``record``'s attempt is over (``bound``: it ended
+        with the pod bound, the pod's last attempt)."""
+        entry = record.annotations()
+        uid = pod.metadata.uid
+        previous = self.latest.get(uid)
+        if previous is not None:
+            history = previous.get(RESULT_HISTORY)
+        else:
+            history = (pod.metadata.annotations or {}).get(RESULT_HISTORY)
+        out = dict(entry)
+        new_history = append_history(history, entry)
+        if new_history is not None:
+            out[RESULT_HISTORY] = new_history
+        elif history is not None:
+            out[RESULT_HISTORY] = history
+        if self.patch and bound:
+            self.latest.pop(uid, None)  # the pod carries them from now on
+        else:
+            self.latest[uid] = out
+        return out
+
+    def forget(self, uid: str) -> None:
+        """The pod is gone (with ``patch``: nothing to keep for it)."""
+        if self.patch:
+            self.latest.pop(uid, None)
+
+
+def only_results_changed(old: Pod, new: Pod) -> bool:
+    """The update only wrote result annotations (the scheduler's own patch): nothing the queue
+    or the plugins look at has changed."""
+    a, b = old.metadata.annotations or {}, new.metadata.annotations or {}
+    if a == b:
+        return False
+    keys = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    if not all(k.startswith(PREFIX) or k == POSTFILTER_VICTIMS for k in keys):
+        return False
+    meta = msgspec.structs.replace(
+        old.metadata, annotations=new.metadata.annotations,
+        resource_version=new.metadata.resource_version,
+    )
+    return msgspec.structs.replace(old, metadata=meta) == new
