@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
@@ -110,16 +111,24 @@ def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) 
     lines = [f"  Outcome: {_outcome(a, filters)}"]
     pf_status: dict[str, str] = _load(a.get(PREFILTER_STATUS), {})
     pf_result: dict[str, list[str]] = _load(a.get(PREFILTER_RESULT), {})
-    notes = [f"{p}: {v or '(skip)'}" for p, v in pf_status.items() if v != SUCCESS]
+    notes = [f"{p}: {v}" for p, v in pf_status.items() if v not in (SUCCESS, "")]
+    skipped = [p for p, v in pf_status.items() if v == ""]
+    if skipped:
+        notes.append("Skip from " + ", ".join(skipped))
     notes += [f"{p} narrowed the nodes to {_names(sorted(n))}" for p, n in pf_result.items()]
     if notes:
         lines.append("  PreFilter: " + "; ".join(notes))
     if filters:
+        # the plugins' order: each ran on every node the ones before it passed, and a node
+        # rejected by one shows the ones that ran before it
         counts: dict[str, int] = {}
+        before: dict[str, set[str]] = {}
         for verdicts in filters.values():
-            for p in verdicts:
+            for p, v in verdicts.items():
                 counts[p] = counts.get(p, 0) + 1
-        plugins = sorted(counts, key=lambda p: (-counts[p], p))
+                if v != PASSED:
+                    before.setdefault(p, set()).update(q for q in verdicts if q != p)
+        plugins = sorted(counts, key=lambda p: (-counts[p], len(before.get(p, ())), p))
         rejected = {n: next(((p, v) for p, v in vs.items() if v != PASSED), None) for n, vs in filters.items()}
         order = sorted(filters, key=lambda n: (rejected[n] is None, n))
         rows = [
@@ -160,9 +169,13 @@ def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) 
         )
     if not victims and not a.get(SELECTED_NODE) and _load(a.get(POSTFILTER_RESULT), {}):
         lines.append("  PostFilter: no node nominated")
-    prescore = {p: v for p, v in _load(a.get(PRESCORE_RESULT), {}).items() if v != SUCCESS}
-    if prescore:
-        lines.append("  PreScore: " + "; ".join(f"{p}: {v or '(skip)'}" for p, v in prescore.items()))
+    prescore: dict[str, str] = _load(a.get(PRESCORE_RESULT), {})
+    notes = [f"{p}: {v}" for p, v in prescore.items() if v not in (SUCCESS, "")]
+    skipped = [p for p, v in prescore.items() if v == ""]
+    if skipped:
+        notes.append("Skip from " + ", ".join(skipped))
+    if notes:
+        lines.append("  PreScore: " + "; ".join(notes))
     final: dict[str, dict[str, str]] = _load(a.get(FINALSCORE_RESULT), {})
     raw: dict[str, dict[str, str]] = _load(a.get(SCORE_RESULT), {})
     if final:
@@ -231,7 +244,7 @@ def _pods_of(doc: Any) -> list[tuple[str, str, Mapping[str, str]]]:
 def explain(path: str, pod: str, *, max_nodes: int = 20, top: int = 5, text: str | None = None) -> str:
     """``kubesched explain``: the view of ``pod`` ("name" or "namespace/name") in ``path``."""
     try:
-        raw = text if text is not None else open(path, encoding="utf-8").read()  # noqa: SIM115
+        raw = text if text is not None else Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
     try:
