@@ -45,6 +45,7 @@ nominated a node.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +81,8 @@ POSTFILTER_NOMINATED = "preemption victim"
 HISTORY_LIMIT = 256 * 1024
 
 _encoder = msgspec.json.Encoder(order="sorted")
+# names that are their own JSON string body (node names are DNS subdomains)
+_PLAIN = re.compile(r"[A-Za-z0-9._-]*")
 
 
 def go_json(obj: Any) -> str:
@@ -127,7 +130,7 @@ class AttemptRecord:
         self.prefilter_status: dict[str, str] = {}
         self.prefilter_result: dict[str, list[str]] = {}
         # node -> its {plugin: verdict} map, already as JSON (shared among nodes with one verdict)
-        self.filter: dict[str, msgspec.Raw] = {}
+        self.filter: dict[str, str] = {}
         self.postfilter_nodes: list[str] = []
         # plugin -> (nominated node, victims "namespace/name")
         self.postfilter: dict[str, tuple[str, list[str]]] = {}
@@ -153,24 +156,24 @@ class AttemptRecord:
         """One Filter pass: ``plugins`` ran in this order (the skipped ones left out); the
         ``passed`` nodes passed them all; each ``failed`` node was rejected with its status
         (the plugin named in the status; those before it passed)."""
-        ok = msgspec.Raw(go_json(dict.fromkeys(plugins, PASSED)).encode())
+        ok = go_json(dict.fromkeys(plugins, PASSED))
         out = self.filter
         out.update(dict.fromkeys(passed, ok))
         if not statuses:
             return
-        inner: dict[int, msgspec.Raw] = {}
+        inner: dict[int, str] = {}
 
-        def verdicts(st: Status) -> msgspec.Raw:
-            raw = inner.get(id(st))
-            if raw is None:
+        def verdicts(st: Status) -> str:
+            text = inner.get(id(st))
+            if text is None:
                 m: dict[str, str] = {}
                 for p in plugins:
                     if p == st.plugin:
                         break
                     m[p] = PASSED
                 m[st.plugin] = st.message
-                raw = inner[id(st)] = msgspec.Raw(go_json(m).encode())
-            return raw
+                text = inner[id(st)] = go_json(m)
+            return text
 
         out.update(zip(failed, map(verdicts, statuses), strict=True))
 
@@ -185,17 +188,15 @@ class AttemptRecord:
     # --- the annotations --------------------------------------------------------------------
     @staticmethod
     def _per_node(nodes: list[str], scores: Mapping[str, np.ndarray]) -> str:
+        """{node: {plugin: "score"}} for the nodes (keys sorted), one string format per node."""
         if not scores or not nodes:
             return "{}"
         plugins = sorted(scores)
-        template = (
-            "{" + ",".join(go_json(p).replace("%", "%%") + ':"%d"' for p in plugins) + "}"
-        )
-        columns = [scores[p].tolist() for p in plugins]
-        rows = zip(*columns, strict=True)
-        return go_json(
-            {n: msgspec.Raw((template % row).encode()) for n, row in zip(nodes, rows, strict=True)}
-        )
+        order = sorted(range(len(nodes)), key=nodes.__getitem__)
+        names = _json_names([nodes[i] for i in order])
+        template = "%s:{" + ",".join(go_json(p).replace("%", "%%") + ':"%d"' for p in plugins) + "}"
+        columns = [scores[p][order].tolist() for p in plugins]
+        return "{" + ",".join([template % row for row in zip(names, *columns, strict=True)]) + "}"
 
     def annotations(self) -> dict[str, str]:
         """The simulator's annotations for this attempt (every key, as it writes them)."""
@@ -209,7 +210,7 @@ class AttemptRecord:
         out = {
             PREFILTER_RESULT: go_json(self.prefilter_result),
             PREFILTER_STATUS: go_json(self.prefilter_status),
-            FILTER_RESULT: go_json(self.filter),
+            FILTER_RESULT: _json_object(self.filter),
             POSTFILTER_RESULT: go_json(postfilter),
             PRESCORE_RESULT: go_json(self.prescore),
             SCORE_RESULT: self._per_node(self.score_nodes, self.raw_scores),
@@ -226,16 +227,35 @@ class AttemptRecord:
         return out
 
 
+def _json_names(names: list[str]) -> list[str]:
+    """Each name as a JSON string."""
+    if all(map(_PLAIN.fullmatch, names)):
+        return ['"' + n + '"' for n in names]
+    return [go_json(n) for n in names]
+
+
+def _json_object(members: Mapping[str, str]) -> str:
+    """A JSON object of already-encoded values, keys sorted."""
+    keys = sorted(members)
+    return "{" + ",".join([k + ":" + members[n] for k, n in zip(_json_names(keys), keys, strict=True)]) + "}"
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode())
+
+
 def append_history(history: str | None, entry: Mapping[str, str]) -> str | None:
     """``updateResultHistory``: ``entry`` appended to the JSON list ``history``; the oldest
     entries dropped until it fits in :data:`HISTORY_LIMIT` bytes (None if even the newest alone
     does not: the history annotation is then left as it was)."""
     item = go_json(entry)
+    if _utf8_len(item) + 2 > HISTORY_LIMIT:
+        return None
     if not history or history == "[]":
         out = "[" + item + "]"
     else:
         out = history[:-1] + "," + item + "]"
-    if len(out.encode()) <= HISTORY_LIMIT:
+    if _utf8_len(out) <= HISTORY_LIMIT:
         return out
     entries: list[Any] = json.loads(out)
     while entries:

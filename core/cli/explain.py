@@ -161,10 +161,10 @@ def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) 
             for (plugin, reason), nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
                 lines.append(f"    {plugin}: {reason} — {_plural(len(nodes), 'node')}: {_names(nodes)}")
     victims: dict[str, dict[str, Any]] = _load(a.get(POSTFILTER_VICTIMS), {})
-    for plugin, v in victims.items():
-        pods = v.get("victims") or []
+    for plugin, info in victims.items():
+        pods = info.get("victims") or []
         lines.append(
-            f"  PostFilter: {plugin} nominated {v.get('nominatedNodeName')}"
+            f"  PostFilter: {plugin} nominated {info.get('nominatedNodeName')}"
             + (f" (victims: {', '.join(pods)})" if pods else "")
         )
     if not victims and not a.get(SELECTED_NODE) and _load(a.get(POSTFILTER_RESULT), {}):
