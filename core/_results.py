@@ -8,7 +8,8 @@ Recording is opt-in (``Scheduler(record_plugin_results=True)``; ``simulate --exp
     schedule_one ── begin ──► AttemptRecord ── PreFilter, Filter, PostFilter, PreScore, Score,
                                  (CycleState)   selected node, Reserve, Permit   (scheduling cycle)
                                                  PreBind, Bind                    (binding cycle)
-    attempt over (failure handled, or bound) ── finish ──► the pod's annotations
+    attempt over (failure handled, or bound) ──► kept (simulate: encoded when read), or encoded
+                                                 and written onto the pod by a background task
 
 Filter and Score are batch hooks: their verdicts come from the batch results the cycle already
 has (the failing status per rejected node, the score arrays per plugin), never from running a
@@ -85,10 +86,13 @@ _encoder = msgspec.json.Encoder(order="sorted")
 _PLAIN = re.compile(r"[A-Za-z0-9._-]*")
 
 
-def go_json(obj: Any) -> str:
+def go_json(obj: Any, *, escaped: bool = False) -> str:
     """``json.Marshal``'s bytes for ``obj``: compact, map keys sorted, HTML characters and the
-    line / paragraph separators escaped as Go escapes them."""
+    line / paragraph separators escaped as Go escapes them (``escaped``: the strings in ``obj``
+    are known to hold none of them, e.g. JSON that this function wrote)."""
     out = _encoder.encode(obj)
+    if escaped:
+        return out.decode()
     if b"<" in out or b">" in out or b"&" in out or b"\xe2\x80" in out:
         out = (
             out.replace(b"<", b"\\u003c")
@@ -187,13 +191,12 @@ class AttemptRecord:
 
     # --- the annotations --------------------------------------------------------------------
     @staticmethod
-    def _per_node(nodes: list[str], scores: Mapping[str, np.ndarray]) -> str:
-        """{node: {plugin: "score"}} for the nodes (keys sorted), one string format per node."""
-        if not scores or not nodes:
+    def _per_node(names: list[str], order: list[int], scores: Mapping[str, np.ndarray]) -> str:
+        """{node: {plugin: "score"}} (``names``: the nodes' JSON strings in ``order``, sorted),
+        one string format per node."""
+        if not scores or not names:
             return "{}"
         plugins = sorted(scores)
-        order = sorted(range(len(nodes)), key=nodes.__getitem__)
-        names = _json_names([nodes[i] for i in order])
         template = "%s:{" + ",".join(go_json(p).replace("%", "%%") + ':"%d"' for p in plugins) + "}"
         columns = [scores[p][order].tolist() for p in plugins]
         return "{" + ",".join([template % row for row in zip(names, *columns, strict=True)]) + "}"
@@ -207,14 +210,17 @@ class AttemptRecord:
                 postfilter[node][plugin] = POSTFILTER_NOMINATED
             if node:
                 victims[plugin] = {"nominatedNodeName": node, "victims": pods}
+        nodes = self.score_nodes
+        order = sorted(range(len(nodes)), key=nodes.__getitem__)
+        names = _json_names([nodes[i] for i in order])
         out = {
             PREFILTER_RESULT: go_json(self.prefilter_result),
             PREFILTER_STATUS: go_json(self.prefilter_status),
             FILTER_RESULT: _json_object(self.filter),
             POSTFILTER_RESULT: go_json(postfilter),
             PRESCORE_RESULT: go_json(self.prescore),
-            SCORE_RESULT: self._per_node(self.score_nodes, self.raw_scores),
-            FINALSCORE_RESULT: self._per_node(self.score_nodes, self.final_scores),
+            SCORE_RESULT: self._per_node(names, order, self.raw_scores),
+            FINALSCORE_RESULT: self._per_node(names, order, self.final_scores),
             RESERVE_RESULT: go_json(self.reserve),
             PERMIT_TIMEOUT: go_json(self.permit_timeout),
             PERMIT_RESULT: go_json(self.permit),
@@ -229,7 +235,7 @@ class AttemptRecord:
 
 def _json_names(names: list[str]) -> list[str]:
     """Each name as a JSON string."""
-    if all(map(_PLAIN.fullmatch, names)):
+    if _PLAIN.fullmatch("".join(names)):
         return ['"' + n + '"' for n in names]
     return [go_json(n) for n in names]
 
@@ -248,7 +254,7 @@ def append_history(history: str | None, entry: Mapping[str, str]) -> str | None:
     """``updateResultHistory``: ``entry`` appended to the JSON list ``history``; the oldest
     entries dropped until it fits in :data:`HISTORY_LIMIT` bytes (None if even the newest alone
     does not: the history annotation is then left as it was)."""
-    item = go_json(entry)
+    item = go_json(entry, escaped=_PLAIN.fullmatch(entry.get(SELECTED_NODE, "")) is not None)
     if _utf8_len(item) + 2 > HISTORY_LIMIT:
         return None
     if not history or history == "[]":
@@ -270,44 +276,65 @@ class ResultRecorder:
     """The scheduler's recorder: it starts an :class:`AttemptRecord` per attempt and turns the
     finished ones into each pod's annotations (the latest attempt's keys + ``result-history``).
 
-    ``patch``: the scheduler writes the annotations onto the pod through its transport
-    (``kubesched run``); otherwise they are only kept here (``simulate``: see :attr:`latest`).
+    Encoding waits until the annotations are wanted, out of the scheduling cycle:
+
+    - without ``patch`` (``simulate``): the finished records are kept per pod; :attr:`latest`
+      encodes them when read (at the end of the run);
+    - with ``patch`` (``run``): the scheduler's write task encodes each finished attempt
+      (:meth:`encode`) and merges the result into the pod's annotations.
     """
 
     def __init__(self, *, patch: bool = False) -> None:
         self.patch = patch
-        # pod uid -> its annotations after its latest attempt (without ``patch``: every pod's)
-        self.latest: dict[str, dict[str, str]] = {}
+        self._attempts: dict[str, list[AttemptRecord]] = {}
+        # with ``patch``: the history last written onto each pod not bound yet
+        self._history: dict[str, str] = {}
 
     def begin(self) -> AttemptRecord:
         return AttemptRecord()
 
-    def finish(self, pod: Pod, record: AttemptRecord, *, bound: bool = False) -> dict[str, str]:
-        """The pod's result annotations once ``record``'s attempt is over (``bound``: it ended
-        with the pod bound, the pod's last attempt)."""
-        entry = record.annotations()
+    def finish(self, pod: Pod, record: AttemptRecord) -> None:
+        """Keep ``record``, the pod's latest attempt (without ``patch``)."""
+        self._attempts.setdefault(pod.metadata.uid, []).append(record)
+
+    @property
+    def latest(self) -> dict[str, dict[str, str]]:
+        """pod uid -> its annotations after its latest attempt (encoded now)."""
+        return {uid: self.annotations_of(uid) for uid in self._attempts}
+
+    def annotations_of(self, uid: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        history: str | None = None
+        for record in self._attempts.get(uid, ()):
+            entry = record.annotations()
+            history = append_history(history, entry) or history
+            out = entry
+        if history is not None:
+            out[RESULT_HISTORY] = history
+        return out
+
+    def encode(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> dict[str, str]:
+        """(``patch``) The annotations to merge into ``pod`` for its attempt ``record``: the
+        history appended to the one last written (or the pod's own); ``bound``: the pod's last
+        attempt, nothing more to keep for it."""
         uid = pod.metadata.uid
-        previous = self.latest.get(uid)
-        if previous is not None:
-            history = previous.get(RESULT_HISTORY)
-        else:
+        entry = record.annotations()
+        history = self._history.get(uid)
+        if history is None:
             history = (pod.metadata.annotations or {}).get(RESULT_HISTORY)
-        out = dict(entry)
         new_history = append_history(history, entry)
         if new_history is not None:
-            out[RESULT_HISTORY] = new_history
+            entry[RESULT_HISTORY] = history = new_history
+        if bound:
+            self._history.pop(uid, None)
         elif history is not None:
-            out[RESULT_HISTORY] = history
-        if self.patch and bound:
-            self.latest.pop(uid, None)  # the pod carries them from now on
-        else:
-            self.latest[uid] = out
-        return out
+            self._history[uid] = history
+        return entry
 
     def forget(self, uid: str) -> None:
         """The pod is gone (with ``patch``: nothing to keep for it)."""
         if self.patch:
-            self.latest.pop(uid, None)
+            self._history.pop(uid, None)
 
 
 def only_results_changed(old: Pod, new: Pod) -> bool:

@@ -629,15 +629,19 @@ class ScheduleOne:
 
     # --- recorded results (``--explain``) ---------------------------------------------------------
     def _emit_results(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> None:
-        """The attempt is over: its results become the pod's annotations (kept by the recorder;
-        with ``patch``, also written onto the pod)."""
+        """The attempt is over: the recorder keeps its results, or (``patch``) a background
+        task encodes them and writes them onto the pod."""
+        assert self.recorder is not None
+        if self.recorder.patch:
+            self.spawn(self._write_results, pod, record, bound)
+        else:
+            self.recorder.finish(pod, record)
+
+    async def _write_results(self, pod: Pod, record: AttemptRecord, bound: bool) -> None:
         assert self.recorder is not None
         current = self.cluster.pods.get(pod.metadata.uid) or pod
-        annotations = self.recorder.finish(current, record, bound=bound)
-        if self.recorder.patch:
-            self.spawn(self._write_results, pod.metadata.namespace, pod.metadata.name, annotations)
-
-    async def _write_results(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        annotations = self.recorder.encode(current, record, bound=bound)
+        namespace, name = pod.metadata.namespace, pod.metadata.name
         try:
             await self.transport.patch_pod_annotations(namespace, name, annotations)
         except NotFoundError:

@@ -89,7 +89,7 @@ from .._objects import (
     PodAffinity,
     PodAffinityTerm,
 )
-from .._results import AttemptRecord, ResultRecorder
+from .._results import AttemptRecord, ResultRecorder, append_history
 from ..hookspecs import hookimpl
 from ..testing import make_node, make_pod
 
@@ -533,12 +533,11 @@ async def run_workload(w: Workload) -> BenchResult:
 
 
 class _DiscardingRecorder(ResultRecorder):
-    """Records and encodes every attempt's results, and keeps none of them."""
+    """Records every attempt's results and encodes them at the end of the attempt, as ``run
+    --record-plugin-results`` does; keeps none of them."""
 
-    def finish(self, pod: Pod, record: AttemptRecord, *, bound: bool = False) -> dict[str, str]:
-        out = super().finish(pod, record, bound=bound)
-        self.latest.clear()
-        return out
+    def finish(self, pod: Pod, record: AttemptRecord) -> None:
+        append_history(None, record.annotations())
 
 
 def _gang_figures(result: BenchResult, probe: _GangProbe, measured: list[Pod], size: int) -> None:

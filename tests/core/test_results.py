@@ -297,7 +297,7 @@ async def test_patched_results_do_not_requeue_a_pending_pod(hints: bool) -> None
         assert big is not None and ok is not None
         assert sim.scheduler.metrics.attempts == 2
         assert sim.scheduler.recorder is not None
-        assert ok.metadata.uid not in sim.scheduler.recorder.latest  # bound: the pod has them
+        assert list(sim.scheduler.recorder._history) == [big.metadata.uid]  # bound: nothing kept
     assert json.loads(ok.metadata.annotations[BIND_RESULT]) == {"DefaultBinder": "success"}
     assert json.loads(big.metadata.annotations[FILTER_RESULT])["n1"]["NodeResourcesFit"] == "Insufficient cpu"
     assert len(json.loads(big.metadata.annotations[RESULT_HISTORY])) == 1
