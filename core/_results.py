@@ -243,7 +243,9 @@ def _json_names(names: list[str]) -> list[str]:
 def _json_object(members: Mapping[str, str]) -> str:
     """A JSON object of already-encoded values, keys sorted."""
     keys = sorted(members)
-    return "{" + ",".join([k + ":" + members[n] for k, n in zip(_json_names(keys), keys, strict=True)]) + "}"
+    if _PLAIN.fullmatch("".join(keys)):
+        return "{" + ",".join(['"' + k + '":' + members[k] for k in keys]) + "}"
+    return "{" + ",".join([go_json(k) + ":" + members[k] for k in keys]) + "}"
 
 
 def _utf8_len(text: str) -> int:
