@@ -208,3 +208,21 @@ async def test_run_writes_annotations_the_official_client_reads(tmp_path: Path) 
     # what kubectl get pod huge -o json prints is what explain reads
     view = explain("pod.json", "huge", text=json.dumps(huge_json))
     assert f"TaintToleration: {TAINT_MSG} — 1 node: gpu-1" in view
+
+
+# --- the docs show real output ---------------------------------------------------------------------
+
+
+def test_docs_show_real_explain_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/explain.md's views of a placed and a pending pod are what explain prints for
+    examples/scenarios/explain.yaml."""
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "explain.md").read_text()
+    report = tmp_path / "result.json"
+    report.write_text(_simulate(capsys, str(root / "examples" / "scenarios" / "explain.yaml"), "--explain"))
+    for pod in ("web", "huge"):
+        assert main(["explain", str(report), pod]) == 0
+        view = capsys.readouterr().out
+        assert f"$ .venv/bin/kubesched explain result.json {pod}\n{view}```" in doc
+    web = json.loads(report.read_text())["pods"][0]
+    assert f"```json\n{web['annotations'][FILTER]}\n```" in doc
