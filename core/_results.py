@@ -255,7 +255,8 @@ def _utf8_len(text: str) -> int:
 def append_history(history: str | None, entry: Mapping[str, str]) -> str | None:
     """``updateResultHistory``: ``entry`` appended to the JSON list ``history``; the oldest
     entries dropped until it fits in :data:`HISTORY_LIMIT` bytes (None if even the newest alone
-    does not: the history annotation is then left as it was)."""
+    does not: the history annotation is then left as it was).  ``entry``: as
+    :meth:`AttemptRecord.annotations` writes it (its JSON texts already Go-escaped)."""
     item = go_json(entry, escaped=_PLAIN.fullmatch(entry.get(SELECTED_NODE, "")) is not None)
     if _utf8_len(item) + 2 > HISTORY_LIMIT:
         return None
