@@ -27,6 +27,7 @@ from . import _events as ev
 from ._errors import TransportError
 from ._nodeinfo import NodeInfo
 from ._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass
+from ._results import only_results_changed
 from ._transport import WatchEvent
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ._driver import Driver
     from ._framework import Framework
     from ._queue import SchedulingQueue
+    from ._results import ResultRecorder
     from ._transport import Transport
 
 log = logging.getLogger("kubesched")
@@ -50,6 +52,7 @@ class EventHandlers:
     profiles: dict[str, Framework]
     driver: Driver
     deterministic: bool
+    recorder: ResultRecorder | None
     _watch: Any
     _relist_seen: set[tuple[str, Any]] | None
     _synced: anyio.Event
@@ -180,6 +183,12 @@ class EventHandlers:
     def _on_pod(self, type_: str, pod: Pod) -> None:
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
+        if self.recorder is not None:
+            if type_ == "DELETED":
+                self.recorder.forget(uid)
+            elif old is not None and only_results_changed(old, pod):
+                self.cluster.pods[uid] = pod  # our own result annotations: nothing to requeue
+                return
         if type_ == "DELETED":
             self.cluster.pods.pop(uid, None)
             self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)

@@ -13,7 +13,7 @@ import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -24,11 +24,14 @@ from . import hookspecs
 from ._errors import ConfigError
 from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
 from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from ._results import WAIT
+from ._results import verdict as _verdict
 from ._status import Code, Status
 
 if TYPE_CHECKING:
     from ._objects import Pod
     from ._queue import QueuedPodInfo
+    from ._results import AttemptRecord
 
 log = logging.getLogger("kubesched")
 
@@ -45,12 +48,15 @@ class PluginError(Exception):
 class CycleState:
     """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # the attempt's plugin results, when recording (:mod:`kubesched._results`); a clone
+        # (preemption's dry runs) records nothing
+        self.recording: AttemptRecord | None = None
 
     def read(self, key: str) -> Any:
         try:
@@ -93,9 +99,11 @@ class PreFilterResult:
 
 @dataclass
 class PostFilterResult:
-    """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it)."""
+    """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it);
+    ``victims``: the pods preempted to make room there (recorded by ``--explain``)."""
 
     nominated_node_name: str | None = None
+    victims: list[Pod] = field(default_factory=list, compare=False)
 
 
 @dataclass
@@ -375,6 +383,11 @@ class Framework:
     def has_filter_plugins(self) -> bool:
         return bool(self._filter)
 
+    def filter_plugin_names(self, state: CycleState) -> list[str]:
+        """The Filter plugins that run in this cycle, in order (PreFilter's Skips left out)."""
+        skip = state.skip_filter_plugins
+        return [name for name, _ in self._filter if name not in skip]
+
     def has_score_plugins(self) -> bool:
         return bool(self.points.get("score"))
 
@@ -463,23 +476,27 @@ class Framework:
         result: PreFilterResult | None = None
         rejected: set[str] = set()
         returned_names: list[str] = []
+        rec = state.recording
         for e in self.points.get("preFilter", []):
             out = self._call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
             st: Status | None = None
+            r: PreFilterResult | None = None
             if isinstance(out, Status):
                 st = out
             elif isinstance(out, PreFilterResult):
-                result = out if result is None else result.merge(out)
-                if out.node_names is not None:
-                    returned_names.append(e.name)
+                r = out
             elif isinstance(out, tuple):
                 r, st = out
-                if r is not None:
-                    result = r if result is None else result.merge(r)
-                    if r.node_names is not None:
-                        returned_names.append(e.name)
                 if isinstance(st, Status):
                     st.plugin = e.name
+            if r is not None:
+                result = r if result is None else result.merge(r)
+                if r.node_names is not None:
+                    returned_names.append(e.name)
+            if rec is not None:
+                rec.prefilter_status[e.name] = _verdict(st)
+                if r is not None and r.node_names is not None:
+                    rec.prefilter_result[e.name] = sorted(r.node_names)
             if st is not None and st.is_skip():
                 state.skip_filter_plugins.add(e.name)
                 continue
@@ -713,6 +730,11 @@ class Framework:
                 r, st = out
             else:
                 st = out
+            if state.recording is not None:
+                ok = st is None or st.is_success()
+                node = (r.nominated_node_name or "") if r is not None and ok else ""
+                victims = [f"{v.metadata.namespace}/{v.metadata.name}" for v in r.victims] if node and r else []
+                state.recording.postfilter[e.name] = (node, victims)
             if st is None or st.is_success():
                 return r, Status(Code.SUCCESS, plugin=e.name)
             st.plugin = e.name
@@ -726,8 +748,11 @@ class Framework:
 
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        rec = state.recording
         for e in self.points.get("preScore", []):
             st = self._call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+            if rec is not None:
+                rec.prescore[e.name] = _verdict(st)
             if st is None or st.is_success():
                 continue
             if st.is_skip():
@@ -742,12 +767,16 @@ class Framework:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
         total = np.zeros(len(nodes), dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
+        rec = state.recording
+        raws: dict[str, np.ndarray] = {}
         for e in self.points.get("score", []):
             if e.name in state.skip_score_plugins:
                 continue
             try:
                 raw = e.plugin.kubesched_score(state, pod, nodes)
                 scores = np.array(raw, dtype=np.int64, copy=True)
+                if rec is not None:
+                    raws[e.name] = scores.copy()
                 norm = self._normalize.get(e.name)
                 if norm is not None:
                     st = norm(state, pod, scores)
@@ -769,12 +798,17 @@ class Framework:
             weighted = scores * e.weight
             per_plugin[e.name] = weighted
             total += weighted
+        if rec is not None:
+            rec.scored(nodes.names, raws, per_plugin)
         return total, per_plugin, None
 
     # --- Reserve / Permit -----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        rec = state.recording
         for e in self.points.get("reserve", []):
             st = _status_of(self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name))
+            if rec is not None:
+                rec.reserve[e.name] = _verdict(st)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return st
@@ -789,6 +823,7 @@ class Framework:
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
         timeouts: dict[str, float] = {}
+        rec = state.recording
         for e in self.points.get("permit", []):
             out = self._call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
             timeout = 0.0
@@ -799,6 +834,9 @@ class Framework:
             else:
                 st = out
             st = _status_of(st)
+            if rec is not None:
+                rec.permit[e.name] = WAIT if st is not None and st.is_wait() else _verdict(st)
+                rec.permit_timeout[e.name] = go_duration(float(timeout or 0.0))
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
@@ -852,8 +890,11 @@ class Framework:
 
     # --- binding --------------------------------------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        rec = state.recording
         for e in self.points.get("preBind", []):
             st = _status_of(await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name))
+            if rec is not None:
+                rec.prebind[e.name] = _verdict(st)
             if st is None or st.is_success() or st.is_skip():
                 continue
             if st.is_rejected():
@@ -863,8 +904,11 @@ class Framework:
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         last: Status | None = Status(Code.SKIP)
+        rec = state.recording
         for e in self.points.get("bind", []):
             st = _status_of(await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name))
+            if rec is not None:
+                rec.bind[e.name] = _verdict(st)
             if st is not None and st.is_skip():
                 last = st
                 continue

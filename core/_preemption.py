@@ -477,7 +477,7 @@ class Evaluator:
             st = await self.prepare_candidate(best, pod)
             if st is not None and not st.is_success():
                 return None, st
-        return PostFilterResult(best.name), Status(Code.SUCCESS)
+        return PostFilterResult(best.name, victims=list(best.victims)), Status(Code.SUCCESS)
 
     def find_candidates(
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: Mapping[str, Status]

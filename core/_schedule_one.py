@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ._config import SchedulerConfig
     from ._driver import Driver
     from ._queue import SchedulingQueue
+    from ._results import AttemptRecord, ResultRecorder
     from ._scheduler import Metrics
     from ._transport import Transport
 
@@ -132,6 +133,7 @@ class ScheduleOne:
     driver: Driver
     rng: random.Random
     record_timings: bool
+    recorder: ResultRecorder | None
     next_start_node_index: int
     scheduled_count: int
     _tg: anyio.abc.TaskGroup | None
@@ -154,9 +156,13 @@ class ScheduleOne:
         start = anyio.current_time()
         state = CycleState()
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        if self.recorder is not None:
+            state.recording = self.recorder.begin()
         result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
         if status is not None and not status.is_success():
             await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
+            if state.recording is not None:
+                self._emit_results(qpi.pod, state.recording, bound=False)
             return
         self._binding_tasks += 1
         self.driver.activate()
@@ -176,6 +182,8 @@ class ScheduleOne:
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
             statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
+            if state.recording is not None:
+                state.recording.postfilter_nodes = list(fe.diagnosis.node_to_status)
             pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
             fe.diagnosis.post_filter_msg = pf_status.message
             nominating = pf_result.nominated_node_name if pf_result is not None else None
@@ -189,6 +197,8 @@ class ScheduleOne:
             self.cache.assume_pod(assumed_pi, host)
         except Exception as e:
             return result, assumed_pi, Status.as_error(e), CLEAR_NOMINATION
+        if state.recording is not None:
+            state.recording.selected_node = host
         self.queue.nominator.delete(assumed_pi.uid)
         st = fw.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and not st.is_success():
@@ -372,6 +382,7 @@ class ScheduleOne:
         if len(feasible) > to_find:
             feasible = feasible[:to_find]
         processed = (feasible[-1] + 1) if len(feasible) == to_find else n
+        failed_names: list[str] = []
         if failed_sts:
             all_pos = np.concatenate(failed_pos) if len(failed_pos) > 1 else failed_pos[0]
             if processed < n:
@@ -379,9 +390,8 @@ class ScheduleOne:
                 failed_sts = [st for st, e in zip(failed_sts, evaluated.tolist(), strict=True) if e]
                 all_pos = all_pos[evaluated]
             names = snap.names
-            diagnosis.node_to_status.update(
-                zip([names[i] for i in order[all_pos].tolist()], failed_sts, strict=True)
-            )
+            failed_names = [names[i] for i in order[all_pos].tolist()]
+            diagnosis.node_to_status.update(zip(failed_names, failed_sts, strict=True))
             for st in dict(zip(map(id, failed_sts), failed_sts, strict=True)).values():
                 if st.plugin and st.is_rejected():
                     diagnosis.unschedulable_plugins.add(st.plugin)
@@ -390,6 +400,11 @@ class ScheduleOne:
         if advance:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
         chosen = order[np.array(feasible, dtype=np.int64)] if feasible else np.array([], dtype=np.int64)
+        if state.recording is not None:
+            names = snap.names
+            state.recording.filtered(
+                fw.filter_plugin_names(state), [names[i] for i in chosen.tolist()], failed_names, failed_sts
+            )
         return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
 
     async def _pass_extenders(
@@ -499,12 +514,15 @@ class ScheduleOne:
         try:
             await self.driver.take(ticket)
             st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
-            if st is not None and not st.is_success():
+            bound = st is None or st.is_success()
+            if st is not None and not bound:
                 await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
             else:
                 self.metrics.schedule_attempts["scheduled"] += 1
                 if self.record_timings:
                     self.metrics.attempt_durations.append(anyio.current_time() - start)
+            if state.recording is not None:
+                self._emit_results(qpi.pod, state.recording, bound=bound)
         finally:
             self.driver.end(turn[0])
             self._binding_tasks -= 1
@@ -608,6 +626,28 @@ class ScheduleOne:
             self.queue.move_all_to_active_or_backoff(
                 ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.metadata.uid != uid
             )
+
+    # --- recorded results (``--explain``) ---------------------------------------------------------
+    def _emit_results(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> None:
+        """The attempt is over: the recorder keeps its results, or (``patch``) a background
+        task encodes them and writes them onto the pod."""
+        assert self.recorder is not None
+        if self.recorder.patch:
+            self.spawn(self._write_results, pod, record, bound)
+        else:
+            self.recorder.finish(pod, record)
+
+    async def _write_results(self, pod: Pod, record: AttemptRecord, bound: bool) -> None:
+        assert self.recorder is not None
+        current = self.cluster.pods.get(pod.metadata.uid) or pod
+        annotations = self.recorder.encode(current, record, bound=bound)
+        namespace, name = pod.metadata.namespace, pod.metadata.name
+        try:
+            await self.transport.patch_pod_annotations(namespace, name, annotations)
+        except NotFoundError:
+            pass
+        except TransportError as e:
+            log.warning("writing the scheduling results of %s/%s failed: %s", namespace, name, e)
 
     # --- failure ------------------------------------------------------------------------------
     async def handle_scheduling_failure(

@@ -41,6 +41,7 @@ from ._extender import build_extenders, ignored_extended_resources, with_ignored
 from ._framework import Framework, build_framework
 from ._nodeinfo import NodeInfo
 from ._queue import QueuedPodInfo, SchedulingQueue
+from ._results import ResultRecorder
 from ._schedule_one import (
     PodsToActivate,
     ScheduleOne,
@@ -87,11 +88,17 @@ class Scheduler(EventHandlers, ScheduleOne):
         record_timings: bool = False,
         assumed_pod_ttl: float = 0.0,
         deterministic: bool = False,
+        record_plugin_results: bool = False,
+        patch_plugin_results: bool = False,
     ) -> None:
         """``deterministic`` (simulations): before each scheduling cycle, let every binding cycle
         and background task that can make progress at this instant finish (or park at Permit),
         so that the same input gives the same decisions on any event loop.  A live scheduler
-        leaves it off: a slow bind must never stall the scheduling loop."""
+        leaves it off: a slow bind must never stall the scheduling loop.
+
+        ``record_plugin_results``: record every plugin's result of every attempt as
+        kube-scheduler-simulator's annotations (:mod:`kubesched._results`), kept in
+        ``self.recorder.latest``; ``patch_plugin_results``: also write them onto the pods."""
         from ._entrypoints import all_plugins
 
         self.transport = transport
@@ -105,6 +112,9 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.snapshot = Snapshot()
         self.metrics = Metrics()
         self.record_timings = record_timings
+        self.recorder: ResultRecorder | None = None
+        if record_plugin_results or patch_plugin_results:
+            self.recorder = ResultRecorder(patch=patch_plugin_results)
         self.profiles: dict[str, Framework] = {}
         # ``buildExtenders``: HTTP extenders, in config order (``extenders: list[Any]`` so tests may
         # put fakes with the same methods); ignoredByScheduler resources go to NodeResourcesFit

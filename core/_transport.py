@@ -12,7 +12,7 @@ Failures are typed (:mod:`kubesched._errors`): ``ConflictError`` (409), ``NotFou
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
@@ -61,6 +61,13 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     async def record_event(self, event: Event) -> None:
         """Create an events.k8s.io/v1 Event."""
+
+    async def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> None:
+        """Merge ``annotations`` into the pod's (the recorded plugin results, see
+        :mod:`kubesched._results`).  Optional: only a scheduler that writes them calls it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot patch pod annotations")
 
     async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""

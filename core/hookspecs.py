@@ -119,8 +119,9 @@ def kubesched_post_filter(
     """PostFilter (may be async): the pod fit no node; try to make it fit (e.g. preemption).
 
     ``node_statuses`` holds each node's Filter status.  Return ``(result, Success)`` with a
-    nominated node name to nominate the pod; Unschedulable when this plugin cannot help; Error
-    on failure.  Plugins run in order until one succeeds.
+    nominated node name to nominate the pod (and, for the recorded results, the ``victims``);
+    Unschedulable when this plugin cannot help; Error on failure.  Plugins run in order until
+    one succeeds.
     """
 
 

@@ -1,12 +1,12 @@
-"""The ``kubesched`` command line: ``simulate``, ``report``, ``compare``, ``generate``, ``sweep``,
-``bench``, ``run`` and ``fake-apiserver``.
+"""The ``kubesched`` command line: ``simulate``, ``explain``, ``report``, ``compare``, ``generate``,
+``sweep``, ``bench``, ``run`` and ``fake-apiserver``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
 One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
-:mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.generate`, :mod:`.sweep`,
-:mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.explain`, :mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.generate`,
+:mod:`.sweep`, :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
 :mod:`.manifests` (loading input files).
 """
 
@@ -111,7 +111,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
         result = virtual_time.run(
             functools.partial(simulate, manifests, cfg, seed=args.seed, until=until,
-                              progress=progress if progress.enabled else None),
+                              progress=progress if progress.enabled else None, explain=args.explain),
             backend=args.backend,
         )
     if args.report:
@@ -182,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config_path = args.config or ""
     cfg = load_config_file(config_path, args.feature_gates or "")
     _check_profiles(cfg, config_path)
-    opts = RunOptions(seed=args.seed)
+    opts = RunOptions(seed=args.seed, record_plugin_results=args.record_plugin_results)
     if config_path:
         apply_config_sections(opts, load_documents(config_path)[0][1], config_path)
     for flag, attr in (("kubeconfig", "kubeconfig"), ("server", "server"), ("context", "context"),
@@ -209,6 +209,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return sweep(args)
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+
+    sys.stdout.write(explain(args.result, args.pod, max_nodes=args.nodes, top=args.top))
+    return 0
+
+
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     from .fake_apiserver import main as serve
 
@@ -229,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
     s.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (charts) to this path")
+    s.add_argument(
+        "--explain", action="store_true",
+        help="record every plugin's result of every attempt (pods[].annotations, "
+        "kube-scheduler-simulator's keys; with --output text, the explain view of every pod)",
+    )
     s.set_defaults(func=cmd_simulate)
 
     rp = sub.add_parser("report", help="an HTML report of saved simulate JSON results (several: compared)")
@@ -266,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--init-pods", type=int, default=None)
     b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.add_argument("--record-plugin-results", action="store_true",
+                   help="record every plugin's result of every attempt (the cost of --explain)")
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
@@ -287,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
+    r.add_argument("--record-plugin-results", action="store_true",
+                   help="write every plugin's result of every attempt onto the pod as "
+                   "kube-scheduler-simulator's annotations (kube-scheduler-simulator.sigs.k8s.io/*)")
     r.set_defaults(func=cmd_run)
 
     from .generate import add_arguments as generate_arguments
@@ -315,6 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="give up on an unreachable --scheduler after this long (default 5)")
     w.set_defaults(func=cmd_sweep)
+    x = sub.add_parser("explain", help="why a pod is pending, or why it landed where it did")
+    x.add_argument("result", metavar="RESULT.json",
+                   help="a simulate --explain report, or pods as kubectl get -o json prints them")
+    x.add_argument("pod", metavar="POD", help="name or namespace/name")
+    x.add_argument("--nodes", type=int, default=20, help="rows of the Filter table (default 20)")
+    x.add_argument("--top", type=int, default=5, help="nodes in the score table (default 5)")
+    x.set_defaults(func=cmd_explain)
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
     f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")

@@ -89,6 +89,7 @@ from .._objects import (
     PodAffinity,
     PodAffinityTerm,
 )
+from .._results import AttemptRecord, ResultRecorder, append_history
 from ..hookspecs import hookimpl
 from ..testing import make_node, make_pod
 
@@ -121,6 +122,9 @@ class Workload:
     """Created every ``churn_interval`` seconds while the measured pods are scheduled."""
     churn_interval: float = 0.2
     note: str = ""
+    record_plugin_results: bool = False
+    """``--record-plugin-results``: every attempt's plugin results are recorded and encoded
+    (then dropped: the annotations of a 5000-node attempt are hundreds of kB)."""
 
 
 # --- templates (test/integration/scheduler_perf/templates) --------------------------------------
@@ -476,6 +480,8 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
         for i in range(w.nodes):
             cluster.create(w.make_node(i))
         sched = Scheduler(cluster, cfg, registry={PROBE: new_probe}, record_timings=True)
+        if w.record_plugin_results:
+            sched.recorder = _DiscardingRecorder()
         async with anyio.create_task_group() as tg:
             await tg.start(sched.run)
             for i in range(w.init_pods):
@@ -528,6 +534,14 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     if w.gang_size and probes:
         _gang_figures(result, probes[-1], measured, w.gang_size)
     return result
+
+
+class _DiscardingRecorder(ResultRecorder):
+    """Records every attempt's results and encodes them at the end of the attempt, as ``run
+    --record-plugin-results`` does; keeps none of them."""
+
+    def finish(self, pod: Pod, record: AttemptRecord) -> None:
+        append_history(None, record.annotations())
 
 
 def _gang_figures(result: BenchResult, probe: _GangProbe, measured: list[Pod], size: int) -> None:
@@ -602,6 +616,7 @@ def _sized(w: Workload, args: argparse.Namespace) -> Workload:
         nodes=w.nodes if nodes is None else nodes,
         pods=pods,
         init_pods=w.init_pods if init_pods is None else init_pods,
+        record_plugin_results=bool(getattr(args, "record_plugin_results", False)),
     )
 
 

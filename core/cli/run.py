@@ -59,6 +59,7 @@ class RunOptions:
     metrics_port: int | None = None
     metrics_address: str = "0.0.0.0"
     seed: int = 0
+    record_plugin_results: bool = False
 
 
 def _seconds(value: Any, field: str) -> float:
@@ -294,7 +295,8 @@ async def run_scheduler(
                 async def schedule() -> None:
                     nonlocal started
                     sched = Scheduler(
-                        transport, cfg, seed=opts.seed, record_timings=exporter is not None
+                        transport, cfg, seed=opts.seed, record_timings=exporter is not None,
+                        patch_plugin_results=opts.record_plugin_results,
                     )
                     if exporter is not None:
                         exporter.attach(sched)

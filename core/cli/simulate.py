@@ -41,6 +41,8 @@ class SimulationResult:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
+    # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
+    results: dict[str, dict[str, str]] | None = None
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = []
@@ -62,13 +64,27 @@ class SimulationResult:
                     ],
                 }
             )
+            if self.results is not None:
+                pods[-1]["annotations"] = self.annotations(p)
         return {"pods": pods, "events": self.events, "summary": self.summary, "nodes": self.nodes}
+
+    def annotations(self, pod: Pod) -> dict[str, str]:
+        """The pod's annotations with its recorded plugin results (``--explain``)."""
+        recorded = (self.results or {}).get(pod.metadata.uid, {})
+        return {**(pod.metadata.annotations or {}), **recorded}
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
 
     def to_text(self) -> str:
-        return render_text(self)
+        text = render_text(self)
+        if self.results is None:
+            return text
+        from .explain import explain_pod
+
+        for rec in self.pods:
+            text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
+        return text
 
 
 async def simulate(
@@ -79,11 +95,13 @@ async def simulate(
     until: float = 3600.0,
     registry: dict[str, Any] | None = None,
     progress: Callable[[float, int], None] | None = None,
+    explain: bool = False,
 ) -> SimulationResult:
     """Run a simulation on the current event loop (which must run in virtual time).
 
     ``progress``, when given, is called with (virtual seconds, pods bound so far) at every pod
-    event; it must be cheap and must not touch the run.
+    event; it must be cheap and must not touch the run.  ``explain``: record every plugin's
+    result of every attempt (``SimulationResult.results``).
     """
     from kubesched.transports.fake import FakeCluster
 
@@ -100,7 +118,10 @@ async def simulate(
             cluster.create(pc)
         for m in initial:
             cluster.create(m.obj)
-        sched = Scheduler(cluster, config, seed=seed, registry=registry, deterministic=True)
+        sched = Scheduler(
+            cluster, config, seed=seed, registry=registry, deterministic=True,
+            record_plugin_results=explain,
+        )
         watch = cluster.watch()
         pending_arrivals = [len(later)]
         bound: set[tuple[str, str]] = set()
@@ -158,6 +179,8 @@ async def simulate(
         while (event := watch.get_nowait()) is not None:
             track(event)
         result = SimulationResult()
+        if sched.recorder is not None:
+            result.results = sched.recorder.latest
         for key in sorted(records, key=lambda k: order.get(k, len(order))):
             result.pods.append(records[key])
         # the deterministic loop makes the order events were recorded in the same on every

@@ -34,7 +34,7 @@ import heapq
 import math
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -82,7 +82,7 @@ _SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2000000000,
 }
 
-_VERBS = ("bind", "delete_pod", "patch_pod_status", "record_event")
+_VERBS = ("bind", "delete_pod", "patch_pod_status", "patch_pod_annotations", "record_event")
 
 _Key = tuple[str, str]
 
@@ -588,6 +588,19 @@ class FakeCluster(Transport):
         if status == pod.status:
             return
         new = replace(pod, metadata=replace(pod.metadata), status=status)
+        self._put("Pod", (namespace, name), new, "MODIFIED")
+
+    async def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> None:
+        """Merge ``annotations`` into the pod's metadata (one MODIFIED; none if nothing changes)."""
+        await self.faults._enter("patch_pod_annotations")
+        self._check_open()
+        pod = self._pod_or_404(namespace, name)
+        merged = {**(pod.metadata.annotations or {}), **annotations}
+        if merged == (pod.metadata.annotations or {}):
+            return
+        new = replace(pod, metadata=replace(pod.metadata, annotations=merged))
         self._put("Pod", (namespace, name), new, "MODIFIED")
 
     async def delete_pod(

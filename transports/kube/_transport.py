@@ -16,6 +16,8 @@ Writes, as kube-scheduler makes them:
 - status: ``PATCH pods/{name}/status``, a strategic merge patch
   ``{"status": {"conditions": [...], "nominatedNodeName": ...}}`` (conditions merge by type).
 - delete: ``DELETE pods/{name}`` with ``{"preconditions": {"uid": ...}}``.
+- annotations (``run --record-plugin-results``): ``PATCH pods/{name}``, a JSON merge patch
+  ``{"metadata": {"annotations": {...}}}``.
 - events: ``POST`` an events.k8s.io/v1 Event (best effort).
 """
 
@@ -25,6 +27,7 @@ import itertools
 import logging
 import random
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -240,6 +243,17 @@ class KubeTransport(Transport):
             _pod_path(namespace, name) + "/status",
             body={"status": status},
             content_type="application/strategic-merge-patch+json",
+        )
+
+    async def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> None:
+        """Merge-patch the pod's ``metadata.annotations`` (the recorded plugin results)."""
+        await self.api.request(
+            "PATCH",
+            _pod_path(namespace, name),
+            body={"metadata": {"annotations": dict(annotations)}},
+            content_type="application/merge-patch+json",
         )
 
     async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
