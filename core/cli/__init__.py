@@ -15,7 +15,7 @@ import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -57,7 +57,8 @@ def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
         except ConfigError as e:
             raise e.at(source=source) from None
         except PluginError as e:
-            raise ConfigError(str(e), source=source or "config", field=f"profiles[{i}]") from None
+            fld = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
+            raise ConfigError(str(e), source=source or "config", field=fld) from None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -148,9 +149,17 @@ def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the contract's error: one line on stderr, exit code 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split())
+        self.exit(2, f"{PROG}: error: {line} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="The Kubernetes scheduler, in Python.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog=PROG, description="The Kubernetes scheduler, in Python.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="schedule manifests on a fake cluster in virtual time")
     s.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests (none: the built-in demo)")
