@@ -18,7 +18,7 @@ import yaml
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
-from .._validation import go_quote, validate_object
+from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 # libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
@@ -30,8 +30,6 @@ INPUT_KINDS = {
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
 }
-# the PriorityClasses every cluster has
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 
 
 @dataclass
@@ -357,9 +355,13 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
     out: list[Manifest] = []
     order = 0
     seen: dict[tuple[str, str, str], str] = {}
+    uids: dict[str, str] = {}
     texts = texts or {}
     for path in paths:
-        for doc, data in load_documents(path, texts.get(path)):
+        documents = load_documents(path, texts.get(path))
+        if not documents:  # as kubectl: an empty (or comments-only) file is a mistake
+            raise ConfigError("no objects passed to create", source=path)
+        for doc, data in documents:
             where = _where(path, doc)
             if not isinstance(data, dict):
                 raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
@@ -396,6 +398,19 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
             if key in seen:
                 raise ConfigError(f"already defined in {seen[key]}", source=where, field="metadata.name")
             seen[key] = where
+            uid = obj.metadata.uid
+            if uid:
+                if uid in uids:
+                    raise ConfigError(
+                        f"Duplicate value: {go_quote(uid)}: already the uid of {uids[uid]}",
+                        source=where,
+                        field="metadata.uid",
+                    )
+                uids[uid] = where
+            if kind == "PriorityClass" and obj.metadata.name in SYSTEM_PRIORITY_CLASSES:
+                # validation let it through, so it is the built-in class exactly: the cluster
+                # has it from the start, and creating it again changes nothing
+                continue
             arrival = 0.0
             raw = obj.metadata.annotations.get(ARRIVAL_ANNOTATION)
             if raw is not None:
