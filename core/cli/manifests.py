@@ -5,7 +5,6 @@ Every error is one :class:`ConfigError` line naming the file, the document and t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,14 +14,13 @@ from typing import Any
 import msgspec
 import yaml
 
+from .._decoding import BoundedLoader, decode_json
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
 from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
-# libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 INPUT_KINDS = {
     ("v1", "Node"),
     ("v1", "Pod"),
@@ -114,173 +112,6 @@ def _msgspec_field(err: msgspec.ValidationError, data: Any = None) -> tuple[str,
 
 
 
-# Bounds on one document, so that no input can exhaust the stack or the memory: Python's own
-# nesting limit, and go-yaml's rule against alias bombs (aliases may not expand to more nodes
-# than the document itself has, past a small allowance)
-MAX_DEPTH = 100
-_ALIAS_ALLOWANCE = 10_000
-
-
-class _BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
-    """The safe loader, refusing duplicate keys and aliases that expand past the bound."""
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self._count_aliases = isinstance(stream, str) and "*" in stream
-        self._sizes: dict[int, tuple[int, int]] = {}
-        self._expanded = 0
-
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        if self._count_aliases and node in self.constructed_objects and not isinstance(node, yaml.ScalarNode):
-            self._expanded += _size(node, self._sizes)[0]
-            if self._expanded > _ALIAS_ALLOWANCE + _size(self._root, self._sizes)[0] // 2:
-                raise yaml.constructor.ConstructorError(
-                    None, None, "document contains excessive aliasing", node.start_mark
-                )
-        return super().construct_object(node, deep)
-
-    def construct_document(self, node: Any) -> Any:
-        self._root = node
-        self._expanded = 0
-        # a document with aliases is a graph: measure it with shared nodes counted once
-        if _size(node, self._sizes)[1] > MAX_DEPTH if self._count_aliases else _too_deep(node):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"document nested deeper than {MAX_DEPTH} levels", node.start_mark
-            )
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        mapping = super().construct_mapping(node, deep)
-        if len(mapping) != len(node.value):
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node)
-                if isinstance(key, (str, int, float, bool)) and key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f'key "{key}" already set in map', key_node.start_mark
-                    )
-                seen.add(key) if isinstance(key, (str, int, float, bool)) else None
-        return mapping
-
-
-def _too_deep(root: Any) -> bool:
-    """Whether a composed YAML tree (no aliases) nests deeper than MAX_DEPTH (level by level,
-    scalars skipped)."""
-    level = [root]
-    depth = 0
-    scalar = yaml.ScalarNode
-    while level:
-        depth += 1
-        if depth > MAX_DEPTH:
-            return True
-        nxt = []
-        for n in level:
-            if n.__class__ is yaml.MappingNode:
-                for k, v in n.value:
-                    if k.__class__ is not scalar:
-                        nxt.append(k)
-                    if v.__class__ is not scalar:
-                        nxt.append(v)
-            elif n.__class__ is yaml.SequenceNode:
-                nxt.extend(c for c in n.value if c.__class__ is not scalar)
-        level = nxt
-    return False
-
-
-def _size(root: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
-    """(nodes when expanded, depth) of a composed YAML node, iteratively, shared nodes once."""
-    stack = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if id(node) in memo:
-            continue
-        if isinstance(node, yaml.ScalarNode):
-            memo[id(node)] = (1, 1)
-            continue
-        if isinstance(node, yaml.MappingNode):
-            children = [n for kv in node.value for n in kv]
-        else:
-            children = list(node.value)
-        if not done:
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in memo)
-        else:
-            sizes = [memo.get(id(c), (1, MAX_DEPTH + 1)) for c in children]
-            memo[id(node)] = (1 + sum(n for n, _ in sizes), 1 + max((d for _, d in sizes), default=0))
-    return memo[id(root)]
-
-
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise ValueError(f'duplicate field "{k}"')
-            seen.add(k)
-    return out
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _replace_surrogates(data: Any) -> Any:
-    """Lone UTF-16 surrogates (``"\\ud800"``) become U+FFFD, as Go's JSON decoder makes them."""
-
-    def fix(s: str) -> str:
-        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-    if isinstance(data, str):
-        return fix(data)
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for k in list(item):
-                v = item.pop(k)
-                item[fix(k)] = fix(v) if isinstance(v, str) else v
-                if isinstance(v, (dict, list)):
-                    stack.append(v)
-        elif isinstance(item, list):
-            for i, v in enumerate(item):
-                if isinstance(v, str):
-                    item[i] = fix(v)
-                elif isinstance(v, (dict, list)):
-                    stack.append(v)
-    return data
-
-
-def _json_depth_ok(data: Any) -> bool:
-    """Whether ``data`` nests at most MAX_DEPTH levels (iteratively)."""
-    stack = [(data, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return False
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
-    return True
-
-
-def decode_json(text: str | bytes) -> Any:
-    """JSON as upstream's decoder reads it: duplicate fields refused, nesting bounded, lone
-    surrogates replaced.  Raises ValueError (one line) on bad input."""
-    try:
-        data = json.loads(text, object_pairs_hook=_json_pairs)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except RecursionError:
-        raise ValueError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
-    if not _json_depth_ok(data):
-        raise ValueError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
-    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    if _SURROGATE_ESCAPE.search(raw):
-        data = _replace_surrogates(data)
-    return data
-
-
 def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
     """The documents of one YAML / JSON file (1-based document numbers).
 
@@ -304,7 +135,7 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
         docs = items if isinstance(items, list) else [data]
         return list(enumerate(docs, start=1))
     try:
-        docs = list(yaml.load_all(text, Loader=_BoundedLoader))
+        docs = list(yaml.load_all(text, Loader=BoundedLoader))
     except yaml.constructor.ConstructorError as e:
         raise _yaml_error(path, text, e) from None
     except yaml.YAMLError as e:
@@ -344,7 +175,7 @@ def _document_at(text: str, offset: int) -> int:
 
 def _offset(text: str, mark: Any) -> int:
     lines = text.split("\n")
-    return sum(len(line) + 1 for line in lines[: mark.line]) + mark.column
+    return int(sum(len(line) + 1 for line in lines[: mark.line]) + mark.column)
 
 
 def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) -> list[Manifest]:
