@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
     r.add_argument("--metrics-port", type=int, default=None, metavar="N", help="serve Prometheus /metrics on this port")
-    r.add_argument("--metrics-address", default=None, help="the metrics listen address (default 0.0.0.0)")
+    r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
+                   metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")

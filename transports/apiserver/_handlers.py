@@ -22,6 +22,7 @@ import msgspec
 import yaml
 
 from kubesched._decoding import decode_json, load_yaml_documents
+from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
 from ._http import (
     HTTPError,
@@ -267,6 +268,15 @@ def _check_identity(
     return meta
 
 
+def _check_name(spec: ResourceSpec, name: Any) -> None:
+    """The name rule of every kind served: a DNS-1123 subdomain (a label for a Namespace); 422."""
+    if not isinstance(name, str):
+        raise invalid(spec, "", "metadata.name", f"Invalid value: {name!r}: must be a string")
+    errs = dns1123_label_errors(name) if spec.kind == "Namespace" else dns1123_subdomain_errors(name)
+    if errs:
+        raise invalid(spec, name, "metadata.name", f"Invalid value: {go_quote(name)}: {errs[0]}")
+
+
 def _viewed(spec: ResourceSpec) -> ResourceSpec:
     """The row a view row's writes are made on."""
     assert spec.view is not None
@@ -298,6 +308,7 @@ async def _create(
     name = meta.get("name", "")
     if not name:
         raise invalid(spec, "", "metadata.name", "Required value: name or generateName is required")
+    _check_name(spec, name)
     for k in _SYSTEM_FIELDS:
         meta.pop(k, None)
     meta["uid"] = str(uuid.uuid4())
