@@ -153,7 +153,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the contract's error: one line on stderr, exit code 2 (no usage block)."""
 
     def error(self, message: str) -> NoReturn:
-        line = " ".join(message.split())
+        line = _one_line(" ".join(message.split()))
         self.exit(2, f"{PROG}: error: {line} (see {self.prog} --help)\n")
 
 
@@ -216,26 +216,36 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(message: object) -> str:
+    """An error as exactly one printable line: control characters (a newline in a user's value),
+    lone surrogates and the like escaped, as Go's %q would show them."""
+    text = str(message)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in text)
+
+
+def _error(message: object) -> int:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         code: Any = args.func(args)
     except ConfigError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return _error(e)
     except PluginError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return _error(e)
     except yaml.YAMLError as e:  # pragma: no cover - load_documents wraps these
-        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
+        return _error(str(e).splitlines()[0])
     except BaseExceptionGroup as eg:  # bad input found inside the run's task group
         bad, rest = eg.split((ConfigError, PluginError))
         if bad is None or rest is not None:
             raise
-        print(f"{PROG}: error: {_first_leaf(bad)}", file=sys.stderr)
-        return 2
+        return _error(_first_leaf(bad))
     except KeyboardInterrupt:
         return 130
     return int(code or 0)
