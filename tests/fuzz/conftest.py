@@ -67,4 +67,4 @@ def apiserver_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serv
         yield ServerProcess(proc, host, int(port))
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)  # also closes the pipes
