@@ -154,6 +154,10 @@ def _check_node_selector_requirements(reqs: Any, path: str) -> None:
                 f"Unsupported value: {go_quote(r.operator)}: supported values: {_supported(_NODE_SELECTOR_OPS)}",
                 field=f"{p}.operator",
             )
+        if path.endswith("matchExpressions"):  # a label key (matchFields name object fields)
+            errs = _qualified(r.key)
+            if errs:
+                raise _invalid(f"{p}.key", r.key, errs[0])
 
 
 def _check_node_selector_term(term: Any, path: str) -> None:
