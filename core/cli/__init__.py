@@ -98,11 +98,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     if args.report:
         try:
-            Path(args.report).write_text(result.to_json(), encoding="utf-8")
+            with Path(args.report).open("w", encoding="utf-8") as report:
+                result.write_json(report.write)
         except OSError as e:
             raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
-    out = result.to_json() if args.output == "json" else result.to_text()
-    sys.stdout.write(out)
+    if args.output == "json":  # streamed: a 100,000-pod report is never one string in memory
+        result.write_json(sys.stdout.write)
+    else:
+        sys.stdout.write(result.to_text())
     return 0
 
 

@@ -9,7 +9,7 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,30 +38,52 @@ class SimulationResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
 
+    @staticmethod
+    def _pod_json(rec: PodRecord) -> dict[str, Any]:
+        p = rec.pod
+        return {
+            "namespace": p.metadata.namespace,
+            "name": p.metadata.name,
+            "uid": p.metadata.uid,
+            "priority": p.spec.priority or 0,
+            "nodeName": p.spec.node_name or None,
+            "phase": p.status.phase or "Pending",
+            "deleted": rec.deleted,
+            "nominatedNodeName": p.status.nominated_node_name or None,
+            "conditions": [
+                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                for c in p.status.conditions
+            ],
+        }
+
     def to_json_obj(self) -> dict[str, Any]:
-        pods = []
-        for rec in self.pods:
-            p = rec.pod
-            pods.append(
-                {
-                    "namespace": p.metadata.namespace,
-                    "name": p.metadata.name,
-                    "uid": p.metadata.uid,
-                    "priority": p.spec.priority or 0,
-                    "nodeName": p.spec.node_name or None,
-                    "phase": p.status.phase or "Pending",
-                    "deleted": rec.deleted,
-                    "nominatedNodeName": p.status.nominated_node_name or None,
-                    "conditions": [
-                        {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
-                        for c in p.status.conditions
-                    ],
-                }
-            )
+        pods = [self._pod_json(rec) for rec in self.pods]
         return {"pods": pods, "events": self.events, "summary": self.summary}
 
+    def write_json(self, write: Callable[[str], object]) -> None:
+        """The JSON report, written piece by piece: the same bytes as ``to_json()`` without
+        building the whole document (or its dicts) in memory at once."""
+
+        def items(key: str, values: Iterable[Any], last: bool) -> None:
+            write(f'  "{key}": [')
+            first = True
+            for v in values:
+                text = json.dumps(v, indent=2, ensure_ascii=False)
+                write(("\n" if first else ",\n") + "    " + text.replace("\n", "\n    "))
+                first = False
+            write("]" if first else "\n  ]")
+            write("\n" if last else ",\n")
+
+        write("{\n")
+        items("pods", (self._pod_json(rec) for rec in self.pods), False)
+        items("events", self.events, False)
+        summary = json.dumps(self.summary, indent=2, ensure_ascii=False)
+        write('  "summary": ' + summary.replace("\n", "\n  ") + "\n}\n")
+
     def to_json(self) -> str:
-        return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
+        parts: list[str] = []
+        self.write_json(parts.append)
+        return "".join(parts)
 
     def to_text(self) -> str:
         return render_text(self)
