@@ -331,3 +331,15 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     q.flush_unschedulable_leftover = lambda: None  # type: ignore[method-assign]
     q.run_due_flushes()
     assert q._ticks[0] == (t0, period, k)
+
+
+def test_metrics_listen_on_loopback_by_default() -> None:
+    """``kubesched run --metrics-port`` listened on every interface; now 127.0.0.1 unless
+    ``--metrics-bind-address`` (upstream's ``--bind-address``) says otherwise."""
+    from kubesched.cli.run import RunOptions
+
+    assert RunOptions().metrics_address == "127.0.0.1"
+    parser = cli.build_parser()
+    assert parser.parse_args(["run", "--metrics-port", "1"]).metrics_address is None
+    assert parser.parse_args(["run", "--metrics-bind-address", "0.0.0.0"]).metrics_address == "0.0.0.0"
+    assert parser.parse_args(["run", "--metrics-address", "::1"]).metrics_address == "::1"  # the old spelling
