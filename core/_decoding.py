@@ -53,10 +53,13 @@ class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
         return super().construct_document(node)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        # the node's own pairs: flattening ``<<`` merge keys deletes them from this very list
+        # and puts the merged pairs (which the own keys may override) in a new one
+        own = node.value
         mapping = super().construct_mapping(node, deep)
-        if len(mapping) != len(node.value):
+        if len(mapping) != len(node.value) or own is not node.value:
             seen: set[Any] = set()
-            for key_node, _ in node.value:
+            for key_node, _ in own:
                 key = self.construct_object(key_node)
                 if isinstance(key, (str, int, float, bool)) and key in seen:
                     raise yaml.constructor.ConstructorError(

@@ -343,3 +343,17 @@ def test_metrics_listen_on_loopback_by_default() -> None:
     assert parser.parse_args(["run", "--metrics-port", "1"]).metrics_address is None
     assert parser.parse_args(["run", "--metrics-bind-address", "0.0.0.0"]).metrics_address == "0.0.0.0"
     assert parser.parse_args(["run", "--metrics-address", "::1"]).metrics_address == "::1"  # the old spelling
+
+
+def test_yaml_merge_keys_are_not_duplicates() -> None:
+    """A ``<<`` merge whose keys the mapping overrides is valid YAML (go-yaml takes it too);
+    only a key written twice in one mapping is refused."""
+    import yaml
+
+    from kubesched._decoding import load_yaml_documents
+
+    assert load_yaml_documents("base: &b {a: 1, b: 2}\nx:\n  <<: *b\n  a: 3\n") == [
+        {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
+    ]
+    with pytest.raises(yaml.YAMLError, match='key "b" already set in map'):
+        load_yaml_documents("x:\n  <<: {a: 1}\n  b: 1\n  b: 2\n")
