@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from ._errors import ConfigError
@@ -75,6 +76,25 @@ def _qualified(value: str) -> list[str]:
     return errs
 
 
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _check_time(value: str | None, fld: str) -> None:
+    """A ``metav1.Time``: RFC 3339, as Go's ``time.Parse(time.RFC3339, ...)`` takes it."""
+    if value is None:
+        return
+    ok = _RFC3339.fullmatch(value) is not None
+    if ok:
+        try:
+            datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        except ValueError:
+            ok = False
+    if not ok:
+        raise _invalid(fld, value, f'parsing time {go_quote(value)} as "2006-01-02T15:04:05Z07:00": not an RFC 3339 time')
+
+
 def _invalid(fld: str, value: Any, msg: str) -> ConfigError:
     return ConfigError(f"Invalid value: {go_quote(value)}: {msg}", field=fld)
 
@@ -115,6 +135,8 @@ def _validate_meta(obj: Any, kind: str) -> None:
             raise ConfigError("Forbidden: not allowed on this type", field="metadata.namespace")
     elif md.namespace:
         validate_namespace_name(md.namespace)
+    _check_time(md.creation_timestamp, "metadata.creationTimestamp")
+    _check_time(md.deletion_timestamp, "metadata.deletionTimestamp")
     validate_labels(md.labels, "metadata.labels")
     for k in md.annotations:
         errs = _qualified(k.lower())
@@ -365,6 +387,10 @@ def validate_object(obj: Any, kind: str) -> None:
     _validate_meta(obj, kind)
     if kind == "Pod":
         _check_pod_spec(obj)
+        _check_time(obj.status.start_time, "status.startTime")
+        for i, c in enumerate(obj.status.conditions):
+            _check_time(c.last_transition_time, f"status.conditions[{i}].lastTransitionTime")
+            _check_time(c.last_probe_time, f"status.conditions[{i}].lastProbeTime")
     elif kind == "PodDisruptionBudget":
         _check_pdb(obj)
     elif kind == "PriorityClass":

@@ -191,6 +191,12 @@ CASES = [
                   "  - {name: DefaultPreemption, args: {minCandidateNodesPercentage: 10, typo: 1}}\n"},
                  ["--config", "cfg.yaml"], 'cfg.yaml, profiles[0].pluginConfig[0].args: strict decoding error: unknown field "typo"',
                  id="unknown field in plugin args"),
+    pytest.param({"in.yaml": docs(NODE, pod(meta="creationTimestamp: garbage"))}, [],
+                 'in.yaml: document 2 (Pod p), metadata.creationTimestamp: Invalid value: "garbage": parsing time "garbage" as '
+                 '"2006-01-02T15:04:05Z07:00": not an RFC 3339 time', id="creationTimestamp not a time"),
+    pytest.param({"in.yaml": docs(NODE, pod(spec="nodeName: n1") + "\nstatus: {phase: Running, startTime: '2024-13-01T00:00:00Z'}")}, [],
+                 'in.yaml: document 2 (Pod p), status.startTime: Invalid value: "2024-13-01T00:00:00Z": parsing time '
+                 '"2024-13-01T00:00:00Z" as "2006-01-02T15:04:05Z07:00": not an RFC 3339 time', id="startTime month 13"),
     # 5. CLI errors
     pytest.param({"in.yaml": docs(NODE, pod())}, ["--seed", "x"],
                  "kubesched: error: argument --seed: invalid int value: 'x' (see kubesched simulate --help)", id="bad --seed"),
