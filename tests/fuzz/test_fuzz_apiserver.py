@@ -174,3 +174,21 @@ def test_server_survives_hostile_requests(apiserver_process: ServerProcess) -> N
     assert elapsed < 0.1, f"a normal request took {elapsed * 1000:.0f} ms after the hostile ones"
     rss_after = server.rss_kib()
     assert rss_after <= rss_before * 1.2, f"RSS {rss_before} KiB → {rss_after} KiB"
+
+
+def test_server_validates_as_simulate(apiserver_process: ServerProcess) -> None:
+    """One validation code path: what ``simulate`` refuses, the server answers 422 Invalid with
+    the same field and message."""
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"},
+           "spec": {"minAvailable": "150%"}}
+    tsc = {**POD, "metadata": {"name": "skew"}, "spec": {**POD["spec"], "topologySpreadConstraints": [
+        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}}
+    for path, body, field, message in [
+        ("/apis/policy/v1/namespaces/default/poddisruptionbudgets", pdb, "spec.minAvailable",
+         'Invalid value: "150%": must not be greater than 100%'),
+        ("/api/v1/namespaces/default/pods", tsc, "spec.topologySpreadConstraints[0].maxSkew",
+         "Invalid value: 0: must be greater than zero"),
+    ]:
+        status, doc = parse(apiserver_process.request(http("POST", path, json.dumps(body).encode())))
+        assert status == 422 and doc is not None and doc["reason"] == "Invalid", doc
+        assert doc["details"]["causes"][0] == {"reason": "FieldValueInvalid", "field": field, "message": message}
