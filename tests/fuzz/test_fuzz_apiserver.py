@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 FUZZ = settings(
     derandomize=True,
-    max_examples=150,
+    max_examples=400,
     deadline=timedelta(seconds=10),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,

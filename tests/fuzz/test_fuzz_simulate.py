@@ -27,7 +27,7 @@ from kubesched import cli
 
 FUZZ = settings(
     derandomize=True,
-    max_examples=60,
+    max_examples=200,
     deadline=timedelta(seconds=20),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
