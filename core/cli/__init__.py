@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -152,6 +153,20 @@ def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
 
 
+def _int(text: str) -> int:
+    """An integer in ASCII digits (Python's int() would also take "١٢" and "1_000")."""
+    if re.fullmatch(r"[+-]?[0-9]{1,30}", text) is None:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    """A TCP port number (0: any free port)."""
+    if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: must be an integer in 0-65535")
+    return int(text)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the contract's error: one line on stderr, exit code 2 (no usage block)."""
 
@@ -169,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="a KubeSchedulerConfiguration file")
     s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
     s.add_argument("--output", choices=("json", "text"), default="json")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=_int, default=0)
     s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
@@ -181,9 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
         "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each)",
     )
-    b.add_argument("--nodes", type=int, default=None)
-    b.add_argument("--pods", type=int, default=None)
-    b.add_argument("--init-pods", type=int, default=None)
+    b.add_argument("--nodes", type=_int, default=None)
+    b.add_argument("--pods", type=_int, default=None)
+    b.add_argument("--init-pods", type=_int, default=None)
     b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.set_defaults(func=cmd_bench)
@@ -194,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     conn.add_argument("--server", metavar="URL", help="the API server URL (overrides the kubeconfig's)")
     conn.add_argument("--context", help="the kubeconfig context (default: its current-context)")
     conn.add_argument("--kube-api-qps", type=float, default=None, help="client-side QPS limit (default 50)")
-    conn.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
+    conn.add_argument("--kube-api-burst", type=_int, default=None, help="client-side burst (default 100)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration file")
     r.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
     le = r.add_argument_group("leader election")
@@ -202,17 +217,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only while holding the lease (default: off, or the config's leaderElection)")
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
-    r.add_argument("--metrics-port", type=int, default=None, metavar="N", help="serve Prometheus /metrics on this port")
+    r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
     r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
                    metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
+    r.add_argument("--seed", type=_int, default=0, help="seed of the scheduler's random choices")
     r.set_defaults(func=cmd_run)
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
     f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")
-    f.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free port)")
+    f.add_argument("--port", type=_port, default=0, help="the port to listen on (default: any free port)")
     f.add_argument("--kubeconfig", metavar="PATH", help="write the kubeconfig here (default: a temporary file)")
     f.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     f.set_defaults(func=cmd_fake_apiserver)

@@ -200,6 +200,9 @@ CASES = [
     # 5. CLI errors
     pytest.param({"in.yaml": docs(NODE, pod())}, ["--seed", "x"],
                  "kubesched: error: argument --seed: invalid int value: 'x' (see kubesched simulate --help)", id="bad --seed"),
+    pytest.param({"in.yaml": docs(NODE, pod())}, ["--seed", "١٢"],
+                 "kubesched: error: argument --seed: invalid int value: '١٢' (see kubesched simulate --help)",
+                 id="Unicode digits in --seed"),
     pytest.param({"in.yaml": docs(NODE, pod())}, ["--output", "xml"],
                  "kubesched: error: argument --output: invalid choice: 'xml' (choose from 'json', 'text') (see kubesched simulate --help)",
                  id="bad --output"),
@@ -363,3 +366,20 @@ def test_yaml_merge_keys_are_not_duplicates() -> None:
     ]
     with pytest.raises(yaml.YAMLError, match='key "b" already set in map'):
         load_yaml_documents("x:\n  <<: {a: 1}\n  b: 1\n  b: 2\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        pytest.param(["fake-apiserver", "--port", "99999"],
+                     "kubesched: error: argument --port: invalid port '99999': must be an integer in 0-65535 "
+                     "(see kubesched fake-apiserver --help)", id="fake-apiserver port 99999 (was an OverflowError traceback)"),
+        pytest.param(["run", "--metrics-port", "-1"],
+                     "kubesched: error: argument --metrics-port: invalid port '-1': must be an integer in 0-65535 "
+                     "(see kubesched run --help)", id="metrics port -1"),
+    ],
+)
+def test_other_commands_bad_flags_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert (e.value.code, capsys.readouterr().err) == (2, line + "\n")
