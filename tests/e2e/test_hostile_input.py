@@ -136,7 +136,18 @@ CASES = [
                   "    queueSort: {enabled: [{name: Gang}], disabled: [{name: PrioritySort}]}\n  pluginConfig:\n"
                   "  - {name: Gang, args: {permitWaitingTimeSeconds: .inf}}\n"},
                  ["--config", "cfg.yaml"], "cfg.yaml, profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: inf: "
-                 "must be at most 9223372036 seconds", id="permitWaitingTimeSeconds .inf"),
+                 "not a finite number", id="permitWaitingTimeSeconds .inf"),
+    pytest.param({"in.yaml": docs(NODE, pod()), "cfg.yaml": CONFIG_HEAD + "profiles:\n- plugins:\n    multiPoint: {enabled: [{name: Gang}]}\n"
+                  "    queueSort: {enabled: [{name: Gang}], disabled: [{name: PrioritySort}]}\n  pluginConfig:\n"
+                  "  - {name: Gang, args: {permitWaitingTimeSeconds: 1.0e+300}}\n"},
+                 ["--config", "cfg.yaml"], "cfg.yaml, profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: 1e+300: "
+                 "must be at most 9223372036 seconds", id="permitWaitingTimeSeconds past a Duration"),
+    pytest.param({"in.yaml": docs(NODE, pod()), "cfg.yaml": CONFIG_HEAD + f"podMaxBackoffSeconds: {2**70}\n"},
+                 ["--config", "cfg.yaml"], f"cfg.yaml, podMaxBackoffSeconds: Invalid value: {2**70}: out of the int64 range",
+                 id="config integer of 2^70"),
+    pytest.param({"in.yaml": docs(NODE, pod()), "cfg.yaml": CONFIG_HEAD + "parallelism: 2147483648\n"},
+                 ["--config", "cfg.yaml"], "cfg.yaml, parallelism: Invalid value: 2147483648: out of the int32 range",
+                 id="parallelism beyond int32"),
     # 4. validation a real API server performs
     pytest.param({"in.yaml": "# only a comment\n"}, [], "in.yaml: no objects passed to create", id="comment-only file"),
     pytest.param({"in.yaml": ""}, [], "in.yaml: no objects passed to create", id="empty file"),
