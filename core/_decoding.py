@@ -17,9 +17,9 @@ import yaml
 # libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-# Bounds on one document, so that no input can exhaust the stack or the memory: Python's own
-# nesting limit, and go-yaml's rule against alias bombs (aliases may not expand to more nodes
-# than the document itself has, past a small allowance)
+# Bounds on one document, so that no input can exhaust the stack or the memory: a nesting depth
+# well inside Python's recursion limit, and a rule against alias bombs in go-yaml's spirit
+# (what aliases expand to may not exceed half the document's own nodes plus an allowance)
 MAX_DEPTH = 100
 _ALIAS_ALLOWANCE = 10_000
 
@@ -61,11 +61,13 @@ class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
             seen: set[Any] = set()
             for key_node, _ in own:
                 key = self.construct_object(key_node)
-                if isinstance(key, (str, int, float, bool)) and key in seen:
+                if not isinstance(key, (str, int, float, bool)):
+                    continue
+                if key in seen:
                     raise yaml.constructor.ConstructorError(
                         None, None, f'key "{key}" already set in map', key_node.start_mark
                     )
-                seen.add(key) if isinstance(key, (str, int, float, bool)) else None
+                seen.add(key)
         return mapping
 
 
