@@ -9,6 +9,7 @@ framework (``expandMultiPointPlugins``).  Validation errors name the field as up
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,6 +204,7 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     for k in data:
         if k not in _TOP_FIELDS:
             raise _unknown_field(str(k))
+    _check_numbers(data)
     if registry is None:
         from ._entrypoints import all_plugins
 
@@ -264,12 +266,36 @@ def _check_common_queue_sort(profiles: list[ProfileConfig], sets: list[tuple[Any
             )
 
 
+# the configuration's integer fields are Go int32 / int64: nothing larger decodes
+_INT32_FIELDS = ("parallelism", "percentageOfNodesToScore")
+
+
+def _check_numbers(data: Any) -> None:
+    """No integer beyond int64 and no non-finite float anywhere (upstream's decoder refuses
+    them: an int64 field cannot hold 2^70, JSON has no NaN or infinity)."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int) and not -(2**63) <= v < 2**63:
+            raise _err(path, f"Invalid value: {v}: out of the int64 range")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise _err(path, f"Invalid value: {v}: not a finite number")
+        if isinstance(v, Mapping):
+            stack.extend((f"{path}.{k}" if path else str(k), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+
+
 def _int(data: Mapping[str, Any], key: str, default: int) -> int:
     v = data.get(key, default)
     if v is None:
         return default
     if not isinstance(v, int) or isinstance(v, bool):
         raise _err(key, f"Invalid value: {v!r}: must be an integer")
+    if key in _INT32_FIELDS and not -(2**31) <= v < 2**31:
+        raise _err(key, f"Invalid value: {v}: out of the int32 range")
     return v
 
 

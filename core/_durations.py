@@ -1,12 +1,20 @@
-"""Go durations ("90s", "5m", "1h30m", "500ms"), as configuration files and annotations write them."""
+"""Go durations ("90s", "5m", "1h30m", "500ms"), as configuration files and annotations write them.
+
+As Go's ``time.ParseDuration``: ASCII digits only, and the value must fit an int64 count of
+nanoseconds (about 292 years); anything beyond is an invalid duration, never infinity.
+"""
 
 from __future__ import annotations
 
-import math
 import re
+from fractions import Fraction
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_BARE_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+_UNIT_NANOS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+# the largest time.Duration: int64 nanoseconds
+MAX_DURATION_NANOS = 2**63 - 1
+MAX_DURATION_SECONDS = MAX_DURATION_NANOS / 1e9
 
 
 def parse_duration(text: str) -> float:
@@ -14,25 +22,24 @@ def parse_duration(text: str) -> float:
     s = str(text).strip()
     if not s:
         raise ValueError('time: invalid duration ""')
-    try:
-        value = float(s)
-    except ValueError:
-        pass
+    sign, body = (-1, s[1:]) if s[0] == "-" else (1, s[1:] if s[0] == "+" else s)
+    if len(body) > 200:  # no valid int64 duration is this long (and a long one costs time)
+        raise ValueError(f'time: invalid duration "{s[:40]}..."')
+    if _BARE_NUMBER.fullmatch(body):
+        nanos = Fraction(body) * 10**9
     else:
-        if not math.isfinite(value):
+        pos = 0
+        nanos = Fraction(0)
+        for m in _DURATION_PART.finditer(body):
+            if m.start() != pos:
+                break
+            nanos += Fraction(m.group(1)) * _UNIT_NANOS[m.group(2)]
+            pos = m.end()
+        if pos != len(body) or pos == 0:
             raise ValueError(f'time: invalid duration "{s}"')
-        return value
-    sign, body = (-1.0, s[1:]) if s[0] == "-" else (1.0, s[1:] if s[0] == "+" else s)
-    pos = 0
-    total = 0.0
-    for m in _DURATION_PART.finditer(body):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(body) or pos == 0:
+    if nanos > MAX_DURATION_NANOS:
         raise ValueError(f'time: invalid duration "{s}"')
-    return sign * total
+    return sign * float(nanos) / 1e9
 
 
-__all__ = ["parse_duration"]
+__all__ = ["MAX_DURATION_SECONDS", "parse_duration"]

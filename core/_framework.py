@@ -42,7 +42,14 @@ PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
 
 
 class PluginError(Exception):
-    """A profile that cannot be built (unknown plugin, bad args, no QueueSort...)."""
+    """A profile that cannot be built (unknown plugin, bad args, no QueueSort...).
+
+    ``field`` is the path below the profile it concerns (``plugins.queueSort``), if known.
+    """
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class CycleState:
@@ -345,17 +352,21 @@ class Framework:
                 plugin = self.plugins[name]
                 if not hookspecs.implements(plugin, hook):
                     kind = point[0].upper() + point[1:] + "Plugin"
-                    raise PluginError(f'plugin "{name}" does not extend {kind} plugin')
+                    raise PluginError(f'plugin "{name}" does not extend {kind} plugin', field=f"plugins.{point}")
                 out.append(PluginEntry(name, plugin, weight or 1))
             if out:
                 self.points[point] = out
         if len(self.points.get("queueSort", [])) != 1:
             raise PluginError(
                 f'only one queue sort plugin required for profile with scheduler name "{profile_name}", '
-                f"but got {len(self.points.get('queueSort', []))}"
+                f"but got {len(self.points.get('queueSort', []))}",
+                field="plugins.queueSort",
             )
         if not self.points.get("bind"):
-            raise PluginError(f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"')
+            raise PluginError(
+                f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"',
+                field="plugins.bind",
+            )
         self._less = self.points["queueSort"][0].plugin.kubesched_queue_sort_less
         self._less_failed = False
         self._filter = [

@@ -8,11 +8,14 @@ scheduler reads or writes are declared.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 Quantity = str | int | float
+# Go's int32 / int64 fields: a number outside the range is refused on decode, as upstream's
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 ResourceList = dict[str, Quantity]
 
 
@@ -37,10 +40,10 @@ class ObjectMeta(_Obj):
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
-    generation: int = 0
+    generation: Int64 = 0
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
-    deletion_grace_period_seconds: int | None = None
+    deletion_grace_period_seconds: Int64 | None = None
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
     owner_references: list[OwnerReference] = []
@@ -86,7 +89,7 @@ class NodeSpec(_Obj):
 
 class ContainerImage(_Obj):
     names: list[str] = []
-    size_bytes: int = 0
+    size_bytes: Int64 = 0
 
 
 class NodeCondition(_Obj):
@@ -120,8 +123,8 @@ class ResourceRequirements(_Obj):
 
 
 class ContainerPort(_Obj):
-    container_port: int = 0
-    host_port: int = 0
+    container_port: Int32 = 0
+    host_port: Int32 = 0
     protocol: str = "TCP"
     host_ip: str = msgspec.field(default="", name="hostIP")
     name: str = ""
@@ -151,7 +154,7 @@ class NodeSelector(_Obj):
 
 
 class PreferredSchedulingTerm(_Obj):
-    weight: int = 0
+    weight: Int32 = 0
     preference: NodeSelectorTerm = msgspec.field(default_factory=NodeSelectorTerm)
 
 
@@ -170,7 +173,7 @@ class PodAffinityTerm(_Obj):
 
 
 class WeightedPodAffinityTerm(_Obj):
-    weight: int = 0
+    weight: Int32 = 0
     pod_affinity_term: PodAffinityTerm = msgspec.field(default_factory=PodAffinityTerm)
 
 
@@ -190,15 +193,15 @@ class Toleration(_Obj):
     operator: str = ""
     value: str = ""
     effect: str = ""
-    toleration_seconds: int | None = None
+    toleration_seconds: Int64 | None = None
 
 
 class TopologySpreadConstraint(_Obj):
-    max_skew: int = 1
+    max_skew: Int32 = 1
     topology_key: str = ""
     when_unsatisfiable: str = "DoNotSchedule"
     label_selector: LabelSelector | None = None
-    min_domains: int | None = None
+    min_domains: Int32 | None = None
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: list[str] = []
@@ -211,7 +214,7 @@ class PodSchedulingGate(_Obj):
 class PodSpec(_Obj):
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
-    priority: int | None = None
+    priority: Int32 | None = None
     priority_class_name: str = ""
     preemption_policy: str | None = None
     containers: list[Container] = []
@@ -222,7 +225,7 @@ class PodSpec(_Obj):
     tolerations: list[Toleration] = []
     scheduling_gates: list[PodSchedulingGate] = []
     topology_spread_constraints: list[TopologySpreadConstraint] = []
-    termination_grace_period_seconds: int | None = None
+    termination_grace_period_seconds: Int64 | None = None
     host_network: bool = False
     restart_policy: str = ""
 
@@ -265,25 +268,25 @@ class PriorityClass(_Obj):
     api_version: str = "scheduling.k8s.io/v1"
     kind: str = "PriorityClass"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    value: int = 0
+    value: Int32 = 0
     global_default: bool = False
     preemption_policy: str | None = None
     description: str = ""
 
 
 class PodDisruptionBudgetSpec(_Obj):
-    min_available: int | str | None = None
-    max_unavailable: int | str | None = None
+    min_available: Int32 | str | None = None
+    max_unavailable: Int32 | str | None = None
     selector: LabelSelector | None = None
 
 
 class PodDisruptionBudgetStatus(_Obj):
-    observed_generation: int = 0
+    observed_generation: Int64 = 0
     disrupted_pods: dict[str, str] = {}
-    disruptions_allowed: int = 0
-    current_healthy: int = 0
-    desired_healthy: int = 0
-    expected_pods: int = 0
+    disruptions_allowed: Int32 = 0
+    current_healthy: Int32 = 0
+    desired_healthy: Int32 = 0
+    expected_pods: Int32 = 0
 
 
 class PodDisruptionBudget(_Obj):
@@ -295,17 +298,17 @@ class PodDisruptionBudget(_Obj):
 
 
 class PodGroupSpec(_Obj):
-    min_member: int = 1
+    min_member: Int32 = 1
     min_resources: ResourceList | None = None
-    schedule_timeout_seconds: int | None = None
+    schedule_timeout_seconds: Int32 | None = None
 
 
 class PodGroupStatus(_Obj):
     phase: str = ""
     occupied_by: str = ""
-    running: int = 0
-    succeeded: int = 0
-    failed: int = 0
+    running: Int32 = 0
+    succeeded: Int32 = 0
+    failed: Int32 = 0
     schedule_start_time: str | None = None
 
 
@@ -346,10 +349,10 @@ class Event(_Obj):
 
 class LeaseSpec(_Obj):
     holder_identity: str | None = None
-    lease_duration_seconds: int | None = None
+    lease_duration_seconds: Int32 | None = None
     acquire_time: str | None = None
     renew_time: str | None = None
-    lease_transitions: int | None = None
+    lease_transitions: Int32 | None = None
 
 
 class Lease(_Obj):

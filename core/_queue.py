@@ -1017,8 +1017,25 @@ class SchedulingQueue:
             return None
         return min(t0 + period * k for t0, period, k in ticks)
 
+    def next_useful_tick(self) -> float | None:
+        """When the next periodic flush that can move a pod is due: the backoff flush while the
+        backoff queue holds a pod, the leftover flush while a pod is unschedulable.  A flush of
+        an empty queue does nothing, so a driver need not wake for it: idle virtual time costs
+        no wall time.  (Adding a pod to either queue wakes the driver, which asks again.)"""
+        if not self._ticks:
+            return None
+        times = []
+        if len(self.backoff):
+            t0, period, k = self._ticks[0]
+            times.append(t0 + period * k)
+        if self.unschedulable:
+            t0, period, k = self._ticks[1]
+            times.append(t0 + period * k)
+        return min(times, default=None)
+
     def run_due_flushes(self) -> None:
-        """Run the periodic flushes whose tick has come (each tick runs once)."""
+        """Run the periodic flushes whose tick has come (each tick runs once, however many
+        ticks an idle stretch skipped)."""
         if not self._ticks:
             return
         now = self.now()
@@ -1026,8 +1043,14 @@ class SchedulingQueue:
         for i, (t0, period, k) in enumerate(self._ticks):
             if now < t0 + period * k:
                 continue
+            # the first tick still to come, in O(1) after a long idle stretch (the same k as
+            # stepping one tick at a time, float rounding included)
+            first = k
+            k = max(k, int((now - t0) // period))
             while now >= t0 + period * k:
                 k += 1
+            while k - 1 > first and now < t0 + period * (k - 1):
+                k -= 1
             self._ticks[i] = (t0, period, k)
             if i == 0:
                 self.flush_backoff_completed()

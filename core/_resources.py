@@ -11,6 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -40,10 +41,16 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
+# ASCII digits only (``\\d`` would also take "١٢"), as upstream's parser
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
-    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exp>[eE][+-]?\d+)|(?P<dec>[numkMGTPE]?))$"
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exp>[eE][+-]?[0-9]+)|(?P<dec>[numkMGTPE]?))$"
 )
+# upstream's bounds: the value is capped at the largest int64 and rounded up to a nano unit
+# (``maxAllowed``, ``amount.Round(amount, Nano, inf.RoundUp)`` in resource.ParseQuantity)
+MAX_QUANTITY = Fraction(2**63 - 1)
+_NANO = Fraction(1, 10**9)
+_INT32_MAX = 2**31 - 1
 
 
 class QuantityError(ValueError):
@@ -55,11 +62,11 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if isinstance(value, bool):
         raise QuantityError(f"quantities must match the regular expression: {value!r}")
     if isinstance(value, int):
-        return Fraction(value)
+        return _bounded(Fraction(value))
     if isinstance(value, float):
         if not math.isfinite(value):
             raise QuantityError(f"invalid quantity {value!r}")
-        return Fraction(str(value))
+        return _bounded(Fraction(value))
     text = str(value).strip()
     m = _QUANTITY.match(text)
     if not m:
@@ -67,12 +74,35 @@ def parse_quantity(value: str | int | float) -> Fraction:
             f"quantities must match the regular expression "
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}"
         )
-    num = Fraction(m["num"])
+    num = Fraction(Decimal(m["num"]))
     if m["bin"]:
-        return num * _BINARY[m["bin"]]
+        return _bounded(num * _BINARY[m["bin"]])
     if m["exp"]:
-        return num * Fraction(10) ** int(m["exp"][1:])
-    return num * _DECIMAL[m["dec"] or ""]
+        exp = int(m["exp"][1:]) if len(m["exp"]) < 20 else _INT32_MAX + 1
+        if abs(exp) > _INT32_MAX:  # upstream parses the exponent as an int32
+            raise QuantityError(f"unable to parse quantity's suffix: {value!r}")
+        if num == 0:
+            return Fraction(0)
+        # the decimal magnitude first, so that 1e999999999 costs nothing
+        magnitude = Decimal(m["num"]).adjusted() + exp
+        if magnitude > 19:
+            return MAX_QUANTITY if num > 0 else -MAX_QUANTITY
+        if magnitude < -10:
+            return _NANO if num > 0 else -_NANO
+        return _bounded(num * Fraction(10) ** exp)
+    return _bounded(num * _DECIMAL[m["dec"] or ""])
+
+
+def _bounded(q: Fraction) -> Fraction:
+    """``q`` rounded away from zero to a nano unit and capped at the largest int64, as upstream."""
+    if q.denominator != 1 and (q * 10**9).denominator != 1:
+        nanos = math.ceil(abs(q) * 10**9)
+        q = Fraction(nanos, 10**9) if q > 0 else Fraction(-nanos, 10**9)
+    if q > MAX_QUANTITY:
+        return MAX_QUANTITY
+    if q < -MAX_QUANTITY:
+        return -MAX_QUANTITY
+    return q
 
 
 def milli_value(q: Fraction) -> int:

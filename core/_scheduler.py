@@ -243,7 +243,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         times = self.driver.source_times()
         times += [t for fw in self.profiles.values() if (t := fw.next_permit_deadline()) is not None]
         if not for_idle or self.queue.busy():
-            tick = self.queue.next_tick()
+            # only a flush that can move a pod: idle virtual time costs no wall time
+            tick = self.queue.next_useful_tick()
             if tick is not None:
                 times.append(tick)
         return min(times, default=None)

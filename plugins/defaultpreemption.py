@@ -49,6 +49,9 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[int, int]:
     args = args or {}
     if not isinstance(args, Mapping):
         raise ConfigError("Invalid value: must be a mapping")
+    for key in args:
+        if key not in ("minCandidateNodesPercentage", "minCandidateNodesAbsolute", "apiVersion", "kind"):
+            raise ConfigError(f'strict decoding error: unknown field "{key}"')
     values: dict[str, int] = {}
     for key, default in (
         ("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE),

@@ -82,7 +82,8 @@ _ARG_FIELDS = {
     "availableCountLabel": "available_count_label",
     "permitWaitingTimeSeconds": "permit_waiting_time_seconds",
 }
-_IGNORED_ARG_FIELDS = ("apiVersion", "kind")  # typed args may carry their type
+_IGNORED_ARG_FIELDS = ("apiVersion", "kind")
+MAX_WAIT_SECONDS = (2**63 - 1) // 10**9  # the longest time.Duration, in whole seconds  # typed args may carry their type
 
 
 def parse_args(raw: Mapping[str, Any] | None) -> GangArgs:
@@ -120,6 +121,11 @@ def parse_args(raw: Mapping[str, Any] | None) -> GangArgs:
     if not wait > 0:  # also catches NaN
         raise ConfigError(
             f"Invalid value: {wait}: must be greater than 0", field="permitWaitingTimeSeconds"
+        )
+    if not wait <= MAX_WAIT_SECONDS:  # infinity, or past what a Go time.Duration holds
+        raise ConfigError(
+            f"Invalid value: {wait}: must be at most {MAX_WAIT_SECONDS} seconds",
+            field="permitWaitingTimeSeconds",
         )
     args = GangArgs(**values)
     if args.group_name_label == args.available_count_label:

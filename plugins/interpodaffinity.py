@@ -647,6 +647,9 @@ class InterPodAffinity:
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
         args = args or {}
+        for key in args:
+            if key not in ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"):
+                raise ConfigError(f'strict decoding error: unknown field "{key}"')
         w = args.get("hardPodAffinityWeight")
         if w is None:
             w = DEFAULT_HARD_POD_AFFINITY_WEIGHT

@@ -76,6 +76,9 @@ class NodeAffinity:
         self.handle = handle
         self.added_node_selector: NodeSelectorMatcher | None = None
         self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
+        for key in args or {}:
+            if key not in ("addedAffinity", "apiVersion", "kind"):
+                raise ConfigError(f'strict decoding error: unknown field "{key}"')
         raw = (args or {}).get("addedAffinity")
         if raw is None:
             return

@@ -557,6 +557,9 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[str, list[TopologySpread
     Raises :class:`ConfigError` with upstream's ``ValidatePodTopologySpreadArgs`` messages.
     """
     args = dict(args or {})
+    for key in args:
+        if key not in ("defaultConstraints", "defaultingType", "apiVersion", "kind"):
+            raise ConfigError(f'strict decoding error: unknown field "{key}"')
     defaulting = args.get("defaultingType") or SYSTEM_DEFAULTING
     raw = args.get("defaultConstraints") or []
     try:

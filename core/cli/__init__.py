@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -59,7 +60,8 @@ def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
         except ConfigError as e:
             raise e.at(source=source) from None
         except PluginError as e:
-            raise ConfigError(str(e), source=source or "config", field=f"profiles[{i}]") from None
+            fld = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
+            raise ConfigError(str(e), source=source or "config", field=fld) from None
 
 
 def simulation_config(config_path: str, feature_gates: str, text: str | None = None) -> SchedulerConfig:
@@ -116,7 +118,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     if args.report:
         try:
-            Path(args.report).write_text(result.to_json(), encoding="utf-8")
+            with Path(args.report).open("w", encoding="utf-8") as out_file:
+                result.write_json(out_file.write)
         except OSError as e:
             raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
     if args.html:
@@ -126,8 +129,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         report.write(args.html, report.render([name], [result.to_json_obj()]))
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    out = result.to_json() if args.output == "json" else result.to_text()
-    sys.stdout.write(out)
+    if args.output == "json":  # streamed: a 100,000-pod report is never one string in memory
+        result.write_json(sys.stdout.write)
+    else:
+        sys.stdout.write(result.to_text())
     return 0
 
 
@@ -222,16 +227,38 @@ def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
 
 
+def _int(text: str) -> int:
+    """An integer in ASCII digits (Python's int() would also take "١٢" and "1_000")."""
+    if re.fullmatch(r"[+-]?[0-9]{1,30}", text) is None:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    """A TCP port number (0: any free port)."""
+    if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: must be an integer in 0-65535")
+    return int(text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the contract's error: one line on stderr, exit code 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = _one_line(" ".join(message.split()))
+        self.exit(2, f"{PROG}: error: {line} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="The Kubernetes scheduler, in Python.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog=PROG, description="The Kubernetes scheduler, in Python.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="schedule manifests on a fake cluster in virtual time")
     s.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests (none: the built-in demo)")
     s.add_argument("--config", help="a KubeSchedulerConfiguration file")
     s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
     s.add_argument("--output", choices=("json", "text"), default="json")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=_int, default=0)
     s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
@@ -273,9 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
         "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each)",
     )
-    b.add_argument("--nodes", type=int, default=None)
-    b.add_argument("--pods", type=int, default=None)
-    b.add_argument("--init-pods", type=int, default=None)
+    b.add_argument("--nodes", type=_int, default=None)
+    b.add_argument("--pods", type=_int, default=None)
+    b.add_argument("--init-pods", type=_int, default=None)
     b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--record-plugin-results", action="store_true",
@@ -288,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     conn.add_argument("--server", metavar="URL", help="the API server URL (overrides the kubeconfig's)")
     conn.add_argument("--context", help="the kubeconfig context (default: its current-context)")
     conn.add_argument("--kube-api-qps", type=float, default=None, help="client-side QPS limit (default 50)")
-    conn.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
+    conn.add_argument("--kube-api-burst", type=_int, default=None, help="client-side burst (default 100)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration file")
     r.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
     le = r.add_argument_group("leader election")
@@ -296,11 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only while holding the lease (default: off, or the config's leaderElection)")
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
-    r.add_argument("--metrics-port", type=int, default=None, metavar="N", help="serve Prometheus /metrics on this port")
-    r.add_argument("--metrics-address", default=None, help="the metrics listen address (default 0.0.0.0)")
+    r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
+    r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
+                   metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    r.add_argument("--seed", type=int, default=0, help="seed of the scheduler's random choices")
+    r.add_argument("--seed", type=_int, default=0, help="seed of the scheduler's random choices")
     r.add_argument("--record-plugin-results", action="store_true",
                    help="write every plugin's result of every attempt onto the pod as "
                    "kube-scheduler-simulator's annotations (kube-scheduler-simulator.sigs.k8s.io/*)")
@@ -342,11 +370,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")
     f.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests to load (arrivals honoured in real time)")
-    f.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free port)")
+    f.add_argument("--port", type=_port, default=0, help="the port to listen on (default: any free port)")
     f.add_argument("--kubeconfig", metavar="PATH", help="write the kubeconfig here (default: a temporary file)")
     f.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     f.set_defaults(func=cmd_fake_apiserver)
     return p
+
+
+def _one_line(message: object) -> str:
+    """An error as exactly one printable line: control characters (a newline in a user's value),
+    lone surrogates and the like escaped, as Go's %q would show them."""
+    text = str(message)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in text)
+
+
+def _error(message: object) -> int:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -355,20 +397,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: Any = args.func(args)
     except ConfigError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return _error(e)
     except PluginError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return _error(e)
     except yaml.YAMLError as e:  # pragma: no cover - load_documents wraps these
-        print(f"{PROG}: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
+        return _error(str(e).splitlines()[0])
     except BaseExceptionGroup as eg:  # bad input found inside the run's task group
         bad, rest = eg.split((ConfigError, PluginError))
         if bad is None or rest is not None:
             raise
-        print(f"{PROG}: error: {_first_leaf(bad)}", file=sys.stderr)
-        return 2
+        return _error(_first_leaf(bad))
     except KeyboardInterrupt:
         return 130
     return int(code or 0)

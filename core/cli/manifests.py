@@ -5,7 +5,6 @@ Every error is one :class:`ConfigError` line naming the file, the document and t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,14 +14,13 @@ from typing import Any
 import msgspec
 import yaml
 
+from .._decoding import BoundedLoader, decode_json
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
-from .._validation import go_quote, validate_object
+from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
-# libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 INPUT_KINDS = {
     ("v1", "Node"),
     ("v1", "Pod"),
@@ -30,8 +28,6 @@ INPUT_KINDS = {
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
 }
-# the PriorityClasses every cluster has
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 
 
 @dataclass
@@ -131,21 +127,26 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
             raise ConfigError(f"cannot read: not UTF-8 text (byte {e.start})", source=path) from None
     if p.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path) from None
+            data = decode_json(text)
+        except ValueError as e:
+            raise ConfigError(str(e), source=path) from None
         kind = data.get("kind") if isinstance(data, dict) else None
         items = data.get("items") if isinstance(kind, str) and kind.endswith("List") else None
         docs = items if isinstance(items, list) else [data]
         return list(enumerate(docs, start=1))
     try:
-        docs = list(yaml.load_all(text, Loader=_YAML_LOADER))
-    except yaml.YAMLError:
+        docs = list(yaml.load_all(text, Loader=BoundedLoader))
+    except yaml.constructor.ConstructorError as e:
+        raise _yaml_error(path, text, e) from None
+    except yaml.YAMLError as e:
         # parse again with the pure-Python loader: its messages are the clearer ones
         try:
-            docs = list(yaml.safe_load_all(text))
-        except yaml.YAMLError as e:
-            raise _yaml_error(path, text, e) from None
+            list(yaml.safe_load_all(text))
+        except yaml.YAMLError as e2:
+            raise _yaml_error(path, text, e2) from None
+        except RecursionError:
+            pass
+        raise _yaml_error(path, text, e) from None
     return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
 
 
@@ -154,13 +155,27 @@ def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:
     mark = getattr(e, "problem_mark", None)
     where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    doc = text[: _offset(text, mark)].count("\n---") + 1 if mark is not None else 1
+    if mark is not None:
+        offset = _offset(text, mark)
+    elif isinstance(getattr(e, "position", None), int):  # a ReaderError (a forbidden character)
+        offset = e.position  # type: ignore[attr-defined]
+    else:
+        offset = 0
+    doc = _document_at(text, offset)
     return ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}")
+
+
+def _document_at(text: str, offset: int) -> int:
+    """The 1-based number of the document holding ``offset`` (``---`` lines separate them)."""
+    before = text[:offset]
+    n = len(re.findall(r"(?m)^---", before))
+    starts_with_marker = re.match(r"(?:\s*#[^\n]*\n|\s*\n)*---", text) is not None
+    return max(1, n if starts_with_marker else n + 1)
 
 
 def _offset(text: str, mark: Any) -> int:
     lines = text.split("\n")
-    return sum(len(line) + 1 for line in lines[: mark.line])
+    return int(sum(len(line) + 1 for line in lines[: mark.line]) + mark.column)
 
 
 def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) -> list[Manifest]:
@@ -171,9 +186,13 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
     out: list[Manifest] = []
     order = 0
     seen: dict[tuple[str, str, str], str] = {}
+    uids: dict[str, str] = {}
     texts = texts or {}
     for path in paths:
-        for doc, data in load_documents(path, texts.get(path)):
+        documents = load_documents(path, texts.get(path))
+        if not documents:  # as kubectl: an empty (or comments-only) file is a mistake
+            raise ConfigError("no objects passed to create", source=path)
+        for doc, data in documents:
             where = _where(path, doc)
             if not isinstance(data, dict):
                 raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
@@ -210,6 +229,19 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
             if key in seen:
                 raise ConfigError(f"already defined in {seen[key]}", source=where, field="metadata.name")
             seen[key] = where
+            uid = obj.metadata.uid
+            if uid:
+                if uid in uids:
+                    raise ConfigError(
+                        f"Duplicate value: {go_quote(uid)}: already the uid of {uids[uid]}",
+                        source=where,
+                        field="metadata.uid",
+                    )
+                uids[uid] = where
+            if kind == "PriorityClass" and obj.metadata.name in SYSTEM_PRIORITY_CLASSES:
+                # validation let it through, so it is the built-in class exactly: the cluster
+                # has it from the start, and creating it again changes nothing
+                continue
             arrival = 0.0
             raw = obj.metadata.annotations.get(ARRIVAL_ANNOTATION)
             if raw is not None:

@@ -57,7 +57,7 @@ class RunOptions:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     metrics_port: int | None = None
-    metrics_address: str = "0.0.0.0"
+    metrics_address: str = "127.0.0.1"  # loopback unless asked (upstream --bind-address)
     seed: int = 0
     record_plugin_results: bool = False
 

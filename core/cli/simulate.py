@@ -9,7 +9,7 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,28 +44,28 @@ class SimulationResult:
     # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
     results: dict[str, dict[str, str]] | None = None
 
+    def _pod_json(self, rec: PodRecord) -> dict[str, Any]:
+        p = rec.pod
+        row: dict[str, Any] = {
+            "namespace": p.metadata.namespace,
+            "name": p.metadata.name,
+            "uid": p.metadata.uid,
+            "priority": p.spec.priority or 0,
+            "nodeName": p.spec.node_name or None,
+            "phase": p.status.phase or "Pending",
+            "deleted": rec.deleted,
+            "nominatedNodeName": p.status.nominated_node_name or None,
+            "conditions": [
+                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                for c in p.status.conditions
+            ],
+        }
+        if self.results is not None:
+            row["annotations"] = self.annotations(p)
+        return row
+
     def to_json_obj(self) -> dict[str, Any]:
-        pods = []
-        for rec in self.pods:
-            p = rec.pod
-            pods.append(
-                {
-                    "namespace": p.metadata.namespace,
-                    "name": p.metadata.name,
-                    "uid": p.metadata.uid,
-                    "priority": p.spec.priority or 0,
-                    "nodeName": p.spec.node_name or None,
-                    "phase": p.status.phase or "Pending",
-                    "deleted": rec.deleted,
-                    "nominatedNodeName": p.status.nominated_node_name or None,
-                    "conditions": [
-                        {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
-                        for c in p.status.conditions
-                    ],
-                }
-            )
-            if self.results is not None:
-                pods[-1]["annotations"] = self.annotations(p)
+        pods = [self._pod_json(rec) for rec in self.pods]
         return {"pods": pods, "events": self.events, "summary": self.summary, "nodes": self.nodes}
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -73,8 +73,32 @@ class SimulationResult:
         recorded = (self.results or {}).get(pod.metadata.uid, {})
         return {**(pod.metadata.annotations or {}), **recorded}
 
+    def write_json(self, write: Callable[[str], object]) -> None:
+        """The JSON report, written piece by piece: the same bytes as ``to_json()`` without
+        building the whole document (or its dicts) in memory at once."""
+
+        def items(key: str, values: Iterable[Any], last: bool) -> None:
+            write(f'  "{key}": [')
+            first = True
+            for v in values:
+                text = json.dumps(v, indent=2, ensure_ascii=False)
+                write(("\n" if first else ",\n") + "    " + text.replace("\n", "\n    "))
+                first = False
+            write("]" if first else "\n  ]")
+            write("\n" if last else ",\n")
+
+        write("{\n")
+        items("pods", (self._pod_json(rec) for rec in self.pods), False)
+        items("events", self.events, False)
+        summary = json.dumps(self.summary, indent=2, ensure_ascii=False)
+        write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
+        items("nodes", self.nodes, True)
+        write("}\n")
+
     def to_json(self) -> str:
-        return json.dumps(self.to_json_obj(), indent=2, ensure_ascii=False) + "\n"
+        parts: list[str] = []
+        self.write_json(parts.append)
+        return "".join(parts)
 
     def to_text(self) -> str:
         text = render_text(self)

@@ -86,6 +86,9 @@ def _apply_weight_defaults(resources: list[ResourceSpec]) -> None:
 def parse_fit_args(args: Mapping[str, Any] | None) -> FitArgs:
     """Decode, default (v1) and validate NodeResourcesFitArgs."""
     raw = _mapping(args, "")
+    for key in raw:
+        if key not in ("ignoredResources", "ignoredResourceGroups", "scoringStrategy") + ("apiVersion", "kind"):
+            raise ConfigError(f'strict decoding error: unknown field "{key}"')
     out = FitArgs(
         ignored_resources=[str(x) for x in _list(raw.get("ignoredResources"), "ignoredResources")],
         ignored_resource_groups=[
@@ -97,6 +100,9 @@ def parse_fit_args(args: Mapping[str, Any] | None) -> FitArgs:
         out.scoring_strategy = ScoringStrategy(LEAST_ALLOCATED, default_resources())
     else:
         ss = _mapping(ss_raw, "scoringStrategy")
+        for key in ss:
+            if key not in ("type", "resources", "requestedToCapacityRatio"):
+                raise ConfigError(f'strict decoding error: unknown field "scoringStrategy.{key}"')
         strategy = ScoringStrategy(
             type=str(ss.get("type", "") or ""),
             resources=_resources(ss.get("resources"), "scoringStrategy.resources"),
@@ -183,6 +189,9 @@ def validate_function_shape(shape: Sequence[tuple[int, int]], path: str) -> None
 def parse_balanced_allocation_args(args: Mapping[str, Any] | None) -> list[ResourceSpec]:
     """Decode, default (v1) and validate NodeResourcesBalancedAllocationArgs → its resources."""
     raw = _mapping(args, "")
+    for key in raw:
+        if key not in ("resources",) + ("apiVersion", "kind"):
+            raise ConfigError(f'strict decoding error: unknown field "{key}"')
     resources = _resources(raw.get("resources"), "resources")
     if not resources:
         resources = default_resources()

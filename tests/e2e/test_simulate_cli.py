@@ -260,7 +260,7 @@ BAD_INPUT_CASES = [
         {"in.yaml": docs(GOOD_POD),
          "cfg.yaml": BAD_CONFIG_HEAD + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: '*'}]\n"},
         ["--config", "cfg.yaml"],
-        'cfg.yaml, profiles[0]: only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 0',
+        'cfg.yaml, profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler name "default-scheduler", but got 0',
         id="config without a queueSort plugin",
     ),
     pytest.param(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import uuid
 from collections.abc import Callable
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import yaml
+
+from kubesched._decoding import decode_json, load_yaml_documents
+from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
 from ._http import (
     HTTPError,
@@ -107,13 +111,25 @@ async def handle(
     raise method_not_allowed()
 
 
+def _int_param(q: dict[str, str], key: str) -> int:
+    """An int64 query parameter (0 when absent); 400 when it is not one, as upstream's
+    parameter conversion."""
+    raw = q.get(key) or ""
+    if not raw:
+        return 0
+    if not re.fullmatch(r"-?[0-9]{1,19}", raw) or not -(2**63) <= int(raw) < 2**63:
+        raise bad_request(f'{key}: Invalid value: "{raw}": strconv.ParseInt: parsing "{raw}": invalid syntax')
+    return int(raw)
+
+
 def _body(req: Request) -> dict[str, Any]:
     ctype = req.headers.get("content-type", "application/json").split(";")[0].strip()
     try:
         if ctype in ("application/yaml", "application/apply-patch+yaml"):
-            data = yaml.safe_load(req.body)
+            docs = load_yaml_documents(req.body.decode("utf-8"))
+            data = docs[0] if len(docs) == 1 else docs
         else:
-            data = json.loads(req.body) if req.body else {}
+            data = decode_json(req.body) if req.body else {}
     except (ValueError, yaml.YAMLError) as e:
         raise bad_request(f"the body of the request was in an unknown format: {e}") from None
     if not isinstance(data, dict):
@@ -189,7 +205,7 @@ def _list(
             ) from None
         objs = [o for o in objs if ns_name(o) > start]
     cont = ""
-    limit = int(q.get("limit") or 0)
+    limit = _int_param(q, "limit")
     if limit > 0 and len(objs) > limit:
         objs = objs[:limit]
         last = list(ns_name(objs[-1]))
@@ -252,6 +268,15 @@ def _check_identity(
     return meta
 
 
+def _check_name(spec: ResourceSpec, name: Any) -> None:
+    """The name rule of every kind served: a DNS-1123 subdomain (a label for a Namespace); 422."""
+    if not isinstance(name, str):
+        raise invalid(spec, "", "metadata.name", f"Invalid value: {name!r}: must be a string")
+    errs = dns1123_label_errors(name) if spec.kind == "Namespace" else dns1123_subdomain_errors(name)
+    if errs:
+        raise invalid(spec, name, "metadata.name", f"Invalid value: {go_quote(name)}: {errs[0]}")
+
+
 def _viewed(spec: ResourceSpec) -> ResourceSpec:
     """The row a view row's writes are made on."""
     assert spec.view is not None
@@ -283,6 +308,7 @@ async def _create(
     name = meta.get("name", "")
     if not name:
         raise invalid(spec, "", "metadata.name", "Required value: name or generateName is required")
+    _check_name(spec, name)
     for k in _SYSTEM_FIELDS:
         meta.pop(k, None)
     meta["uid"] = str(uuid.uuid4())
@@ -411,7 +437,7 @@ async def _patch(
         if old is None:
             raise not_found(spec, name)
         try:
-            patch = json.loads(req.body) if req.body else {}
+            patch = decode_json(req.body) if req.body else {}
         except ValueError as e:
             raise bad_request(f"error decoding patch: {e}") from None
         current = _private_copy(view.wire(old))
@@ -454,14 +480,16 @@ async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, 
     opts: dict[str, Any] = {}
     if req.body:
         try:
-            opts = json.loads(req.body)
+            opts = decode_json(req.body)
         except ValueError:
             raise bad_request("the body of the request was in an unknown format") from None
     if not isinstance(opts, dict):
         opts = {}
     grace = opts.get("gracePeriodSeconds")
     if req.query.get("gracePeriodSeconds"):
-        grace = int(req.query["gracePeriodSeconds"])
+        grace = _int_param(req.query, "gracePeriodSeconds")
+    if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int) or not -(2**63) <= grace < 2**63):
+        raise bad_request(f"gracePeriodSeconds: Invalid value: {grace!r}: must be an int64 number of seconds")
     old = store.get(spec, ns, name)
     if old is None:
         raise not_found(spec, name)

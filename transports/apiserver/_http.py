@@ -11,7 +11,9 @@ if TYPE_CHECKING:
     from ._registry import ResourceSpec
 
 __all__ = [
+    "MAX_REQUEST_BODY_BYTES",
     "HTTPError",
+    "check_path_segment",
     "already_exists",
     "Reply",
     "Request",
@@ -25,6 +27,20 @@ __all__ = [
     "no_such_path",
     "success",
 ]
+
+
+# upstream's limit on a request body (apiserver's MaxRequestBodyBytes, 3 MiB): 413 above it
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
+
+def check_path_segment(what: str, segment: str) -> None:
+    """``IsValidPathSegmentName`` for a name or namespace in a URL path: 400 when it is not one."""
+    if segment in (".", ".."):
+        errs = [f"may not be '{segment}'"]
+    else:
+        errs = [f"may not contain '{c}'" for c in ("/", "%") if c in segment]
+    if errs:
+        raise bad_request(f"{what}: Invalid value: {msgspec.json.encode(segment).decode()}: {errs[0]}")
 
 
 @dataclass

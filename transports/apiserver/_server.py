@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import anyio
 import anyio.abc
@@ -40,13 +40,30 @@ from kubesched.transports.fake import FakeCluster
 
 from . import _discovery as disco
 from ._handlers import handle
-from ._http import HTTPError, Reply, Request, json_reply, method_not_allowed, no_such_path
+from ._http import (
+    MAX_REQUEST_BODY_BYTES,
+    HTTPError,
+    Reply,
+    Request,
+    bad_request,
+    check_path_segment,
+    json_reply,
+    method_not_allowed,
+    no_such_path,
+)
 from ._kinds import SYSTEM_NAMESPACES, ensure_namespace
 from ._registry import GROUPS, RESOURCES, find_resource, group_exists
 from ._store import Store
 from ._watch import Abort, WatchPlan
 
 __all__ = ["APIServer"]
+
+MAX_HEADER_BYTES = 1 << 20  # Go's http.DefaultMaxHeaderBytes
+
+
+class _TooLarge(Exception):
+    """A request body over MAX_REQUEST_BODY_BYTES."""
+
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -160,11 +177,23 @@ class APIServer:
     # --- HTTP --------------------------------------------------------------------------------
 
     async def _connection(self, stream: anyio.abc.ByteStream) -> None:
-        conn = h11.Connection(h11.SERVER)
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
         try:
             async with stream:
                 while True:
-                    req = await self._read_request(conn, stream)
+                    try:
+                        req = await self._read_request(conn, stream)
+                    except h11.RemoteProtocolError as e:
+                        # a request h11 refuses (no Host, a bad header line): 400 as upstream's
+                        # Go server, then close; never a connection dropped without an answer
+                        await self._refuse(conn, stream, e.error_status_hint, "BadRequest", str(e))
+                        return
+                    except _TooLarge:
+                        await self._refuse(
+                            conn, stream, 413, "RequestEntityTooLarge",
+                            f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}",
+                        )
+                        return
                     if req is None:
                         return
                     if not await self._respond(conn, stream, req):
@@ -198,13 +227,18 @@ class APIServer:
                 conn.receive_data(data)
             elif isinstance(event, h11.Request):
                 head = event
+                for k, v in head.headers:
+                    if k == b"content-length" and int(v) > MAX_REQUEST_BODY_BYTES:
+                        raise _TooLarge  # refused before reading a byte of it
             elif isinstance(event, h11.Data):
                 body += event.data
+                if len(body) > MAX_REQUEST_BODY_BYTES:  # chunked: stop reading at the limit
+                    raise _TooLarge
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None
                 target = urlsplit(head.target.decode("latin-1"))
                 return Request(
-                    method=head.method.decode().upper(),
+                    method=head.method.decode("latin-1").upper(),
                     path=target.path,
                     query=dict(parse_qsl(target.query, keep_blank_values=True)),
                     headers={k.decode().lower(): v.decode("latin-1") for k, v in head.headers},
@@ -212,6 +246,25 @@ class APIServer:
                 )
             else:  # ConnectionClosed, PAUSED
                 return None
+
+    async def _refuse(
+        self, conn: h11.Connection, stream: anyio.abc.ByteStream, code: int, reason: str, message: str
+    ) -> None:
+        """Answer a request that cannot be read (and close the connection after it)."""
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        body = HTTPError(code, reason, message).body()
+        headers = [
+            ("content-type", "application/json"),
+            ("content-length", str(len(body))),
+            ("connection", "close"),
+        ]
+        try:
+            await stream.send(conn.send(h11.Response(status_code=code, headers=headers)))
+            await stream.send(conn.send(h11.Data(data=body)))
+            await stream.send(conn.send(h11.EndOfMessage()))
+        except h11.LocalProtocolError:
+            return
 
     async def _respond(
         self, conn: h11.Connection, stream: anyio.abc.ByteStream, req: Request
@@ -281,7 +334,11 @@ class APIServer:
     async def _route(self, req: Request) -> Reply | WatchPlan:
         """Discovery, version, health and OpenAPI; else (group, version, resource) → its row →
         the generic handler."""
-        parts = [p for p in req.path.split("/") if p]
+        # each segment percent-decoded (as Go's net/http gives the path to upstream's router)
+        try:
+            parts = [unquote(p, errors="strict") for p in req.path.split("/") if p]
+        except UnicodeDecodeError:
+            raise bad_request("the request path is not UTF-8 once percent-decoded") from None
         accept = req.headers.get("accept", "")
         if req.method not in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
             raise method_not_allowed()
@@ -344,6 +401,9 @@ class APIServer:
             raise no_such_path()
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
+        for what, segment in (("namespace", namespace), ("name", name)):
+            if segment:
+                check_path_segment(what, segment)
         if sub and sub not in spec.subresources:
             raise no_such_path()
         if spec.namespaced and name and namespace is None:

@@ -11,6 +11,7 @@ selector, an object that starts or stops matching is ADDED or DELETED for that w
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ __all__ = ["Abort", "WatchPlan", "event_line", "watch"]
 
 Send = Callable[[bytes], Awaitable[None]]
 Matcher = Callable[[Any], bool]
+
+
+_MAX_TIMEOUT_SECONDS = (2**63 - 1) // 10**9  # the longest time.Duration
 
 
 class Abort(Exception):
@@ -137,10 +141,19 @@ def watch(
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1", "True")
     send_initial = q.get("sendInitialEvents") in ("true", "1", "True")
     include = q.get("includeObject", "Metadata")
-    try:
-        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else server.watch_timeout
-    except ValueError:
-        raise bad_request(f"invalid timeoutSeconds {q['timeoutSeconds']!r}") from None
+    raw = q.get("timeoutSeconds") or ""
+    timeout = server.watch_timeout
+    if raw:
+        # a number of seconds in int64 as upstream's ListOptions (nan, inf, 1e308 are not; a
+        # fraction is kept, for tests); past what a Duration holds it is capped there, so that
+        # every watch ends
+        m = re.fullmatch(r"-?([0-9]{1,19})(\.[0-9]{1,9})?", raw)
+        if m is None or int(m.group(1)) >= 2**63:
+            raise bad_request(
+                f'timeoutSeconds: Invalid value: "{raw}": strconv.ParseInt: parsing "{raw}": invalid syntax'
+            )
+        if float(raw) > 0:
+            timeout = min(float(raw), _MAX_TIMEOUT_SECONDS)
     plan = WatchPlan(
         server, spec, None, [], matches, selective, timeout, bookmarks, as_table, include
     )

@@ -77,6 +77,7 @@ _KINDS: dict[str, tuple[type[Any], bool, str]] = {
 
 # The two classes every API server creates at start-up; admission resolves them even when the
 # cluster was not given them (they are not listed by watch()).
+_LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 _SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": 2000001000,
     "system-cluster-critical": 2000000000,
@@ -387,7 +388,12 @@ class FakeCluster(Transport):
     def timestamp(self, offset: float | None = None) -> str:
         """RFC 3339 UTC time of now (+ ``offset`` seconds): ``…T00:00:30Z``, or with
         microseconds when not a whole second (``…T00:00:30.500000Z``)."""
-        micros = round((self.elapsed() + (offset or 0.0)) * 1_000_000)
+        seconds = self.elapsed() + (offset or 0.0)
+        # RFC 3339 ends at year 9999: a later time (now + a grace period of billions of
+        # seconds) is that last second, never an overflow
+        if seconds >= (_LAST_TIME - self._epoch).total_seconds():
+            return _LAST_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
+        micros = round(seconds * 1_000_000)
         t = self._epoch + timedelta(microseconds=micros)
         if t.microsecond:
             return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,197 @@
+"""Decoding untrusted YAML and JSON with bounds, as upstream's decoders have them.
+
+Both manifest loading (``kubesched simulate``) and the fake API server decode with these: a
+document nests at most :data:`MAX_DEPTH` levels; YAML aliases may not expand a document past a
+small allowance (go-yaml's rule against alias bombs); a duplicate key is refused (upstream's
+strict decoding); a lone UTF-16 surrogate in JSON becomes U+FFFD, as Go's decoder makes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import yaml
+
+# libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Bounds on one document, so that no input can exhaust the stack or the memory: a nesting depth
+# well inside Python's recursion limit, and a rule against alias bombs in go-yaml's spirit
+# (what aliases expand to may not exceed half the document's own nodes plus an allowance)
+MAX_DEPTH = 100
+_ALIAS_ALLOWANCE = 10_000
+
+
+class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing duplicate keys and aliases that expand past the bound."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._count_aliases = isinstance(stream, str) and "*" in stream
+        self._sizes: dict[int, tuple[int, int]] = {}
+        self._expanded = 0
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if self._count_aliases and node in self.constructed_objects and not isinstance(node, yaml.ScalarNode):
+            self._expanded += _size(node, self._sizes)[0]
+            if self._expanded > _ALIAS_ALLOWANCE + _size(self._root, self._sizes)[0] // 2:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "document contains excessive aliasing", node.start_mark
+                )
+        return super().construct_object(node, deep)
+
+    def construct_document(self, node: Any) -> Any:
+        self._root = node
+        self._expanded = 0
+        # a document with aliases is a graph: measure it with shared nodes counted once
+        if _size(node, self._sizes)[1] > MAX_DEPTH if self._count_aliases else _too_deep(node):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"document nested deeper than {MAX_DEPTH} levels", node.start_mark
+            )
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        # the node's own pairs: flattening ``<<`` merge keys deletes them from this very list
+        # and puts the merged pairs (which the own keys may override) in a new one
+        own = node.value
+        mapping = super().construct_mapping(node, deep)
+        if len(mapping) != len(node.value) or own is not node.value:
+            seen: set[Any] = set()
+            for key_node, _ in own:
+                key = self.construct_object(key_node)
+                if not isinstance(key, (str, int, float, bool)):
+                    continue
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f'key "{key}" already set in map', key_node.start_mark
+                    )
+                seen.add(key)
+        return mapping
+
+
+def _too_deep(root: Any) -> bool:
+    """Whether a composed YAML tree (no aliases) nests deeper than MAX_DEPTH (level by level,
+    scalars skipped)."""
+    level = [root]
+    depth = 0
+    scalar = yaml.ScalarNode
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return True
+        nxt = []
+        for n in level:
+            if n.__class__ is yaml.MappingNode:
+                for k, v in n.value:
+                    if k.__class__ is not scalar:
+                        nxt.append(k)
+                    if v.__class__ is not scalar:
+                        nxt.append(v)
+            elif n.__class__ is yaml.SequenceNode:
+                nxt.extend(c for c in n.value if c.__class__ is not scalar)
+        level = nxt
+    return False
+
+
+def _size(root: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """(nodes when expanded, depth) of a composed YAML node, iteratively, shared nodes once."""
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in memo:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            memo[id(node)] = (1, 1)
+            continue
+        if isinstance(node, yaml.MappingNode):
+            children = [n for kv in node.value for n in kv]
+        else:
+            children = list(node.value)
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in memo)
+        else:
+            sizes = [memo.get(id(c), (1, MAX_DEPTH + 1)) for c in children]
+            memo[id(node)] = (1 + sum(n for n, _ in sizes), 1 + max((d for _, d in sizes), default=0))
+    return memo[id(root)]
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f'duplicate field "{k}"')
+            seen.add(k)
+    return out
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _replace_surrogates(data: Any) -> Any:
+    """Lone UTF-16 surrogates (``"\\ud800"``) become U+FFFD, as Go's JSON decoder makes them."""
+
+    def fix(s: str) -> str:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    if isinstance(data, str):
+        return fix(data)
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for k in list(item):
+                v = item.pop(k)
+                item[fix(k)] = fix(v) if isinstance(v, str) else v
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(item, list):
+            for i, v in enumerate(item):
+                if isinstance(v, str):
+                    item[i] = fix(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+    return data
+
+
+def _json_depth_ok(data: Any) -> bool:
+    """Whether ``data`` nests at most MAX_DEPTH levels (iteratively)."""
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return True
+
+
+def decode_json(text: str | bytes) -> Any:
+    """JSON as upstream's decoder reads it: duplicate fields refused, nesting bounded, lone
+    surrogates replaced.  Raises ValueError (one line) on bad input."""
+    try:
+        data = json.loads(text, object_pairs_hook=_json_pairs)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise ValueError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+    if not _json_depth_ok(data):
+        raise ValueError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    if _SURROGATE_ESCAPE.search(raw):
+        data = _replace_surrogates(data)
+    return data
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """Every document of a YAML stream, bounded; raises yaml.YAMLError on bad input."""
+    return list(yaml.load_all(text, Loader=BoundedLoader))
+
+
+__all__ = ["MAX_DEPTH", "BoundedLoader", "decode_json", "load_yaml_documents"]
