@@ -287,6 +287,8 @@ async def _create(
         meta.pop(k, None)
     meta["uid"] = str(uuid.uuid4())
     body = (spec.prepare_create or backend.prepare_create)(store, body)
+    if spec.defaults is not None:
+        spec.defaults(body)
     obj = backend.decode(store, spec, body)
     if backend.get(store, spec, ns, name) is not None:
         raise already_exists(spec, name)
@@ -373,9 +375,11 @@ async def _replace(
     merged["metadata"] = {**merged["metadata"], "resourceVersion": rv_of(old)}
     if spec.prepare_update is not None:
         spec.prepare_update(merged, name)
+    if spec.defaults is not None:
+        spec.defaults(merged)
     obj = backend.decode(store, spec, merged)
     if spec.validate_update is not None and not sub:
-        spec.validate_update(spec, name, old_wire, obj)
+        spec.validate_update(spec, name, old_wire, backend.encode(obj))
     if dry_run:
         return Reply(200, spec.encode(obj))
     return Reply(200, spec.encode(backend.update(store, spec, name, obj)))
