@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import yaml
 
+from . import _protobuf as protobuf
 from ._http import (
     HTTPError,
     Reply,
@@ -107,13 +108,41 @@ async def handle(
     raise method_not_allowed()
 
 
-def _body(req: Request) -> dict[str, Any]:
-    ctype = req.headers.get("content-type", "application/json").split(";")[0].strip()
+_JSON_TYPES = ("application/json", "")
+_YAML_TYPES = ("application/yaml", "application/apply-patch+yaml")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+_ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+
+def unsupported_media_type(message: str = "") -> HTTPError:
+    """415, as the API server answers a body in a media type it does not decode."""
+    return HTTPError(
+        415,
+        "UnsupportedMediaType",
+        message
+        or f"the body of the request was in an unknown format - accepted media types include: {_ACCEPTED}",
+    )
+
+
+def _body(req: Request, yaml_ok: bool = True) -> dict[str, Any]:
+    """The request's object: JSON, YAML, or Kubernetes protobuf for the kinds decoded
+    (``_protobuf``); any other media type is 415."""
+    ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
-        if ctype in ("application/yaml", "application/apply-patch+yaml"):
+        if ctype in _YAML_TYPES and yaml_ok:
             data = yaml.safe_load(req.body)
-        else:
+        elif ctype in _JSON_TYPES:
             data = json.loads(req.body) if req.body else {}
+        elif ctype == _PROTOBUF:
+            data = protobuf.decode(req.body) if req.body else {}
+        else:
+            raise unsupported_media_type()
+    except protobuf.ProtobufError as e:
+        raise unsupported_media_type(
+            f"the body of the request could not be decoded as {_PROTOBUF} ({e}): "
+            "this server decodes it for Binding, Event, Lease and DeleteOptions; "
+            "send other objects as application/json"
+        ) from None
     except (ValueError, yaml.YAMLError) as e:
         raise bad_request(f"the body of the request was in an unknown format: {e}") from None
     if not isinstance(data, dict):
@@ -455,14 +484,7 @@ def _private_copy(d: dict[str, Any]) -> dict[str, Any]:
 async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
     store, backend = server.store, spec.backend
     assert backend is not None
-    opts: dict[str, Any] = {}
-    if req.body:
-        try:
-            opts = json.loads(req.body)
-        except ValueError:
-            raise bad_request("the body of the request was in an unknown format") from None
-    if not isinstance(opts, dict):
-        opts = {}
+    opts: dict[str, Any] = _body(req, yaml_ok=False) if req.body else {}
     grace = opts.get("gracePeriodSeconds")
     if req.query.get("gracePeriodSeconds"):
         grace = int(req.query["gracePeriodSeconds"])

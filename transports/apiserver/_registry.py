@@ -116,7 +116,9 @@ class ResourceSpec:
     """Runs after the checks, before the object is stored (may refuse it)."""
     prepare_update: Callable[[dict[str, Any], str], None] | None = None
     """Adjusts an object about to replace the stored one (wire form)."""
-    validate_update: Callable[[ResourceSpec, str, dict[str, Any], dict[str, Any]], None] | None = None
+    validate_update: Callable[[ResourceSpec, str, dict[str, Any], dict[str, Any]], None] | None = (
+        None
+    )
     """Checks an update of the resource (not of a subresource): the row, name, old and new
     object in wire form."""
     delete: DeleteHook | None = None
@@ -411,9 +413,7 @@ RESOURCES: list[ResourceSpec] = [
         "csistoragecapacities",
         "CSIStorageCapacity",
         namespaced=True,
-        printer=printers.columns(
-            ("StorageClass", "storageClassName"), ("Capacity", "capacity")
-        ),
+        printer=printers.columns(("StorageClass", "storageClassName"), ("Capacity", "capacity")),
     ),
     ResourceSpec(
         "resource.k8s.io",

@@ -100,7 +100,8 @@ def overlay(raw: dict[str, Any], obj: Any) -> dict[str, Any]:
             and len(had) == len(value)
         ):
             out[key] = [
-                overlay(r if isinstance(r, dict) else {}, v) for r, v in zip(had, value, strict=True)
+                overlay(r if isinstance(r, dict) else {}, v)
+                for r, v in zip(had, value, strict=True)
             ]
         else:
             out[key] = msgspec.to_builtins(value)
