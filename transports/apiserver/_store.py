@@ -171,7 +171,9 @@ class Store:
         while (ev := self._cluster_watch.get_nowait()) is not None and ev.type != "SYNCED":
             store = type(ev.obj).__name__
             key = ns_name(ev.obj)
-            self.wired[store][key] = self._wire(store, key, ev.obj, old[store].get(key))
+            self.wired.setdefault(store, {})[key] = self._wire(
+                store, key, ev.obj, old.get(store, {}).get(key)
+            )
         rv = int(self.cluster.resource_version)
         self.history.clear()
         self.floor = max(self.floor, rv)
@@ -222,7 +224,7 @@ class Store:
             return
         store = type(ev.obj).__name__
         key = ns_name(ev.obj)
-        objs = self.wired[store]
+        objs = self.wired.setdefault(store, {})
         prev = objs.get(key)
         obj = self._wire(store, key, ev.obj, prev)
         if ev.type == "DELETED":
