@@ -23,6 +23,13 @@ class _Obj(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
     """Base of every API struct: camelCase on the wire, keyword-only, defaults omitted."""
 
 
+_DEFAULTED: Any = msgspec.UNSET
+"""The declared default of a field the API server defaults to a value that is not empty
+(``schedulerName: default-scheduler``, a port's ``protocol: TCP``): ``__post_init__`` (which
+also runs on decode) sets the value, so the field is always written, as the API server writes
+it, instead of being left out as a default."""
+
+
 # --- metadata --------------------------------------------------------------------------------
 
 
@@ -125,9 +132,13 @@ class ResourceRequirements(_Obj):
 class ContainerPort(_Obj):
     container_port: Int32 = 0
     host_port: Int32 = 0
-    protocol: str = "TCP"
+    protocol: str = _DEFAULTED
     host_ip: str = msgspec.field(default="", name="hostIP")
     name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.protocol is _DEFAULTED:
+            self.protocol = "TCP"
 
 
 class Container(_Obj):
@@ -197,14 +208,20 @@ class Toleration(_Obj):
 
 
 class TopologySpreadConstraint(_Obj):
-    max_skew: Int32 = 1
+    max_skew: Int32 = _DEFAULTED
     topology_key: str = ""
-    when_unsatisfiable: str = "DoNotSchedule"
+    when_unsatisfiable: str = _DEFAULTED
     label_selector: LabelSelector | None = None
     min_domains: Int32 | None = None
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: list[str] = []
+
+    def __post_init__(self) -> None:
+        if self.max_skew is _DEFAULTED:
+            self.max_skew = 1
+        if self.when_unsatisfiable is _DEFAULTED:
+            self.when_unsatisfiable = "DoNotSchedule"
 
 
 class PodSchedulingGate(_Obj):
@@ -213,7 +230,7 @@ class PodSchedulingGate(_Obj):
 
 class PodSpec(_Obj):
     node_name: str = ""
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = _DEFAULTED
     priority: Int32 | None = None
     priority_class_name: str = ""
     preemption_policy: str | None = None
@@ -227,7 +244,13 @@ class PodSpec(_Obj):
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     termination_grace_period_seconds: Int64 | None = None
     host_network: bool = False
-    restart_policy: str = ""
+    restart_policy: str = _DEFAULTED
+
+    def __post_init__(self) -> None:
+        if self.scheduler_name is _DEFAULTED:
+            self.scheduler_name = "default-scheduler"
+        if self.restart_policy is _DEFAULTED:
+            self.restart_policy = "Always"
 
 
 class PodCondition(_Obj):
@@ -298,9 +321,13 @@ class PodDisruptionBudget(_Obj):
 
 
 class PodGroupSpec(_Obj):
-    min_member: Int32 = 1
+    min_member: Int32 = _DEFAULTED
     min_resources: ResourceList | None = None
     schedule_timeout_seconds: Int32 | None = None
+
+    def __post_init__(self) -> None:
+        if self.min_member is _DEFAULTED:
+            self.min_member = 1
 
 
 class PodGroupStatus(_Obj):
@@ -344,7 +371,11 @@ class Event(_Obj):
     regarding: ObjectReference = msgspec.field(default_factory=ObjectReference)
     related: ObjectReference | None = None
     note: str = ""
-    type: str = "Normal"
+    type: str = _DEFAULTED
+
+    def __post_init__(self) -> None:
+        if self.type is _DEFAULTED:
+            self.type = "Normal"
 
 
 class LeaseSpec(_Obj):
@@ -376,7 +407,8 @@ KINDS: dict[tuple[str, str], type[Any]] = {
 
 
 def to_builtins(obj: Any) -> Any:
-    """The object as plain JSON-ready builtins (camelCase keys, defaults omitted)."""
+    """The object as plain JSON-ready builtins (camelCase keys; empty defaults omitted, the
+    fields the API server defaults to a value always written)."""
     return msgspec.to_builtins(obj)
 
 

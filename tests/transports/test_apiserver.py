@@ -158,11 +158,14 @@ async def test_version_health_and_discovery(client: httpx.AsyncClient) -> None:
     assert names["pods"]["shortNames"] == ["po"]
     groups = {g["name"] for g in (await client.get("/apis")).json()["groups"]}
     assert groups == {
+        "apps",
         "coordination.k8s.io",
         "events.k8s.io",
         "policy",
+        "resource.k8s.io",
         "scheduling.k8s.io",
         "scheduling.x-k8s.io",
+        "storage.k8s.io",
     }
     pg = (await client.get("/apis/scheduling.x-k8s.io/v1alpha1")).json()
     assert [r["kind"] for r in pg["resources"] if "/" not in r["name"]] == ["PodGroup"]
@@ -313,7 +316,15 @@ async def test_patch_kinds(client: httpx.AsyncClient) -> None:
     assert r.status_code == 200, r.text
     assert r.json()["metadata"]["labels"] == {"b": "2"}
     assert r.json()["spec"]["containers"] == [
-        {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}
+        {
+            "name": "c",
+            "image": "nginx",
+            "resources": {"requests": {"cpu": "100m"}},
+            # the API server's defaults, kept
+            "imagePullPolicy": "Always",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
     ]
     # JSON merge patch
     r = await client.patch(

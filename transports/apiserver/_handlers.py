@@ -24,6 +24,7 @@ import yaml
 from kubesched._decoding import decode_json, load_yaml_documents
 from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
+from . import _protobuf as protobuf
 from ._http import (
     HTTPError,
     Reply,
@@ -122,14 +123,42 @@ def _int_param(q: dict[str, str], key: str) -> int:
     return int(raw)
 
 
-def _body(req: Request) -> dict[str, Any]:
-    ctype = req.headers.get("content-type", "application/json").split(";")[0].strip()
+_JSON_TYPES = ("application/json", "")
+_YAML_TYPES = ("application/yaml", "application/apply-patch+yaml")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+_ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+
+def unsupported_media_type(message: str = "") -> HTTPError:
+    """415, as the API server answers a body in a media type it does not decode."""
+    return HTTPError(
+        415,
+        "UnsupportedMediaType",
+        message
+        or f"the body of the request was in an unknown format - accepted media types include: {_ACCEPTED}",
+    )
+
+
+def _body(req: Request, yaml_ok: bool = True) -> dict[str, Any]:
+    """The request's object: JSON, YAML, or Kubernetes protobuf for the kinds decoded
+    (``_protobuf``); any other media type is 415."""
+    ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
-        if ctype in ("application/yaml", "application/apply-patch+yaml"):
+        if ctype in _YAML_TYPES and yaml_ok:
             docs = load_yaml_documents(req.body.decode("utf-8"))
             data = docs[0] if len(docs) == 1 else docs
-        else:
+        elif ctype in _JSON_TYPES:
             data = decode_json(req.body) if req.body else {}
+        elif ctype == _PROTOBUF:
+            data = protobuf.decode(req.body) if req.body else {}
+        else:
+            raise unsupported_media_type()
+    except protobuf.ProtobufError as e:
+        raise unsupported_media_type(
+            f"the body of the request could not be decoded as {_PROTOBUF} ({e}): "
+            "this server decodes it for Binding, Event, Lease and DeleteOptions; "
+            "send other objects as application/json"
+        ) from None
     except (ValueError, yaml.YAMLError) as e:
         raise bad_request(f"the body of the request was in an unknown format: {e}") from None
     if not isinstance(data, dict):
@@ -313,6 +342,8 @@ async def _create(
         meta.pop(k, None)
     meta["uid"] = str(uuid.uuid4())
     body = (spec.prepare_create or backend.prepare_create)(store, body)
+    if spec.defaults is not None:
+        spec.defaults(body)
     obj = backend.decode(store, spec, body)
     if backend.get(store, spec, ns, name) is not None:
         raise already_exists(spec, name)
@@ -399,9 +430,11 @@ async def _replace(
     merged["metadata"] = {**merged["metadata"], "resourceVersion": rv_of(old)}
     if spec.prepare_update is not None:
         spec.prepare_update(merged, name)
+    if spec.defaults is not None:
+        spec.defaults(merged)
     obj = backend.decode(store, spec, merged)
     if spec.validate_update is not None and not sub:
-        spec.validate_update(spec, name, old_wire, obj)
+        spec.validate_update(spec, name, old_wire, backend.encode(obj))
     if dry_run:
         return Reply(200, spec.encode(obj))
     return Reply(200, spec.encode(backend.update(store, spec, name, obj)))
@@ -477,14 +510,7 @@ def _private_copy(d: dict[str, Any]) -> dict[str, Any]:
 async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
     store, backend = server.store, spec.backend
     assert backend is not None
-    opts: dict[str, Any] = {}
-    if req.body:
-        try:
-            opts = decode_json(req.body)
-        except ValueError:
-            raise bad_request("the body of the request was in an unknown format") from None
-    if not isinstance(opts, dict):
-        opts = {}
+    opts: dict[str, Any] = _body(req, yaml_ok=False) if req.body else {}
     grace = opts.get("gracePeriodSeconds")
     if req.query.get("gracePeriodSeconds"):
         grace = _int_param(req.query, "gracePeriodSeconds")

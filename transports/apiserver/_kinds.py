@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched._objects import Binding, Event, convert, to_builtins
+from kubesched._objects import Binding, Event, convert
 
 from ._http import (
     HTTPError,
@@ -86,11 +86,13 @@ _POD_MUTABLE = (
 )
 
 
-def check_pod_update(spec: ResourceSpec, name: str, old_wire: dict[str, Any], new: Any) -> None:
-    """ValidatePodUpdate, for the fields kubesched models: the spec is immutable except images,
-    tolerations (additions only) and scheduling gates (removals only)."""
+def check_pod_update(
+    spec: ResourceSpec, name: str, old_wire: dict[str, Any], new_wire: dict[str, Any]
+) -> None:
+    """ValidatePodUpdate: the spec is immutable except images, tolerations (additions only),
+    scheduling gates (removals only) and activeDeadlineSeconds."""
     old: dict[str, Any] = old_wire.get("spec", {})
-    new_spec: dict[str, Any] = to_builtins(new.spec)
+    new_spec: dict[str, Any] = new_wire.get("spec", {})
 
     def strip(s: dict[str, Any]) -> dict[str, Any]:
         s = {
@@ -134,7 +136,7 @@ async def delete_pod(
 ) -> Reply:
     """Through the kubelet emulation: the answer is the pod, terminating (or gone)."""
     await store.call(spec, name, store.cluster.delete_pod(ns, name, uid=uid, grace_seconds=grace))
-    current = store.cluster.get("Pod", ns, name)
+    current = store.get(spec, ns, name)
     return Reply(200, spec.encode(current if current is not None else old))
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from . import _defaults as defaults
 from . import _kinds
 from . import _table as printers
 from ._store import CLUSTER, OBJECTS, Backend
@@ -104,6 +105,8 @@ class ResourceSpec:
     view: View | None = None
     crd: bool = False
     """A custom resource: no strategic merge patch."""
+    defaults: Callable[[dict[str, Any]], None] | None = None
+    """The API server's defaults for a created or replaced object, in place (``_defaults``)."""
     # hooks, only where the kind differs from a generic object (see _kinds)
     create: PostHook | None = None
     """Handles POST to the collection instead of the generic create."""
@@ -113,9 +116,11 @@ class ResourceSpec:
     """Runs after the checks, before the object is stored (may refuse it)."""
     prepare_update: Callable[[dict[str, Any], str], None] | None = None
     """Adjusts an object about to replace the stored one (wire form)."""
-    validate_update: Callable[[ResourceSpec, str, dict[str, Any], Any], None] | None = None
-    """Checks an update of the resource (not of a subresource): the row, name, old object in
-    wire form, new object decoded."""
+    validate_update: Callable[[ResourceSpec, str, dict[str, Any], dict[str, Any]], None] | None = (
+        None
+    )
+    """Checks an update of the resource (not of a subresource): the row, name, old and new
+    object in wire form."""
     delete: DeleteHook | None = None
     """Deletes instead of the backend, after the preconditions; answers the request."""
 
@@ -181,6 +186,7 @@ RESOURCES: list[ResourceSpec] = [
         subresources=STATUS,
         printer=printers.NODE,
         backend=CLUSTER,
+        defaults=defaults.node,
         prepare_create=_kinds.kubelet_ready,
     ),
     ResourceSpec(
@@ -194,6 +200,7 @@ RESOURCES: list[ResourceSpec] = [
         subresources=_POD_SUBRESOURCES,
         printer=printers.POD,
         backend=CLUSTER,
+        defaults=defaults.pod,
         validate_update=_kinds.check_pod_update,
         delete=_kinds.delete_pod,
     ),
@@ -256,6 +263,7 @@ RESOURCES: list[ResourceSpec] = [
         short_names=("pc",),
         printer=printers.PRIORITY_CLASS,
         backend=CLUSTER,
+        defaults=defaults.priority_class,
     ),
     ResourceSpec(
         "scheduling.x-k8s.io",
@@ -267,6 +275,175 @@ RESOURCES: list[ResourceSpec] = [
         subresources=STATUS,
         backend=CLUSTER,
         crd=True,
+    ),
+    # --- stored, not simulated: what a real kube-scheduler's informers list ---------------------
+    ResourceSpec(
+        "",
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        namespaced=False,
+        short_names=("pv",),
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Capacity", "spec.capacity.storage"),
+            ("Access Modes", "spec.accessModes"),
+            ("Reclaim Policy", "spec.persistentVolumeReclaimPolicy"),
+            ("Status", "status.phase"),
+            ("Claim", "spec.claimRef.name"),
+            ("StorageClass", "spec.storageClassName"),
+        ),
+        defaults=defaults.persistent_volume,
+    ),
+    ResourceSpec(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        namespaced=True,
+        short_names=("pvc",),
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Status", "status.phase"),
+            ("Volume", "spec.volumeName"),
+            ("Capacity", "status.capacity.storage"),
+            ("Access Modes", "status.accessModes"),
+            ("StorageClass", "spec.storageClassName"),
+        ),
+        defaults=defaults.persistent_volume_claim,
+    ),
+    ResourceSpec(
+        "",
+        "v1",
+        "services",
+        "Service",
+        namespaced=True,
+        short_names=("svc",),
+        categories=("all",),
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Type", "spec.type"), ("Cluster-IP", "spec.clusterIP"), ("Selector", "spec.selector")
+        ),
+        defaults=defaults.service,
+    ),
+    ResourceSpec(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        namespaced=True,
+        short_names=("rc",),
+        categories=("all",),
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Desired", "spec.replicas"),
+            ("Current", "status.replicas"),
+            ("Ready", "status.readyReplicas"),
+        ),
+        defaults=defaults.replication_controller,
+    ),
+    ResourceSpec(
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        namespaced=True,
+        short_names=("rs",),
+        categories=("all",),
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Desired", "spec.replicas"),
+            ("Current", "status.replicas"),
+            ("Ready", "status.readyReplicas"),
+        ),
+        defaults=defaults.pod_template_owner,
+    ),
+    ResourceSpec(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        namespaced=True,
+        short_names=("sts",),
+        categories=("all",),
+        subresources=STATUS,
+        printer=printers.columns(("Replicas", "spec.replicas"), ("Ready", "status.readyReplicas")),
+        defaults=defaults.stateful_set,
+    ),
+    ResourceSpec(
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "StorageClass",
+        namespaced=False,
+        short_names=("sc",),
+        printer=printers.columns(
+            ("Provisioner", "provisioner"),
+            ("ReclaimPolicy", "reclaimPolicy"),
+            ("VolumeBindingMode", "volumeBindingMode"),
+            ("AllowVolumeExpansion", "allowVolumeExpansion"),
+        ),
+        defaults=defaults.storage_class,
+    ),
+    ResourceSpec(
+        "storage.k8s.io",
+        "v1",
+        "csinodes",
+        "CSINode",
+        namespaced=False,
+        printer=printers.columns(("Drivers", "spec.drivers")),
+    ),
+    ResourceSpec(
+        "storage.k8s.io",
+        "v1",
+        "csidrivers",
+        "CSIDriver",
+        namespaced=False,
+        printer=printers.columns(
+            ("AttachRequired", "spec.attachRequired"),
+            ("PodInfoOnMount", "spec.podInfoOnMount"),
+            ("StorageCapacity", "spec.storageCapacity"),
+            ("Modes", "spec.volumeLifecycleModes"),
+        ),
+        defaults=defaults.csi_driver,
+    ),
+    ResourceSpec(
+        "storage.k8s.io",
+        "v1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        namespaced=True,
+        printer=printers.columns(("StorageClass", "storageClassName"), ("Capacity", "capacity")),
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1",
+        "deviceclasses",
+        "DeviceClass",
+        namespaced=False,
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1",
+        "resourceclaims",
+        "ResourceClaim",
+        namespaced=True,
+        subresources=STATUS,
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1",
+        "resourceclaimtemplates",
+        "ResourceClaimTemplate",
+        namespaced=True,
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1",
+        "resourceslices",
+        "ResourceSlice",
+        namespaced=False,
+        printer=printers.columns(("Node", "spec.nodeName"), ("Driver", "spec.driver")),
     ),
 ]
 

@@ -4,7 +4,10 @@ Each row of the registry names its backend:
 
 - ``CLUSTER``: the FakeCluster holds the kind as kubesched's msgspec Struct (admission, the kubelet
   and disruption-controller emulations, fault injection act on it); writes are FakeCluster verbs,
-  and the store learns of every change (ours or the cluster's own) by following its watch.
+  and the store learns of every change (ours or the cluster's own) by following its watch.  A
+  Struct declares only the fields kubesched reads, so the store keeps each object's wire form
+  too: the JSON its client last wrote (defaulted), with the Struct laid over it at every change
+  (``_wire.overlay``); reads and watches serve that form, so no field a client sent is lost.
 - ``OBJECTS``: the server's own generic object store: plain dicts by (namespace, name), with
   resourceVersions taken from the cluster's sequence (one sequence, as in etcd).  A kind with no
   simulation behaviour lives here: create/get/list/watch/update/patch/delete need nothing else.
@@ -31,12 +34,12 @@ from kubesched.transports.fake import FakeCluster
 
 from . import _kinds
 from ._http import HTTPError, already_exists, bad_request, conflict, details, invalid, not_found
-from ._wire import builtins, ns_name, rv_of, with_rv
+from ._wire import builtins, ns_name, overlay, rv_of, uid_of, with_rv
 
 if TYPE_CHECKING:
     from ._registry import ResourceSpec
 
-__all__ = ["CLUSTER", "OBJECTS", "Backend", "Change", "Store", "Watcher"]
+__all__ = ["CLUSTER", "OBJECTS", "Backend", "Change", "Decoded", "Store", "Watcher"]
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -110,7 +113,13 @@ class Store:
         self.history: deque[Change] = deque()
         self.floor = 0  # changes with rv <= floor may be missing from history
         self.last_rv = 0
-        self._last: dict[tuple[str, str, str], Any] = {}
+        self.wired: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
+            k: {} for k in self.cluster_kinds
+        }
+        """The cluster's objects in wire form: kind → (namespace, name) → object."""
+        self.incoming: dict[tuple[str, str, str], dict[str, Any]] = {}
+        """The wire form a client is writing, by (kind, namespace, name), for the cluster's
+        change that the write makes."""
         self.pending_namespaces: set[str] = set()
         self.watchers: set[Watcher] = set()
         self._cluster_watch: Any = None
@@ -158,17 +167,33 @@ class Store:
     def follow_cluster(self) -> None:
         """(Re)start following the cluster's watch: its listing is our current state."""
         self._cluster_watch = self.cluster.watch()
-        self._last = {k: v for k, v in self._last.items() if k[0] not in self.cluster_kinds}
+        old, self.wired = self.wired, {k: {} for k in self.cluster_kinds}
         while (ev := self._cluster_watch.get_nowait()) is not None and ev.type != "SYNCED":
-            ns, name = ns_name(ev.obj)
-            self._last[(type(ev.obj).__name__, ns, name)] = ev.obj
+            store = type(ev.obj).__name__
+            key = ns_name(ev.obj)
+            self.wired.setdefault(store, {})[key] = self._wire(
+                store, key, ev.obj, old.get(store, {}).get(key)
+            )
         rv = int(self.cluster.resource_version)
         self.history.clear()
         self.floor = max(self.floor, rv)
         self.last_rv = max(self.last_rv, rv)
-        for key in list(self._last):
-            if key[1]:
-                _kinds.ensure_namespace(self, key[1])
+        for objs in self.wired.values():
+            for ns, _ in objs:
+                if ns:
+                    _kinds.ensure_namespace(self, ns)
+
+    def _wire(
+        self, store: str, key: tuple[str, str], obj: Any, prev: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The wire form of a cluster object: what its client is writing, or else what we
+        served of it before, with the Struct laid over it."""
+        base = self.incoming.pop((store, *key), None)
+        if base is None:
+            base = prev if prev is not None and uid_of(prev) == obj.metadata.uid else None
+        if base is None:
+            return builtins(obj)
+        return overlay(base, obj)
 
     async def pump(self) -> None:
         while True:
@@ -197,18 +222,18 @@ class Store:
     def _on_cluster_event(self, ev: Any) -> None:
         if ev.type == "SYNCED" or ev.obj is None:
             return
-        obj = ev.obj
-        store = type(obj).__name__
-        ns, name = ns_name(obj)
-        key = (store, ns, name)
-        prev = self._last.get(key)
+        store = type(ev.obj).__name__
+        key = ns_name(ev.obj)
+        objs = self.wired.setdefault(store, {})
+        prev = objs.get(key)
+        obj = self._wire(store, key, ev.obj, prev)
         if ev.type == "DELETED":
-            self._last.pop(key, None)
+            objs.pop(key, None)
         else:
-            self._last[key] = obj
-            if ns and ("", ns) not in self.objects["Namespace"]:
-                self.pending_namespaces.add(ns)
-        self.record(Change(int(obj.metadata.resource_version or 0), store, ev.type, obj, prev))
+            objs[key] = obj
+            if key[0] and ("", key[0]) not in self.objects["Namespace"]:
+                self.pending_namespaces.add(key[0])
+        self.record(Change(int(ev.obj.metadata.resource_version or 0), store, ev.type, obj, prev))
 
     # --- history and watchers --------------------------------------------------------------
 
@@ -282,18 +307,30 @@ class Backend:
 _STRUCTS = {cls.__name__: cls for cls in KINDS.values()}
 
 
+@dataclass(slots=True)
+class Decoded:
+    """A request's object for the cluster: its wire form and its Struct."""
+
+    wire: dict[str, Any]
+    obj: Any
+
+
 class ClusterBackend(Backend):
-    """The FakeCluster's kinds: kubesched's Structs, validated like admission does."""
+    """The FakeCluster's kinds: kubesched's Structs, validated like admission does; read in the
+    wire form the store keeps of them."""
 
     def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
-        objs: list[Any] = store.cluster.list(spec.store)
-        return objs
+        store.drain()
+        return list(store.wired[spec.store].values())
 
     def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
-        return store.cluster.get(spec.store, namespace, name)
+        store.drain()
+        return store.wired[spec.store].get((namespace if spec.namespaced else "", name))
 
     def encode(self, obj: Any) -> dict[str, Any]:
-        return builtins(obj)
+        if isinstance(obj, Decoded):
+            return overlay(obj.wire, obj.obj)
+        return obj  # type: ignore[no-any-return]
 
     def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
         name = (body.get("metadata") or {}).get("name", "")
@@ -307,12 +344,24 @@ class ClusterBackend(Backend):
             store.validate(obj, spec.kind)
         except ConfigError as e:
             raise invalid(spec, name, e.field, e.message) from None
-        return obj
+        return Decoded(body, obj)
+
+    def _written(self, store: Store, spec: ResourceSpec, new: Decoded) -> tuple[str, str, str]:
+        ns, name = ns_name(new.obj)
+        key = (spec.store, (ns or "default") if spec.namespaced else "", name)
+        store.incoming[key] = new.wire
+        return key
+
+    def _stored(self, store: Store, spec: ResourceSpec, key: tuple[str, str, str]) -> Any:
+        store.drain()
+        store.incoming.pop(key, None)
+        return store.wired[spec.store][key[1:]]
 
     def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
-        name = ns_name(obj)[1]
+        name = ns_name(obj.obj)[1]
+        key = self._written(store, spec, obj)
         try:
-            stored = store.cluster.create(obj)
+            store.cluster.create(obj.obj)
         except ConfigError as e:  # admission (an unknown PriorityClass)
             raise HTTPError(
                 403,
@@ -322,18 +371,23 @@ class ClusterBackend(Backend):
             ) from None
         except ConflictError:
             raise already_exists(spec, name) from None
-        store.drain()
-        return stored
+        finally:
+            store.drain()
+            store.incoming.pop(key, None)
+        return self._stored(store, spec, key)
 
     def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        key = self._written(store, spec, obj)
         try:
-            stored = store.cluster.update(obj)
+            store.cluster.update(obj.obj)
         except ConflictError as e:
             raise conflict(spec, name, str(e)) from None
         except NotFoundError:
             raise not_found(spec, name) from None
-        store.drain()
-        return stored
+        finally:
+            store.drain()
+            store.incoming.pop(key, None)
+        return self._stored(store, spec, key)
 
     def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
         try:

@@ -24,6 +24,7 @@ __all__ = [
     "POD_DISRUPTION_BUDGET",
     "PRIORITY_CLASS",
     "Printer",
+    "columns",
     "human_duration",
     "table",
 ]
@@ -333,6 +334,35 @@ EVENT = Printer(_EVENT_COLUMNS, _event)
 LEASE = Printer(_LEASE_COLUMNS, _lease)
 DEFAULT = Printer([_NAME, _AGE], _default)
 """Name and Age: a kind without printers of its own (as a CRD without printer columns)."""
+
+
+def _at(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v) if v else "<none>"
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items()) if v else "<none>"
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else _or_none(v)
+
+
+def columns(*cols: tuple[str, str]) -> Printer:
+    """Name, a column per (title, dotted path into the object), Age: the printer of a kind
+    whose columns are fields as they are (as a CRD's ``additionalPrinterColumns``)."""
+
+    def cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+        meta = obj.get("metadata", {})
+        out: list[Any] = [meta.get("name", "")]
+        out += [_cell(_at(obj, path)) for _, path in cols]
+        return [*out, _since(meta.get("creationTimestamp"), now)]
+
+    return Printer([_NAME, *(_col(title) for title, _ in cols), _AGE], cells)
 
 
 def table(

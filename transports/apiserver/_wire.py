@@ -1,15 +1,22 @@
 """Reading an object's metadata whether it is a Struct of the FakeCluster or a plain dict of the
-server's own store, and the wire form (plain JSON builtins) of a Struct."""
+server's own store, and the wire form (plain JSON builtins) of a Struct.
+
+A Struct declares only the fields kubesched reads, so the wire form of a cluster object is the
+JSON its client wrote (with the server's defaults) with the Struct's fields laid over it
+(``overlay``): every field the client sent survives, and what the cluster changed (status,
+``nodeName``, metadata) is current."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from msgspec.structs import replace
+import msgspec
+from msgspec.structs import fields, replace
 
 from kubesched._objects import to_builtins
 
-__all__ = ["builtins", "labels_of", "ns_name", "rv_of", "uid_of", "with_rv"]
+__all__ = ["builtins", "labels_of", "overlay", "ns_name", "rv_of", "uid_of", "with_rv"]
 
 
 def ns_name(obj: Any) -> tuple[str, str]:
@@ -46,3 +53,56 @@ def with_rv(obj: Any, rv: str) -> Any:
 def builtins(obj: Any) -> dict[str, Any]:
     """A Struct in wire form, with apiVersion and kind (``omit_defaults`` leaves them out)."""
     return {"apiVersion": obj.api_version, "kind": obj.kind, **to_builtins(obj)}
+
+
+_NO_DEFAULT: Any = object()
+
+
+@cache
+def _fields(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
+    """(attribute, wire name, default value) of each field of a Struct type."""
+    out = []
+    for f in fields(cls):
+        if f.default is not msgspec.NODEFAULT:
+            default = f.default
+        elif f.default_factory is not msgspec.NODEFAULT:
+            default = f.default_factory()
+        else:
+            default = _NO_DEFAULT
+        out.append((f.name, f.encode_name, default))
+    return tuple(out)
+
+
+def overlay(raw: dict[str, Any], obj: Any) -> dict[str, Any]:
+    """``raw`` (a wire form of the object, e.g. as its client wrote it) with every field the
+    Struct ``obj`` declares set from ``obj``: a field ``obj`` has at its default is left as
+    ``raw`` has it when ``raw`` says the same, and removed when ``raw`` says otherwise (the
+    cluster cleared it); the fields ``obj`` does not declare are kept from ``raw``.  Lists of
+    Structs are laid item by item over a list of the same length."""
+    out = dict(raw)
+    for attr, key, default in _fields(type(obj)):
+        value = getattr(obj, attr)
+        had = raw.get(key, _NO_DEFAULT)
+        if value is default or (default is not _NO_DEFAULT and value == default):
+            if had is not _NO_DEFAULT and had != msgspec.to_builtins(value):
+                if isinstance(value, msgspec.Struct) and isinstance(had, dict):
+                    out[key] = overlay(had, value)
+                else:
+                    del out[key]
+            continue
+        if isinstance(value, msgspec.Struct):
+            out[key] = overlay(had if isinstance(had, dict) else {}, value)
+        elif (
+            isinstance(value, list)
+            and value
+            and isinstance(value[0], msgspec.Struct)
+            and isinstance(had, list)
+            and len(had) == len(value)
+        ):
+            out[key] = [
+                overlay(r if isinstance(r, dict) else {}, v)
+                for r, v in zip(had, value, strict=True)
+            ]
+        else:
+            out[key] = msgspec.to_builtins(value)
+    return out
