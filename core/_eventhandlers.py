@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kubesched")
 
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
 
 class EventHandlers:
     """The informer half of :class:`kubesched.Scheduler`."""
@@ -126,7 +128,15 @@ class EventHandlers:
             else:
                 self._relist_seen.add((kind.__name__, (md.namespace, md.name)))
         if kind is Pod:
-            self._on_pod(event.type, obj)
+            type_ = event.type
+            if obj.status.phase in TERMINAL_PHASES:
+                # upstream's pod informer watches with the field selector
+                # status.phase!=Succeeded,status.phase!=Failed: a pod that turns terminal
+                # leaves it (a DELETED), one already terminal is never seen
+                if obj.metadata.uid not in self.cluster.pods:
+                    return
+                type_ = "DELETED"
+            self._on_pod(type_, obj)
         elif kind is Node:
             self._on_node(event.type, obj)
         elif kind is PodDisruptionBudget:

@@ -244,6 +244,7 @@ class PodSpec(_Obj):
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     termination_grace_period_seconds: Int64 | None = None
     host_network: bool = False
+    hostname: str = ""
     restart_policy: str = _DEFAULTED
 
     def __post_init__(self) -> None:
@@ -393,6 +394,76 @@ class Lease(_Obj):
     spec: LeaseSpec = msgspec.field(default_factory=LeaseSpec)
 
 
+# --- batch/v1, apps/v1: the workload controllers' kinds (simulated time) ---------------------
+
+
+class PodTemplateSpec(_Obj):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodSpec = msgspec.field(default_factory=PodSpec)
+
+
+class JobSpec(_Obj):
+    parallelism: Int32 | None = None
+    completions: Int32 | None = None
+    completion_mode: str | None = None
+    backoff_limit: Int32 | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
+
+
+class JobCondition(_Obj):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = None
+
+
+class JobStatus(_Obj):
+    active: Int32 = 0
+    succeeded: Int32 = 0
+    failed: Int32 = 0
+    start_time: str | None = None
+    completion_time: str | None = None
+    completed_indexes: str = ""
+    conditions: list[JobCondition] = []
+
+
+class Job(_Obj):
+    api_version: str = "batch/v1"
+    kind: str = "Job"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: JobSpec = msgspec.field(default_factory=JobSpec)
+    status: JobStatus = msgspec.field(default_factory=JobStatus)
+
+
+class ReplicaSetSpec(_Obj):
+    replicas: Int32 | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
+
+
+class ReplicaSetStatus(_Obj):
+    replicas: Int32 = 0
+    observed_generation: Int64 = 0
+
+
+class ReplicaSet(_Obj):
+    api_version: str = "apps/v1"
+    kind: str = "ReplicaSet"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ReplicaSetSpec = msgspec.field(default_factory=ReplicaSetSpec)
+    status: ReplicaSetStatus = msgspec.field(default_factory=ReplicaSetStatus)
+
+
+class Deployment(_Obj):
+    api_version: str = "apps/v1"
+    kind: str = "Deployment"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ReplicaSetSpec = msgspec.field(default_factory=ReplicaSetSpec)
+    status: ReplicaSetStatus = msgspec.field(default_factory=ReplicaSetStatus)
+
+
 KINDS: dict[tuple[str, str], type[Any]] = {
     ("v1", "Node"): Node,
     ("v1", "Pod"): Pod,
@@ -402,6 +473,9 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("v1", "Binding"): Binding,
     ("events.k8s.io/v1", "Event"): Event,
     ("coordination.k8s.io/v1", "Lease"): Lease,
+    ("batch/v1", "Job"): Job,
+    ("apps/v1", "ReplicaSet"): ReplicaSet,
+    ("apps/v1", "Deployment"): Deployment,
 }
 """(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
 

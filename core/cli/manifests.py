@@ -21,12 +21,18 @@ from .._objects import KINDS, Pod, PriorityClass, convert
 from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
+DURATION_ANNOTATION = "kubesched.io/duration"
+DELETION_ANNOTATION = "kubesched.io/deletion"
+WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment")
 INPUT_KINDS = {
     ("v1", "Node"),
     ("v1", "Pod"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
+    ("batch/v1", "Job"),
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "Deployment"),
 }
 
 
@@ -41,6 +47,10 @@ class Manifest:
     arrival: float
     order: int
     where: str = ""
+    update: bool = False
+    """A later document for an object defined before: it replaces it at ``arrival``."""
+    deletion: float | None = None
+    """``kubesched.io/deletion``: seconds after the start at which the object is deleted."""
 
     @property
     def label(self) -> str:
@@ -185,7 +195,7 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
     """
     out: list[Manifest] = []
     order = 0
-    seen: dict[tuple[str, str, str], str] = {}
+    seen: dict[tuple[str, str, str], Manifest] = {}
     uids: dict[str, str] = {}
     texts = texts or {}
     for path in paths:
@@ -223,14 +233,39 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
                 validate_object(obj, kind)
             except ConfigError as e:
                 raise e.at(source=where) from None
-            if kind in ("Pod", "PodDisruptionBudget", "PodGroup") and not obj.metadata.namespace:
+            if kind in ("Pod", "PodDisruptionBudget", "PodGroup", *WORKLOAD_KINDS) and not obj.metadata.namespace:
                 obj.metadata.namespace = "default"
+            if kind in WORKLOAD_KINDS:
+                _check_workload(obj, kind, where)
+            annotations = obj.metadata.annotations
+            arrival = _offset_annotation(annotations, ARRIVAL_ANNOTATION, where)
+            deletion = _offset_annotation(annotations, DELETION_ANNOTATION, where)
+            if kind == "Pod":
+                _offset_annotation(annotations, DURATION_ANNOTATION, where)
+            if deletion is not None and deletion <= (arrival or 0.0):
+                raise ConfigError(
+                    f"Invalid value: {go_quote(annotations[DELETION_ANNOTATION])}: must be later than the "
+                    f"arrival ({arrival or 0.0:g}s)",
+                    source=where,
+                    field=f"metadata.annotations[{DELETION_ANNOTATION}]",
+                )
             key = (kind, obj.metadata.namespace, obj.metadata.name)
+            update = False
             if key in seen:
-                raise ConfigError(f"already defined in {seen[key]}", source=where, field="metadata.name")
-            seen[key] = where
+                first = seen[key]
+                if (arrival or 0.0) <= first.arrival:
+                    raise ConfigError(
+                        f"already defined in {first.label} (a later document replaces it only with a "
+                        f"later {ARRIVAL_ANNOTATION})",
+                        source=where,
+                        field="metadata.name",
+                    )
+                _check_update(first.obj, obj, kind, where)
+                update = True
+                if not obj.metadata.uid:
+                    obj.metadata.uid = first.obj.metadata.uid
             uid = obj.metadata.uid
-            if uid:
+            if uid and not update:
                 if uid in uids:
                     raise ConfigError(
                         f"Duplicate value: {go_quote(uid)}: already the uid of {uids[uid]}",
@@ -242,24 +277,114 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
                 # validation let it through, so it is the built-in class exactly: the cluster
                 # has it from the start, and creating it again changes nothing
                 continue
-            arrival = 0.0
-            raw = obj.metadata.annotations.get(ARRIVAL_ANNOTATION)
-            if raw is not None:
-                try:
-                    arrival = parse_duration(raw)
-                except ValueError as e:
-                    raise ConfigError(str(e), source=where, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
-                if arrival < 0:
-                    raise ConfigError(
-                        f"Invalid value: {go_quote(raw)}: must not be negative",
-                        source=where,
-                        field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]",
-                    )
-            out.append(Manifest(obj, kind, path, doc, arrival, order, where))
+            m = Manifest(obj, kind, path, doc, arrival or 0.0, order, where, update=update, deletion=deletion)
+            seen[key] = m
+            out.append(m)
             order += 1
     _check_priority_classes(out)
     out.sort(key=lambda m: (m.arrival, m.order))
     return out
+
+
+def _offset_annotation(annotations: dict[str, str], key: str, where: str) -> float | None:
+    """A duration annotation (``kubesched.io/arrival``, ``deletion``, ``duration``) in
+    seconds, or None when absent; a malformed or negative one is bad input."""
+    raw = annotations.get(key)
+    if raw is None:
+        return None
+    fld = f"metadata.annotations[{key}]"
+    try:
+        value = parse_duration(raw)
+    except ValueError as e:
+        raise ConfigError(str(e), source=where, field=fld) from None
+    if value < 0:
+        raise ConfigError(f"Invalid value: {go_quote(raw)}: must not be negative", source=where, field=fld)
+    return value
+
+
+def _check_workload(obj: Any, kind: str, where: str) -> None:
+    """A Job, ReplicaSet or Deployment as the API server validates it: a pod template with
+    containers (checked as a pod's), a selector for the apps kinds, sane counts."""
+    spec = obj.spec
+    tmpl = spec.template
+    if not tmpl.spec.containers:
+        raise ConfigError("Required value", source=where, field="spec.template.spec.containers")
+    if kind == "Job":
+        if spec.completion_mode not in (None, "Indexed", "NonIndexed"):
+            raise ConfigError(
+                f'Unsupported value: {go_quote(spec.completion_mode)}: supported values: "Indexed", "NonIndexed"',
+                source=where,
+                field="spec.completionMode",
+            )
+        if spec.completion_mode == "Indexed" and spec.completions is None:
+            raise ConfigError("Required value: when completion mode is Indexed", source=where, field="spec.completions")
+        names = ("parallelism", "completions", "backoff_limit")
+    else:
+        if spec.selector is None or not (spec.selector.match_labels or spec.selector.match_expressions):
+            raise ConfigError("Required value", source=where, field="spec.selector")
+        from .._labels import selector_matches
+
+        if not selector_matches(spec.selector, tmpl.metadata.labels):
+            raise ConfigError(
+                "Invalid value: `selector` does not match template `labels`",
+                source=where,
+                field="spec.template.metadata.labels",
+            )
+        names = ("replicas",)
+    for n in names:
+        v = getattr(spec, n)
+        if v is not None and v < 0:
+            camel = "backoffLimit" if n == "backoff_limit" else n
+            raise ConfigError(
+                f"Invalid value: {v}: must be greater than or equal to 0", source=where, field=f"spec.{camel}"
+            )
+    pod = Pod(metadata=tmpl.metadata, spec=tmpl.spec)
+    try:
+        _check_pod_template(pod)
+    except ConfigError as e:
+        raise e.at(field="spec.template", source=where) from None
+    _offset_annotation(tmpl.metadata.annotations, DURATION_ANNOTATION, where + ", spec.template")
+
+
+def _check_pod_template(pod: Pod) -> None:
+    from .._validation import _check_pod_spec
+
+    _check_pod_spec(pod)
+
+
+# A pod's spec fields an update may change (ValidatePodUpdate); any other change is forbidden
+_POD_MUTABLE = ("tolerations", "scheduling_gates", "active_deadline_seconds", "termination_grace_period_seconds")
+
+
+def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
+    """As the API server refuses an update to an immutable field."""
+    if kind == "Pod":
+        for f in old.spec.__struct_fields__:
+            if f in _POD_MUTABLE:
+                continue
+            if getattr(old.spec, f) != getattr(new.spec, f):
+                camel = new.spec.__struct_encode_fields__[new.spec.__struct_fields__.index(f)]
+                raise ConfigError(
+                    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+                    "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                    "(allow it to be set to 1 if it was previously negative)",
+                    source=where,
+                    field=f"spec.{camel}",
+                )
+    elif kind == "Job":
+        for f, camel in (("template", "template"), ("completion_mode", "completionMode"), ("completions", "completions")):
+            if getattr(old.spec, f) != getattr(new.spec, f):
+                raise ConfigError("Invalid value: field is immutable", source=where, field=f"spec.{camel}")
+    elif kind in ("ReplicaSet", "Deployment"):
+        if old.spec.selector != new.spec.selector:
+            raise ConfigError("Invalid value: field is immutable", source=where, field="spec.selector")
+        if old.spec.template != new.spec.template:
+            raise ConfigError(
+                "Forbidden: a changed pod template (a rolling update) is not emulated",
+                source=where,
+                field="spec.template",
+            )
 
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:

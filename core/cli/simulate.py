@@ -9,11 +9,13 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from msgspec.structs import replace
 
 from .._config import SchedulerConfig
 from .._objects import Node, Pod
@@ -25,10 +27,14 @@ from .output import render_text
 UNTIL_EPSILON = 1e-6
 
 
-@dataclass
+@dataclass(slots=True)
 class PodRecord:
     pod: Pod
     deleted: bool = False
+    created_at: float | None = None
+    scheduled_at: float | None = None
+    finished_at: float | None = None
+    owner: str | None = None
 
 
 @dataclass
@@ -39,6 +45,8 @@ class SimulationResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    workloads: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
@@ -59,6 +67,10 @@ class SimulationResult:
                 {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
                 for c in p.status.conditions
             ],
+            "createdAt": rec.created_at,
+            "scheduledAt": rec.scheduled_at,
+            "finishedAt": rec.finished_at,
+            "owner": rec.owner,
         }
         if self.results is not None:
             row["annotations"] = self.annotations(p)
@@ -66,7 +78,14 @@ class SimulationResult:
 
     def to_json_obj(self) -> dict[str, Any]:
         pods = [self._pod_json(rec) for rec in self.pods]
-        return {"pods": pods, "events": self.events, "summary": self.summary, "nodes": self.nodes}
+        return {
+            "pods": pods,
+            "events": self.events,
+            "summary": self.summary,
+            "nodes": self.nodes,
+            "timeline": self.timeline,
+            "workloads": self.workloads,
+        }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
         """The pod's annotations with its recorded plugin results (``--explain``)."""
@@ -92,7 +111,9 @@ class SimulationResult:
         items("events", self.events, False)
         summary = json.dumps(self.summary, indent=2, ensure_ascii=False)
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
-        items("nodes", self.nodes, True)
+        items("nodes", self.nodes, False)
+        items("timeline", self.timeline, False)
+        items("workloads", self.workloads, True)
         write("}\n")
 
     def to_json(self) -> str:
@@ -128,6 +149,7 @@ async def simulate(
     result of every attempt (``SimulationResult.results``).
     """
     from kubesched.transports.fake import FakeCluster
+    from kubesched.transports.fake._controllers import controller_of
 
     order: dict[tuple[str, str], int] = {}
     for m in sorted(manifests, key=lambda m: m.order):
@@ -136,7 +158,13 @@ async def simulate(
     initial = [m for m in manifests if m.arrival <= 0]
     later = [m for m in manifests if m.arrival > 0]
     records: dict[tuple[str, str], PodRecord] = {}
-    async with FakeCluster(kubelet_timers=False) as cluster:
+    deletions = sorted((m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order))
+    pending_deletions = [0]
+    timeline = Timeline()
+    workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
+    rs_owner: dict[tuple[str, str], tuple[str, str, str]] = {}
+    owned: Counter[tuple[str, str, str]] = Counter()  # pods created per owner
+    async with FakeCluster(kubelet_timers=False, seed=seed) as cluster:
         start = anyio.current_time()
         for pc in system_priority_classes():
             cluster.create(pc)
@@ -153,18 +181,45 @@ async def simulate(
 
         def track(event: Any) -> None:
             obj = event.obj
+            now = round(anyio.current_time() - start, 6)
             if isinstance(obj, Pod):
                 key = (obj.metadata.namespace, obj.metadata.name)
                 rec = records.get(key)
-                if rec is None:
-                    rec = records[key] = PodRecord(obj)
+                if rec is None or rec.pod.metadata.uid != obj.metadata.uid:
+                    rec = records[key] = PodRecord(obj, created_at=now)
+                    ref = controller_of(obj)
+                    if ref is not None:
+                        rec.owner = f"{ref.kind}/{obj.metadata.namespace}/{ref.name}"
+                        owned[(ref.kind, obj.metadata.namespace, ref.name)] += 1
                 rec.pod = obj
+                if obj.spec.node_name and rec.scheduled_at is None:
+                    rec.scheduled_at = now
+                if obj.status.phase == "Succeeded" and rec.finished_at is None:
+                    rec.finished_at = now
                 if event.type == "DELETED":
                     rec.deleted = True
-                if progress is not None:
-                    if obj.spec.node_name:
-                        bound.add(key)
-                    progress(anyio.current_time() - start, len(bound))
+                timeline.pod(key, obj, event.type == "DELETED", now)
+            elif isinstance(obj, Node):
+                timeline.node(obj, event.type == "DELETED", now)
+            elif type(obj).__name__ in ("Job", "ReplicaSet", "Deployment"):
+                md = obj.metadata
+                wkey = (obj.kind, md.namespace, md.name)
+                if wkey not in workloads and event.type != "DELETED":
+                    workloads[wkey] = {
+                        "kind": obj.kind, "namespace": md.namespace, "name": md.name,
+                        "createdAt": now, "completedAt": None, "pods": 0,
+                    }
+                    ref = controller_of(obj)
+                    if obj.kind == "ReplicaSet" and ref is not None and ref.kind == "Deployment":
+                        rs_owner[(md.namespace, md.name)] = ("Deployment", md.namespace, ref.name)
+                w = workloads.get(wkey)
+                if w is not None and obj.kind == "Job" and w["completedAt"] is None:
+                    if any(c.type == "Complete" and c.status == "True" for c in obj.status.conditions):
+                        w["completedAt"] = now
+            if progress is not None and isinstance(obj, Pod):
+                if obj.spec.node_name:
+                    bound.add((obj.metadata.namespace, obj.metadata.name))
+                progress(anyio.current_time() - start, len(bound))
 
         async def tracker() -> None:
             async for event in watch:
@@ -182,12 +237,33 @@ async def simulate(
                 m = later[len(later) - pending_arrivals[0]]
                 if start + m.arrival > now + 1e-9:
                     return
-                cluster.create(m.obj)
+                if m.update:
+                    apply_update(cluster, m)
+                else:
+                    cluster.create(m.obj)
                 pending_arrivals[0] -= 1
+
+        def next_deletion() -> float | None:
+            if pending_deletions[0] >= len(deletions):
+                return None
+            return start + (deletions[pending_deletions[0]].deletion or 0.0)
+
+        def due_deletions() -> None:
+            """Delete every object whose ``kubesched.io/deletion`` time has come."""
+            now = anyio.current_time()
+            while pending_deletions[0] < len(deletions):
+                m = deletions[pending_deletions[0]]
+                if start + (m.deletion or 0.0) > now + 1e-9:
+                    return
+                md = m.obj.metadata
+                cluster.delete_now(m.kind, md.namespace, md.name, graceful=True)
+                pending_deletions[0] += 1
 
         # the scheduler's loop drives every timed event, in a fixed order at each instant
         sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
+        sched.add_wake_source(cluster.controllers.next_due, cluster.controllers.run_due)
         sched.add_wake_source(next_arrival, due_arrivals)
+        sched.add_wake_source(next_deletion, due_deletions)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tracker)
@@ -234,7 +310,111 @@ async def simulate(
         node_order = {m.obj.metadata.name: m.order for m in manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
         result.nodes = final_allocation(nodes, [r.pod for r in pods if not r.deleted])
+        result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
+        result.timeline = timeline.entries
+        for (kind, ns, name), n in owned.items():
+            if (kind, ns, name) in workloads:
+                workloads[(kind, ns, name)]["pods"] += n
+            if kind == "ReplicaSet" and (ns, name) in rs_owner and rs_owner[(ns, name)] in workloads:
+                workloads[rs_owner[(ns, name)]]["pods"] += n
+        result.workloads = list(workloads.values())
         return result
+
+
+def apply_update(cluster: Any, m: Manifest) -> None:
+    """A later document for an existing object replaces it, as ``kubectl apply`` would: what
+    the cluster set (a pod's binding, admission defaults, status) is kept for pods and
+    workloads; a Node, PDB or PriorityClass is replaced as written."""
+    md = m.obj.metadata
+    old = cluster.get(m.kind, md.namespace, md.name)
+    if old is None:
+        cluster.create(m.obj)  # deleted meanwhile: the document creates it again
+        return
+    new = m.obj
+    if m.kind == "Pod":
+        new = replace(
+            old,
+            metadata=replace(old.metadata, labels=md.labels, annotations=md.annotations, resource_version=""),
+            spec=replace(old.spec, tolerations=new.spec.tolerations, scheduling_gates=new.spec.scheduling_gates),
+        )
+    elif m.kind in ("Job", "ReplicaSet", "Deployment"):
+        new = replace(new, metadata=replace(new.metadata, uid=old.metadata.uid), status=old.status)
+    cluster.update(new)
+
+
+class Timeline:
+    """``timeline``: after each instant at which a pod was created, bound, finished or deleted
+    or a node changed, the pending and running pods, and what running pods request against the
+    allocatable of schedulable nodes.  O(1) per event; one entry per instant."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.pending = 0
+        self.running = 0
+        self.allocated = Resource()
+        self.capacity = Resource()
+        self._pods: dict[tuple[str, str], tuple[str, Resource | None]] = {}
+        self._nodes: dict[str, Resource] = {}
+
+    def pod(self, key: tuple[str, str], pod: Pod, deleted: bool, now: float) -> None:
+        old_state, old_req = self._pods.get(key, ("", None))
+        if deleted or pod.status.phase in ("Succeeded", "Failed"):
+            state = ""
+        elif pod.spec.node_name:
+            state = "running"
+        else:
+            state = "pending"
+        created = key not in self._pods and not deleted
+        if state == old_state and not created:
+            if deleted:
+                self._pods.pop(key, None)
+            return
+        if old_state == "pending":
+            self.pending -= 1
+        elif old_state == "running" and old_req is not None:
+            self.running -= 1
+            self.allocated.add(old_req, -1)
+            self.allocated.allowed_pod_number -= 1
+        req = None
+        if state == "pending":
+            self.pending += 1
+        elif state == "running":
+            self.running += 1
+            req = pod_requests(pod)
+            self.allocated.add(req)
+            self.allocated.allowed_pod_number += 1
+        if deleted:
+            self._pods.pop(key, None)
+        else:
+            self._pods[key] = (state, req)
+        self._snapshot(now)
+
+    def node(self, node: Node, deleted: bool, now: float) -> None:
+        name = node.metadata.name
+        old = self._nodes.pop(name, None)
+        if old is not None:
+            self.capacity.add(old, -1)
+        if not deleted and not node.spec.unschedulable:
+            cap = Resource.from_list(node.status.allocatable)
+            self._nodes[name] = cap
+            self.capacity.add(cap)
+        self._snapshot(now)
+
+    def _snapshot(self, now: float) -> None:
+        keys = [CPU, MEMORY, PODS]
+        extra = {*self.capacity.scalar, *self.allocated.scalar}
+        keys += sorted(k for k in extra if k not in keys and k != EPHEMERAL_STORAGE)
+        entry = {
+            "time": now,
+            "pending": self.pending,
+            "running": self.running,
+            "allocated": {k: self.allocated.get(k) for k in keys},
+            "capacity": {k: self.capacity.get(k) for k in keys},
+        }
+        if self.entries and self.entries[-1]["time"] == now:
+            self.entries[-1] = entry
+        else:
+            self.entries.append(entry)
 
 
 def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[str, Any]]:

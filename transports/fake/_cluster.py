@@ -49,6 +49,9 @@ from kubesched._errors import ConfigError, ConflictError, NotFoundError, Unavail
 from kubesched._labels import selector_matches
 from kubesched._objects import (
     Binding,
+    Deployment,
+    Job,
+    ReplicaSet,
     Event,
     Node,
     Pod,
@@ -62,6 +65,8 @@ from kubesched._objects import copy as _copy
 from kubesched._transport import Transport, WatchEvent, WatchEventType
 from kubesched.testing import uid_for
 
+from ._controllers import Controllers
+
 __all__ = ["EventRecord", "FakeCluster", "Faults", "match_label_selector"]
 
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -73,6 +78,9 @@ _KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "PodDisruptionBudget": (PodDisruptionBudget, True, "poddisruptionbudgets.policy"),
     "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
     "Pod": (Pod, True, "pods"),
+    "Job": (Job, True, "jobs.batch"),
+    "ReplicaSet": (ReplicaSet, True, "replicasets.apps"),
+    "Deployment": (Deployment, True, "deployments.apps"),
 }
 
 # The two classes every API server creates at start-up; admission resolves them even when the
@@ -312,6 +320,7 @@ class FakeCluster(Transport):
         default_grace_seconds: int = 30,
         clear_nominated_node_name_on_binding: bool = True,
         kubelet_timers: bool = True,
+        seed: int = 0,
     ) -> None:
         """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
         called (a deterministic simulation drives every timed event from one loop)."""
@@ -344,6 +353,11 @@ class FakeCluster(Transport):
         self._termination_seq = 0
         self._kubelet_wake: anyio.Event | None = None
         self._kubelet_scope = anyio.CancelScope()
+        # pods' durations and the Job / ReplicaSet / Deployment controllers (``seed``: the
+        # random parts of generated names)
+        self.controllers = Controllers(self, seed=seed)
+        self._deleted_nodes: set[str] = set()
+        self.controllers.on_wake = self._wake_kubelet
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -553,6 +567,10 @@ class FakeCluster(Transport):
             raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
         if pod.spec.node_name:
             raise ConflictError(f'pod {name} is already assigned to node "{pod.spec.node_name}"')
+        if binding.target.name in self._deleted_nodes and binding.target.name not in self._store["Node"]:
+            # the kubelet of a node that is gone never runs it: PodGC removes it
+            self._remove("Pod", (namespace, name))
+            return
         now = self.timestamp()
         conditions = _set_condition(
             pod.status.conditions,
@@ -626,6 +644,10 @@ class FakeCluster(Transport):
             )
         if pod.metadata.deletion_timestamp is not None:
             return
+        self._delete_pod(pod, grace_seconds)
+
+    def _delete_pod(self, pod: Pod, grace_seconds: int | None) -> None:
+        namespace, name = pod.metadata.namespace, pod.metadata.name
         key = (namespace, name)
         grace = grace_seconds
         if grace is None:
@@ -647,9 +669,41 @@ class FakeCluster(Transport):
         t = _Termination(anyio.current_time() + grace, self._termination_seq, key, pod.metadata.uid)
         self._terminating[key] = t
         heapq.heappush(self._termination_heap, t)
+        self._wake_kubelet()
+        self._sync_pdbs(key, self._store["Pod"][key])
+
+    def _wake_kubelet(self) -> None:
         if self._kubelet_wake is not None:
             self._kubelet_wake.set()
-        self._sync_pdbs(key, self._store["Pod"][key])
+
+    # --- what the controllers use (transports/fake/_controllers.py) -------------------------
+
+    def record(self, kind: str, reason: str, obj: Any, message: str, type_: str = "Normal") -> None:
+        """Record an Event a controller emits about ``obj``."""
+        md = obj.metadata
+        what = f"{md.namespace}/{md.name}" if md.namespace else md.name
+        self.events.append(EventRecord(self.elapsed(), type_, reason, what, message))
+
+    def delete_now(self, kind: str, namespace: str, name: str, *, graceful: bool) -> None:
+        """Delete an object now, a pod with its grace period when ``graceful`` (no fault
+        injection: a controller or the simulation acting, not the scheduler)."""
+        k = _kind_of(kind)
+        key = self._key(k, namespace, name)
+        obj = self._store[k].get(key)
+        if obj is None:
+            return
+        if k == "Pod" and graceful:
+            if obj.metadata.deletion_timestamp is None:
+                self._delete_pod(obj, None)
+            return
+        self._remove(k, key)
+
+    def set_pod_phase(self, pod: Pod, phase: str) -> None:
+        """The kubelet reports the pod's containers ended: its phase becomes ``phase``."""
+        key = (pod.metadata.namespace, pod.metadata.name)
+        new = replace(pod, metadata=replace(pod.metadata), status=replace(pod.status, phase=phase))
+        self._put("Pod", key, new, "MODIFIED")
+        self._sync_pdbs(key, new)
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
@@ -747,6 +801,7 @@ class FakeCluster(Transport):
         if kind == "Pod":
             self._pods_by_ns.setdefault(key[0], {})[key[1]] = obj
         self._emit(WatchEvent(type_, obj))
+        self.controllers.observe(type_, obj)
 
     def _remove(self, kind: str, key: _Key) -> None:
         old = self._store[kind].pop(key)
@@ -763,6 +818,12 @@ class FakeCluster(Transport):
         self._emit(WatchEvent("DELETED", gone))
         if kind == "Pod":
             self._sync_pdbs(key, None)
+        elif kind == "Node":
+            self._deleted_nodes.add(key[1])
+            # the pod garbage collector: the pods bound to a deleted node go with it (forced)
+            for pod in [p for p in self._store["Pod"].values() if p.spec.node_name == key[1]]:
+                self._remove("Pod", (pod.metadata.namespace, pod.metadata.name))
+        self.controllers.observe("DELETED", gone)
 
     def _emit(self, event: WatchEvent) -> None:
         gone = False
@@ -837,8 +898,12 @@ class FakeCluster(Transport):
         with self._kubelet_scope:
             while True:
                 self.run_due_terminations()
+                self.controllers.run_due()
                 self._kubelet_wake = wake = anyio.Event()
                 deadline = heap[0].deadline if heap else math.inf
+                finish = self.controllers.next_due()
+                if finish is not None:
+                    deadline = min(deadline, finish)
                 with anyio.CancelScope(deadline=deadline):
                     await wake.wait()
 

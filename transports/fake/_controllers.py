@@ -1,0 +1,449 @@
+"""The workload controllers of the fake cluster: pods that finish, Jobs, ReplicaSets, Deployments.
+
+Each is a small reconciler fed the store's writes (``observe``) through a narrow interface to the
+cluster (create / update / get objects, delete a pod with its grace period, record an event).
+A write made by a controller is fed back in turn, breadth first, so every effect happens at a
+fixed point: inside the write that caused it, in the order the writes were made.  Timed work
+(a pod's ``kubesched.io/duration``) is a heap the deterministic loop drains at its deadlines
+(``next_due`` / ``run_due``), like the kubelet's terminations.
+
+Upstream behaviour followed (kube-controller-manager, 1.30):
+
+- kubelet: a running pod with ``kubesched.io/duration: D`` becomes ``Succeeded`` D after it
+  started (its containers exited 0).
+- Job: ``parallelism`` (default 1) pods at a time until ``completions`` (default: parallelism)
+  have succeeded; ``completionMode: Indexed`` gives each pod an index (annotation and label
+  ``batch.kubernetes.io/job-completion-index``, hostname ``<job>-<index>``, name
+  ``<job>-<index>-<random>``); a pod that fails or is deleted before succeeding (e.g. preempted)
+  counts as failed and is replaced (podReplacementPolicy TerminatingOrFailed: at once) until
+  more than ``backoffLimit`` (default 6) have failed.  Events ``SuccessfulCreate`` "Created pod:
+  <name>", ``Completed`` "Job completed", ``BackoffLimitExceeded`` "Job has reached the
+  specified backoff limit".  The backoff delay between replacements is not emulated.
+- ReplicaSet: ``replicas`` (default 1) pods not terminating and not terminal, names
+  ``<rs>-<5 random chars>``; ``SuccessfulCreate`` / ``SuccessfulDelete`` "Deleted pod: <name>".
+- Deployment: one ReplicaSet ``<deployment>-<pod-template-hash>`` (FNV-32a of the template,
+  rendered as upstream's SafeEncodeString); ``ScalingReplicaSet`` "Scaled up replica set <rs> to
+  <n>" on creation, "Scaled up|down replica set <rs> to <n> from <m>" on a change of replicas.
+  Rolling updates of the template are not emulated (the template is kept from creation).
+- Deleting an owner deletes what it owns (the garbage collector, foreground).
+
+Random names come from one ``random.Random(seed)``: the same seed gives the same names.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+from msgspec.structs import replace
+
+from kubesched._durations import parse_duration
+from kubesched._objects import (
+    Deployment,
+    Job,
+    JobCondition,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodSpec,
+    PodStatus,
+    PodTemplateSpec,
+    ReplicaSet,
+    ReplicaSetSpec,
+    to_builtins,
+)
+from kubesched._objects import copy as _copy
+
+DURATION_ANNOTATION = "kubesched.io/duration"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+TERMINAL = ("Succeeded", "Failed")
+# utilrand.String's alphabet (no vowels, no confusable characters)
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+__all__ = ["DURATION_ANNOTATION", "INDEX_ANNOTATION", "Controllers", "pod_template_hash"]
+
+
+class ClusterAPI(Protocol):
+    """What the controllers need of the cluster."""
+
+    def create(self, obj: Any) -> Any: ...
+    def update(self, obj: Any) -> Any: ...
+    def get(self, kind: str | type[Any], namespace: str, name: str) -> Any | None: ...
+    def timestamp(self, offset: float | None = None) -> str: ...
+    def record(self, kind: str, reason: str, obj: Any, message: str, type_: str = "Normal") -> None: ...
+    def delete_now(self, kind: str, namespace: str, name: str, *, graceful: bool) -> None: ...
+    def set_pod_phase(self, pod: Pod, phase: str) -> None: ...
+
+
+def safe_encode(s: str) -> str:
+    """rand.SafeEncodeString: each character mapped into the no-vowel alphabet."""
+    return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in s)
+
+
+def pod_template_hash(template: PodTemplateSpec) -> str:
+    """controller.ComputeHash's shape: FNV-32a of the template, SafeEncodeString of the number."""
+    data = json.dumps(to_builtins(template), sort_keys=True, separators=(",", ":")).encode()
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return safe_encode(str(h))
+
+
+def controller_of(obj: Any) -> OwnerReference | None:
+    for ref in obj.metadata.owner_references:
+        if ref.controller:
+            return ref
+    return None
+
+
+@dataclass
+class _JobState:
+    active: dict[str, int] = field(default_factory=dict)  # pod name -> index (-1: NonIndexed)
+    succeeded: int = 0
+    failed: int = 0
+    done_indexes: set[int] = field(default_factory=set)
+    finished: bool = False
+
+
+class Controllers:
+    """Pods' durations and the Job, ReplicaSet and Deployment controllers of one cluster."""
+
+    def __init__(self, cluster: ClusterAPI, *, seed: int = 0) -> None:
+        self.cluster = cluster
+        self.rng = random.Random(seed)
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._busy = False
+        self._finish_heap: list[tuple[float, int, str, str, str]] = []
+        self._seq = 0
+        self._timed: set[str] = set()  # uids whose finish is scheduled
+        self._jobs: dict[tuple[str, str], _JobState] = {}
+        # ReplicaSet key -> names of its pods that count (not terminating, not terminal)
+        self._rs_active: dict[tuple[str, str], set[str]] = {}
+        self._counted: set[str] = set()  # uids of Job pods already counted as failed/succeeded
+        self.on_wake: Callable[[], None] | None = None
+
+    # --- feeding ----------------------------------------------------------------------------
+
+    def observe(self, type_: str, obj: Any) -> None:
+        """A write to the store (ADDED, MODIFIED, DELETED): react, breadth first."""
+        self._queue.append((type_, obj))
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            while self._queue:
+                t, o = self._queue.popleft()
+                self._dispatch(t, o)
+        finally:
+            self._busy = False
+
+    def _dispatch(self, type_: str, obj: Any) -> None:
+        if isinstance(obj, Pod):
+            self._on_pod(type_, obj)
+        elif isinstance(obj, Job):
+            self._on_job(type_, obj)
+        elif isinstance(obj, ReplicaSet):
+            self._on_rs(type_, obj)
+        elif isinstance(obj, Deployment):
+            self._on_deployment(type_, obj)
+
+    # --- timed work: pods that finish --------------------------------------------------------
+
+    def next_due(self) -> float | None:
+        heap = self._finish_heap
+        return heap[0][0] if heap else None
+
+    def run_due(self) -> None:
+        """Every pod whose duration is over becomes Succeeded, in deadline order."""
+        heap = self._finish_heap
+        now = anyio.current_time()
+        while heap and heap[0][0] <= now + 1e-6:
+            _, _, uid, ns, name = heapq.heappop(heap)
+            self._timed.discard(uid)
+            pod = self.cluster.get("Pod", ns, name)
+            if pod is None or pod.metadata.uid != uid or pod.status.phase in TERMINAL:
+                continue
+            if pod.metadata.deletion_timestamp is not None:
+                continue
+            self.cluster.set_pod_phase(pod, "Succeeded")
+
+    def _on_pod(self, type_: str, pod: Pod) -> None:
+        md = pod.metadata
+        if (
+            type_ != "DELETED"
+            and pod.spec.node_name
+            and pod.status.phase == "Running"
+            and md.deletion_timestamp is None
+            and md.uid not in self._timed
+            and DURATION_ANNOTATION in md.annotations
+        ):
+            try:
+                d = parse_duration(md.annotations[DURATION_ANNOTATION])
+            except ValueError:
+                d = -1.0
+            if d >= 0:
+                self._timed.add(md.uid)
+                self._seq += 1
+                heapq.heappush(self._finish_heap, (anyio.current_time() + d, self._seq, md.uid, md.namespace, md.name))
+                if self.on_wake is not None:
+                    self.on_wake()
+        if type_ == "DELETED":
+            self._timed.discard(md.uid)
+        ref = controller_of(pod)
+        if ref is None:
+            return
+        key = (md.namespace, ref.name)
+        if ref.kind == "Job":
+            self._job_pod(key, type_, pod)
+        elif ref.kind == "ReplicaSet":
+            self._rs_pod(key, type_, pod)
+
+    # --- Job -----------------------------------------------------------------------------
+
+    def _on_job(self, type_: str, job: Job) -> None:
+        key = (job.metadata.namespace, job.metadata.name)
+        if type_ == "DELETED":
+            state = self._jobs.pop(key, None)
+            if state is not None:
+                for name in sorted(state.active):
+                    self.cluster.delete_now("Pod", key[0], name, graceful=True)
+            return
+        if type_ == "ADDED":
+            self._jobs[key] = _JobState()
+            self._sync_job(key)
+
+    def _job_pod(self, key: tuple[str, str], type_: str, pod: Pod) -> None:
+        state = self._jobs.get(key)
+        if state is None:
+            return
+        name, uid = pod.metadata.name, pod.metadata.uid
+        if uid in self._counted:
+            return
+        if pod.status.phase == "Succeeded":
+            idx = state.active.pop(name, -1)
+            self._counted.add(uid)
+            if idx >= 0:
+                if idx not in state.done_indexes:
+                    state.done_indexes.add(idx)
+                    state.succeeded += 1
+            else:
+                state.succeeded += 1
+        elif type_ == "DELETED" or pod.status.phase == "Failed" or pod.metadata.deletion_timestamp:
+            if name not in state.active:
+                return
+            del state.active[name]
+            self._counted.add(uid)
+            state.failed += 1
+        else:
+            return
+        if type_ == "DELETED":
+            self._counted.discard(uid)
+        self._sync_job(key)
+
+    def _sync_job(self, key: tuple[str, str]) -> None:
+        state = self._jobs[key]
+        job: Job | None = self.cluster.get("Job", *key)
+        if job is None or state.finished:
+            return
+        spec = job.spec
+        parallelism = 1 if spec.parallelism is None else spec.parallelism
+        completions = spec.completions if spec.completions is not None else max(parallelism, 1)
+        backoff = 6 if spec.backoff_limit is None else spec.backoff_limit
+        if state.failed > backoff:
+            state.finished = True
+            for name in sorted(state.active):
+                self.cluster.delete_now("Pod", key[0], name, graceful=True)
+            state.active.clear()
+            self._finish_job(job, state, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", "Warning")
+            return
+        if state.succeeded >= completions:
+            state.finished = True
+            self._finish_job(job, state, "Complete", "Completed", "Job completed", "Normal")
+            return
+        want = min(parallelism, completions - state.succeeded)
+        indexed = spec.completion_mode == "Indexed"
+        busy = set(state.active.values())
+        next_index = 0
+        while len(state.active) < want:
+            idx = -1
+            if indexed:
+                while next_index in state.done_indexes or next_index in busy:
+                    next_index += 1
+                if next_index >= completions:
+                    break
+                idx = next_index
+                busy.add(idx)
+            name = self._create_pod(job, "Job", job.spec.template, idx)
+            state.active[name] = idx
+        self._job_status(job, state)
+
+    def _finish_job(self, job: Job, state: _JobState, cond: str, reason: str, message: str, type_: str) -> None:
+        now = self.cluster.timestamp()
+        status = replace(
+            job.status,
+            active=0,
+            succeeded=state.succeeded,
+            failed=state.failed,
+            completion_time=now if cond == "Complete" else None,
+            conditions=[JobCondition(type=cond, status="True", reason=reason, message=message, last_transition_time=now)],
+        )
+        self.cluster.update(replace(job, metadata=replace(job.metadata, resource_version=""), status=status))
+        self.cluster.record("Job", reason, job, message, type_)
+
+    def _job_status(self, job: Job, state: _JobState) -> None:
+        status = replace(
+            job.status,
+            active=len(state.active),
+            succeeded=state.succeeded,
+            failed=state.failed,
+            start_time=job.status.start_time or self.cluster.timestamp(),
+        )
+        if status != job.status:
+            self.cluster.update(replace(job, metadata=replace(job.metadata, resource_version=""), status=status))
+
+    # --- ReplicaSet ----------------------------------------------------------------------
+
+    def _on_rs(self, type_: str, rs: ReplicaSet) -> None:
+        key = (rs.metadata.namespace, rs.metadata.name)
+        if type_ == "DELETED":
+            for name in sorted(self._rs_active.pop(key, set())):
+                self.cluster.delete_now("Pod", key[0], name, graceful=True)
+            return
+        self._rs_active.setdefault(key, set())
+        self._sync_rs(key)
+
+    def _rs_pod(self, key: tuple[str, str], type_: str, pod: Pod) -> None:
+        active = self._rs_active.get(key)
+        if active is None or pod.metadata.name not in active:
+            return
+        if type_ == "DELETED" or pod.status.phase in TERMINAL or pod.metadata.deletion_timestamp:
+            active.discard(pod.metadata.name)
+            self._sync_rs(key)
+
+    def _sync_rs(self, key: tuple[str, str]) -> None:
+        rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
+        if rs is None:
+            return
+        active = self._rs_active[key]
+        want = 1 if rs.spec.replicas is None else rs.spec.replicas
+        while len(active) < want:
+            active.add(self._create_pod(rs, "ReplicaSet", rs.spec.template, -1))
+        if len(active) > want:
+            # getPodsToDelete ranks unscheduled pods first, then newer ones
+            pods = [p for n in active if (p := self.cluster.get("Pod", key[0], n)) is not None]
+            pods.sort(key=lambda p: (bool(p.spec.node_name), p.metadata.creation_timestamp or "", p.metadata.name), reverse=False)
+            pods.sort(key=lambda p: bool(p.spec.node_name))
+            for p in pods[: len(active) - want]:
+                active.discard(p.metadata.name)
+                self.cluster.delete_now("Pod", key[0], p.metadata.name, graceful=True)
+                self.cluster.record("ReplicaSet", "SuccessfulDelete", rs, f"Deleted pod: {p.metadata.name}")
+        if rs.status.replicas != len(active):
+            status = replace(rs.status, replicas=len(active), observed_generation=rs.metadata.generation)
+            self.cluster.update(replace(rs, metadata=replace(rs.metadata, resource_version=""), status=status))
+
+    # --- Deployment ----------------------------------------------------------------------
+
+    def _on_deployment(self, type_: str, d: Deployment) -> None:
+        ns, name = d.metadata.namespace, d.metadata.name
+        want = 1 if d.spec.replicas is None else d.spec.replicas
+        if type_ == "DELETED":
+            for rs in self._owned_rs(d):
+                self.cluster.delete_now("ReplicaSet", ns, rs.metadata.name, graceful=False)
+            return
+        if type_ == "ADDED":
+            h = pod_template_hash(d.spec.template)
+            tmpl = _copy(d.spec.template)
+            tmpl.metadata.labels = {**tmpl.metadata.labels, "pod-template-hash": h}
+            selector = _copy(d.spec.selector) if d.spec.selector is not None else None
+            if selector is not None:
+                selector.match_labels = {**selector.match_labels, "pod-template-hash": h}
+            rs = ReplicaSet(
+                metadata=ObjectMeta(
+                    name=f"{name}-{h}",
+                    namespace=ns,
+                    labels=dict(tmpl.metadata.labels),
+                    owner_references=[_owner(d)],
+                ),
+                spec=ReplicaSetSpec(replicas=want, selector=selector, template=tmpl),
+            )
+            self.cluster.record("Deployment", "ScalingReplicaSet", d, f"Scaled up replica set {rs.metadata.name} to {want}")
+            self.cluster.create(rs)
+            return
+        for rs in self._owned_rs(d):
+            old = 1 if rs.spec.replicas is None else rs.spec.replicas
+            if old != want:
+                op = "up" if want > old else "down"
+                self.cluster.record(
+                    "Deployment", "ScalingReplicaSet", d, f"Scaled {op} replica set {rs.metadata.name} to {want} from {old}"
+                )
+                spec = replace(rs.spec, replicas=want)
+                self.cluster.update(replace(rs, metadata=replace(rs.metadata, resource_version=""), spec=spec))
+
+    def _owned_rs(self, d: Deployment) -> list[ReplicaSet]:
+        ns = d.metadata.namespace
+        out = []
+        for key in sorted(self._rs_active):
+            if key[0] != ns:
+                continue
+            rs = self.cluster.get("ReplicaSet", *key)
+            ref = controller_of(rs) if rs is not None else None
+            if ref is not None and ref.kind == "Deployment" and ref.uid == d.metadata.uid:
+                out.append(rs)
+        return out
+
+    # --- pods ----------------------------------------------------------------------------
+
+    def _random(self) -> str:
+        return "".join(self.rng.choice(_ALPHANUMS) for _ in range(5))
+
+    def _create_pod(self, owner: Any, kind: str, template: PodTemplateSpec, index: int) -> str:
+        ns, oname = owner.metadata.namespace, owner.metadata.name
+        labels = dict(template.metadata.labels)
+        annotations = dict(template.metadata.annotations)
+        spec: PodSpec = _copy(template.spec)
+        prefix = f"{oname}-"
+        if kind == "Job":
+            labels.update(
+                {
+                    "batch.kubernetes.io/controller-uid": owner.metadata.uid,
+                    "batch.kubernetes.io/job-name": oname,
+                    "controller-uid": owner.metadata.uid,
+                    "job-name": oname,
+                }
+            )
+            if index >= 0:
+                labels[INDEX_ANNOTATION] = str(index)
+                annotations[INDEX_ANNOTATION] = str(index)
+                prefix = f"{oname}-{index}-"
+                spec.hostname = spec.hostname or f"{oname}-{index}"
+        for _ in range(100):
+            name = prefix + self._random()
+            if self.cluster.get("Pod", ns, name) is None:
+                break
+        pod = Pod(
+            metadata=ObjectMeta(
+                name=name,
+                generate_name=prefix,
+                namespace=ns,
+                labels=labels,
+                annotations=annotations,
+                owner_references=[_owner(owner)],
+            ),
+            spec=spec,
+            status=PodStatus(),
+        )
+        self.cluster.create(pod)
+        self.cluster.record(kind, "SuccessfulCreate", owner, f"Created pod: {name}")
+        return name
+
+
+def _owner(obj: Any) -> OwnerReference:
+    return OwnerReference(
+        api_version=obj.api_version, kind=obj.kind, name=obj.metadata.name, uid=obj.metadata.uid, controller=True
+    )
