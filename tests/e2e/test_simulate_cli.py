@@ -119,8 +119,8 @@ BAD_INPUT_CASES = [
     ),
     pytest.param(
         {"in.yaml": docs(GOOD_POD, "apiVersion: v1\nkind: Service\nmetadata: {name: s}")}, [],
-        'in.yaml: document 2, kind: unknown kind "v1/Service" (supported: policy/v1/PodDisruptionBudget, '
-        "scheduling.k8s.io/v1/PriorityClass, scheduling.x-k8s.io/v1alpha1/PodGroup, v1/Node, v1/Pod)",
+        'in.yaml: document 2, kind: unknown kind "v1/Service" (supported: apps/v1/Deployment, apps/v1/ReplicaSet, '
+        "batch/v1/Job, policy/v1/PodDisruptionBudget, scheduling.k8s.io/v1/PriorityClass, scheduling.x-k8s.io/v1alpha1/PodGroup, v1/Node, v1/Pod)",
         id="unknown kind",
     ),
     pytest.param(
@@ -181,7 +181,8 @@ BAD_INPUT_CASES = [
     ),
     pytest.param(
         {"in.yaml": docs(GOOD_POD, GOOD_POD)}, [],
-        "in.yaml: document 2 (Pod ok), metadata.name: already defined in in.yaml: document 1 (Pod ok)",
+        "in.yaml: document 2 (Pod ok), metadata.name: already defined in in.yaml: document 1 (Pod ok) "
+        "(a later document replaces it only with a later kubesched.io/arrival)",
         id="duplicate object",
     ),
     pytest.param(
@@ -335,10 +336,11 @@ def test_bad_input_from_a_real_process_has_no_traceback(tmp_path: Path) -> None:
 def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "in.yaml").write_text(docs(node("n1", "2"), pod("p1", "1", spec="priority: 100"), pod("p2", "5")))
     result = report(capsys, "in.yaml")
-    assert list(result) == ["pods", "events", "summary", "nodes"]
+    assert list(result) == ["pods", "events", "summary", "nodes", "timeline", "workloads"]
     for p in result["pods"]:
         assert list(p) == ["namespace", "name", "uid", "priority", "nodeName", "phase", "deleted",
-                           "nominatedNodeName", "conditions"]  # fmt: skip
+                           "nominatedNodeName", "conditions", "createdAt", "scheduledAt", "finishedAt",
+                           "owner"]  # fmt: skip
         assert isinstance(p["namespace"], str) and isinstance(p["name"], str) and isinstance(p["uid"], str)
         assert p["uid"]
         assert type(p["priority"]) is int
@@ -354,7 +356,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         assert type(e["time"]) is float
         assert e["type"] in ("Normal", "Warning")
     assert list(result["summary"]) == ["pods", "scheduled", "pending", "deleted", "preemptions", "attempts",
-                                       "virtualSeconds"]  # fmt: skip
+                                       "virtualSeconds", "succeeded"]  # fmt: skip
     assert all(type(v) is int for k, v in result["summary"].items() if k != "virtualSeconds")
     assert type(result["summary"]["virtualSeconds"]) is float
     # nodes: in input order, capacity (allocatable) and what the bound pods request at the end
@@ -377,7 +379,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     failed = [e for e in result["events"] if e["reason"] == "FailedScheduling"]
     assert failed and all(e["object"] == "default/p2" and e["message"] == cond["message"] for e in failed)
     assert result["summary"] == {"pods": 2, "scheduled": 1, "pending": 1, "deleted": 0, "preemptions": 0,
-                                 "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0}  # fmt: skip
+                                 "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0, "succeeded": 0}  # fmt: skip
     assert result["summary"]["attempts"] >= 2
 
 

@@ -686,7 +686,8 @@ class FakeCluster(Transport):
 
     def delete_now(self, kind: str, namespace: str, name: str, *, graceful: bool) -> None:
         """Delete an object now, a pod with its grace period when ``graceful`` (no fault
-        injection: a controller or the simulation acting, not the scheduler)."""
+        injection: a controller or the simulation acting, not the scheduler).  A Node's pods
+        go with it, as the pod garbage collector removes the pods of a node that is gone."""
         k = _kind_of(kind)
         key = self._key(k, namespace, name)
         obj = self._store[k].get(key)
@@ -697,6 +698,10 @@ class FakeCluster(Transport):
                 self._delete_pod(obj, None)
             return
         self._remove(k, key)
+        if k == "Node":
+            # the pod garbage collector: the pods bound to a deleted node go with it (forced)
+            for pod in [p for p in self._store["Pod"].values() if p.spec.node_name == name]:
+                self._remove("Pod", (pod.metadata.namespace, pod.metadata.name))
 
     def set_pod_phase(self, pod: Pod, phase: str) -> None:
         """The kubelet reports the pod's containers ended: its phase becomes ``phase``."""
@@ -820,9 +825,6 @@ class FakeCluster(Transport):
             self._sync_pdbs(key, None)
         elif kind == "Node":
             self._deleted_nodes.add(key[1])
-            # the pod garbage collector: the pods bound to a deleted node go with it (forced)
-            for pod in [p for p in self._store["Pod"].values() if p.spec.node_name == key[1]]:
-                self._remove("Pod", (pod.metadata.namespace, pod.metadata.name))
         self.controllers.observe("DELETED", gone)
 
     def _emit(self, event: WatchEvent) -> None:
