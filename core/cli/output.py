@@ -41,6 +41,7 @@ def render_text(result: SimulationResult) -> str:
         lines.append("Events:")
         for e in result.events:
             lines.append(f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}")
+    lines += _over_time(result)
     s = result.summary
     lines.append("")
     lines.append(
@@ -49,3 +50,34 @@ def render_text(result: SimulationResult) -> str:
         f"{s['virtualSeconds']:g} virtual seconds"
     )
     return "\n".join(lines) + "\n"
+
+
+def _over_time(result: SimulationResult) -> list[str]:
+    """Peak pending, each resource's time-weighted mean allocation (of schedulable capacity),
+    and when each Job completed."""
+    timeline = result.timeline
+    if not timeline:
+        return []
+    end = max(float(result.summary.get("virtualSeconds", 0.0)), timeline[-1]["time"])
+    peak = max(timeline, key=lambda t: t["pending"])
+    lines = ["", "Over time:", f"  peak pending: {peak['pending']} (at {peak['time']:g}s)"]
+    keys = list(timeline[-1]["capacity"])
+    means = []
+    for k in keys:
+        total = weighted = 0.0
+        for i, t in enumerate(timeline):
+            until = timeline[i + 1]["time"] if i + 1 < len(timeline) else end
+            span = until - t["time"]
+            if span <= 0 and not (i + 1 == len(timeline) and total == 0):
+                continue
+            span = span if span > 0 else 1.0
+            cap = t["capacity"].get(k, 0)
+            weighted += span * (t["allocated"].get(k, 0) / cap if cap else 0.0)
+            total += span
+        means.append(f"{k} {100 * weighted / total:.1f}%")
+    lines.append("  mean allocation: " + ", ".join(means))
+    for w in result.workloads:
+        if w["kind"] == "Job":
+            done = f"completed at {w['completedAt']:g}s" if w["completedAt"] is not None else "not completed"
+            lines.append(f"  Job {w['namespace']}/{w['name']}: {done} ({w['pods']} pods)")
+    return lines

@@ -141,6 +141,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("gang-text", [str(EXAMPLES / "gang.yaml"), "--config", str(EXAMPLES / "gang-config.yaml"), "--output", "text"]),
     ("spread-json", [str(EXAMPLES / "spread.yaml")]),
     ("spread-text", [str(EXAMPLES / "spread.yaml"), "--output", "text"]),
+    ("day-json", [str(EXAMPLES / "day.yaml"), "--until", "24h"]),
+    ("day-text", [str(EXAMPLES / "day.yaml"), "--until", "24h", "--output", "text"]),
 ]
 RANDOM_SEEDS = list(range(24))
 

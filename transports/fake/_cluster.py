@@ -79,8 +79,8 @@ _KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
     "Pod": (Pod, True, "pods"),
     "Job": (Job, True, "jobs.batch"),
-    "ReplicaSet": (ReplicaSet, True, "replicasets.apps"),
     "Deployment": (Deployment, True, "deployments.apps"),
+    "ReplicaSet": (ReplicaSet, True, "replicasets.apps"),
 }
 
 # The two classes every API server creates at start-up; admission resolves them even when the
