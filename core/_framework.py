@@ -504,6 +504,11 @@ class Framework:
                 return result, st, rejected
         return result, None, set(returned_names)
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in (*self._add_pod, *self._remove_pod))
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:

@@ -89,6 +89,62 @@ class _CandidateList:
         return len(self.items)
 
 
+class _DryRun:
+    """The dry run's result so far: the two candidate lists, node statuses and errors."""
+
+    def __init__(self, num_candidates: int) -> None:
+        self.num_candidates = num_candidates
+        self.non_violating = _CandidateList(num_candidates)
+        self.violating = _CandidateList(num_candidates)
+        self.statuses: dict[str, Status] = {}
+        self.errs: list[str] = []
+
+    def size(self) -> int:
+        return self.non_violating.size() + self.violating.size()
+
+    def offer(self, name: str, victims: list[Pod], num_pdb: int, st: Status | None) -> bool:
+        """Record one node's outcome; True when the search can stop (G12–G15)."""
+        if (st is None or st.is_success()) and victims:
+            c = Candidate(name, victims, num_pdb)
+            (self.non_violating if num_pdb == 0 else self.violating).add(c)
+            nv = self.non_violating.size()
+            return nv > 0 and nv + self.violating.size() >= self.num_candidates
+        if st is None or st.is_success():
+            st = Status(Code.ERROR, f'expected at least one victim pod on node "{name}"')
+        if st.code == Code.ERROR:
+            self.errs.append(st.message)
+        self.statuses[name] = st
+        return False
+
+    def result(self) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        return self.non_violating.items + self.violating.items, self.statuses, self.errs
+
+
+class _Reprieve:
+    """One node's reprieve loop in the batched dry run: PDB-violating pods first, then the rest."""
+
+    __slots__ = (
+        "index",
+        "node",
+        "order",
+        "num_pdb_candidates",
+        "sort_victims",
+        "victims",
+        "num_violating",
+    )
+
+    def __init__(
+        self, index: int, node: NodeInfo, violating: list[PodInfo], non_violating: list[PodInfo]
+    ) -> None:
+        self.index = index
+        self.node = node
+        self.order = violating + non_violating
+        self.num_pdb_candidates = len(violating)
+        self.sort_victims = bool(violating and non_violating)
+        self.victims: list[PodInfo] = []
+        self.num_violating = 0
+
+
 # --- pod helpers --------------------------------------------------------------------------------
 
 _RFC3339 = re.compile(
@@ -505,31 +561,146 @@ class Evaluator:
         Nodes are visited from ``offset`` round the list; each list holds at most
         ``num_candidates``; the search stops once there is a non-violating candidate and
         ``non_violating + violating >= num_candidates`` (G12–G15).
+
+        When no AddPod/RemovePod extension runs in this cycle (the cycle state then stays as
+        PreFilter left it) and :meth:`select_victims_on_node` is not overridden, the nodes go in
+        batches (:meth:`dry_run_preemption_batched`); otherwise one by one
+        (:meth:`dry_run_preemption_per_node`).  Both give the same candidates, statuses, errors
+        and Filter calls.
         """
-        non_violating = _CandidateList(num_candidates)
-        violating = _CandidateList(num_candidates)
-        statuses: dict[str, Status] = {}
-        errs: list[str] = []
+        if self._can_batch(state):
+            return self.dry_run_preemption_batched(
+                state, pod, potential_nodes, pdbs, offset, num_candidates
+            )
+        return self.dry_run_preemption_per_node(
+            state, pod, potential_nodes, pdbs, offset, num_candidates
+        )
+
+    def _can_batch(self, state: CycleState) -> bool:
+        if type(self).select_victims_on_node is not Evaluator.select_victims_on_node:
+            return False
+        fh = self.handle
+        has_extensions = getattr(fh, "has_pre_filter_extensions", None)
+        if has_extensions is None or not hasattr(
+            fh, "run_filter_plugins_with_nominated_pods_batch"
+        ):
+            return False
+        return not has_extensions(state)
+
+    def dry_run_preemption_per_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """The dry run one node at a time: :meth:`select_victims_on_node` on copies of each."""
+        acc = _DryRun(num_candidates)
         n = len(potential_nodes)
         for i in range(n):
             node_copy = potential_nodes[(offset + i) % n].clone()
             state_copy = state.clone()
             victims, num_pdb, st = self.select_victims_on_node(state_copy, pod, node_copy, pdbs)
-            if (st is None or st.is_success()) and victims:
-                c = Candidate(node_copy.name, victims, num_pdb)
-                (non_violating if num_pdb == 0 else violating).add(c)
-                nv, v = non_violating.size(), violating.size()
-                if nv > 0 and nv + v >= num_candidates:
-                    break
+            if acc.offer(node_copy.name, victims, num_pdb, st):
+                break
+        return acc.result()
+
+    def dry_run_preemption_batched(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """The dry run over batches of nodes (requires no AddPod/RemovePod extension to run).
+
+        The nodes are taken from ``offset`` in chunks of as many nodes as candidates are still
+        missing (one node gives at most one candidate, so no chunk reaches past the early stop):
+        one batch Filter over the chunk's nodes with every lower-priority pod removed decides
+        which can be candidates, then the reprieve loop runs on those nodes in lockstep, one
+        batch Filter per reprieve step.  The chunk's results are then taken in visit order, as
+        :meth:`dry_run_preemption_per_node` takes them.
+        """
+        acc = _DryRun(num_candidates)
+        prio = pod_priority(pod)
+        n = len(potential_nodes)
+        visited = 0
+        while visited < n:
+            size = max(num_candidates - acc.size(), 1)
+            chunk = [
+                potential_nodes[(offset + i) % n] for i in range(visited, min(n, visited + size))
+            ]
+            visited += len(chunk)
+            for ni, (victims, num_pdb, st) in zip(
+                chunk, self._select_victims_on_nodes(state, pod, prio, chunk, pdbs), strict=True
+            ):
+                if acc.offer(ni.name, victims, num_pdb, st):
+                    return acc.result()
+        return acc.result()
+
+    def _select_victims_on_nodes(
+        self,
+        state: CycleState,
+        pod: Pod,
+        prio: int,
+        nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> list[tuple[list[Pod], int, Status | None]]:
+        """:meth:`select_victims_on_node` for each node, with batch Filter calls (no extensions)."""
+        fh = self.handle
+        out: list[tuple[list[Pod], int, Status | None]] = [([], 0, None)] * len(nodes)
+        copies: list[NodeInfo] = []
+        potentials: list[list[PodInfo]] = []
+        at: list[int] = []
+        for i, ni in enumerate(nodes):
+            copy = ni.clone()
+            potential = [pi for pi in copy.pods if self.is_preemption_allowed(copy, pi, pod)]
+            if not potential:
+                out[i] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS))
                 continue
-            if st is None or st.is_success():
-                st = Status(
-                    Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"'
-                )
-            if st.code == Code.ERROR:
-                errs.append(st.message)
-            statuses[node_copy.name] = st
-        return non_violating.items + violating.items, statuses, errs
+            for pi in potential:
+                copy.remove_pod(pi.uid)
+            copies.append(copy)
+            potentials.append(potential)
+            at.append(i)
+        if not copies:
+            return out
+        work: list[_Reprieve] = []
+        sts = fh.run_filter_plugins_with_nominated_pods_batch(state, pod, copies, prio)
+        for j, st in enumerate(sts):
+            if st is not None and not st.is_success():
+                out[at[j]] = ([], 0, st)
+                continue
+            potential = potentials[j]
+            _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            work.append(_Reprieve(at[j], copies[j], violating, non_violating))
+        step = 0
+        active = work
+        while active:
+            for w in active:
+                w.node.add_pod(w.order[step])
+            sts = fh.run_filter_plugins_with_nominated_pods_batch(
+                state, pod, [w.node for w in active], prio
+            )
+            for w, st in zip(active, sts, strict=True):
+                if st is not None and not st.is_success():
+                    pi = w.order[step]
+                    w.node.remove_pod(pi.uid)
+                    w.victims.append(pi)
+                    if step < w.num_pdb_candidates:
+                        w.num_violating += 1
+            step += 1
+            active = [w for w in active if step < len(w.order)]
+        for w in work:
+            if w.sort_victims:
+                _sort_by_importance(w.victims, self.more_important_pod, lambda pi: pi.pod)
+            out[w.index] = ([pi.pod for pi in w.victims], w.num_violating, None)
+        return out
 
     async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]
