@@ -326,6 +326,12 @@ def _status_of(m: Mapping[str, Status], name: str) -> Status:
 # --- the Evaluator ------------------------------------------------------------------------------
 
 IsEligiblePodFunc = Callable[["NodeInfo", "PodInfo", "Pod"], bool]
+
+
+def _default_is_eligible_pod(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+    """Upstream's default ``IsEligiblePod``: every lower-priority pod may be preempted."""
+    return True
+
 MoreImportantPodFunc = Callable[["Pod", "Pod"], bool]
 ScoreFunc = Callable[[str], int]
 
@@ -359,7 +365,10 @@ class Evaluator:
         self.preempting: set[str] = set()
         # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
         self.last_victims_pending_preemption: dict[str, tuple[str, str]] = {}
-        self.is_eligible_pod: IsEligiblePodFunc = lambda node_info, victim, preemptor: True
+        self.is_eligible_pod: IsEligiblePodFunc = _default_is_eligible_pod
+        # node name -> (snapshot NodeInfo, preemptor priority, lower-priority pods, the node
+        # without them): the batched dry run's stripped nodes, valid while the node is unchanged
+        self._stripped: dict[str, tuple[NodeInfo, int, list[PodInfo], NodeInfo]] = {}
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
 
@@ -576,6 +585,15 @@ class Evaluator:
             state, pod, potential_nodes, pdbs, offset, num_candidates
         )
 
+    def _strip_cacheable(self) -> bool:
+        """Whether which pods may be preempted depends only on their priority (the default
+        ``is_preemption_allowed`` and ``is_eligible_pod``): a node's stripped copy can then be
+        kept for the next preemptors of the same priority while the node is unchanged."""
+        return (
+            type(self).is_preemption_allowed is Evaluator.is_preemption_allowed
+            and self.is_eligible_pod is _default_is_eligible_pod
+        )
+
     def _can_batch(self, state: CycleState) -> bool:
         if type(self).select_victims_on_node is not Evaluator.select_victims_on_node:
             return False
@@ -656,14 +674,24 @@ class Evaluator:
         copies: list[NodeInfo] = []
         potentials: list[list[PodInfo]] = []
         at: list[int] = []
+        snapshot = getattr(fh, "snapshot", None)
+        cache = self._stripped if self._strip_cacheable() and snapshot is not None else None
         for i, ni in enumerate(nodes):
-            copy = ni.clone()
-            potential = [pi for pi in copy.pods if self.is_preemption_allowed(copy, pi, pod)]
+            hit = cache.get(ni.name) if cache is not None else None
+            if hit is not None and hit[0] is ni and hit[1] == prio:
+                potential, copy = hit[2], hit[3]
+            else:
+                copy = ni.clone()
+                potential = [pi for pi in copy.pods if self.is_preemption_allowed(copy, pi, pod)]
+                for pi in potential:
+                    copy.remove_pod(pi.uid)
+                if cache is not None and snapshot.get(ni.name) is ni:
+                    if len(cache) > 4 * max(len(snapshot), 1024):
+                        cache.clear()
+                    cache[ni.name] = (ni, prio, potential, copy)
             if not potential:
                 out[i] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS))
                 continue
-            for pi in potential:
-                copy.remove_pod(pi.uid)
             copies.append(copy)
             potentials.append(potential)
             at.append(i)
@@ -675,10 +703,11 @@ class Evaluator:
             if st is not None and not st.is_success():
                 out[at[j]] = ([], 0, st)
                 continue
-            potential = potentials[j]
+            potential = list(potentials[j])
             _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-            work.append(_Reprieve(at[j], copies[j], violating, non_violating))
+            # the reprieve adds pods back: on a copy (the stripped node may be cached)
+            work.append(_Reprieve(at[j], copies[j].clone(), violating, non_violating))
         step = 0
         active = work
         while active:

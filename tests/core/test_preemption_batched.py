@@ -96,7 +96,11 @@ def _cluster(seed: int) -> dict[str, Any]:
     for k in range(r.randint(0, 3)):
         p = make_pod(f"nom{k}").priority(r.choice(PRIOS + [1000])).req(cpu=f"{r.choice([100, 1000])}m").obj()
         nominated.append((p, r.choice(nodes).metadata.name))
-    return dict(nodes=nodes, pods=pods, pdbs=pdbs, codes=codes, preemptor=preemptor.obj(),
+    earlier = [
+        make_pod(f"earlier{k}").priority(r.choice([5, 50, 1000])).req(cpu=f"{r.choice([500, 2000])}m").obj()
+        for k in range(r.randint(0, 2))
+    ]
+    return dict(earlier=earlier, nodes=nodes, pods=pods, pdbs=pdbs, codes=codes, preemptor=preemptor.obj(),
                 nominated=nominated, offset=r.randrange(len(nodes)), num=r.randint(1, len(nodes)))
 
 
@@ -120,6 +124,13 @@ def _run(case: dict[str, Any], batched: bool) -> tuple[Any, ...]:
     assert ev._can_batch(state)
     run = ev.dry_run_preemption_batched if batched else ev.dry_run_preemption_per_node
     counter = fw.plugin("FakeFilter")
+    if batched:
+        # an earlier preemptor's dry run (same or other priority) fills the stripped-node cache
+        for earlier in case["earlier"]:
+            state0 = CycleState()
+            fw.run_pre_filter_plugins(state0, earlier, fw.snapshot.node_infos)
+            run(state0, earlier, fw.snapshot.node_infos, fw.cluster.list_pdbs(), 0, len(case["nodes"]))
+    calls0 = counter.calls
     cands, statuses, errs = run(
         state, p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), case["offset"], case["num"]
     )
@@ -129,7 +140,7 @@ def _run(case: dict[str, Any], batched: bool) -> tuple[Any, ...]:
         {n: (s.code, s.reasons, s.plugin) for n, s in statuses.items()},
         list(statuses),
         errs,
-        counter.calls,
+        counter.calls - calls0,
         best.name if best else None,
     )
 
