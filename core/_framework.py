@@ -289,7 +289,7 @@ class Framework:
         self.rng: random.Random = random.Random(0)
         self.deterministic = False
         # node name -> (NodeInfo, nominated PodInfos, the copy with them added); see _with_nominated
-        self._nominated_copies: dict[str, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
+        self._nominated_copies: dict[int, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
         plugin_args = plugin_args or {}
         arg_paths = arg_paths or {}
         disabled = disabled or {}
@@ -657,8 +657,13 @@ class Framework:
         pod: Pod,
         node_infos: Sequence[NodeInfo],
         pod_priority: int | None = None,
+        *,
+        frozen: bool = False,
     ) -> list[Status | None]:
         """:meth:`run_filter_plugins_with_nominated_pods` for each node, one status per node.
+
+        ``frozen``: the caller will not change these NodeInfos afterwards (as the snapshot's own
+        never are), so their copies with nominated pods added may be kept for later calls.
 
         With no AddPod extension to run, the first pass leaves the cycle state as it is, so both
         passes run as one batch Filter call each over the nodes that need them (Filter plugins
@@ -689,7 +694,7 @@ class Framework:
             nominated = [p for p in nominator.for_node(ni.name) if p.priority >= prio and p.uid != uid]
             if nominated:
                 first.append(i)
-                copies.append(self._with_nominated(ni, nominated))
+                copies.append(self._with_nominated(ni, nominated, frozen))
             else:
                 second.append(i)
         if copies:
@@ -725,7 +730,7 @@ class Framework:
             rows.append(r)
         return NodeBatch(infos, snapshot=snap, rows=np.array(rows, dtype=np.int64))
 
-    def _with_nominated(self, ni: NodeInfo, nominated: list[PodInfo]) -> NodeInfo:
+    def _with_nominated(self, ni: NodeInfo, nominated: list[PodInfo], frozen: bool) -> NodeInfo:
         """A copy of ``ni`` with ``nominated`` added.
 
         For a NodeInfo of the current snapshot (never changed in place: the snapshot replaces a
@@ -734,13 +739,13 @@ class Framework:
         the pods nominated to a node stay the same over many scheduling attempts.
         """
         snapshot = self.snapshot
-        if snapshot is None or snapshot.get(ni.name) is not ni:
+        if not frozen and (snapshot is None or snapshot.get(ni.name) is not ni):
             info = ni.clone()
             for p in nominated:
                 info.add_pod(p)
             return info
         cache = self._nominated_copies
-        key = ni.name
+        key = id(ni)  # the entry holds ni: the id cannot be reused while it is there
         hit = cache.get(key)
         if hit is not None and hit[0] is ni and len(hit[1]) == len(nominated) and all(
             a is b for a, b in zip(hit[1], nominated, strict=True)
@@ -749,7 +754,7 @@ class Framework:
         info = ni.clone()
         for p in nominated:
             info.add_pod(p)
-        if len(cache) > 4 * max(len(snapshot), 1024):
+        if len(cache) > 4 * max(len(snapshot or ()), 1024):
             cache.clear()
         cache[key] = (ni, nominated, info)
         return info

@@ -286,6 +286,8 @@ class NodeBatch(Sequence[NodeInfo]):
         if col is None:
             if self._snapshot is not None and self.indices is not None:
                 col = self._snapshot.column(kind, resource)[self.indices]
+            elif kind == "allocatable" and self._rows is not None and self._snapshot is not None:
+                col = self._snapshot.column(kind, resource)[self._rows]  # it is the Node's
             else:
                 get = _COLUMN_GETTERS[kind]
                 col = np.array([get(ni, resource) for ni in self.infos], dtype=np.int64)

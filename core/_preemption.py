@@ -698,7 +698,10 @@ class Evaluator:
         if not copies:
             return out
         work: list[_Reprieve] = []
-        sts = fh.run_filter_plugins_with_nominated_pods_batch(state, pod, copies, prio)
+        # the stripped nodes are never changed (the reprieve works on copies of them)
+        sts = fh.run_filter_plugins_with_nominated_pods_batch(
+            state, pod, copies, prio, frozen=cache is not None
+        )
         for j, st in enumerate(sts):
             if st is not None and not st.is_success():
                 out[at[j]] = ([], 0, st)
