@@ -124,7 +124,8 @@ class _Reprieve:
     """One node's reprieve loop in the batched dry run: PDB-violating pods first, then the rest."""
 
     __slots__ = (
-        "index",
+        "stripped",
+        "potential",
         "node",
         "order",
         "num_pdb_candidates",
@@ -133,16 +134,21 @@ class _Reprieve:
         "num_violating",
     )
 
-    def __init__(
-        self, index: int, node: NodeInfo, violating: list[PodInfo], non_violating: list[PodInfo]
-    ) -> None:
-        self.index = index
-        self.node = node
+    def __init__(self, stripped: NodeInfo, potential: list[PodInfo]) -> None:
+        self.stripped = stripped  # the node without ``potential`` (possibly cached: not changed)
+        self.potential = potential
+        self.node = stripped
+        self.order: list[PodInfo] = []
+        self.num_pdb_candidates = 0
+        self.sort_victims = False
+        self.victims: list[PodInfo] = []
+        self.num_violating = 0
+
+    def start(self, violating: list[PodInfo], non_violating: list[PodInfo]) -> None:
+        self.node = self.stripped.clone()  # the reprieve adds pods back
         self.order = violating + non_violating
         self.num_pdb_candidates = len(violating)
         self.sort_victims = bool(violating and non_violating)
-        self.victims: list[PodInfo] = []
-        self.num_violating = 0
 
 
 # --- pod helpers --------------------------------------------------------------------------------
@@ -636,41 +642,57 @@ class Evaluator:
     ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """The dry run over batches of nodes (requires no AddPod/RemovePod extension to run).
 
-        The nodes are taken from ``offset`` in chunks of as many nodes as candidates are still
-        missing (one node gives at most one candidate, so no chunk reaches past the early stop):
-        one batch Filter over the chunk's nodes with every lower-priority pod removed decides
-        which can be candidates, then the reprieve loop runs on those nodes in lockstep, one
-        batch Filter per reprieve step.  The chunk's results are then taken in visit order, as
-        :meth:`dry_run_preemption_per_node` takes them.
+        Rounds of two phases.  Strip: from ``offset``, chunks of nodes with every
+        lower-priority pod removed go through one batch Filter each, until as many nodes pass
+        as candidates are still missing (each node gives at most one candidate, so this never
+        reaches past the node where :meth:`dry_run_preemption_per_node` stops).  Reprieve: the
+        loop of ``SelectVictimsOnNode`` on every node that passed, in lockstep, one batch
+        Filter per step.  The round's outcomes are then offered in visit order; if the stop
+        condition is not met (no non-violating candidate yet, or a node had no victim), the
+        next round goes on from there.  Same Filter calls per node as the per-node dry run.
         """
         acc = _DryRun(num_candidates)
         prio = pod_priority(pod)
         n = len(potential_nodes)
         visited = 0
         while visited < n:
-            size = max(num_candidates - acc.size(), 1)
-            chunk = [
-                potential_nodes[(offset + i) % n] for i in range(visited, min(n, visited + size))
-            ]
-            visited += len(chunk)
-            for ni, (victims, num_pdb, st) in zip(
-                chunk, self._select_victims_on_nodes(state, pod, prio, chunk, pdbs), strict=True
-            ):
-                if acc.offer(ni.name, victims, num_pdb, st):
+            # strip phase
+            outcomes: list[tuple[NodeInfo, Any]] = []
+            passing = 0
+            needed = max(num_candidates - acc.size(), 1)
+            while passing < needed and visited < n:
+                size = needed - passing
+                chunk = [
+                    potential_nodes[(offset + i) % n]
+                    for i in range(visited, min(n, visited + size))
+                ]
+                visited += len(chunk)
+                for ni, out in zip(
+                    chunk, self._strip_nodes(state, pod, prio, chunk), strict=True
+                ):
+                    outcomes.append((ni, out))
+                    passing += isinstance(out, _Reprieve)
+            # reprieve phase
+            self._reprieve(
+                state, pod, prio, [out for _, out in outcomes if isinstance(out, _Reprieve)], pdbs
+            )
+            for ni, out in outcomes:
+                if isinstance(out, _Reprieve):
+                    victims = [pi.pod for pi in out.victims]
+                    stop = acc.offer(ni.name, victims, out.num_violating, None)
+                else:
+                    stop = acc.offer(ni.name, [], 0, out)
+                if stop:
                     return acc.result()
         return acc.result()
 
-    def _select_victims_on_nodes(
-        self,
-        state: CycleState,
-        pod: Pod,
-        prio: int,
-        nodes: Sequence[NodeInfo],
-        pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[list[Pod], int, Status | None]]:
-        """:meth:`select_victims_on_node` for each node, with batch Filter calls (no extensions)."""
+    def _strip_nodes(
+        self, state: CycleState, pod: Pod, prio: int, nodes: Sequence[NodeInfo]
+    ) -> list[Status | _Reprieve]:
+        """Per node: the status that ends its ``SelectVictimsOnNode`` early (no lower-priority
+        pod, or the pod does not fit even without them), or the reprieve loop still to run."""
         fh = self.handle
-        out: list[tuple[list[Pod], int, Status | None]] = [([], 0, None)] * len(nodes)
+        out: list[Status | _Reprieve] = [Status(Code.SUCCESS)] * len(nodes)
         copies: list[NodeInfo] = []
         potentials: list[list[PodInfo]] = []
         at: list[int] = []
@@ -690,27 +712,39 @@ class Evaluator:
                         cache.clear()
                     cache[ni.name] = (ni, prio, potential, copy)
             if not potential:
-                out[i] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS))
+                out[i] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
                 continue
             copies.append(copy)
             potentials.append(potential)
             at.append(i)
         if not copies:
             return out
-        work: list[_Reprieve] = []
         # the stripped nodes are never changed (the reprieve works on copies of them)
         sts = fh.run_filter_plugins_with_nominated_pods_batch(
             state, pod, copies, prio, frozen=cache is not None
         )
         for j, st in enumerate(sts):
             if st is not None and not st.is_success():
-                out[at[j]] = ([], 0, st)
-                continue
-            potential = list(potentials[j])
+                out[at[j]] = st
+            else:
+                out[at[j]] = _Reprieve(copies[j], potentials[j])
+        return out
+
+    def _reprieve(
+        self,
+        state: CycleState,
+        pod: Pod,
+        prio: int,
+        work: list[_Reprieve],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> None:
+        """``SelectVictimsOnNode``'s reprieve loop on every node of ``work``, in lockstep."""
+        fh = self.handle
+        for w in work:
+            potential = list(w.potential)
             _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-            # the reprieve adds pods back: on a copy (the stripped node may be cached)
-            work.append(_Reprieve(at[j], copies[j].clone(), violating, non_violating))
+            w.start(violating, non_violating)
         step = 0
         active = work
         while active:
@@ -731,8 +765,6 @@ class Evaluator:
         for w in work:
             if w.sort_victims:
                 _sort_by_importance(w.victims, self.more_important_pod, lambda pi: pi.pod)
-            out[w.index] = ([pi.pod for pi in w.victims], w.num_violating, None)
-        return out
 
     async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]
