@@ -120,12 +120,31 @@ class _DryRun:
         return self.non_violating.items + self.violating.items, self.statuses, self.errs
 
 
+class _Stripped:
+    """A node with every pod the preemptor may preempt removed (the batched dry run's start).
+
+    Kept per node while the snapshot's NodeInfo is ``original`` and the preemptor priority is
+    ``prio``; never changed once made (the reprieve loop works on a copy of ``stripped``).
+    """
+
+    __slots__ = ("original", "prio", "potential", "stripped", "by_importance")
+
+    def __init__(
+        self, original: NodeInfo, prio: int, potential: list[PodInfo], stripped: NodeInfo
+    ) -> None:
+        self.original = original
+        self.prio = prio
+        self.potential = potential  # in the node's pod order
+        self.stripped = stripped
+        # ``potential`` sorted by the default ``more_important_pod``, once needed
+        self.by_importance: list[PodInfo] | None = None
+
+
 class _Reprieve:
     """One node's reprieve loop in the batched dry run: PDB-violating pods first, then the rest."""
 
     __slots__ = (
-        "stripped",
-        "potential",
+        "entry",
         "node",
         "order",
         "num_pdb_candidates",
@@ -134,10 +153,9 @@ class _Reprieve:
         "num_violating",
     )
 
-    def __init__(self, stripped: NodeInfo, potential: list[PodInfo]) -> None:
-        self.stripped = stripped  # the node without ``potential`` (possibly cached: not changed)
-        self.potential = potential
-        self.node = stripped
+    def __init__(self, entry: _Stripped) -> None:
+        self.entry = entry
+        self.node = entry.stripped
         self.order: list[PodInfo] = []
         self.num_pdb_candidates = 0
         self.sort_victims = False
@@ -145,7 +163,7 @@ class _Reprieve:
         self.num_violating = 0
 
     def start(self, violating: list[PodInfo], non_violating: list[PodInfo]) -> None:
-        self.node = self.stripped.clone()  # the reprieve adds pods back
+        self.node = self.entry.stripped.clone()  # the reprieve adds pods back
         self.order = violating + non_violating
         self.num_pdb_candidates = len(violating)
         self.sort_victims = bool(violating and non_violating)
@@ -279,6 +297,8 @@ def filter_pods_with_pdb_violation(
             matchers.append(None)  # an invalid selector matches nothing
     violating: list[Any] = []
     non_violating: list[Any] = []
+    if not pdbs:
+        return violating, list(pod_infos)
     for pi in pod_infos:
         p = pod(pi)
         violated = False
@@ -374,7 +394,7 @@ class Evaluator:
         self.is_eligible_pod: IsEligiblePodFunc = _default_is_eligible_pod
         # node name -> (snapshot NodeInfo, preemptor priority, lower-priority pods, the node
         # without them): the batched dry run's stripped nodes, valid while the node is unchanged
-        self._stripped: dict[str, tuple[NodeInfo, int, list[PodInfo], NodeInfo]] = {}
+        self._stripped: dict[str, _Stripped] = {}
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
 
@@ -694,28 +714,27 @@ class Evaluator:
         fh = self.handle
         out: list[Status | _Reprieve] = [Status(Code.SUCCESS)] * len(nodes)
         copies: list[NodeInfo] = []
-        potentials: list[list[PodInfo]] = []
+        entries: list[_Stripped] = []
         at: list[int] = []
         snapshot = getattr(fh, "snapshot", None)
         cache = self._stripped if self._strip_cacheable() and snapshot is not None else None
         for i, ni in enumerate(nodes):
-            hit = cache.get(ni.name) if cache is not None else None
-            if hit is not None and hit[0] is ni and hit[1] == prio:
-                potential, copy = hit[2], hit[3]
-            else:
+            entry = cache.get(ni.name) if cache is not None else None
+            if entry is None or entry.original is not ni or entry.prio != prio:
                 copy = ni.clone()
                 potential = [pi for pi in copy.pods if self.is_preemption_allowed(copy, pi, pod)]
                 for pi in potential:
                     copy.remove_pod(pi.uid)
+                entry = _Stripped(ni, prio, potential, copy)
                 if cache is not None and snapshot.get(ni.name) is ni:
                     if len(cache) > 4 * max(len(snapshot), 1024):
                         cache.clear()
-                    cache[ni.name] = (ni, prio, potential, copy)
-            if not potential:
+                    cache[ni.name] = entry
+            if not entry.potential:
                 out[i] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
                 continue
-            copies.append(copy)
-            potentials.append(potential)
+            copies.append(entry.stripped)
+            entries.append(entry)
             at.append(i)
         if not copies:
             return out
@@ -727,7 +746,7 @@ class Evaluator:
             if st is not None and not st.is_success():
                 out[at[j]] = st
             else:
-                out[at[j]] = _Reprieve(copies[j], potentials[j])
+                out[at[j]] = _Reprieve(entries[j])
         return out
 
     def _reprieve(
@@ -740,9 +759,15 @@ class Evaluator:
     ) -> None:
         """``SelectVictimsOnNode``'s reprieve loop on every node of ``work``, in lockstep."""
         fh = self.handle
+        default_order = self.more_important_pod is more_important_pod
         for w in work:
-            potential = list(w.potential)
-            _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+            entry = w.entry
+            potential = entry.by_importance if default_order else None
+            if potential is None:
+                potential = list(entry.potential)
+                _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+                if default_order:
+                    entry.by_importance = potential
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
             w.start(violating, non_violating)
         step = 0
