@@ -199,6 +199,20 @@ _COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
 }
 
 
+def _explicit_column(infos: Sequence[NodeInfo], kind: str, resource: str) -> np.ndarray:
+    """A column of explicit NodeInfos (the common resources read straight off the fields)."""
+    n = len(infos)
+    if kind == "requested" or (kind == "non_zero_requested" and resource not in (CPU, MEMORY)):
+        if resource == PODS:
+            return np.fromiter((len(ni.pods) for ni in infos), np.int64, n)
+        if resource == CPU:
+            return np.fromiter((ni.requested.milli_cpu for ni in infos), np.int64, n)
+        if resource == MEMORY:
+            return np.fromiter((ni.requested.memory for ni in infos), np.int64, n)
+    get = _COLUMN_GETTERS[kind]
+    return np.fromiter((get(ni, resource) for ni in infos), np.int64, n)
+
+
 class NodeBatch(Sequence[NodeInfo]):
     """The nodes one batch hook call works on, in a fixed order.
 
@@ -289,8 +303,7 @@ class NodeBatch(Sequence[NodeInfo]):
             elif kind == "allocatable" and self._rows is not None and self._snapshot is not None:
                 col = self._snapshot.column(kind, resource)[self._rows]  # it is the Node's
             else:
-                get = _COLUMN_GETTERS[kind]
-                col = np.array([get(ni, resource) for ni in self.infos], dtype=np.int64)
+                col = _explicit_column(self.infos, kind, resource)
             self._cols[key] = col
         return col
 
