@@ -716,7 +716,7 @@ class Evaluator:
         copies: list[NodeInfo] = []
         entries: list[_Stripped] = []
         at: list[int] = []
-        snapshot = getattr(fh, "snapshot", None)
+        snapshot: Any = getattr(fh, "snapshot", None)
         cache = self._stripped if self._strip_cacheable() and snapshot is not None else None
         for i, ni in enumerate(nodes):
             entry = cache.get(ni.name) if cache is not None else None
