@@ -17,6 +17,13 @@ DisruptionTarget condition and is deleted, and a ``Preempted`` event is recorded
 
 The dry run is sequential: upstream's parallel dry run with parallelism 1, which is what makes its
 results deterministic (the candidate limit and the early stop then depend only on the offset).
+When no AddPod/RemovePod extension runs in the cycle it goes over batches of nodes
+(``dry_run_preemption_batched``: batch Filter calls, stripped nodes cached per priority) with the
+same candidates, victims, statuses and Filter calls per node as the node-by-node dry run.
+
+In a simulation (a deterministic driver) the victims of one preemption are preempted one after
+another in victim order, so their API writes and ``Preempted`` events come out in the same order
+on every event loop; a live scheduler preempts them concurrently, as upstream.
 """
 
 from __future__ import annotations
