@@ -1,5 +1,8 @@
 """The framework runtime: one profile's plugins, run extension point by extension point.
 
+Why one file: one small runner per extension point, in cycle order, over one runtime state
+(plugins by point, weights, waiting pods, the handle), as upstream's ``framework.go``.
+
 ``Framework`` is upstream's ``frameworkImpl`` and its ``Handle``: it builds the profile's plugins
 from factories, knows which extension points each implements, and runs them in profile order
 with their weights.  Every status a plugin returns gets the plugin's name; an exception in a

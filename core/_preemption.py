@@ -1,5 +1,9 @@
 """Preemption: the generic Evaluator behind DefaultPreemption (upstream ``framework/preemption``).
 
+Why one file: upstream's Evaluator (``framework/preemption/preemption.go``) is one unit —
+candidates, dry run, victims, SelectCandidate, preparation — and the batched dry run must sit
+beside the per-node path it is checked against (``tests/core/test_preemption_batched.py``).
+
 The model, in the order ``Evaluator.preempt`` runs it for a pod that fit no node::
 
     re-read the pod ─► eligible? (preemptionPolicy, terminating victims on its nominated node)

@@ -1,5 +1,8 @@
 """The preemption Evaluator: dry run (§G), eligibility (§J1–J5), node choice, Preempt.
 
+Why one file: upstream's default_preemption_test.go tables, one row per case, in upstream's
+order.
+
 Ids name the upstream test (``DP`` = default_preemption_test.go) and case.
 """
 
