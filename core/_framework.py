@@ -1,5 +1,8 @@
 """The framework runtime: one profile's plugins, run extension point by extension point.
 
+Why one file: one small runner per extension point, in cycle order, over one runtime state
+(plugins by point, weights, waiting pods, the handle), as upstream's ``framework.go``.
+
 ``Framework`` is upstream's ``frameworkImpl`` and its ``Handle``: it builds the profile's plugins
 from factories, knows which extension points each implements, and runs them in profile order
 with their weights.  Every status a plugin returns gets the plugin's name; an exception in a
@@ -303,6 +306,8 @@ class Framework:
         self.feature_gates: dict[str, bool] = {}
         self.rng: random.Random = random.Random(0)
         self.deterministic = False
+        # node name -> (NodeInfo, nominated PodInfos, the copy with them added); see _with_nominated
+        self._nominated_copies: dict[int, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
         plugin_args = plugin_args or {}
         arg_paths = arg_paths or {}
         disabled = disabled or {}
@@ -532,6 +537,11 @@ class Framework:
                 return result, st, rejected
         return result, None, set(returned_names)
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in (*self._add_pod, *self._remove_pod))
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
@@ -678,8 +688,13 @@ class Framework:
         pod: Pod,
         node_infos: Sequence[NodeInfo],
         pod_priority: int | None = None,
+        *,
+        frozen: bool = False,
     ) -> list[Status | None]:
         """:meth:`run_filter_plugins_with_nominated_pods` for each node, one status per node.
+
+        ``frozen``: the caller will not change these NodeInfos afterwards (as the snapshot's own
+        never are), so their copies with nominated pods added may be kept for later calls.
 
         With no AddPod extension to run, the first pass leaves the cycle state as it is, so both
         passes run as one batch Filter call each over the nodes that need them (Filter plugins
@@ -694,24 +709,27 @@ class Framework:
         prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
         uid = pod.metadata.uid
         nominator = self.nominator
+        # nodes with a nominated pod of priority >= prio (the pod itself may be one of them)
+        if nominator is None or not nominator.nominated_pods:
+            with_nominated: set[str] | dict[str, list[PodInfo]] = set()
+        else:
+            with_nominated = nominator.counts_at_or_above(prio)[1]
         results: list[Status | None] = [None] * len(node_infos)
         first: list[int] = []  # nodes with nominated pods to add: pass 1 on a copy
         copies: list[NodeInfo] = []
         second: list[int] = []  # nodes for pass 2
         for i, ni in enumerate(node_infos):
-            nominated = nominator.for_node(ni.name) if nominator else None
+            if ni.name not in with_nominated:
+                second.append(i)
+                continue
+            nominated = [p for p in nominator.for_node(ni.name) if p.priority >= prio and p.uid != uid]
             if nominated:
-                nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
-            if nominated:
-                info = ni.clone()
-                for p in nominated:
-                    info.add_pod(p)
                 first.append(i)
-                copies.append(info)
+                copies.append(self._with_nominated(ni, nominated, frozen))
             else:
                 second.append(i)
         if copies:
-            failed = self.run_filter_plugins(state, pod, NodeBatch(copies))
+            failed = self.run_filter_plugins(state, pod, self._batch_of(copies))
             for j, i in enumerate(first):
                 st = failed.get(j)
                 if st is None:
@@ -720,10 +738,57 @@ class Framework:
                     results[i] = st
             second.sort()
         if second:
-            failed = self.run_filter_plugins(state, pod, NodeBatch([node_infos[i] for i in second]))
+            failed = self.run_filter_plugins(
+                state, pod, self._batch_of([node_infos[i] for i in second])
+            )
             for j, i in enumerate(second):
                 results[i] = failed.get(j)
         return results
+
+    def _batch_of(self, infos: list[NodeInfo]) -> NodeBatch:
+        """A batch of NodeInfos (copies or snapshot members) that knows each one's snapshot row
+        when it holds the same Node object as that row (see :class:`NodeBatch`)."""
+        snap = self.snapshot
+        if snap is None or len(infos) < 2:
+            return NodeBatch(infos)
+        index = snap.index
+        all_infos = snap.node_infos
+        rows: list[int] = []
+        for ni in infos:
+            r = index.get(ni.name)
+            if r is None or all_infos[r].node is not ni.node:
+                return NodeBatch(infos)
+            rows.append(r)
+        return NodeBatch(infos, snapshot=snap, rows=np.array(rows, dtype=np.int64))
+
+    def _with_nominated(self, ni: NodeInfo, nominated: list[PodInfo], frozen: bool) -> NodeInfo:
+        """A copy of ``ni`` with ``nominated`` added.
+
+        For a NodeInfo of the current snapshot (never changed in place: the snapshot replaces a
+        changed node's NodeInfo) the copy is reused while the node and the nominated PodInfos
+        are the same objects: Filter plugins do not change the NodeInfos they are shown, and
+        the pods nominated to a node stay the same over many scheduling attempts.
+        """
+        snapshot = self.snapshot
+        if not frozen and (snapshot is None or snapshot.get(ni.name) is not ni):
+            info = ni.clone()
+            for p in nominated:
+                info.add_pod(p)
+            return info
+        cache = self._nominated_copies
+        key = id(ni)  # the entry holds ni: the id cannot be reused while it is there
+        hit = cache.get(key)
+        if hit is not None and hit[0] is ni and len(hit[1]) == len(nominated) and all(
+            a is b for a, b in zip(hit[1], nominated, strict=True)
+        ):
+            return hit[2]
+        info = ni.clone()
+        for p in nominated:
+            info.add_pod(p)
+        if len(cache) > 4 * max(len(snapshot or ()), 1024):
+            cache.clear()
+        cache[key] = (ni, nominated, info)
+        return info
 
     # --- PostFilter -----------------------------------------------------------------------
     async def run_post_filter_plugins(

@@ -199,6 +199,20 @@ _COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
 }
 
 
+def _explicit_column(infos: Sequence[NodeInfo], kind: str, resource: str) -> np.ndarray:
+    """A column of explicit NodeInfos (the common resources read straight off the fields)."""
+    n = len(infos)
+    if kind == "requested" or (kind == "non_zero_requested" and resource not in (CPU, MEMORY)):
+        if resource == PODS:
+            return np.fromiter((len(ni.pods) for ni in infos), np.int64, n)
+        if resource == CPU:
+            return np.fromiter((ni.requested.milli_cpu for ni in infos), np.int64, n)
+        if resource == MEMORY:
+            return np.fromiter((ni.requested.memory for ni in infos), np.int64, n)
+    get = _COLUMN_GETTERS[kind]
+    return np.fromiter((get(ni, resource) for ni in infos), np.int64, n)
+
+
 class NodeBatch(Sequence[NodeInfo]):
     """The nodes one batch hook call works on, in a fixed order.
 
@@ -209,7 +223,7 @@ class NodeBatch(Sequence[NodeInfo]):
       count), ``non_zero_requested(r)`` (requests with the scoring defaults for cpu/memory).
     """
 
-    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names")
+    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows")
 
     def __init__(
         self,
@@ -217,12 +231,20 @@ class NodeBatch(Sequence[NodeInfo]):
         *,
         snapshot: Snapshot | None = None,
         indices: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
     ) -> None:
+        """A batch of the snapshot's rows ``indices``, or of explicit ``infos``.
+
+        With ``infos``, ``snapshot`` and ``rows`` may say that ``infos[i]`` holds the same Node
+        object as the snapshot's row ``rows[i]`` (a copy with pods added or removed): what
+        depends only on the Node (:meth:`node_flag`) then comes from the snapshot's cache.
+        """
         self._snapshot = snapshot
         self.indices = indices
         self._infos: Sequence[NodeInfo] | None = infos
         self._cols: dict[tuple[str, str], np.ndarray] = {}
         self._names: list[str] | None = None
+        self._rows = rows if infos is not None and snapshot is not None else None
 
     @classmethod
     def of(cls, infos: Sequence[NodeInfo]) -> NodeBatch:
@@ -265,8 +287,12 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._snapshot is not None and self.indices is not None:
             return NodeBatch(snapshot=self._snapshot, indices=self.indices[positions])
         infos = self.infos
-        out = NodeBatch([infos[i] for i in positions.tolist()])
-        return out
+        rows = self._rows
+        return NodeBatch(
+            [infos[i] for i in positions.tolist()],
+            snapshot=self._snapshot,
+            rows=None if rows is None else rows[positions],
+        )
 
     def _column(self, kind: str, resource: str) -> np.ndarray:
         key = (kind, resource)
@@ -274,9 +300,10 @@ class NodeBatch(Sequence[NodeInfo]):
         if col is None:
             if self._snapshot is not None and self.indices is not None:
                 col = self._snapshot.column(kind, resource)[self.indices]
+            elif kind == "allocatable" and self._rows is not None and self._snapshot is not None:
+                col = self._snapshot.column(kind, resource)[self._rows]  # it is the Node's
             else:
-                get = _COLUMN_GETTERS[kind]
-                col = np.array([get(ni, resource) for ni in self.infos], dtype=np.int64)
+                col = _explicit_column(self.infos, kind, resource)
             self._cols[key] = col
         return col
 
@@ -298,6 +325,9 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._snapshot is not None and self.indices is not None:
             flags: np.ndarray = self._snapshot.node_flag(name, fn)[self.indices]
             return flags
+        if self._rows is not None and self._snapshot is not None:
+            row_flags: np.ndarray = self._snapshot.node_flag(name, fn)[self._rows]
+            return row_flags
         return np.array([bool(fn(ni)) for ni in self.infos], dtype=bool)
 
     @property

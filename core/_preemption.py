@@ -1,5 +1,9 @@
 """Preemption: the generic Evaluator behind DefaultPreemption (upstream ``framework/preemption``).
 
+Why one file: upstream's Evaluator (``framework/preemption/preemption.go``) is one unit —
+candidates, dry run, victims, SelectCandidate, preparation — and the batched dry run must sit
+beside the per-node path it is checked against (``tests/core/test_preemption_batched.py``).
+
 The model, in the order ``Evaluator.preempt`` runs it for a pod that fit no node::
 
     re-read the pod ─► eligible? (preemptionPolicy, terminating victims on its nominated node)
@@ -17,6 +21,13 @@ DisruptionTarget condition and is deleted, and a ``Preempted`` event is recorded
 
 The dry run is sequential: upstream's parallel dry run with parallelism 1, which is what makes its
 results deterministic (the candidate limit and the early stop then depend only on the offset).
+When no AddPod/RemovePod extension runs in the cycle it goes over batches of nodes
+(``dry_run_preemption_batched``: batch Filter calls, stripped nodes cached per priority) with the
+same candidates, victims, statuses and Filter calls per node as the node-by-node dry run.
+
+In a simulation (a deterministic driver) the victims of one preemption are preempted one after
+another in victim order, so their API writes and ``Preempted`` events come out in the same order
+on every event loop; a live scheduler preempts them concurrently, as upstream.
 """
 
 from __future__ import annotations
@@ -87,6 +98,86 @@ class _CandidateList:
 
     def size(self) -> int:
         return len(self.items)
+
+
+class _DryRun:
+    """The dry run's result so far: the two candidate lists, node statuses and errors."""
+
+    def __init__(self, num_candidates: int) -> None:
+        self.num_candidates = num_candidates
+        self.non_violating = _CandidateList(num_candidates)
+        self.violating = _CandidateList(num_candidates)
+        self.statuses: dict[str, Status] = {}
+        self.errs: list[str] = []
+
+    def size(self) -> int:
+        return self.non_violating.size() + self.violating.size()
+
+    def offer(self, name: str, victims: list[Pod], num_pdb: int, st: Status | None) -> bool:
+        """Record one node's outcome; True when the search can stop (G12–G15)."""
+        if (st is None or st.is_success()) and victims:
+            c = Candidate(name, victims, num_pdb)
+            (self.non_violating if num_pdb == 0 else self.violating).add(c)
+            nv = self.non_violating.size()
+            return nv > 0 and nv + self.violating.size() >= self.num_candidates
+        if st is None or st.is_success():
+            st = Status(Code.ERROR, f'expected at least one victim pod on node "{name}"')
+        if st.code == Code.ERROR:
+            self.errs.append(st.message)
+        self.statuses[name] = st
+        return False
+
+    def result(self) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        return self.non_violating.items + self.violating.items, self.statuses, self.errs
+
+
+class _Stripped:
+    """A node with every pod the preemptor may preempt removed (the batched dry run's start).
+
+    Kept per node while the snapshot's NodeInfo is ``original`` and the preemptor priority is
+    ``prio``; never changed once made (the reprieve loop works on a copy of ``stripped``).
+    """
+
+    __slots__ = ("original", "prio", "potential", "stripped", "by_importance")
+
+    def __init__(
+        self, original: NodeInfo, prio: int, potential: list[PodInfo], stripped: NodeInfo
+    ) -> None:
+        self.original = original
+        self.prio = prio
+        self.potential = potential  # in the node's pod order
+        self.stripped = stripped
+        # ``potential`` sorted by the default ``more_important_pod``, once needed
+        self.by_importance: list[PodInfo] | None = None
+
+
+class _Reprieve:
+    """One node's reprieve loop in the batched dry run: PDB-violating pods first, then the rest."""
+
+    __slots__ = (
+        "entry",
+        "node",
+        "order",
+        "num_pdb_candidates",
+        "sort_victims",
+        "victims",
+        "num_violating",
+    )
+
+    def __init__(self, entry: _Stripped) -> None:
+        self.entry = entry
+        self.node = entry.stripped
+        self.order: list[PodInfo] = []
+        self.num_pdb_candidates = 0
+        self.sort_victims = False
+        self.victims: list[PodInfo] = []
+        self.num_violating = 0
+
+    def start(self, violating: list[PodInfo], non_violating: list[PodInfo]) -> None:
+        self.node = self.entry.stripped.clone()  # the reprieve adds pods back
+        self.order = violating + non_violating
+        self.num_pdb_candidates = len(violating)
+        self.sort_victims = bool(violating and non_violating)
 
 
 # --- pod helpers --------------------------------------------------------------------------------
@@ -217,6 +308,8 @@ def filter_pods_with_pdb_violation(
             matchers.append(None)  # an invalid selector matches nothing
     violating: list[Any] = []
     non_violating: list[Any] = []
+    if not pdbs:
+        return violating, list(pod_infos)
     for pi in pod_infos:
         p = pod(pi)
         violated = False
@@ -270,6 +363,12 @@ def _status_of(m: Mapping[str, Status], name: str) -> Status:
 # --- the Evaluator ------------------------------------------------------------------------------
 
 IsEligiblePodFunc = Callable[["NodeInfo", "PodInfo", "Pod"], bool]
+
+
+def _default_is_eligible_pod(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+    """Upstream's default ``IsEligiblePod``: every lower-priority pod may be preempted."""
+    return True
+
 MoreImportantPodFunc = Callable[["Pod", "Pod"], bool]
 ScoreFunc = Callable[[str], int]
 
@@ -303,7 +402,10 @@ class Evaluator:
         self.preempting: set[str] = set()
         # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
         self.last_victims_pending_preemption: dict[str, tuple[str, str]] = {}
-        self.is_eligible_pod: IsEligiblePodFunc = lambda node_info, victim, preemptor: True
+        self.is_eligible_pod: IsEligiblePodFunc = _default_is_eligible_pod
+        # node name -> (snapshot NodeInfo, preemptor priority, lower-priority pods, the node
+        # without them): the batched dry run's stripped nodes, valid while the node is unchanged
+        self._stripped: dict[str, _Stripped] = {}
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
 
@@ -505,31 +607,200 @@ class Evaluator:
         Nodes are visited from ``offset`` round the list; each list holds at most
         ``num_candidates``; the search stops once there is a non-violating candidate and
         ``non_violating + violating >= num_candidates`` (G12–G15).
+
+        When no AddPod/RemovePod extension runs in this cycle (the cycle state then stays as
+        PreFilter left it) and :meth:`select_victims_on_node` is not overridden, the nodes go in
+        batches (:meth:`dry_run_preemption_batched`); otherwise one by one
+        (:meth:`dry_run_preemption_per_node`).  Both give the same candidates, statuses, errors
+        and Filter calls.
         """
-        non_violating = _CandidateList(num_candidates)
-        violating = _CandidateList(num_candidates)
-        statuses: dict[str, Status] = {}
-        errs: list[str] = []
+        if self._can_batch(state):
+            return self.dry_run_preemption_batched(
+                state, pod, potential_nodes, pdbs, offset, num_candidates
+            )
+        return self.dry_run_preemption_per_node(
+            state, pod, potential_nodes, pdbs, offset, num_candidates
+        )
+
+    def _strip_cacheable(self) -> bool:
+        """Whether which pods may be preempted depends only on their priority (the default
+        ``is_preemption_allowed`` and ``is_eligible_pod``): a node's stripped copy can then be
+        kept for the next preemptors of the same priority while the node is unchanged."""
+        return (
+            type(self).is_preemption_allowed is Evaluator.is_preemption_allowed
+            and self.is_eligible_pod is _default_is_eligible_pod
+        )
+
+    def _can_batch(self, state: CycleState) -> bool:
+        if type(self).select_victims_on_node is not Evaluator.select_victims_on_node:
+            return False
+        fh = self.handle
+        has_extensions = getattr(fh, "has_pre_filter_extensions", None)
+        if has_extensions is None or not hasattr(
+            fh, "run_filter_plugins_with_nominated_pods_batch"
+        ):
+            return False
+        return not has_extensions(state)
+
+    def dry_run_preemption_per_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """The dry run one node at a time: :meth:`select_victims_on_node` on copies of each."""
+        acc = _DryRun(num_candidates)
         n = len(potential_nodes)
         for i in range(n):
             node_copy = potential_nodes[(offset + i) % n].clone()
             state_copy = state.clone()
             victims, num_pdb, st = self.select_victims_on_node(state_copy, pod, node_copy, pdbs)
-            if (st is None or st.is_success()) and victims:
-                c = Candidate(node_copy.name, victims, num_pdb)
-                (non_violating if num_pdb == 0 else violating).add(c)
-                nv, v = non_violating.size(), violating.size()
-                if nv > 0 and nv + v >= num_candidates:
-                    break
+            if acc.offer(node_copy.name, victims, num_pdb, st):
+                break
+        return acc.result()
+
+    def dry_run_preemption_batched(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """The dry run over batches of nodes (requires no AddPod/RemovePod extension to run).
+
+        Rounds of two phases.  Strip: from ``offset``, chunks of nodes with every
+        lower-priority pod removed go through one batch Filter each, until as many nodes pass
+        as candidates are still missing (each node gives at most one candidate, so this never
+        reaches past the node where :meth:`dry_run_preemption_per_node` stops).  Reprieve: the
+        loop of ``SelectVictimsOnNode`` on every node that passed, in lockstep, one batch
+        Filter per step.  The round's outcomes are then offered in visit order; if the stop
+        condition is not met (no non-violating candidate yet, or a node had no victim), the
+        next round goes on from there.  Same Filter calls per node as the per-node dry run.
+        """
+        acc = _DryRun(num_candidates)
+        prio = pod_priority(pod)
+        n = len(potential_nodes)
+        visited = 0
+        while visited < n:
+            # strip phase
+            outcomes: list[tuple[NodeInfo, Any]] = []
+            passing = 0
+            needed = max(num_candidates - acc.size(), 1)
+            while passing < needed and visited < n:
+                size = needed - passing
+                chunk = [
+                    potential_nodes[(offset + i) % n]
+                    for i in range(visited, min(n, visited + size))
+                ]
+                visited += len(chunk)
+                for ni, out in zip(
+                    chunk, self._strip_nodes(state, pod, prio, chunk), strict=True
+                ):
+                    outcomes.append((ni, out))
+                    passing += isinstance(out, _Reprieve)
+            # reprieve phase
+            self._reprieve(
+                state, pod, prio, [out for _, out in outcomes if isinstance(out, _Reprieve)], pdbs
+            )
+            for ni, out in outcomes:
+                if isinstance(out, _Reprieve):
+                    victims = [pi.pod for pi in out.victims]
+                    stop = acc.offer(ni.name, victims, out.num_violating, None)
+                else:
+                    stop = acc.offer(ni.name, [], 0, out)
+                if stop:
+                    return acc.result()
+        return acc.result()
+
+    def _strip_nodes(
+        self, state: CycleState, pod: Pod, prio: int, nodes: Sequence[NodeInfo]
+    ) -> list[Status | _Reprieve]:
+        """Per node: the status that ends its ``SelectVictimsOnNode`` early (no lower-priority
+        pod, or the pod does not fit even without them), or the reprieve loop still to run."""
+        fh = self.handle
+        out: list[Status | _Reprieve] = [Status(Code.SUCCESS)] * len(nodes)
+        copies: list[NodeInfo] = []
+        entries: list[_Stripped] = []
+        at: list[int] = []
+        snapshot: Any = getattr(fh, "snapshot", None)
+        cache = self._stripped if self._strip_cacheable() and snapshot is not None else None
+        for i, ni in enumerate(nodes):
+            entry = cache.get(ni.name) if cache is not None else None
+            if entry is None or entry.original is not ni or entry.prio != prio:
+                copy = ni.clone()
+                potential = [pi for pi in copy.pods if self.is_preemption_allowed(copy, pi, pod)]
+                for pi in potential:
+                    copy.remove_pod(pi.uid)
+                entry = _Stripped(ni, prio, potential, copy)
+                if cache is not None and snapshot.get(ni.name) is ni:
+                    if len(cache) > 4 * max(len(snapshot), 1024):
+                        cache.clear()
+                    cache[ni.name] = entry
+            if not entry.potential:
+                out[i] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
                 continue
-            if st is None or st.is_success():
-                st = Status(
-                    Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"'
-                )
-            if st.code == Code.ERROR:
-                errs.append(st.message)
-            statuses[node_copy.name] = st
-        return non_violating.items + violating.items, statuses, errs
+            copies.append(entry.stripped)
+            entries.append(entry)
+            at.append(i)
+        if not copies:
+            return out
+        # the stripped nodes are never changed (the reprieve works on copies of them)
+        sts = fh.run_filter_plugins_with_nominated_pods_batch(
+            state, pod, copies, prio, frozen=cache is not None
+        )
+        for j, st in enumerate(sts):
+            if st is not None and not st.is_success():
+                out[at[j]] = st
+            else:
+                out[at[j]] = _Reprieve(entries[j])
+        return out
+
+    def _reprieve(
+        self,
+        state: CycleState,
+        pod: Pod,
+        prio: int,
+        work: list[_Reprieve],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> None:
+        """``SelectVictimsOnNode``'s reprieve loop on every node of ``work``, in lockstep."""
+        fh = self.handle
+        default_order = self.more_important_pod is more_important_pod
+        for w in work:
+            entry = w.entry
+            potential = entry.by_importance if default_order else None
+            if potential is None:
+                potential = list(entry.potential)
+                _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+                if default_order:
+                    entry.by_importance = potential
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            w.start(violating, non_violating)
+        step = 0
+        active = work
+        while active:
+            for w in active:
+                w.node.add_pod(w.order[step])
+            sts = fh.run_filter_plugins_with_nominated_pods_batch(
+                state, pod, [w.node for w in active], prio
+            )
+            for w, st in zip(active, sts, strict=True):
+                if st is not None and not st.is_success():
+                    pi = w.order[step]
+                    w.node.remove_pod(pi.uid)
+                    w.victims.append(pi)
+                    if step < w.num_pdb_candidates:
+                        w.num_violating += 1
+            step += 1
+            active = [w for w in active if step < len(w.order)]
+        for w in work:
+            if w.sort_victims:
+                _sort_by_importance(w.victims, self.more_important_pod, lambda pi: pi.pod)
 
     async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]
@@ -643,7 +914,21 @@ class Evaluator:
     async def _preempt_all(
         self, c: Candidate, preemptor: Pod, victims: Sequence[Pod]
     ) -> BaseException | None:
-        """Preempt ``victims`` concurrently; the first error cancels the rest and is returned."""
+        """Preempt ``victims``; the first error stops the rest and is returned.
+
+        Upstream deletes them concurrently.  A live scheduler does too; a deterministic one (a
+        simulation) preempts them one after another in victim order, which is what its driver's
+        turns would make of concurrent tasks, so that the victims' API writes and ``Preempted``
+        events come out in the same order on every event loop.
+        """
+        driver = getattr(getattr(self.handle, "scheduler", None), "driver", None)
+        if driver is not None and driver.deterministic:
+            for v in victims:
+                try:
+                    await self.preempt_pod(c, preemptor, v)
+                except Exception as err:  # transport failures and plugin bugs alike
+                    return err
+            return None
         errors: list[BaseException] = []
 
         async with anyio.create_task_group() as tg:

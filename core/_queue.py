@@ -1,5 +1,9 @@
 """The scheduling queue: activeQ, backoffQ, unschedulable pods, and the nominator.
 
+Why one file: the three sub-queues, the in-flight events, the nominator and the queueing-hint
+moves share one state and one model, as upstream's ``scheduling_queue.go``; split apart, every
+move of a pod would cross modules.
+
 Three sub-queues (``pkg/scheduler/backend/queue/scheduling_queue.go``)::
 
       add / update ──► PreEnqueue ──ok──► activeQ ──pop──► (in flight: one scheduling cycle)

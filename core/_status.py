@@ -146,7 +146,13 @@ class Diagnosis:
 
 
 class FitError(Exception):
-    """``framework.FitError``: the pod fits no node; its text is upstream's message."""
+    """``framework.FitError``: the pod fits no node; its text is upstream's message.
+
+    Each part (PreFilter message, reasons histogram, PostFilter message) is added with
+    upstream's ``SeparatorFormat`` (``" %v."``), the PostFilter message included: a preemption
+    message that itself ends with a period gives ``"... for incoming pod.."``, exactly as
+    kube-scheduler's FailedScheduling events read.
+    """
 
     def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
         super().__init__()

@@ -18,6 +18,13 @@ placed all together or not at all::
                 waiting member
 
 Upstream: sp ``pkg/coscheduling/coscheduling.go`` and ``pkg/coscheduling/core/core.go``.
+
+Known difference in text: the PreFilter message for ``minResources`` the cluster cannot cover is
+``resource gap: map[cpu:2]`` here, quantities written as Kubernetes writes them.  Upstream
+formats its ``corev1.ResourceList`` with ``%v``; ``resource.Quantity.String`` has a pointer
+receiver, so the map's values print in Go's struct form (e.g. ``map[cpu:{{2 0} {<nil>}
+DecimalSI}]``, the cached string emptied by ``Sub``), which exposes apimachinery's internal
+value/scale representation after its arithmetic: not reproduced.
 """
 
 from __future__ import annotations

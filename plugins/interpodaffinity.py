@@ -1,5 +1,8 @@
 """InterPodAffinity: required and preferred pod affinity / anti-affinity (``plugins/interpodaffinity``).
 
+Why one file: one module per plugin (so "why did this plugin reject the node" opens one file);
+upstream's filtering.go and scoring.go share the PreFilter/PreScore state kept here.
+
 - PreFilter counts, per topology pair ``(topologyKey, value)``: the existing pods whose required
   anti-affinity matches the incoming pod (``existingAntiAffinityCounts``, the symmetry rule), the
   existing pods matching *all* the incoming pod's required affinity terms (``affinityCounts``, one

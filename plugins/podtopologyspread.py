@@ -1,5 +1,8 @@
 """PodTopologySpread: spread matching pods evenly over topology domains (``plugins/podtopologyspread``).
 
+Why one file: one module per plugin (so "why did this plugin reject the node" opens one file);
+upstream's filtering.go and scoring.go share the PreFilter/PreScore state kept here.
+
 Model.  A constraint ``(maxSkew, topologyKey, whenUnsatisfiable, labelSelector)`` of the incoming
 pod counts, per *domain* (a value of ``topologyKey`` on the nodes), the pods in the pod's namespace
 that match the selector (terminating pods excluded).  Only *eligible* nodes count: nodes carrying

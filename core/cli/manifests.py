@@ -135,8 +135,8 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
             raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
         except UnicodeDecodeError as e:
             raise ConfigError(f"cannot read: not UTF-8 text (byte {e.start})", source=path) from None
-        except ValueError as e:  # a path with a NUL byte
-            raise ConfigError(f"cannot read: {e}", source=path) from None
+        except ValueError:  # a NUL byte in the file name
+            raise ConfigError("cannot read: invalid file name", source=repr(path)) from None
     if p.suffix == ".json":
         try:
             data = decode_json(text)

@@ -1,5 +1,8 @@
 """Scheduler extenders over real HTTP: filter, prioritize, bind, preempt; config validation.
 
+Why one file: the extender protocol's upstream cases (filter, prioritize, bind, preempt,
+config), one table each, over the same test servers.
+
 The extenders are tiny HTTP servers the tests start on 127.0.0.1 (``http.server`` in a thread,
 so the same server serves both anyio backends).  Real sockets need the real clock: this module
 overrides the virtual-time ``anyio_backend`` fixture.

@@ -1,5 +1,8 @@
 """The preemption Evaluator: dry run (§G), eligibility (§J1–J5), node choice, Preempt.
 
+Why one file: upstream's default_preemption_test.go tables, one row per case, in upstream's
+order.
+
 Ids name the upstream test (``DP`` = default_preemption_test.go) and case.
 """
 
@@ -1113,3 +1116,29 @@ def test_g6_pod_with_anti_affinity_is_preempted() -> None:
     ev = fw.plugin("DefaultPreemption").evaluator
     got, _, _ = ev.dry_run_preemption(_state(fw, incoming), incoming, fw.snapshot.node_infos, [], 0, 2)
     assert _as_dict(got) == {"node1": (["p1.1"], 0)}
+
+
+def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> None:
+    """framework.FitError.Error(): every part goes through SeparatorFormat " %v.", PostFilterMsg
+    included, so "No preemption victims found for incoming pod." ends in ".." as upstream's
+    events do (issue 16 point 2 assumed otherwise; upstream types.go says " %v.")."""
+    from kubesched._status import Diagnosis, FitError
+
+    d = Diagnosis(
+        node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")},
+        post_filter_msg="preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.",
+    )
+    assert str(FitError("default/p", 1, d)) == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.."
+    )
+    d = Diagnosis(
+        pre_filter_msg="pre-filter pod w0 cannot find enough sibling pods",
+        post_filter_msg="PodGroup default/gang gets rejected due to Pod w0 is unschedulable "
+        "even after PostFilter",
+    )
+    assert str(FitError("default/w0", 2, d)) == (
+        "0/2 nodes are available: pre-filter pod w0 cannot find enough sibling pods. "
+        "PodGroup default/gang gets rejected due to Pod w0 is unschedulable even after PostFilter."
+    )

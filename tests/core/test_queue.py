@@ -1,5 +1,8 @@
 """The scheduling queue, ported from k/k ``pkg/scheduler/backend/queue`` tests.
 
+Why one file: upstream's scheduling_queue_test.go and backoff_queue_test.go tables, one row per
+case, in upstream's order.
+
 Ids name the upstream test and case (``scheduling_queue_test.go``, ``backoff_queue_test.go``);
 cases marked "adapted" keep the upstream scenario but assert through this queue's API.  Time is a
 fake clock (seconds as floats) injected with ``now=``; the queueing-hints path is the one

@@ -87,7 +87,10 @@ async def test_a_pending_pod_tells_why() -> None:
         assert sim.placements() == {"p": None}
         cond = sim.condition("p")
         assert cond is not None and (cond.status, cond.reason) == ("False", "Unschedulable")
-        assert cond.message.startswith("0/1 nodes are available: 1 node(s) aren't the chosen one.")
+        assert cond.message == (
+            "0/1 nodes are available: 1 node(s) aren't the chosen one. preemption: "
+            "0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+        )
 
 
 async def test_settle_waits_through_backoff_in_virtual_time() -> None:

@@ -109,11 +109,12 @@ async def test_group_that_cannot_fit_binds_none() -> None:
     assert placed == {"w0": None, "w1": None, "w2": None}
     assert out["summary"]["scheduled"] == 0
     messages = {e["message"] for e in out["events"] if e["reason"] == "FailedScheduling"}
-    assert any(
-        "PodGroup default/gang gets rejected due to Pod w2 is unschedulable even after PostFilter"
-        in m
-        for m in messages
-    ), messages
+    assert messages == {
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod., PodGroup default/gang gets rejected "
+        f"due to Pod {w} is unschedulable even after PostFilter."
+        for w in ("w1", "w2")
+    } | {"0/1 nodes are available: 1 optimistic rejection in PostFilter."}
     assert any("optimistic rejection in PostFilter" in m for m in messages), messages
 
 

@@ -178,8 +178,15 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
         (0.0, "default/m-2"),
         (5.0, "default/urgent"),
     ]
-    assert failed[0]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
-    assert failed[1]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    no_victims = (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod.."
+    )
+    assert failed[0]["message"] == no_victims
+    assert failed[1]["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: not eligible due to preemptionPolicy=Never.."
+    )
     released = [
         (e["time"], e["object"], e["message"]) for e in failed if e["message"].startswith("0/1 ")
     ]

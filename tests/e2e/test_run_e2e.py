@@ -327,7 +327,11 @@ async def test_same_placements_as_simulate(
         assert h.placements() == simulated
         c = h.condition("too-big")
         assert c.reason == "Unschedulable"
-        assert c.message.startswith("0/4 nodes are available:")
+        assert c.message == (
+            "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: batch}, "
+            "3 Insufficient cpu. preemption: 0/4 nodes are available: "
+            "4 Preemption is not helpful for scheduling.."
+        )
         assert h.condition("not-ours") is None  # another scheduler's pod: untouched
         events = [e for e in h.cluster.events if e.object == "default/too-big"]
         assert events and events[0].reason == "FailedScheduling"

@@ -373,7 +373,10 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     assert (p2["nodeName"], p2["phase"], p2["nominatedNodeName"]) == (None, "Pending", None)
     [cond] = p2["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
-    assert cond["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert cond["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling.."
+    )
     assert result["events"][0] == {"time": 0.0, "type": "Normal", "reason": "Scheduled", "object": "default/p1",
                                    "message": "Successfully assigned default/p1 to n1"}  # fmt: skip
     failed = [e for e in result["events"] if e["reason"] == "FailedScheduling"]

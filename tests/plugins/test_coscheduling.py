@@ -1,5 +1,8 @@
 """Coscheduling (PodGroup): QueueSort, PreFilter, PostFilter, Permit, Unreserve.
 
+Why one file: scheduler-plugins' coscheduling test tables, one row per upstream case, in
+upstream's order.
+
 Ported from kubernetes-sigs/scheduler-plugins ``pkg/coscheduling/core/core_test.go`` (CT:
 TestPreFilter, TestPermit, TestCheckClusterResource, TestMarkAndClearPodGroupScheduleFailure) and
 ``pkg/coscheduling/coscheduling_test.go`` (PT: TestLess, TestPermit, TestPostFilter,

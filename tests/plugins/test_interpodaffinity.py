@@ -4,6 +4,9 @@ TestGetTPMapMatchingIncomingAffinityAntiAffinity; scoring_test.go › TestPrefer
 TestPreferredAffinityWithHardPodAffinitySymmetricWeight; plus args, hints, matchLabelKeys, the
 snapshot index kept current across cycles, and an end-to-end simulation.
 
+Why one file: upstream's filtering_test.go and scoring_test.go tables, one row per case, in
+upstream's order.
+
 Upstream builds test pods in namespace "" (``defaultNamespace``); so do these tables.
 """
 

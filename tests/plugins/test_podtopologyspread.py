@@ -1,5 +1,8 @@
 """PodTopologySpread (k/k ``plugins/podtopologyspread/{filtering,scoring,plugin}_test.go``).
 
+Why one file: upstream's filtering_test.go, scoring_test.go and plugin_test.go tables, one row
+per case, in upstream's order.
+
 Ported tables: TestPreFilterState, TestPreFilterStateAddPod, TestPreFilterStateRemovePod,
 TestSingleConstraint, TestMultipleConstraints, TestPodTopologySpreadScore, TestPreScoreSkip.
 Upstream runs them with the NodeInclusionPolicy / MinDomains / MatchLabelKeys gates on or off;

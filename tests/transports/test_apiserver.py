@@ -1,5 +1,8 @@
 """The fake cluster over the Kubernetes REST API: raw HTTP (httpx) and the official Python client,
-over real sockets on 127.0.0.1, in real time, on both backends."""
+over real sockets on 127.0.0.1, in real time, on both backends.
+
+Why one file: the fake API server's behaviour verb by verb over one shared server fixture.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """The live-API transport's protocol, against ``httpx.MockTransport``, in virtual time on both
 backends: list-then-watch, bookmarks, 410 and dropped-connection re-lists, the write verbs and
-their error mapping, the QPS limiter, leader election."""
+their error mapping, the QPS limiter, leader election.
+
+Why one file: one transport's protocol end to end; each section is one verb or behaviour, in the
+order the transport's module defines them.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ its writes are converted and made on the row it views.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import re
 import secrets
@@ -434,6 +435,11 @@ async def _replace(
         spec.defaults(merged)
     obj = backend.decode(store, spec, merged)
     if spec.validate_update is not None and not sub:
+        if spec.defaults is not None:
+            # the stored object as upstream would hold it: an object that entered the cluster
+            # without the server's create path (a scenario file's) is compared defaulted too
+            old_wire = copy.deepcopy(old_wire)
+            spec.defaults(old_wire)
         spec.validate_update(spec, name, old_wire, backend.encode(obj))
     if dry_run:
         return Reply(200, spec.encode(obj))

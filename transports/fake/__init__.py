@@ -1,5 +1,6 @@
-"""The in-memory fake cluster transport: an API server, kubelet and disruption controller in
-virtual time, with fault injection for tests."""
+"""The in-memory fake cluster transport: a store (the API server's storage, watch fan-out, fault
+injection for tests) plus controllers fed by it (admission, kubelet, disruption controller), in
+virtual time."""
 
 from __future__ import annotations
 

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import random
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from msgspec.structs import replace
@@ -59,6 +59,11 @@ from kubesched._objects import (
     to_builtins,
 )
 from kubesched._objects import copy as _copy
+
+from ._store import Change, Controller
+
+if TYPE_CHECKING:
+    from ._store import Store
 
 DURATION_ANNOTATION = "kubesched.io/duration"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -111,14 +116,19 @@ class _JobState:
     finished: bool = False
 
 
-class Controllers:
+class Controllers(Controller):
     """Pods' durations and the Job, ReplicaSet and Deployment controllers of one cluster."""
 
-    def __init__(self, cluster: ClusterAPI, *, seed: int = 0) -> None:
+    kinds = ("Pod", "Node", "Job", "ReplicaSet", "Deployment")
+
+    def __init__(self, store: Store, cluster: ClusterAPI, *, seed: int = 0, timers: bool = True) -> None:
+        super().__init__(store)
         self.cluster = cluster
         self.rng = random.Random(seed)
-        self._queue: deque[tuple[str, Any]] = deque()
-        self._busy = False
+        self.timers = timers
+        self.deleted_nodes: set[str] = set()
+        self._wake: anyio.Event | None = None
+        self._scope = anyio.CancelScope()
         self._finish_heap: list[tuple[float, int, str, str, str]] = []
         self._seq = 0
         self._timed: set[str] = set()  # uids whose finish is scheduled
@@ -126,24 +136,15 @@ class Controllers:
         # ReplicaSet key -> names of its pods that count (not terminating, not terminal)
         self._rs_active: dict[tuple[str, str], set[str]] = {}
         self._counted: set[str] = set()  # uids of Job pods already counted as failed/succeeded
-        self.on_wake: Callable[[], None] | None = None
 
-    # --- feeding ----------------------------------------------------------------------------
+    # --- fed by the store -------------------------------------------------------------------
 
-    def observe(self, type_: str, obj: Any) -> None:
-        """A write to the store (ADDED, MODIFIED, DELETED): react, breadth first."""
-        self._queue.append((type_, obj))
-        if self._busy:
+    def observe(self, change: Change) -> None:
+        type_, obj = change.type, change.obj
+        if change.kind == "Node":
+            if type_ == "DELETED":
+                self.deleted_nodes.add(obj.metadata.name)
             return
-        self._busy = True
-        try:
-            while self._queue:
-                t, o = self._queue.popleft()
-                self._dispatch(t, o)
-        finally:
-            self._busy = False
-
-    def _dispatch(self, type_: str, obj: Any) -> None:
         if isinstance(obj, Pod):
             self._on_pod(type_, obj)
         elif isinstance(obj, Job):
@@ -154,6 +155,22 @@ class Controllers:
             self._on_deployment(type_, obj)
 
     # --- timed work: pods that finish --------------------------------------------------------
+
+    def tasks(self) -> tuple[Callable[[], Any], ...]:
+        return (self._run,) if self.timers else ()
+
+    def close(self) -> None:
+        self._scope.cancel()
+
+    async def _run(self) -> None:
+        """Outside a simulation: end each pod at its duration (the kubelet's timer)."""
+        with self._scope:
+            while True:
+                self.run_due()
+                self._wake = wake = anyio.Event()
+                due = self.next_due()
+                with anyio.CancelScope(deadline=due if due is not None else math.inf):
+                    await wake.wait()
 
     def next_due(self) -> float | None:
         heap = self._finish_heap
@@ -191,8 +208,8 @@ class Controllers:
                 self._timed.add(md.uid)
                 self._seq += 1
                 heapq.heappush(self._finish_heap, (anyio.current_time() + d, self._seq, md.uid, md.namespace, md.name))
-                if self.on_wake is not None:
-                    self.on_wake()
+                if self._wake is not None:
+                    self._wake.set()
         if type_ == "DELETED":
             self._timed.discard(md.uid)
         ref = controller_of(pod)

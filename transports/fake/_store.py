@@ -1,0 +1,485 @@
+"""The fake cluster's store: the API server's storage half, and the feed its controllers hang on.
+
+Model::
+
+    create / update / put / remove            (the facade's verbs, and controllers' own writes)
+            │
+            ▼  admit(change)   in-write steps, in registration order; may fill in change.obj,
+            │                  which then lands in this same write (one resourceVersion)
+            ▼
+    commit: objects[kind][key] = obj;  resourceVersion += 1 (one sequence for every kind)
+            │
+            ├─► watchers: one WatchEvent per write, pushed at once onto every live watch's queue
+            │
+            └─► observe(change)  every controller registered for the kind, in registration order,
+                                 one change at a time, in resourceVersion order (a write made
+                                 while observing is queued and fed after the current change)
+
+A controller (``Controller``) names the kinds it is fed and reacts through this API: reads
+(``get``, ``objects``, ``in_namespace``) and writes (``create``, ``update``, ``put``,
+``remove``).  Every write is a :class:`Change` whose ``verb`` says which API call made it: an
+admin ``update`` that sets ``nodeName`` is not a binding, and no controller takes it for one.
+
+Objects in the store and in events are shared, never mutated: a write stores a new object.
+Time is ``anyio.current_time()`` only (:class:`Clock`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, Literal, Self
+
+import anyio
+import anyio.lowlevel
+from msgspec.structs import replace
+
+from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
+from kubesched._objects import (
+    Deployment,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    ReplicaSet,
+)
+from kubesched._objects import copy as _copy
+from kubesched._transport import WatchEvent, WatchEventType
+from kubesched.testing import uid_for
+
+# kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
+KINDS: dict[str, tuple[type[Any], bool, str]] = {
+    "PriorityClass": (PriorityClass, False, "priorityclasses.scheduling.k8s.io"),
+    "Node": (Node, False, "nodes"),
+    "PodDisruptionBudget": (PodDisruptionBudget, True, "poddisruptionbudgets.policy"),
+    "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
+    "Pod": (Pod, True, "pods"),
+    "Job": (Job, True, "jobs.batch"),
+    "Deployment": (Deployment, True, "deployments.apps"),
+    "ReplicaSet": (ReplicaSet, True, "replicasets.apps"),
+}
+
+_LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+VERBS = ("bind", "delete_pod", "patch_pod_status", "patch_pod_annotations", "record_event")
+"""The transport verbs that faults can be injected into."""
+
+Key = tuple[str, str]
+"""(namespace, name); namespace "" for cluster-scoped kinds."""
+
+Verb = Literal["create", "update", "bind", "status", "delete"]
+
+
+def kind_of(kind: str | type[Any]) -> str:
+    """The kind name of ``kind`` (a name or a struct class); ValueError when unknown."""
+    name = kind if isinstance(kind, str) else getattr(kind, "__name__", "")
+    if name not in KINDS:
+        raise ValueError(f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One write, as controllers are fed it.
+
+    ``type``: ADDED, MODIFIED or DELETED.  ``obj``: the object written (for DELETED: the last
+    state, with the deletion's resourceVersion); during ``admit`` it is the private object being
+    written and may be changed in place.  ``old``: the stored object before (None for ADDED).
+    ``verb``: the call that wrote it — ``create``, ``update`` (admin writes), ``bind``,
+    ``status`` (status writes: the scheduler's patches, controllers' status), ``delete`` (a
+    graceful deletion beginning: MODIFIED with a deletionTimestamp; or the object going:
+    DELETED).
+    """
+
+    type: WatchEventType
+    kind: str
+    key: Key
+    obj: Any
+    old: Any
+    verb: Verb
+
+
+class Controller:
+    """A reconciler fed by the store: subclass, set ``kinds``, override what you need, and
+    ``Store.register`` it (the facade does, in a fixed order: that order is the order every
+    hook runs in, so it is part of the cluster's behaviour).
+
+    - ``admit(change)``: an in-write step, before the write is committed, for emulations that
+      upstream does in a later write but that this cluster folds into the triggering one (the
+      kubelet starting a pod at bind; PDB status on create).  Change ``change.obj`` in place;
+      raising aborts the write (admission's errors).  Do not write to the store here.
+    - ``observe(change)``: after the write is committed and every watcher has its event.  React
+      through the store's API; writes made here are fed to controllers after this change.
+    - ``tasks()``: coroutine functions to run in the cluster's task group (timers);
+      ``close()``: stop them (the cluster is closing).
+    """
+
+    kinds: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def admit(self, change: Change) -> None:
+        """In-write step (see the class docstring); by default nothing."""
+
+    def observe(self, change: Change) -> None:
+        """After-write step (see the class docstring); by default nothing."""
+
+    def tasks(self) -> tuple[Callable[[], Any], ...]:
+        """Background tasks to start when the cluster is entered; by default none."""
+        return ()
+
+    def close(self) -> None:
+        """The cluster is closing; by default nothing."""
+
+
+class Clock:
+    """The cluster's time: ``epoch`` (wall clock at start) plus anyio time elapsed since."""
+
+    def __init__(self, epoch: str) -> None:
+        try:
+            parsed = datetime.fromisoformat(epoch.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"invalid RFC 3339 time {epoch!r}", field="epoch") from None
+        if parsed.tzinfo is None:
+            raise ConfigError(f"invalid RFC 3339 time {epoch!r}: no time zone", field="epoch")
+        self.epoch = parsed.astimezone(UTC)
+        self.start: float | None = None
+
+    def elapsed(self) -> float:
+        if self.start is None:
+            self.start = anyio.current_time()
+        return anyio.current_time() - self.start
+
+    def timestamp(self, offset: float | None = None) -> str:
+        seconds = self.elapsed() + (offset or 0.0)
+        # RFC 3339 ends at year 9999: a later time (now + a grace period of billions of
+        # seconds) is that last second, never an overflow
+        if seconds >= (_LAST_TIME - self.epoch).total_seconds():
+            return _LAST_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
+        micros = round(seconds * 1_000_000)
+        t = self.epoch + timedelta(microseconds=micros)
+        if t.microsecond:
+            return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def wall_clock(self) -> float:
+        return self.epoch.timestamp() + self.elapsed()
+
+
+class Faults:
+    """Fault injection for tests: failed or slow writes, dropped watches.
+
+    ``verb`` is one of ``bind``, ``delete_pod``, ``patch_pod_status``, ``patch_pod_annotations``,
+    ``record_event``.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._failures: dict[str, deque[BaseException]] = {v: deque() for v in VERBS}
+        self._delays: dict[str, float] = {}
+
+    def fail_next(
+        self, verb: str, exc: BaseException | type[BaseException], times: int = 1
+    ) -> None:
+        """Make the next ``times`` calls of ``verb`` raise ``exc`` (an instance or a class)
+        instead of acting."""
+        self._check(verb)
+        if isinstance(exc, type):
+            exc = exc(f"injected {verb} failure")
+        self._failures[verb].extend([exc] * times)
+
+    def delay(self, verb: str, seconds: float) -> None:
+        """Make every later call of ``verb`` sleep ``seconds`` (virtual) before it acts;
+        ``0`` removes the delay."""
+        self._check(verb)
+        if seconds > 0:
+            self._delays[verb] = seconds
+        else:
+            self._delays.pop(verb, None)
+
+    def drop_watches(self) -> None:
+        """End every current watch: its iterator raises UnavailableError at once.  A new
+        ``watch()`` lists everything again, then SYNCED."""
+        self._store.drop_watches()
+
+    def clear(self) -> None:
+        """Forget every pending failure and delay."""
+        for q in self._failures.values():
+            q.clear()
+        self._delays.clear()
+
+    async def _enter(self, verb: str) -> None:
+        """Called first by each verb: take its failure (if any), sleep its delay, then raise."""
+        q = self._failures[verb]
+        exc = q.popleft() if q else None
+        seconds = self._delays.get(verb, 0)
+        if seconds:
+            await anyio.sleep(seconds)
+        else:
+            await anyio.lowlevel.checkpoint()
+        if exc is not None:
+            raise exc
+
+    @staticmethod
+    def _check(verb: str) -> None:
+        if verb not in VERBS:
+            raise ValueError(f"unknown verb {verb!r} (expected one of {', '.join(VERBS)})")
+
+
+class Watch:
+    """One watcher's iterator over its own unbounded queue (it starts with the listing and SYNCED).
+
+    A deque and an anyio.Event rather than a memory object stream: an abandoned watch is then
+    just garbage (the store holds it weakly), with no stream left unclosed.
+    """
+
+    def __init__(self, events: Iterable[WatchEvent]) -> None:
+        self._queue: deque[WatchEvent] = deque(events)
+        self._wakeup: anyio.Event | None = None
+        # called (synchronously) for every event delivered to this watch
+        self.on_push: Callable[[], None] | None = None
+        self._ended = False
+        self._dropped = False
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        await anyio.lowlevel.checkpoint()
+        while True:
+            if self._dropped:
+                self._queue.clear()
+                raise UnavailableError("watch connection dropped (injected fault)")
+            if self._queue:
+                return self._queue.popleft()
+            if self._ended:
+                raise StopAsyncIteration
+            self._wakeup = anyio.Event()
+            await self._wakeup.wait()
+
+    def get_nowait(self) -> WatchEvent | None:
+        """The next delivered event without waiting, or None.
+
+        The scheduler drains delivered events before each scheduling cycle, so a change made at
+        one virtual instant is seen by every cycle that runs at that instant, whichever task
+        the event loop happens to run first.
+        """
+        if self._dropped or not self._queue:
+            return None
+        return self._queue.popleft()
+
+    def pending(self) -> bool:
+        """Events delivered but not yet taken."""
+        return bool(self._queue) and not self._dropped
+
+    async def aclose(self) -> None:
+        """Stop watching: the iterator ends at once."""
+        self._end()
+        self._queue.clear()
+
+    def _push(self, event: WatchEvent) -> None:
+        self._queue.append(event)
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+        if self.on_push is not None:
+            self.on_push()
+
+    def _end(self, *, dropped: bool = False) -> None:
+        self._ended = True
+        self._dropped = self._dropped or dropped
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+
+
+class Store:
+    """Objects by kind, one resourceVersion sequence, watch fan-out, and the controllers' feed."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.closed = False
+        self._objects: dict[str, dict[Key, Any]] = {kind: {} for kind in KINDS}
+        # namespaced kinds: namespace → name → object (each namespace's objects in write order)
+        self._by_ns: dict[str, dict[str, dict[str, Any]]] = {
+            kind: {} for kind, (_, namespaced, _) in KINDS.items() if namespaced
+        }
+        self._rv = 0
+        # every live watch, weakly: an abandoned one is collected and forgotten at the next write
+        self.watchers: list[weakref.ref[Watch]] = []
+        self._controllers: dict[str, list[Controller]] = {kind: [] for kind in KINDS}
+        self._backlog: deque[Change] = deque()
+        self._feeding = False
+
+    def register(self, controller: Controller) -> None:
+        """Feed ``controller`` every write of its kinds, after those registered before it."""
+        for kind in controller.kinds:
+            self._controllers[kind_of(kind)].append(controller)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def key(self, kind: str, namespace: str, name: str) -> Key:
+        return ((namespace or "default") if KINDS[kind][1] else "", name)
+
+    def get(self, kind: str, key: Key) -> Any | None:
+        """The stored object (read-only), or None."""
+        return self._objects[kind].get(key)
+
+    def objects(self, kind: str) -> dict[Key, Any]:
+        """Every stored object of ``kind`` by key, in creation order (read-only: do not change
+        the dict)."""
+        return self._objects[kind]
+
+    def in_namespace(self, kind: str, namespace: str) -> Iterator[Any]:
+        """Every stored object of the namespaced ``kind`` in ``namespace``, in write order."""
+        return iter(self._by_ns[kind].get(namespace, {}).values())
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def next_resource_version(self) -> str:
+        self._rv += 1
+        return str(self._rv)
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def create(self, obj: Any) -> Any:
+        """Create a copy of ``obj``: system metadata, then the in-write steps; returns it."""
+        kind = kind_of(type(obj))
+        _, namespaced, resource = KINDS[kind]
+        obj = _copy(obj)
+        meta = obj.metadata
+        if not meta.name:
+            raise ConfigError("name or generateName is required", field="metadata.name")
+        if namespaced:
+            meta.namespace = meta.namespace or "default"
+        else:
+            meta.namespace = ""
+        key = (meta.namespace, meta.name)
+        if key in self._objects[kind]:
+            raise ConflictError(f'{resource} "{meta.name}" already exists')
+        if not meta.uid:
+            meta.uid = uid_for(
+                meta.namespace, meta.name if kind in ("Pod", "Node") else f"{kind}/{meta.name}"
+            )
+        if meta.creation_timestamp is None:
+            meta.creation_timestamp = self.clock.timestamp()
+        meta.generation = meta.generation or 1
+        self.put(kind, key, obj, "ADDED", "create")
+        return obj
+
+    def update(self, obj: Any) -> Any:
+        """Replace the stored object with a copy of ``obj`` (optimistic concurrency on a set
+        resourceVersion; uid and creationTimestamp kept; generation bumped on a spec change)."""
+        kind = kind_of(type(obj))
+        _, namespaced, resource = KINDS[kind]
+        obj = _copy(obj)
+        meta = obj.metadata
+        meta.namespace = (meta.namespace or "default") if namespaced else ""
+        key = (meta.namespace, meta.name)
+        old = self._objects[kind].get(key)
+        if old is None:
+            raise NotFoundError(f'{resource} "{meta.name}" not found')
+        if meta.resource_version and meta.resource_version != old.metadata.resource_version:
+            raise ConflictError(
+                f'Operation cannot be fulfilled on {resource} "{meta.name}": the object has been '
+                "modified; please apply your changes to the latest version and try again"
+            )
+        meta.uid = meta.uid or old.metadata.uid
+        meta.creation_timestamp = meta.creation_timestamp or old.metadata.creation_timestamp
+        meta.generation = old.metadata.generation
+        if getattr(obj, "spec", None) != getattr(old, "spec", None):
+            meta.generation += 1
+        self.put(kind, key, obj, "MODIFIED", "update")
+        return obj
+
+    def put(self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb) -> None:
+        """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
+        steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
+        change = Change(type_, kind, key, obj, self._objects[kind].get(key), verb)
+        for c in self._controllers[kind]:
+            c.admit(change)
+        self._rv += 1
+        obj.metadata.resource_version = str(self._rv)
+        self._objects[kind][key] = obj
+        if kind in self._by_ns:
+            self._by_ns[kind].setdefault(key[0], {})[key[1]] = obj
+        self._emit(WatchEvent(type_, obj))
+        self._feed(change)
+
+    def remove(self, kind: str, key: Key) -> None:
+        """Remove the object at ``key`` at once (DELETED)."""
+        old = self._objects[kind].pop(key)
+        if kind in self._by_ns:
+            in_ns = self._by_ns[kind][key[0]]
+            del in_ns[key[1]]
+            if not in_ns:
+                del self._by_ns[kind][key[0]]
+        self._rv += 1
+        gone = replace(old, metadata=replace(old.metadata, resource_version=str(self._rv)))
+        self._emit(WatchEvent("DELETED", gone))
+        self._feed(Change("DELETED", kind, key, gone, old, "delete"))
+
+    def _feed(self, change: Change) -> None:
+        """Feed ``change`` to its kind's controllers, after any change still being fed."""
+        self._backlog.append(change)
+        if self._feeding:
+            return
+        self._feeding = True
+        try:
+            while self._backlog:
+                ch = self._backlog.popleft()
+                for c in self._controllers[ch.kind]:
+                    c.observe(ch)
+        finally:
+            self._feeding = False
+            self._backlog.clear()
+
+    # --- watch fan-out ---------------------------------------------------------------------
+
+    def watch(self) -> Watch:
+        """A new watch: every object as ADDED (kind by kind, in ``KINDS`` order), SYNCED, then
+        every write."""
+        listing = [
+            WatchEvent("ADDED", obj) for objs in self._objects.values() for obj in objs.values()
+        ]
+        listing.append(WatchEvent("SYNCED"))
+        watch = Watch(listing)
+        if self.closed:
+            watch._end()
+        else:
+            self.watchers.append(weakref.ref(watch))
+        return watch
+
+    def _emit(self, event: WatchEvent) -> None:
+        gone = False
+        for ref in self.watchers:
+            watch = ref()
+            if watch is None or watch._ended:
+                gone = True
+            else:
+                watch._push(event)
+        if gone:
+            self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
+
+    def drop_watches(self) -> None:
+        """End every watch as dropped (their iterators raise UnavailableError)."""
+        for ref in self.watchers:
+            if (watch := ref()) is not None:
+                watch._end(dropped=True)
+        self.watchers.clear()
+
+    def close(self) -> None:
+        """End every watch after its queued events; later watches end at once."""
+        self.closed = True
+        for ref in self.watchers:
+            if (watch := ref()) is not None:
+                watch._end()
+        self.watchers.clear()
