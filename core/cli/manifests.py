@@ -320,7 +320,7 @@ def _check_workload(obj: Any, kind: str, where: str) -> None:
             )
         if spec.completion_mode == "Indexed" and spec.completions is None:
             raise ConfigError("Required value: when completion mode is Indexed", source=where, field="spec.completions")
-        names = ("parallelism", "completions", "backoff_limit")
+        names: tuple[str, ...] = ("parallelism", "completions", "backoff_limit")
     else:
         if spec.selector is None or not (spec.selector.match_labels or spec.selector.match_expressions):
             raise ConfigError("Required value", source=where, field="spec.selector")

@@ -213,9 +213,11 @@ async def simulate(
                     if obj.kind == "ReplicaSet" and ref is not None and ref.kind == "Deployment":
                         rs_owner[(md.namespace, md.name)] = ("Deployment", md.namespace, ref.name)
                 w = workloads.get(wkey)
-                if w is not None and obj.kind == "Job" and w["completedAt"] is None:
-                    if any(c.type == "Complete" and c.status == "True" for c in obj.status.conditions):
-                        w["completedAt"] = now
+                conds = obj.status.conditions if obj.kind == "Job" else []
+                if w is not None and w["completedAt"] is None and any(
+                    c.type == "Complete" and c.status == "True" for c in conds
+                ):
+                    w["completedAt"] = now
             if progress is not None and isinstance(obj, Pod):
                 if obj.spec.node_name:
                     bound.add((obj.metadata.namespace, obj.metadata.name))
