@@ -622,6 +622,14 @@ def _sized(w: Workload, args: argparse.Namespace) -> Workload:
 
 def run_bench(args: argparse.Namespace) -> int:
     """``kubesched bench WORKLOAD|all``: one line (or one JSON object) per workload."""
+    if args.workload == "day":
+        day = run_day(args)
+        print(json.dumps(day) if args.json else (
+            f"day: {day['nodes']} nodes, {day['pods']} pods ({day['succeeded']} succeeded, "
+            f"{day['attempts']} attempts) over {day['virtualSeconds']:g} virtual seconds in "
+            f"{day['wallSeconds']:.1f}s wall, peak RSS {day['peakRssMiB']:.0f} MiB"
+        ))  # fmt: skip
+        return 0
     if args.workload == "all":
         names = list(WORKLOADS)
     elif args.workload in WORKLOADS:
@@ -652,3 +660,77 @@ def run_bench(args: argparse.Namespace) -> int:
         else:
             print(f"{name}: {result.text()}", flush=True)
     return 0
+
+
+# --- ``day``: a day of virtual time (simulated time, issue 10) ---------------------------------
+
+DAY_NODES = 5000
+DAY_PODS = 100_000
+
+
+def day_manifests(nodes: int = DAY_NODES, pods: int = DAY_PODS, *, seed: int = 0) -> list[Any]:
+    """A day of work on ``nodes`` nodes (4 CPU, 32Gi, 110 pods): Deployments holding a tenth
+    of ``pods`` for the whole day, and Jobs of 100 pods (parallelism 25; durations 5 to 60
+    minutes) arriving evenly over 24 hours for the rest."""
+    import random
+
+    from .._objects import Deployment, Job, convert
+    from .manifests import Manifest
+
+    r = random.Random(seed)
+    out: list[Manifest] = []
+
+    def add(obj: Any, kind: str, arrival: float = 0.0) -> None:
+        out.append(Manifest(obj, kind, "day", len(out) + 1, arrival, len(out)))
+
+    for i in range(nodes):
+        add(_nodes()(i), "Node")
+    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "", "memory": "1Gi"}}}
+    serving = pods // 10
+    deployments = max(1, serving // 500)
+    for d in range(deployments):
+        c = {**container, "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}
+        add(convert({"metadata": {"name": f"web-{d}", "namespace": "day"}, "spec": {
+            "replicas": serving // deployments, "selector": {"matchLabels": {"app": f"web-{d}"}},
+            "template": {"metadata": {"labels": {"app": f"web-{d}"}}, "spec": {"containers": [c]}}}}, Deployment),
+            "Deployment")  # fmt: skip
+    jobs = max(1, (pods - serving) // 100)
+    for j in range(jobs):
+        minutes = r.choice([5, 10, 15, 30, 45, 60])
+        c = {**container, "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}
+        arrival = 86400.0 * j / jobs
+        add(convert({"metadata": {"name": f"job-{j}", "namespace": "day"}, "spec": {
+            "parallelism": 25, "completions": 100,
+            "template": {"metadata": {"annotations": {"kubesched.io/duration": f"{minutes}m"}},
+                         "spec": {"restartPolicy": "Never", "containers": [c]}}}}, Job),
+            "Job", arrival)  # fmt: skip
+    out.sort(key=lambda m: (m.arrival, m.order))
+    return out
+
+
+def run_day(args: argparse.Namespace) -> dict[str, Any]:
+    """``kubesched bench day``: the simulation's wall time and peak RSS (virtual time inside)."""
+    import resource
+    import time
+
+    from kubesched.transports.fake import virtual_time
+
+    from .simulate import simulate
+
+    nodes = DAY_NODES if args.nodes is None else args.nodes
+    pods = DAY_PODS if args.pods is None else args.pods
+    manifests = day_manifests(nodes, pods)
+    t0 = time.perf_counter()
+
+    async def main() -> Any:
+        return await simulate(manifests, until=86400.0)
+
+    result = virtual_time.run(main, backend=args.backend)
+    wall = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    s = result.summary
+    return {
+        "workload": "day", "nodes": nodes, "pods": s["pods"], "succeeded": s["succeeded"],
+        "scheduled": s["scheduled"], "attempts": s["attempts"], "virtualSeconds": s["virtualSeconds"],
+        "timeline": len(result.timeline), "wallSeconds": round(wall, 2), "peakRssMiB": round(rss, 1),
+    }  # fmt: skip
