@@ -368,3 +368,29 @@ def test_fake_apiserver_rejects_bad_manifests(tmp_path: Path) -> None:
     assert proc.stderr.startswith(
         f"kubesched: error: {bad}: document 1 (Pod p), spec.containers[0].resources.requests.cpu"
     )
+
+
+def test_kubectl_create_deployment_and_job_make_pods(kubectl: Kubectl, served: APIServer) -> None:
+    """The fake cluster's ReplicaSet, Deployment and Job controllers behind the API: what
+    ``kubesched run`` then places."""
+    out = kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3", "-n", "apps").stdout
+    assert out.strip() == "deployment.apps/web created"
+    pods = [p for p in served.cluster.pods() if p.metadata.namespace == "apps"]
+    assert len(pods) == 3
+    [rs] = [r for r in served.cluster.list("ReplicaSet") if r.metadata.namespace == "apps"]
+    assert rs.metadata.name.startswith("web-") and rs.metadata.owner_references[0].kind == "Deployment"
+    assert all(p.metadata.name.startswith(rs.metadata.name + "-") for p in pods)
+    assert all(p.metadata.owner_references[0].name == rs.metadata.name for p in pods)
+    assert [r["NAME"] for r in kubectl.rows("get", "rs", "-n", "apps")] == [rs.metadata.name]
+    assert len(kubectl.rows("get", "pods", "-n", "apps")) == 3
+
+    out = kubectl("create", "job", "once", "--image=busybox", "-n", "apps").stdout
+    assert out.strip() == "job.batch/once created"
+    [job_pod] = [p for p in served.cluster.pods() if p.metadata.labels.get("job-name") == "once"]
+    _bind(served, "apps", job_pod.metadata.name, "n1")
+    assert kubectl("get", "job", "once", "-n", "apps", "-o", "jsonpath={.status.active}").stdout == "1"
+
+    # deleting the Deployment takes its ReplicaSet and pods with it (the garbage collector)
+    kubectl("delete", "deployment", "web", "-n", "apps")
+    kubectl("delete", "job", "once", "-n", "apps")
+    assert [p for p in served.cluster.pods() if p.metadata.namespace == "apps" and not p.metadata.deletion_timestamp] == []

@@ -93,6 +93,18 @@ def pod_template_owner(obj: Obj) -> None:
     _template(obj)
 
 
+def job(obj: Obj) -> None:
+    """batch/v1 Job (SetDefaults_Job): parallelism 1, completions as parallelism when neither
+    is set, backoffLimit 6, completionMode NonIndexed; its pod template defaulted."""
+    spec = _dict(obj, "spec")
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    _template(obj)
+
+
 def replication_controller(obj: Obj) -> None:
     """SetDefaults_ReplicationController: one replica, the selector and labels of the
     template's labels."""

@@ -6,7 +6,9 @@ message: its ``typeMeta`` (apiVersion, kind) and ``raw``, the object's own messa
 decodes the protobuf wire format (varints and length-delimited fields) by small field tables
 taken from upstream's ``generated.proto`` files (k8s.io/api, k8s.io/apimachinery), into the
 object's JSON form, for: core/v1 Binding and Event, events.k8s.io/v1 Event,
-coordination.k8s.io/v1 Lease, and DeleteOptions.  Any other kind is refused
+coordination.k8s.io/v1 Lease, DeleteOptions, and apps/v1 Deployment and ReplicaSet and batch/v1
+Job with the pod template fields the scheduler reads (what ``kubectl create deployment|job``
+sends).  Any other kind is refused
 (``ProtobufError``), and the server answers 415 asking for application/json.
 
 gogo-protobuf writes every non-pointer field, so an empty string, a zero number or a zero time
@@ -140,7 +142,53 @@ _DELETE_OPTIONS: Table = {
     5: ("dryRun", ["string"]),
 }
 
+# the workload kinds a typed client creates (``kubectl create deployment|job``), with the pod
+# template's fields the scheduler reads (k8s.io/api core/v1, apps/v1, batch/v1 generated.proto)
+_RESOURCE_REQUIREMENTS: Table = {1: ("limits", "quantitymap"), 2: ("requests", "quantitymap")}
+_CONTAINER: Table = {1: ("name", "string"), 2: ("image", "string"), 8: ("resources", _RESOURCE_REQUIREMENTS)}
+_TOLERATION: Table = {
+    1: ("key", "string"),
+    2: ("operator", "string"),
+    3: ("value", "string"),
+    4: ("effect", "string"),
+    5: ("tolerationSeconds", "int?"),
+}
+_POD_SPEC: Table = {
+    2: ("containers", [_CONTAINER]),
+    3: ("restartPolicy", "string"),
+    4: ("terminationGracePeriodSeconds", "int?"),
+    7: ("nodeSelector", "map"),
+    10: ("nodeName", "string"),
+    19: ("schedulerName", "string"),
+    20: ("initContainers", [_CONTAINER]),
+    22: ("tolerations", [_TOLERATION]),
+    24: ("priorityClassName", "string"),
+    25: ("priority", "int?"),
+}
+_POD_TEMPLATE_SPEC: Table = {1: ("metadata", _OBJECT_META), 2: ("spec", _POD_SPEC)}
+_LABEL_SELECTOR: Table = {
+    1: ("matchLabels", "map"),
+    2: ("matchExpressions", [{1: ("key", "string"), 2: ("operator", "string"), 3: ("values", ["string"])}]),
+}
+_REPLICA_SET_SPEC: Table = {
+    1: ("replicas", "int?"),
+    2: ("selector", _LABEL_SELECTOR),
+    3: ("template", _POD_TEMPLATE_SPEC),
+}
+_DEPLOYMENT_SPEC: Table = {**_REPLICA_SET_SPEC}
+_JOB_SPEC: Table = {
+    1: ("parallelism", "int?"),
+    2: ("completions", "int?"),
+    4: ("selector", _LABEL_SELECTOR),
+    6: ("template", _POD_TEMPLATE_SPEC),
+    7: ("backoffLimit", "int?"),
+    9: ("completionMode", "string?"),
+}
+
 KINDS: dict[tuple[str, str], Table] = {
+    ("apps/v1", "Deployment"): {1: ("metadata", _OBJECT_META), 2: ("spec", _DEPLOYMENT_SPEC)},
+    ("apps/v1", "ReplicaSet"): {1: ("metadata", _OBJECT_META), 2: ("spec", _REPLICA_SET_SPEC)},
+    ("batch/v1", "Job"): {1: ("metadata", _OBJECT_META), 2: ("spec", _JOB_SPEC)},
     ("v1", "Binding"): _BINDING,
     ("v1", "Event"): _CORE_EVENT,
     ("events.k8s.io/v1", "Event"): _EVENT,
@@ -258,6 +306,12 @@ def _message(buf: bytes, table: Table) -> dict[str, Any]:
                 raise ProtobufError(f"field {name} is not a map entry")
             entry = _message(v, {1: ("key", "string?"), 2: ("value", "string?")})
             out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "")
+            continue
+        elif kind == "quantitymap":  # map<string, resource.Quantity{string: 1}>
+            if not isinstance(v, bytes):
+                raise ProtobufError(f"field {name} is not a map entry")
+            entry = _message(v, {1: ("key", "string?"), 2: ("value", {1: ("string", "string?")})})
+            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", {}).get("string", "")
             continue
         else:
             value = _scalar(kind, v)
