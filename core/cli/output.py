@@ -79,5 +79,6 @@ def _over_time(result: SimulationResult) -> list[str]:
     for w in result.workloads:
         if w["kind"] == "Job":
             done = f"completed at {w['completedAt']:g}s" if w["completedAt"] is not None else "not completed"
-            lines.append(f"  Job {w['namespace']}/{w['name']}: {done} ({w['pods']} pods)")
+            pods = f"{w['pods']} pod" + ("" if w["pods"] == 1 else "s")
+            lines.append(f"  Job {w['namespace']}/{w['name']}: {done} ({pods})")
     return lines

@@ -346,8 +346,9 @@ def apply_update(cluster: Any, m: Manifest) -> None:
 
 class Timeline:
     """``timeline``: after each instant at which a pod was created, bound, finished or deleted
-    or a node changed, the pending and running pods, and what running pods request against the
-    allocatable of schedulable nodes.  O(1) per event; one entry per instant."""
+    or a node changed, the pending and running pods, and what the running pods of schedulable
+    nodes request against those nodes' allocatable (a cordoned node counts in neither).  O(1)
+    per event; one entry per instant."""
 
     def __init__(self) -> None:
         self.entries: list[dict[str, Any]] = []
@@ -356,7 +357,8 @@ class Timeline:
         self.allocated = Resource()
         self.capacity = Resource()
         self._pods: dict[tuple[str, str], tuple[str, Resource | None]] = {}
-        self._nodes: dict[str, Resource] = {}
+        self._nodes: dict[str, Resource] = {}  # schedulable nodes' allocatable
+        self._on_node: dict[str, Resource] = {}  # node -> what its running pods request
 
     def pod(self, key: tuple[str, str], pod: Pod, deleted: bool, now: float) -> None:
         old_state, old_req = self._pods.get(key, ("", None))
@@ -375,16 +377,15 @@ class Timeline:
             self.pending -= 1
         elif old_state == "running" and old_req is not None:
             self.running -= 1
-            self.allocated.add(old_req, -1)
-            self.allocated.allowed_pod_number -= 1
+            self._charge(pod.spec.node_name, old_req, -1)
         req = None
         if state == "pending":
             self.pending += 1
         elif state == "running":
             self.running += 1
             req = pod_requests(pod)
-            self.allocated.add(req)
-            self.allocated.allowed_pod_number += 1
+            req.allowed_pod_number = 1
+            self._charge(pod.spec.node_name, req, 1)
         if deleted:
             self._pods.pop(key, None)
         else:
@@ -394,13 +395,23 @@ class Timeline:
     def node(self, node: Node, deleted: bool, now: float) -> None:
         name = node.metadata.name
         old = self._nodes.pop(name, None)
+        on_node = self._on_node.get(name)
         if old is not None:
             self.capacity.add(old, -1)
+            if on_node is not None:
+                self.allocated.add(on_node, -1)
         if not deleted and not node.spec.unschedulable:
             cap = Resource.from_list(node.status.allocatable)
             self._nodes[name] = cap
             self.capacity.add(cap)
+            if on_node is not None:
+                self.allocated.add(on_node)
         self._snapshot(now)
+
+    def _charge(self, node: str, req: Resource, sign: int) -> None:
+        self._on_node.setdefault(node, Resource()).add(req, sign)
+        if node in self._nodes:
+            self.allocated.add(req, sign)
 
     def _snapshot(self, now: float) -> None:
         keys = [CPU, MEMORY, PODS]

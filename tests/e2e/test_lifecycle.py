@@ -150,6 +150,8 @@ def test_cordon_relabel_and_node_deletion(workdir: Path, capsys: pytest.CaptureF
     assert times == [0.0, 10.0, 20.0, 50.0]
     caps = [t["capacity"]["cpu"] for t in result["timeline"]]
     assert caps == [8000, 4000, 4000, 0]
+    # a cordoned node's pods count in neither allocated nor capacity
+    assert [t["allocated"]["cpu"] for t in result["timeline"]] == [6000, 3000, 3000, 0]
     assert [t["running"] for t in result["timeline"]] == [2, 2, 2, 1]
     assert [t["pending"] for t in result["timeline"]] == [0, 0, 1, 1]
     assert [n["name"] for n in result["nodes"]] == ["n1"]
