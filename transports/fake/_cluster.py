@@ -24,7 +24,8 @@ bound pod are in-write steps, so a pod create and a binding are one event each, 
 were.  A controller's own writes go back through the store and are fed to every controller
 after the change being handled: controllers see changes in resourceVersion order.
 
-Adding a controller (a Job, ReplicaSet or Deployment controller): a module with a
+The workload controllers (``_controllers.py``: pods' ``kubesched.io/duration``, Job,
+ReplicaSet, Deployment) are registered last.  Adding a controller: a module with a
 ``Controller`` subclass naming its ``kinds`` (a new kind is one row in ``_store.KINDS``),
 reacting in ``observe`` through the store (``create``, ``put``, ``remove``, ``in_namespace``),
 with timers in ``tasks()``; then one line in ``FakeCluster.__init__``, after the existing
