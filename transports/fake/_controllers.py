@@ -233,7 +233,8 @@ class Controllers(Controller):
             return
         if type_ == "ADDED":
             self._jobs[key] = _JobState()
-            self._sync_job(key)
+        if key in self._jobs:
+            self._sync_job(key)  # created, or its spec changed (parallelism)
 
     def _job_pod(self, key: tuple[str, str], type_: str, pod: Pod) -> None:
         state = self._jobs.get(key)
@@ -241,6 +242,8 @@ class Controllers(Controller):
             return
         name, uid = pod.metadata.name, pod.metadata.uid
         if uid in self._counted:
+            if type_ == "DELETED":
+                self._counted.discard(uid)
             return
         if pod.status.phase == "Succeeded":
             idx = state.active.pop(name, -1)
