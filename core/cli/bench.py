@@ -711,7 +711,6 @@ def day_manifests(nodes: int = DAY_NODES, pods: int = DAY_PODS, *, seed: int = 0
 def run_day(args: argparse.Namespace) -> dict[str, Any]:
     """``kubesched bench day``: the simulation's wall time and peak RSS (virtual time inside)."""
     import resource
-    import time
 
     from kubesched.transports.fake import virtual_time
 
@@ -720,13 +719,10 @@ def run_day(args: argparse.Namespace) -> dict[str, Any]:
     nodes = DAY_NODES if args.nodes is None else args.nodes
     pods = DAY_PODS if args.pods is None else args.pods
     manifests = day_manifests(nodes, pods)
-    t0 = time.perf_counter()
-
     async def main() -> Any:
         return await simulate(manifests, until=86400.0)
 
-    result = virtual_time.run(main, backend=args.backend)
-    wall = time.perf_counter() - t0
+    result, wall = virtual_time.run_measured(main, backend=args.backend)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     s = result.summary
     return {

@@ -84,3 +84,16 @@ def test_gang_pods_round_to_whole_gangs() -> None:
         pods = 10
 
     assert bench._sized(WORKLOADS["gang"], Args()).pods == 9  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_day_runs_a_day_of_jobs_and_deployments(backend: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``kubesched bench day`` at a tiny size: every Job arriving early enough completes; the
+    figures are the simulation's, and the wall time and RSS are reported (not asserted)."""
+    assert main(["bench", "day", "--nodes", "20", "--pods", "1000", "--json", "--backend", backend]) == 0
+    day = json.loads(capsys.readouterr().out)
+    assert (day["workload"], day["nodes"]) == ("day", 20)
+    # 100 serving pods (one Deployment) and 9 Jobs of 100 pods, the last arriving at 21:20
+    assert day["pods"] == 1000 and day["succeeded"] == 900
+    assert day["virtualSeconds"] <= 86400 and day["timeline"] > 0
+    assert day["wallSeconds"] > 0 and day["peakRssMiB"] > 0

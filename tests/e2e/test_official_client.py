@@ -325,12 +325,25 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
             "spec": {"selector": {"app": "web"}, "template": _TEMPLATE_DEFAULTED},
         },
     ),
+    # the workload kinds run the fake cluster's controllers: zero replicas (and a Job of
+    # parallelism 0) so that no controller writes the object between the create and the reads
     ("apps/v1", "replicasets"): (
         {
             "metadata": {"name": "web"},
-            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
         },
-        {"spec": {"replicas": 1, "template": _TEMPLATE_DEFAULTED}},
+        {"spec": {"template": _TEMPLATE_DEFAULTED}},
+    ),
+    ("apps/v1", "deployments"): (
+        {
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
+        },
+        {"spec": {"template": _TEMPLATE_DEFAULTED}},
+    ),
+    ("batch/v1", "jobs"): (
+        {"metadata": {"name": "once"}, "spec": {"parallelism": 0, "template": _TEMPLATE}},
+        {"spec": {"backoffLimit": 6, "completionMode": "NonIndexed", "template": _TEMPLATE_DEFAULTED}},
     ),
     ("apps/v1", "statefulsets"): (
         {

@@ -162,6 +162,7 @@ async def test_version_health_and_discovery(client: httpx.AsyncClient) -> None:
     groups = {g["name"] for g in (await client.get("/apis")).json()["groups"]}
     assert groups == {
         "apps",
+        "batch",
         "coordination.k8s.io",
         "events.k8s.io",
         "policy",

@@ -317,6 +317,8 @@ class Controllers(Controller):
         self.cluster.record("Job", reason, job, message, type_)
 
     def _job_status(self, job: Job, state: _JobState) -> None:
+        if not (state.active or state.succeeded or state.failed):
+            return  # nothing started yet (parallelism 0): no status write
         status = replace(
             job.status,
             active=len(state.active),

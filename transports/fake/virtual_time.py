@@ -91,6 +91,16 @@ def run(fn: Callable[..., Awaitable[T]], *args: Any, backend: str = "trio") -> T
     return anyio.run(fn, *args, backend=backend, backend_options=backend_options(backend))
 
 
+def run_measured(fn: Callable[..., Awaitable[T]], *args: Any, backend: str = "trio") -> tuple[T, float]:
+    """:func:`run`, and the wall-clock seconds it took (for ``kubesched bench day``: the engine
+    itself never reads a wall clock)."""
+    import time
+
+    t0 = time.perf_counter()
+    result = run(fn, *args, backend=backend)
+    return result, time.perf_counter() - t0
+
+
 def _deterministic_trio() -> None:
     """Seed trio's scheduler so that runs repeat exactly (trio shuffles ready tasks)."""
     try:
