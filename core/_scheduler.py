@@ -54,9 +54,9 @@ from ._transport import Transport
 log = logging.getLogger("kubesched")
 
 LIVELOCK_ATTEMPTS_PER_POD = 100
-"""A simulation that attempts this many times as many pods as the cluster holds at one virtual
-instant is in a livelock (a pod can be retried at the same instant only when something bypasses
-its backoff): it stops rather than spin forever."""
+"""A simulation that attempts one pod this many times at one virtual instant is in a livelock (a
+pod is retried at the same instant only when something bypasses its backoff, e.g. a plugin's
+activation): it stops rather than spin forever."""
 
 
 class Metrics:
@@ -264,7 +264,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
         """
         self.queue.on_change = self.driver.kick
-        instant, attempts = -1.0, 0
+        instant = -1.0
+        attempts: dict[str, int] = {}  # pod uid -> its attempts at this instant
         while True:
             await self.driver.settle()
             now = self._run_due()
@@ -273,10 +274,11 @@ class Scheduler(EventHandlers, ScheduleOne):
             qpi = self.queue.pop_nowait()
             if qpi is not None:
                 if now != instant:
-                    instant, attempts = now, 0
-                attempts += 1
-                if attempts > LIVELOCK_ATTEMPTS_PER_POD * (len(self.cluster.pods) + 1):
-                    self._stall(now, attempts, qpi)
+                    instant = now
+                    attempts.clear()
+                n = attempts[qpi.uid] = attempts.get(qpi.uid, 0) + 1
+                if n > LIVELOCK_ATTEMPTS_PER_POD:
+                    self._stall(now, sum(attempts.values()), qpi)
                     return
                 await self.schedule_one(qpi)
                 continue
