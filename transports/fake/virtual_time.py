@@ -9,6 +9,7 @@ instead of sleeping.  Core code reads time only through anyio, so it cannot tell
 from __future__ import annotations
 
 import asyncio
+import math
 import selectors
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -43,8 +44,12 @@ class _JumpingSelector(selectors.BaseSelector):
         if timeout is None:
             # nothing scheduled: only real I/O (another thread) can wake us
             return self._inner.select(None)
+        target = self._loop._now + timeout
+        scheduled = self._loop._scheduled
+        if scheduled:  # asyncio caps a wait at one day: jump straight to the next timer
+            target = max(target, scheduled[0]._when)
         # snap to whole nanoseconds so a timer set for t fires at exactly t, as on trio
-        self._loop._now = round(self._loop._now + timeout, 9)
+        self._loop._now = round(target, 9)
         return []
 
     def close(self) -> None:
@@ -63,10 +68,21 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
     def __init__(self) -> None:
         self._now = 0.0
         super().__init__(selector=_JumpingSelector(self, selectors.DefaultSelector()))
-        self._clock_resolution = 1e-9
 
     def time(self) -> float:
         return self._now
+
+    # asyncio runs the timers due before ``time() + _clock_resolution``.  One nanosecond, as the
+    # clock snaps to nanoseconds; but far out (after ~100 days of virtual time) a nanosecond is
+    # below a float's spacing, ``now + 1e-9 == now``, and a timer due exactly now would never
+    # run while the loop spins: there the resolution is two float steps.
+    @property
+    def _clock_resolution(self) -> float:
+        return max(1e-9, 2 * math.ulp(self._now))
+
+    @_clock_resolution.setter
+    def _clock_resolution(self, value: float) -> None:  # BaseEventLoop sets the real clock's
+        pass
 
 
 def trio_clock() -> Any:
