@@ -121,7 +121,7 @@ def _unknown(key: str, allowed: Sequence[str], source: str, fld: str) -> ConfigE
 
 def load_sweep(path: str) -> Sweep:
     """Read and check SWEEP.yaml; every problem is one :class:`ConfigError` line."""
-    from . import _check_profiles, load_config_file
+    from . import simulation_config
     from .generate import parse_spec
     from .manifests import load_documents
 
@@ -200,15 +200,11 @@ def load_sweep(path: str) -> Sweep:
         text = read(config, f"{fld}.config") if config else None
         config_name = str(base / config) if config else ""
         try:
-            cfg = load_config_file(config_name, gates, text)
+            simulation_config(config_name, gates, text)
         except ConfigError as e:
             if e.field == "--feature-gates":
                 raise ConfigError(e.message, source=path, field=f"{fld}.featureGates") from None
             raise
-        _check_profiles(cfg, config_name)
-        if cfg.extenders:
-            raise ConfigError("HTTP extenders need real time and are not supported by simulate",
-                              source=config_name, field="extenders")
         variants.append(Variant(name, config_name, text, gates))
     _unique([v.name for v in variants], path, "variants")
 
