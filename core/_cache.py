@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._nodeinfo import NodeInfo, PodInfo
+from ._nodeinfo import NodeInfo, PodInfo, pod_value
 from ._objects import Node, Pod
 from ._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
@@ -255,6 +255,8 @@ class Snapshot:
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self._columns: dict[tuple[str, str], np.ndarray] = {}
+        # (kind, resource, priority) -> the column summed over the pods of lower priority only
+        self._below: dict[tuple[str, str, int], np.ndarray] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
@@ -282,6 +284,7 @@ class Snapshot:
             self.names = names
             self.index = {n: i for i, n in enumerate(names)}
             self._columns = {}
+            self._below = {}
             self._labels = {}
             self._flags = {}
             self._codes = {}
@@ -311,6 +314,8 @@ class Snapshot:
             self.generations[i] = ni.generation
             for (kind, resource), col in self._columns.items():
                 col[i] = _value(ni, kind, resource)
+            for (kind, resource, prio), col in self._below.items():
+                col[i] = _value_below(ni, kind, resource, prio)
         cache.dirty.clear()
 
     def column(self, kind: str, resource: str) -> np.ndarray:
@@ -324,6 +329,24 @@ class Snapshot:
                 len(self.node_infos),
             )
             self._columns[key] = col
+        return col
+
+    def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
+        """:meth:`column` over only the pods of priority below ``priority`` (what preemption may
+        remove from a node): ``column(k, r) - column_below(k, r, p)`` is each node stripped of
+        them, and ``column_below("requested", "pods", p)`` counts them.  Kept current row by row
+        like the columns, for the last few priorities asked."""
+        key = (kind, resource, priority)
+        col = self._below.get(key)
+        if col is None:
+            if len(self._below) >= 32:
+                self._below.clear()
+            col = np.fromiter(
+                (_value_below(ni, kind, resource, priority) for ni in self.node_infos),
+                np.int64,
+                len(self.node_infos),
+            )
+            self._below[key] = col
         return col
 
     def node_flag(self, name: str, fn: Any) -> np.ndarray:
@@ -420,6 +443,10 @@ def _index_pods(index: dict[Any, dict[int, int]], fn: Any, pods: list[PodInfo], 
             rows.pop(row, None)
             if not rows:
                 del index[key]
+
+
+def _value_below(ni: NodeInfo, kind: str, resource: str, priority: int) -> int:
+    return sum(pod_value(pi, kind, resource) for pi in ni.pods if pi.priority < priority)
 
 
 def _value(ni: NodeInfo, kind: str, resource: str) -> int:

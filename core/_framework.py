@@ -26,14 +26,14 @@ import pluggy
 from . import hookspecs
 from ._errors import ConfigError
 from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
-from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, RowOverlay
 from ._results import WAIT
 from ._results import verdict as _verdict
 from ._status import Code, Status
 
 if TYPE_CHECKING:
     from ._objects import Pod
-    from ._queue import QueuedPodInfo
+    from ._queue import NominatedView, QueuedPodInfo
     from ._results import AttemptRecord
 
 log = logging.getLogger("kubesched")
@@ -744,6 +744,95 @@ class Framework:
             for j, i in enumerate(second):
                 results[i] = failed.get(j)
         return results
+
+    def run_filter_plugins_with_nominated_pods_rows(
+        self,
+        state: CycleState,
+        pod: Pod,
+        rows: np.ndarray,
+        pod_priority: int | None = None,
+        *,
+        base: RowOverlay | None = None,
+    ) -> dict[int, Status]:
+        """:meth:`run_filter_plugins_with_nominated_pods` for the snapshot's nodes ``rows``, each
+        changed by ``base`` when given (a :class:`RowOverlay` over ``rows``): {position in
+        ``rows``: failing status}.
+
+        Both passes are batch Filter calls over overlays (the nominated pods' requests are
+        column deltas from the nominator's arrays, no node is copied unless a plugin reads the
+        NodeInfos).  With an AddPod extension to run, the nodes with nominated pods go one by
+        one through the per-node two-pass Filter instead.
+        """
+        snap = self.snapshot
+        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
+        nominator = self.nominator
+        view: NominatedView | None = None
+        if nominator is not None and nominator.nominated_pods:
+            view = nominator.view(snap, prio, pod.metadata.uid)
+        failed: dict[int, Status] = {}
+        second: np.ndarray | None = None  # positions for pass 2 (None: all)
+        first = np.flatnonzero(view.counts[rows] > 0) if view is not None else None
+        if view is not None and first is not None and len(first):
+            skip = state.skip_filter_plugins
+            if any(name not in skip for name, _ in self._add_pod):
+                for i in first.tolist():
+                    ni = base.info_at(i) if base is not None else snap.node_infos[int(rows[i])]
+                    st = self.run_filter_plugins_with_nominated_pods(state, pod, ni, prio)
+                    if st is not None and not st.is_success():
+                        failed[i] = st
+                mask = np.ones(len(rows), dtype=bool)
+                mask[first] = False
+                second = np.flatnonzero(mask)
+            else:
+                r1 = rows[first]
+                ov = self._nominated_overlay(view, r1, None if base is None else base.subset(first))
+                out = self.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=r1, overlay=ov))
+                if out:
+                    keys = np.fromiter(out.keys(), np.int64, len(out))
+                    at = first[keys]
+                    failed.update(zip(at.tolist(), out.values(), strict=True))
+                    mask = np.ones(len(rows), dtype=bool)
+                    mask[at] = False
+                    second = np.flatnonzero(mask)
+        if second is None:
+            if base is None:
+                batch = NodeBatch(snapshot=snap, indices=rows)
+            else:
+                batch = NodeBatch(snapshot=snap, rows=rows, overlay=base)
+            failed.update(self.run_filter_plugins(state, pod, batch))
+        elif len(second):
+            if base is None:
+                batch = NodeBatch(snapshot=snap, indices=rows[second])
+            else:
+                batch = NodeBatch(snapshot=snap, rows=rows[second], overlay=base.subset(second))
+            out = self.run_filter_plugins(state, pod, batch)
+            if out:
+                keys = np.fromiter(out.keys(), np.int64, len(out))
+                failed.update(zip(second[keys].tolist(), out.values(), strict=True))
+        return failed
+
+    def _nominated_overlay(
+        self, view: NominatedView, rows: np.ndarray, base: RowOverlay | None
+    ) -> RowOverlay:
+        """``rows`` (each changed by ``base``) with the view's nominated pods added."""
+        snap = self.snapshot
+
+        def delta(kind: str, resource: str) -> np.ndarray:
+            d = view.delta(kind, resource)[rows]
+            b = base.delta(kind, resource) if base is not None else None
+            return d if b is None else d + b
+
+        def make(i: int) -> NodeInfo:
+            row = int(rows[i])
+            nominated = view.pods(row)
+            if base is None:
+                return self._with_nominated(snap.node_infos[row], nominated, False)
+            info = base.info_at(i).clone()
+            for p in nominated:
+                info.add_pod(p)
+            return info
+
+        return RowOverlay(delta, make)
 
     def _batch_of(self, infos: list[NodeInfo]) -> NodeBatch:
         """A batch of NodeInfos (copies or snapshot members) that knows each one's snapshot row

@@ -192,6 +192,86 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+def pod_value(pi: PodInfo, kind: str, resource: str) -> int:
+    """What one pod adds to a NodeInfo's column ``(kind, resource)`` (0 for ``allocatable``):
+    summed over a node's pods it gives :meth:`NodeInfo.requested_of` / :meth:`NodeInfo.non_zero_of`."""
+    if kind == "allocatable":
+        return 0
+    if resource == PODS:
+        return 1
+    if kind == "non_zero_requested":
+        if resource == CPU:
+            return pi.non_zero_cpu
+        if resource == MEMORY:
+            return pi.non_zero_mem
+    return pi.requests.get(resource)
+
+
+class RowOverlay:
+    """Pods added to and removed from snapshot rows, seen as column deltas without copies.
+
+    A batch of snapshot rows with an overlay (``NodeBatch(snapshot=..., rows=..., overlay=...)``)
+    shows each row's NodeInfo changed by the overlay: its columns are the snapshot's plus
+    ``delta(kind, resource)``, and only a plugin that reads the NodeInfos themselves makes them
+    (``make(i)``, one node at a time, on first use).  ``delta`` is computed once for the full
+    length and shared by every :meth:`subset`; ``make(i)`` must return a NodeInfo nobody changes
+    afterwards (a fresh copy, or one kept frozen).
+    """
+
+    __slots__ = ("_delta_fn", "_make", "_deltas", "_made", "sel")
+
+    def __init__(
+        self,
+        delta: Callable[[str, str], np.ndarray | None],
+        make: Callable[[int], NodeInfo],
+        *,
+        _shared: RowOverlay | None = None,
+        sel: np.ndarray | None = None,
+    ) -> None:
+        self._delta_fn = delta
+        self._make = make
+        if _shared is not None:
+            self._deltas = _shared._deltas
+            self._made = _shared._made
+        else:
+            self._deltas: dict[tuple[str, str], np.ndarray | None] = {}
+            self._made: dict[int, NodeInfo] = {}
+        self.sel = sel  # positions of this view in the full-length overlay (None: all of it)
+
+    def full_delta(self, kind: str, resource: str) -> np.ndarray | None:
+        """The delta over the full length (None: no change to this column)."""
+        key = (kind, resource)
+        if key in self._deltas:
+            return self._deltas[key]
+        d = self._deltas[key] = self._delta_fn(kind, resource)
+        return d
+
+    def delta(self, kind: str, resource: str) -> np.ndarray | None:
+        d = self.full_delta(kind, resource)
+        if d is None or self.sel is None:
+            return d
+        return d[self.sel]
+
+    def info(self, i: int) -> NodeInfo:
+        """The NodeInfo at full-length position ``i``."""
+        ni = self._made.get(i)
+        if ni is None:
+            ni = self._made[i] = self._make(i)
+        return ni
+
+    def info_at(self, pos: int) -> NodeInfo:
+        """The NodeInfo at position ``pos`` of this view."""
+        return self.info(pos if self.sel is None else int(self.sel[pos]))
+
+    def infos(self, n: int) -> list[NodeInfo]:
+        positions = range(n) if self.sel is None else self.sel.tolist()
+        return [self.info(i) for i in positions]
+
+    def subset(self, positions: np.ndarray) -> RowOverlay:
+        sel = positions if self.sel is None else self.sel[positions]
+        return RowOverlay(self._delta_fn, self._make, _shared=self, sel=sel)
+
+
 _COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
     "allocatable": lambda ni, r: ni.allocatable.get(r),
     "requested": NodeInfo.requested_of,
@@ -223,7 +303,7 @@ class NodeBatch(Sequence[NodeInfo]):
       count), ``non_zero_requested(r)`` (requests with the scoring defaults for cpu/memory).
     """
 
-    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows")
+    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows", "_overlay")
 
     def __init__(
         self,
@@ -232,19 +312,25 @@ class NodeBatch(Sequence[NodeInfo]):
         snapshot: Snapshot | None = None,
         indices: np.ndarray | None = None,
         rows: np.ndarray | None = None,
+        overlay: RowOverlay | None = None,
     ) -> None:
-        """A batch of the snapshot's rows ``indices``, or of explicit ``infos``.
+        """A batch of the snapshot's rows ``indices``, or of explicit ``infos``, or of the
+        snapshot's ``rows`` changed by an ``overlay``.
 
         With ``infos``, ``snapshot`` and ``rows`` may say that ``infos[i]`` holds the same Node
         object as the snapshot's row ``rows[i]`` (a copy with pods added or removed): what
         depends only on the Node (:meth:`node_flag`) then comes from the snapshot's cache.
+        With ``overlay`` instead of ``infos``, the columns are the snapshot's plus the overlay's
+        deltas and the NodeInfos are made only when a plugin reads them (see
+        :class:`RowOverlay`); to a plugin it is a batch of explicit NodeInfos.
         """
         self._snapshot = snapshot
         self.indices = indices
         self._infos: Sequence[NodeInfo] | None = infos
         self._cols: dict[tuple[str, str], np.ndarray] = {}
         self._names: list[str] | None = None
-        self._rows = rows if infos is not None and snapshot is not None else None
+        self._overlay = overlay if snapshot is not None and rows is not None else None
+        self._rows = rows if (infos is not None or self._overlay is not None) and snapshot is not None else None
 
     @classmethod
     def of(cls, infos: Sequence[NodeInfo]) -> NodeBatch:
@@ -252,6 +338,9 @@ class NodeBatch(Sequence[NodeInfo]):
 
     @property
     def infos(self) -> Sequence[NodeInfo]:
+        if self._infos is None and self._overlay is not None:
+            assert self._rows is not None
+            self._infos = self._overlay.infos(len(self._rows))
         if self._infos is None:
             assert self._snapshot is not None and self.indices is not None
             all_infos = self._snapshot.node_infos
@@ -264,6 +353,9 @@ class NodeBatch(Sequence[NodeInfo]):
             if self._snapshot is not None and self.indices is not None:
                 all_names = self._snapshot.names
                 self._names = [all_names[i] for i in self.indices.tolist()]
+            elif self._overlay is not None and self._snapshot is not None and self._rows is not None:
+                all_names = self._snapshot.names
+                self._names = [all_names[i] for i in self._rows.tolist()]
             else:
                 self._names = [ni.name for ni in self.infos]
         return self._names
@@ -274,9 +366,18 @@ class NodeBatch(Sequence[NodeInfo]):
             return len(infos)
         if self.indices is not None:
             return len(self.indices)
+        if self._overlay is not None and self._rows is not None:
+            return len(self._rows)
         return len(self.infos)
 
     def __getitem__(self, i: Any) -> Any:
+        ov = self._overlay
+        if self._infos is None and ov is not None and self._rows is not None and isinstance(i, int):
+            n = len(self._rows)
+            j = i + n if i < 0 else i
+            if not 0 <= j < n:
+                raise IndexError(f"index {i} is out of range for a batch of {n}")
+            return ov.info_at(j)
         return self.infos[i]
 
     def __iter__(self) -> Iterator[NodeInfo]:
@@ -286,6 +387,13 @@ class NodeBatch(Sequence[NodeInfo]):
         """The batch restricted to ``positions`` (indices into this batch)."""
         if self._snapshot is not None and self.indices is not None:
             return NodeBatch(snapshot=self._snapshot, indices=self.indices[positions])
+        if self._overlay is not None and self._rows is not None:
+            sub = NodeBatch(
+                snapshot=self._snapshot, rows=self._rows[positions], overlay=self._overlay.subset(positions)
+            )
+            if self._infos is not None:
+                sub._infos = [self._infos[i] for i in positions.tolist()]
+            return sub
         infos = self.infos
         rows = self._rows
         return NodeBatch(
@@ -302,6 +410,11 @@ class NodeBatch(Sequence[NodeInfo]):
                 col = self._snapshot.column(kind, resource)[self.indices]
             elif kind == "allocatable" and self._rows is not None and self._snapshot is not None:
                 col = self._snapshot.column(kind, resource)[self._rows]  # it is the Node's
+            elif self._overlay is not None and self._rows is not None and self._snapshot is not None:
+                col = self._snapshot.column(kind, resource)[self._rows]
+                d = self._overlay.delta(kind, resource)
+                if d is not None:
+                    col = col + d
             else:
                 col = _explicit_column(self.infos, kind, resource)
             self._cols[key] = col
@@ -347,8 +460,7 @@ class NodeBatch(Sequence[NodeInfo]):
         index: dict[str, int] = {}
         values: list[str] = []
         out = np.empty(len(self), dtype=np.int64)
-        for i, ni in enumerate(self.infos):
-            v = ni.labels.get(key)
+        for i, v in enumerate(self.label_values(key)):
             if v is None:
                 out[i] = -1
                 continue
@@ -364,7 +476,10 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._snapshot is not None and self.indices is not None:
             values = self._snapshot.label_column(key)
             return [values[i] for i in self.indices.tolist()]
+        if self._overlay is not None and self._rows is not None and self._snapshot is not None:
+            values = self._snapshot.label_column(key)  # labels are the Node's: no NodeInfo needed
+            return [values[i] for i in self._rows.tolist()]
         return [ni.labels.get(key) for ni in self.infos]
 
 
-__all__ = ["EPHEMERAL_STORAGE", "NodeBatch", "NodeInfo", "PodInfo", "parse_time"]
+__all__ = ["EPHEMERAL_STORAGE", "NodeBatch", "NodeInfo", "PodInfo", "RowOverlay", "parse_time", "pod_value"]

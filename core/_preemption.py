@@ -41,11 +41,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import numpy as np
 
 from ._errors import NotFoundError
 from ._framework import PostFilterResult
 from ._labels import compile_label_selector
+from ._nodeinfo import RowOverlay, pod_value
 from ._objects import PodCondition
+from ._resources import PODS
 from ._status import Code, Diagnosis, FitError, Status
 
 if TYPE_CHECKING:
@@ -132,23 +135,35 @@ class _DryRun:
 
 
 class _Stripped:
-    """A node with every pod the preemptor may preempt removed (the batched dry run's start).
+    """A node's pods the preemptor may preempt (the batched dry run's start).
 
     Kept per node while the snapshot's NodeInfo is ``original`` and the preemptor priority is
-    ``prio``; never changed once made (the reprieve loop works on a copy of ``stripped``).
+    ``prio``; never changed once made.  ``stripped`` (the node without them; the reprieve loop
+    works on copies of it), ``by_importance`` and ``values`` are made on first use.
     """
 
-    __slots__ = ("original", "prio", "potential", "stripped", "by_importance")
+    __slots__ = ("original", "prio", "potential", "_stripped", "by_importance", "values")
 
     def __init__(
-        self, original: NodeInfo, prio: int, potential: list[PodInfo], stripped: NodeInfo
+        self, original: NodeInfo, prio: int, potential: list[PodInfo], stripped: NodeInfo | None = None
     ) -> None:
         self.original = original
         self.prio = prio
         self.potential = potential  # in the node's pod order
-        self.stripped = stripped
+        self._stripped = stripped
         # ``potential`` sorted by the default ``more_important_pod``, once needed
         self.by_importance: list[PodInfo] | None = None
+        # (kind, resource) -> pod_value of each pod of ``by_importance``
+        self.values: dict[tuple[str, str], np.ndarray] = {}
+
+    @property
+    def stripped(self) -> NodeInfo:
+        if self._stripped is None:
+            copy = self.original.clone()
+            for pi in self.potential:
+                copy.remove_pod(pi.uid)
+            self._stripped = copy
+        return self._stripped
 
 
 class _Reprieve:
@@ -585,6 +600,14 @@ class Evaluator:
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: Mapping[str, Status]
     ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """``findCandidates``: the nodes whose status is exactly Unschedulable, dry-run."""
+        rows = self._potential_rows(state, all_nodes, m)
+        if rows is not None:
+            if not len(rows):
+                return [], {}, []
+            cluster = getattr(self.handle, "cluster", None)
+            pdbs = cluster.list_pdbs() if cluster is not None else []
+            offset, num = self.get_offset_and_num_candidates(len(rows))
+            return self.dry_run_preemption_columns(state, pod, rows, pdbs, offset, num)
         potential = [ni for ni in all_nodes if _status_of(m, ni.name).code == Code.UNSCHEDULABLE]
         if not potential:
             return [], {}, []
@@ -592,6 +615,28 @@ class Evaluator:
         pdbs = cluster.list_pdbs() if cluster is not None else []
         offset, num = self.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+
+    def _potential_rows(
+        self, state: CycleState, all_nodes: Sequence[NodeInfo], m: Mapping[str, Status]
+    ) -> np.ndarray | None:
+        """The snapshot rows of the nodes whose status is exactly Unschedulable, in snapshot
+        order, when the column dry run applies to them (``all_nodes`` is the whole snapshot);
+        None otherwise."""
+        snap: Any = getattr(self.handle, "snapshot", None)
+        if snap is None or not self._can_use_columns(state):
+            return None
+        infos = snap.node_infos
+        if len(all_nodes) != len(infos) or (infos and (all_nodes[0] is not infos[0] or all_nodes[-1] is not infos[-1])):
+            return None
+        rows_with_code = getattr(m, "rows_with_code", None)
+        if rows_with_code is not None:
+            rows: np.ndarray | None = rows_with_code(Code.UNSCHEDULABLE)
+            if rows is not None:
+                return rows
+        names = snap.names
+        return np.array(
+            [i for i in range(len(names)) if _status_of(m, names[i]).code == Code.UNSCHEDULABLE], dtype=np.int64
+        )
 
     def dry_run_preemption(
         self,
@@ -629,6 +674,17 @@ class Evaluator:
         return (
             type(self).is_preemption_allowed is Evaluator.is_preemption_allowed
             and self.is_eligible_pod is _default_is_eligible_pod
+        )
+
+    def _can_use_columns(self, state: CycleState) -> bool:
+        """The column dry run applies: no AddPod/RemovePod extension in the cycle, the default
+        ``select_victims_on_node`` and priority-only eligibility, a snapshot with columns."""
+        fh = self.handle
+        return (
+            self._can_batch(state)
+            and self._strip_cacheable()
+            and hasattr(fh, "run_filter_plugins_with_nominated_pods_rows")
+            and hasattr(getattr(fh, "snapshot", None), "column_below")
         )
 
     def _can_batch(self, state: CycleState) -> bool:
@@ -801,6 +857,250 @@ class Evaluator:
         for w in work:
             if w.sort_victims:
                 _sort_by_importance(w.victims, self.more_important_pod, lambda pi: pi.pod)
+
+    # --- the dry run on columns ------------------------------------------------------------
+    def dry_run_preemption_columns(
+        self,
+        state: CycleState,
+        pod: Pod,
+        rows: np.ndarray,
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """The dry run over the snapshot's nodes ``rows`` (the potential nodes, in order), on
+        columns: no node is copied unless a plugin reads the NodeInfos.
+
+        Requires what :meth:`_can_use_columns` checks.  Strip: chunks of nodes, from ``offset``
+        round ``rows``, with every lower-priority pod removed (the snapshot's
+        :meth:`~kubesched._cache.Snapshot.column_below` subtracted from its columns) go through
+        one two-pass batch Filter each, until as many nodes wait as candidates are missing.
+        Reprieve: the loop of ``SelectVictimsOnNode`` on those nodes in lockstep, each step one
+        batch Filter over the nodes with the pods reprieved so far and the next pod added back.
+        The outcomes are then offered in visit order, as the per-node dry run would, until the
+        stop condition; nodes filtered past the stopping node are discarded (upstream's parallel
+        dry run also filters some nodes past it).  Same candidates, victims, statuses and errors
+        as :meth:`dry_run_preemption_per_node`.
+        """
+        fh = self.handle
+        snap = fh.snapshot
+        names = snap.names
+        prio = pod_priority(pod)
+        acc = _DryRun(num_candidates)
+        n = len(rows)
+        if n == 0:
+            return acc.result()
+        order = np.concatenate((rows[offset:], rows[:offset])) if offset else rows
+        below_pods = snap.column_below("requested", PODS, prio)
+        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
+        fail_pos: list[int] = []  # positions (in visit order) whose strip ended with a status
+        fail_sts: list[Status] = []
+        passing: list[int] = []  # positions that passed the strip, not reprieved yet
+        evaluated = offered = chunk = 0
+        while offered < n:
+            missing = max(num_candidates - acc.size(), 1)
+            while len(passing) < missing and evaluated < n:
+                chunk = max(missing - len(passing), 2 * chunk)
+                seg = order[evaluated : evaluated + chunk]
+                at = np.arange(evaluated, evaluated + len(seg))
+                evaluated += len(seg)
+                has = below_pods[seg] > 0
+                found: dict[int, Status] = {int(p): no_victims for p in at[~has].tolist()}
+                cand = np.flatnonzero(has)
+                if len(cand):
+                    r = seg[cand]
+                    out = fh.run_filter_plugins_with_nominated_pods_rows(
+                        state, pod, r, prio, base=self._strip_overlay(snap, r, prio)
+                    )
+                    ok = np.ones(len(cand), dtype=bool)
+                    for k, st in out.items():
+                        found[int(at[cand[k]])] = st
+                        ok[k] = False
+                    passing.extend(at[cand[ok]].tolist())
+                for p in sorted(found):
+                    fail_pos.append(p)
+                    fail_sts.append(found[p])
+            group = passing[:missing]
+            del passing[:missing]
+            outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs) if group else []
+            end = group[-1] + 1 if group else evaluated
+            stop_at = end
+            for p, (victims, num_violating) in zip(group, outcomes, strict=True):
+                name = names[int(order[p])]
+                if victims:
+                    c = Candidate(name, victims, num_violating)
+                    (acc.non_violating if num_violating == 0 else acc.violating).add(c)
+                    nv = acc.non_violating.size()
+                    if nv > 0 and nv + acc.violating.size() >= num_candidates:
+                        stop_at = p + 1
+                        break
+                else:  # cannot happen for a node that failed Filter as it is; kept for parity
+                    fail_pos.append(p)
+                    fail_sts.append(Status(Code.ERROR, f'expected at least one victim pod on node "{name}"'))
+            # the statuses of the nodes offered now, in visit order
+            if fail_pos:
+                if any(b < a for a, b in zip(fail_pos, fail_pos[1:], strict=False)):
+                    pairs = sorted(zip(fail_pos, fail_sts, strict=True), key=lambda x: x[0])
+                    fail_pos = [p for p, _ in pairs]
+                    fail_sts = [st for _, st in pairs]
+                k = 0
+                while k < len(fail_pos) and fail_pos[k] < stop_at:
+                    st = fail_sts[k]
+                    if st.code == Code.ERROR:
+                        acc.errs.append(st.message)
+                    acc.statuses[names[int(order[fail_pos[k]])]] = st
+                    k += 1
+                del fail_pos[:k], fail_sts[:k]
+            if stop_at < end or (stop_at == end and group and self._stopped(acc)):
+                return acc.result()
+            offered = end
+        return acc.result()
+
+    @staticmethod
+    def _stopped(acc: _DryRun) -> bool:
+        nv = acc.non_violating.size()
+        return nv > 0 and nv + acc.violating.size() >= acc.num_candidates
+
+    def _strip_entry(self, ni: NodeInfo, prio: int) -> _Stripped:
+        """The node's lower-priority pods (cached while the node is unchanged)."""
+        cache = self._stripped
+        entry = cache.get(ni.name)
+        if entry is None or entry.original is not ni or entry.prio != prio:
+            entry = _Stripped(ni, prio, [pi for pi in ni.pods if pi.priority < prio])
+            snapshot: Any = getattr(self.handle, "snapshot", None)
+            if snapshot is not None and snapshot.get(ni.name) is ni:
+                if len(cache) > 4 * max(len(snapshot), 1024):
+                    cache.clear()
+                cache[ni.name] = entry
+        return entry
+
+    def _strip_overlay(self, snap: Any, rows: np.ndarray, prio: int) -> RowOverlay:
+        """The nodes ``rows`` without their lower-priority pods."""
+
+        def delta(kind: str, resource: str) -> np.ndarray:
+            return -snap.column_below(kind, resource, prio)[rows]
+
+        def make(i: int) -> NodeInfo:
+            return self._strip_entry(snap.node_infos[int(rows[i])], prio).stripped
+
+        return RowOverlay(delta, make)
+
+    def _reprieve_columns(
+        self,
+        state: CycleState,
+        pod: Pod,
+        prio: int,
+        rows: np.ndarray,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> list[tuple[list[Pod], int]]:
+        """``SelectVictimsOnNode``'s reprieve loop on the stripped nodes ``rows`` in lockstep:
+        (victims, number of PDB-violating victims) per node."""
+        fh = self.handle
+        snap = fh.snapshot
+        default_order = self.more_important_pod is more_important_pod
+        entries: list[_Stripped] = []
+        orders: list[list[PodInfo]] = []
+        reordered: list[bool] = []  # the order is not the entry's by_importance
+        num_pdb: list[int] = []
+        for r in rows.tolist():
+            entry = self._strip_entry(snap.node_infos[r], prio)
+            potential = entry.by_importance if default_order else None
+            if potential is None:
+                potential = list(entry.potential)
+                _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+                if default_order:
+                    entry.by_importance = potential
+            if pdbs:
+                violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+                order = violating + non_violating
+                num_pdb.append(len(violating))
+                reordered.append(not default_order or bool(violating and non_violating))
+            else:
+                order = potential
+                num_pdb.append(0)
+                reordered.append(not default_order)
+            entries.append(entry)
+            orders.append(order)
+        counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
+        offsets = np.cumsum(counts) - counts
+        flat: list[PodInfo] = [pi for o in orders for pi in o]
+        kept = np.zeros(len(flat), dtype=bool)
+        values: dict[tuple[str, str], np.ndarray] = {}
+
+        def flat_values(kind: str, resource: str) -> np.ndarray:
+            key = (kind, resource)
+            v = values.get(key)
+            if v is None:
+                parts = []
+                for entry, order, re_ in zip(entries, orders, reordered, strict=True):
+                    if re_:
+                        parts.append(np.fromiter((pod_value(pi, kind, resource) for pi in order), np.int64, len(order)))
+                        continue
+                    ev = entry.values.get(key)
+                    if ev is None:
+                        ev = entry.values[key] = np.fromiter(
+                            (pod_value(pi, kind, resource) for pi in order), np.int64, len(order)
+                        )
+                    parts.append(ev)
+                v = values[key] = np.concatenate(parts)
+            return v
+
+        active = np.arange(len(orders))
+        step = 0
+        while len(active):
+            cur = offsets[active] + step
+            base = self._reprieve_overlay(snap, rows, prio, active, cur, offsets, kept, flat, entries, flat_values)
+            out = fh.run_filter_plugins_with_nominated_pods_rows(state, pod, rows[active], prio, base=base)
+            ok = np.ones(len(active), dtype=bool)
+            if out:
+                ok[np.fromiter(out.keys(), np.int64, len(out))] = False
+            kept[cur[ok]] = True
+            step += 1
+            active = active[counts[active] > step]
+        results: list[tuple[list[Pod], int]] = []
+        kept_l = kept.tolist()
+        for w, order in enumerate(orders):
+            off = int(offsets[w])
+            victims = [pi for j, pi in enumerate(order) if not kept_l[off + j]]
+            num_violating = sum(1 for j in range(num_pdb[w]) if not kept_l[off + j])
+            if num_pdb[w] and num_pdb[w] < len(order):
+                _sort_by_importance(victims, self.more_important_pod, lambda pi: pi.pod)
+            results.append(([pi.pod for pi in victims], num_violating))
+        return results
+
+    @staticmethod
+    def _reprieve_overlay(
+        snap: Any,
+        rows: np.ndarray,
+        prio: int,
+        active: np.ndarray,
+        cur: np.ndarray,
+        offsets: np.ndarray,
+        kept: np.ndarray,
+        flat: list[PodInfo],
+        entries: list[_Stripped],
+        flat_values: Callable[[str, str], np.ndarray],
+    ) -> RowOverlay:
+        """One reprieve step: the stripped nodes ``rows[active]`` with the pods kept so far and
+        the pod at ``cur`` added back (in the reprieve order, as the per-node loop adds them)."""
+        kept = kept.copy()
+        r = rows[active]
+
+        def delta(kind: str, resource: str) -> np.ndarray:
+            v = flat_values(kind, resource)
+            back = np.add.reduceat(np.where(kept, v, 0), offsets)[active]
+            return back + v[cur] - snap.column_below(kind, resource, prio)[r]
+
+        def make(i: int) -> NodeInfo:
+            w = int(active[i])
+            info = entries[w].stripped.clone()
+            for j in range(int(offsets[w]), int(cur[i])):
+                if kept[j]:
+                    info.add_pod(flat[j])
+            info.add_pod(flat[int(cur[i])])
+            return info
+
+        return RowOverlay(delta, make)
 
     async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]

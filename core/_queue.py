@@ -57,15 +57,17 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import msgspec
+import numpy as np
 
 from . import _events as ev
 from ._events import ClusterEvent, QueueingHint
 from ._labels import selector_matches
-from ._nodeinfo import PodInfo
+from ._nodeinfo import PodInfo, pod_value
 from ._objects import Pod, PodStatus
 from ._status import Code, Status
 
 if TYPE_CHECKING:
+    from ._cache import Snapshot
     from ._objects import PodAffinityTerm
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
@@ -367,6 +369,59 @@ class BackoffQueue:
         return popped
 
 
+class NominatedView:
+    """The pods nominated with priority >= ``priority`` (one pod left out), over a snapshot's rows.
+
+    ``counts[row]`` is how many there are on each node; :meth:`delta` is what they add to a column
+    (:func:`~kubesched._nodeinfo.pod_value` summed per node); :meth:`pods` lists them for one node
+    as :meth:`Nominator.for_node` gives them.  The two-pass Filter of a batch of nodes is built on
+    it (``Framework.run_filter_plugins_with_nominated_pods_rows``) instead of node copies.
+    """
+
+    __slots__ = ("nominator", "snapshot", "priority", "exclude_uid", "counts", "_rows", "_slots", "_own", "_deltas")
+
+    def __init__(
+        self,
+        nominator: Nominator,
+        snapshot: Snapshot,
+        priority: int,
+        exclude_uid: str,
+        counts: np.ndarray,
+        rows: np.ndarray,
+        slots: np.ndarray,
+        own: tuple[int, int] | None,
+    ) -> None:
+        self.nominator = nominator
+        self.snapshot = snapshot
+        self.priority = priority
+        self.exclude_uid = exclude_uid
+        self.counts = counts
+        self._rows = rows  # the snapshot row of each selected slot (own slot included)
+        self._slots = slots
+        self._own = own  # (slot, row) of the left-out pod when it is among the selected
+        self._deltas: dict[tuple[str, str], np.ndarray] = {}
+
+    def delta(self, kind: str, resource: str) -> np.ndarray:
+        key = (kind, resource)
+        d = self._deltas.get(key)
+        if d is None:
+            d = np.zeros(len(self.counts), dtype=np.int64)
+            if kind != "allocatable":
+                vals = self.nominator._slot_values(kind, resource)
+                np.add.at(d, self._rows, vals[self._slots])
+                if self._own is not None:
+                    d[self._own[1]] -= vals[self._own[0]]
+            self._deltas[key] = d
+        return d
+
+    def pods(self, row: int) -> list[PodInfo]:
+        """The pods this view counts on the snapshot's node ``row``, in nomination order."""
+        prio, uid = self.priority, self.exclude_uid
+        return [
+            p for p in self.nominator.for_node(self.snapshot.names[row]) if p.priority >= prio and p.uid != uid
+        ]
+
+
 class Nominator:
     """``nominator.go``: pods nominated to nodes (by preemption).
 
@@ -389,6 +444,21 @@ class Nominator:
         self.generation = 0
         self._counts_gen = -1
         self._counts: dict[int, tuple[dict[str, int], set[str]]] = {}
+        # every nomination also as a slot of flat arrays, in the order made (see view())
+        self._slot_of: dict[str, int] = {}
+        self._slot_pi: list[PodInfo | None] = []
+        self._slot_prio = np.zeros(16, dtype=np.int64)
+        self._slot_code = np.zeros(16, dtype=np.int64)  # node name code (_code_names)
+        self._slot_alive = np.zeros(16, dtype=bool)
+        self._slot_vals: dict[tuple[str, str], np.ndarray] = {}
+        self._dead = 0
+        self._code_of: dict[str, int] = {}
+        self._code_names: list[str] = []
+        # the snapshot row of each node name code, for (snapshot, node-set generation)
+        self._code_rows = np.zeros(0, dtype=np.int64)
+        self._code_rows_for: tuple[Any, int] = (None, -1)
+        self._views: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._views_gen = -1
 
     def counts_at_or_above(self, priority: int) -> tuple[dict[str, int], set[str]]:
         """Per node, how many nominated pods have priority >= ``priority`` (nodes with none
@@ -425,6 +495,7 @@ class Nominator:
         pods = self.nominated_pods.setdefault(name, [])
         if all(p.uid != pi.uid for p in pods):
             pods.append(pi)
+            self._slot_add(pi, name)
         self.generation += 1
 
     def delete(self, uid: str) -> None:
@@ -433,6 +504,7 @@ class Nominator:
         if node is None:
             return
         self.generation += 1
+        self._slot_delete(uid)
         pods = [p for p in self.nominated_pods.get(node, []) if p.uid != uid]
         if pods:
             self.nominated_pods[node] = pods
@@ -457,6 +529,124 @@ class Nominator:
 
     def node_of(self, uid: str) -> str:
         return self.pod_to_node.get(uid, "")
+
+    # --- the nominations as arrays --------------------------------------------------------
+    def view(self, snapshot: Snapshot, priority: int, exclude_uid: str = "") -> NominatedView | None:
+        """The nominations of priority >= ``priority`` but ``exclude_uid``'s over ``snapshot``'s
+        rows; None when there are none.  Cached until the nominations or the node set change."""
+        if self._views_gen != self.generation:
+            self._views.clear()
+            self._views_gen = self.generation
+        key = (id(snapshot), snapshot.tree_generation, priority)
+        base = self._views.get(key)
+        if base is None or base[0] is not snapshot:
+            code_rows = self._rows_of_codes(snapshot)
+            n = len(self._slot_pi)
+            sel = self._slot_alive[:n] & (self._slot_prio[:n] >= priority)
+            slots = np.flatnonzero(sel)
+            rows = code_rows[self._slot_code[slots]]
+            known = rows >= 0  # a node the snapshot does not have counts nowhere
+            if not known.all():
+                slots, rows = slots[known], rows[known]
+            counts = np.bincount(rows, minlength=len(snapshot)).astype(np.int64)
+            base = self._views[key] = (snapshot, slots, rows, counts, {})
+        _, slots, rows, counts, by_uid = base
+        if not len(slots):
+            return None
+        view = by_uid.get(exclude_uid)
+        if view is None:
+            own: tuple[int, int] | None = None
+            slot = self._slot_of.get(exclude_uid)
+            if slot is not None:
+                at = np.flatnonzero(slots == slot)
+                if len(at):
+                    own = (slot, int(rows[at[0]]))
+            if own is not None:
+                counts = counts.copy()
+                counts[own[1]] -= 1
+                if not counts.any():
+                    by_uid[exclude_uid] = False
+                    return None
+            view = NominatedView(self, snapshot, priority, exclude_uid, counts, rows, slots, own)
+            if len(by_uid) > 8:
+                by_uid.clear()
+            by_uid[exclude_uid] = view
+        return view or None
+
+    def _rows_of_codes(self, snapshot: Snapshot) -> np.ndarray:
+        snap, gen = self._code_rows_for
+        index = snapshot.index
+        if snap is not snapshot or gen != snapshot.tree_generation:
+            self._code_rows = np.fromiter(
+                (index.get(n, -1) for n in self._code_names), np.int64, len(self._code_names)
+            )
+            self._code_rows_for = (snapshot, snapshot.tree_generation)
+        elif len(self._code_rows) < len(self._code_names):
+            new = self._code_names[len(self._code_rows) :]
+            self._code_rows = np.concatenate(
+                (self._code_rows, np.fromiter((index.get(n, -1) for n in new), np.int64, len(new)))
+            )
+        return self._code_rows
+
+    def _slot_values(self, kind: str, resource: str) -> np.ndarray:
+        """``pod_value(pod, kind, resource)`` per slot (kept up to date from first use)."""
+        key = (kind, resource)
+        vals = self._slot_vals.get(key)
+        if vals is None:
+            vals = np.zeros(len(self._slot_prio), dtype=np.int64)
+            for i, pi in enumerate(self._slot_pi):
+                if pi is not None:
+                    vals[i] = pod_value(pi, kind, resource)
+            self._slot_vals[key] = vals
+        return vals
+
+    def _slot_add(self, pi: PodInfo, node: str) -> None:
+        i = len(self._slot_pi)
+        if i == len(self._slot_prio):
+            grow = max(16, 2 * i)
+            self._slot_prio = np.resize(self._slot_prio, grow)
+            self._slot_code = np.resize(self._slot_code, grow)
+            self._slot_alive = np.concatenate((self._slot_alive, np.zeros(grow - i, dtype=bool)))
+            for key, vals in self._slot_vals.items():
+                self._slot_vals[key] = np.resize(vals, grow)
+        code = self._code_of.get(node)
+        if code is None:
+            code = self._code_of[node] = len(self._code_names)
+            self._code_names.append(node)
+        self._slot_pi.append(pi)
+        self._slot_of[pi.uid] = i
+        self._slot_prio[i] = pi.priority
+        self._slot_code[i] = code
+        self._slot_alive[i] = True
+        for (kind, resource), vals in self._slot_vals.items():
+            vals[i] = pod_value(pi, kind, resource)
+
+    def _slot_delete(self, uid: str) -> None:
+        i = self._slot_of.pop(uid, None)
+        if i is None:
+            return
+        self._slot_alive[i] = False
+        self._slot_pi[i] = None
+        self._dead += 1
+        if self._dead > 64 and self._dead * 2 > len(self._slot_pi):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the dead slots, keeping the live ones in order."""
+        n = len(self._slot_pi)
+        keep = np.flatnonzero(self._slot_alive[:n])
+        cap = max(16, 2 * len(keep))
+        def packed(a: np.ndarray) -> np.ndarray:
+            out = np.zeros(cap, dtype=a.dtype)
+            out[: len(keep)] = a[keep]
+            return out
+        self._slot_prio = packed(self._slot_prio)
+        self._slot_code = packed(self._slot_code)
+        self._slot_alive = packed(self._slot_alive)
+        self._slot_vals = {k: packed(v) for k, v in self._slot_vals.items()}
+        self._slot_pi = [self._slot_pi[i] for i in keep.tolist()]
+        self._slot_of = {pi.uid: j for j, pi in enumerate(self._slot_pi) if pi is not None}
+        self._dead = 0
 
 
 class SchedulingQueue:

@@ -358,7 +358,6 @@ class ScheduleOne:
             if advance:
                 self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
             return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
-        nominated = self._nodes_with_nominated_pods(pi)
         feasible: list[int] = []  # positions in ``order``
         # the rejected positions in ``order`` and their statuses, in the order they were found;
         # plugins share one Status among the nodes rejected for one reason, so the checks below
@@ -370,7 +369,7 @@ class ScheduleOne:
         while pos < n and len(feasible) < to_find:
             chunk = max(to_find - len(feasible), chunk * 2, 1)
             seg = order[pos : pos + chunk]
-            ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg, nominated)
+            ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg)
             if seg_sts:
                 distinct = dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()
                 if any(st.code == Code.ERROR for st in distinct):
@@ -438,66 +437,22 @@ class ScheduleOne:
             diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return nodes
 
-    def _nodes_with_nominated_pods(self, pi: PodInfo) -> set[str]:
-        """The nodes with a nominated pod of priority >= the pod's, the pod itself excluded
-        (the result may be the nominator's cached set: do not modify it)."""
-        nom = self.queue.nominator
-        if not nom.nominated_pods:
-            return set()
-        counts, nodes = nom.counts_at_or_above(pi.priority)
-        own = nom.pod_to_node.get(pi.uid)
-        # the only qualifying pod on its own node may be this one
-        if (
-            own is not None
-            and counts.get(own) == 1
-            and any(p.uid == pi.uid and p.priority >= pi.priority for p in nom.nominated_pods[own])
-        ):
-            return nodes - {own}
-        return nodes
-
     def _filter_segment(
         self,
         fw: Framework,
         state: CycleState,
         pi: PodInfo,
         seg: np.ndarray,
-        nominated: set[str],
     ) -> tuple[np.ndarray, np.ndarray, list[Status]]:
         """Filter one segment of snapshot indices: (passing positions, failed positions, their
-        statuses), the nodes with nominated pods first, then the others in the plugins' order."""
-        snap = self.snapshot
-        if nominated:
-            special = [i for i, idx in enumerate(seg.tolist()) if snap.names[idx] in nominated]
-        else:
-            special = []
-        failed_pos: list[int] = []
-        failed_sts: list[Status] = []
-        plain: np.ndarray | None = None
-        if special:
-            mask = np.ones(len(seg), dtype=bool)
-            mask[special] = False
-            plain = np.flatnonzero(mask)
-            infos = snap.node_infos
-            sts = fw.run_filter_plugins_with_nominated_pods_batch(
-                state, pi.pod, [infos[idx] for idx in seg[special].tolist()], pi.priority
-            )
-            for i, st in zip(special, sts, strict=True):
-                if st is not None and not st.is_success():
-                    failed_pos.append(i)
-                    failed_sts.append(st)
-        batch_idx = seg if plain is None else seg[plain]
-        positions = np.array(failed_pos, dtype=np.int64)
-        if len(batch_idx):
-            out = fw.run_filter_plugins(state, pi.pod, NodeBatch(snapshot=snap, indices=batch_idx))
-            if out:
-                keys = np.fromiter(out.keys(), np.int64, len(out))
-                positions = np.concatenate((positions, keys if plain is None else plain[keys]))
-                failed_sts.extend(out.values())
-        if not failed_sts:
-            return np.arange(len(seg)), positions, failed_sts
+        statuses); the two-pass Filter for the nodes with nominated pods, a plain one for the rest."""
+        out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
+        if not out:
+            return np.arange(len(seg)), np.zeros(0, dtype=np.int64), []
+        positions = np.fromiter(out.keys(), np.int64, len(out))
         keep = np.ones(len(seg), dtype=bool)
         keep[positions] = False
-        return np.flatnonzero(keep), positions, failed_sts
+        return np.flatnonzero(keep), positions, list(out.values())
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(
@@ -775,6 +730,18 @@ class _FullStatusMap(Mapping[str, Status]):
         if st is not None:
             return st
         return self._default()
+
+    def rows_with_code(self, code: Code) -> np.ndarray | None:
+        """The snapshot rows, in order, of the nodes whose status has ``code``; None when the
+        absent-node default has it (every node without an explicit status would count)."""
+        if self._default().code == code:
+            return None
+        index = self._index
+        rows = [index.get(n, -1) for n, st in self._d.node_to_status.items() if st.code == code]
+        arr = np.array(rows, dtype=np.int64)
+        arr = arr[arr >= 0]
+        arr.sort()
+        return arr
 
     def __iter__(self) -> Any:
         return iter(self._names)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
-from kubesched._nodeinfo import PodInfo
+from kubesched._cache import Snapshot
+from kubesched._nodeinfo import NodeInfo, PodInfo, pod_value
 from kubesched._objects import Pod
 from kubesched._queue import Nominator
-from kubesched._scheduler import ClusterState, Scheduler
+from kubesched._scheduler import ClusterState
 from kubesched.testing import make_pod
 
 
@@ -22,10 +23,42 @@ def _reference_nominated(nom: Nominator, pi: PodInfo) -> set[str]:
     }
 
 
+NODES = ["n1", "n2", "n3"]
+
+
+def _snapshot() -> Snapshot:
+    snap = Snapshot()
+    snap.names = list(NODES)
+    snap.index = {n: i for i, n in enumerate(NODES)}
+    snap.node_infos = [NodeInfo(name=n) for n in NODES]
+    snap.tree_generation = 1
+    return snap
+
+
+SNAP = _snapshot()
+
+
 def _nodes_with_nominated_pods(nom: Nominator, pi: PodInfo) -> set[str]:
-    fake = SimpleNamespace(queue=SimpleNamespace(nominator=nom))
-    out: set[str] = Scheduler._nodes_with_nominated_pods(fake, pi)  # type: ignore[arg-type]
-    return out
+    """The nodes the two-pass Filter treats as having nominated pods, from the nominator's arrays."""
+    view = nom.view(SNAP, pi.priority, pi.uid)
+    if view is None:
+        return set()
+    assert view.counts.sum() > 0
+    return {NODES[i] for i in range(len(NODES)) if view.counts[i] > 0}
+
+
+def _view_matches_scan(nom: Nominator, pi: PodInfo) -> None:
+    """Per node: the count, the pods and the summed requests of the view equal the scan's."""
+    view = nom.view(SNAP, pi.priority, pi.uid)
+    for row, node in enumerate(NODES):
+        pods = [p for p in nom.for_node(node) if p.priority >= pi.priority and p.uid != pi.uid]
+        if view is None:
+            assert pods == []
+            continue
+        assert view.counts[row] == len(pods)
+        assert view.pods(row) == pods
+        for kind, resource in (("requested", "cpu"), ("requested", "pods"), ("non_zero_requested", "memory")):
+            assert view.delta(kind, resource)[row] == sum(pod_value(p, kind, resource) for p in pods)
 
 
 def test_nominator_generation_and_cache() -> None:
@@ -58,8 +91,11 @@ def test_nominator_generation_and_cache() -> None:
 def test_nominator_cache_matches_scan() -> None:
     rng = random.Random(7)
     nom = Nominator()
-    pis = [PodInfo(make_pod(f"p{i}").priority(rng.randrange(4)).obj()) for i in range(12)]
-    for _ in range(2000):
+    pis = [
+        PodInfo(make_pod(f"p{i}").priority(rng.randrange(4)).req(cpu=f"{rng.randrange(1, 9) * 100}m").obj())
+        for i in range(12)
+    ]
+    for step in range(2000):
         pi = rng.choice(pis)
         r = rng.random()
         if r < 0.4:
@@ -70,6 +106,8 @@ def test_nominator_cache_matches_scan() -> None:
             nom.update(pi.pod, pi)
         asking = rng.choice(pis)
         assert _nodes_with_nominated_pods(nom, asking) == _reference_nominated(nom, asking)
+        if step % 10 == 0:
+            _view_matches_scan(nom, asking)
 
 
 def _labelled(name: str, ns: str, labels: dict[str, str], uid: str | None = None) -> Pod:
