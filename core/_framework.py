@@ -758,10 +758,12 @@ class Framework:
         changed by ``base`` when given (a :class:`RowOverlay` over ``rows``): {position in
         ``rows``: failing status}.
 
-        Both passes are batch Filter calls over overlays (the nominated pods' requests are
-        column deltas from the nominator's arrays, no node is copied unless a plugin reads the
-        NodeInfos).  With an AddPod extension to run, the nodes with nominated pods go one by
-        one through the per-node two-pass Filter instead.
+        One batch Filter call shows every node as its first pass sees it: the nodes with
+        nominated pods of priority >= the pod's with them added (their requests are column
+        deltas from the nominator's arrays), the others as they are (their only pass).  A second
+        call runs the second pass of the nodes with nominated pods that passed the first.  No
+        node is copied unless a plugin reads the NodeInfos.  With an AddPod extension to run, the
+        nodes with nominated pods go one by one through the per-node two-pass Filter instead.
         """
         snap = self.snapshot
         prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
@@ -769,61 +771,65 @@ class Framework:
         view: NominatedView | None = None
         if nominator is not None and nominator.nominated_pods:
             view = nominator.view(snap, prio, pod.metadata.uid)
-        failed: dict[int, Status] = {}
-        second: np.ndarray | None = None  # positions for pass 2 (None: all)
-        first = np.flatnonzero(view.counts[rows] > 0) if view is not None else None
-        if view is not None and first is not None and len(first):
-            skip = state.skip_filter_plugins
-            if any(name not in skip for name, _ in self._add_pod):
-                for i in first.tolist():
-                    ni = base.info_at(i) if base is not None else snap.node_infos[int(rows[i])]
-                    st = self.run_filter_plugins_with_nominated_pods(state, pod, ni, prio)
-                    if st is not None and not st.is_success():
-                        failed[i] = st
-                mask = np.ones(len(rows), dtype=bool)
-                mask[first] = False
-                second = np.flatnonzero(mask)
-            else:
-                r1 = rows[first]
-                ov = self._nominated_overlay(view, r1, None if base is None else base.subset(first))
-                out = self.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=r1, overlay=ov))
+        has = view.counts[rows] > 0 if view is not None else None
+        if has is None or not has.any():
+            return self._filter_rows(state, pod, rows, base)
+        assert view is not None
+        first = np.flatnonzero(has)
+        skip = state.skip_filter_plugins
+        if any(name not in skip for name, _ in self._add_pod):
+            failed: dict[int, Status] = {}
+            for i in first.tolist():
+                ni = base.info_at(i) if base is not None else snap.node_infos[int(rows[i])]
+                st = self.run_filter_plugins_with_nominated_pods(state, pod, ni, prio)
+                if st is not None and not st.is_success():
+                    failed[i] = st
+            rest = np.flatnonzero(~has)
+            if len(rest):
+                out = self._filter_rows(state, pod, rows[rest], None if base is None else base.subset(rest))
                 if out:
                     keys = np.fromiter(out.keys(), np.int64, len(out))
-                    at = first[keys]
-                    failed.update(zip(at.tolist(), out.values(), strict=True))
-                    mask = np.ones(len(rows), dtype=bool)
-                    mask[at] = False
-                    second = np.flatnonzero(mask)
-        if second is None:
-            if base is None:
-                batch = NodeBatch(snapshot=snap, indices=rows)
-            else:
-                batch = NodeBatch(snapshot=snap, rows=rows, overlay=base)
-            failed.update(self.run_filter_plugins(state, pod, batch))
-        elif len(second):
-            if base is None:
-                batch = NodeBatch(snapshot=snap, indices=rows[second])
-            else:
-                batch = NodeBatch(snapshot=snap, rows=rows[second], overlay=base.subset(second))
-            out = self.run_filter_plugins(state, pod, batch)
+                    failed.update(zip(rest[keys].tolist(), out.values(), strict=True))
+            return failed
+        # pass 1 of the nodes with nominated pods, and the only pass of the others
+        ov = self._nominated_overlay(view, rows, has, base)
+        failed = dict(self.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=rows, overlay=ov)))
+        if failed:
+            again = has.copy()
+            again[np.fromiter(failed.keys(), np.int64, len(failed))] = False
+            second = np.flatnonzero(again)
+        else:
+            second = first
+        if len(second):  # pass 2: the nodes as they are
+            out = self._filter_rows(state, pod, rows[second], None if base is None else base.subset(second))
             if out:
                 keys = np.fromiter(out.keys(), np.int64, len(out))
                 failed.update(zip(second[keys].tolist(), out.values(), strict=True))
         return failed
 
+    def _filter_rows(
+        self, state: CycleState, pod: Pod, rows: np.ndarray, base: RowOverlay | None
+    ) -> dict[int, Status]:
+        """One Filter pass over the snapshot's ``rows`` (changed by ``base`` when given)."""
+        if base is None:
+            return self.run_filter_plugins(state, pod, NodeBatch(snapshot=self.snapshot, indices=rows))
+        return self.run_filter_plugins(state, pod, NodeBatch(snapshot=self.snapshot, rows=rows, overlay=base))
+
     def _nominated_overlay(
-        self, view: NominatedView, rows: np.ndarray, base: RowOverlay | None
+        self, view: NominatedView, rows: np.ndarray, has: np.ndarray, base: RowOverlay | None
     ) -> RowOverlay:
-        """``rows`` (each changed by ``base``) with the view's nominated pods added."""
+        """``rows`` (each changed by ``base``) with the view's nominated pods added where ``has``."""
         snap = self.snapshot
 
         def delta(kind: str, resource: str) -> np.ndarray:
-            d = view.delta(kind, resource)[rows]
+            d = np.where(has, view.delta(kind, resource)[rows], 0)
             b = base.delta(kind, resource) if base is not None else None
             return d if b is None else d + b
 
         def make(i: int) -> NodeInfo:
             row = int(rows[i])
+            if not has[i]:
+                return base.info_at(i) if base is not None else snap.node_infos[row]
             nominated = view.pods(row)
             if base is None:
                 return self._with_nominated(snap.node_infos[row], nominated, False)

@@ -32,6 +32,7 @@ on every event loop; a live scheduler preempts them concurrently, as upstream.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import inspect
 import logging
@@ -891,12 +892,14 @@ class Evaluator:
         if n == 0:
             return acc.result()
         order = np.concatenate((rows[offset:], rows[:offset])) if offset else rows
+        order_l: list[int] = order.tolist()
         below_pods = snap.column_below("requested", PODS, prio)
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
         fail_pos: list[int] = []  # positions (in visit order) whose strip ended with a status
         fail_sts: list[Status] = []
         passing: list[int] = []  # positions that passed the strip, not reprieved yet
         evaluated = offered = chunk = 0
+        unsorted = False  # fail_pos got a position out of order
         while offered < n:
             missing = max(num_candidates - acc.size(), 1)
             while len(passing) < missing and evaluated < n:
@@ -905,7 +908,8 @@ class Evaluator:
                 at = np.arange(evaluated, evaluated + len(seg))
                 evaluated += len(seg)
                 has = below_pods[seg] > 0
-                found: dict[int, Status] = {int(p): no_victims for p in at[~has].tolist()}
+                seg_fail = at[~has]
+                seg_sts = [no_victims] * len(seg_fail)
                 cand = np.flatnonzero(has)
                 if len(cand):
                     r = seg[cand]
@@ -913,20 +917,23 @@ class Evaluator:
                         state, pod, r, prio, base=self._strip_overlay(snap, r, prio)
                     )
                     ok = np.ones(len(cand), dtype=bool)
-                    for k, st in out.items():
-                        found[int(at[cand[k]])] = st
-                        ok[k] = False
+                    if out:
+                        keys = np.fromiter(out.keys(), np.int64, len(out))
+                        ok[keys] = False
+                        seg_fail = np.concatenate((seg_fail, at[cand[keys]]))
+                        seg_sts.extend(out.values())
                     passing.extend(at[cand[ok]].tolist())
-                for p in sorted(found):
-                    fail_pos.append(p)
-                    fail_sts.append(found[p])
+                if len(seg_fail):
+                    by_pos = np.argsort(seg_fail, kind="stable")
+                    fail_pos.extend(seg_fail[by_pos].tolist())
+                    fail_sts.extend([seg_sts[i] for i in by_pos.tolist()])
             group = passing[:missing]
             del passing[:missing]
             outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs) if group else []
             end = group[-1] + 1 if group else evaluated
             stop_at = end
             for p, (victims, num_violating) in zip(group, outcomes, strict=True):
-                name = names[int(order[p])]
+                name = names[order_l[p]]
                 if victims:
                     c = Candidate(name, victims, num_violating)
                     (acc.non_violating if num_violating == 0 else acc.violating).add(c)
@@ -935,21 +942,21 @@ class Evaluator:
                         stop_at = p + 1
                         break
                 else:  # cannot happen for a node that failed Filter as it is; kept for parity
+                    unsorted = True
                     fail_pos.append(p)
                     fail_sts.append(Status(Code.ERROR, f'expected at least one victim pod on node "{name}"'))
             # the statuses of the nodes offered now, in visit order
             if fail_pos:
-                if any(b < a for a, b in zip(fail_pos, fail_pos[1:], strict=False)):
+                if unsorted:
+                    unsorted = False
                     pairs = sorted(zip(fail_pos, fail_sts, strict=True), key=lambda x: x[0])
                     fail_pos = [p for p, _ in pairs]
                     fail_sts = [st for _, st in pairs]
-                k = 0
-                while k < len(fail_pos) and fail_pos[k] < stop_at:
-                    st = fail_sts[k]
-                    if st.code == Code.ERROR:
-                        acc.errs.append(st.message)
-                    acc.statuses[names[int(order[fail_pos[k]])]] = st
-                    k += 1
+                k = bisect.bisect_left(fail_pos, stop_at)
+                sts = fail_sts[:k]
+                if any(st.code == Code.ERROR for st in {id(st): st for st in sts}.values()):
+                    acc.errs.extend(st.message for st in sts if st.code == Code.ERROR)
+                acc.statuses.update(zip([names[order_l[p]] for p in fail_pos[:k]], sts, strict=True))
                 del fail_pos[:k], fail_sts[:k]
             if stop_at < end or (stop_at == end and group and self._stopped(acc)):
                 return acc.result()
@@ -1158,6 +1165,8 @@ class Evaluator:
             return candidates[0]
         victims_map = {c.name: c for c in candidates}
         funcs = self.ordered_score_funcs(victims_map)
+        if not funcs and len(victims_map) == len(candidates):
+            return _pick_by_default_rules(candidates)
         node = pick_one_node_for_preemption(victims_map, funcs)
         return victims_map.get(node) or candidates[0]
 
@@ -1350,6 +1359,35 @@ def _condition_changes(pod: Pod, cond: PodCondition) -> bool:
         if c.type == cond.type:
             return (c.status, c.reason, c.message) != (cond.status, cond.reason, cond.message)
     return True
+
+
+def _earliest_start_of(c: Candidate) -> int:
+    """``latest_start_time``'s score: the earliest start among the highest-priority victims."""
+    earliest = earliest_pod_start_ns(c.victims)
+    return MIN_INT64 if earliest is None else earliest
+
+
+# the default rules of pick_one_node_for_preemption, as scores of a candidate (higher wins)
+_DEFAULT_RULES: tuple[Callable[[Candidate], int], ...] = (
+    lambda c: -c.num_pdb_violations,
+    lambda c: -(c.victims[0].spec.priority or 0),
+    lambda c: -sum((v.spec.priority or 0) + MAX_INT32 + 1 for v in c.victims),
+    lambda c: -len(c.victims),
+    _earliest_start_of,
+)
+
+
+def _pick_by_default_rules(candidates: Sequence[Candidate]) -> Candidate:
+    """:func:`pick_one_node_for_preemption` with the default rules, on the candidates (distinct
+    nodes) themselves: each rule keeps the best-scoring ones, the first of the rest wins."""
+    remaining = list(candidates)
+    for rule in _DEFAULT_RULES:
+        scores = [rule(c) for c in remaining]
+        best = max(scores)
+        remaining = [c for c, score in zip(remaining, scores, strict=True) if score == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
 
 
 def pick_one_node_for_preemption(

@@ -28,6 +28,7 @@ event loop's order.
 from __future__ import annotations
 
 import collections
+import itertools
 import logging
 import random
 from collections.abc import Callable, Mapping
@@ -737,8 +738,15 @@ class _FullStatusMap(Mapping[str, Status]):
         if self._default().code == code:
             return None
         index = self._index
-        rows = [index.get(n, -1) for n, st in self._d.node_to_status.items() if st.code == code]
-        arr = np.array(rows, dtype=np.int64)
+        items = self._d.node_to_status
+        sts = list(items.values())
+        distinct = dict(zip(map(id, sts), sts, strict=True))  # plugins share Status objects
+        good = {key for key, st in distinct.items() if st.code == code}
+        if len(good) == len(distinct):
+            names: list[str] = list(items)
+        else:
+            names = [n for n, st in items.items() if id(st) in good]
+        arr = np.fromiter(map(index.get, names, itertools.repeat(-1)), np.int64, len(names))
         arr = arr[arr >= 0]
         arr.sort()
         return arr

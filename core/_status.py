@@ -167,8 +167,14 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             counts: Counter[str] = Counter()
-            for status in d.node_to_status.values():
-                counts.update(status.reasons)
+            # plugins share one Status among the nodes they reject for one reason: count the
+            # nodes per distinct Status, then its reasons once
+            statuses = list(d.node_to_status.values())
+            per_status = Counter(map(id, statuses))
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            for key, times in per_status.items():
+                for reason in distinct[key].reasons:
+                    counts[reason] += times
             if d.absent_status is not None:
                 absent = self.num_all_nodes - len(d.node_to_status)
                 if absent > 0:

@@ -4,7 +4,6 @@ ClusterState label index.  Each is checked against the scan it replaces."""
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 from kubesched._cache import Snapshot
 from kubesched._nodeinfo import NodeInfo, PodInfo, pod_value
