@@ -1120,9 +1120,10 @@ def test_g6_pod_with_anti_affinity_is_preempted() -> None:
 
 
 def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> None:
-    """framework.FitError.Error(): every part goes through SeparatorFormat " %v.", PostFilterMsg
-    included, so "No preemption victims found for incoming pod." ends in ".." as upstream's
-    events do (issue 16 point 2 assumed otherwise; upstream types.go says " %v.")."""
+    """Upstream pkg/scheduler/framework/types.go, FitError.Error(): every part goes through
+    SeparatorFormat " %v.", PostFilterMsg included, so DefaultPreemption's message (itself a
+    FitError text) ends in "..", as upstream's events do, and Coscheduling's "... even after
+    PostFilter" in one "." (issue 16 point 2 assumed no separator after the PostFilter part)."""
     from kubesched._status import Diagnosis, FitError
 
     d = Diagnosis(
