@@ -1067,7 +1067,8 @@ async def test_sync_preemption_error_is_returned() -> None:
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
         _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
     )
-    assert res is None and st.code == Code.ERROR and "delete of default/v failed" in st.message
+    # prepareCandidate: framework.AsStatus(err), err being the client's own error
+    assert res is None and st.code == Code.ERROR and st.message == "delete of default/v failed"
     assert fw.scheduler.metrics.preemptions == 0
 
 
@@ -1119,9 +1120,10 @@ def test_g6_pod_with_anti_affinity_is_preempted() -> None:
 
 
 def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> None:
-    """framework.FitError.Error(): every part goes through SeparatorFormat " %v.", PostFilterMsg
-    included, so "No preemption victims found for incoming pod." ends in ".." as upstream's
-    events do (issue 16 point 2 assumed otherwise; upstream types.go says " %v.")."""
+    """Upstream pkg/scheduler/framework/types.go, FitError.Error(): every part goes through
+    SeparatorFormat " %v.", PostFilterMsg included, so DefaultPreemption's message (itself a
+    FitError text) ends in "..", as upstream's events do, and Coscheduling's "... even after
+    PostFilter" in one "." (issue 16 point 2 assumed no separator after the PostFilter part)."""
     from kubesched._status import Diagnosis, FitError
 
     d = Diagnosis(

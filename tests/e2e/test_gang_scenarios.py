@@ -146,20 +146,24 @@ async def test_seed_four_replicas_with_hostname_anti_affinity_stay_pending() -> 
     assert result.summary["scheduled"] == 0 and result.summary["pending"] == 4
     failures = events(result, "FailedScheduling")
     assert failures[0]["time"] == 0.0
-    assert failures[0]["message"].startswith(
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    # Every member has priority 0: no victims.  framework.FitError.Error() (upstream
+    # pkg/scheduler/framework/types.go) appends the PostFilter message with SeparatorFormat
+    # " %v.", after DefaultPreemption's own FitError text, which ends in "." already: "..".
+    fits_nowhere = (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod.."
     )
-    # the three waiting members time out together and are released together (whichever
-    # timer the event loop runs first, each is told it timed out); one of them fails anew
-    released = [
-        (e["time"], e["object"], e["message"]) for e in failures if e["message"].startswith("0/1 ")
-    ]
+    # a member rejected while waiting at Permit fails in its binding cycle: a FitError of one node
     timeout = (
         "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang."
     )
-    assert released[:3] == [(60.0, f"default/job-{i}", timeout) for i in range(3)]
-    assert {t for t, _, _ in released} == {60.0, 120.0, 180.0}
-    assert all(m == timeout for _, _, m in released)
+    assert failures[0]["message"] == fits_nowhere
+    assert {e["message"] for e in failures} == {fits_nowhere, timeout}
+    # the three waiting members time out together and are released together (whichever
+    # timer the event loop runs first, each is told it timed out); one of them fails anew
+    released = [(e["time"], e["object"]) for e in failures if e["message"] == timeout]
+    assert released[:3] == [(60.0, f"default/job-{i}") for i in range(3)]
+    assert {t for t, _ in released} == {60.0, 120.0, 180.0}
 
 
 # --- a gang that cannot fully fit ------------------------------------------------------------
@@ -178,20 +182,24 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
         (0.0, "default/m-2"),
         (5.0, "default/urgent"),
     ]
+    # FitError.Error() (upstream pkg/scheduler/framework/types.go) ends every part, the
+    # PostFilter message included, with SeparatorFormat " %v.": DefaultPreemption's message is a
+    # FitError text or PodEligibleToPreemptOthers' "not eligible due to preemptionPolicy=Never.",
+    # both ending in "." already, hence "..".
     no_victims = (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod.."
     )
-    assert failed[0]["message"] == no_victims
-    assert failed[1]["message"] == (
+    never = (
         "0/2 nodes are available: 2 Insufficient cpu. "
         "preemption: not eligible due to preemptionPolicy=Never.."
     )
-    released = [
-        (e["time"], e["object"], e["message"]) for e in failed if e["message"].startswith("0/1 ")
-    ]
     timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."
-    assert released[:2] == [(10.0, "default/m-0", timeout), (10.0, "default/m-1", timeout)]
+    assert failed[0]["message"] == no_victims
+    assert failed[1]["message"] == never
+    assert {e["message"] for e in failed} == {no_victims, never, timeout}
+    released = [(e["time"], e["object"]) for e in failed if e["message"] == timeout]
+    assert released[:2] == [(10.0, "default/m-0"), (10.0, "default/m-1")]
     # what the gang reserved is free again: the urgent pod binds as soon as it is released
     (urgent,) = events(result, "Scheduled")
     assert urgent["object"] == "default/urgent" and 10.0 <= urgent["time"] <= 12.0

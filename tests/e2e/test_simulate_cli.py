@@ -493,7 +493,14 @@ def test_text_output(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     why = lines.index("Why pending:")
     failed = next(e for e in result["events"] if e["reason"] == "FailedScheduling")
     assert lines[why + 1] == f"  default/too-big: {failed['message']}"
-    assert "Insufficient cpu" in failed["message"]
+    # too-big asks for more cpu (3) than n1 has at all (2): UnschedulableAndUnresolvable
+    # (upstream fit.go), so preemption is not helpful.  The "..": FitError.Error() (upstream
+    # pkg/scheduler/framework/types.go) appends DefaultPreemption's message, a FitError text
+    # ending in ".", with SeparatorFormat " %v.".
+    assert failed["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling.."
+    )
     assert lines[-1].startswith("2 pods: 1 scheduled, 1 pending, 0 deleted;")
 
 

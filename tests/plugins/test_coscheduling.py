@@ -489,6 +489,8 @@ def test_pre_filter_messages() -> None:
     pods = [gpod("p1a", "pg1").obj(), gpod("p1b", "pg1").obj()]
     pl = plugin(FakeHandle(pods, [pg_("pg1", 2).min_resources(cpu="10").obj()]))
     st = pl.kubesched_pre_filter(new_state(), pods[0], cpu_nodes("4", "node-a", "node-b"))
+    # the documented difference (module docstring, README): scheduler-plugins' %v prints the
+    # quantity's Go struct, map[cpu:{{2 0} {<nil>}  DecimalSI}]; kubesched writes it as Kubernetes does
     assert st is not None and st.message == "resource gap: map[cpu:2]"
 
 

@@ -417,7 +417,9 @@ def test_custom_label_keys() -> None:
     assert g.kubesched_pre_filter(CycleState(), pods[0], []) is None
     (lonely,) = add(fw, make_pod("x").label("example.com/job", "k").label("example.com/min", "2"))
     st_ = g.kubesched_pre_filter(CycleState(), lonely, [])
-    assert st_ is not None and "gang default/k has 1 pending" in st_.message
+    assert st_ is not None and st_.message == (
+        "gang default/k has 1 pending and 0 running member(s), fewer than its available-count 2"
+    )
     # the default keys mean nothing here
     (plain,) = add(fw, member("d1", count=5))
     assert g.kubesched_pre_filter(CycleState(), plain, []) is None

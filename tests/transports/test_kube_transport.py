@@ -540,6 +540,7 @@ async def test_patch_status_is_a_strategic_merge_patch(api: MockApi) -> None:
     body = json.loads(first.content)
     (c,) = body["status"]["conditions"]
     assert c["type"] == "PodScheduled" and c["status"] == "False" and c["reason"] == "Unschedulable"
+    assert c["message"] == "0/1 nodes are available: 1 Insufficient cpu."
     assert c["lastProbeTime"] is None and c["lastTransitionTime"].endswith("Z")
     assert body["status"]["nominatedNodeName"] == "n1"
     assert json.loads(second.content) == {"status": {"nominatedNodeName": None}}
@@ -566,7 +567,7 @@ async def test_record_event_posts_an_events_k8s_io_event(api: MockApi) -> None:
     assert a["metadata"]["name"] != b["metadata"]["name"]
     assert a["metadata"]["name"].startswith("p1.")
     assert a["reason"] == "Scheduled" and a["type"] == "Normal" and a["action"] == "Binding"
-    assert a["regarding"]["name"] == "p1" and a["note"].startswith("Successfully")
+    assert a["regarding"]["name"] == "p1" and a["note"] == "Successfully assigned default/p1 to n1"
     assert a["eventTime"].endswith("Z") and a["reportingController"] == "default-scheduler"
 
 
