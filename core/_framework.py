@@ -72,7 +72,7 @@ class CycleState:
         try:
             return self._data[key]
         except KeyError:
-            raise KeyError(f"{key} not found") from None
+            raise KeyError("not found") from None  # upstream's framework.ErrNotFound
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)

@@ -642,6 +642,15 @@ class PreScoreState:
 # --- the plugin ----------------------------------------------------------------------------------
 
 
+
+def _pre_score_state(state: CycleState) -> PreScoreState:
+    """``getPreScoreState``: upstream's error text when PreScore did not run."""
+    try:
+        out: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+    except KeyError:
+        raise ValueError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found') from None
+    return out
+
 class InterPodAffinity:
     """PreFilter (+ AddPod / RemovePod), Filter, PreScore, Score, NormalizeScore, EnqueueExtensions."""
 
@@ -962,7 +971,7 @@ class InterPodAffinity:
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
-        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        s = _pre_score_state(state)
         out = np.zeros(len(nodes), dtype=np.int64)
         for key, d in s.dense.items():
             codes, values, index = nodes.label_codes(key)
@@ -977,7 +986,7 @@ class InterPodAffinity:
     def kubesched_normalize_score(
         self, state: CycleState, pod: Pod, scores: np.ndarray
     ) -> Status | None:
-        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        s = _pre_score_state(state)
         if not s.dense or len(scores) == 0:
             return None
         lo, hi = int(scores.min()), int(scores.max())

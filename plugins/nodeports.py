@@ -142,7 +142,7 @@ class NodePorts:
         except KeyError as e:
             return dict.fromkeys(
                 range(len(nodes)),
-                Status(Code.ERROR, f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e}'),
+                Status(Code.ERROR, f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0]}'),
             )
         if not want:
             return None

@@ -149,7 +149,7 @@ class TaintToleration:
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         tols = state.get(PRE_SCORE_STATE_KEY)
         if tols is None:
-            raise KeyError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {PRE_SCORE_STATE_KEY} not found')
+            raise ValueError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         out = np.zeros(len(nodes), dtype=np.int64)
         for i in np.flatnonzero(nodes.node_flag(NAME, _tainted_or_missing)).tolist():
             ni = nodes[i]

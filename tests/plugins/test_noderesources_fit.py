@@ -225,7 +225,8 @@ def test_filter_without_prefilter_is_error() -> None:
     plugin = new_fit(None, None)
     out = plugin.kubesched_filter(CycleState(), make_pod("p").obj(), NodeBatch.of([enough_node()]))
     assert out[0].code == Code.ERROR
-    assert out[0].message.startswith('error reading "PreFilterNodeResourcesFit" from cycleState')
+    # upstream fit.go getPreFilterState: fmt.Errorf("error reading %q from cycleState: %w", ..., ErrNotFound)
+    assert out[0].message == 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'
 
 
 # --- scoring ---------------------------------------------------------------------------------
@@ -484,3 +485,24 @@ def test_framework_integration() -> None:
     assert fw.run_pre_score_plugins(state, pod, ok) is None
     total, _, err = fw.run_score_plugins(state, pod, ok)
     assert err is None and total.tolist() == [37, 50]
+
+
+def test_cycle_state_errors_read_as_upstream() -> None:
+    """The plugins' errors when their PreFilter / PreScore did not run: upstream's texts
+    (``framework.ErrNotFound`` is "not found"), checked whole."""
+    import pytest
+
+    from kubesched.plugins.interpodaffinity import InterPodAffinity
+    from kubesched.plugins.nodeports import NodePorts
+    from kubesched.plugins.tainttoleration import TaintToleration
+
+    pod = make_pod("p").host_port(8080).obj()
+    out = NodePorts().kubesched_filter(CycleState(), pod, NodeBatch.of([enough_node()]))
+    assert out is not None
+    assert out[0].message == 'reading "PreFilterNodePorts" from cycleState: not found'
+    with pytest.raises(ValueError) as raised:
+        TaintToleration().kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
+    assert str(raised.value) == 'failed to read "PreScoreTaintToleration" from cycleState: not found'
+    with pytest.raises(ValueError) as raised:
+        InterPodAffinity().kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
+    assert str(raised.value) == 'failed to read "PreScoreInterPodAffinity" from cycleState: not found'
