@@ -257,6 +257,8 @@ class Snapshot:
         self._columns: dict[tuple[str, str], np.ndarray] = {}
         # (kind, resource, priority) -> the column summed over the pods of lower priority only
         self._below: dict[tuple[str, str, int], np.ndarray] = {}
+        # the same keys -> column minus column_below: the nodes without those pods
+        self._stripped: dict[tuple[str, str, int], np.ndarray] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
@@ -285,6 +287,7 @@ class Snapshot:
             self.index = {n: i for i, n in enumerate(names)}
             self._columns = {}
             self._below = {}
+            self._stripped = {}
             self._labels = {}
             self._flags = {}
             self._codes = {}
@@ -316,6 +319,8 @@ class Snapshot:
                 col[i] = _value(ni, kind, resource)
             for (kind, resource, prio), col in self._below.items():
                 col[i] = _value_below(ni, kind, resource, prio)
+            for (kind, resource, prio), col in self._stripped.items():
+                col[i] = _value(ni, kind, resource) - _value_below(ni, kind, resource, prio)
         cache.dirty.clear()
 
     def column(self, kind: str, resource: str) -> np.ndarray:
@@ -341,12 +346,23 @@ class Snapshot:
         if col is None:
             if len(self._below) >= 32:
                 self._below.clear()
+                self._stripped.clear()
             col = np.fromiter(
                 (_value_below(ni, kind, resource, priority) for ni in self.node_infos),
                 np.int64,
                 len(self.node_infos),
             )
             self._below[key] = col
+        return col
+
+    def column_stripped(self, kind: str, resource: str, priority: int) -> np.ndarray:
+        """``column(k, r) - column_below(k, r, p)``: each node without its pods of priority below
+        ``priority``; kept current row by row like them."""
+        key = (kind, resource, priority)
+        col = self._stripped.get(key)
+        if col is None:
+            col = self.column(kind, resource) - self.column_below(kind, resource, priority)
+            self._stripped[key] = col
         return col
 
     def node_flag(self, name: str, fn: Any) -> np.ndarray:

@@ -29,7 +29,7 @@ from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resourc
 from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, RowOverlay
 from ._results import WAIT
 from ._results import verdict as _verdict
-from ._status import Code, Status
+from ._status import Code, Rejections, Status, merge_rejections
 
 if TYPE_CHECKING:
     from ._objects import Pod
@@ -567,14 +567,15 @@ class Framework:
         return None
 
     # --- Filter ---------------------------------------------------------------------------
-    def run_filter_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status]:
+    def run_filter_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Mapping[int, Status]:
         """``RunFilterPlugins`` over a batch: {position in batch: first failing status}.
 
         Plugins run in profile order; a node rejected by one plugin is not shown to the next.
+        The result is a :class:`Rejections` (arrays) for a batch of several nodes.
         """
         if len(nodes) == 1:
             return self._run_filter_plugins_one(state, pod, nodes)
-        failed: dict[int, Status] = {}
+        parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         alive = nodes
         positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
         skip = state.skip_filter_plugins
@@ -587,27 +588,30 @@ class Framework:
                 out = fn(state, pod, alive)
             except Exception as err:
                 st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
-                for i in range(len(alive)):
-                    failed[i if positions is None else int(positions[i])] = st
+                n = len(alive)
+                parts.append((positions, Rejections(np.arange(n), np.zeros(n, dtype=np.int64), [st])))
                 break
             if not out:
                 continue
             # Plugins share one Status among the nodes they reject for the same reason: look at
             # each distinct status once and record the rejected positions in bulk.
-            sts = list(out.values())
-            distinct = dict(zip(map(id, sts), sts, strict=True)).values()
-            if all(
-                st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct
-            ):
-                for st in distinct:
-                    st.plugin = name
-                keys = np.fromiter(out.keys(), np.int64, len(sts))
-                at = keys if positions is None else positions[keys]
-                failed.update(zip(at.tolist(), sts, strict=True))
-                keep = np.ones(len(alive), dtype=bool)
-                keep[keys] = False
+            if isinstance(out, Rejections):
+                rej = out
+                distinct: Sequence[Status | None] = out.statuses
             else:
-                bad: list[int] = []
+                sts = list(out.values())
+                distinct = list(dict(zip(map(id, sts), sts, strict=True)).values())
+                rej = None
+            if all(st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct):
+                for rejected in distinct:
+                    assert rejected is not None
+                    rejected.plugin = name
+                if rej is None:
+                    rej = Rejections.of(out)
+                keys = rej.positions
+                parts.append((positions, rej))
+            else:
+                bad: dict[int, Status] = {}
                 for i, st in out.items():
                     if st is None or st.code == Code.SUCCESS:
                         continue
@@ -615,17 +619,19 @@ class Framework:
                     if not st.is_rejected():
                         msg = f'running "{name}" filter plugin: {st.message}'
                         st = Status(Code.ERROR, msg, plugin=name, error=st.error)
-                    pos = int(i) if positions is None else int(positions[i])
-                    failed[pos] = st
-                    bad.append(int(i))
+                    bad[int(i)] = st
                 if not bad:
                     continue
-                keep = np.ones(len(alive), dtype=bool)
-                keep[bad] = False
+                parts.append((positions, bad))
+                keys = np.fromiter(bad.keys(), np.int64, len(bad))
+            keep = np.ones(len(alive), dtype=bool)
+            keep[keys] = False
             idx = np.flatnonzero(keep)
             positions = idx if positions is None else positions[idx]
             alive = alive.subset(idx)
-        return failed
+        if not parts:
+            return {}
+        return merge_rejections(parts)
 
     def _run_filter_plugins_one(
         self, state: CycleState, pod: Pod, nodes: NodeBatch
@@ -753,7 +759,7 @@ class Framework:
         pod_priority: int | None = None,
         *,
         base: RowOverlay | None = None,
-    ) -> dict[int, Status]:
+    ) -> Mapping[int, Status]:
         """:meth:`run_filter_plugins_with_nominated_pods` for the snapshot's nodes ``rows``, each
         changed by ``base`` when given (a :class:`RowOverlay` over ``rows``): {position in
         ``rows``: failing status}.
@@ -793,23 +799,22 @@ class Framework:
             return failed
         # pass 1 of the nodes with nominated pods, and the only pass of the others
         ov = self._nominated_overlay(view, rows, has, base)
-        failed = dict(self.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=rows, overlay=ov)))
-        if failed:
+        first_pass = Rejections.of(self.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=rows, overlay=ov)))
+        if first_pass:
             again = has.copy()
-            again[np.fromiter(failed.keys(), np.int64, len(failed))] = False
+            again[first_pass.positions] = False
             second = np.flatnonzero(again)
         else:
             second = first
-        if len(second):  # pass 2: the nodes as they are
-            out = self._filter_rows(state, pod, rows[second], None if base is None else base.subset(second))
-            if out:
-                keys = np.fromiter(out.keys(), np.int64, len(out))
-                failed.update(zip(second[keys].tolist(), out.values(), strict=True))
-        return failed
+        if not len(second):
+            return first_pass
+        # pass 2: the nodes with nominated pods that passed, as they are
+        out = self._filter_rows(state, pod, rows[second], None if base is None else base.subset(second))
+        return merge_rejections([(None, first_pass), (second, out)]) if out else first_pass
 
     def _filter_rows(
         self, state: CycleState, pod: Pod, rows: np.ndarray, base: RowOverlay | None
-    ) -> dict[int, Status]:
+    ) -> Mapping[int, Status]:
         """One Filter pass over the snapshot's ``rows`` (changed by ``base`` when given)."""
         if base is None:
             return self.run_filter_plugins(state, pod, NodeBatch(snapshot=self.snapshot, indices=rows))
@@ -821,10 +826,11 @@ class Framework:
         """``rows`` (each changed by ``base``) with the view's nominated pods added where ``has``."""
         snap = self.snapshot
 
-        def delta(kind: str, resource: str) -> np.ndarray:
-            d = np.where(has, view.delta(kind, resource)[rows], 0)
-            b = base.delta(kind, resource) if base is not None else None
-            return d if b is None else d + b
+        def column(kind: str, resource: str) -> np.ndarray:
+            # the view's delta is 0 on the rows without its pods: no need to mask with ``has``
+            col: np.ndarray = snap.column(kind, resource)[rows] if base is None else base.column(kind, resource)
+            out: np.ndarray = col + view.delta(kind, resource)[rows]
+            return out
 
         def make(i: int) -> NodeInfo:
             row = int(rows[i])
@@ -838,7 +844,7 @@ class Framework:
                 info.add_pod(p)
             return info
 
-        return RowOverlay(delta, make)
+        return RowOverlay(column, make)
 
     def _batch_of(self, infos: list[NodeInfo]) -> NodeBatch:
         """A batch of NodeInfos (copies or snapshot members) that knows each one's snapshot row

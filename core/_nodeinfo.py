@@ -208,49 +208,44 @@ def pod_value(pi: PodInfo, kind: str, resource: str) -> int:
 
 
 class RowOverlay:
-    """Pods added to and removed from snapshot rows, seen as column deltas without copies.
+    """Pods added to and removed from snapshot rows, seen as columns without copies.
 
     A batch of snapshot rows with an overlay (``NodeBatch(snapshot=..., rows=..., overlay=...)``)
-    shows each row's NodeInfo changed by the overlay: its columns are the snapshot's plus
-    ``delta(kind, resource)``, and only a plugin that reads the NodeInfos themselves makes them
-    (``make(i)``, one node at a time, on first use).  ``delta`` is computed once for the full
+    shows each row's NodeInfo changed by the overlay: its pod-dependent columns are
+    ``column(kind, resource)`` (the changed values themselves; ``allocatable`` is the Node's and
+    comes from the snapshot), and only a plugin that reads the NodeInfos themselves makes them
+    (``make(i)``, one node at a time, on first use).  A column is computed once for the full
     length and shared by every :meth:`subset`; ``make(i)`` must return a NodeInfo nobody changes
     afterwards (a fresh copy, or one kept frozen).
     """
 
-    __slots__ = ("_delta_fn", "_make", "_deltas", "_made", "sel")
+    __slots__ = ("_column_fn", "_make", "_columns", "_made", "sel")
 
     def __init__(
         self,
-        delta: Callable[[str, str], np.ndarray | None],
+        column: Callable[[str, str], np.ndarray],
         make: Callable[[int], NodeInfo],
         *,
         _shared: RowOverlay | None = None,
         sel: np.ndarray | None = None,
     ) -> None:
-        self._delta_fn = delta
+        self._column_fn = column
         self._make = make
-        if _shared is not None:
-            self._deltas = _shared._deltas
-            self._made = _shared._made
-        else:
-            self._deltas: dict[tuple[str, str], np.ndarray | None] = {}
-            self._made: dict[int, NodeInfo] = {}
+        self._columns: dict[tuple[str, str], np.ndarray] = _shared._columns if _shared is not None else {}
+        self._made: dict[int, NodeInfo] = _shared._made if _shared is not None else {}
         self.sel = sel  # positions of this view in the full-length overlay (None: all of it)
 
-    def full_delta(self, kind: str, resource: str) -> np.ndarray | None:
-        """The delta over the full length (None: no change to this column)."""
+    def full_column(self, kind: str, resource: str) -> np.ndarray:
+        """The column over the full length."""
         key = (kind, resource)
-        if key in self._deltas:
-            return self._deltas[key]
-        d = self._deltas[key] = self._delta_fn(kind, resource)
-        return d
+        col = self._columns.get(key)
+        if col is None:
+            col = self._columns[key] = self._column_fn(kind, resource)
+        return col
 
-    def delta(self, kind: str, resource: str) -> np.ndarray | None:
-        d = self.full_delta(kind, resource)
-        if d is None or self.sel is None:
-            return d
-        return d[self.sel]
+    def column(self, kind: str, resource: str) -> np.ndarray:
+        col = self.full_column(kind, resource)
+        return col if self.sel is None else col[self.sel]
 
     def info(self, i: int) -> NodeInfo:
         """The NodeInfo at full-length position ``i``."""
@@ -269,7 +264,7 @@ class RowOverlay:
 
     def subset(self, positions: np.ndarray) -> RowOverlay:
         sel = positions if self.sel is None else self.sel[positions]
-        return RowOverlay(self._delta_fn, self._make, _shared=self, sel=sel)
+        return RowOverlay(self._column_fn, self._make, _shared=self, sel=sel)
 
 
 _COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
@@ -320,8 +315,7 @@ class NodeBatch(Sequence[NodeInfo]):
         With ``infos``, ``snapshot`` and ``rows`` may say that ``infos[i]`` holds the same Node
         object as the snapshot's row ``rows[i]`` (a copy with pods added or removed): what
         depends only on the Node (:meth:`node_flag`) then comes from the snapshot's cache.
-        With ``overlay`` instead of ``infos``, the columns are the snapshot's plus the overlay's
-        deltas and the NodeInfos are made only when a plugin reads them (see
+        With ``overlay`` instead of ``infos``, the columns are the overlay's and the NodeInfos are made only when a plugin reads them (see
         :class:`RowOverlay`); to a plugin it is a batch of explicit NodeInfos.
         """
         self._snapshot = snapshot
@@ -410,11 +404,8 @@ class NodeBatch(Sequence[NodeInfo]):
                 col = self._snapshot.column(kind, resource)[self.indices]
             elif kind == "allocatable" and self._rows is not None and self._snapshot is not None:
                 col = self._snapshot.column(kind, resource)[self._rows]  # it is the Node's
-            elif self._overlay is not None and self._rows is not None and self._snapshot is not None:
-                col = self._snapshot.column(kind, resource)[self._rows]
-                d = self._overlay.delta(kind, resource)
-                if d is not None:
-                    col = col + d
+            elif self._overlay is not None:
+                col = self._overlay.column(kind, resource)
             else:
                 col = _explicit_column(self.infos, kind, resource)
             self._cols[key] = col

@@ -50,7 +50,7 @@ from ._labels import compile_label_selector
 from ._nodeinfo import RowOverlay, pod_value
 from ._objects import PodCondition
 from ._resources import PODS
-from ._status import Code, Diagnosis, FitError, Status
+from ._status import Code, Diagnosis, FitError, Rejections, Status
 
 if TYPE_CHECKING:
     from ._framework import CycleState
@@ -87,6 +87,19 @@ class Candidate:
     name: str
     victims: list[Pod] = field(default_factory=list)
     num_pdb_violations: int = 0
+    # the scores of pick_one_node_for_preemption's default rules, when the dry run computed them
+    # with the victims (see _pick_by_default_rules); None: computed from the victims when needed
+    default_scores: tuple[int, int, int, int, int] | None = field(default=None, repr=False, compare=False)
+
+
+def _values_of(pods: list[PodInfo], kind: str, resource: str) -> np.ndarray:
+    """Per pod: ``pod_value(pod, kind, resource)``; or its priority (kind "priority") or its
+    start in nanoseconds (kind "start", :func:`pod_start_ns`)."""
+    if kind == "priority":
+        return np.fromiter((pi.priority for pi in pods), np.int64, len(pods))
+    if kind == "start":
+        return np.fromiter((pod_start_ns(pi.pod) for pi in pods), np.int64, len(pods))
+    return np.fromiter((pod_value(pi, kind, resource) for pi in pods), np.int64, len(pods))
 
 
 class _CandidateList:
@@ -285,15 +298,18 @@ def earliest_pod_start_ns(victims: Sequence[Pod]) -> int | None:
     """``util.GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
     if not victims:
         return None
-    earliest = pod_start_ns(victims[0])
-    max_prio = pod_priority(victims[0])
+    max_prio = victims[0].spec.priority or 0
+    earliest = _NOW_NS
     for p in victims:
-        prio = pod_priority(p)
+        prio = p.spec.priority or 0
+        ts = p.status.start_time
+        ns = _parse_ns_cached(ts) if ts else _NOW_NS
         if prio == max_prio:
-            earliest = min(earliest, pod_start_ns(p))
+            if ns < earliest:
+                earliest = ns
         elif prio > max_prio:
             max_prio = prio
-            earliest = pod_start_ns(p)
+            earliest = ns
     return earliest
 
 
@@ -918,10 +934,10 @@ class Evaluator:
                     )
                     ok = np.ones(len(cand), dtype=bool)
                     if out:
-                        keys = np.fromiter(out.keys(), np.int64, len(out))
-                        ok[keys] = False
-                        seg_fail = np.concatenate((seg_fail, at[cand[keys]]))
-                        seg_sts.extend(out.values())
+                        rej = Rejections.of(out)
+                        ok[rej.positions] = False
+                        seg_fail = np.concatenate((seg_fail, at[cand[rej.positions]]))
+                        seg_sts.extend(rej.status_list())
                     passing.extend(at[cand[ok]].tolist())
                 if len(seg_fail):
                     by_pos = np.argsort(seg_fail, kind="stable")
@@ -932,10 +948,10 @@ class Evaluator:
             outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs) if group else []
             end = group[-1] + 1 if group else evaluated
             stop_at = end
-            for p, (victims, num_violating) in zip(group, outcomes, strict=True):
+            for p, (victims, num_violating, scores) in zip(group, outcomes, strict=True):
                 name = names[order_l[p]]
                 if victims:
-                    c = Candidate(name, victims, num_violating)
+                    c = Candidate(name, victims, num_violating, scores)
                     (acc.non_violating if num_violating == 0 else acc.violating).add(c)
                     nv = acc.non_violating.size()
                     if nv > 0 and nv + acc.violating.size() >= num_candidates:
@@ -984,13 +1000,14 @@ class Evaluator:
     def _strip_overlay(self, snap: Any, rows: np.ndarray, prio: int) -> RowOverlay:
         """The nodes ``rows`` without their lower-priority pods."""
 
-        def delta(kind: str, resource: str) -> np.ndarray:
-            return -snap.column_below(kind, resource, prio)[rows]
+        def column(kind: str, resource: str) -> np.ndarray:
+            col: np.ndarray = snap.column_stripped(kind, resource, prio)[rows]
+            return col
 
         def make(i: int) -> NodeInfo:
             return self._strip_entry(snap.node_infos[int(rows[i])], prio).stripped
 
-        return RowOverlay(delta, make)
+        return RowOverlay(column, make)
 
     def _reprieve_columns(
         self,
@@ -999,9 +1016,9 @@ class Evaluator:
         prio: int,
         rows: np.ndarray,
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[list[Pod], int]]:
+    ) -> list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]]:
         """``SelectVictimsOnNode``'s reprieve loop on the stripped nodes ``rows`` in lockstep:
-        (victims, number of PDB-violating victims) per node."""
+        (victims, number of PDB-violating victims, the default rules' scores) per node."""
         fh = self.handle
         snap = fh.snapshot
         default_order = self.more_important_pod is more_important_pod
@@ -1041,13 +1058,11 @@ class Evaluator:
                 parts = []
                 for entry, order, re_ in zip(entries, orders, reordered, strict=True):
                     if re_:
-                        parts.append(np.fromiter((pod_value(pi, kind, resource) for pi in order), np.int64, len(order)))
+                        parts.append(_values_of(order, kind, resource))
                         continue
                     ev = entry.values.get(key)
                     if ev is None:
-                        ev = entry.values[key] = np.fromiter(
-                            (pod_value(pi, kind, resource) for pi in order), np.int64, len(order)
-                        )
+                        ev = entry.values[key] = _values_of(order, kind, resource)
                     parts.append(ev)
                 v = values[key] = np.concatenate(parts)
             return v
@@ -1060,20 +1075,56 @@ class Evaluator:
             out = fh.run_filter_plugins_with_nominated_pods_rows(state, pod, rows[active], prio, base=base)
             ok = np.ones(len(active), dtype=bool)
             if out:
-                ok[np.fromiter(out.keys(), np.int64, len(out))] = False
+                ok[Rejections.of(out).positions] = False
             kept[cur[ok]] = True
             step += 1
             active = active[counts[active] > step]
-        results: list[tuple[list[Pod], int]] = []
+        results: list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]] = []
         kept_l = kept.tolist()
+        scores: list[tuple[int, int, int, int, int]] | list[None] = [None] * len(orders)
+        if default_order:
+            scores = self._default_scores(kept, offsets, counts, num_pdb, flat_values)
         for w, order in enumerate(orders):
             off = int(offsets[w])
             victims = [pi for j, pi in enumerate(order) if not kept_l[off + j]]
             num_violating = sum(1 for j in range(num_pdb[w]) if not kept_l[off + j])
             if num_pdb[w] and num_pdb[w] < len(order):
                 _sort_by_importance(victims, self.more_important_pod, lambda pi: pi.pod)
-            results.append(([pi.pod for pi in victims], num_violating))
+            results.append(([pi.pod for pi in victims], num_violating, scores[w]))
         return results
+
+    @staticmethod
+    def _default_scores(
+        kept: np.ndarray,
+        offsets: np.ndarray,
+        counts: np.ndarray,
+        num_pdb: list[int],
+        flat_values: Callable[[str, str], np.ndarray],
+    ) -> list[tuple[int, int, int, int, int]]:
+        """Per node, the default rules' scores of its victims (the pods not kept), on arrays:
+        PDB violations, the highest victim priority (``victims[0]``'s in importance order), the
+        sum of (priority + 2^31), the count, the earliest start among the highest-priority ones."""
+        victim = ~kept
+        prio = flat_values("priority", "")
+        start = flat_values("start", "")
+        highest = np.maximum.reduceat(np.where(victim, prio, MIN_INT64), offsets)
+        segment = np.repeat(np.arange(len(offsets)), counts)
+        top = victim & (prio == highest[segment])
+        earliest = np.minimum.reduceat(np.where(top, start, _NOW_NS), offsets)
+        total = np.add.reduceat(np.where(victim, prio + (MAX_INT32 + 1), 0), offsets)
+        number = np.add.reduceat(victim.astype(np.int64), offsets)
+        violating = victim & (np.arange(len(victim)) - offsets[segment] < np.array(num_pdb, dtype=np.int64)[segment])
+        violations = np.add.reduceat(violating.astype(np.int64), offsets)
+        return list(
+            zip(
+                (-violations).tolist(),
+                (-highest).tolist(),
+                (-total).tolist(),
+                (-number).tolist(),
+                earliest.tolist(),
+                strict=True,
+            )
+        )
 
     @staticmethod
     def _reprieve_overlay(
@@ -1093,10 +1144,11 @@ class Evaluator:
         kept = kept.copy()
         r = rows[active]
 
-        def delta(kind: str, resource: str) -> np.ndarray:
+        def column(kind: str, resource: str) -> np.ndarray:
             v = flat_values(kind, resource)
             back = np.add.reduceat(np.where(kept, v, 0), offsets)[active]
-            return back + v[cur] - snap.column_below(kind, resource, prio)[r]
+            col: np.ndarray = snap.column_stripped(kind, resource, prio)[r] + back + v[cur]
+            return col
 
         def make(i: int) -> NodeInfo:
             w = int(active[i])
@@ -1107,7 +1159,7 @@ class Evaluator:
             info.add_pod(flat[int(cur[i])])
             return info
 
-        return RowOverlay(delta, make)
+        return RowOverlay(column, make)
 
     async def call_extenders(
         self, pod: Pod, candidates: list[Candidate]
@@ -1166,6 +1218,10 @@ class Evaluator:
         victims_map = {c.name: c for c in candidates}
         funcs = self.ordered_score_funcs(victims_map)
         if not funcs and len(victims_map) == len(candidates):
+            if all(c.default_scores is not None for c in candidates):
+                # the rules in turn keep the best; together: the first lexicographic maximum
+                best = max(range(len(candidates)), key=lambda i: (candidates[i].default_scores, -i))
+                return candidates[best]
             return _pick_by_default_rules(candidates)
         node = pick_one_node_for_preemption(victims_map, funcs)
         return victims_map.get(node) or candidates[0]

@@ -46,7 +46,7 @@ from ._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framew
 from ._nodeinfo import NodeBatch, PodInfo
 from ._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
 from ._queue import QueuedPodInfo
-from ._status import Code, Diagnosis, FitError, Status
+from ._status import Code, Diagnosis, FitError, Rejections, Status
 
 if TYPE_CHECKING:
     from ._cache import Cache, Snapshot
@@ -450,10 +450,10 @@ class ScheduleOne:
         out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
         if not out:
             return np.arange(len(seg)), np.zeros(0, dtype=np.int64), []
-        positions = np.fromiter(out.keys(), np.int64, len(out))
+        rej = Rejections.of(out)
         keep = np.ones(len(seg), dtype=bool)
-        keep[positions] = False
-        return np.flatnonzero(keep), positions, list(out.values())
+        keep[rej.positions] = False
+        return np.flatnonzero(keep), rej.positions, rej.status_list()
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 
 class Code(enum.IntEnum):
@@ -127,6 +130,93 @@ def code_of(status: Status | None) -> Code:
 
 def is_success(status: Status | None) -> bool:
     return status is None or status.code == Code.SUCCESS
+
+
+class Rejections(Mapping[int, Status]):
+    """A batch Filter result as arrays: ``{positions[i]: statuses[which[i]]}``.
+
+    What a batch Filter hook may return instead of a dict when it rejects many nodes with a few
+    distinct statuses (NodeResourcesFit does): the framework then keeps the rejected positions
+    as arrays end to end, with no per-node Python.  As a Mapping it reads like the dict it
+    stands for (made on first lookup).
+    """
+
+    __slots__ = ("positions", "which", "statuses", "_dict")
+
+    def __init__(self, positions: np.ndarray, which: np.ndarray, statuses: list[Status]) -> None:
+        self.positions = positions  # int64 positions in the batch, distinct
+        self.which = which  # int64 index into ``statuses`` per position
+        self.statuses = statuses
+        self._dict: dict[int, Status] | None = None
+
+    @classmethod
+    def of(cls, rejected: Mapping[int, Status]) -> Rejections:
+        """The arrays of a {position: status} mapping."""
+        if isinstance(rejected, Rejections):
+            return rejected
+        sts = list(rejected.values())
+        index: dict[int, int] = {}
+        distinct: list[Status] = []
+        which = np.empty(len(sts), dtype=np.int64)
+        for i, st in enumerate(sts):
+            j = index.get(id(st))
+            if j is None:
+                j = index[id(st)] = len(distinct)
+                distinct.append(st)
+            which[i] = j
+        return cls(np.fromiter(rejected.keys(), np.int64, len(sts)), which, distinct)
+
+    def status_list(self) -> list[Status]:
+        """The status of each of ``positions``, in order."""
+        statuses = self.statuses
+        if len(statuses) == 1:
+            return statuses * len(self.positions)
+        return [statuses[j] for j in self.which.tolist()]
+
+    def as_dict(self) -> dict[int, Status]:
+        if self._dict is None:
+            self._dict = dict(zip(self.positions.tolist(), self.status_list(), strict=True))
+        return self._dict
+
+    def __getitem__(self, key: int) -> Status:
+        return self.as_dict()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.positions.tolist())
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __bool__(self) -> bool:
+        return len(self.positions) > 0
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self.as_dict() == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Rejections({self.as_dict()!r})"
+
+
+def merge_rejections(parts: list[tuple[np.ndarray | None, Mapping[int, Status]]]) -> Rejections:
+    """Several results as one: each ``(map, result)`` has its positions mapped through ``map``
+    (None: kept as they are)."""
+    positions: list[np.ndarray] = []
+    which: list[np.ndarray] = []
+    statuses: list[Status] = []
+    for mapping, result in parts:
+        r = Rejections.of(result)
+        if not len(r):
+            continue
+        positions.append(r.positions if mapping is None else mapping[r.positions])
+        which.append(r.which + len(statuses))
+        statuses.extend(r.statuses)
+    if not positions:
+        return Rejections(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
+    if len(positions) == 1:
+        return Rejections(positions[0], which[0], statuses)
+    return Rejections(np.concatenate(positions), np.concatenate(which), statuses)
 
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"

@@ -8,7 +8,8 @@ on the per-node or per-pod paths.  Hooks are declared in :mod:`kubesched.hookspe
 implementations with :data:`hookimpl`.
 
 Results and statuses
-    :class:`Status`, :class:`Code`; :class:`PreFilterResult` (narrow the candidate nodes),
+    :class:`Status`, :class:`Code`; :class:`Rejections` (a batch Filter result as arrays);
+    :class:`PreFilterResult` (narrow the candidate nodes),
     :class:`PostFilterResult` (a nominated node).
 
 Cycle and handle
@@ -147,7 +148,7 @@ from ._resources import (
     quantity_value,
 )
 from ._resources import Resource as ResourceAmounts
-from ._status import Code, Status
+from ._status import Code, Rejections, Status
 from .hookspecs import hookimpl
 
 __all__ = [
@@ -196,6 +197,7 @@ __all__ = [
     "QuantityError",
     "QueuedPodInfo",
     "QueueingHint",
+    "Rejections",
     "RequiredNodeAffinity",
     "ResourceAmounts",
     "Snapshot",

@@ -14,6 +14,7 @@ strategy (LeastAllocated by default) over the non-zero requests.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from kubesched.framework import (
     EventResource,
     NodeInfo,
     QueueingHint,
+    Rejections,
     ResourceAmounts,
     Status,
     hookimpl,
@@ -258,7 +260,7 @@ class Fit:
         return None
 
     @hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Mapping[int, Status] | None:
         try:
             req: ResourceAmounts = state.read(PRE_FILTER_STATE_KEY)
         except KeyError as e:
@@ -290,12 +292,12 @@ class Fit:
         if len(failed) == 0:
             return None
         keys = mask[failed] | (unresolvable[failed].astype(np.int64) << 62)
-        statuses: dict[int, Status] = {}
-        for key in np.unique(keys).tolist():
+        distinct, which = np.unique(keys, return_inverse=True)
+        statuses: list[Status] = []
+        for key in distinct.tolist():
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
-            rs = [r for bit, r in enumerate(reasons) if key >> bit & 1]
-            statuses[key] = Status(code, *rs)
-        return dict(zip(failed.tolist(), [statuses[k] for k in keys.tolist()], strict=True))
+            statuses.append(Status(code, *[r for bit, r in enumerate(reasons) if key >> bit & 1]))
+        return Rejections(failed, which.astype(np.int64), statuses)
 
     def _filter_one(self, req: ResourceAmounts, ni: NodeInfo) -> Status | None:
         """The batch Filter for a single node, in plain ints (the preemption dry run's case):

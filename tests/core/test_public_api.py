@@ -68,7 +68,7 @@ FRAMEWORK_ALL = [
     "ObjectMeta", "ObjectReference", "PODS", "PODS_TO_ACTIVATE_KEY", "PREFER_NO_SCHEDULE", "Pod",
     "PodAffinityTerm", "PodGroup", "PodInfo", "PostFilterResult", "PreFilterResult",
     "PreferredSchedulingTerms", "QuantityError", "QueuedPodInfo", "QueueingHint",
-    "RequiredNodeAffinity", "ResourceAmounts", "Snapshot", "Status", "TAINT_NODE_UNSCHEDULABLE",
+    "Rejections", "RequiredNodeAffinity", "ResourceAmounts", "Snapshot", "Status", "TAINT_NODE_UNSCHEDULABLE",
     "Taint", "Toleration", "TopologySpreadConstraint", "WaitingPod", "compile_label_selector",
     "convert", "do_not_schedule_taints_filter", "find_matching_untolerated_taint", "go_duration",
     "go_value", "hookimpl", "is_extended_resource_name", "is_native_resource",
