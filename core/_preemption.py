@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import functools
 import inspect
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -49,7 +50,7 @@ from ._framework import PostFilterResult
 from ._labels import compile_label_selector
 from ._nodeinfo import RowOverlay, pod_value
 from ._objects import PodCondition
-from ._resources import PODS
+from ._resources import CPU, MEMORY, PODS
 from ._status import Code, Diagnosis, FitError, Rejections, Status
 
 if TYPE_CHECKING:
@@ -90,6 +91,24 @@ class Candidate:
     # the scores of pick_one_node_for_preemption's default rules, when the dry run computed them
     # with the victims (see _pick_by_default_rules); None: computed from the victims when needed
     default_scores: tuple[int, int, int, int, int] | None = field(default=None, repr=False, compare=False)
+
+
+# the values the reprieve needs for every node (what NodeResourcesFit reads, and the default
+# candidate rules' inputs), kept together per node: one concatenation per reprieve round
+_BLOCK_KEYS: dict[tuple[str, str], int] = {
+    ("requested", PODS): 0,
+    ("requested", CPU): 1,
+    ("requested", MEMORY): 2,
+    ("priority", ""): 3,
+    ("start", ""): 4,
+}
+
+
+def _block_of(pods: list[PodInfo]) -> np.ndarray:
+    block = np.empty((len(_BLOCK_KEYS), len(pods)), dtype=np.int64)
+    for (kind, resource), row in _BLOCK_KEYS.items():
+        block[row] = _values_of(pods, kind, resource)
+    return block
 
 
 def _values_of(pods: list[PodInfo], kind: str, resource: str) -> np.ndarray:
@@ -156,7 +175,7 @@ class _Stripped:
     works on copies of it), ``by_importance`` and ``values`` are made on first use.
     """
 
-    __slots__ = ("original", "prio", "potential", "_stripped", "by_importance", "values")
+    __slots__ = ("original", "prio", "potential", "_stripped", "by_importance", "values", "_block")
 
     def __init__(
         self, original: NodeInfo, prio: int, potential: list[PodInfo], stripped: NodeInfo | None = None
@@ -169,6 +188,14 @@ class _Stripped:
         self.by_importance: list[PodInfo] | None = None
         # (kind, resource) -> pod_value of each pod of ``by_importance``
         self.values: dict[tuple[str, str], np.ndarray] = {}
+        self._block: np.ndarray | None = None
+
+    def block(self) -> np.ndarray:
+        """The values of :data:`_BLOCK_KEYS` (one row each) for the pods of ``by_importance``."""
+        if self._block is None:
+            assert self.by_importance is not None
+            self._block = _block_of(self.by_importance)
+        return self._block
 
     @property
     def stripped(self) -> NodeInfo:
@@ -1026,8 +1053,13 @@ class Evaluator:
         orders: list[list[PodInfo]] = []
         reordered: list[bool] = []  # the order is not the entry's by_importance
         num_pdb: list[int] = []
+        infos = snap.node_infos
+        cache = self._stripped
         for r in rows.tolist():
-            entry = self._strip_entry(snap.node_infos[r], prio)
+            ni = infos[r]
+            entry = cache.get(ni.name)  # type: ignore[assignment]
+            if entry is None or entry.original is not ni or entry.prio != prio:
+                entry = self._strip_entry(ni, prio)
             potential = entry.by_importance if default_order else None
             if potential is None:
                 potential = list(entry.potential)
@@ -1047,13 +1079,19 @@ class Evaluator:
             orders.append(order)
         counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
         offsets = np.cumsum(counts) - counts
-        flat: list[PodInfo] = [pi for o in orders for pi in o]
+        flat: list[PodInfo] = list(itertools.chain.from_iterable(orders))
         kept = np.zeros(len(flat), dtype=bool)
         values: dict[tuple[str, str], np.ndarray] = {}
+        in_block = not any(reordered)
 
         def flat_values(kind: str, resource: str) -> np.ndarray:
             key = (kind, resource)
             v = values.get(key)
+            if v is None and in_block and key in _BLOCK_KEYS:
+                block = values.get(("block", ""))
+                if block is None:
+                    block = values["block", ""] = np.concatenate([e.block() for e in entries], axis=1)
+                v = values[key] = block[_BLOCK_KEYS[key]]
             if v is None:
                 parts = []
                 for entry, order, re_ in zip(entries, orders, reordered, strict=True):
@@ -1079,18 +1117,29 @@ class Evaluator:
             kept[cur[ok]] = True
             step += 1
             active = active[counts[active] > step]
-        results: list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]] = []
-        kept_l = kept.tolist()
         scores: list[tuple[int, int, int, int, int]] | list[None] = [None] * len(orders)
         if default_order:
             scores = self._default_scores(kept, offsets, counts, num_pdb, flat_values)
-        for w, order in enumerate(orders):
+        # each node's victims: its pods not kept, in the reprieve order
+        victim = ~kept
+        pods = [flat[i].pod for i in np.flatnonzero(victim).tolist()]
+        ends = np.cumsum(np.add.reduceat(victim.astype(np.int64), offsets)).tolist()
+        results: list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]] = []
+        start = 0
+        if not any(num_pdb):
+            for end, score in zip(ends, scores, strict=True):
+                results.append((pods[start:end], 0, score))
+                start = end
+            return results
+        kept_l = kept.tolist()
+        for w, (end, score) in enumerate(zip(ends, scores, strict=True)):
+            victims = pods[start:end]
             off = int(offsets[w])
-            victims = [pi for j, pi in enumerate(order) if not kept_l[off + j]]
             num_violating = sum(1 for j in range(num_pdb[w]) if not kept_l[off + j])
-            if num_pdb[w] and num_pdb[w] < len(order):
-                _sort_by_importance(victims, self.more_important_pod, lambda pi: pi.pod)
-            results.append(([pi.pod for pi in victims], num_violating, scores[w]))
+            if num_pdb[w] and num_pdb[w] < len(orders[w]):
+                _sort_by_importance(victims, self.more_important_pod, lambda p: p)
+            results.append((victims, num_violating, score))
+            start = end
         return results
 
     @staticmethod
