@@ -46,7 +46,7 @@ from ._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framew
 from ._nodeinfo import NodeBatch, PodInfo
 from ._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
 from ._queue import QueuedPodInfo
-from ._status import Code, Diagnosis, FitError, Rejections, Status
+from ._status import Code, Diagnosis, FitError, Rejections, Status, merge_rejections
 
 if TYPE_CHECKING:
     from ._cache import Cache, Snapshot
@@ -360,39 +360,39 @@ class ScheduleOne:
                 self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
             return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
         feasible: list[int] = []  # positions in ``order``
-        # the rejected positions in ``order`` and their statuses, in the order they were found;
+        # the rejected positions in ``order`` and their statuses, as arrays (Rejections);
         # plugins share one Status among the nodes rejected for one reason, so the checks below
         # look at each distinct status once
-        failed_pos: list[np.ndarray] = []
-        failed_sts: list[Status] = []
+        failed_parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         pos = 0
         chunk = 0
         while pos < n and len(feasible) < to_find:
             chunk = max(to_find - len(feasible), chunk * 2, 1)
             seg = order[pos : pos + chunk]
-            ok, seg_pos, seg_sts = self._filter_segment(fw, state, pi, seg)
-            if seg_sts:
-                distinct = dict(zip(map(id, seg_sts), seg_sts, strict=True)).values()
-                if any(st.code == Code.ERROR for st in distinct):
-                    raise _CycleError(next(st for st in seg_sts if st.code == Code.ERROR))
-                failed_pos.append(seg_pos + pos)
-                failed_sts.extend(seg_sts)
+            ok, rejected = self._filter_segment(fw, state, pi, seg)
+            if rejected:
+                if any(st.code == Code.ERROR for st in rejected.statuses):
+                    raise _CycleError(next(st for st in rejected.status_list() if st.code == Code.ERROR))
+                failed_parts.append((np.arange(pos, pos + len(seg)), rejected))
             feasible.extend((ok + pos).tolist())
             pos += len(seg)
         if len(feasible) > to_find:
             feasible = feasible[:to_find]
         processed = (feasible[-1] + 1) if len(feasible) == to_find else n
         failed_names: list[str] = []
-        if failed_sts:
-            all_pos = np.concatenate(failed_pos) if len(failed_pos) > 1 else failed_pos[0]
+        failed_sts: list[Status] = []
+        if failed_parts:
+            failed = merge_rejections(failed_parts)
+            all_pos, which = failed.positions, failed.which
             if processed < n:
                 evaluated = all_pos < processed
-                failed_sts = [st for st, e in zip(failed_sts, evaluated.tolist(), strict=True) if e]
-                all_pos = all_pos[evaluated]
+                all_pos, which = all_pos[evaluated], which[evaluated]
+            failed = Rejections(all_pos, which, failed.statuses)
             names = snap.names
             failed_names = [names[i] for i in order[all_pos].tolist()]
+            failed_sts = failed.status_list()
             diagnosis.node_to_status.update(zip(failed_names, failed_sts, strict=True))
-            for st in dict(zip(map(id, failed_sts), failed_sts, strict=True)).values():
+            for st in {id(st): st for st in failed.statuses}.values():
                 if st.plugin and st.is_rejected():
                     diagnosis.unschedulable_plugins.add(st.plugin)
                 if st.code == Code.PENDING and st.plugin:
@@ -444,16 +444,15 @@ class ScheduleOne:
         state: CycleState,
         pi: PodInfo,
         seg: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, list[Status]]:
-        """Filter one segment of snapshot indices: (passing positions, failed positions, their
-        statuses); the two-pass Filter for the nodes with nominated pods, a plain one for the rest."""
-        out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
-        if not out:
-            return np.arange(len(seg)), np.zeros(0, dtype=np.int64), []
-        rej = Rejections.of(out)
+    ) -> tuple[np.ndarray, Rejections]:
+        """Filter one segment of snapshot indices: (passing positions, the rejected ones); the
+        two-pass Filter for the nodes with nominated pods, a plain one for the rest."""
+        rej = Rejections.of(fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority))
+        if not rej:
+            return np.arange(len(seg)), rej
         keep = np.ones(len(seg), dtype=bool)
         keep[rej.positions] = False
-        return np.flatnonzero(keep), rej.positions, rej.status_list()
+        return np.flatnonzero(keep), rej
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(
