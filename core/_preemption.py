@@ -37,6 +37,7 @@ import functools
 import inspect
 import itertools
 import logging
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,8 @@ class Candidate:
     # with the victims (see _pick_by_default_rules); None: computed from the victims when needed
     default_scores: tuple[int, int, int, int, int] | None = field(default=None, repr=False, compare=False)
 
+
+_POD_OF = operator.attrgetter("pod")
 
 # the values the reprieve needs for every node (what NodeResourcesFit reads, and the default
 # candidate rules' inputs), kept together per node: one concatenation per reprieve round
@@ -975,13 +978,17 @@ class Evaluator:
             outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs) if group else []
             end = group[-1] + 1 if group else evaluated
             stop_at = end
+            non_violating, violating = acc.non_violating.items, acc.violating.items
             for p, (victims, num_violating, scores) in zip(group, outcomes, strict=True):
                 name = names[order_l[p]]
                 if victims:
-                    c = Candidate(name, victims, num_violating, scores)
-                    (acc.non_violating if num_violating == 0 else acc.violating).add(c)
-                    nv = acc.non_violating.size()
-                    if nv > 0 and nv + acc.violating.size() >= num_candidates:
+                    # _CandidateList.add, and the stop condition of _DryRun.offer
+                    if num_violating == 0:
+                        if len(non_violating) < num_candidates:
+                            non_violating.append(Candidate(name, victims, 0, scores))
+                    elif len(violating) < num_candidates:
+                        violating.append(Candidate(name, victims, num_violating, scores))
+                    if non_violating and len(non_violating) + len(violating) >= num_candidates:
                         stop_at = p + 1
                         break
                 else:  # cannot happen for a node that failed Filter as it is; kept for parity
@@ -1122,7 +1129,7 @@ class Evaluator:
             scores = self._default_scores(kept, offsets, counts, num_pdb, flat_values)
         # each node's victims: its pods not kept, in the reprieve order
         victim = ~kept
-        pods = [flat[i].pod for i in np.flatnonzero(victim).tolist()]
+        pods = list(map(_POD_OF, map(flat.__getitem__, np.flatnonzero(victim).tolist())))
         ends = np.cumsum(np.add.reduceat(victim.astype(np.int64), offsets)).tolist()
         results: list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]] = []
         start = 0

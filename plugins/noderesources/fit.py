@@ -292,7 +292,8 @@ class Fit:
         if len(failed) == 0:
             return None
         keys = mask[failed] | (unresolvable[failed].astype(np.int64) << 62)
-        distinct, which = np.unique(keys, return_inverse=True)
+        distinct = np.unique(keys)
+        which = np.searchsorted(distinct, keys)
         statuses: list[Status] = []
         for key in distinct.tolist():
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
