@@ -1112,16 +1112,32 @@ class Evaluator:
                 v = values[key] = np.concatenate(parts)
             return v
 
+        # per column asked for: each node's value with the pods kept so far (stripped + kept),
+        # brought up to date after each step
+        now: dict[tuple[str, str], np.ndarray] = {}
+
+        def current(kind: str, resource: str) -> np.ndarray:
+            key = (kind, resource)
+            col = now.get(key)
+            if col is None:
+                v = flat_values(kind, resource)
+                back = np.add.reduceat(np.where(kept, v, 0), offsets)
+                col = now[key] = snap.column_stripped(kind, resource, prio)[rows] + back
+            return col
+
         active = np.arange(len(orders))
         step = 0
         while len(active):
             cur = offsets[active] + step
-            base = self._reprieve_overlay(snap, rows, prio, active, cur, offsets, kept, flat, entries, flat_values)
+            base = self._reprieve_overlay(active, cur, offsets, kept, flat, entries, flat_values, current)
             out = fh.run_filter_plugins_with_nominated_pods_rows(state, pod, rows[active], prio, base=base)
             ok = np.ones(len(active), dtype=bool)
             if out:
                 ok[Rejections.of(out).positions] = False
-            kept[cur[ok]] = True
+            reprieved = cur[ok]
+            kept[reprieved] = True
+            for key, col in now.items():
+                col[active[ok]] += flat_values(*key)[reprieved]
             step += 1
             active = active[counts[active] > step]
         scores: list[tuple[int, int, int, int, int]] | list[None] = [None] * len(orders)
@@ -1184,9 +1200,6 @@ class Evaluator:
 
     @staticmethod
     def _reprieve_overlay(
-        snap: Any,
-        rows: np.ndarray,
-        prio: int,
         active: np.ndarray,
         cur: np.ndarray,
         offsets: np.ndarray,
@@ -1194,16 +1207,15 @@ class Evaluator:
         flat: list[PodInfo],
         entries: list[_Stripped],
         flat_values: Callable[[str, str], np.ndarray],
+        current: Callable[[str, str], np.ndarray],
     ) -> RowOverlay:
         """One reprieve step: the stripped nodes ``rows[active]`` with the pods kept so far and
-        the pod at ``cur`` added back (in the reprieve order, as the per-node loop adds them)."""
+        the pod at ``cur`` added back (in the reprieve order, as the per-node loop adds them).
+        ``current(kind, resource)`` is each node's column with the pods kept so far."""
         kept = kept.copy()
-        r = rows[active]
 
         def column(kind: str, resource: str) -> np.ndarray:
-            v = flat_values(kind, resource)
-            back = np.add.reduceat(np.where(kept, v, 0), offsets)[active]
-            col: np.ndarray = snap.column_stripped(kind, resource, prio)[r] + back + v[cur]
+            col: np.ndarray = current(kind, resource)[active] + flat_values(kind, resource)[cur]
             return col
 
         def make(i: int) -> NodeInfo:
