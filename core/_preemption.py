@@ -39,7 +39,7 @@ import itertools
 import logging
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +122,32 @@ def _values_of(pods: list[PodInfo], kind: str, resource: str) -> np.ndarray:
     if kind == "start":
         return np.fromiter((pod_start_ns(pi.pod) for pi in pods), np.int64, len(pods))
     return np.fromiter((pod_value(pi, kind, resource) for pi in pods), np.int64, len(pods))
+
+
+class _NodeStatuses(Mapping[str, Status]):
+    """The dry run's node statuses as arrays: ``{names[nodes[i]]: statuses[which[i]]}`` in
+    order; the dict is made on first use (Preempt reads them only when there is no candidate)."""
+
+    def __init__(self, names: list[str], nodes: np.ndarray, which: np.ndarray, statuses: list[Status]) -> None:
+        self._args = (names, nodes, which, statuses)
+        self._dict: dict[str, Status] | None = None
+
+    def as_dict(self) -> dict[str, Status]:
+        if self._dict is None:
+            names, nodes, which, statuses = self._args
+            self._dict = dict(
+                zip([names[i] for i in nodes.tolist()], [statuses[j] for j in which.tolist()], strict=True)
+            )
+        return self._dict
+
+    def __getitem__(self, name: str) -> Status:
+        return self.as_dict()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.as_dict())
+
+    def __len__(self) -> int:
+        return len(self._args[1])
 
 
 class _CandidateList:
@@ -468,6 +494,9 @@ class Evaluator:
         # node name -> (snapshot NodeInfo, preemptor priority, lower-priority pods, the node
         # without them): the batched dry run's stripped nodes, valid while the node is unchanged
         self._stripped: dict[str, _Stripped] = {}
+        # (snapshot, node-set generation, priority, entry per row, its NodeInfo generation,
+        # its number of potential victims): see _row_entries
+        self._rows_memo: tuple[Any, int, int, list[_Stripped | None], np.ndarray, np.ndarray] | None = None
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
 
@@ -624,7 +653,7 @@ class Evaluator:
             return None, Status(Code.ERROR, aggregate_message(errs))
         if not candidates:
             diagnosis = Diagnosis(
-                node_to_status=statuses,
+                node_to_status=dict(statuses),
                 absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NOT_HELPFUL),
             )
             fit_error = FitError(pod.key, len(all_nodes), diagnosis)
@@ -645,7 +674,7 @@ class Evaluator:
 
     def find_candidates(
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: Mapping[str, Status]
-    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
         """``findCandidates``: the nodes whose status is exactly Unschedulable, dry-run."""
         rows = self._potential_rows(state, all_nodes, m)
         if rows is not None:
@@ -914,7 +943,7 @@ class Evaluator:
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
-    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
         """The dry run over the snapshot's nodes ``rows`` (the potential nodes, in order), on
         columns: no node is copied unless a plugin reads the NodeInfos.
 
@@ -927,35 +956,42 @@ class Evaluator:
         The outcomes are then offered in visit order, as the per-node dry run would, until the
         stop condition; nodes filtered past the stopping node are discarded (upstream's parallel
         dry run also filters some nodes past it).  Same candidates, victims, statuses and errors
-        as :meth:`dry_run_preemption_per_node`.
+        as :meth:`dry_run_preemption_per_node`; the statuses (only read when there is no
+        candidate) become a dict on first use.
         """
         fh = self.handle
         snap = fh.snapshot
         names = snap.names
         prio = pod_priority(pod)
-        acc = _DryRun(num_candidates)
         n = len(rows)
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
         if n == 0:
-            return acc.result()
+            return [], {}, []
         order = np.concatenate((rows[offset:], rows[:offset])) if offset else rows
         order_l: list[int] = order.tolist()
         below_pods = snap.column_below("requested", PODS, prio)
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
-        fail_pos: list[int] = []  # positions (in visit order) whose strip ended with a status
-        fail_sts: list[Status] = []
+        # the nodes whose dry run ended with a status, as arrays: positions in visit order and
+        # the index of each one's status in ``fail_sts``
+        fail_pos: list[np.ndarray] = []
+        fail_which: list[np.ndarray] = []
+        fail_sts: list[Status] = [no_victims]
         passing: list[int] = []  # positions that passed the strip, not reprieved yet
-        evaluated = offered = chunk = 0
-        unsorted = False  # fail_pos got a position out of order
-        while offered < n:
-            missing = max(num_candidates - acc.size(), 1)
+        evaluated = chunk = 0
+        stop_at = n
+        while True:
+            missing = max(num_candidates - len(non_violating) - len(violating), 1)
             while len(passing) < missing and evaluated < n:
                 chunk = max(missing - len(passing), 2 * chunk)
                 seg = order[evaluated : evaluated + chunk]
                 at = np.arange(evaluated, evaluated + len(seg))
                 evaluated += len(seg)
                 has = below_pods[seg] > 0
-                seg_fail = at[~has]
-                seg_sts = [no_victims] * len(seg_fail)
+                if not has.all():
+                    none = at[~has]
+                    fail_pos.append(none)
+                    fail_which.append(np.zeros(len(none), dtype=np.int64))
                 cand = np.flatnonzero(has)
                 if len(cand):
                     r = seg[cand]
@@ -966,57 +1002,80 @@ class Evaluator:
                     if out:
                         rej = Rejections.of(out)
                         ok[rej.positions] = False
-                        seg_fail = np.concatenate((seg_fail, at[cand[rej.positions]]))
-                        seg_sts.extend(rej.status_list())
+                        fail_pos.append(at[cand[rej.positions]])
+                        fail_which.append(rej.which + len(fail_sts))
+                        fail_sts.extend(rej.statuses)
                     passing.extend(at[cand[ok]].tolist())
-                if len(seg_fail):
-                    by_pos = np.argsort(seg_fail, kind="stable")
-                    fail_pos.extend(seg_fail[by_pos].tolist())
-                    fail_sts.extend([seg_sts[i] for i in by_pos.tolist()])
+            if not passing:
+                break
             group = passing[:missing]
             del passing[:missing]
-            outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs) if group else []
-            end = group[-1] + 1 if group else evaluated
-            stop_at = end
-            non_violating, violating = acc.non_violating.items, acc.violating.items
+            outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs)
+            stopped = False
             for p, (victims, num_violating, scores) in zip(group, outcomes, strict=True):
-                name = names[order_l[p]]
                 if victims:
                     # _CandidateList.add, and the stop condition of _DryRun.offer
                     if num_violating == 0:
                         if len(non_violating) < num_candidates:
-                            non_violating.append(Candidate(name, victims, 0, scores))
+                            non_violating.append(Candidate(names[order_l[p]], victims, 0, scores))
                     elif len(violating) < num_candidates:
-                        violating.append(Candidate(name, victims, num_violating, scores))
+                        violating.append(Candidate(names[order_l[p]], victims, num_violating, scores))
                     if non_violating and len(non_violating) + len(violating) >= num_candidates:
                         stop_at = p + 1
+                        stopped = True
                         break
                 else:  # cannot happen for a node that failed Filter as it is; kept for parity
-                    unsorted = True
-                    fail_pos.append(p)
-                    fail_sts.append(Status(Code.ERROR, f'expected at least one victim pod on node "{name}"'))
-            # the statuses of the nodes offered now, in visit order
-            if fail_pos:
-                if unsorted:
-                    unsorted = False
-                    pairs = sorted(zip(fail_pos, fail_sts, strict=True), key=lambda x: x[0])
-                    fail_pos = [p for p, _ in pairs]
-                    fail_sts = [st for _, st in pairs]
-                k = bisect.bisect_left(fail_pos, stop_at)
-                sts = fail_sts[:k]
-                if any(st.code == Code.ERROR for st in {id(st): st for st in sts}.values()):
-                    acc.errs.extend(st.message for st in sts if st.code == Code.ERROR)
-                acc.statuses.update(zip([names[order_l[p]] for p in fail_pos[:k]], sts, strict=True))
-                del fail_pos[:k], fail_sts[:k]
-            if stop_at < end or (stop_at == end and group and self._stopped(acc)):
-                return acc.result()
-            offered = end
-        return acc.result()
+                    msg = f'expected at least one victim pod on node "{names[order_l[p]]}"'
+                    fail_pos.append(np.array([p], dtype=np.int64))
+                    fail_which.append(np.array([len(fail_sts)], dtype=np.int64))
+                    fail_sts.append(Status(Code.ERROR, msg))
+            if stopped:
+                break
+        # the statuses of the nodes before the stopping node, in visit order
+        statuses: Mapping[str, Status] = {}
+        errs: list[str] = []
+        if fail_pos:
+            positions = np.concatenate(fail_pos)
+            which = np.concatenate(fail_which)
+            if stop_at < n:
+                before = positions < stop_at
+                positions, which = positions[before], which[before]
+            by_pos = np.argsort(positions, kind="stable")
+            positions, which = positions[by_pos], which[by_pos]
+            nodes = order[positions]
+            statuses = _NodeStatuses(names, nodes, which, fail_sts)
+            if any(fail_sts[j].code == Code.ERROR for j in set(which.tolist())):
+                errs = [st.message for st in statuses.values() if st.code == Code.ERROR]
+        return non_violating + violating, statuses, errs
 
-    @staticmethod
-    def _stopped(acc: _DryRun) -> bool:
-        nv = acc.non_violating.size()
-        return nv > 0 and nv + acc.violating.size() >= acc.num_candidates
+    def _row_entries(
+        self, snap: Any, rows: np.ndarray, prio: int
+    ) -> tuple[list[_Stripped], np.ndarray] | None:
+        """The stripped entries of the snapshot's ``rows`` (``by_importance`` made) and their
+        numbers of potential victims, kept per row while the row's NodeInfo generation is the
+        same (one array comparison finds the stale rows); None if the snapshot has no
+        generations."""
+        generations = getattr(snap, "generations", None)
+        n = len(snap.node_infos)
+        if generations is None or len(generations) != n:
+            return None
+        key = (snap, snap.tree_generation, prio)
+        memo = self._rows_memo
+        if memo is None or memo[0] is not snap or memo[1] != key[1] or memo[2] != prio or len(memo[3]) != n:
+            memo = self._rows_memo = (snap, key[1], prio, [None] * n, np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        _, _, _, by_row, gens, counts = memo
+        for i in np.flatnonzero(gens[rows] != generations[rows]).tolist():
+            r = int(rows[i])
+            entry = self._strip_entry(snap.node_infos[r], prio)
+            if entry.by_importance is None:
+                potential = list(entry.potential)
+                _sort_by_importance(potential, more_important_pod, lambda pi: pi.pod)
+                entry.by_importance = potential
+            by_row[r] = entry
+            gens[r] = generations[r]
+            counts[r] = len(entry.by_importance)
+        entries: list[_Stripped] = [by_row[r] for r in rows.tolist()]  # type: ignore[misc]
+        return entries, counts[rows]
 
     def _strip_entry(self, ni: NodeInfo, prio: int) -> _Stripped:
         """The node's lower-priority pods (cached while the node is unchanged)."""
@@ -1062,7 +1121,13 @@ class Evaluator:
         num_pdb: list[int] = []
         infos = snap.node_infos
         cache = self._stripped
-        for r in rows.tolist():
+        fast = self._row_entries(snap, rows, prio) if default_order and not pdbs else None
+        if fast is not None:
+            entries, counts = fast
+            orders = [e.by_importance for e in entries]  # type: ignore[misc]
+            reordered = [False] * len(entries)
+            num_pdb = [0] * len(entries)
+        for r in rows.tolist() if fast is None else ():
             ni = infos[r]
             entry = cache.get(ni.name)  # type: ignore[assignment]
             if entry is None or entry.original is not ni or entry.prio != prio:
@@ -1084,7 +1149,8 @@ class Evaluator:
                 reordered.append(not default_order)
             entries.append(entry)
             orders.append(order)
-        counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
+        if fast is None:
+            counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
         offsets = np.cumsum(counts) - counts
         flat: list[PodInfo] = list(itertools.chain.from_iterable(orders))
         kept = np.zeros(len(flat), dtype=bool)
