@@ -32,7 +32,6 @@ on every event loop; a live scheduler preempts them concurrently, as upstream.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import inspect
 import itertools

@@ -392,6 +392,8 @@ class ScheduleOne:
             failed_names = [names[i] for i in order[all_pos].tolist()]
             failed_sts = failed.status_list()
             diagnosis.node_to_status.update(zip(failed_names, failed_sts, strict=True))
+            if advance:
+                diagnosis.filtered = (order[all_pos], failed, len(diagnosis.node_to_status))
             for st in {id(st): st for st in failed.statuses}.values():
                 if st.plugin and st.is_rejected():
                     diagnosis.unschedulable_plugins.add(st.plugin)
@@ -427,6 +429,7 @@ class ScheduleOne:
                     log.info("skipping extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
                     continue
                 raise _CycleError(Status.as_error(e)) from e
+            diagnosis.filtered = None
             for name, msg in unresolvable.items():
                 diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
             for name, msg in failed.items():
@@ -736,6 +739,13 @@ class _FullStatusMap(Mapping[str, Status]):
         absent-node default has it (every node without an explicit status would count)."""
         if self._default().code == code:
             return None
+        arrays = self._d.filtered_arrays()
+        if arrays is not None:
+            rows, rej = arrays
+            with_code = np.array([st.code == code for st in rej.statuses], dtype=bool)
+            out: np.ndarray = rows[with_code[rej.which]]
+            out.sort()
+            return out
         index = self._index
         items = self._d.node_to_status
         sts = list(items.values())

@@ -233,6 +233,17 @@ class Diagnosis:
     post_filter_msg: str = ""
     # status given to every node absent from node_to_status (PreFilter narrowed the node set)
     absent_status: Status | None = None
+    # the Filter pass's rejections as arrays: (snapshot rows, Rejections over them, the size of
+    # node_to_status once they were added); see filtered_arrays()
+    filtered: tuple[np.ndarray, Rejections, int] | None = field(default=None, repr=False, compare=False)
+
+    def filtered_arrays(self) -> tuple[np.ndarray, Rejections] | None:
+        """The rejections of the Filter pass when they are still all of ``node_to_status``
+        (no other status was added since); None otherwise."""
+        f = self.filtered
+        if f is None or f[2] != len(self.node_to_status) or len(f[0]) != f[2]:
+            return None
+        return f[0], f[1]
 
 
 class FitError(Exception):
@@ -259,12 +270,20 @@ class FitError(Exception):
             counts: Counter[str] = Counter()
             # plugins share one Status among the nodes they reject for one reason: count the
             # nodes per distinct Status, then its reasons once
-            statuses = list(d.node_to_status.values())
-            per_status = Counter(map(id, statuses))
-            distinct = dict(zip(map(id, statuses), statuses, strict=True))
-            for key, times in per_status.items():
-                for reason in distinct[key].reasons:
-                    counts[reason] += times
+            arrays = d.filtered_arrays()
+            if arrays is not None:
+                rej = arrays[1]
+                per = np.bincount(rej.which, minlength=len(rej.statuses)).tolist()
+                for st, times in zip(rej.statuses, per, strict=True):
+                    for reason in st.reasons:
+                        counts[reason] += times
+            else:
+                statuses = list(d.node_to_status.values())
+                per_status = Counter(map(id, statuses))
+                distinct = dict(zip(map(id, statuses), statuses, strict=True))
+                for key, times in per_status.items():
+                    for reason in distinct[key].reasons:
+                        counts[reason] += times
             if d.absent_status is not None:
                 absent = self.num_all_nodes - len(d.node_to_status)
                 if absent > 0:
