@@ -158,6 +158,8 @@ def unroll_wildcard_resource() -> list[ClusterEvent]:
 
 def _pod_scaled_down(old: Any, new: Any) -> bool:
     """``extractPodScaleDown``: some request of the old pod shrank (or vanished)."""
+    if old.spec is new.spec:  # a status or metadata update shares the spec object
+        return False
     o, n = pod_requests(old), pod_requests(new)
     if (
         o.milli_cpu > n.milli_cpu

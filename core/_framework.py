@@ -308,6 +308,9 @@ class Framework:
         self.deterministic = False
         # node name -> (NodeInfo, nominated PodInfos, the copy with them added); see _with_nominated
         self._nominated_copies: dict[int, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
+        # the last nominator view asked for, by (nominator generation, snapshot, node-set
+        # generation, priority, pod uid)
+        self._last_view: tuple[tuple[Any, ...], NominatedView | None] | None = None
         plugin_args = plugin_args or {}
         arg_paths = arg_paths or {}
         disabled = disabled or {}
@@ -776,7 +779,13 @@ class Framework:
         nominator = self.nominator
         view: NominatedView | None = None
         if nominator is not None and nominator.nominated_pods:
-            view = nominator.view(snap, prio, pod.metadata.uid)
+            key = (nominator.generation, snap, snap.tree_generation, prio, pod.metadata.uid)
+            last = self._last_view
+            if last is not None and last[0] == key:
+                view = last[1]
+            else:
+                view = nominator.view(snap, prio, pod.metadata.uid)
+                self._last_view = (key, view)
         has = view.counts[rows] > 0 if view is not None else None
         if has is None or not has.any():
             return self._filter_rows(state, pod, rows, base)

@@ -292,8 +292,11 @@ class Fit:
         if len(failed) == 0:
             return None
         keys = mask[failed] | (unresolvable[failed].astype(np.int64) << 62)
-        distinct = np.unique(keys)
-        which = np.searchsorted(distinct, keys)
+        if (keys == keys[0]).all():  # the usual case: one reason for every rejected node
+            distinct, which = keys[:1], np.zeros(len(keys), dtype=np.int64)
+        else:
+            distinct = np.unique(keys)
+            which = np.searchsorted(distinct, keys)
         statuses: list[Status] = []
         for key in distinct.tolist():
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
