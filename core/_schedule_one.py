@@ -246,10 +246,10 @@ class ScheduleOne:
             fe = FitError(pi.key, n, diagnosis)
             raise fe
         if len(feasible) == 1:
-            return ScheduleResult(feasible.names[0], 1 + len(diagnosis.node_to_status), 1)
+            return ScheduleResult(feasible.names[0], 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         host = select_host(feasible.names, total, self.rng)
-        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+        return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
@@ -388,12 +388,12 @@ class ScheduleOne:
                 evaluated = all_pos < processed
                 all_pos, which = all_pos[evaluated], which[evaluated]
             failed = Rejections(all_pos, which, failed.statuses)
-            names = snap.names
-            failed_names = [names[i] for i in order[all_pos].tolist()]
-            failed_sts = failed.status_list()
-            diagnosis.node_to_status.update(zip(failed_names, failed_sts, strict=True))
-            if advance:
-                diagnosis.filtered = (order[all_pos], failed, len(diagnosis.node_to_status))
+            failed_rows = order[all_pos]
+            diagnosis.add_filtered(snap.names, failed_rows, failed)
+            if state.recording is not None:
+                names = snap.names
+                failed_names = [names[i] for i in failed_rows.tolist()]
+                failed_sts = failed.status_list()
             for st in {id(st): st for st in failed.statuses}.values():
                 if st.plugin and st.is_rejected():
                     diagnosis.unschedulable_plugins.add(st.plugin)
@@ -429,7 +429,6 @@ class ScheduleOne:
                     log.info("skipping extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
                     continue
                 raise _CycleError(Status.as_error(e)) from e
-            diagnosis.filtered = None
             for name, msg in unresolvable.items():
                 diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
             for name, msg in failed.items():
@@ -721,7 +720,7 @@ class _FullStatusMap(Mapping[str, Status]):
         return self._d.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
     def __getitem__(self, name: str) -> Status:
-        st = self._d.node_to_status.get(name)
+        st = self._d.status_of(name, self._index)
         if st is not None:
             return st
         if name in self._index:
@@ -729,7 +728,7 @@ class _FullStatusMap(Mapping[str, Status]):
         raise KeyError(name)
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        st = self._d.node_to_status.get(name)
+        st = self._d.status_of(name, self._index)
         if st is not None:
             return st
         return self._default()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -222,28 +221,118 @@ def merge_rejections(parts: list[tuple[np.ndarray | None, Mapping[int, Status]]]
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 
 
-@dataclass
 class Diagnosis:
-    """Why a pod fit no node: per-node statuses and the plugins that rejected it."""
+    """Why a pod fit no node: per-node statuses and the plugins that rejected it.
 
-    node_to_status: dict[str, Status] = field(default_factory=dict)
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-    # status given to every node absent from node_to_status (PreFilter narrowed the node set)
-    absent_status: Status | None = None
-    # the Filter pass's rejections as arrays: (snapshot rows, Rejections over them, the size of
-    # node_to_status once they were added); see filtered_arrays()
-    filtered: tuple[np.ndarray, Rejections, int] | None = field(default=None, repr=False, compare=False)
+    ``node_to_status`` is a dict name -> Status.  The Filter pass hands its rejections over as
+    arrays (:meth:`add_filtered`); they become dict entries only when ``node_to_status`` is read,
+    and :meth:`status_of`, :meth:`count`, :meth:`filtered_arrays` answer from the arrays without
+    making them (a pod rejected by 5000 nodes then costs no 5000-entry dict unless asked).
+    """
+
+    __slots__ = (
+        "_node_to_status",
+        "_pending",
+        "_position_of_row",
+        "filtered",
+        "unschedulable_plugins",
+        "pending_plugins",
+        "pre_filter_msg",
+        "post_filter_msg",
+        "absent_status",
+    )
+
+    def __init__(
+        self,
+        node_to_status: dict[str, Status] | None = None,
+        unschedulable_plugins: set[str] | None = None,
+        pending_plugins: set[str] | None = None,
+        pre_filter_msg: str = "",
+        post_filter_msg: str = "",
+        absent_status: Status | None = None,
+    ) -> None:
+        self._node_to_status: dict[str, Status] = {} if node_to_status is None else node_to_status
+        # (node names of the snapshot, rows, rejections) not yet in the dict
+        self._pending: tuple[list[str], np.ndarray, Rejections] | None = None
+        self._position_of_row: np.ndarray | None = None
+        # the Filter pass's rejections as arrays, while they are all of the statuses
+        self.filtered: tuple[np.ndarray, Rejections] | None = None
+        self.unschedulable_plugins: set[str] = set() if unschedulable_plugins is None else unschedulable_plugins
+        self.pending_plugins: set[str] = set() if pending_plugins is None else pending_plugins
+        self.pre_filter_msg = pre_filter_msg
+        self.post_filter_msg = post_filter_msg
+        # status given to every node absent from node_to_status (PreFilter narrowed the node set)
+        self.absent_status = absent_status
+
+    @property
+    def node_to_status(self) -> dict[str, Status]:
+        """Every node's status (the Filter pass's arrays made into entries first).  Writing
+        to it ends the arrays' use (see :meth:`filtered_arrays`)."""
+        self._flush()
+        self.filtered = None  # the caller may change the dict
+        return self._node_to_status
+
+    @node_to_status.setter
+    def node_to_status(self, value: dict[str, Status]) -> None:
+        self._pending = None
+        self.filtered = None
+        self._node_to_status = value
+
+    def add_filtered(self, names: list[str], rows: np.ndarray, rejected: Rejections) -> None:
+        """The Filter pass's rejections: ``rows`` of the snapshot whose node names are
+        ``names``, with their statuses (added after what is there; a later one wins)."""
+        self._flush()
+        self._pending = (names, rows, rejected)
+        self._position_of_row = None
+        self.filtered = (rows, rejected) if not self._node_to_status else None
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            names, rows, rejected = pending
+            self._node_to_status.update(
+                zip([names[r] for r in rows.tolist()], rejected.status_list(), strict=True)
+            )
+
+    def status_of(self, name: str, index: Mapping[str, int] | None = None) -> Status | None:
+        """``node_to_status.get(name)`` (``index``: the snapshot's name -> row, to look the
+        name up in the arrays)."""
+        pending = self._pending
+        if pending is not None:
+            if index is None:
+                return self.node_to_status.get(name)
+            row = index.get(name)
+            if row is not None:
+                pos = self._position_of_row
+                if pos is None:
+                    names, rows, _ = pending
+                    pos = self._position_of_row = np.full(len(names), -1, dtype=np.int64)
+                    pos[rows] = np.arange(len(rows))
+                at = int(pos[row])
+                if at >= 0:
+                    rej = pending[2]
+                    return rej.statuses[int(rej.which[at])]
+        return self._node_to_status.get(name)
+
+    def count(self) -> int:
+        """``len(node_to_status)``."""
+        if self._pending is not None and self._node_to_status:
+            self._flush()
+        return len(self._node_to_status) + (len(self._pending[1]) if self._pending is not None else 0)
 
     def filtered_arrays(self) -> tuple[np.ndarray, Rejections] | None:
-        """The rejections of the Filter pass when they are still all of ``node_to_status``
-        (no other status was added since); None otherwise."""
-        f = self.filtered
-        if f is None or f[2] != len(self.node_to_status) or len(f[0]) != f[2]:
-            return None
-        return f[0], f[1]
+        """The Filter pass's rejections (snapshot rows, statuses) while they are all of
+        ``node_to_status``; None otherwise."""
+        return self.filtered
+
+    def __repr__(self) -> str:
+        return (
+            f"Diagnosis(node_to_status={self.node_to_status!r}, "
+            f"unschedulable_plugins={self.unschedulable_plugins!r}, pending_plugins={self.pending_plugins!r}, "
+            f"pre_filter_msg={self.pre_filter_msg!r}, post_filter_msg={self.post_filter_msg!r}, "
+            f"absent_status={self.absent_status!r})"
+        )
 
 
 class FitError(Exception):
@@ -271,6 +360,7 @@ class FitError(Exception):
             # plugins share one Status among the nodes they reject for one reason: count the
             # nodes per distinct Status, then its reasons once
             arrays = d.filtered_arrays()
+            node_count = d.count()
             if arrays is not None:
                 rej = arrays[1]
                 per = np.bincount(rej.which, minlength=len(rej.statuses)).tolist()
@@ -285,7 +375,7 @@ class FitError(Exception):
                     for reason in distinct[key].reasons:
                         counts[reason] += times
             if d.absent_status is not None:
-                absent = self.num_all_nodes - len(d.node_to_status)
+                absent = self.num_all_nodes - node_count
                 if absent > 0:
                     for reason in d.absent_status.reasons:
                         counts[reason] += absent
