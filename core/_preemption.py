@@ -493,6 +493,8 @@ class Evaluator:
         # node name -> (snapshot NodeInfo, preemptor priority, lower-priority pods, the node
         # without them): the batched dry run's stripped nodes, valid while the node is unchanged
         self._stripped: dict[str, _Stripped] = {}
+        # the share of nodes that passed the last column dry run's strip (sizes its first chunk)
+        self._strip_pass_rate = 1.0
         # (snapshot, node-set generation, priority, entry per row, its NodeInfo generation,
         # its number of potential victims): see _row_entries
         self._rows_memo: tuple[Any, int, int, list[_Stripped | None], np.ndarray, np.ndarray] | None = None
@@ -977,12 +979,16 @@ class Evaluator:
         fail_which: list[np.ndarray] = []
         fail_sts: list[Status] = [no_victims]
         passing: list[int] = []  # positions that passed the strip, not reprieved yet
-        evaluated = chunk = 0
+        evaluated = passed = 0
         stop_at = n
         while True:
             missing = max(num_candidates - len(non_violating) - len(violating), 1)
             while len(passing) < missing and evaluated < n:
-                chunk = max(missing - len(passing), 2 * chunk)
+                # enough nodes to find the missing ones at the pass rate seen so far (the last
+                # dry run's at first): nodes filtered past the stopping node cost only Filter
+                rate = passed / evaluated if evaluated else self._strip_pass_rate
+                need = missing - len(passing)
+                chunk = max(need, int(need / max(rate, 1 / 16) * 1.25) + 1)
                 seg = order[evaluated : evaluated + chunk]
                 at = np.arange(evaluated, evaluated + len(seg))
                 evaluated += len(seg)
@@ -1004,7 +1010,9 @@ class Evaluator:
                         fail_pos.append(at[cand[rej.positions]])
                         fail_which.append(rej.which + len(fail_sts))
                         fail_sts.extend(rej.statuses)
-                    passing.extend(at[cand[ok]].tolist())
+                    new = at[cand[ok]].tolist()
+                    passed += len(new)
+                    passing.extend(new)
             if not passing:
                 break
             group = passing[:missing]
@@ -1030,6 +1038,7 @@ class Evaluator:
                     fail_sts.append(Status(Code.ERROR, msg))
             if stopped:
                 break
+        self._strip_pass_rate = passed / evaluated if evaluated else 1.0
         # the statuses of the nodes before the stopping node, in visit order
         statuses: Mapping[str, Status] = {}
         errs: list[str] = []
