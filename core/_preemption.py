@@ -81,7 +81,7 @@ MSG_WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be fini
 # --- candidates ---------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """A node the preemptor could run on once ``victims`` are gone (``preemption.Candidate``)."""
 
