@@ -630,7 +630,11 @@ class ScheduleOne:
         if cached is None or cached.spec.node_name:
             self.queue.done(qpi.uid)
         else:
-            qpi.pod_info = PodInfo(cached)
+            old = qpi.pod_info
+            if cached.spec is old.pod.spec and cached.metadata.labels == old.pod.metadata.labels:
+                qpi.pod_info = old.with_pod(cached)  # the same derived data: no recomputation
+            else:
+                qpi.pod_info = PodInfo(cached)
             try:
                 self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
             except ValueError as e:
