@@ -21,9 +21,10 @@ DisruptionTarget condition and is deleted, and a ``Preempted`` event is recorded
 
 The dry run is sequential: upstream's parallel dry run with parallelism 1, which is what makes its
 results deterministic (the candidate limit and the early stop then depend only on the offset).
-When no AddPod/RemovePod extension runs in the cycle it goes over batches of nodes
-(``dry_run_preemption_batched``: batch Filter calls, stripped nodes cached per priority) with the
-same candidates, victims, statuses and Filter calls per node as the node-by-node dry run.
+When no AddPod/RemovePod extension runs in the cycle it goes over batches of nodes: on the
+snapshot's columns (``dry_run_preemption_columns``: no node copied, see docs/architecture.md)
+when eligibility is by priority alone, else over node copies (``dry_run_preemption_batched``);
+both give the same candidates, victims, statuses and errors as the node-by-node dry run.
 
 In a simulation (a deterministic driver) the victims of one preemption are preempted one after
 another in victim order, so their API writes and ``Preempted`` events come out in the same order
