@@ -906,13 +906,7 @@ class Evaluator:
         fh = self.handle
         default_order = self.more_important_pod is more_important_pod
         for w in work:
-            entry = w.entry
-            potential = entry.by_importance if default_order else None
-            if potential is None:
-                potential = list(entry.potential)
-                _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
-                if default_order:
-                    entry.by_importance = potential
+            potential = self._by_importance(w.entry, default_order)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
             w.start(violating, non_violating)
         step = 0
@@ -1076,15 +1070,23 @@ class Evaluator:
         for i in np.flatnonzero(gens[rows] != generations[rows]).tolist():
             r = int(rows[i])
             entry = self._strip_entry(snap.node_infos[r], prio)
-            if entry.by_importance is None:
-                potential = list(entry.potential)
-                _sort_by_importance(potential, more_important_pod, lambda pi: pi.pod)
-                entry.by_importance = potential
+            potential = self._by_importance(entry, True)  # only called with the default order
             by_row[r] = entry
             gens[r] = generations[r]
-            counts[r] = len(entry.by_importance)
+            counts[r] = len(potential)
         entries: list[_Stripped] = [by_row[r] for r in rows.tolist()]  # type: ignore[misc]
         return entries, counts[rows]
+
+    def _by_importance(self, entry: _Stripped, default_order: bool) -> list[PodInfo]:
+        """The entry's potential victims, most important first (kept on the entry for the
+        default order)."""
+        potential = entry.by_importance if default_order else None
+        if potential is None:
+            potential = list(entry.potential)
+            _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
+            if default_order:
+                entry.by_importance = potential
+        return potential
 
     def _strip_entry(self, ni: NodeInfo, prio: int) -> _Stripped:
         """The node's lower-priority pods (cached while the node is unchanged)."""
@@ -1141,12 +1143,7 @@ class Evaluator:
             entry = cache.get(ni.name)  # type: ignore[assignment]
             if entry is None or entry.original is not ni or entry.prio != prio:
                 entry = self._strip_entry(ni, prio)
-            potential = entry.by_importance if default_order else None
-            if potential is None:
-                potential = list(entry.potential)
-                _sort_by_importance(potential, self.more_important_pod, lambda pi: pi.pod)
-                if default_order:
-                    entry.by_importance = potential
+            potential = self._by_importance(entry, default_order)
             if pdbs:
                 violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
                 order = violating + non_violating
