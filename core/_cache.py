@@ -319,8 +319,14 @@ class Snapshot:
                 col[i] = _value(ni, kind, resource)
             for (kind, resource, prio), col in self._below.items():
                 col[i] = _value_below(ni, kind, resource, prio)
-            for (kind, resource, prio), col in self._stripped.items():
-                col[i] = _value(ni, kind, resource) - _value_below(ni, kind, resource, prio)
+            for key, col in self._stripped.items():
+                # from the row's column and below-column, already current, when both are kept
+                whole = self._columns.get(key[:2])
+                below = self._below.get(key)
+                if whole is not None and below is not None:
+                    col[i] = whole[i] - below[i]
+                else:
+                    col[i] = _value(ni, key[0], key[1]) - _value_below(ni, *key)
         cache.dirty.clear()
 
     def column(self, kind: str, resource: str) -> np.ndarray:

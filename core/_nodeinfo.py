@@ -435,6 +435,12 @@ class NodeBatch(Sequence[NodeInfo]):
         return np.array([bool(fn(ni)) for ni in self.infos], dtype=bool)
 
     @property
+    def has_infos(self) -> bool:
+        """Whether the NodeInfos are at hand (False for a batch of overlaid rows whose
+        NodeInfos are made only when read: its columns are the cheaper way in)."""
+        return self._overlay is None or self._infos is not None
+
+    @property
     def snapshot(self) -> Snapshot | None:
         """The snapshot this batch is a view of (None for a batch of explicit NodeInfos)."""
         return self._snapshot if self.indices is not None else None

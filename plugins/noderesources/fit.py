@@ -271,7 +271,7 @@ class Fit:
         n = len(nodes)
         if n == 0:
             return None
-        if n == 1:
+        if n == 1 and nodes.has_infos:
             st = self._filter_one(req, nodes[0])
             return None if st is None else {0: st}
         # one bit per failure reason, in upstream's order; bit 63 marks "unresolvable"

@@ -179,3 +179,41 @@ def test_pods_with_label_matches_scan() -> None:
                 assert cluster.pods_with_label(ns, "g", v) == _reference_with_label(
                     cluster, ns, "g", v
                 )
+
+
+def test_snapshot_columns_below_a_priority_stay_current() -> None:
+    """``Snapshot.column_below`` / ``column_stripped`` (preemption's stripped nodes) kept row by
+    row as pods come and go equal a recomputation from the NodeInfos."""
+    import numpy as np
+
+    from kubesched._cache import Cache
+    from kubesched.testing import make_node
+
+    rng = random.Random(11)
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(make_node(f"n{i}").capacity_list({"cpu": "8", "memory": "8Gi", "pods": "20"}).obj())
+    snap = Snapshot()
+    snap.update(cache)
+    keys = [("requested", "cpu"), ("requested", "pods"), ("non_zero_requested", "memory")]
+    live: list[str] = []
+    for step in range(300):
+        if live and rng.random() < 0.4:
+            cache.remove_pod(live.pop(rng.randrange(len(live))))
+        else:
+            pod = (
+                make_pod(f"p{step}").priority(rng.choice([0, 5, 10]))
+                .req(cpu=f"{rng.randrange(1, 9) * 100}m").node(f"n{rng.randrange(6)}").obj()
+            )
+            cache.add_pod(pod)
+            live.append(pod.metadata.uid)
+        snap.update(cache)
+        for kind, resource in keys:
+            for prio in (5, 10):
+                below = snap.column_below(kind, resource, prio)
+                want = np.array(
+                    [sum(pod_value(pi, kind, resource) for pi in ni.pods if pi.priority < prio) for ni in snap.node_infos]
+                )
+                assert below.tolist() == want.tolist()
+                whole = snap.column(kind, resource)
+                assert snap.column_stripped(kind, resource, prio).tolist() == (whole - want).tolist()
