@@ -136,6 +136,7 @@ class ScheduleOne:
     record_timings: bool
     recorder: ResultRecorder | None
     next_start_node_index: int
+    _filter_pass_rate: float  # feasible / evaluated in the last main Filter pass
     scheduled_count: int
     _tg: anyio.abc.TaskGroup | None
     _binding_tasks: int
@@ -366,16 +367,30 @@ class ScheduleOne:
         failed_parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         pos = 0
         chunk = 0
+        # the first chunk is sized by the share of nodes the last attempts found feasible (all
+        # of them at once when few pass); nodes past the one where enough are found are
+        # filtered but left out, as a sequential upstream would not have reached them
+        rate = self._filter_pass_rate if advance else 1.0
         while pos < n and len(feasible) < to_find:
-            chunk = max(to_find - len(feasible), chunk * 2, 1)
+            need = to_find - len(feasible)
+            if chunk:
+                chunk = max(need, chunk * 2, 1)
+            else:
+                chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
             seg = order[pos : pos + chunk]
             ok, rejected = self._filter_segment(fw, state, pi, seg)
             if rejected:
                 if any(st.code == Code.ERROR for st in rejected.statuses):
-                    raise _CycleError(next(st for st in rejected.status_list() if st.code == Code.ERROR))
+                    errs = [(int(p), st) for p, st in zip(rejected.positions.tolist(), rejected.status_list(), strict=True) if st.code == Code.ERROR]
+                    at, err = min(errs, key=lambda e: e[0])
+                    # an error counts only where the sequential evaluation would have got to
+                    if len(feasible) + int(np.count_nonzero(ok < at)) < to_find:
+                        raise _CycleError(err)
                 failed_parts.append((np.arange(pos, pos + len(seg)), rejected))
             feasible.extend((ok + pos).tolist())
             pos += len(seg)
+        if advance and pos:
+            self._filter_pass_rate = len(feasible) / pos
         if len(feasible) > to_find:
             feasible = feasible[:to_find]
         processed = (feasible[-1] + 1) if len(feasible) == to_find else n

@@ -147,6 +147,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 fw.wall_clock = wall_clock
             fw.rng = self.rng
         self.next_start_node_index = 0
+        self._filter_pass_rate = 1.0
         self._tg: anyio.abc.TaskGroup | None = None
         self._watch: Any = None
         self._relist_seen: set[tuple[str, Any]] | None = None

@@ -28,11 +28,14 @@ class TrueFilter:
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.calls = 0
         self.reject: set[str] = set((args or {}).get("reject", ()))
+        self.error: set[str] = set()
 
     @hookimpl
     @per_node_filter
     def kubesched_filter(self, state: CycleState, pod: kubesched.Pod, node_info: kubesched.NodeInfo) -> Status | None:
         self.calls += 1
+        if node_info.name in self.error:
+            return Status(kubesched.Code.ERROR, "broken")
         if node_info.name in self.reject:
             return Status.unschedulable("rejected by TrueFilter")
         return None
@@ -96,6 +99,33 @@ async def test_fair_evaluation_for_nodes() -> None:
         feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
         assert len(feasible) == 150
         assert sched.next_start_node_index == (i + 1) * 150 % 500
+
+
+@pytest.mark.anyio
+async def test_filter_errors_count_only_where_a_sequential_evaluation_reaches() -> None:
+    """Chunks may filter nodes past the one where enough feasible nodes are found (the first
+    chunk is sized by the last pass rate): an error there is left out, as upstream evaluating
+    node after node never gets to it; an error before it fails the cycle."""
+    from kubesched._schedule_one import _CycleError
+
+    nodes = [make_node(f"node-{i}").obj() for i in range(500)]
+    sched = _scheduler(nodes, pct=30)  # 150 feasible nodes to find
+    fw = sched.profiles["default-scheduler"]
+    true_filter = fw.plugin("TrueFilter")
+    pi = PodInfo(make_pod("p").obj())
+    true_filter.reject = {f"node-{i}" for i in range(499)}  # a pass rate of 1 in 500 ...
+    await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+    assert sched.next_start_node_index == 0  # every node evaluated
+    true_filter.reject = set()  # ... so the next attempt filters every node in one chunk
+    true_filter.error = {"node-400"}
+    true_filter.calls = 0
+    feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+    assert true_filter.calls == 500
+    assert feasible.names == [f"node-{i}" for i in range(150)]
+    assert sched.next_start_node_index == 150
+    true_filter.error = {"node-160"}  # 10 nodes after the start: reached
+    with pytest.raises(_CycleError, match="broken"):
+        await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
 
 
 @pytest.mark.parametrize(
