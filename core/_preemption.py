@@ -679,19 +679,17 @@ class Evaluator:
     ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
         """``findCandidates``: the nodes whose status is exactly Unschedulable, dry-run."""
         rows = self._potential_rows(state, all_nodes, m)
-        if rows is not None:
-            if not len(rows):
-                return [], {}, []
-            cluster = getattr(self.handle, "cluster", None)
-            pdbs = cluster.list_pdbs() if cluster is not None else []
-            offset, num = self.get_offset_and_num_candidates(len(rows))
-            return self.dry_run_preemption_columns(state, pod, rows, pdbs, offset, num)
-        potential = [ni for ni in all_nodes if _status_of(m, ni.name).code == Code.UNSCHEDULABLE]
-        if not potential:
+        potential: Sequence[NodeInfo] = ()
+        if rows is None:
+            potential = [ni for ni in all_nodes if _status_of(m, ni.name).code == Code.UNSCHEDULABLE]
+        count = len(potential) if rows is None else len(rows)
+        if not count:
             return [], {}, []
         cluster = getattr(self.handle, "cluster", None)
         pdbs = cluster.list_pdbs() if cluster is not None else []
-        offset, num = self.get_offset_and_num_candidates(len(potential))
+        offset, num = self.get_offset_and_num_candidates(count)
+        if rows is not None:
+            return self.dry_run_preemption_columns(state, pod, rows, pdbs, offset, num)
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
 
     def _potential_rows(

@@ -757,7 +757,7 @@ class _FullStatusMap(Mapping[str, Status]):
         absent-node default has it (every node without an explicit status would count)."""
         if self._default().code == code:
             return None
-        arrays = self._d.filtered_arrays()
+        arrays = self._d.filtered
         if arrays is not None:
             rows, rej = arrays
             with_code = np.array([st.code == code for st in rej.statuses], dtype=bool)

@@ -226,7 +226,7 @@ class Diagnosis:
 
     ``node_to_status`` is a dict name -> Status.  The Filter pass hands its rejections over as
     arrays (:meth:`add_filtered`); they become dict entries only when ``node_to_status`` is read,
-    and :meth:`status_of`, :meth:`count`, :meth:`filtered_arrays` answer from the arrays without
+    and :meth:`status_of`, :meth:`count`, ``filtered`` answer from the arrays without
     making them (a pod rejected by 5000 nodes then costs no 5000-entry dict unless asked).
     """
 
@@ -255,7 +255,8 @@ class Diagnosis:
         # (node names of the snapshot, rows, rejections) not yet in the dict
         self._pending: tuple[list[str], np.ndarray, Rejections] | None = None
         self._position_of_row: np.ndarray | None = None
-        # the Filter pass's rejections as arrays, while they are all of the statuses
+        # the Filter pass's rejections as arrays (snapshot rows, statuses) while they are all of
+        # node_to_status; None otherwise
         self.filtered: tuple[np.ndarray, Rejections] | None = None
         self.unschedulable_plugins: set[str] = set() if unschedulable_plugins is None else unschedulable_plugins
         self.pending_plugins: set[str] = set() if pending_plugins is None else pending_plugins
@@ -267,7 +268,7 @@ class Diagnosis:
     @property
     def node_to_status(self) -> dict[str, Status]:
         """Every node's status (the Filter pass's arrays made into entries first).  Writing
-        to it ends the arrays' use (see :meth:`filtered_arrays`)."""
+        to it ends the arrays' use (``filtered`` becomes None)."""
         self._flush()
         self.filtered = None  # the caller may change the dict
         return self._node_to_status
@@ -321,11 +322,6 @@ class Diagnosis:
             self._flush()
         return len(self._node_to_status) + (len(self._pending[1]) if self._pending is not None else 0)
 
-    def filtered_arrays(self) -> tuple[np.ndarray, Rejections] | None:
-        """The Filter pass's rejections (snapshot rows, statuses) while they are all of
-        ``node_to_status``; None otherwise."""
-        return self.filtered
-
     def __repr__(self) -> str:
         return (
             f"Diagnosis(node_to_status={self.node_to_status!r}, "
@@ -359,7 +355,7 @@ class FitError(Exception):
             counts: Counter[str] = Counter()
             # plugins share one Status among the nodes they reject for one reason: count the
             # nodes per distinct Status, then its reasons once
-            arrays = d.filtered_arrays()
+            arrays = d.filtered
             node_count = d.count()
             if arrays is not None:
                 rej = arrays[1]
