@@ -259,6 +259,8 @@ class Snapshot:
         self._below: dict[tuple[str, str, int], np.ndarray] = {}
         # the same keys -> column minus column_below: the nodes without those pods
         self._stripped: dict[tuple[str, str, int], np.ndarray] = {}
+        # stacked columns (columns(), columns_stripped()) and the generation they were made at
+        self._stacks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
@@ -288,6 +290,7 @@ class Snapshot:
             self._columns = {}
             self._below = {}
             self._stripped = {}
+            self._stacks = {}
             self._labels = {}
             self._flags = {}
             self._codes = {}
@@ -341,6 +344,28 @@ class Snapshot:
             )
             self._columns[key] = col
         return col
+
+    def columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
+        """:meth:`column` of each of ``resources``, one row each (a copy made once per
+        generation of the snapshot)."""
+        key = (kind, resources)
+        hit = self._stacks.get(key)
+        if hit is None or hit[0] != self.generation:
+            hit = self._stacks[key] = (self.generation, np.stack([self.column(kind, r) for r in resources]))
+        return hit[1]
+
+    def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
+        """:meth:`column_stripped` of each of ``resources``, one row each (as :meth:`columns`)."""
+        key = (kind, resources, priority)
+        hit = self._stacks.get(key)
+        if hit is None or hit[0] != self.generation:
+            if len(self._stacks) >= 64:
+                self._stacks.clear()
+            hit = self._stacks[key] = (
+                self.generation,
+                np.stack([self.column_stripped(kind, r, priority) for r in resources]),
+            )
+        return hit[1]
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
         """:meth:`column` over only the pods of priority below ``priority`` (what preemption may

@@ -841,6 +841,11 @@ class Framework:
             out: np.ndarray = col + view.delta(kind, resource)[rows]
             return out
 
+        def columns(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            cols: np.ndarray = snap.columns(kind, resources).take(rows, axis=1) if base is None else base.columns(kind, resources)
+            out: np.ndarray = cols + view.deltas(kind, resources).take(rows, axis=1)
+            return out
+
         def make(i: int) -> NodeInfo:
             row = int(rows[i])
             if not has[i]:
@@ -853,7 +858,7 @@ class Framework:
                 info.add_pod(p)
             return info
 
-        return RowOverlay(column, make)
+        return RowOverlay(column, make, columns=columns)
 
     def _batch_of(self, infos: list[NodeInfo]) -> NodeBatch:
         """A batch of NodeInfos (copies or snapshot members) that knows each one's snapshot row

@@ -219,19 +219,22 @@ class RowOverlay:
     afterwards (a fresh copy, or one kept frozen).
     """
 
-    __slots__ = ("_column_fn", "_make", "_columns", "_made", "sel")
+    __slots__ = ("_column_fn", "_columns_fn", "_make", "_columns", "_made", "sel")
 
     def __init__(
         self,
         column: Callable[[str, str], np.ndarray],
         make: Callable[[int], NodeInfo],
         *,
+        columns: Callable[[str, tuple[str, ...]], np.ndarray] | None = None,
         _shared: RowOverlay | None = None,
         sel: np.ndarray | None = None,
     ) -> None:
         self._column_fn = column
+        # several columns at once, one row each (optional: else the columns stacked)
+        self._columns_fn = columns
         self._make = make
-        self._columns: dict[tuple[str, str], np.ndarray] = _shared._columns if _shared is not None else {}
+        self._columns: dict[Any, np.ndarray] = _shared._columns if _shared is not None else {}
         self._made: dict[int, NodeInfo] = _shared._made if _shared is not None else {}
         self.sel = sel  # positions of this view in the full-length overlay (None: all of it)
 
@@ -246,6 +249,23 @@ class RowOverlay:
     def column(self, kind: str, resource: str) -> np.ndarray:
         col = self.full_column(kind, resource)
         return col if self.sel is None else col[self.sel]
+
+    def full_columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
+        """The columns of ``resources`` over the full length, one row each."""
+        key = (kind, resources)
+        cols = self._columns.get(key)
+        if cols is None:
+            fn = self._columns_fn
+            if fn is not None:
+                cols = fn(kind, resources)
+            else:
+                cols = np.stack([self.full_column(kind, r) for r in resources])
+            self._columns[key] = cols
+        return cols
+
+    def columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
+        cols = self.full_columns(kind, resources)
+        return cols if self.sel is None else cols.take(self.sel, axis=1)
 
     def info(self, i: int) -> NodeInfo:
         """The NodeInfo at full-length position ``i``."""
@@ -264,7 +284,7 @@ class RowOverlay:
 
     def subset(self, positions: np.ndarray) -> RowOverlay:
         sel = positions if self.sel is None else self.sel[positions]
-        return RowOverlay(self._column_fn, self._make, _shared=self, sel=sel)
+        return RowOverlay(self._column_fn, self._make, columns=self._columns_fn, _shared=self, sel=sel)
 
 
 _COLUMN_GETTERS: dict[str, Callable[[NodeInfo, str], int]] = {
@@ -321,7 +341,7 @@ class NodeBatch(Sequence[NodeInfo]):
         self._snapshot = snapshot
         self.indices = indices
         self._infos: Sequence[NodeInfo] | None = infos
-        self._cols: dict[tuple[str, str], np.ndarray] = {}
+        self._cols: dict[tuple[str, Any], np.ndarray] = {}
         self._names: list[str] | None = None
         self._overlay = overlay if snapshot is not None and rows is not None else None
         self._rows = rows if (infos is not None or self._overlay is not None) and snapshot is not None else None
@@ -413,6 +433,28 @@ class NodeBatch(Sequence[NodeInfo]):
 
     def allocatable(self, resource: str) -> np.ndarray:
         return self._column("allocatable", resource)
+
+    def columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
+        """The int64 columns of ``kind`` for ``resources``, one row each: shape
+        ``(len(resources), len(self))`` (one array operation for a plugin that compares several
+        resources)."""
+        key = (kind, resources)
+        cols = self._cols.get(key)
+        if cols is None:
+            snap = self._snapshot
+            if snap is not None and self.indices is not None:
+                cols = snap.columns(kind, resources).take(self.indices, axis=1)
+            elif kind == "allocatable" and self._rows is not None and snap is not None:
+                cols = snap.columns(kind, resources).take(self._rows, axis=1)  # it is the Node's
+            elif self._overlay is not None:
+                cols = self._overlay.columns(kind, resources)
+            else:
+                n = len(self)
+                cols = np.empty((len(resources), n), dtype=np.int64)
+                for j, r in enumerate(resources):
+                    cols[j] = _explicit_column(self.infos, kind, r) if n else ()
+            self._cols[key] = cols
+        return cols
 
     def requested(self, resource: str) -> np.ndarray:
         return self._column("requested", resource)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import logging
 import operator
 import re
@@ -95,6 +94,111 @@ class Candidate:
 
 
 _POD_OF = operator.attrgetter("pod")
+
+
+class _RoundVictims:
+    """One reprieve round of the column dry run: per node (in the round's order) its pods in
+    reprieve order and which of them were kept; a node's victims are made when read."""
+
+    __slots__ = ("orders", "kept", "offsets", "counts", "num_pdb", "less")
+
+    def __init__(
+        self,
+        orders: list[list[PodInfo]],
+        kept: np.ndarray,
+        offsets: np.ndarray,
+        counts: np.ndarray,
+        num_pdb: list[int],
+        less: Callable[[Pod, Pod], bool],
+    ) -> None:
+        self.orders = orders
+        self.kept = kept
+        self.offsets = offsets
+        self.counts = counts
+        self.num_pdb = num_pdb
+        self.less = less
+
+    def victims(self, w: int) -> list[Pod]:
+        """Node ``w``'s pods not kept, in reprieve order (importance order once PDB-violating
+        and other pods are both among them, as ``SelectVictimsOnNode`` sorts them)."""
+        off = int(self.offsets[w])
+        order = self.orders[w]
+        kept = self.kept[off : off + len(order)].tolist()
+        victims = [pi.pod for pi, k in zip(order, kept, strict=True) if not k]
+        if self.num_pdb[w] and self.num_pdb[w] < len(order):
+            _sort_by_importance(victims, self.less, lambda p: p)
+        return victims
+
+
+# a slice of the column dry run's candidates: (round, its nodes in the round, their snapshot
+# rows, their numbers of PDB-violating victims, their default-rule scores or None)
+_Part = tuple[int, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+class CandidateList(Sequence[Candidate]):
+    """The column dry run's candidates, as arrays: a :class:`Candidate` (its victims list) is
+    made when read, and the default rules of :func:`pick_one_node_for_preemption` pick from the
+    score arrays (:meth:`best_by_default_rules`) without making the others."""
+
+    __slots__ = ("_names", "_rounds", "_round", "_local", "_violations", "_scores", "_made")
+
+    def __init__(
+        self,
+        names: list[str],
+        rounds: list[_RoundVictims],
+        round_of: np.ndarray,
+        local: np.ndarray,
+        violations: np.ndarray,
+        scores: np.ndarray | None,
+    ) -> None:
+        self._names = names  # per candidate
+        self._rounds = rounds
+        self._round = round_of  # per candidate: its round ...
+        self._local = local  # ... and its node there
+        self._violations = violations
+        self._scores = scores  # (5, len) int64: the default rules' scores, or None
+        self._made: dict[int, Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def candidate(self, i: int) -> Candidate:
+        c = self._made.get(i)
+        if c is None:
+            victims = self._rounds[int(self._round[i])].victims(int(self._local[i]))
+            scores = None
+            if self._scores is not None:
+                a, b, c_, d, e = self._scores[:, i].tolist()
+                scores = (a, b, c_, d, e)
+            c = self._made[i] = Candidate(self._names[i], victims, int(self._violations[i]), scores)
+        return c
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.candidate(j) for j in range(len(self))[i]]
+        n = len(self)
+        j = operator.index(i)
+        if j < 0:
+            j += n
+        if not 0 <= j < n:
+            raise IndexError("candidate index out of range")
+        return self.candidate(j)
+
+    @property
+    def has_default_scores(self) -> bool:
+        return self._scores is not None
+
+    def best_by_default_rules(self) -> int:
+        """The index :func:`pick_one_node_for_preemption` picks with the default rules: each rule
+        keeps the best-scoring candidates, the first of the rest wins."""
+        assert self._scores is not None
+        idx = np.arange(len(self))
+        for col in self._scores:
+            if len(idx) == 1:
+                break
+            v = col[idx]
+            idx = idx[v == v.max()]
+        return int(idx[0])
 
 # the values the reprieve needs for every node (what NodeResourcesFit reads, and the default
 # candidate rules' inputs), kept together per node: one concatenation per reprieve round
@@ -676,7 +780,7 @@ class Evaluator:
 
     def find_candidates(
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: Mapping[str, Status]
-    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
+    ) -> tuple[Sequence[Candidate], Mapping[str, Status], list[str]]:
         """``findCandidates``: the nodes whose status is exactly Unschedulable, dry-run."""
         rows = self._potential_rows(state, all_nodes, m)
         potential: Sequence[NodeInfo] = ()
@@ -937,7 +1041,7 @@ class Evaluator:
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
-    ) -> tuple[list[Candidate], Mapping[str, Status], list[str]]:
+    ) -> tuple[Sequence[Candidate], Mapping[str, Status], list[str]]:
         """The dry run over the snapshot's nodes ``rows`` (the potential nodes, in order), on
         columns: no node is copied unless a plugin reads the NodeInfos.
 
@@ -958,10 +1062,14 @@ class Evaluator:
         names = snap.names
         prio = pod_priority(pod)
         n = len(rows)
-        non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
         if n == 0:
             return [], {}, []
+        # the candidates found, per list: (round, nodes in the round, their rows, their numbers
+        # of PDB-violating victims, their default-rule scores)
+        nonv_parts: list[_Part] = []
+        viol_parts: list[_Part] = []
+        rounds: list[_RoundVictims] = []
+        n_nonv = n_viol = 0
         order = np.concatenate((rows[offset:], rows[:offset])) if offset else rows
         order_l: list[int] = order.tolist()
         below_pods = snap.column_below("requested", PODS, prio)
@@ -975,7 +1083,7 @@ class Evaluator:
         evaluated = passed = 0
         stop_at = n
         while True:
-            missing = max(num_candidates - len(non_violating) - len(violating), 1)
+            missing = max(num_candidates - n_nonv - n_viol, 1)
             while len(passing) < missing and evaluated < n:
                 # enough nodes to find the missing ones at the pass rate seen so far (the last
                 # dry run's at first): nodes filtered past the stopping node cost only Filter
@@ -1010,26 +1118,38 @@ class Evaluator:
                 break
             group = passing[:missing]
             del passing[:missing]
-            outcomes = self._reprieve_columns(state, pod, prio, order[group], pdbs)
-            stopped = False
-            for p, (victims, num_violating, scores) in zip(group, outcomes, strict=True):
-                if victims:
-                    # _CandidateList.add, and the stop condition of _DryRun.offer
-                    if num_violating == 0:
-                        if len(non_violating) < num_candidates:
-                            non_violating.append(Candidate(names[order_l[p]], victims, 0, scores))
-                    elif len(violating) < num_candidates:
-                        violating.append(Candidate(names[order_l[p]], victims, num_violating, scores))
-                    if non_violating and len(non_violating) + len(violating) >= num_candidates:
-                        stop_at = p + 1
-                        stopped = True
-                        break
-                else:  # cannot happen for a node that failed Filter as it is; kept for parity
-                    msg = f'expected at least one victim pod on node "{names[order_l[p]]}"'
-                    fail_pos.append(np.array([p], dtype=np.int64))
-                    fail_which.append(np.array([len(fail_sts)], dtype=np.int64))
-                    fail_sts.append(Status(Code.ERROR, msg))
-            if stopped:
+            group_rows = order[group]
+            round_, nvict, nviol, scores = self._reprieve_columns(state, pod, prio, group_rows, pdbs)
+            # _CandidateList.add and the stop condition of _DryRun.offer, over the group at once:
+            # each list keeps at most num_candidates; a node with victims ends the search once
+            # there is a non-violating candidate and the two lists hold num_candidates
+            hv = nvict > 0
+            nonv = hv & (nviol == 0)
+            viol = hv & ~nonv
+            c_nonv = n_nonv + np.cumsum(nonv)
+            c_viol = n_viol + np.cumsum(viol)
+            stop = hv & (c_nonv > 0) & (
+                np.minimum(c_nonv, num_candidates) + np.minimum(c_viol, num_candidates) >= num_candidates
+            )
+            hit = np.flatnonzero(stop)
+            end = int(hit[0]) + 1 if len(hit) else len(group)
+            ri = len(rounds)
+            rounds.append(round_)
+            for mask, parts, have in ((nonv, nonv_parts, n_nonv), (viol, viol_parts, n_viol)):
+                local = np.flatnonzero(mask[:end])[: max(num_candidates - have, 0)]
+                if len(local):
+                    parts.append((ri, local, group_rows[local], nviol[local], None if scores is None else scores[:, local]))
+            n_nonv = min(int(c_nonv[end - 1]), num_candidates)
+            n_viol = min(int(c_viol[end - 1]), num_candidates)
+            # no victims cannot happen for a node that failed Filter as it is; kept for parity
+            for j in np.flatnonzero(~hv[:end]).tolist():
+                p = group[j]
+                msg = f'expected at least one victim pod on node "{names[order_l[p]]}"'
+                fail_pos.append(np.array([p], dtype=np.int64))
+                fail_which.append(np.array([len(fail_sts)], dtype=np.int64))
+                fail_sts.append(Status(Code.ERROR, msg))
+            if len(hit):
+                stop_at = group[end - 1] + 1
                 break
         self._strip_pass_rate = passed / evaluated if evaluated else 1.0
         # the statuses of the nodes before the stopping node, in visit order
@@ -1047,7 +1167,19 @@ class Evaluator:
             statuses = _NodeStatuses(names, nodes, which, fail_sts)
             if any(fail_sts[j].code == Code.ERROR for j in set(which.tolist())):
                 errs = [st.message for st in statuses.values() if st.code == Code.ERROR]
-        return non_violating + violating, statuses, errs
+        parts = nonv_parts + viol_parts
+        if not parts:
+            return [], statuses, errs
+        cand_rows = np.concatenate([part[2] for part in parts])
+        candidates = CandidateList(
+            [names[i] for i in cand_rows.tolist()],
+            rounds,
+            np.concatenate([np.full(len(part[1]), part[0], dtype=np.int64) for part in parts]),
+            np.concatenate([part[1] for part in parts]),
+            np.concatenate([part[3] for part in parts]),
+            None if any(part[4] is None for part in parts) else np.concatenate([part[4] for part in parts], axis=1),  # type: ignore[misc]
+        )
+        return candidates, statuses, errs
 
     def _row_entries(
         self, snap: Any, rows: np.ndarray, prio: int
@@ -1106,10 +1238,14 @@ class Evaluator:
             col: np.ndarray = snap.column_stripped(kind, resource, prio)[rows]
             return col
 
+        def columns(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            cols: np.ndarray = snap.columns_stripped(kind, resources, prio).take(rows, axis=1)
+            return cols
+
         def make(i: int) -> NodeInfo:
             return self._strip_entry(snap.node_infos[int(rows[i])], prio).stripped
 
-        return RowOverlay(column, make)
+        return RowOverlay(column, make, columns=columns)
 
     def _reprieve_columns(
         self,
@@ -1118,9 +1254,11 @@ class Evaluator:
         prio: int,
         rows: np.ndarray,
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]]:
+    ) -> tuple[_RoundVictims, np.ndarray, np.ndarray, np.ndarray | None]:
         """``SelectVictimsOnNode``'s reprieve loop on the stripped nodes ``rows`` in lockstep:
-        (victims, number of PDB-violating victims, the default rules' scores) per node."""
+        the round (each node's victims, made when read) and per node its number of victims, of
+        PDB-violating victims, and the default rules' scores (one row per rule; None when the
+        pod order is not the default one)."""
         fh = self.handle
         snap = fh.snapshot
         default_order = self.more_important_pod is more_important_pod
@@ -1156,8 +1294,8 @@ class Evaluator:
         if fast is None:
             counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
         offsets = np.cumsum(counts) - counts
-        flat: list[PodInfo] = list(itertools.chain.from_iterable(orders))
-        kept = np.zeros(len(flat), dtype=bool)
+        total = int(offsets[-1] + counts[-1]) if len(counts) else 0
+        kept = np.zeros(total, dtype=bool)
         values: dict[tuple[str, str], np.ndarray] = {}
         in_block = not any(reordered)
 
@@ -1195,11 +1333,38 @@ class Evaluator:
                 col = now[key] = snap.column_stripped(kind, resource, prio)[rows] + back
             return col
 
+        # the same for several columns at once (one row each)
+        values2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        now2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+
+        def flat_values2(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            key = (kind, resources)
+            v = values2.get(key)
+            if v is None:
+                if in_block and all((kind, r) in _BLOCK_KEYS for r in resources):
+                    flat_values(kind, resources[0])  # makes the block
+                    v = values["block", ""][[_BLOCK_KEYS[kind, r] for r in resources]]
+                else:
+                    v = np.stack([flat_values(kind, r) for r in resources])
+                values2[key] = v
+            return v
+
+        def current2(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            key = (kind, resources)
+            cols = now2.get(key)
+            if cols is None:
+                v = flat_values2(kind, resources)
+                back = np.add.reduceat(np.where(kept, v, 0), offsets, axis=1)
+                cols = now2[key] = snap.columns_stripped(kind, resources, prio).take(rows, axis=1) + back
+            return cols
+
         active = np.arange(len(orders))
         step = 0
         while len(active):
             cur = offsets[active] + step
-            base = self._reprieve_overlay(active, cur, offsets, kept, flat, entries, flat_values, current)
+            base = self._reprieve_overlay(
+                active, cur, offsets, kept, orders, entries, flat_values, current, flat_values2, current2
+            )
             out = fh.run_filter_plugins_with_nominated_pods_rows(state, pod, rows[active], prio, base=base)
             ok = np.ones(len(active), dtype=bool)
             if out:
@@ -1208,65 +1373,42 @@ class Evaluator:
             kept[reprieved] = True
             for key, col in now.items():
                 col[active[ok]] += flat_values(*key)[reprieved]
+            for key2, cols in now2.items():
+                cols[:, active[ok]] += flat_values2(*key2).take(reprieved, axis=1)
             step += 1
             active = active[counts[active] > step]
-        scores: list[tuple[int, int, int, int, int]] | list[None] = [None] * len(orders)
-        if default_order:
-            scores = self._default_scores(kept, offsets, counts, num_pdb, flat_values)
-        # each node's victims: its pods not kept, in the reprieve order
         victim = ~kept
-        pods = list(map(_POD_OF, map(flat.__getitem__, np.flatnonzero(victim).tolist())))
-        ends = np.cumsum(np.add.reduceat(victim.astype(np.int64), offsets)).tolist()
-        results: list[tuple[list[Pod], int, tuple[int, int, int, int, int] | None]] = []
-        start = 0
-        if not any(num_pdb):
-            for end, score in zip(ends, scores, strict=True):
-                results.append((pods[start:end], 0, score))
-                start = end
-            return results
-        kept_l = kept.tolist()
-        for w, (end, score) in enumerate(zip(ends, scores, strict=True)):
-            victims = pods[start:end]
-            off = int(offsets[w])
-            num_violating = sum(1 for j in range(num_pdb[w]) if not kept_l[off + j])
-            if num_pdb[w] and num_pdb[w] < len(orders[w]):
-                _sort_by_importance(victims, self.more_important_pod, lambda p: p)
-            results.append((victims, num_violating, score))
-            start = end
-        return results
+        nvict = np.add.reduceat(victim.astype(np.int64), offsets)
+        if any(num_pdb):
+            segment = np.repeat(np.arange(len(offsets)), counts)
+            within = np.arange(total) - offsets[segment] < np.array(num_pdb, dtype=np.int64)[segment]
+            nviol = np.add.reduceat((victim & within).astype(np.int64), offsets)
+        else:
+            nviol = np.zeros(len(orders), dtype=np.int64)
+        scores = self._default_scores(kept, offsets, counts, nviol, flat_values) if default_order else None
+        return _RoundVictims(orders, kept, offsets, counts, num_pdb, self.more_important_pod), nvict, nviol, scores
 
     @staticmethod
     def _default_scores(
         kept: np.ndarray,
         offsets: np.ndarray,
         counts: np.ndarray,
-        num_pdb: list[int],
+        violations: np.ndarray,
         flat_values: Callable[[str, str], np.ndarray],
-    ) -> list[tuple[int, int, int, int, int]]:
-        """Per node, the default rules' scores of its victims (the pods not kept), on arrays:
-        PDB violations, the highest victim priority (``victims[0]``'s in importance order), the
-        sum of (priority + 2^31), the count, the earliest start among the highest-priority ones."""
+    ) -> np.ndarray:
+        """Per node, the default rules' scores of its victims (the pods not kept), one row per
+        rule, higher is better: minus the PDB violations, minus the highest victim priority
+        (``victims[0]``'s in importance order), minus the sum of (priority + 2^31), minus the
+        count, the earliest start among the highest-priority ones."""
         victim = ~kept
         prio = flat_values("priority", "")
         start = flat_values("start", "")
         highest = np.maximum.reduceat(np.where(victim, prio, MIN_INT64), offsets)
-        segment = np.repeat(np.arange(len(offsets)), counts)
-        top = victim & (prio == highest[segment])
+        top = victim & (prio == np.repeat(highest, counts))
         earliest = np.minimum.reduceat(np.where(top, start, _NOW_NS), offsets)
         total = np.add.reduceat(np.where(victim, prio + (MAX_INT32 + 1), 0), offsets)
         number = np.add.reduceat(victim.astype(np.int64), offsets)
-        violating = victim & (np.arange(len(victim)) - offsets[segment] < np.array(num_pdb, dtype=np.int64)[segment])
-        violations = np.add.reduceat(violating.astype(np.int64), offsets)
-        return list(
-            zip(
-                (-violations).tolist(),
-                (-highest).tolist(),
-                (-total).tolist(),
-                (-number).tolist(),
-                earliest.tolist(),
-                strict=True,
-            )
-        )
+        return np.stack((-violations, -highest, -total, -number, earliest))
 
     @staticmethod
     def _reprieve_overlay(
@@ -1274,34 +1416,43 @@ class Evaluator:
         cur: np.ndarray,
         offsets: np.ndarray,
         kept: np.ndarray,
-        flat: list[PodInfo],
+        orders: list[list[PodInfo]],
         entries: list[_Stripped],
         flat_values: Callable[[str, str], np.ndarray],
         current: Callable[[str, str], np.ndarray],
+        flat_values2: Callable[[str, tuple[str, ...]], np.ndarray],
+        current2: Callable[[str, tuple[str, ...]], np.ndarray],
     ) -> RowOverlay:
         """One reprieve step: the stripped nodes ``rows[active]`` with the pods kept so far and
         the pod at ``cur`` added back (in the reprieve order, as the per-node loop adds them).
-        ``current(kind, resource)`` is each node's column with the pods kept so far."""
+        ``current(kind, resource)`` is each node's column with the pods kept so far
+        (``current2`` several of them, one row each)."""
         kept = kept.copy()
 
         def column(kind: str, resource: str) -> np.ndarray:
             col: np.ndarray = current(kind, resource)[active] + flat_values(kind, resource)[cur]
             return col
 
+        def columns(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            cols: np.ndarray = current2(kind, resources).take(active, axis=1) + flat_values2(kind, resources).take(cur, axis=1)
+            return cols
+
         def make(i: int) -> NodeInfo:
             w = int(active[i])
+            off, step = int(offsets[w]), int(cur[i]) - int(offsets[w])
             info = entries[w].stripped.clone()
-            for j in range(int(offsets[w]), int(cur[i])):
-                if kept[j]:
-                    info.add_pod(flat[j])
-            info.add_pod(flat[int(cur[i])])
+            order = orders[w]
+            for j in range(step):
+                if kept[off + j]:
+                    info.add_pod(order[j])
+            info.add_pod(order[step])
             return info
 
-        return RowOverlay(column, make)
+        return RowOverlay(column, make, columns=columns)
 
     async def call_extenders(
-        self, pod: Pod, candidates: list[Candidate]
-    ) -> tuple[list[Candidate], Status | None]:
+        self, pod: Pod, candidates: Sequence[Candidate]
+    ) -> tuple[Sequence[Candidate], Status | None]:
         """``callExtenders``: let preemption-capable extenders narrow the candidates.
 
         An extender is any object with ``supports_preemption()``, ``is_interested(pod)``,
@@ -1353,6 +1504,12 @@ class Evaluator:
             return None
         if len(candidates) == 1:
             return candidates[0]
+        if (
+            isinstance(candidates, CandidateList)
+            and candidates.has_default_scores
+            and getattr(self.ordered_score_funcs, "__func__", None) is Evaluator.ordered_score_funcs
+        ):
+            return candidates.candidate(candidates.best_by_default_rules())
         victims_map = {c.name: c for c in candidates}
         funcs = self.ordered_score_funcs(victims_map)
         if not funcs and len(victims_map) == len(candidates):

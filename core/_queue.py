@@ -378,7 +378,7 @@ class NominatedView:
     it (``Framework.run_filter_plugins_with_nominated_pods_rows``) instead of node copies.
     """
 
-    __slots__ = ("nominator", "snapshot", "priority", "exclude_uid", "counts", "_rows", "_slots", "_own", "_deltas")
+    __slots__ = ("nominator", "snapshot", "priority", "exclude_uid", "counts", "_rows", "_slots", "_own", "_deltas", "_deltas2")
 
     def __init__(
         self,
@@ -400,6 +400,7 @@ class NominatedView:
         self._slots = slots
         self._own = own  # (slot, row) of the left-out pod when it is among the selected
         self._deltas: dict[tuple[str, str], np.ndarray] = {}
+        self._deltas2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
     def delta(self, kind: str, resource: str) -> np.ndarray:
         key = (kind, resource)
@@ -412,6 +413,14 @@ class NominatedView:
                 if self._own is not None:
                     d[self._own[1]] -= vals[self._own[0]]
             self._deltas[key] = d
+        return d
+
+    def deltas(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
+        """:meth:`delta` of each of ``resources``, one row each."""
+        key = (kind, resources)
+        d = self._deltas2.get(key)
+        if d is None:
+            d = self._deltas2[key] = np.stack([self.delta(kind, r) for r in resources])
         return d
 
     def pods(self, row: int) -> list[PodInfo]:

@@ -191,6 +191,7 @@ class Fit:
         self.handle = handle
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
+        self._last_plan: tuple[ResourceAmounts, tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]] | None = None
         ss = self.args.scoring_strategy
         self.strategy = ss.type
         self.resources = ss.resources
@@ -274,24 +275,19 @@ class Fit:
         if n == 1 and nodes.has_infos:
             st = self._filter_one(req, nodes[0])
             return None if st is None else {0: st}
-        # one bit per failure reason, in upstream's order; bit 63 marks "unresolvable"
-        reasons = [REASON_TOO_MANY_PODS]
-        mask = np.zeros(n, dtype=np.int64)
-        unresolvable = np.zeros(n, dtype=bool)
-        too_many = nodes.requested(PODS) + 1 > nodes.allocatable(PODS)
-        mask |= too_many.astype(np.int64)
-        if not _requests_nothing(req):
-            for bit, (name, value) in enumerate(_checked_resources(req, self.ignored), start=1):
-                alloc = nodes.allocatable(name)
-                short = value > alloc - nodes.requested(name)
-                if short.any():
-                    mask |= short.astype(np.int64) << bit
-                    unresolvable |= short & (value > alloc)
-                reasons.append(insufficient_reason(name))
-        failed = np.flatnonzero(mask)
+        # every checked resource at once, one row each (pods first); a node's failure reasons
+        # are the bits of its short rows, in upstream's order; bit 62 marks "unresolvable"
+        names, need, need_unresolvable, weights, reasons = self._plan(req)
+        alloc = nodes.columns("allocatable", names)
+        short = need > alloc - nodes.columns("requested", names)
+        keys = weights @ short
+        failed = np.flatnonzero(keys)
         if len(failed) == 0:
             return None
-        keys = mask[failed] | (unresolvable[failed].astype(np.int64) << 62)
+        keys = keys[failed]
+        over = need_unresolvable > alloc  # a request above the node's allocatable cannot be fixed
+        if over.any():
+            keys |= (over & short).any(axis=0)[failed].astype(np.int64) << 62
         if (keys == keys[0]).all():  # the usual case: one reason for every rejected node
             distinct, which = keys[:1], np.zeros(len(keys), dtype=np.int64)
         else:
@@ -302,6 +298,29 @@ class Fit:
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
             statuses.append(Status(code, *[r for bit, r in enumerate(reasons) if key >> bit & 1]))
         return Rejections(failed, which.astype(np.int64), statuses)
+
+    def _plan(self, req: ResourceAmounts) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """What the batch Filter compares for ``req`` (kept for the last request seen: the
+        cycle's pod): the resources (pods first), the request per row as a column (1 pod), the
+        same with the pods row never unresolvable, the bit of each row, and the reasons."""
+        last = self._last_plan
+        if last is not None and last[0] is req:
+            return last[1]
+        names = [PODS]
+        values = [1]
+        reasons = [REASON_TOO_MANY_PODS]
+        if not _requests_nothing(req):
+            for name, value in _checked_resources(req, self.ignored):
+                names.append(name)
+                values.append(value)
+                reasons.append(insufficient_reason(name))
+        need = np.array(values, dtype=np.int64)[:, None]
+        need_unresolvable = need.copy()
+        need_unresolvable[0] = -1  # never above an allocatable pod count
+        weights = np.left_shift(1, np.arange(len(names), dtype=np.int64))
+        plan = (tuple(names), need, need_unresolvable, weights, reasons)
+        self._last_plan = (req, plan)
+        return plan
 
     def _filter_one(self, req: ResourceAmounts, ni: NodeInfo) -> Status | None:
         """The batch Filter for a single node, in plain ints (the preemption dry run's case):
