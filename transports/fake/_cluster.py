@@ -156,6 +156,12 @@ class FakeCluster(Transport):
         for c in self._controllers:
             c.close()
 
+    @property
+    def instant_writes(self) -> bool:
+        """Whether every write completes within its call (no injected delay): a caller gains
+        nothing by running writes concurrently."""
+        return not self.faults.delayed
+
     # --- time ------------------------------------------------------------------------------
 
     def elapsed(self) -> float:

@@ -208,6 +208,11 @@ class Faults:
         ``watch()`` lists everything again, then SYNCED."""
         self._store.drop_watches()
 
+    @property
+    def delayed(self) -> bool:
+        """Whether some verb has a delay."""
+        return bool(self._delays)
+
     def clear(self) -> None:
         """Forget every pending failure and delay."""
         for q in self._failures.values():
