@@ -100,30 +100,25 @@ class _RoundVictims:
     """One reprieve round of the column dry run: per node (in the round's order) its pods in
     reprieve order and which of them were kept; a node's victims are made when read."""
 
-    __slots__ = ("orders", "kept", "offsets", "counts", "num_pdb", "less")
+    __slots__ = ("orders", "kept", "num_pdb", "less")
 
     def __init__(
         self,
         orders: list[list[PodInfo]],
         kept: np.ndarray,
-        offsets: np.ndarray,
-        counts: np.ndarray,
         num_pdb: list[int],
         less: Callable[[Pod, Pod], bool],
     ) -> None:
         self.orders = orders
-        self.kept = kept
-        self.offsets = offsets
-        self.counts = counts
+        self.kept = kept  # (nodes, slots)
         self.num_pdb = num_pdb
         self.less = less
 
     def victims(self, w: int) -> list[Pod]:
         """Node ``w``'s pods not kept, in reprieve order (importance order once PDB-violating
         and other pods are both among them, as ``SelectVictimsOnNode`` sorts them)."""
-        off = int(self.offsets[w])
         order = self.orders[w]
-        kept = self.kept[off : off + len(order)].tolist()
+        kept = self.kept[w, : len(order)].tolist()
         victims = [pi.pod for pi, k in zip(order, kept, strict=True) if not k]
         if self.num_pdb[w] and self.num_pdb[w] < len(order):
             _sort_by_importance(victims, self.less, lambda p: p)
@@ -338,6 +333,37 @@ class _Stripped:
                 copy.remove_pod(pi.uid)
             self._stripped = copy
         return self._stripped
+
+
+class _RowStore:
+    """Per snapshot row, its stripped entry (for one preemptor priority) and the values of
+    :data:`_BLOCK_KEYS` of its potential victims in importance order, in one array
+    ``values[key, row, slot]`` that grows its slots as needed; ``generations`` says which
+    NodeInfo generation each row was made from (-1: not yet)."""
+
+    __slots__ = ("snapshot", "tree_generation", "prio", "by_row", "generations", "counts", "values")
+
+    def __init__(self, snapshot: Any, prio: int, n: int) -> None:
+        self.snapshot = snapshot
+        self.tree_generation = snapshot.tree_generation
+        self.prio = prio
+        self.by_row: list[_Stripped | None] = [None] * n
+        self.generations = np.full(n, -1, dtype=np.int64)
+        self.counts = np.zeros(n, dtype=np.int64)
+        self.values = np.zeros((len(_BLOCK_KEYS), n, 4), dtype=np.int64)
+
+    def set(self, row: int, entry: _Stripped, generation: int) -> None:
+        block = entry.block()
+        width = block.shape[1]
+        if width > self.values.shape[2]:
+            grown = np.zeros((len(_BLOCK_KEYS), len(self.by_row), max(width, 2 * self.values.shape[2])), dtype=np.int64)
+            grown[:, :, : self.values.shape[2]] = self.values
+            self.values = grown
+        self.values[:, row, :width] = block
+        self.values[:, row, width:] = 0
+        self.by_row[row] = entry
+        self.generations[row] = generation
+        self.counts[row] = width
 
 
 class _Reprieve:
@@ -602,7 +628,7 @@ class Evaluator:
         self._strip_pass_rate = 1.0
         # (snapshot, node-set generation, priority, entry per row, its NodeInfo generation,
         # its number of potential victims): see _row_entries
-        self._rows_memo: tuple[Any, int, int, list[_Stripped | None], np.ndarray, np.ndarray] | None = None
+        self._rows_memo: _RowStore | None = None
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
 
@@ -1181,31 +1207,32 @@ class Evaluator:
         )
         return candidates, statuses, errs
 
-    def _row_entries(
+    def _row_store(
         self, snap: Any, rows: np.ndarray, prio: int
-    ) -> tuple[list[_Stripped], np.ndarray] | None:
-        """The stripped entries of the snapshot's ``rows`` (``by_importance`` made) and their
-        numbers of potential victims, kept per row while the row's NodeInfo generation is the
-        same (one array comparison finds the stale rows); None if the snapshot has no
-        generations."""
+    ) -> tuple[list[_Stripped], np.ndarray, np.ndarray] | None:
+        """The stripped entries of the snapshot's ``rows`` (``by_importance`` made), their
+        numbers of potential victims, and the values of :data:`_BLOCK_KEYS` of those pods in
+        importance order (``(len(_BLOCK_KEYS), len(rows), most victims)``, zero past a row's
+        count).  Kept per row while the row's NodeInfo generation is the same (one array
+        comparison finds the stale rows); None if the snapshot has no generations."""
         generations = getattr(snap, "generations", None)
         n = len(snap.node_infos)
         if generations is None or len(generations) != n:
             return None
-        key = (snap, snap.tree_generation, prio)
         memo = self._rows_memo
-        if memo is None or memo[0] is not snap or memo[1] != key[1] or memo[2] != prio or len(memo[3]) != n:
-            memo = self._rows_memo = (snap, key[1], prio, [None] * n, np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
-        _, _, _, by_row, gens, counts = memo
-        for i in np.flatnonzero(gens[rows] != generations[rows]).tolist():
+        if memo is None or memo.snapshot is not snap or memo.tree_generation != snap.tree_generation or memo.prio != prio or len(memo.by_row) != n:
+            memo = self._rows_memo = _RowStore(snap, prio, n)
+        stale = np.flatnonzero(memo.generations[rows] != generations[rows])
+        for i in stale.tolist():
             r = int(rows[i])
             entry = self._strip_entry(snap.node_infos[r], prio)
-            potential = self._by_importance(entry, True)  # only called with the default order
-            by_row[r] = entry
-            gens[r] = generations[r]
-            counts[r] = len(potential)
+            self._by_importance(entry, True)  # only called with the default order
+            memo.set(r, entry, int(generations[r]))
+        by_row = memo.by_row
         entries: list[_Stripped] = [by_row[r] for r in rows.tolist()]  # type: ignore[misc]
-        return entries, counts[rows]
+        counts = memo.counts[rows]
+        width = int(counts.max()) if len(counts) else 0
+        return entries, counts, memo.values.take(rows, axis=1)[:, :, :width]
 
     def _by_importance(self, entry: _Stripped, default_order: bool) -> list[PodInfo]:
         """The entry's potential victims, most important first (kept on the entry for the
@@ -1258,7 +1285,11 @@ class Evaluator:
         """``SelectVictimsOnNode``'s reprieve loop on the stripped nodes ``rows`` in lockstep:
         the round (each node's victims, made when read) and per node its number of victims, of
         PDB-violating victims, and the default rules' scores (one row per rule; None when the
-        pod order is not the default one)."""
+        pod order is not the default one).
+
+        Node ``w``'s pods in reprieve order are slots ``0..counts[w]-1`` of row ``w`` of
+        ``(nodes, most victims)`` arrays; step ``s`` adds back slot ``s`` of every node that
+        has one, over the pods kept so far."""
         fh = self.handle
         snap = fh.snapshot
         default_order = self.more_important_pod is more_important_pod
@@ -1266,184 +1297,173 @@ class Evaluator:
         orders: list[list[PodInfo]] = []
         reordered: list[bool] = []  # the order is not the entry's by_importance
         num_pdb: list[int] = []
-        infos = snap.node_infos
-        cache = self._stripped
-        fast = self._row_entries(snap, rows, prio) if default_order and not pdbs else None
+        block: np.ndarray | None = None  # the _BLOCK_KEYS values, (keys, nodes, slots)
+        fast = self._row_store(snap, rows, prio) if default_order and not pdbs else None
         if fast is not None:
-            entries, counts = fast
+            entries, counts, block = fast
             orders = [e.by_importance for e in entries]  # type: ignore[misc]
             reordered = [False] * len(entries)
             num_pdb = [0] * len(entries)
-        for r in rows.tolist() if fast is None else ():
-            ni = infos[r]
-            entry = cache.get(ni.name)  # type: ignore[assignment]
-            if entry is None or entry.original is not ni or entry.prio != prio:
-                entry = self._strip_entry(ni, prio)
-            potential = self._by_importance(entry, default_order)
-            if pdbs:
-                violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-                order = violating + non_violating
-                num_pdb.append(len(violating))
-                reordered.append(not default_order or bool(violating and non_violating))
-            else:
-                order = potential
-                num_pdb.append(0)
-                reordered.append(not default_order)
-            entries.append(entry)
-            orders.append(order)
-        if fast is None:
+        else:
+            infos = snap.node_infos
+            cache = self._stripped
+            for r in rows.tolist():
+                ni = infos[r]
+                entry = cache.get(ni.name)
+                if entry is None or entry.original is not ni or entry.prio != prio:
+                    entry = self._strip_entry(ni, prio)
+                potential = self._by_importance(entry, default_order)
+                if pdbs:
+                    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+                    order = violating + non_violating
+                    num_pdb.append(len(violating))
+                    reordered.append(not default_order or bool(violating and non_violating))
+                else:
+                    order = potential
+                    num_pdb.append(0)
+                    reordered.append(not default_order)
+                entries.append(entry)
+                orders.append(order)
             counts = np.fromiter((len(o) for o in orders), np.int64, len(orders))
-        offsets = np.cumsum(counts) - counts
-        total = int(offsets[-1] + counts[-1]) if len(counts) else 0
-        kept = np.zeros(total, dtype=bool)
-        values: dict[tuple[str, str], np.ndarray] = {}
-        in_block = not any(reordered)
+        k = len(orders)
+        width = int(counts.max()) if k else 0
+        slot = np.arange(width)
+        kept = np.zeros((k, width), dtype=bool)
 
-        def flat_values(kind: str, resource: str) -> np.ndarray:
+        # per (kind, resource): each pod's value, (nodes, slots)
+        values: dict[tuple[str, str], np.ndarray] = {}
+
+        def slot_values(kind: str, resource: str) -> np.ndarray:
             key = (kind, resource)
             v = values.get(key)
-            if v is None and in_block and key in _BLOCK_KEYS:
-                block = values.get(("block", ""))
-                if block is None:
-                    block = values["block", ""] = np.concatenate([e.block() for e in entries], axis=1)
-                v = values[key] = block[_BLOCK_KEYS[key]]
             if v is None:
-                parts = []
-                for entry, order, re_ in zip(entries, orders, reordered, strict=True):
-                    if re_:
-                        parts.append(_values_of(order, kind, resource))
-                        continue
-                    ev = entry.values.get(key)
-                    if ev is None:
-                        ev = entry.values[key] = _values_of(order, kind, resource)
-                    parts.append(ev)
-                v = values[key] = np.concatenate(parts)
+                at = _BLOCK_KEYS.get(key)
+                if block is not None and at is not None:
+                    v = block[at]
+                else:
+                    v = np.zeros((k, width), dtype=np.int64)
+                    for w, (entry, order, re_) in enumerate(zip(entries, orders, reordered, strict=True)):
+                        if re_:
+                            v[w, : len(order)] = _values_of(order, kind, resource)
+                            continue
+                        ev = entry.values.get(key)
+                        if ev is None:
+                            ev = entry.values[key] = _values_of(order, kind, resource)
+                        v[w, : len(order)] = ev
+                values[key] = v
+            return v
+
+        values2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+
+        def slot_values2(kind: str, resources: tuple[str, ...]) -> np.ndarray:
+            key = (kind, resources)
+            v = values2.get(key)
+            if v is None:
+                if block is not None and all((kind, r) in _BLOCK_KEYS for r in resources):
+                    v = block.take([_BLOCK_KEYS[kind, r] for r in resources], axis=0)
+                else:
+                    v = np.stack([slot_values(kind, r) for r in resources])
+                values2[key] = v
             return v
 
         # per column asked for: each node's value with the pods kept so far (stripped + kept),
-        # brought up to date after each step
+        # brought up to date after each step; ``current2`` several columns, one row each
         now: dict[tuple[str, str], np.ndarray] = {}
+        now2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
         def current(kind: str, resource: str) -> np.ndarray:
             key = (kind, resource)
             col = now.get(key)
             if col is None:
-                v = flat_values(kind, resource)
-                back = np.add.reduceat(np.where(kept, v, 0), offsets)
+                back = np.where(kept, slot_values(kind, resource), 0).sum(axis=-1)
                 col = now[key] = snap.column_stripped(kind, resource, prio)[rows] + back
             return col
-
-        # the same for several columns at once (one row each)
-        values2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
-        now2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
-
-        def flat_values2(kind: str, resources: tuple[str, ...]) -> np.ndarray:
-            key = (kind, resources)
-            v = values2.get(key)
-            if v is None:
-                if in_block and all((kind, r) in _BLOCK_KEYS for r in resources):
-                    flat_values(kind, resources[0])  # makes the block
-                    v = values["block", ""][[_BLOCK_KEYS[kind, r] for r in resources]]
-                else:
-                    v = np.stack([flat_values(kind, r) for r in resources])
-                values2[key] = v
-            return v
 
         def current2(kind: str, resources: tuple[str, ...]) -> np.ndarray:
             key = (kind, resources)
             cols = now2.get(key)
             if cols is None:
-                v = flat_values2(kind, resources)
-                back = np.add.reduceat(np.where(kept, v, 0), offsets, axis=1)
+                back = np.where(kept, slot_values2(kind, resources), 0).sum(axis=-1)
                 cols = now2[key] = snap.columns_stripped(kind, resources, prio).take(rows, axis=1) + back
             return cols
 
-        active = np.arange(len(orders))
+        active = np.flatnonzero(counts > 0)
         step = 0
         while len(active):
-            cur = offsets[active] + step
             base = self._reprieve_overlay(
-                active, cur, offsets, kept, orders, entries, flat_values, current, flat_values2, current2
+                active, step, kept, orders, entries, slot_values, current, slot_values2, current2
             )
             out = fh.run_filter_plugins_with_nominated_pods_rows(state, pod, rows[active], prio, base=base)
-            ok = np.ones(len(active), dtype=bool)
             if out:
+                ok = np.ones(len(active), dtype=bool)
                 ok[Rejections.of(out).positions] = False
-            reprieved = cur[ok]
-            kept[reprieved] = True
+                reprieved = active[ok]
+            else:
+                reprieved = active
+            kept[reprieved, step] = True
             for key, col in now.items():
-                col[active[ok]] += flat_values(*key)[reprieved]
+                col[reprieved] += slot_values(*key)[reprieved, step]
             for key2, cols in now2.items():
-                cols[:, active[ok]] += flat_values2(*key2).take(reprieved, axis=1)
+                cols[:, reprieved] += slot_values2(*key2)[:, reprieved, step]
             step += 1
             active = active[counts[active] > step]
-        victim = ~kept
-        nvict = np.add.reduceat(victim.astype(np.int64), offsets)
+        victim = ~kept & (slot < counts[:, None])
+        nvict = victim.sum(axis=1)
         if any(num_pdb):
-            segment = np.repeat(np.arange(len(offsets)), counts)
-            within = np.arange(total) - offsets[segment] < np.array(num_pdb, dtype=np.int64)[segment]
-            nviol = np.add.reduceat((victim & within).astype(np.int64), offsets)
+            nviol = (victim & (slot < np.array(num_pdb, dtype=np.int64)[:, None])).sum(axis=1)
         else:
-            nviol = np.zeros(len(orders), dtype=np.int64)
-        scores = self._default_scores(kept, offsets, counts, nviol, flat_values) if default_order else None
-        return _RoundVictims(orders, kept, offsets, counts, num_pdb, self.more_important_pod), nvict, nviol, scores
+            nviol = np.zeros(k, dtype=np.int64)
+        scores = None
+        if default_order:
+            scores = self._default_scores(victim, nvict, nviol, slot_values("priority", ""), slot_values("start", ""))
+        return _RoundVictims(orders, kept, num_pdb, self.more_important_pod), nvict, nviol, scores
 
     @staticmethod
     def _default_scores(
-        kept: np.ndarray,
-        offsets: np.ndarray,
-        counts: np.ndarray,
-        violations: np.ndarray,
-        flat_values: Callable[[str, str], np.ndarray],
+        victim: np.ndarray, number: np.ndarray, violations: np.ndarray, prio: np.ndarray, start: np.ndarray
     ) -> np.ndarray:
-        """Per node, the default rules' scores of its victims (the pods not kept), one row per
-        rule, higher is better: minus the PDB violations, minus the highest victim priority
-        (``victims[0]``'s in importance order), minus the sum of (priority + 2^31), minus the
-        count, the earliest start among the highest-priority ones."""
-        victim = ~kept
-        prio = flat_values("priority", "")
-        start = flat_values("start", "")
-        highest = np.maximum.reduceat(np.where(victim, prio, MIN_INT64), offsets)
-        top = victim & (prio == np.repeat(highest, counts))
-        earliest = np.minimum.reduceat(np.where(top, start, _NOW_NS), offsets)
-        total = np.add.reduceat(np.where(victim, prio + (MAX_INT32 + 1), 0), offsets)
-        number = np.add.reduceat(victim.astype(np.int64), offsets)
+        """Per node (a row of ``victim``, its victims' slots), the default rules' scores, one
+        row per rule, higher is better: minus the PDB violations, minus the highest victim
+        priority (``victims[0]``'s in importance order), minus the sum of (priority + 2^31),
+        minus the count, the earliest start among the highest-priority ones."""
+        highest = np.where(victim, prio, MIN_INT64).max(axis=1)
+        top = victim & (prio == highest[:, None])
+        earliest = np.where(top, start, _NOW_NS).min(axis=1)
+        total = np.where(victim, prio + (MAX_INT32 + 1), 0).sum(axis=1)
         return np.stack((-violations, -highest, -total, -number, earliest))
 
     @staticmethod
     def _reprieve_overlay(
         active: np.ndarray,
-        cur: np.ndarray,
-        offsets: np.ndarray,
+        step: int,
         kept: np.ndarray,
         orders: list[list[PodInfo]],
         entries: list[_Stripped],
-        flat_values: Callable[[str, str], np.ndarray],
+        slot_values: Callable[[str, str], np.ndarray],
         current: Callable[[str, str], np.ndarray],
-        flat_values2: Callable[[str, tuple[str, ...]], np.ndarray],
+        slot_values2: Callable[[str, tuple[str, ...]], np.ndarray],
         current2: Callable[[str, tuple[str, ...]], np.ndarray],
     ) -> RowOverlay:
         """One reprieve step: the stripped nodes ``rows[active]`` with the pods kept so far and
-        the pod at ``cur`` added back (in the reprieve order, as the per-node loop adds them).
-        ``current(kind, resource)`` is each node's column with the pods kept so far
+        their pod in slot ``step`` added back (in the reprieve order, as the per-node loop adds
+        them).  ``current(kind, resource)`` is each node's column with the pods kept so far
         (``current2`` several of them, one row each)."""
-        kept = kept.copy()
+        kept = kept[active, :step]  # a copy: later steps change ``kept``
 
         def column(kind: str, resource: str) -> np.ndarray:
-            col: np.ndarray = current(kind, resource)[active] + flat_values(kind, resource)[cur]
+            col: np.ndarray = current(kind, resource)[active] + slot_values(kind, resource)[active, step]
             return col
 
         def columns(kind: str, resources: tuple[str, ...]) -> np.ndarray:
-            cols: np.ndarray = current2(kind, resources).take(active, axis=1) + flat_values2(kind, resources).take(cur, axis=1)
+            cols: np.ndarray = current2(kind, resources).take(active, axis=1) + slot_values2(kind, resources)[:, active, step]
             return cols
 
         def make(i: int) -> NodeInfo:
             w = int(active[i])
-            off, step = int(offsets[w]), int(cur[i]) - int(offsets[w])
             info = entries[w].stripped.clone()
             order = orders[w]
-            for j in range(step):
-                if kept[off + j]:
+            for j, k in enumerate(kept[i].tolist()):
+                if k:
                     info.add_pod(order[j])
             info.add_pod(order[step])
             return info
