@@ -187,13 +187,9 @@ class CandidateList(Sequence[Candidate]):
         """The index :func:`pick_one_node_for_preemption` picks with the default rules: each rule
         keeps the best-scoring candidates, the first of the rest wins."""
         assert self._scores is not None
-        idx = np.arange(len(self))
-        for col in self._scores:
-            if len(idx) == 1:
-                break
-            v = col[idx]
-            idx = idx[v == v.max()]
-        return int(idx[0])
+        # ascending on the negated scores, first rule first: the best first, ties in order
+        # (a lexicographic sort is stable); no score is -2^63 (a candidate has victims)
+        return int(np.lexsort(-self._scores[::-1])[0])
 
 # the values the reprieve needs for every node (what NodeResourcesFit reads, and the default
 # candidate rules' inputs), kept together per node: one concatenation per reprieve round
@@ -402,6 +398,16 @@ _RFC3339 = re.compile(
 )
 
 
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of the proleptic Gregorian date (Howard Hinnant's algorithm)."""
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
 def _parse_ns(ts: str | None) -> int | None:
     """An RFC 3339 timestamp as integer nanoseconds since the epoch (nanosecond precision)."""
     if not ts:
@@ -411,6 +417,15 @@ def _parse_ns(ts: str | None) -> int | None:
 
 @functools.lru_cache(maxsize=16384)
 def _parse_ns_cached(ts: str) -> int:
+    if len(ts) >= 20 and ts[-1] == "Z" and ts[4] == "-" and ts[10] == "T" and ts[19] in ".Z":
+        # the form the API server writes: 2024-01-02T03:04:05Z or with a fraction, in UTC
+        frac = ts[20:-1]
+        try:
+            secs = _days_from_civil(int(ts[0:4]), int(ts[5:7]), int(ts[8:10])) * 86400 + int(ts[11:13]) * 3600 + int(ts[14:16]) * 60 + int(ts[17:19])
+        except ValueError:
+            secs = None
+        if secs is not None and (not frac or (frac.isdigit() and frac.isascii())) and _RFC3339.match(ts):
+            return secs * 1_000_000_000 + int(frac[:9].ljust(9, "0") or 0)
     m = _RFC3339.match(ts)
     if m is None:
         from datetime import datetime
