@@ -629,7 +629,7 @@ class Framework:
                 keys = np.fromiter(bad.keys(), np.int64, len(bad))
             keep = np.ones(len(alive), dtype=bool)
             keep[keys] = False
-            idx = np.flatnonzero(keep)
+            idx = keep.nonzero()[0]
             positions = idx if positions is None else positions[idx]
             alive = alive.subset(idx)
         if not parts:
@@ -790,7 +790,7 @@ class Framework:
         if has is None or not has.any():
             return self._filter_rows(state, pod, rows, base)
         assert view is not None
-        first = np.flatnonzero(has)
+        first = has.nonzero()[0]
         skip = state.skip_filter_plugins
         if any(name not in skip for name, _ in self._add_pod):
             failed: dict[int, Status] = {}
@@ -799,7 +799,7 @@ class Framework:
                 st = self.run_filter_plugins_with_nominated_pods(state, pod, ni, prio)
                 if st is not None and not st.is_success():
                     failed[i] = st
-            rest = np.flatnonzero(~has)
+            rest = (~has).nonzero()[0]
             if len(rest):
                 out = self._filter_rows(state, pod, rows[rest], None if base is None else base.subset(rest))
                 if out:
@@ -812,7 +812,7 @@ class Framework:
         if first_pass:
             again = has.copy()
             again[first_pass.positions] = False
-            second = np.flatnonzero(again)
+            second = again.nonzero()[0]
         else:
             second = first
         if not len(second):

@@ -1139,7 +1139,7 @@ class Evaluator:
                     none = at[~has]
                     fail_pos.append(none)
                     fail_which.append(np.zeros(len(none), dtype=np.int64))
-                cand = np.flatnonzero(has)
+                cand = has.nonzero()[0]
                 if len(cand):
                     r = seg[cand]
                     out = fh.run_filter_plugins_with_nominated_pods_rows(
@@ -1172,18 +1172,18 @@ class Evaluator:
             stop = hv & (c_nonv > 0) & (
                 np.minimum(c_nonv, num_candidates) + np.minimum(c_viol, num_candidates) >= num_candidates
             )
-            hit = np.flatnonzero(stop)
+            hit = stop.nonzero()[0]
             end = int(hit[0]) + 1 if len(hit) else len(group)
             ri = len(rounds)
             rounds.append(round_)
             for mask, parts, have in ((nonv, nonv_parts, n_nonv), (viol, viol_parts, n_viol)):
-                local = np.flatnonzero(mask[:end])[: max(num_candidates - have, 0)]
+                local = mask[:end].nonzero()[0][: max(num_candidates - have, 0)]
                 if len(local):
                     parts.append((ri, local, group_rows[local], nviol[local], None if scores is None else scores[:, local]))
             n_nonv = min(int(c_nonv[end - 1]), num_candidates)
             n_viol = min(int(c_viol[end - 1]), num_candidates)
             # no victims cannot happen for a node that failed Filter as it is; kept for parity
-            for j in np.flatnonzero(~hv[:end]).tolist():
+            for j in (~hv[:end]).nonzero()[0].tolist():
                 p = group[j]
                 msg = f'expected at least one victim pod on node "{names[order_l[p]]}"'
                 fail_pos.append(np.array([p], dtype=np.int64))
@@ -1237,7 +1237,7 @@ class Evaluator:
         memo = self._rows_memo
         if memo is None or memo.snapshot is not snap or memo.tree_generation != snap.tree_generation or memo.prio != prio or len(memo.by_row) != n:
             memo = self._rows_memo = _RowStore(snap, prio, n)
-        stale = np.flatnonzero(memo.generations[rows] != generations[rows])
+        stale = (memo.generations[rows] != generations[rows]).nonzero()[0]
         for i in stale.tolist():
             r = int(rows[i])
             entry = self._strip_entry(snap.node_infos[r], prio)
@@ -1402,7 +1402,7 @@ class Evaluator:
                 cols = now2[key] = snap.columns_stripped(kind, resources, prio).take(rows, axis=1) + back
             return cols
 
-        active = np.flatnonzero(counts > 0)
+        active = (counts > 0).nonzero()[0]
         step = 0
         while len(active):
             base = self._reprieve_overlay(

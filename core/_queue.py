@@ -552,7 +552,7 @@ class Nominator:
             code_rows = self._rows_of_codes(snapshot)
             n = len(self._slot_pi)
             sel = self._slot_alive[:n] & (self._slot_prio[:n] >= priority)
-            slots = np.flatnonzero(sel)
+            slots = sel.nonzero()[0]
             rows = code_rows[self._slot_code[slots]]
             known = rows >= 0  # a node the snapshot does not have counts nowhere
             if not known.all():
@@ -567,7 +567,7 @@ class Nominator:
             own: tuple[int, int] | None = None
             slot = self._slot_of.get(exclude_uid)
             if slot is not None:
-                at = np.flatnonzero(slots == slot)
+                at = (slots == slot).nonzero()[0]
                 if len(at):
                     own = (slot, int(rows[at[0]]))
             if own is not None:
@@ -643,7 +643,7 @@ class Nominator:
     def _compact(self) -> None:
         """Drop the dead slots, keeping the live ones in order."""
         n = len(self._slot_pi)
-        keep = np.flatnonzero(self._slot_alive[:n])
+        keep = self._slot_alive[:n].nonzero()[0]
         cap = max(16, 2 * len(keep))
         def packed(a: np.ndarray) -> np.ndarray:
             out = np.zeros(cap, dtype=a.dtype)

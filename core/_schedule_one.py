@@ -86,7 +86,7 @@ def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str
     """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
     if len(names) == 0:
         raise ValueError("empty priorityList")
-    ties = np.flatnonzero(scores == scores.max())
+    ties = (scores == scores.max()).nonzero()[0]
     # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
     # one draw gives the same distribution
     selected = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
@@ -469,7 +469,7 @@ class ScheduleOne:
             return np.arange(len(seg)), rej
         keep = np.ones(len(seg), dtype=bool)
         keep[rej.positions] = False
-        return np.flatnonzero(keep), rej
+        return keep.nonzero()[0], rej
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from kubesched.framework import (
     NO_SCHEDULE,
     TAINT_NODE_UNSCHEDULABLE,
@@ -101,7 +99,7 @@ class NodeUnschedulable:
         if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
             flagged_list = [0] if _cordoned_or_missing(nodes[0]) else []
         else:
-            flagged_list = np.flatnonzero(nodes.node_flag(NAME, _cordoned_or_missing)).tolist()
+            flagged_list = nodes.node_flag(NAME, _cordoned_or_missing).nonzero()[0].tolist()
         for i in flagged_list:
             node = nodes[i].node
             if node is None:

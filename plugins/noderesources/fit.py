@@ -281,23 +281,24 @@ class Fit:
         alloc = nodes.columns("allocatable", names)
         short = need > alloc - nodes.columns("requested", names)
         keys = weights @ short
-        failed = np.flatnonzero(keys)
+        failed = keys.nonzero()[0]
         if len(failed) == 0:
             return None
         keys = keys[failed]
         over = need_unresolvable > alloc  # a request above the node's allocatable cannot be fixed
         if over.any():
             keys |= (over & short).any(axis=0)[failed].astype(np.int64) << 62
-        if (keys == keys[0]).all():  # the usual case: one reason for every rejected node
-            distinct, which = keys[:1], np.zeros(len(keys), dtype=np.int64)
+        first = int(keys[0])
+        if (keys == first).all():  # the usual case: one reason for every rejected node
+            distinct, which = [first], np.zeros(len(keys), dtype=np.int64)
         else:
-            distinct = np.unique(keys)
-            which = np.searchsorted(distinct, keys)
+            unique = np.unique(keys)
+            distinct, which = unique.tolist(), np.searchsorted(unique, keys).astype(np.int64, copy=False)
         statuses: list[Status] = []
-        for key in distinct.tolist():
+        for key in distinct:
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key >> 62 else Code.UNSCHEDULABLE
             statuses.append(Status(code, *[r for bit, r in enumerate(reasons) if key >> bit & 1]))
-        return Rejections(failed, which.astype(np.int64), statuses)
+        return Rejections(failed, which, statuses)
 
     def _plan(self, req: ResourceAmounts) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]:
         """What the batch Filter compares for ``req`` (kept for the last request seen: the
