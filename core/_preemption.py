@@ -1419,7 +1419,7 @@ class Evaluator:
             for key, col in now.items():
                 col[reprieved] += slot_values(*key)[reprieved, step]
             for key2, cols in now2.items():
-                cols[:, reprieved] += slot_values2(*key2)[:, reprieved, step]
+                cols[:, reprieved] = cols.take(reprieved, axis=1) + slot_values2(*key2)[:, :, step].take(reprieved, axis=1)
             step += 1
             active = active[counts[active] > step]
         victim = ~kept & (slot < counts[:, None])
@@ -1470,7 +1470,7 @@ class Evaluator:
             return col
 
         def columns(kind: str, resources: tuple[str, ...]) -> np.ndarray:
-            cols: np.ndarray = current2(kind, resources).take(active, axis=1) + slot_values2(kind, resources)[:, active, step]
+            cols: np.ndarray = current2(kind, resources).take(active, axis=1) + slot_values2(kind, resources)[:, :, step].take(active, axis=1)
             return cols
 
         def make(i: int) -> NodeInfo:
