@@ -259,8 +259,8 @@ class Snapshot:
         self._below: dict[tuple[str, str, int], np.ndarray] = {}
         # the same keys -> column minus column_below: the nodes without those pods
         self._stripped: dict[tuple[str, str, int], np.ndarray] = {}
-        # stacked columns (columns(), columns_stripped()) and the generation they were made at
-        self._stacks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}
+        # stacked columns (columns(), columns_stripped()) and the columns they stack
+        self._stacks: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
@@ -330,6 +330,9 @@ class Snapshot:
                     col[i] = whole[i] - below[i]
                 else:
                     col[i] = _value(ni, key[0], key[1]) - _value_below(ni, *key)
+            for stack, sources in self._stacks.values():
+                for j, source in enumerate(sources):
+                    stack[j, i] = source[i]
         cache.dirty.clear()
 
     def column(self, kind: str, resource: str) -> np.ndarray:
@@ -346,26 +349,23 @@ class Snapshot:
         return col
 
     def columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
-        """:meth:`column` of each of ``resources``, one row each (a copy made once per
-        generation of the snapshot)."""
+        """:meth:`column` of each of ``resources``, one row each (kept current row by row like
+        the columns)."""
         key = (kind, resources)
         hit = self._stacks.get(key)
-        if hit is None or hit[0] != self.generation:
-            hit = self._stacks[key] = (self.generation, np.stack([self.column(kind, r) for r in resources]))
-        return hit[1]
+        if hit is None:
+            sources = [self.column(kind, r) for r in resources]
+            hit = self._stacks[key] = (np.stack(sources), sources)
+        return hit[0]
 
     def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
         """:meth:`column_stripped` of each of ``resources``, one row each (as :meth:`columns`)."""
         key = (kind, resources, priority)
         hit = self._stacks.get(key)
-        if hit is None or hit[0] != self.generation:
-            if len(self._stacks) >= 64:
-                self._stacks.clear()
-            hit = self._stacks[key] = (
-                self.generation,
-                np.stack([self.column_stripped(kind, r, priority) for r in resources]),
-            )
-        return hit[1]
+        if hit is None:
+            sources = [self.column_stripped(kind, r, priority) for r in resources]
+            hit = self._stacks[key] = (np.stack(sources), sources)
+        return hit[0]
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
         """:meth:`column` over only the pods of priority below ``priority`` (what preemption may
@@ -378,6 +378,7 @@ class Snapshot:
             if len(self._below) >= 32:
                 self._below.clear()
                 self._stripped.clear()
+                self._stacks = {k: v for k, v in self._stacks.items() if len(k) == 2}
             col = np.fromiter(
                 (_value_below(ni, kind, resource, priority) for ni in self.node_infos),
                 np.int64,

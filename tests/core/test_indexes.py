@@ -4,6 +4,7 @@ ClusterState label index.  Each is checked against the scan it replaces."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from kubesched._cache import Snapshot
 from kubesched._nodeinfo import NodeInfo, PodInfo, pod_value
@@ -181,6 +182,10 @@ def test_pods_with_label_matches_scan() -> None:
                 )
 
 
+def pod_value_sum(ni: Any, kind: str, resource: str) -> int:
+    return sum(pod_value(pi, kind, resource) for pi in ni.pods)
+
+
 def test_snapshot_columns_below_a_priority_stay_current() -> None:
     """``Snapshot.column_below`` / ``column_stripped`` (preemption's stripped nodes) kept row by
     row as pods come and go equal a recomputation from the NodeInfos."""
@@ -217,3 +222,14 @@ def test_snapshot_columns_below_a_priority_stay_current() -> None:
                 assert below.tolist() == want.tolist()
                 whole = snap.column(kind, resource)
                 assert snap.column_stripped(kind, resource, prio).tolist() == (whole - want).tolist()
+        # the stacked columns (Fit's several resources at once) stay current too
+        for kind in ("requested", "non_zero_requested"):
+            names = ("pods", "cpu", "memory")
+            want2 = [[pod_value_sum(ni, kind, r) for ni in snap.node_infos] for r in names]
+            assert snap.columns(kind, names).tolist() == want2
+            for prio in (5, 10):
+                stripped = [
+                    [sum(pod_value(pi, kind, r) for pi in ni.pods if pi.priority >= prio) for ni in snap.node_infos]
+                    for r in names
+                ]
+                assert snap.columns_stripped(kind, names, prio).tolist() == stripped

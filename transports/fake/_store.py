@@ -150,6 +150,9 @@ class Clock:
             raise ConfigError(f"invalid RFC 3339 time {epoch!r}: no time zone", field="epoch")
         self.epoch = parsed.astimezone(UTC)
         self.start: float | None = None
+        self._second: int | None = None
+        self._prefix = ""
+        self._epoch_micros = 0
 
     def elapsed(self) -> float:
         if self.start is None:
@@ -163,10 +166,16 @@ class Clock:
         if seconds >= (_LAST_TIME - self.epoch).total_seconds():
             return _LAST_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
         micros = round(seconds * 1_000_000)
-        t = self.epoch + timedelta(microseconds=micros)
-        if t.microsecond:
-            return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        whole, frac = divmod(micros, 1_000_000)
+        if whole != self._second:  # the formatted second, kept: many writes share one
+            t = self.epoch + timedelta(microseconds=whole * 1_000_000)
+            self._second, self._prefix = whole, t.strftime("%Y-%m-%dT%H:%M:%S")
+            self._epoch_micros = t.microsecond
+        frac += self._epoch_micros
+        if frac >= 1_000_000:  # an epoch with microseconds: carry into the next second
+            t = self.epoch + timedelta(microseconds=micros)
+            return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if t.microsecond else "%Y-%m-%dT%H:%M:%SZ")
+        return f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
 
     def wall_clock(self) -> float:
         return self.epoch.timestamp() + self.elapsed()
