@@ -661,7 +661,18 @@ class ScheduleOne:
         nnn: str | None = None
         if nominating is not None and pod.status.nominated_node_name != nominating:
             nnn = nominating
-        self._report(pod, (pod, truncate_message(msg), condition, nnn))
+        item = (pod, truncate_message(msg), condition, nnn)
+        if (
+            getattr(self.transport, "instant_writes", False)
+            and not self.driver.deterministic
+            and pod.metadata.uid not in self._reports
+        ):
+            # a live scheduler whose writes complete within the call: made here, as upstream's
+            # handleSchedulingFailure makes them, rather than by a task of their own (a
+            # simulation keeps the task, whose turn orders its writes)
+            await self._report_failure(*item)
+        else:
+            self._report(pod, item)
 
     def _report(self, pod: Pod, item: tuple[Any, ...]) -> None:
         """Queue a failure report (event + status patch); one writer per pod, in order."""

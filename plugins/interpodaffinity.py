@@ -796,9 +796,12 @@ class InterPodAffinity:
         ns_labels = self.namespace_labels()
         ns, labels = pod.metadata.namespace, pod.metadata.labels
         everything = self._all_nodes(nodes)
+        with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
+        if not terms.req_aff and not terms.req_anti and not any(other.req_anti for other in with_affinity):
+            return Status.skip()  # no term of the pod's, and no existing pod's anti-affinity
 
         existing = _DomainSum(everything)
-        for other, rows in everything.groups(_AFFINITY_INDEX, _affinity_key).items():
+        for other, rows in with_affinity.items():
             for t in other.req_anti:
                 if t.matches(ns, labels, ns_labels):
                     existing.add(t.topology_key, rows, 1)
