@@ -443,6 +443,13 @@ class Framework:
         return out
 
     # --- queue ----------------------------------------------------------------------------
+    @property
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:
+        """The QueueSort plugin's ``queue_sort_key`` (a key function ordering exactly as its
+        ``kubesched_queue_sort_less``), when it has one."""
+        key: Callable[[QueuedPodInfo], Any] | None = getattr(self.points["queueSort"][0].plugin, "queue_sort_key", None)
+        return key
+
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         """The profile's QueueSort.  A plugin that raises must not take the queue down: the pair
         is then ordered as PrioritySort would order it, and the error is logged once."""

@@ -165,11 +165,21 @@ def calculate_backoff_duration(attempts: int, initial: _Num, maximum: _Num) -> _
 
 
 class _Heap:
-    """A binary heap with removal by uid (lazy deletion) and a FIFO tie-break."""
+    """A binary heap with removal by uid (lazy deletion) and a FIFO tie-break.
 
-    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+    With ``key`` (a function such that ``key(a) < key(b)`` exactly when ``less(a, b)``) the
+    heap holds ``(key, qpi.seq, seq, entry)`` tuples and compares them without calling Python
+    code; the order is the same.
+    """
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        key: Callable[[QueuedPodInfo], Any] | None = None,
+    ) -> None:
         self._less = less
-        self._heap: list[_Entry] = []
+        self._key = key
+        self._heap: list[Any] = []
         self._items: dict[str, _Entry] = {}
         self._seq = itertools.count()
 
@@ -190,9 +200,10 @@ class _Heap:
             old.valid = False
         e = _Entry(qpi, self._less, next(self._seq))
         self._items[qpi.uid] = e
-        heapq.heappush(self._heap, e)
+        key = self._key
+        heapq.heappush(self._heap, e if key is None else (key(qpi), qpi.seq, e.seq, e))
         if len(self._heap) > 64 and len(self._heap) > 2 * len(self._items):
-            self._heap = [x for x in self._heap if x.valid]
+            self._heap = [x for x in self._heap if _entry(x).valid]
             heapq.heapify(self._heap)
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
@@ -204,14 +215,14 @@ class _Heap:
 
     def peek(self) -> QueuedPodInfo | None:
         h = self._heap
-        while h and not h[0].valid:
+        while h and not _entry(h[0]).valid:
             heapq.heappop(h)
-        return h[0].qpi if h else None
+        return _entry(h[0]).qpi if h else None
 
     def pop(self) -> QueuedPodInfo | None:
         h = self._heap
         while h:
-            e = heapq.heappop(h)
+            e = _entry(heapq.heappop(h))
             if e.valid:
                 del self._items[e.qpi.uid]
                 return e.qpi
@@ -219,6 +230,11 @@ class _Heap:
 
     def values(self) -> list[QueuedPodInfo]:
         return [e.qpi for e in self._items.values()]
+
+
+def _entry(x: Any) -> _Entry:
+    """The entry of a heap item (itself, or the last of a keyed tuple)."""
+    return x if type(x) is _Entry else x[3]
 
 
 class _Entry:
@@ -262,6 +278,7 @@ class BackoffQueue:
         *,
         pop_from_backoff_q: bool = False,
         active_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
+        active_sort_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
         self.now = now
         self.initial = initial
@@ -269,10 +286,13 @@ class BackoffQueue:
         self.windowed = pop_from_backoff_q
         self._active_less = active_less
         plugin_less = self._less
+        plugin_key: Callable[[QueuedPodInfo], Any] | None = self.expiry
         if pop_from_backoff_q and active_less is not None:
             plugin_less = self._less_with_priority
-        self.pod_backoff_q = _Heap(plugin_less)
-        self.pod_error_backoff_q = _Heap(self._less)
+            active_key = active_sort_key
+            plugin_key = None if active_key is None else (lambda q: (self.expiry(q), active_key(q)))
+        self.pod_backoff_q = _Heap(plugin_less, plugin_key)
+        self.pod_error_backoff_q = _Heap(self._less, self.expiry)
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         """``lessBackoffCompleted``."""
@@ -684,17 +704,20 @@ class SchedulingQueue:
         self.pop_from_backoff_q = pop_from_backoff_q
         first = next(iter(self.profiles.values()))
         self._less = first.queue_sort_less
+        # a key that orders as the QueueSort does, when the profile knows one (PrioritySort)
+        sort_key: Callable[[QueuedPodInfo], Any] | None = getattr(first, "queue_sort_key", None)
         self.initial_backoff = pod_initial_backoff
         self.max_backoff = pod_max_backoff
         self.max_in_unschedulable = pod_max_in_unschedulable
         self.now: Callable[[], float] = now or anyio.current_time
-        self.active_q = _Heap(self._less)
+        self.active_q = _Heap(self._less, sort_key)
         self.backoff = BackoffQueue(
             lambda: self.now(),
             pod_initial_backoff,
             pod_max_backoff,
             pop_from_backoff_q=pop_from_backoff_q,
             active_less=self._less,
+            active_sort_key=sort_key,
         )
         self.backoff_q = self.backoff.pod_backoff_q
         self.error_backoff_q = self.backoff.pod_error_backoff_q

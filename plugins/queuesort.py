@@ -28,6 +28,12 @@ class PrioritySort:
         p1, p2 = a.priority, b.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
+    @staticmethod
+    def queue_sort_key(q: QueuedPodInfo) -> tuple[int, float]:
+        """A key ordering pods exactly as :meth:`kubesched_queue_sort_less` does (the queue's
+        heaps then compare keys instead of calling the hook)."""
+        return -q.priority, q.timestamp
+
 
 def new(args: dict[str, Any] | None, handle: Any) -> PrioritySort:
     return PrioritySort(args, handle)

@@ -1327,3 +1327,50 @@ async def test_run_flushes_backoff_in_virtual_time() -> None:
         tg.cancel_scope.cancel()
     assert again is info
     assert 1.0 <= anyio.current_time() - start <= 2.0
+
+
+@pytest.mark.parametrize("windowed", [False, True])
+def test_keyed_heaps_pop_in_the_order_of_the_less_functions(windowed: bool) -> None:
+    """The heaps compare ``(key, seq)`` tuples when the QueueSort has a key (PrioritySort) and
+    for backoff expiries: the same pops, ties included, as comparing with the less functions."""
+    import random
+
+    from kubesched._nodeinfo import PodInfo
+    from kubesched._queue import BackoffQueue, QueuedPodInfo, _Heap
+    from kubesched.plugins.queuesort import PrioritySort
+
+    sort = PrioritySort()
+    rng = random.Random(7)
+    for _ in range(30):
+        pods = [
+            QueuedPodInfo(
+                PodInfo(make_pod(f"p{i}").priority(rng.choice([0, 5, 10])).obj()),
+                timestamp=rng.choice([0.0, 0.5, 1.0, 1.25]),
+                attempts=rng.choice([0, 1, 2, 3]),
+                seq=rng.randrange(5),
+            )
+            for i in range(40)
+        ]
+        plain = BackoffQueue(lambda: 0.0, 1.0, 10.0, pop_from_backoff_q=windowed, active_less=sort.kubesched_queue_sort_less)
+        keyed = BackoffQueue(
+            lambda: 0.0, 1.0, 10.0, pop_from_backoff_q=windowed,
+            active_less=sort.kubesched_queue_sort_less, active_sort_key=sort.queue_sort_key,
+        )
+        heaps = [
+            (_Heap(sort.kubesched_queue_sort_less), _Heap(sort.kubesched_queue_sort_less, sort.queue_sort_key)),
+            (plain.pod_backoff_q, keyed.pod_backoff_q),
+        ]
+        for a, b in heaps:
+            for q in pods:
+                a.push(q)
+                b.push(q)
+            for q in rng.sample(pods, 10):  # removals and re-placements
+                a.remove(q.uid)
+                b.remove(q.uid)
+                if rng.random() < 0.5:
+                    a.push(q)
+                    b.push(q)
+            order_a = [a.pop() for _ in range(len(a))]
+            order_b = [b.pop() for _ in range(len(b))]
+            assert [q.uid for q in order_a if q] == [q.uid for q in order_b if q]
+            assert a.pop() is None and b.pop() is None
