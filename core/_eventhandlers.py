@@ -70,6 +70,7 @@ class EventHandlers:
                 async for event in self._watch:
                     self._handle(event)
                     self._drain()
+                    self._touch()
                     if event.type == "SYNCED":
                         backoff = 1.0
                         if self.deterministic:
@@ -102,17 +103,21 @@ class EventHandlers:
                     del table[key]
 
     def _drain(self) -> None:
+        """Handle the events already delivered (a batch counts as one activity)."""
         get = getattr(self._watch, "get_nowait", None)
         if get is None:
             return
+        handled = False
         while True:
             event = get()
             if event is None:
+                if handled:
+                    self._touch()
                 return
             self._handle(event)
+            handled = True
 
     def _handle(self, event: WatchEvent) -> None:
-        self._touch()
         if event.type == "SYNCED":
             self._reconcile_relist()
             self._synced.set()

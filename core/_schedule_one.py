@@ -142,6 +142,7 @@ class ScheduleOne:
     _binding_tasks: int
     _reports: dict[str, collections.deque[tuple[Any, ...]]]
     _touch: Callable[[], None]
+    last_activity: float
     spawn: Callable[..., None]
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
@@ -154,8 +155,7 @@ class ScheduleOne:
         if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
             self.queue.done(qpi.uid)
             return
-        self._touch()
-        start = anyio.current_time()
+        start = self.last_activity = anyio.current_time()
         state = CycleState()
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         if self.recorder is not None:
