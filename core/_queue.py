@@ -53,7 +53,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import anyio
 import msgspec
@@ -398,7 +398,7 @@ class NominatedView:
     it (``Framework.run_filter_plugins_with_nominated_pods_rows``) instead of node copies.
     """
 
-    __slots__ = ("nominator", "snapshot", "priority", "exclude_uid", "counts", "_rows", "_slots", "_own", "_deltas", "_deltas2")
+    __slots__ = ("nominator", "snapshot", "priority", "exclude_uid", "counts", "_base", "_own", "_deltas", "_deltas2")
 
     def __init__(
         self,
@@ -407,18 +407,16 @@ class NominatedView:
         priority: int,
         exclude_uid: str,
         counts: np.ndarray,
-        rows: np.ndarray,
-        slots: np.ndarray,
-        own: tuple[int, int] | None,
+        base: _NominatedBase,
+        own: tuple[PodInfo, int] | None,
     ) -> None:
         self.nominator = nominator
         self.snapshot = snapshot
         self.priority = priority
         self.exclude_uid = exclude_uid
         self.counts = counts
-        self._rows = rows  # the snapshot row of each selected slot (own slot included)
-        self._slots = slots
-        self._own = own  # (slot, row) of the left-out pod when it is among the selected
+        self._base = base
+        self._own = own  # (PodInfo, row) of the left-out pod when it is among the counted
         self._deltas: dict[tuple[str, str], np.ndarray] = {}
         self._deltas2: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
@@ -426,12 +424,10 @@ class NominatedView:
         key = (kind, resource)
         d = self._deltas.get(key)
         if d is None:
-            d = np.zeros(len(self.counts), dtype=np.int64)
-            if kind != "allocatable":
-                vals = self.nominator._slot_values(kind, resource)
-                np.add.at(d, self._rows, vals[self._slots])
-                if self._own is not None:
-                    d[self._own[1]] -= vals[self._own[0]]
+            d = self._base.delta(self.nominator, kind, resource)
+            if self._own is not None and kind != "allocatable":
+                d = d.copy()
+                d[self._own[1]] -= pod_value(self._own[0], kind, resource)
             self._deltas[key] = d
         return d
 
@@ -449,6 +445,51 @@ class NominatedView:
         return [
             p for p in self.nominator.for_node(self.snapshot.names[row]) if p.priority >= prio and p.uid != uid
         ]
+
+
+class _NominatedBase:
+    """The nominations of priority >= ``priority`` over ``snapshot``'s rows: per row their
+    count and, per column asked for, their summed values.  Kept current as nominations come
+    and go while the snapshot's node set is the same (the rows stay the same)."""
+
+    __slots__ = ("snapshot", "tree_generation", "priority", "counts", "total", "deltas", "views")
+
+    def __init__(self, snapshot: Snapshot, priority: int, counts: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.tree_generation = snapshot.tree_generation
+        self.priority = priority
+        self.counts = counts
+        self.total = int(counts.sum())
+        self.deltas: dict[tuple[str, str], np.ndarray] = {}
+        self.views: dict[str, NominatedView | Literal[False]] = {}  # by the uid left out
+
+    @property
+    def current(self) -> bool:
+        return self.tree_generation == self.snapshot.tree_generation
+
+    def delta(self, nominator: Nominator, kind: str, resource: str) -> np.ndarray:
+        key = (kind, resource)
+        d = self.deltas.get(key)
+        if d is None:
+            d = np.zeros(len(self.counts), dtype=np.int64)
+            if kind != "allocatable":
+                slots, rows = nominator._selected(self.snapshot, self.priority)
+                np.add.at(d, rows, nominator._slot_values(kind, resource)[slots])
+            self.deltas[key] = d
+        return d
+
+    def change(self, pi: PodInfo, node: str, sign: int) -> None:
+        """A nomination of ``pi`` to ``node`` added (``sign`` 1) or removed (-1)."""
+        if pi.priority < self.priority:
+            return
+        self.views.clear()
+        row = self.snapshot.index.get(node)
+        if row is None:
+            return
+        self.counts[row] += sign
+        self.total += sign
+        for (kind, resource), d in self.deltas.items():
+            d[row] += sign * pod_value(pi, kind, resource)
 
 
 class Nominator:
@@ -486,8 +527,8 @@ class Nominator:
         # the snapshot row of each node name code, for (snapshot, node-set generation)
         self._code_rows = np.zeros(0, dtype=np.int64)
         self._code_rows_for: tuple[Any, int] = (None, -1)
-        self._views: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._views_gen = -1
+        # (snapshot id, priority) -> the nominations over that snapshot's rows (see view())
+        self._bases: dict[tuple[int, int], _NominatedBase] = {}
 
     def counts_at_or_above(self, priority: int) -> tuple[dict[str, int], set[str]]:
         """Per node, how many nominated pods have priority >= ``priority`` (nodes with none
@@ -562,45 +603,48 @@ class Nominator:
     # --- the nominations as arrays --------------------------------------------------------
     def view(self, snapshot: Snapshot, priority: int, exclude_uid: str = "") -> NominatedView | None:
         """The nominations of priority >= ``priority`` but ``exclude_uid``'s over ``snapshot``'s
-        rows; None when there are none.  Cached until the nominations or the node set change."""
-        if self._views_gen != self.generation:
-            self._views.clear()
-            self._views_gen = self.generation
-        key = (id(snapshot), snapshot.tree_generation, priority)
-        base = self._views.get(key)
-        if base is None or base[0] is not snapshot:
-            code_rows = self._rows_of_codes(snapshot)
-            n = len(self._slot_pi)
-            sel = self._slot_alive[:n] & (self._slot_prio[:n] >= priority)
-            slots = sel.nonzero()[0]
-            rows = code_rows[self._slot_code[slots]]
-            known = rows >= 0  # a node the snapshot does not have counts nowhere
-            if not known.all():
-                slots, rows = slots[known], rows[known]
+        rows; None when there are none.  Its per-row counts and sums are kept current as
+        nominations change, until the node set changes."""
+        key = (id(snapshot), priority)
+        base = self._bases.get(key)
+        if base is None or base.snapshot is not snapshot or not base.current:
+            _, rows = self._selected(snapshot, priority)
             counts = np.bincount(rows, minlength=len(snapshot)).astype(np.int64)
-            base = self._views[key] = (snapshot, slots, rows, counts, {})
-        _, slots, rows, counts, by_uid = base
-        if not len(slots):
+            if len(self._bases) > 8:
+                self._bases.clear()
+            base = self._bases[key] = _NominatedBase(snapshot, priority, counts)
+        if not base.total:
             return None
-        view = by_uid.get(exclude_uid)
+        view = base.views.get(exclude_uid)
         if view is None:
-            own: tuple[int, int] | None = None
+            own: tuple[PodInfo, int] | None = None
             slot = self._slot_of.get(exclude_uid)
-            if slot is not None:
-                at = (slots == slot).nonzero()[0]
-                if len(at):
-                    own = (slot, int(rows[at[0]]))
+            if slot is not None and self._slot_prio[slot] >= priority:
+                row = snapshot.index.get(self._code_names[int(self._slot_code[slot])])
+                pi = self._slot_pi[slot]
+                if row is not None and pi is not None:
+                    own = (pi, row)
+            counts = base.counts
             if own is not None:
                 counts = counts.copy()
                 counts[own[1]] -= 1
-                if not counts.any():
-                    by_uid[exclude_uid] = False
-                    return None
-            view = NominatedView(self, snapshot, priority, exclude_uid, counts, rows, slots, own)
-            if len(by_uid) > 8:
-                by_uid.clear()
-            by_uid[exclude_uid] = view
-        return view or None
+            view = NominatedView(self, snapshot, priority, exclude_uid, counts, base, own) if counts.any() else False
+            if len(base.views) > 8:
+                base.views.clear()
+            base.views[exclude_uid] = view
+        return view if view is not False else None
+
+    def _selected(self, snapshot: Snapshot, priority: int) -> tuple[np.ndarray, np.ndarray]:
+        """The live slots of priority >= ``priority`` on nodes ``snapshot`` has, and their rows."""
+        code_rows = self._rows_of_codes(snapshot)
+        n = len(self._slot_pi)
+        sel = self._slot_alive[:n] & (self._slot_prio[:n] >= priority)
+        slots = sel.nonzero()[0]
+        rows = code_rows[self._slot_code[slots]]
+        known = rows >= 0  # a node the snapshot does not have counts nowhere
+        if not known.all():
+            slots, rows = slots[known], rows[known]
+        return slots, rows
 
     def _rows_of_codes(self, snapshot: Snapshot) -> np.ndarray:
         snap, gen = self._code_rows_for
@@ -649,16 +693,27 @@ class Nominator:
         self._slot_alive[i] = True
         for (kind, resource), vals in self._slot_vals.items():
             vals[i] = pod_value(pi, kind, resource)
+        self._change_bases(pi, node, 1)
 
     def _slot_delete(self, uid: str) -> None:
         i = self._slot_of.pop(uid, None)
         if i is None:
             return
+        pi = self._slot_pi[i]
+        if pi is not None:
+            self._change_bases(pi, self._code_names[int(self._slot_code[i])], -1)
         self._slot_alive[i] = False
         self._slot_pi[i] = None
         self._dead += 1
         if self._dead > 64 and self._dead * 2 > len(self._slot_pi):
             self._compact()
+
+    def _change_bases(self, pi: PodInfo, node: str, sign: int) -> None:
+        for key, base in list(self._bases.items()):
+            if base.current:
+                base.change(pi, node, sign)
+            else:
+                del self._bases[key]  # its rows are no longer the snapshot's
 
     def _compact(self) -> None:
         """Drop the dead slots, keeping the live ones in order."""
