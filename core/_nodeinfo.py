@@ -449,10 +449,9 @@ class NodeBatch(Sequence[NodeInfo]):
             elif self._overlay is not None:
                 cols = self._overlay.columns(kind, resources)
             else:
-                n = len(self)
-                cols = np.empty((len(resources), n), dtype=np.int64)
+                cols = np.empty((len(resources), len(self)), dtype=np.int64)
                 for j, r in enumerate(resources):
-                    cols[j] = _explicit_column(self.infos, kind, r) if n else ()
+                    cols[j] = _explicit_column(self.infos, kind, r)
             self._cols[key] = cols
         return cols
 

@@ -88,12 +88,6 @@ class Candidate:
     name: str
     victims: list[Pod] = field(default_factory=list)
     num_pdb_violations: int = 0
-    # the scores of pick_one_node_for_preemption's default rules, when the dry run computed them
-    # with the victims (see _pick_by_default_rules); None: computed from the victims when needed
-    default_scores: tuple[int, int, int, int, int] | None = field(default=None, repr=False, compare=False)
-
-
-_POD_OF = operator.attrgetter("pod")
 
 
 class _RoundVictims:
@@ -161,11 +155,7 @@ class CandidateList(Sequence[Candidate]):
         c = self._made.get(i)
         if c is None:
             victims = self._rounds[int(self._round[i])].victims(int(self._local[i]))
-            scores = None
-            if self._scores is not None:
-                a, b, c_, d, e = self._scores[:, i].tolist()
-                scores = (a, b, c_, d, e)
-            c = self._made[i] = Candidate(self._names[i], victims, int(self._violations[i]), scores)
+            c = self._made[i] = Candidate(self._names[i], victims, int(self._violations[i]))
         return c
 
     def __getitem__(self, i: Any) -> Any:
@@ -191,8 +181,9 @@ class CandidateList(Sequence[Candidate]):
         # (a lexicographic sort is stable); no score is -2^63 (a candidate has victims)
         return int(np.lexsort(-self._scores[::-1])[0])
 
-# the values the reprieve needs for every node (what NodeResourcesFit reads, and the default
-# candidate rules' inputs), kept together per node: one concatenation per reprieve round
+
+# the values the reprieve needs of every potential victim (what NodeResourcesFit reads, and the
+# default candidate rules' inputs), kept together per node (see _RowStore)
 _BLOCK_KEYS: dict[tuple[str, str], int] = {  # the order _block_of makes them in
     ("requested", PODS): 0,
     ("requested", CPU): 1,
@@ -646,8 +637,7 @@ class Evaluator:
         self._stripped: dict[str, _Stripped] = {}
         # the share of nodes that passed the last column dry run's strip (sizes its first chunk)
         self._strip_pass_rate = 1.0
-        # (snapshot, node-set generation, priority, entry per row, its NodeInfo generation,
-        # its number of potential victims): see _row_entries
+        # the column dry run's stripped entries and victim values per snapshot row (_row_store)
         self._rows_memo: _RowStore | None = None
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.offset_source: Callable[[int], int] | None = None
@@ -1326,12 +1316,8 @@ class Evaluator:
             num_pdb = [0] * len(entries)
         else:
             infos = snap.node_infos
-            cache = self._stripped
             for r in rows.tolist():
-                ni = infos[r]
-                entry = cache.get(ni.name)
-                if entry is None or entry.original is not ni or entry.prio != prio:
-                    entry = self._strip_entry(ni, prio)
+                entry = self._strip_entry(infos[r], prio)
                 potential = self._by_importance(entry, default_order)
                 if pdbs:
                     violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
@@ -1553,10 +1539,6 @@ class Evaluator:
         victims_map = {c.name: c for c in candidates}
         funcs = self.ordered_score_funcs(victims_map)
         if not funcs and len(victims_map) == len(candidates):
-            if all(c.default_scores is not None for c in candidates):
-                # the rules in turn keep the best; together: the first lexicographic maximum
-                best = max(range(len(candidates)), key=lambda i: (candidates[i].default_scores, -i))
-                return candidates[best]
             return _pick_by_default_rules(candidates)
         node = pick_one_node_for_preemption(victims_map, funcs)
         return victims_map.get(node) or candidates[0]
