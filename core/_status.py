@@ -334,10 +334,11 @@ class Diagnosis:
 class FitError(Exception):
     """``framework.FitError``: the pod fits no node; its text is upstream's message.
 
-    Each part (PreFilter message, reasons histogram, PostFilter message) is added with
-    upstream's ``SeparatorFormat`` (``" %v."``), the PostFilter message included: a preemption
-    message that itself ends with a period gives ``"... for incoming pod.."``, exactly as
-    kube-scheduler's FailedScheduling events read.
+    The PreFilter message or the reasons histogram is added with upstream's ``SeparatorFormat``
+    (``" %v."``); the PostFilter message follows with ``" %v"`` and no period of its own
+    (``framework/types.go`` ``FitError.Error()`` since v1.28, kubernetes#117588), so a preemption
+    message reads ``"... preemption: 0/3 nodes are available: 3 No preemption victims found for
+    incoming pod."`` with one period, as in seed 002's scheduler log.
     """
 
     def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
@@ -378,5 +379,5 @@ class FitError(Exception):
             if counts:
                 msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in counts.items())) + "."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            msg += f" {d.post_filter_msg}"
         return msg

@@ -89,7 +89,7 @@ async def test_a_pending_pod_tells_why() -> None:
         assert cond is not None and (cond.status, cond.reason) == ("False", "Unschedulable")
         assert cond.message == (
             "0/1 nodes are available: 1 node(s) aren't the chosen one. preemption: "
-            "0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+            "0/1 nodes are available: 1 Preemption is not helpful for scheduling."
         )
 
 

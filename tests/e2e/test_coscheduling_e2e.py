@@ -110,14 +110,14 @@ async def test_group_that_cannot_fit_binds_none() -> None:
     assert out["summary"]["scheduled"] == 0
     messages = {e["message"] for e in out["events"] if e["reason"] == "FailedScheduling"}
     # Both PostFilter plugins fail: RunPostFilterPlugins joins their reasons with ", "; then
-    # framework.FitError.Error() (upstream pkg/scheduler/framework/types.go) appends the whole
-    # PostFilter message with SeparatorFormat " %v.": Coscheduling's "... even after PostFilter"
-    # gets one period, DefaultPreemption's (a FitError text) keeps its own before the ", ".
+    # framework.FitError.Error() (upstream pkg/scheduler/framework/types.go, v1.28+) appends the
+    # whole PostFilter message with " %v": Coscheduling's "... even after PostFilter" ends in no
+    # period, DefaultPreemption's (a FitError text) keeps its own before the ", ".
     optimistic = "0/1 nodes are available: 1 optimistic rejection in PostFilter."
     assert messages == {
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod., PodGroup default/gang gets rejected "
-        f"due to Pod {w} is unschedulable even after PostFilter."
+        f"due to Pod {w} is unschedulable even after PostFilter"
         for w in ("w1", "w2")
     } | {optimistic}
     # the member waiting at Permit, rejected by the group's PostFilter: a FitError of one node
@@ -134,5 +134,5 @@ async def test_group_missing_members_waits_in_pre_filter() -> None:
         "0/1 nodes are available: pre-filter pod w0 cannot find enough sibling pods, "
         "current pods number: 1, minMember of group: 3. preemption: 0/1 nodes are available: "
         "1 Preemption is not helpful for scheduling., "
-        "PodGroup default/gang gets rejected due to Pod w0 is unschedulable even after PostFilter."
+        "PodGroup default/gang gets rejected due to Pod w0 is unschedulable even after PostFilter"
     ]

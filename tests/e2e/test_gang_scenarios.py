@@ -147,11 +147,10 @@ async def test_seed_four_replicas_with_hostname_anti_affinity_stay_pending() -> 
     failures = events(result, "FailedScheduling")
     assert failures[0]["time"] == 0.0
     # Every member has priority 0: no victims.  framework.FitError.Error() (upstream
-    # pkg/scheduler/framework/types.go) appends the PostFilter message with SeparatorFormat
-    # " %v.", after DefaultPreemption's own FitError text, which ends in "." already: "..".
+    # pkg/scheduler/framework/types.go, v1.28+) appends the PostFilter message with " %v".
     fits_nowhere = (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
-        "0/3 nodes are available: 3 No preemption victims found for incoming pod.."
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     # a member rejected while waiting at Permit fails in its binding cycle: a FitError of one node
     timeout = (
@@ -182,17 +181,17 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
         (0.0, "default/m-2"),
         (5.0, "default/urgent"),
     ]
-    # FitError.Error() (upstream pkg/scheduler/framework/types.go) ends every part, the
-    # PostFilter message included, with SeparatorFormat " %v.": DefaultPreemption's message is a
+    # FitError.Error() (upstream pkg/scheduler/framework/types.go, v1.28+) appends the
+    # PostFilter message with " %v", no period of its own: DefaultPreemption's message is a
     # FitError text or PodEligibleToPreemptOthers' "not eligible due to preemptionPolicy=Never.",
-    # both ending in "." already, hence "..".
+    # each with its own one.
     no_victims = (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-        "2 No preemption victims found for incoming pod.."
+        "2 No preemption victims found for incoming pod."
     )
     never = (
         "0/2 nodes are available: 2 Insufficient cpu. "
-        "preemption: not eligible due to preemptionPolicy=Never.."
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
     timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."
     assert failed[0]["message"] == no_victims
@@ -224,7 +223,7 @@ async def test_gang_members_arriving_late_are_waited_for() -> None:
     assert failed[0]["message"] == (
         "0/2 nodes are available: gang default/a has 2 pending and 0 running member(s), "
         "fewer than its available-count 3. preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling.."
+        "2 Preemption is not helpful for scheduling."
     )
 
 

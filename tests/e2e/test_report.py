@@ -76,12 +76,12 @@ def test_report_of_one_run_draws_every_chart_in_a_browser(tmp_path: Path) -> Non
     assert 'class="missing"' not in loaded.dom
     table = loaded.dom.split('id="pods"')[1].split("</table>")[0]
     assert table.count("<tr>") == 1 + 10  # header + every pod
-    # why huge is pending: its whole last FailedScheduling message, the row's last cell (the ".."
-    # is upstream's: FitError.Error(), pkg/scheduler/framework/types.go, appends DefaultPreemption's
-    # FitError text, which ends in ".", with SeparatorFormat " %v.")
+    # why huge is pending: its whole last FailedScheduling message, the row's last cell
+    # (FitError.Error(), pkg/scheduler/framework/types.go, appends DefaultPreemption's FitError
+    # text with " %v": one period)
     assert (
         "<td>0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
-        "3 No preemption victims found for incoming pod..</td></tr>"
+        "3 No preemption victims found for incoming pod.</td></tr>"
     ) in table
     assert 'id="pod-search"' in loaded.dom
 

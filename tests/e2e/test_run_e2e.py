@@ -330,7 +330,7 @@ async def test_same_placements_as_simulate(
         assert c.message == (
             "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: batch}, "
             "3 Insufficient cpu. preemption: 0/4 nodes are available: "
-            "4 Preemption is not helpful for scheduling.."
+            "4 Preemption is not helpful for scheduling."
         )
         assert h.condition("not-ours") is None  # another scheduler's pod: untouched
         events = [e for e in h.cluster.events if e.object == "default/too-big"]

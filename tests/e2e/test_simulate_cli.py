@@ -375,7 +375,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
     assert cond["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 Preemption is not helpful for scheduling.."
+        "1 Preemption is not helpful for scheduling."
     )
     assert result["events"][0] == {"time": 0.0, "type": "Normal", "reason": "Scheduled", "object": "default/p1",
                                    "message": "Successfully assigned default/p1 to n1"}  # fmt: skip
@@ -494,12 +494,12 @@ def test_text_output(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     failed = next(e for e in result["events"] if e["reason"] == "FailedScheduling")
     assert lines[why + 1] == f"  default/too-big: {failed['message']}"
     # too-big asks for more cpu (3) than n1 has at all (2): UnschedulableAndUnresolvable
-    # (upstream fit.go), so preemption is not helpful.  The "..": FitError.Error() (upstream
-    # pkg/scheduler/framework/types.go) appends DefaultPreemption's message, a FitError text
-    # ending in ".", with SeparatorFormat " %v.".
+    # (upstream fit.go), so preemption is not helpful.  FitError.Error() (upstream
+    # pkg/scheduler/framework/types.go, v1.28+) appends DefaultPreemption's message, a FitError
+    # text ending in ".", with " %v": one period.
     assert failed["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 Preemption is not helpful for scheduling.."
+        "1 Preemption is not helpful for scheduling."
     )
     assert lines[-1].startswith("2 pods: 1 scheduled, 1 pending, 0 deleted;")
 

@@ -96,13 +96,13 @@ WIDE_PENDING = (
     "0/4 nodes are available: 1 node(s) didn't have label example.io/pool, "
     "1 node(s) had label example.io/pool with a value not in [batch], 2 Insufficient cpu. "
     "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, "
-    "3 Preemption is not helpful for scheduling.."
+    "3 Preemption is not helpful for scheduling."
 )
 """Why ``wide`` stays pending.  NodeLabelGate's rejections are UnschedulableAndUnresolvable, and
 so is n3's cpu (60 asked, 4 allocatable: upstream fit.go): preemption is not helpful there; n2
 holds no pod of lower priority than ``wide``'s 0.
-framework.FitError.Error() (upstream pkg/scheduler/framework/types.go) appends DefaultPreemption's
-message, itself a FitError text ending in ".", with SeparatorFormat " %v.": hence ".."."""
+framework.FitError.Error() (upstream pkg/scheduler/framework/types.go, v1.28+) appends
+DefaultPreemption's message, itself a FitError text ending in ".", with " %v": one period."""
 
 
 @pytest.fixture(scope="module")

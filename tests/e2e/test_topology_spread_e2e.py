@@ -103,11 +103,10 @@ async def test_skew_violation_stays_pending_with_upstream_message() -> None:
     }
     # The pending pod has priority 0 like every pod in its way, and a skew violation is only
     # Unschedulable (upstream filtering.go): DefaultPreemption finds no victims on either node.
-    # framework.FitError.Error() (upstream pkg/scheduler/framework/types.go) appends the
-    # PostFilter message with SeparatorFormat " %v.", after DefaultPreemption's own FitError
-    # text, which ends in "." already: hence "..".
+    # framework.FitError.Error() (upstream pkg/scheduler/framework/types.go, v1.28+) appends
+    # DefaultPreemption's message with " %v": one period, its own.
     assert messages == {
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology spread "
         "constraints. preemption: 0/2 nodes are available: 2 No preemption victims found for "
-        "incoming pod.."
+        "incoming pod."
     }

@@ -622,7 +622,7 @@ async def test_e2e_failed_scheduling_carries_the_preemption_message(async_preemp
     failed = [e["message"] for e in out["events"] if e["reason"] == "FailedScheduling"]
     assert failed and failed[0] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
     second = _pod(out, "second")
     assert (

@@ -1579,8 +1579,8 @@ async def test_e2e_four_replicas_anti_affinity_three_nodes() -> None:
     assert len(pending) == 1
     messages = {e["message"] for e in out["events"] if e["reason"] == "FailedScheduling"}
     # every replica carries the term: the pending one is rejected by its own anti-affinity
-    # (checked before the symmetry rule) on every node; upstream's message ends in "pod.."
+    # (checked before the symmetry rule) on every node; upstream's message ends in "pod."
     assert messages == {
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
-        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.."
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     }
