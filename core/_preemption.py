@@ -1668,11 +1668,11 @@ class Evaluator:
         return None
 
     def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
-        """``prepareCandidateAsync``: mark the pod ``preempting`` and delete in the background."""
+        """``prepareCandidateAsync`` (seed 000): mark the pod ``preempting`` and work in the
+        background: clear lower-priority nominations to the node first, then, if some victim
+        is not already terminating, delete N-1 victims, leave ``preempting``, delete the last."""
         self._observe_victims(c)
         victims = [v for v in c.victims if not v.metadata.deletion_timestamp]
-        if not victims:
-            return
         self.preempting.add(pod.metadata.uid)
         self.handle.spawn(self._preempt_in_background, c, pod, victims)
 
@@ -1690,6 +1690,8 @@ class Evaluator:
                     errs[0],
                 )
                 failed = True
+            if not victims:  # every victim is terminating already: nothing to delete
+                return
             preempt_last = True
             if len(victims) > 1:
                 err = await self._preempt_all(c, pod, victims[:-1])

@@ -1031,6 +1031,47 @@ async def test_sync_preemption_clears_lower_priority_nominations() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("async_preemption", [True, False], ids=["async", "sync"])
+async def test_lower_nominations_cleared_when_every_victim_is_terminating(
+    async_preemption: bool,
+) -> None:
+    """Seed 000 ``prepareCandidateAsync``: the background task clears the nominatedNodeName of
+    the lower-priority pods nominated to the chosen node first thing, before it looks at the
+    victims; ``prepareCandidate`` clears them after its deletions.  So when the only victim is
+    already terminating, both paths delete nothing and still clear the lower nomination (the
+    higher one stays), and the async path leaves ``preempting`` again."""
+    from kubesched._nodeinfo import PodInfo
+
+    victim = pod("v", LOW, L, "node1")
+    victim.metadata.deletion_timestamp = t(1)
+    preemptor = pod("p", HIGH, L)
+    lower = make_pod("n").priority(MID).nominated_node("node1").obj()
+    higher = make_pod("h").priority(VHIGH).nominated_node("node1").req(cpu="1m").obj()
+    async with anyio.create_task_group() as tg:
+        fw = _framework(
+            [FIT],
+            [node("node1", {"cpu": "400m", "memory": "400"})],
+            [victim, preemptor, lower, higher],
+            pre=[FIT],
+            feature_gates={"SchedulerAsyncPreemption": async_preemption},
+            task_group=tg,
+        )
+        fw.nominator.add(PodInfo(lower))
+        fw.nominator.add(PodInfo(higher))
+        ev = fw.plugin("DefaultPreemption").evaluator
+        res, st = await ev.preempt(
+            _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
+        )
+        assert st.is_success() and res is not None and res.nominated_node_name == "node1"
+    assert fw.client.deleted == []
+    assert [p for p in fw.client.patched if p[2] is not None] == []  # no DisruptionTarget
+    assert ("default", "n", None, "") in fw.client.patched
+    assert [pi.pod.metadata.name for pi in fw.nominator.for_node("node1")] == ["h"]
+    assert not ev.preempting
+    assert fw.scheduler.activated == []
+
+
+@pytest.mark.anyio
 async def test_async_preemption_failure_activates_the_preemptor() -> None:
     victims = [pod("v1", LOW, S, "node1"), pod("v2", LOW, S, "node1"), pod("v3", LOW, S, "node1")]
     preemptor = pod("p", HIGH, VL)
@@ -1119,11 +1160,13 @@ def test_g6_pod_with_anti_affinity_is_preempted() -> None:
     assert _as_dict(got) == {"node1": (["p1.1"], 0)}
 
 
-def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> None:
-    """Upstream pkg/scheduler/framework/types.go, FitError.Error(): every part goes through
-    SeparatorFormat " %v.", PostFilterMsg included, so DefaultPreemption's message (itself a
-    FitError text) ends in "..", as upstream's events do, and Coscheduling's "... even after
-    PostFilter" in one "." (issue 16 point 2 assumed no separator after the PostFilter part)."""
+def test_fit_error_appends_the_post_filter_message_without_a_period() -> None:
+    """Upstream pkg/scheduler/framework/types.go, FitError.Error() (v1.28 and later,
+    kubernetes#117588): the PreFilter message or the histogram goes through SeparatorFormat
+    " %v.", the PostFilterMsg through " %v" with no period of its own.  DefaultPreemption's
+    message (itself a FitError text) ends in one ".", as in seed 002's scheduler log
+    ("... 4 No preemption victims found for incoming pod."); Coscheduling's "... even after
+    PostFilter" ends in none."""
     from kubesched._status import Diagnosis, FitError
 
     d = Diagnosis(
@@ -1133,7 +1176,7 @@ def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> Non
     )
     assert str(FitError("default/p", 1, d)) == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 No preemption victims found for incoming pod.."
+        "1 No preemption victims found for incoming pod."
     )
     d = Diagnosis(
         pre_filter_msg="pre-filter pod w0 cannot find enough sibling pods",
@@ -1142,5 +1185,5 @@ def test_fit_error_adds_the_separator_after_the_post_filter_message_too() -> Non
     )
     assert str(FitError("default/w0", 2, d)) == (
         "0/2 nodes are available: pre-filter pod w0 cannot find enough sibling pods. "
-        "PodGroup default/gang gets rejected due to Pod w0 is unschedulable even after PostFilter."
+        "PodGroup default/gang gets rejected due to Pod w0 is unschedulable even after PostFilter"
     )
