@@ -33,6 +33,8 @@ class PodStore(dict[str, Pod]):
         self._index: dict[str, dict[tuple[str, str], dict[str, Pod]]] = {}
         self._where: dict[str, dict[str, tuple[str, str]]] = {}
         self._unsorted: set[tuple[str, str, str]] = set()  # buckets out of store order
+        # label key -> value -> the namespaces that have a bucket for it (with_label_any)
+        self._spaces: dict[str, dict[str, dict[str, None]]] = {}
 
     # --- the index ------------------------------------------------------------------------
     def index_label(self, key: str) -> None:
@@ -41,6 +43,7 @@ class PodStore(dict[str, Pod]):
             return
         self._index[key] = {}
         self._where[key] = {}
+        self._spaces[key] = {}
         for uid, pod in self.items():
             self._index_put(key, uid, pod)
 
@@ -58,6 +61,19 @@ class PodStore(dict[str, Pod]):
             bucket.update(ordered)
         return list(bucket.values())
 
+    def with_label_any(self, key: str, value: str) -> list[Pod]:
+        """The pods of every namespace with label ``key`` equal to ``value``, in store order."""
+        self.index_label(key)
+        spaces = self._spaces[key].get(value)
+        if not spaces:
+            return []
+        if len(spaces) == 1:
+            return self.with_label(next(iter(spaces)), key, value)
+        seq = self._seq
+        pods = [p for ns in spaces for p in self._index[key][(ns, value)].values()]
+        pods.sort(key=lambda p: seq[p.metadata.uid])
+        return pods
+
     def _index_put(self, key: str, uid: str, pod: Pod) -> None:
         value = pod.metadata.labels.get(key)
         where = self._where[key]
@@ -73,7 +89,10 @@ class PodStore(dict[str, Pod]):
         if at is None:
             return
         where[uid] = at
-        bucket = index.setdefault(at, {})
+        bucket = index.get(at)
+        if bucket is None:
+            bucket = index[at] = {}
+            self._spaces[key].setdefault(at[1], {})[at[0]] = None
         if bucket and self._seq[next(reversed(bucket))] > self._seq[uid]:
             self._unsorted.add((key, *at))
         bucket[uid] = pod
@@ -86,6 +105,10 @@ class PodStore(dict[str, Pod]):
         if not bucket:
             del index[at]
             self._unsorted.discard((key, *at))
+            spaces = self._spaces[key][at[1]]
+            del spaces[at[0]]
+            if not spaces:
+                del self._spaces[key][at[1]]
 
     def _forget(self, uid: str) -> None:
         del self._seq[uid]
@@ -134,6 +157,7 @@ class PodStore(dict[str, Pod]):
         for key in self._index:
             self._index[key] = {}
             self._where[key] = {}
+            self._spaces[key] = {}
 
     def setdefault(self, uid: str, default: Pod) -> Pod:  # type: ignore[override]
         if uid not in self:
@@ -176,9 +200,12 @@ class ClusterState:
         """Keep an index of the pods by label ``key`` for :meth:`pods_with_label`."""
         self.pods.index_label(key)
 
-    def pods_with_label(self, namespace: str, key: str, value: str) -> list[Pod]:
-        """The pods in ``namespace`` labelled ``key=value``, in :attr:`pods` order (indexed:
-        the first call for a key not yet indexed builds its index)."""
+    def pods_with_label(self, namespace: str | None, key: str, value: str) -> list[Pod]:
+        """The pods in ``namespace`` (every namespace for None) labelled ``key=value``, in
+        :attr:`pods` order (indexed: the first call for a key not yet indexed builds its
+        index)."""
+        if namespace is None:
+            return self.pods.with_label_any(key, value)
         return self.pods.with_label(namespace, key, value)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:

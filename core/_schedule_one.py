@@ -156,6 +156,9 @@ class ScheduleOne:
             self.queue.done(qpi.uid)
             return
         start = self.last_activity = anyio.current_time()
+        counts = self.metrics.pod_attempts
+        if counts is not None:
+            counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
         state = CycleState()
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         if self.recorder is not None:

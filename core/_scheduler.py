@@ -68,6 +68,9 @@ class Metrics:
         self.preemption_attempts = 0
         self.preemptions = 0  # preemptions that chose a node and evicted its victims
         self.preemption_victims: list[int] = []
+        self.pod_attempts: dict[str, int] | None = None
+        """Scheduling cycles run per pod uid, when kept (a simulation keeps them for its
+        output; a live scheduler does not, as its pods come and go without end)."""
 
     @property
     def attempts(self) -> int:
@@ -111,6 +114,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.cache = Cache(ttl=assumed_pod_ttl)
         self.snapshot = Snapshot()
         self.metrics = Metrics()
+        if deterministic:
+            self.metrics.pod_attempts = {}
         self.record_timings = record_timings
         self.recorder: ResultRecorder | None = None
         if record_plugin_results or patch_plugin_results:

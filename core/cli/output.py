@@ -35,6 +35,8 @@ def render_text(result: SimulationResult) -> str:
         for rec in pending:
             cond = next((c for c in rec.pod.status.conditions if c.type == "PodScheduled"), None)
             why = cond.message if cond is not None and cond.message else "not attempted yet"
+            if rec.waiting_on_permit is not None:
+                why = f"waiting on Permit ({', '.join(rec.waiting_on_permit)})"
             lines.append(f"  {rec.pod.metadata.namespace}/{rec.pod.metadata.name}: {why}")
     if result.events:
         lines.append("")

@@ -35,6 +35,8 @@ class PodRecord:
     scheduled_at: float | None = None
     finished_at: float | None = None
     owner: str | None = None
+    attempts: int = 0
+    waiting_on_permit: list[str] | None = None
 
 
 @dataclass
@@ -71,6 +73,8 @@ class SimulationResult:
             "scheduledAt": rec.scheduled_at,
             "finishedAt": rec.finished_at,
             "owner": rec.owner,
+            "attempts": rec.attempts,
+            "waitingOnPermit": rec.waiting_on_permit,
         }
         if self.results is not None:
             row["annotations"] = self.annotations(p)
@@ -275,6 +279,13 @@ async def simulate(
             with anyio.move_on_after(max(0.0, stop_at - UNTIL_EPSILON - anyio.current_time())):
                 await sched.wait_idle()
             end = anyio.current_time()
+            # before the binding cycles are cancelled: who still waits on Permit, for whom
+            waiting = {
+                wp.uid: wp.get_pending_plugins()
+                for fw in sched.profiles.values()
+                for wp in fw.iterate_over_waiting_pods()
+                if not wp.released
+            }
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at
             tg.cancel_scope.cancel()
@@ -283,8 +294,12 @@ async def simulate(
         result = SimulationResult()
         if sched.recorder is not None:
             result.results = sched.recorder.latest
+        pod_attempts = sched.metrics.pod_attempts or {}
         for key in sorted(records, key=lambda k: order.get(k, len(order))):
-            result.pods.append(records[key])
+            rec = records[key]
+            rec.attempts = pod_attempts.get(rec.pod.metadata.uid, 0)
+            rec.waiting_on_permit = waiting.get(rec.pod.metadata.uid)
+            result.pods.append(rec)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
         result.events = [

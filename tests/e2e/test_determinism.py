@@ -14,9 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched import Code, Status, hookimpl
 from kubesched._config import parse_config
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.plugins import IN_TREE
 from kubesched.transports.fake.virtual_time import run
 
 GANG_CONFIG = {
@@ -100,26 +102,62 @@ def test_known_hard_scenarios_agree(seed: int) -> None:
     assert _simulate(text, "asyncio") == _simulate(text, "trio")
 
 
+class Spinner:
+    """Turns every pod away at PreFilter and activates the other pods it has turned away:
+    activation bypasses backoff (upstream's Activate), so two such pods take turns in the
+    active queue at one instant, for ever."""
+
+    name = "Spinner"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+        self.seen: dict[str, Any] = {}
+
+    @hookimpl
+    def kubesched_pre_filter(self, state: Any, pod: Any, nodes: Any) -> Status:
+        self.handle.activate([p for uid, p in self.seen.items() if uid != pod.metadata.uid])
+        self.seen[pod.metadata.uid] = pod
+        return Status(Code.UNSCHEDULABLE, "spinning")
+
+
+REGISTRY = {**IN_TREE, "Spinner": Spinner}
+SPIN_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"plugins": {"preFilter": {"enabled": [{"name": "Spinner"}]}}}],
+}
+
+
 def test_a_livelock_at_one_instant_stops_the_simulation_instead_of_hanging() -> None:
-    """Seed 54100: gang members of unequal priority preempt their own waiting siblings and the
-    Gang's Permit re-activates them (activation bypasses backoff, as upstream's Activate), all at
-    one virtual instant.  Virtual time never advances, so ``--until`` could never end the run:
-    the deterministic loop stops it, reports the livelock, and both backends agree."""
-    text = scenario(54100)
+    """A plugin that activates the pods it turned away keeps two of them in the active queue
+    at one virtual instant (t=5s, when the second arrives).  Virtual time never advances, so ``--until``
+    could never end the run: the deterministic loop stops it, reports the livelock, and both
+    backends agree."""
+    text = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {allocatable: {cpu: '4', memory: 4Gi, pods: '110'}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: spin-a}\n"
+        "spec: {containers: [{name: c, image: pause}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: spin-b, annotations: {kubesched.io/arrival: 5s}}\n"
+        "spec: {containers: [{name: c, image: pause}]}\n"
+    )
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
     outputs = {}
     for backend in ("asyncio", "trio"):
 
         async def go() -> tuple[str, list[str]]:
-            result = await simulate(manifests, parse_config(GANG_CONFIG), seed=3, until=120.0)
+            result = await simulate(
+                manifests, parse_config(SPIN_CONFIG, registry=REGISTRY), seed=3, until=120.0,
+                registry=REGISTRY,
+            )
             return result.to_json(), result.warnings
 
         outputs[backend] = run(go, backend=backend)
     assert outputs["asyncio"] == outputs["trio"]
     out, warnings = outputs["trio"]
     assert len(warnings) == 1
-    assert warnings[0].startswith("livelock at t=53s: ")
-    assert "scheduling attempts without virtual time advancing" in warnings[0]
+    assert warnings[0].startswith("livelock at t=5s: ")
+    assert "scheduling attempts without virtual time advancing (the last for default/spin-" in warnings[0]
 
 
 # --- preemptions with several victims (issue 15 point 8) -------------------------------------

@@ -115,57 +115,225 @@ def scheduled(result: SimulationResult) -> set[str]:
     return {e["object"].split("/", 1)[1] for e in events(result, "Scheduled")}
 
 
-# --- the seed's scenarios --------------------------------------------------------------------
+# --- seed 002's two logged runs --------------------------------------------------------------
+#
+# The seed ran on kind: a tainted control-plane node and three workers ("0/4 nodes").  Its
+# Deployment's ReplicaSet created the pods in slow-start batches (1, then 2, then the rest);
+# the first pod was scheduled before the others existed.  Here the batches arrive 8 ms apart,
+# as in the log's timestamps.
+
+KIND_NODES = ["kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"]
+SEED_LABELS = {"app": "unicore-gang-test"}
 
 
-async def test_seed_three_replicas_available_count_two_all_run() -> None:
-    """Seed scenario 1: three replicas, available-count 2, three workers: all three run."""
-    docs = [node("worker-1"), node("worker-2"), node("worker-3")]
-    docs += [pod(f"job-{i}", "job", 2) for i in range(3)]
+def kind_cluster() -> list[dict[str, Any]]:
+    docs = [node(n, cpu="8") for n in KIND_NODES]
+    docs[0]["spec"] = {
+        "taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+    }
+    return docs
+
+
+def seed_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
+    """A pod of the seed's Deployment (nginx, no requests), gang ``test``."""
+    doc = pod(name, "test", count, arrival=arrival)
+    doc["metadata"]["labels"].update(SEED_LABELS)
+    del doc["spec"]["containers"][0]["resources"]
+    doc["spec"]["containers"][0]["image"] = "nginx:1.25"
+    if anti_affinity:
+        doc["spec"]["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": SEED_LABELS}, "topologyKey": HOSTNAME}
+                ]
+            }
+        }
+    return doc
+
+
+# the log's line: schedule_one.go "Unable to schedule pod; no fit; waiting" err=...
+SEED_PREFILTER_MESSAGE = (
+    "0/4 nodes are available: not enough available pod for gang test. preemption: "
+    "0/4 nodes are available: 4 No preemption victims found for incoming pod."
+)
+
+
+async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -> None:
+    """Seed 002, first test run: replicas 3, available-count 2.  lwqgd comes first and is
+    turned away at PreFilter ("0 running + 1 pending < 2"), with the log's exact message;
+    rcv2h waits at Permit ("0 waiting + 0 permitted + 0 running + 1 < 2"), 9lzm6 lets both
+    through; lwqgd, back from its backoff (its own status update requeued it: the seed's
+    plugin registers every event), passes on the two permitted members.  All three bind."""
+    docs = kind_cluster()
+    docs += [
+        seed_pod("unicore-gang-test-f6567d6fb-lwqgd", 2, None),
+        seed_pod("unicore-gang-test-f6567d6fb-rcv2h", 2, "8ms"),
+        seed_pod("unicore-gang-test-f6567d6fb-9lzm6", 2, "8ms"),
+    ]
     result = await run(docs)
     where = placements(result)
-    assert all(where[f"job-{i}"] for i in range(3)), where
-    assert scheduled(result) == {"job-0", "job-1", "job-2"}
-    assert {e["time"] for e in events(result, "Scheduled")} == {0.0}
-    assert events(result, "FailedScheduling") == []
-    assert all(r.pod.status.phase == "Running" for r in result.pods)
+    assert [(e["time"], e["reason"], e["object"], e["message"]) for e in result.events] == [
+        (0.0, "FailedScheduling", "default/unicore-gang-test-f6567d6fb-lwqgd", SEED_PREFILTER_MESSAGE),
+        *(
+            (t, "Scheduled", f"default/{n}", f"Successfully assigned default/{n} to {where[n]}")
+            for t, n in [
+                (0.008, "unicore-gang-test-f6567d6fb-rcv2h"),
+                (0.008, "unicore-gang-test-f6567d6fb-9lzm6"),
+                (1.0, "unicore-gang-test-f6567d6fb-lwqgd"),
+            ]
+        ),
+    ]
+    assert sorted(where.values()) == KIND_NODES[1:]  # spread over the workers
+    out = json.loads(result.to_json())
+    assert [(p["name"][-5:], p["attempts"], p["waitingOnPermit"]) for p in out["pods"]] == [
+        ("lwqgd", 2, None),
+        ("rcv2h", 1, None),
+        ("9lzm6", 1, None),
+    ]
 
 
-async def test_seed_four_replicas_with_hostname_anti_affinity_stay_pending() -> None:
-    """Seed scenario 2: four replicas that must not share a host, three workers: none is bound.
+async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() -> None:
+    """Seed 002, second test run: replicas 4, available-count 4, one per host, three workers.
+    The first pod is turned away at PreFilter with the log's message; three pods reserve a
+    worker each and wait ("2 waiting + 0 permitted + 0 running + 1 < 4" for the third); the
+    fourth fits nowhere.  All stay Pending: at 30 s three wait on Permit; at the wait's end
+    (1m) the first to time out unreserves and rejects the others, and the gang is marked
+    rejected."""
+    docs = kind_cluster()
+    docs += [
+        seed_pod(f"unicore-gang-test-5d95486756-{n}", 4, arrival, anti_affinity=True)
+        for n, arrival in [("6rxmr", None), ("gkmbj", "8ms"), ("gvfpk", "8ms"), ("mgwg5", "16ms")]
+    ]
+    at_30 = json.loads((await run(docs, until=30.0)).to_json())
+    assert [p["nodeName"] for p in at_30["pods"]] == [None] * 4
+    waiting = {p["name"][-5:]: p["waitingOnPermit"] for p in at_30["pods"]}
+    assert waiting == {"6rxmr": ["Gang"], "gkmbj": ["Gang"], "gvfpk": None, "mgwg5": ["Gang"]}
 
-    Real required pod anti-affinity (InterPodAffinity, in the default profile).  Three members
-    reserve a node each and wait at Permit; the fourth fits nowhere.  After the Permit wait (1m)
-    the waiting members are released and the cycle repeats: no member is ever bound.
-    """
-    docs = [node("worker-1"), node("worker-2"), node("worker-3")]
-    docs += [pod(f"job-{i}", "job", 4, anti_affinity=True) for i in range(4)]
-    result = await run(docs, until=200.0)
-    assert placements(result) == {f"job-{i}": None for i in range(4)}
-    assert events(result, "Scheduled") == []
-    assert result.summary["scheduled"] == 0 and result.summary["pending"] == 4
-    failures = events(result, "FailedScheduling")
-    assert failures[0]["time"] == 0.0
-    # Every member has priority 0: no victims.  framework.FitError.Error() (upstream
-    # pkg/scheduler/framework/types.go, v1.28+) appends the PostFilter message with " %v".
+    result = await run(docs, until=61.0)
+    assert placements(result) == dict.fromkeys(placements(result))  # none bound
+    rejected = (
+        "0/4 nodes are available: gang test has been rejected. preemption: "
+        "0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    )
     fits_nowhere = (
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
-        "0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "0/4 nodes are available: 1 node(s) had untolerated taint "
+        "{node-role.kubernetes.io/control-plane: }, 3 node(s) didn't match pod anti-affinity "
+        "rules. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "3 No preemption victims found for incoming pod."
     )
-    # a member rejected while waiting at Permit fails in its binding cycle: a FitError of one node
-    timeout = (
-        "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang."
+    unreserved = (
+        "0/1 nodes are available: 1 gang's pod unicore-gang-test-5d95486756-mgwg5 is unreserved."
     )
-    assert failures[0]["message"] == fits_nowhere
-    assert {e["message"] for e in failures} == {fits_nowhere, timeout}
-    # the three waiting members time out together and are released together (whichever
-    # timer the event loop runs first, each is told it timed out); one of them fails anew
-    released = [(e["time"], e["object"]) for e in failures if e["message"] == timeout]
-    assert released[:3] == [(60.0, f"default/job-{i}") for i in range(3)]
-    assert {t for t, _ in released} == {60.0, 120.0, 180.0}
+    timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang."
+    assert [(e["time"], e["object"][-5:], e["message"]) for e in result.events] == [
+        (0.0, "6rxmr", SEED_PREFILTER_MESSAGE),
+        (0.008, "gkmbj", SEED_PREFILTER_MESSAGE),
+        (0.008, "gvfpk", SEED_PREFILTER_MESSAGE),
+        (2.0, "gvfpk", fits_nowhere),
+        (60.016, "mgwg5", timeout),
+        (60.016, "6rxmr", unreserved),
+        (60.016, "gkmbj", unreserved),
+        (60.016, "gvfpk", rejected),
+    ]
 
 
-# --- a gang that cannot fully fit ------------------------------------------------------------
+# --- the seed's rules, end to end ------------------------------------------------------------
+
+
+def gang_config(args: dict[str, Any]) -> Any:
+    cfg = config()
+    cfg.profiles[0].plugin_args["Gang"] = args
+    return cfg
+
+
+async def test_queue_sort_by_creation_time_alone() -> None:
+    """Seed QueueSort: the older pod goes first whatever the priorities.  ``low`` (priority 0,
+    created at 1 s) and ``high`` (priority 1000, created at 2 s, preemptionPolicy Never) wait
+    for the CPU a running pod frees at 5 s: ``low`` gets it.  With the ``prioritySort``
+    departure, ``high`` does."""
+    blocker = pod("blocker", cpu="1")
+    blocker["spec"]["nodeName"] = "n1"
+    blocker["metadata"]["annotations"] = {"kubesched.io/duration": "5s"}
+    docs = [
+        node("n1", cpu="1"),
+        blocker,
+        pod("low", cpu="1", arrival="1s"),
+        pod("high", cpu="1", priority=1000, arrival="2s", preempt=False),
+    ]
+    text = "\n---\n".join(json.dumps(d) for d in docs)
+    manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
+    seed_order = await simulate(manifests, config(), until=60)
+    assert placements(seed_order) == {"blocker": "n1", "low": "n1", "high": None}
+    assert [(e["time"], e["object"]) for e in events(seed_order, "Scheduled")] == [(5.0, "default/low")]
+    by_priority = await simulate(manifests, gang_config({"prioritySort": True}), until=60)
+    assert placements(by_priority) == {"blocker": "n1", "low": None, "high": "n1"}
+
+
+async def test_rejected_gang_stays_rejected_until_its_state_expires() -> None:
+    """Three members, two 1-CPU nodes, Permit wait 5 s, expiration 20 s.  The two that fit
+    wait from 0 s, time out at 5 s and mark the gang rejected: every member is turned away
+    ("gang big has been rejected") although the third node arrives at 12 s.  The seed's
+    CleanUp forgets the gang at its first pass after 0 + 20 s (t=21 s); a node arriving at 30 s
+    requeues the members and the gang binds whole."""
+    late = node("n3", cpu="1")
+    late["metadata"]["annotations"] = {"kubesched.io/arrival": "12s"}
+    later = node("n4", cpu="1")
+    later["metadata"]["annotations"] = {"kubesched.io/arrival": "30s"}
+    docs = [node("n1", cpu="1"), node("n2", cpu="1"), late, later]
+    docs += [pod(f"m-{i}", "big", 3) for i in range(3)]
+    text = "\n---\n".join(json.dumps(d) for d in docs)
+    manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
+    cfg = gang_config({"permitWaitingTimeSeconds": 5, "gangExpirationSeconds": 20})
+    result = await simulate(manifests, cfg, until=120)
+    def rejected(n: int) -> str:
+        return (
+            f"0/{n} nodes are available: gang big has been rejected. preemption: "
+            f"0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+        )
+
+    timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Gang."
+    assert [(e["time"], e["object"][-3:], e["message"]) for e in result.events] == [
+        (
+            0.0,
+            "m-2",
+            "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+            "2 No preemption victims found for incoming pod.",
+        ),
+        (5.0, "m-0", timeout),
+        (5.0, "m-1", timeout),
+        (5.0, "m-2", rejected(2)),
+        (6.0, "m-0", rejected(2)),
+        (6.0, "m-1", rejected(2)),
+        (7.0, "m-2", rejected(2)),
+        (8.0, "m-0", rejected(2)),
+        (8.0, "m-1", rejected(2)),
+        # the third node requeues everyone: still rejected, then the retries of the new text
+        (12.0, "m-0", rejected(3)),
+        (12.0, "m-1", rejected(3)),
+        (12.0, "m-2", rejected(3)),
+        (20.0, "m-0", rejected(3)),
+        (20.0, "m-1", rejected(3)),
+        (20.0, "m-2", rejected(3)),
+        # forgotten at 21 s; the fourth node at 30 s requeues them: a fresh gang binds whole
+        *((30.0, f"m-{i}", f"Successfully assigned default/m-{i} to {placements(result)[f'm-{i}']}") for i in range(3)),
+    ]
+
+
+async def test_a_count_that_is_not_an_integer_is_a_scheduler_error_retried_with_backoff() -> None:
+    """PreFilter returns Error with strconv.Atoi's text: reason SchedulerError, and the pod is
+    retried after 1, 2, 4, 8, then 10 s of backoff (on the queue's 1 s flush)."""
+    bad = pod("bad", "train", 1)
+    bad["metadata"]["labels"][COUNT] = "abc"
+    result = await run([node("n1"), bad], until=40.0)
+    msg = 'running PreFilter plugin "Gang": strconv.Atoi: parsing "abc": invalid syntax'
+    failed = events(result, "FailedScheduling")
+    assert [(e["time"], e["message"]) for e in failed] == [
+        (t, msg) for t in (0.0, 1.0, 3.0, 7.0, 15.0, 25.0, 35.0)
+    ]
+    (rec,) = result.pods
+    assert [(c.type, c.status, c.reason, c.message) for c in rec.pod.status.conditions] == [
+        ("PodScheduled", "False", "SchedulerError", msg)
+    ]
 
 
 async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> None:
@@ -181,10 +349,6 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
         (0.0, "default/m-2"),
         (5.0, "default/urgent"),
     ]
-    # FitError.Error() (upstream pkg/scheduler/framework/types.go, v1.28+) appends the
-    # PostFilter message with " %v", no period of its own: DefaultPreemption's message is a
-    # FitError text or PodEligibleToPreemptOthers' "not eligible due to preemptionPolicy=Never.",
-    # each with its own one.
     no_victims = (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod."
@@ -193,12 +357,13 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
         "0/2 nodes are available: 2 Insufficient cpu. "
         "preemption: not eligible due to preemptionPolicy=Never."
     )
-    timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."
     assert failed[0]["message"] == no_victims
     assert failed[1]["message"] == never
-    assert {e["message"] for e in failed} == {no_victims, never, timeout}
-    released = [(e["time"], e["object"]) for e in failed if e["message"] == timeout]
-    assert released[:2] == [(10.0, "default/m-0"), (10.0, "default/m-1")]
+    # m-0 times out first and unreserves: m-1 is rejected by its Unreserve (the seed's text)
+    assert [(e["time"], e["object"], e["message"]) for e in failed if e["time"] == 10.0][:2] == [
+        (10.0, "default/m-0", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
+        (10.0, "default/m-1", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
+    ]
     # what the gang reserved is free again: the urgent pod binds as soon as it is released
     (urgent,) = events(result, "Scheduled")
     assert urgent["object"] == "default/urgent" and 10.0 <= urgent["time"] <= 12.0
@@ -207,23 +372,31 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
     assert result.summary["scheduled"] == 1
 
 
-async def test_gang_members_arriving_late_are_waited_for() -> None:
-    """Members that exist before the gang is complete are turned away at PreFilter (holding no
-    node); the last member, arriving at 30 s, waits at Permit and activates them: all bind at 30 s."""
+async def test_a_late_member_waits_alone_the_seeds_limitation() -> None:
+    """Members that exist before the gang is complete are turned away at PreFilter
+    ("not enough available pod", Unschedulable: preemption runs and finds no victims) and wait
+    in the unschedulable pods; a pod Add moves no other pod (upstream's queue), so the last
+    member, arriving at 30 s, waits at Permit alone, times out at 90 s and marks the gang
+    rejected -- the deadlock-by-timeout the seed describes as its limitation."""
     docs = [node("n1"), node("n2")]
     docs += [pod("a-0", "a", 3), pod("a-1", "a", 3), pod("a-2", "a", 3, arrival="30s")]
-    result = await run(docs)
-    assert scheduled(result) == {"a-0", "a-1", "a-2"}
-    assert {e["time"] for e in events(result, "Scheduled")} == {30.0}
-    failed = events(result, "FailedScheduling")
-    assert [(e["time"], e["object"]) for e in failed] == [
-        (0.0, "default/a-0"),
-        (0.0, "default/a-1"),
+    result = await run(docs, until=200)
+    assert scheduled(result) == set()
+    failed = [(e["time"], e["object"], e["message"]) for e in events(result, "FailedScheduling")]
+    short = (
+        "0/2 nodes are available: not enough available pod for gang a. preemption: "
+        "0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
+    assert failed[:4] == [
+        (0.0, "default/a-0", short),
+        (0.0, "default/a-1", short),
+        (1.0, "default/a-0", short),
+        (1.0, "default/a-1", short),
     ]
-    assert failed[0]["message"] == (
-        "0/2 nodes are available: gang default/a has 2 pending and 0 running member(s), "
-        "fewer than its available-count 3. preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling."
+    assert failed[4] == (
+        90.0,
+        "default/a-2",
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Gang.",
     )
 
 

@@ -340,7 +340,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     for p in result["pods"]:
         assert list(p) == ["namespace", "name", "uid", "priority", "nodeName", "phase", "deleted",
                            "nominatedNodeName", "conditions", "createdAt", "scheduledAt", "finishedAt",
-                           "owner"]  # fmt: skip
+                           "owner", "attempts", "waitingOnPermit"]  # fmt: skip
         assert isinstance(p["namespace"], str) and isinstance(p["name"], str) and isinstance(p["uid"], str)
         assert p["uid"]
         assert type(p["priority"]) is int
@@ -348,6 +348,8 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         assert p["phase"] in ("Pending", "Running")
         assert type(p["deleted"]) is bool
         assert p["nominatedNodeName"] is None or isinstance(p["nominatedNodeName"], str)
+        assert type(p["attempts"]) is int and p["attempts"] >= 1  # every pod here was attempted
+        assert p["waitingOnPermit"] is None
         for c in p["conditions"]:
             assert list(c) == ["type", "status", "reason", "message"]
             assert all(isinstance(v, str) for v in c.values())

@@ -1,5 +1,6 @@
-"""Gang: the label-based gang plugin, hook by hook (args, QueueSort, PreFilter, Reserve/Unreserve,
-Permit, PostBind, events, expiry)."""
+"""Gang: the label-based gang plugin of seed 002, hook by hook (args, QueueSort, PreFilter,
+Permit, Unreserve, CleanUp), each checked against the seed's code and log
+(``../shared/seeds/002_fea61fb3c6a3824a.txt``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,8 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from kubesched import ConfigError, CycleState, QueuedPodInfo, QueueingHint
+from kubesched import ConfigError, CycleState, QueuedPodInfo
 from kubesched._config import ProfileConfig
 from kubesched._framework import PODS_TO_ACTIVATE_KEY, Framework, build_framework
 from kubesched._nodeinfo import PodInfo
@@ -28,6 +27,16 @@ def member(name: str, group: str = "train", count: int | str = 3, ns: str = "def
     return make_pod(name, ns).label(GANG, group).label(COUNT, str(count)).req(cpu="1")
 
 
+class Clock:
+    """A settable clock for the plugin's CleanUp passes."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
 def framework(args: dict[str, Any] | None = None) -> tuple[Framework, gang.Gang]:
     """A profile with Gang on (multiPoint + queueSort) over an empty informer cache."""
     prof = ProfileConfig(
@@ -38,6 +47,7 @@ def framework(args: dict[str, Any] | None = None) -> tuple[Framework, gang.Gang]
     prof.multi_point = [("Gang", 0)]
     fw = build_framework(prof, IN_TREE)
     fw.cluster = ClusterState()
+    fw.now = Clock()  # the plugin's clock (CleanUp); tests that move it replace it
     return fw, fw.plugin("Gang")
 
 
@@ -63,7 +73,7 @@ def cycle_state() -> CycleState:
 
 def test_args_defaults() -> None:
     assert gang.parse_args(None) == gang.GangArgs(
-        "gang.kubesched.io/name", "gang.kubesched.io/available-count", 60
+        "gang.kubesched.io/name", "gang.kubesched.io/available-count", 60, 300, False, False
     )
     assert gang.parse_args({"apiVersion": "x", "kind": "GangArgs"}) == gang.GangArgs()
 
@@ -74,9 +84,12 @@ def test_args_custom() -> None:
             "groupNameLabel": "example.com/gang",
             "availableCountLabel": "example.com/min",
             "permitWaitingTimeSeconds": 5,
+            "gangExpirationSeconds": 90,
+            "prioritySort": True,
+            "shortGangUnresolvable": True,
         }
     )
-    assert args == gang.GangArgs("example.com/gang", "example.com/min", 5)
+    assert args == gang.GangArgs("example.com/gang", "example.com/min", 5, 90, True, True)
 
 
 @pytest.mark.parametrize(
@@ -128,6 +141,30 @@ def test_args_custom() -> None:
             id="same labels",
         ),
         pytest.param(
+            {"gangExpirationSeconds": 0},
+            "gangExpirationSeconds",
+            "Invalid value: 0: must be greater than 0",
+            id="zero expiration",
+        ),
+        pytest.param(
+            {"gangExpirationSeconds": float("inf")},
+            "gangExpirationSeconds",
+            "Invalid value: inf: must be at most 9223372036 seconds",
+            id="infinite expiration",
+        ),
+        pytest.param(
+            {"prioritySort": "yes"},
+            "prioritySort",
+            'Invalid value: "yes": must be a boolean',
+            id="non-bool prioritySort",
+        ),
+        pytest.param(
+            {"shortGangUnresolvable": 1},
+            "shortGangUnresolvable",
+            'Invalid value: "1": must be a boolean',
+            id="non-bool shortGangUnresolvable",
+        ),
+        pytest.param(
             {"minAvailable": 2},
             "",
             'strict decoding error: unknown field "minAvailable"',
@@ -169,270 +206,224 @@ def test_args_error_names_the_config_field() -> None:
     assert info.value.field == "profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds"
 
 
+
 def test_profile_turns_gang_on_like_coscheduling() -> None:
     fw, _ = framework()
     points = fw.list_plugins()
     assert points["queueSort"] == [("Gang", 1)]
-    for point in ("preFilter", "reserve", "permit", "postBind"):
+    for point in ("preFilter", "reserve", "permit"):
         assert ("Gang", 1) in points[point], point
+    assert ("Gang", 1) not in points.get("postBind", [])
 
 
-# --- QueueSort -------------------------------------------------------------------------------
-
-
-def qpi(
-    fw: Framework, pod: Any, t: float, prio: int = 0, first: float | None = None
-) -> QueuedPodInfo:
-    """A queued pod (also put into the informer cache, as every queued pod is)."""
-    (p,) = add(fw, pod.priority(prio))
-    return QueuedPodInfo(
-        PodInfo(p), timestamp=t, initial_attempt_timestamp=first if first is not None else t
-    )
-
-
-def test_sort_priority_first() -> None:
+def test_no_enqueue_extensions_so_every_pod_and_node_event_requeues() -> None:
+    """The seed implements no EnqueueExtensions: upstream registers such a plugin for every
+    resource (UnrollWildCardResource), with no hint."""
     fw, g = framework()
-    hi = qpi(fw, make_pod("plain"), 10, prio=10)
-    lo = qpi(fw, member("a1"), 0, prio=0)
-    assert g.kubesched_queue_sort_less(hi, lo)
-    assert not g.kubesched_queue_sort_less(lo, hi)
+    assert not hasattr(g, "kubesched_events_to_register")
+    gang_events = [(str(e), hint) for name, e, hint in fw.cluster_events() if name == "Gang"]
+    assert gang_events == [("PodAll", None), ("NodeAll", None)]
 
 
-def test_sort_gang_kept_together_by_first_members_time() -> None:
-    """A later member of an earlier gang goes before a plain pod queued in between."""
+# --- QueueSort (seed: Less) ------------------------------------------------------------------
+
+
+def ts(seconds: float) -> str:
+    """An RFC 3339 creationTimestamp ``seconds`` after 2024-01-01T00:00:00Z."""
+    from datetime import UTC, datetime, timedelta
+
+    t = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{t.microsecond:06d}" if t.microsecond else "") + "Z"
+
+
+def qpi(fw: Framework, pod: Any, created: float, prio: int = 0, t: float = 0.0) -> QueuedPodInfo:
+    """A queued pod created at ``created`` (put into the informer cache too)."""
+    (p,) = add(fw, pod.priority(prio).creation_timestamp(ts(created)))
+    return QueuedPodInfo(PodInfo(p), timestamp=t, initial_attempt_timestamp=t)
+
+
+def test_sort_by_creation_time_alone_priority_plays_no_part() -> None:
     fw, g = framework()
-    a1 = qpi(fw, member("a1", "a"), 1)
-    plain = qpi(fw, make_pod("plain"), 2)
-    a2 = qpi(fw, member("a2", "a"), 3)
-    assert g.kubesched_queue_sort_less(a1, plain)
-    assert g.kubesched_queue_sort_less(a2, plain)
-    assert not g.kubesched_queue_sort_less(plain, a2)
-    # members of one gang go by name
-    assert g.kubesched_queue_sort_less(a1, a2)
-    assert not g.kubesched_queue_sort_less(a2, a1)
-    assert g.gangs["default/a"].sort_time == 1
+    early_low = qpi(fw, make_pod("early"), 1, prio=0, t=50)
+    late_high = qpi(fw, make_pod("late"), 2, prio=1000, t=0)
+    assert g.kubesched_queue_sort_less(early_low, late_high)
+    assert not g.kubesched_queue_sort_less(late_high, early_low)
 
 
-def test_sort_gang_time_is_the_earlier_of_two_members_first_compared() -> None:
+def test_sort_priority_first_with_the_prioritySort_departure() -> None:
+    fw, g = framework({"prioritySort": True})
+    early_low = qpi(fw, make_pod("early"), 1, prio=0)
+    late_high = qpi(fw, make_pod("late"), 2, prio=1000)
+    assert g.kubesched_queue_sort_less(late_high, early_low)
+    assert not g.kubesched_queue_sort_less(early_low, late_high)
+    # equal priority: the seed's order
+    assert g.kubesched_queue_sort_less(qpi(fw, make_pod("a"), 1), qpi(fw, make_pod("b"), 2))
+
+
+def test_sort_gang_time_is_its_first_compared_members_creation_time() -> None:
+    """firstGangPodCreatedAt: the first member the queue compares fixes the gang's time, so a
+    member created later still goes before a plain pod created in between."""
     fw, g = framework()
-    a2 = qpi(fw, member("a2", "a"), 7)
-    a1 = qpi(fw, member("a1", "a"), 4)
-    g.kubesched_queue_sort_less(a2, a1)
-    assert g.gangs["default/a"].sort_time == 4
+    m1 = qpi(fw, member("m1"), 10)
+    plain = qpi(fw, make_pod("plain"), 20)
+    m2 = qpi(fw, member("m2"), 30)
+    assert g.kubesched_queue_sort_less(m1, plain)  # fixes gang train at t=10
+    assert g.kubesched_queue_sort_less(m2, plain)  # m2 has its gang's time, 10 < 20
+    assert g.created_at == {"train": gang.creation_second(ts(10))}
+    # in the same comparison the first argument's member is stored first (the seed's order)
+    fw2, g2 = framework()
+    late, early = qpi(fw2, member("late", "x"), 30), qpi(fw2, member("early", "x"), 10)
+    g2.kubesched_queue_sort_less(late, early)
+    assert g2.created_at == {"x": gang.creation_second(ts(30))}
 
 
-def test_sort_uses_first_attempt_time_not_requeue_time() -> None:
+def test_sort_gangs_created_in_the_same_second_go_by_name() -> None:
+    """creationTimestamp has second precision: gangs of one second go by name, whichever
+    member compares."""
     fw, g = framework()
-    a1 = qpi(fw, member("a1", "a"), 50, first=1)  # requeued at 50, first queued at 1
-    b1 = qpi(fw, member("b1", "b"), 2)
-    assert g.kubesched_queue_sort_less(a1, b1)
-
-
-def test_sort_ties_between_gangs_by_name_and_plain_pods_first() -> None:
-    fw, g = framework()
-    b = qpi(fw, member("b1", "b"), 5)
-    a = qpi(fw, member("a1", "a"), 5)
-    plain = qpi(fw, make_pod("plain"), 5)
+    b = qpi(fw, member("b-0", "b"), 5.2)
+    a = qpi(fw, member("a-9", "a"), 5.7)
     assert g.kubesched_queue_sort_less(a, b)
     assert not g.kubesched_queue_sort_less(b, a)
-    assert g.kubesched_queue_sort_less(plain, a)
-    # gangs in different namespaces: "namespace/name"
-    x = qpi(fw, member("x1", "z", ns="aaa"), 5)
-    assert g.kubesched_queue_sort_less(x, a)
 
 
-def test_sort_plain_pods_as_priority_sort() -> None:
+def test_sort_equal_times_are_equal_unless_both_are_gangs() -> None:
     fw, g = framework()
-    p1 = qpi(fw, make_pod("p1"), 1)
-    p2 = qpi(fw, make_pod("p2"), 2)
-    assert g.kubesched_queue_sort_less(p1, p2)
-    assert not g.kubesched_queue_sort_less(p2, p1)
-    same = qpi(fw, make_pod("p3"), 1)
-    assert not g.kubesched_queue_sort_less(p1, same) and not g.kubesched_queue_sort_less(same, p1)
+    p1, p2 = qpi(fw, make_pod("p1"), 3), qpi(fw, make_pod("p2"), 3.5)
+    m = qpi(fw, member("m"), 3)
+    less = g.kubesched_queue_sort_less
+    assert not less(p1, p2) and not less(p2, p1)
+    assert not less(p1, m) and not less(m, p1)  # a plain pod and a gang of the same second
+    no_time = QueuedPodInfo(PodInfo(add(fw, make_pod("none"))[0]), timestamp=0.0)
+    assert less(no_time, p1)  # no creationTimestamp: Go's zero time, before everything
 
 
 def test_queue_pops_gang_by_gang() -> None:
-    """In the scheduling queue: members queued alternately leave it gang by gang (and plain pods
-    at the same time first, in their own order)."""
+    """In the scheduling queue: members queued alternately leave it gang by gang; plain pods
+    of the same second keep their arrival order (the queue's first-in, first-out tie)."""
     from kubesched._queue import SchedulingQueue
 
     fw, _ = framework()
     q = SchedulingQueue({"default-scheduler": fw}, now=lambda: 0.0)
-    pods = add(
-        fw,
-        *(b for i in range(3) for b in (member(f"b-{i}", "b"), member(f"a-{i}", "a"))),
-        make_pod("z-plain"),
-        make_pod("plain"),
-    )
-    for p in pods:
+    builders = [b for i in range(3) for b in (member(f"b-{i}", "b"), member(f"a-{i}", "a"))]
+    builders += [make_pod("z-plain"), make_pod("plain")]
+    pods = add(fw, *(b.creation_timestamp(ts(0)) for b in builders))
+    later = add(fw, make_pod("later").creation_timestamp(ts(1)))
+    for p in [*later, *pods]:
         q.add(p)
     order = []
     while (x := q.pop_nowait()) is not None:
         order.append(x.pod.metadata.name)
-    assert order == ["z-plain", "plain", "a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
-
-
-_pods = st.lists(
-    st.tuples(
-        st.sampled_from(["", "a", "b", "c"]),  # gang ("" = none)
-        st.integers(0, 2),  # priority
-        st.integers(0, 3),  # timestamp
-    ),
-    min_size=1,
-    max_size=8,
-)
-
-
-@settings(max_examples=25, deadline=None)
-@given(_pods)
-def test_sort_is_a_strict_weak_order(specs: list[tuple[str, int, int]]) -> None:
-    """Irreflexive, transitive, and incomparability is transitive (over all triples)."""
-    fw, g = framework()
-    items = []
-    for i, (group, prio, t) in enumerate(specs):
-        b = member(f"p{i}", group) if group else make_pod(f"p{i}")
-        items.append(qpi(fw, b, float(t), prio=prio))
-    less = g.kubesched_queue_sort_less
-    # fix every gang's time first (as the queue does on its first comparisons)
-    for x in items:
-        for y in items:
-            less(x, y)
-    for x in items:
-        assert not less(x, x)
-        for y in items:
-            assert not (less(x, y) and less(y, x))
-            for z in items:
-                if less(x, y) and less(y, z):
-                    assert less(x, z)
-                eq_xy = not less(x, y) and not less(y, x)
-                eq_yz = not less(y, z) and not less(z, y)
-                if eq_xy and eq_yz:
-                    assert not less(x, z) and not less(z, x)
+    assert order[-1] == "later"
+    assert [n for n in order if n.startswith(("a-", "b-"))] == ["a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
+    assert order.index("z-plain") < order.index("plain")
 
 
 # --- PreFilter -------------------------------------------------------------------------------
 
 
-def test_pre_filter_ignores_plain_pods() -> None:
+def test_pre_filter_ignores_pods_without_both_labels() -> None:
     fw, g = framework()
-    (p,) = add(fw, make_pod("plain"))
-    assert g.kubesched_pre_filter(CycleState(), p, []) is None
+    plain, name_only, count_only = add(
+        fw,
+        make_pod("plain"),
+        make_pod("n").label(GANG, "train"),
+        make_pod("c").label(COUNT, "3"),
+    )
+    for p in (plain, name_only, count_only):
+        assert g.kubesched_pre_filter(CycleState(), p, []) is None
 
 
 @pytest.mark.parametrize(
     ("others", "want"),
     [
-        pytest.param(
-            [],
-            "gang default/train has 1 pending and 0 running member(s), fewer than its available-count 3",
-            id="alone",
-        ),
-        pytest.param(
-            [member("t2")],
-            "gang default/train has 2 pending and 0 running member(s), fewer than its "
-            "available-count 3",
-            id="two of three",
-        ),
+        pytest.param([], "short", id="alone"),
         pytest.param([member("t2"), member("t3")], None, id="three pending"),
+        pytest.param([member("t2").node("n1").phase("Running"), member("t3")], None, id="running counts"),
+        pytest.param([member("t2").node("n1"), member("t3")], None, id="bound, still Pending"),
         pytest.param(
-            [member("t2").node("n1").phase("Running"), member("t3")], None, id="one running counts"
+            [member("t2").node("n1").phase("Succeeded"), member("t3")], "short", id="finished do not count"
         ),
-        pytest.param(
-            [member("t2").node("n1").phase("Succeeded"), member("t3")],
-            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-            id="a finished member does not count",
-        ),
-        pytest.param(
-            [member("t2").terminating(), member("t3")],
-            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-            id="a terminating member does not count",
-        ),
-        pytest.param(
-            [member("t2", ns="other"), member("t3")],
-            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-            id="same name in another namespace is another gang",
-        ),
-        pytest.param(
-            [member("t2", group="other"), member("t3")],
-            "gang default/train has 2 pending and 0 running member(s), fewer than its available-count 3",
-            id="another gang",
-        ),
+        pytest.param([member("t2").phase("Failed"), member("t3")], "short", id="failed do not count"),
+        pytest.param([member("t2", ns="other"), member("t3", ns="other")], None, id="other namespace counts"),
+        pytest.param([member("t2", "else"), member("t3", "else")], "short", id="another gang"),
     ],
 )
-def test_pre_filter_counts_pending_and_running(others: list[Any], want: str | None) -> None:
+def test_pre_filter_counts_running_and_pending_by_phase(others: list[Any], want: str | None) -> None:
+    """``len(runningPods)+len(pendingPods) < availableCnt``: the gang's pods listed by label in
+    every namespace, Running and Pending by phase (the pod itself is one of the pending)."""
     fw, g = framework()
-    (pod, *_) = add(fw, member("t1"), *others)
-    st_ = g.kubesched_pre_filter(CycleState(), pod, [])
+    (t1,) = add(fw, member("t1"))
+    add(fw, *others)
+    st_ = g.kubesched_pre_filter(cycle_state(), t1, [])
     if want is None:
         assert st_ is None
     else:
-        assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        assert st_.message == want
+        assert st_ is not None and st_.code == Code.UNSCHEDULABLE
+        assert st_.message == "not enough available pod for gang train"
+
+
+def test_pre_filter_short_gang_unresolvable_departure() -> None:
+    fw, g = framework({"shortGangUnresolvable": True})
+    (t1,) = add(fw, member("t1"))
+    st_ = g.kubesched_pre_filter(cycle_state(), t1, [])
+    assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st_.message == "not enough available pod for gang train"
 
 
 @pytest.mark.parametrize(
     ("count", "want"),
     [
-        pytest.param(
-            None,
-            'gang default/train: gang member must have the label "gang.kubesched.io/available-count"',
-            id="missing",
-        ),
-        pytest.param(
-            "two",
-            'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
-            'integer, got "two"',
-            id="not a number",
-        ),
-        pytest.param(
-            "0",
-            'gang default/train: label "gang.kubesched.io/available-count" must be a positive '
-            'integer, got "0"',
-            id="zero",
-        ),
+        ("abc", 'strconv.Atoi: parsing "abc": invalid syntax'),
+        ("1.5", 'strconv.Atoi: parsing "1.5": invalid syntax'),
+        ("+", 'strconv.Atoi: parsing "+": invalid syntax'),
+        ("3x", 'strconv.Atoi: parsing "3x": invalid syntax'),
+        ("1_000", 'strconv.Atoi: parsing "1_000": invalid syntax'),
+        ("99999999999999999999", 'strconv.Atoi: parsing "99999999999999999999": value out of range'),
+        ("-9223372036854775809", 'strconv.Atoi: parsing "-9223372036854775809": value out of range'),
+        ("+1", None),
+        ("001", None),
+        ("-4", None),
+        ("0", None),
+        ("9223372036854775807", "short"),
     ],
 )
-def test_pre_filter_rejects_a_bad_count_label(count: str | None, want: str) -> None:
+def test_pre_filter_parses_the_count_as_strconv_atoi(count: str, want: str | None) -> None:
     fw, g = framework()
-    b = make_pod("t1").label(GANG, "train")
-    if count is not None:
-        b = b.label(COUNT, count)
-    (pod,) = add(fw, b)
-    st_ = g.kubesched_pre_filter(CycleState(), pod, [])
-    assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert st_.message == want
+    (t1,) = add(fw, member("t1", count=count))
+    st_ = g.kubesched_pre_filter(cycle_state(), t1, [])
+    if want is None:
+        assert st_ is None
+    elif want == "short":
+        assert st_ is not None and st_.message == "not enough available pod for gang train"
+    else:
+        assert st_ is not None and st_.code == Code.ERROR and st_.message == want
+
+
+def test_pre_filter_error_through_the_framework() -> None:
+    """RunPreFilterPlugins wraps an Error: ``running PreFilter plugin "Gang": <err>``."""
+    fw, _ = framework()
+    (t1,) = add(fw, member("t1", count="abc"))
+    _, st_, _ = fw.run_pre_filter_plugins(cycle_state(), t1, [])
+    assert st_ is not None and st_.code == Code.ERROR
+    assert st_.message == 'running PreFilter plugin "Gang": strconv.Atoi: parsing "abc": invalid syntax'
 
 
 def test_custom_label_keys() -> None:
-    fw, g = framework(
-        {"groupNameLabel": "example.com/job", "availableCountLabel": "example.com/min"}
-    )
-    pods = add(
-        fw,
-        *(
-            make_pod(f"t{i}").label("example.com/job", "j").label("example.com/min", "2")
-            for i in (1, 2)
-        ),
-    )
-    assert g.kubesched_pre_filter(CycleState(), pods[0], []) is None
-    (lonely,) = add(fw, make_pod("x").label("example.com/job", "k").label("example.com/min", "2"))
-    st_ = g.kubesched_pre_filter(CycleState(), lonely, [])
-    assert st_ is not None and st_.message == (
-        "gang default/k has 1 pending and 0 running member(s), fewer than its available-count 2"
-    )
-    # the default keys mean nothing here
-    (plain,) = add(fw, member("d1", count=5))
-    assert g.kubesched_pre_filter(CycleState(), plain, []) is None
+    fw, g = framework({"groupNameLabel": "example.com/gang", "availableCountLabel": "example.com/min"})
+    (p,) = add(fw, make_pod("p").label("example.com/gang", "g").label("example.com/min", "2"))
+    st_ = g.kubesched_pre_filter(cycle_state(), p, [])
+    assert st_ is not None and st_.message == "not enough available pod for gang g"
+    (q,) = add(fw, member("q"))  # the default keys mean nothing now
+    assert g.kubesched_pre_filter(cycle_state(), q, []) is None
 
 
-# --- Permit, Reserve, Unreserve --------------------------------------------------------------
+# --- Permit, Unreserve -----------------------------------------------------------------------
 
 
-def reserve_and_permit(
-    fw: Framework, pod: Any, node: str = "n1", state: CycleState | None = None
-) -> Any:
+def reserve_and_permit(fw: Framework, pod: Any, node: str = "n1") -> Any:
     """What the scheduling cycle does after choosing ``node``: Reserve, then Permit."""
-    state = state or cycle_state()
+    state = cycle_state()
     assert fw.run_reserve_plugins_reserve(state, pod, node) is None
     return fw.run_permit_plugins(state, pod, node)
 
@@ -446,53 +437,45 @@ async def test_permit_waits_then_allows_the_whole_gang() -> None:
     assert isinstance(out, tuple)
     st_, timeout = out
     assert st_.code == Code.WAIT and timeout == 30
-    assert set(state.read(PODS_TO_ACTIVATE_KEY)) == {t2.metadata.uid, t3.metadata.uid}
+    assert st_.message == "waiting for pod count to reach availableCnt 3: 0 waiting, 0 running"
+    assert dict(state.read(PODS_TO_ACTIVATE_KEY)) == {}  # the seed activates no one
 
     assert reserve_and_permit(fw, t1).code == Code.WAIT
     assert reserve_and_permit(fw, t2, "n2").code == Code.WAIT
     assert set(fw.waiting_pods) == {t1.metadata.uid, t2.metadata.uid}
     assert reserve_and_permit(fw, t3, "n3") is None  # the third completes the gang
-    results = [await fw.wait_on_permit(p) for p in (t1, t2)]
-    assert results == [None, None]
+    assert [await fw.wait_on_permit(p) for p in (t1, t2)] == [None, None]
     assert fw.waiting_pods == {}
-    assert g.gangs["default/train"].permitted == {t1.metadata.uid, t2.metadata.uid, t3.metadata.uid}
+    assert g.permitted == {"train": {"default/t1", "default/t2", "default/t3"}}
 
 
 @pytest.mark.anyio
-async def test_permit_counts_running_and_permitted_members() -> None:
-    """available-count 2 of 3: once two run, a third member passes at once."""
+async def test_permit_counts_as_the_seed_logs() -> None:
+    """Seed 002's first logged run, available-count 2 of 3: rcv2h waits ("0 waiting + 0
+    permitted + 0 running + 1 < 2"), 9lzm6 allows both ("1 waiting + ... >= 2"), lwqgd passes
+    on "0 waiting + 2 permitted + 0 running + 1"; then, once they run, on running alone."""
     fw, g = framework()
-    t1, t2, t3 = add(fw, member("t1", count=2), member("t2", count=2), member("t3", count=2))
-    assert reserve_and_permit(fw, t1).code == Code.WAIT
-    assert reserve_and_permit(fw, t2) is None
-    assert await fw.wait_on_permit(t1) is None
-    # t1 and t2 are permitted but not yet bound: they count
-    assert g.kubesched_permit(cycle_state(), t3, "n3") is None
-    # ... and so do running members, once bound
+    rcv2h, nine, lwqgd = add(fw, member("rcv2h", count=2), member("9lzm6", count=2), member("lwqgd", count=2))
+    out = reserve_and_permit(fw, rcv2h)
+    assert out.code == Code.WAIT
+    assert reserve_and_permit(fw, nine, "n2") is None
+    assert await fw.wait_on_permit(rcv2h) is None
+    assert reserve_and_permit(fw, lwqgd, "n3") is None  # 2 permitted, not running
+    # a permitted pod stays counted while it does not run, even when it is gone
     fw2, g2 = framework()
-    add(fw2, member("r1", count=2).node("n1").phase("Running"))
-    (p,) = add(fw2, member("r2", count=2))
-    assert g2.kubesched_permit(cycle_state(), p, "n2") is None
-
-
-@pytest.mark.anyio
-async def test_permit_does_not_count_a_member_rejected_by_someone_else() -> None:
-    """A waiting member rejected elsewhere (deleted, preempted) is not placed any more."""
-    fw, g = framework()
-    t1, t2, t3 = add(fw, member("t1"), member("t2"), member("t3"))
-    assert reserve_and_permit(fw, t1).code == Code.WAIT
-    assert reserve_and_permit(fw, t2).code == Code.WAIT
-    fw.reject_waiting_pod(t1.metadata.uid)  # its Unreserve has not run yet
-    out = reserve_and_permit(fw, t3)
-    assert out is not None and out.code == Code.WAIT
-    st1 = await fw.wait_on_permit(t1)
-    assert st1 is not None and st1.message == "removed"
-    assert fw.get_waiting_pod(t2.metadata.uid) is not None
+    a, b = add(fw2, member("a", count=3), member("b", count=3))
+    g2.permitted["train"] = {"default/gone-1", "default/gone-2"}
+    assert g2.kubesched_permit(cycle_state(), a, "n1") is None
+    # running members count by phase
+    fw3, g3 = framework()
+    (c,) = add(fw3, member("c", count=3))
+    add(fw3, member("r1", count=3).node("n1").phase("Running"), member("r2", count=3).node("n2").phase("Running"))
+    assert g3.kubesched_permit(cycle_state(), c, "n3") is None
 
 
 @pytest.mark.anyio
 async def test_permit_timeout_is_the_configured_wait() -> None:
-    fw, g = framework({"permitWaitingTimeSeconds": 5})
+    fw, _ = framework({"permitWaitingTimeSeconds": 5})
     t1, _, _ = add(fw, member("t1"), member("t2"), member("t3"))
     assert reserve_and_permit(fw, t1).code == Code.WAIT
     start = anyio.current_time()
@@ -503,15 +486,9 @@ async def test_permit_timeout_is_the_configured_wait() -> None:
 
 
 @pytest.mark.anyio
-async def test_unreserve_rejects_waiting_members_and_marks_the_gang() -> None:
+async def test_unreserve_rejects_waiting_members_and_marks_the_gang_rejected() -> None:
     fw, g = framework()
-    t1, t2, t3, t4 = add(
-        fw,
-        member("t1", count=4),
-        member("t2", count=4),
-        member("t3", count=4),
-        member("t4", count=4),
-    )
+    t1, t2, t3, t4 = add(fw, *(member(f"t{i}", count=4) for i in range(1, 5)))
     for p in (t1, t2, t3):
         assert reserve_and_permit(fw, p).code == Code.WAIT
     # t1 times out first: its binding cycle unreserves it
@@ -520,22 +497,20 @@ async def test_unreserve_rejects_waiting_members_and_marks_the_gang() -> None:
     for p in (t2, t3):
         st_ = await fw.wait_on_permit(p)
         assert st_ is not None and st_.code == Code.UNSCHEDULABLE and st_.plugin == "Gang"
-        assert st_.message == "rejected in Unreserve: gang default/train lost member t1"
-    # while t2 and t3 still hold their reservations, the gang is rejected
-    st_ = g.kubesched_pre_filter(cycle_state(), t4, [])
-    assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert (
-        st_.message
-        == "gang default/train was rejected (member t1 failed) and still holds 2 reservation(s)"
-    )
-    await fw.run_reserve_plugins_unreserve(cycle_state(), t2, "n1")
-    await fw.run_reserve_plugins_unreserve(cycle_state(), t2, "n1")  # idempotent
-    assert g.kubesched_pre_filter(cycle_state(), t4, []) is not None
-    await fw.run_reserve_plugins_unreserve(cycle_state(), t3, "n1")
-    # every reservation released: the gang starts over
-    assert g.kubesched_pre_filter(cycle_state(), t4, []) is None
-    assert g.gangs["default/train"].reserved == set()
-    assert g.gangs["default/train"].permitted == set()
+        assert st_.message == "gang's pod t1 is unreserved"
+    assert g.rejected == {"train"}
+    for hook in (g.kubesched_pre_filter, g.kubesched_permit):
+        args = (cycle_state(), t4, []) if hook == g.kubesched_pre_filter else (cycle_state(), t4, "n1")
+        st_ = hook(*args)  # type: ignore[operator]
+        assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert st_.message == "gang train has been rejected"
+    # the members unreserve in turn (idempotent), then go away: the mark stays
+    for p in (t2, t3, t2):
+        await fw.run_reserve_plugins_unreserve(cycle_state(), p, "n1")
+    fw.cluster.pods.clear()
+    (t5,) = add(fw, member("t5", count=1))
+    st_ = g.kubesched_pre_filter(cycle_state(), t5, [])
+    assert st_ is not None and st_.message == "gang train has been rejected"
 
 
 @pytest.mark.anyio
@@ -547,94 +522,64 @@ async def test_unreserve_leaves_other_gangs_alone() -> None:
     assert reserve_and_permit(fw, b1).code == Code.WAIT
     await fw.run_reserve_plugins_unreserve(cycle_state(), a1, "n1")
     wp = fw.get_waiting_pod(b1.metadata.uid)
-    assert wp is not None and wp.get_pending_plugins() == ["Gang"]
-    assert g.gangs.get("default/a") is not None and not g.gangs["default/a"].rejected
+    assert wp is not None and wp.get_pending_plugins() == ["Gang"] and not wp.released
+    assert g.rejected == {"a"}
 
 
 @pytest.mark.anyio
-async def test_reservation_of_a_deleted_member_does_not_hold_the_mark() -> None:
+async def test_a_gang_is_its_name_in_every_namespace() -> None:
+    """The seed matches waiting pods by the label alone: a member in another namespace is
+    allowed (and rejected) with the gang."""
     fw, g = framework()
+    x, y = add(fw, member("x", count=2, ns="one"), member("y", count=2, ns="two"))
+    assert reserve_and_permit(fw, x).code == Code.WAIT
+    assert reserve_and_permit(fw, y, "n2") is None
+    assert await fw.wait_on_permit(x) is None
+    assert g.permitted == {"train": {"one/x", "two/y"}}
+
+
+# --- CleanUp ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("expiration", "first_permit", "cleared_at"), [(300, 0.0, 301.0), (300, 0.5, 301.0), (10, 2.0, 13.0)])
+def test_clean_up_forgets_a_gang_at_the_first_pass_after_its_expiry(
+    expiration: float, first_permit: float, cleared_at: float
+) -> None:
+    """CleanUp runs every second from the plugin's start (t=0 here) and drops a gang whose
+    first member reached Permit more than gangExpirationSeconds before the pass: its rejection
+    mark, its time and its permitted pods go; a new gang of the same name starts fresh."""
+    fw, g = framework({"gangExpirationSeconds": expiration})
+    clock = Clock()
+    fw.now = clock
     t1, t2, t3 = add(fw, member("t1"), member("t2"), member("t3"))
-    for p in (t1, t2):
-        assert reserve_and_permit(fw, p).code == Code.WAIT
-    await fw.run_reserve_plugins_unreserve(cycle_state(), t1, "n1")
-    assert g.kubesched_pre_filter(cycle_state(), t3, []) is not None
-    del fw.cluster.pods[t2.metadata.uid]  # t2 vanished before its Unreserve
-    fw.cluster.pods[t2.metadata.uid + "x"] = member("t2b").obj()
+    g.kubesched_pre_filter(cycle_state(), t1, [])  # the plugin's clock starts (t=0)
+    clock.t = first_permit
+    out = g.kubesched_permit(cycle_state(), t1, "n1")
+    assert isinstance(out, tuple) and out[0].code == Code.WAIT
+    g.kubesched_queue_sort_less(qpi(fw, member("t2"), 0), qpi(fw, make_pod("p"), 0))
+    g.rejected.add("train")  # as Unreserve marks it
+    g.permitted["train"] = {"default/t1"}
+    clock.t = cleared_at - 0.5
+    st_ = g.kubesched_pre_filter(cycle_state(), t3, [])
+    assert st_ is not None and st_.message == "gang train has been rejected"
+    assert "train" in g.created_at
+    clock.t = cleared_at
     assert g.kubesched_pre_filter(cycle_state(), t3, []) is None
+    assert g.rejected == set() and g.created_at == {} and g.permitted == {} and g.permitted_at == {}
+    # the next member to reach Permit starts a new session
+    clock.t = cleared_at + 1
+    g.kubesched_permit(cycle_state(), t2, "n2")
+    assert g.permitted_at == {"train": cleared_at + 1}
 
 
-def test_post_bind_releases_the_reservation() -> None:
-    fw, g = framework()
+def test_a_gang_rejected_before_any_permit_keeps_its_mark() -> None:
+    """The seed's CleanUp only looks at gangs with a first Permit time: a gang marked by an
+    Unreserve before any member reached Permit stays rejected."""
+    fw, g = framework({"gangExpirationSeconds": 1})
+    clock = Clock()
+    fw.now = clock
     (t1,) = add(fw, member("t1", count=1))
-    state = cycle_state()
-    assert fw.run_reserve_plugins_reserve(state, t1, "n1") is None
-    assert g.gangs["default/train"].reserved == {t1.metadata.uid}
-    g.kubesched_post_bind(state, t1, "n1")
-    assert g.gangs["default/train"].reserved == set()
-
-
-# --- expiry ----------------------------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_expired_gang_starts_fresh() -> None:
-    """Once every member is gone, a new gang with the same name has a new time and no mark."""
-    fw, g = framework()
-    old1, old2 = add(fw, member("old1", count=2), member("old2", count=2))
-    g.kubesched_queue_sort_less(
-        qpi(fw, member("old1", count=2), 1), qpi(fw, member("old2", count=2), 1)
-    )
-    assert reserve_and_permit(fw, old1).code == Code.WAIT
-    await fw.run_reserve_plugins_unreserve(cycle_state(), old1, "n1")
-    g.gangs["default/train"].rejected = "member old1 failed"
-    g.gangs["default/train"].reserved.add(old2.metadata.uid)
-    # the old members go away
-    fw.cluster.pods.clear()
-    new1, new2 = add(fw, member("new1", count=2), member("new2", count=2))
-    assert g.kubesched_pre_filter(cycle_state(), new1, []) is None
-    state = g.gangs["default/train"]
-    assert state.sort_time is None and state.rejected == "" and state.members == {new1.metadata.uid}
-    a = qpi(fw, member("new1", count=2), 100)
-    assert g.sort_key(a) == (0, 100, "default/train", "new1")
-
-
-def test_finished_gang_expires_and_the_table_is_swept() -> None:
-    fw, g = framework()
-    for i in range(70):
-        (p,) = add(fw, member(f"p{i}", group=f"g{i}", count=1).node("n1").phase("Succeeded"))
-        g.kubesched_pre_filter(cycle_state(), p, [])
-    # sweeping happens as the table grows: the finished gangs are forgotten
-    assert len(g.gangs) < 70
-    (live,) = add(fw, member("live", group="keep", count=1))
-    g.kubesched_pre_filter(cycle_state(), live, [])
-    g.sweep()
-    assert list(g.gangs) == ["default/keep"]
-
-
-# --- events ----------------------------------------------------------------------------------
-
-
-def test_events_to_register_and_hints() -> None:
-    _, g = framework()
-    regs = {
-        str(e.event.resource) + ":" + e.event.action.name: e.hint
-        for e in g.kubesched_events_to_register()
-    }
-    assert set(regs) == {"Pod:ADD", "Pod:UPDATE_POD_LABEL", "AssignedPod:DELETE"}
-    pod = member("t1").obj()
-    sibling = member("t2").obj()
-    stranger = member("x", group="other").obj()
-    elsewhere = member("t2", ns="other").obj()
-    add_hint = regs["Pod:ADD"]
-    assert add_hint(pod, None, sibling) == QueueingHint.QUEUE
-    assert add_hint(pod, None, stranger) == QueueingHint.QUEUE_SKIP
-    assert add_hint(pod, None, elsewhere) == QueueingHint.QUEUE_SKIP
-    assert add_hint(pod, None, pod) == QueueingHint.QUEUE_SKIP
-    label_hint = regs["Pod:UPDATE_POD_LABEL"]
-    unlabelled = make_pod("t2").obj()
-    assert label_hint(pod, unlabelled, sibling) == QueueingHint.QUEUE
-    assert label_hint(pod, sibling, sibling) == QueueingHint.QUEUE_SKIP
-    del_hint = regs["AssignedPod:DELETE"]
-    assert del_hint(pod, sibling, None) == QueueingHint.QUEUE
-    assert del_hint(pod, stranger, None) == QueueingHint.QUEUE_SKIP
+    g.kubesched_unreserve(cycle_state(), t1, "n1")
+    clock.t = 1000
+    st_ = g.kubesched_pre_filter(cycle_state(), t1, [])
+    assert st_ is not None and st_.message == "gang train has been rejected"
