@@ -220,6 +220,7 @@ class Gang:
         self.rejected: set[str] = set()  # rejectedGangs
         self._expiries: list[tuple[float, str]] = []  # (permitted at + expiration, gang)
         self._started: float | None = None
+        self._due = math.inf  # no CleanUp pass can drop anything before this instant
         try:
             self._started = float(handle.now())
         except Exception:  # no event loop yet: the first hook starts the clean-up clock
@@ -235,11 +236,9 @@ class Gang:
         now = float(self.handle.now())
         if self._started is None:
             self._started = now
-        if not self._expiries:
+        if now < self._due:
             return
         passes = math.floor((now - self._started) / CLEANUP_PERIOD + 1e-9)
-        if passes < 1:
-            return
         last_pass = self._started + passes * CLEANUP_PERIOD
         heap = self._expiries
         while heap and heap[0][0] < last_pass:
@@ -250,12 +249,23 @@ class Gang:
             self.created_at.pop(gang, None)
             self.permitted.pop(gang, None)
             self.rejected.discard(gang)
+        self._due = self._pass_after(heap[0][0]) if heap else math.inf
+
+    def _pass_after(self, expiry: float) -> float:
+        """About when the first CleanUp pass after ``expiry`` runs (never later: a hook at or
+        after it runs the pass's test exactly)."""
+        assert self._started is not None
+        k = max(1, math.floor((expiry - self._started) / CLEANUP_PERIOD) + 1)
+        return self._started + k * CLEANUP_PERIOD - 1e-6
 
     def _first_permit(self, gang: str) -> None:
         if gang not in self.permitted_at:
             now = float(self.handle.now())
+            if self._started is None:
+                self._started = now
             self.permitted_at[gang] = now
             heapq.heappush(self._expiries, (now + self.expiration, gang))
+            self._due = min(self._due, self._pass_after(now + self.expiration))
 
     # --- membership ---------------------------------------------------------------------------
     def gang_name(self, pod: Pod) -> str:

@@ -120,11 +120,11 @@ def _labelled(name: str, ns: str, labels: dict[str, str], uid: str | None = None
     return pod
 
 
-def _reference_with_label(cluster: ClusterState, ns: str, key: str, value: str) -> list[Pod]:
+def _reference_with_label(cluster: ClusterState, ns: str | None, key: str, value: str) -> list[Pod]:
     return [
         p
         for p in cluster.pods.values()
-        if p.metadata.namespace == ns and p.metadata.labels.get(key) == value
+        if (ns is None or p.metadata.namespace == ns) and p.metadata.labels.get(key) == value
     ]
 
 
@@ -141,6 +141,7 @@ def test_pods_with_label_basic() -> None:
     assert cluster.pods_with_label("ns", "g", "a") == [p1, p4]
     assert cluster.pods_with_label("other", "g", "a") == [p3]
     assert cluster.pods_with_label("ns", "g", "zzz") == []
+    assert cluster.pods_with_label(None, "g", "a") == [p1, p3, p4]  # every namespace
     # p2 joins group a by a label change: it keeps its place in the store's order
     p2b = _labelled("p2", "ns", {"g": "a"}, uid=p2.metadata.uid)
     cluster.pods[p2.metadata.uid] = p2b
@@ -177,7 +178,7 @@ def test_pods_with_label_matches_scan() -> None:
             del cluster.pods[uid]
         elif r < 0.96:
             cluster.pods.clear()
-        for ns in ("n1", "n2"):
+        for ns in ("n1", "n2", None):  # None: every namespace (the Gang plugin's listing)
             for v in "abc":
                 assert cluster.pods_with_label(ns, "g", v) == _reference_with_label(
                     cluster, ns, "g", v
