@@ -1350,6 +1350,10 @@ class SchedulingQueue:
         """Anything queued to run (active or backoff) or in flight."""
         return bool(len(self.active_q) or len(self.backoff) or self.in_flight)
 
+    def pending_count(self) -> int:
+        """Pods queued to run: in activeQ or backing off (the unschedulable pods excluded)."""
+        return len(self.active_q) + len(self.backoff)
+
 
 _POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
 

@@ -79,8 +79,10 @@ def simulation_config(config_path: str, feature_gates: str, text: str | None = N
     return cfg
 
 
-def parse_until(text: str) -> float:
-    """``--until``: a duration, not negative."""
+def parse_until(text: str | None) -> float | None:
+    """``--until``: a duration, not negative; None when not given (no cap)."""
+    if text is None:
+        return None
     try:
         until = parse_duration(text)
     except ValueError as e:
@@ -259,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
     s.add_argument("--output", choices=("json", "text"), default="json")
     s.add_argument("--seed", type=_int, default=0)
-    s.add_argument("--until", default="1h", help="stop after this much virtual time (default 1h)")
+    s.add_argument("--until", default=None,
+                   help="stop after this much virtual time (default: run until nothing more can happen)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
     s.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (charts) to this path")
@@ -288,7 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--feature-gates", action="append", default=[], metavar="K=V,...",
                    help="feature gates (repeat: one variant each, paired with --config in order)")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--until", default="1h", help="stop each run after this much virtual time (default 1h)")
+    c.add_argument("--until", default=None,
+                   help="stop each run after this much virtual time (default: until nothing more can happen)")
     c.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     c.add_argument("--output", choices=("text", "json"), default="text")
     c.add_argument("--html", metavar="PATH", help="also write the variants' charts overlaid to this HTML file")

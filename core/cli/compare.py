@@ -90,6 +90,8 @@ def run_compare(args: argparse.Namespace) -> int:
                                   progress=progress if progress.enabled else None),
                 backend=args.backend,
             )
+        for warning in result.warnings:
+            print(f"kubesched: warning: {v.label}: {warning}", file=sys.stderr)
         results.append(result.to_json_obj())
     labels = [v.label for v in vs]
     ms = [compute(r) for r in results]

@@ -37,6 +37,12 @@ def render_text(result: SimulationResult) -> str:
             why = cond.message if cond is not None and cond.message else "not attempted yet"
             if rec.waiting_on_permit is not None:
                 why = f"waiting on Permit ({', '.join(rec.waiting_on_permit)})"
+            elif rec.no_profile:
+                names = ", ".join(result.profiles)
+                why = (
+                    f'not scheduled here: schedulerName "{rec.pod.spec.scheduler_name}" matches no '
+                    f"profile (profiles: {names})"
+                )
             lines.append(f"  {rec.pod.metadata.namespace}/{rec.pod.metadata.name}: {why}")
     if result.events:
         lines.append("")

@@ -9,6 +9,7 @@ give the same output byte for byte on asyncio and trio.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,10 @@ from .manifests import Manifest, system_priority_classes
 from .output import render_text
 
 UNTIL_EPSILON = 1e-6
+QUIET_LIMIT = 3600.0
+"""Without ``--until``, a run also ends when, for this long in virtual time, no pod was
+created, bound, finished or deleted, no node changed and nothing timed is left to come: only
+pods that keep failing and retrying (an Error status, say) would go on for ever."""
 
 
 @dataclass(slots=True)
@@ -37,6 +42,8 @@ class PodRecord:
     owner: str | None = None
     attempts: int = 0
     waiting_on_permit: list[str] | None = None
+    no_profile: bool = False
+    """Pending, and its ``schedulerName`` matches no profile: this scheduler never takes it."""
 
 
 @dataclass
@@ -51,6 +58,8 @@ class SimulationResult:
     workloads: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
+    profiles: list[str] = field(default_factory=list)
+    """The scheduler names of the run's profiles."""
     # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
     results: dict[str, dict[str, str]] | None = None
 
@@ -75,6 +84,8 @@ class SimulationResult:
             "owner": rec.owner,
             "attempts": rec.attempts,
             "waitingOnPermit": rec.waiting_on_permit,
+            "schedulerName": p.spec.scheduler_name,
+            "noProfile": rec.no_profile,
         }
         if self.results is not None:
             row["annotations"] = self.annotations(p)
@@ -141,12 +152,16 @@ async def simulate(
     config: SchedulerConfig | None = None,
     *,
     seed: int = 0,
-    until: float = 3600.0,
+    until: float | None = None,
     registry: dict[str, Any] | None = None,
     progress: Callable[[float, int], None] | None = None,
     explain: bool = False,
 ) -> SimulationResult:
     """Run a simulation on the current event loop (which must run in virtual time).
+
+    ``until`` (virtual seconds, exclusive) cuts the run; without it the run goes on until
+    nothing more can happen (or until only retries are left, :data:`QUIET_LIMIT`).  A run that
+    ends with something still to come says so (``summary.cutShort``, ``warnings``).
 
     ``progress``, when given, is called with (virtual seconds, pods bound so far) at every pod
     event; it must be cheap and must not touch the run.  ``explain``: record every plugin's
@@ -181,7 +196,8 @@ async def simulate(
         watch = cluster.watch()
         pending_arrivals = [len(later)]
         bound: set[tuple[str, str]] = set()
-        stop_at = start + until
+        stop_at = start + until if until is not None else math.inf
+        progress_at = [0.0]  # virtual seconds of the last change in the cluster
 
         def track(event: Any) -> None:
             obj = event.obj
@@ -189,6 +205,15 @@ async def simulate(
             if isinstance(obj, Pod):
                 key = (obj.metadata.namespace, obj.metadata.name)
                 rec = records.get(key)
+                old = rec.pod if rec is not None else None
+                if (
+                    old is None
+                    or event.type == "DELETED"
+                    or old.spec.node_name != obj.spec.node_name
+                    or old.status.phase != obj.status.phase
+                    or bool(old.metadata.deletion_timestamp) != bool(obj.metadata.deletion_timestamp)
+                ):
+                    progress_at[0] = now
                 if rec is None or rec.pod.metadata.uid != obj.metadata.uid:
                     rec = records[key] = PodRecord(obj, created_at=now)
                     ref = controller_of(obj)
@@ -204,6 +229,7 @@ async def simulate(
                     rec.deleted = True
                 timeline.pod(key, obj, event.type == "DELETED", now)
             elif isinstance(obj, Node):
+                progress_at[0] = now
                 timeline.node(obj, event.type == "DELETED", now)
             elif type(obj).__name__ in ("Job", "ReplicaSet", "Deployment"):
                 md = obj.metadata
@@ -249,6 +275,12 @@ async def simulate(
                     cluster.create(m.obj)
                 pending_arrivals[0] -= 1
 
+        def next_timed() -> float | None:
+            """When the next arrival, deletion, termination or completion is due."""
+            times = [t for t in (next_arrival(), next_deletion(), cluster.next_termination_time(),
+                                 cluster.controllers.next_due()) if t is not None]
+            return min(times, default=None)
+
         def next_deletion() -> float | None:
             if pending_deletions[0] >= len(deletions):
                 return None
@@ -276,9 +308,35 @@ async def simulate(
             await tg.start(sched.run)
             # ``until`` is exclusive: nothing that happens at exactly that instant is included,
             # so where the run stops never depends on which task runs first
-            with anyio.move_on_after(max(0.0, stop_at - UNTIL_EPSILON - anyio.current_time())):
-                await sched.wait_idle()
+            ended = "idle"
+            while True:
+                deadline = stop_at - UNTIL_EPSILON
+                to_come = next_timed()
+                if until is None:
+                    quiet = start + progress_at[0] + QUIET_LIMIT
+                    deadline = max(quiet, to_come + QUIET_LIMIT) if to_come is not None else quiet
+                with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as scope:
+                    await sched.wait_idle()
+                if not scope.cancelled_caught:
+                    break
+                if until is not None:
+                    ended = "until"
+                    break
+                if next_timed() is None and anyio.current_time() >= start + progress_at[0] + QUIET_LIMIT - UNTIL_EPSILON:
+                    ended = "retrying"
+                    break
             end = anyio.current_time()
+            unfinished = {
+                "arrivals": pending_arrivals[0],
+                "deletions": len(deletions) - pending_deletions[0],
+                "terminations": cluster.pending_terminations(),
+                "completions": cluster.controllers.pending_completions(),
+                "scheduling": sched.queue.pending_count(),
+                "waitingOnPermit": sum(
+                    1 for fw in sched.profiles.values() for wp in fw.iterate_over_waiting_pods()
+                    if not wp.released
+                ),
+            }
             # before the binding cycles are cancelled: who still waits on Permit, for whom
             waiting = {
                 wp.uid: wp.get_pending_plugins()
@@ -299,7 +357,12 @@ async def simulate(
             rec = records[key]
             rec.attempts = pod_attempts.get(rec.pod.metadata.uid, 0)
             rec.waiting_on_permit = waiting.get(rec.pod.metadata.uid)
+            rec.no_profile = (
+                not rec.pod.spec.node_name and not rec.deleted
+                and rec.pod.spec.scheduler_name not in sched.profiles
+            )
             result.pods.append(rec)
+        result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
         result.events = [
@@ -328,6 +391,19 @@ async def simulate(
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
         result.nodes = final_allocation(nodes, [r.pod for r in pods if not r.deleted])
         result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
+        result.summary["cutShort"] = None
+        result.summary["noProfile"] = sum(1 for r in pods if r.no_profile)
+        if ended != "idle" and any(unfinished.values()):
+            at = round(end - start, 6)
+            result.summary["cutShort"] = {"reason": ended, "at": float(at), **unfinished}
+            what = ", ".join(f"{n} {_UNFINISHED[k]}" for k, n in unfinished.items() if n)
+            if ended == "until":
+                result.warnings.append(f"stopped at --until ({at:g}s of virtual time) with {what} still to come")
+            else:
+                result.warnings.append(
+                    f"stopped at t={at:g}s after {QUIET_LIMIT:g}s of virtual time with nothing but "
+                    f"scheduling retries, with {what} still to come; pass --until to run longer"
+                )
         result.timeline = timeline.entries
         for (kind, ns, name), n in owned.items():
             if (kind, ns, name) in workloads:
@@ -336,6 +412,16 @@ async def simulate(
                 workloads[rs_owner[(ns, name)]]["pods"] += n
         result.workloads = list(workloads.values())
         return result
+
+
+_UNFINISHED = {
+    "arrivals": "arrival(s)",
+    "deletions": "deletion(s)",
+    "terminations": "pod termination(s)",
+    "completions": "pod completion(s) (kubesched.io/duration)",
+    "scheduling": "pod(s) queued to be scheduled (active or backoff)",
+    "waitingOnPermit": "pod(s) waiting on Permit",
+}
 
 
 def apply_update(cluster: Any, m: Manifest) -> None:

@@ -75,7 +75,7 @@ class Cell:
     scenario: Scenario
     variant: Variant
     seed: int
-    until: str
+    until: str | None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -108,7 +108,7 @@ class Sweep:
     scenarios: list[Scenario]
     variants: list[Variant]
     seeds: list[int]
-    until: str
+    until: str | None
 
     def cells(self) -> list[Cell]:
         """The grid, in order: scenario, then variant, then seed."""
@@ -217,13 +217,14 @@ def load_sweep(path: str) -> Sweep:
     if len(set(raw_seeds)) != len(raw_seeds):
         raise ConfigError("Duplicate value: seeds must be unique", source=path, field="seeds")
 
-    until = data.get("until", "1h")
-    try:
-        if parse_duration(str(until)) < 0:
-            raise ValueError(f"Invalid value: {go_quote(until)}: must not be negative")
-    except ValueError as e:
-        raise ConfigError(str(e), source=path, field="until") from None
-    return Sweep(path, scenarios, variants, list(raw_seeds), str(until))
+    until = data.get("until")  # none: every run until nothing more can happen
+    if until is not None:
+        try:
+            if parse_duration(str(until)) < 0:
+                raise ValueError(f"Invalid value: {go_quote(until)}: must not be negative")
+        except ValueError as e:
+            raise ConfigError(str(e), source=path, field="until") from None
+    return Sweep(path, scenarios, variants, list(raw_seeds), None if until is None else str(until))
 
 
 def _unique(names: list[str], path: str, fld: str) -> None:

@@ -340,7 +340,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     for p in result["pods"]:
         assert list(p) == ["namespace", "name", "uid", "priority", "nodeName", "phase", "deleted",
                            "nominatedNodeName", "conditions", "createdAt", "scheduledAt", "finishedAt",
-                           "owner", "attempts", "waitingOnPermit"]  # fmt: skip
+                           "owner", "attempts", "waitingOnPermit", "schedulerName", "noProfile"]  # fmt: skip
         assert isinstance(p["namespace"], str) and isinstance(p["name"], str) and isinstance(p["uid"], str)
         assert p["uid"]
         assert type(p["priority"]) is int
@@ -350,6 +350,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         assert p["nominatedNodeName"] is None or isinstance(p["nominatedNodeName"], str)
         assert type(p["attempts"]) is int and p["attempts"] >= 1  # every pod here was attempted
         assert p["waitingOnPermit"] is None
+        assert (p["schedulerName"], p["noProfile"]) == ("default-scheduler", False)
         for c in p["conditions"]:
             assert list(c) == ["type", "status", "reason", "message"]
             assert all(isinstance(v, str) for v in c.values())
@@ -358,8 +359,9 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         assert type(e["time"]) is float
         assert e["type"] in ("Normal", "Warning")
     assert list(result["summary"]) == ["pods", "scheduled", "pending", "deleted", "preemptions", "attempts",
-                                       "virtualSeconds", "succeeded"]  # fmt: skip
-    assert all(type(v) is int for k, v in result["summary"].items() if k != "virtualSeconds")
+                                       "virtualSeconds", "succeeded", "cutShort", "noProfile"]  # fmt: skip
+    assert all(type(v) is int for k, v in result["summary"].items() if k not in ("virtualSeconds", "cutShort"))
+    assert result["summary"]["cutShort"] is None  # the run ended by itself
     assert type(result["summary"]["virtualSeconds"]) is float
     # nodes: in input order, capacity (allocatable) and what the bound pods request at the end
     assert result["nodes"] == [
@@ -384,7 +386,8 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     failed = [e for e in result["events"] if e["reason"] == "FailedScheduling"]
     assert failed and all(e["object"] == "default/p2" and e["message"] == cond["message"] for e in failed)
     assert result["summary"] == {"pods": 2, "scheduled": 1, "pending": 1, "deleted": 0, "preemptions": 0,
-                                 "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0, "succeeded": 0}  # fmt: skip
+                                 "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0, "succeeded": 0,
+                                 "cutShort": None, "noProfile": 0}  # fmt: skip
     assert result["summary"]["attempts"] >= 2
 
 
@@ -465,11 +468,75 @@ def test_until_stops_early(workdir: Path, capsys: pytest.CaptureFixture[str]) ->
     assert by_name(full)["big"]["nodeName"] == "n2"
     assert full["summary"]["virtualSeconds"] == 600.0
 
-    early = report(capsys, "in.yaml", "--until", "5m")
+    assert full["summary"]["cutShort"] is None
+    code, out, err = simulate_cli(capsys, "in.yaml", "--until", "5m")
+    # a run cut with arrivals still to come says so, on stderr and in the summary
+    assert (code, err) == (
+        0, "kubesched: warning: stopped at --until (300s of virtual time) with 2 arrival(s) still to come\n"
+    )
+    early = json.loads(out)
+    assert early["summary"]["cutShort"] == {
+        "reason": "until", "at": 300.0, "arrivals": 2, "deletions": 0, "terminations": 0,
+        "completions": 0, "scheduling": 0, "waitingOnPermit": 0,
+    }
     assert [p["name"] for p in early["pods"]] == ["now", "big"]  # "later" never arrived
     assert by_name(early)["big"]["nodeName"] is None
     assert early["summary"]["virtualSeconds"] <= 300.0
     assert all(e["time"] <= 300.0 for e in early["events"])
+
+
+def test_without_until_the_run_goes_on_until_nothing_more_can_happen(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No default cap: a pod arriving after 30 hours of virtual time is scheduled (it was cut
+    at a default 1h before), and nothing is said because nothing was cut."""
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("now"), pod("tomorrow", arrival="30h")))
+    result = report(capsys, "in.yaml")
+    assert by_name(result)["tomorrow"]["nodeName"] == "n1"
+    assert result["summary"]["virtualSeconds"] == 108000.0
+    assert result["summary"]["cutShort"] is None
+
+
+def test_a_run_of_nothing_but_retries_ends_and_says_so(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod that fails with an Error for ever would retry for ever: without --until the run
+    ends after an hour of virtual time in which nothing but retries happened, and says so."""
+    bad = pod("bad", extra_meta="labels: {gang.kubesched.io/name: g, gang.kubesched.io/available-count: x}")
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("ok"), bad))
+    (workdir / "gang.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins:\n    multiPoint: {enabled: [{name: Gang}]}\n"
+        "    queueSort: {enabled: [{name: Gang}], disabled: [{name: PrioritySort}]}\n"
+    )
+    code, out, err = simulate_cli(capsys, "in.yaml", "--config", "gang.yaml")
+    assert code == 0
+    assert err == (
+        "kubesched: warning: stopped at t=3600s after 3600s of virtual time with nothing but "
+        "scheduling retries, with 1 pod(s) queued to be scheduled (active or backoff) still to "
+        "come; pass --until to run longer\n"
+    )
+    result = json.loads(out)
+    assert result["summary"]["cutShort"] == {
+        "reason": "retrying", "at": 3600.0, "arrivals": 0, "deletions": 0, "terminations": 0,
+        "completions": 0, "scheduling": 1, "waitingOnPermit": 0,
+    }
+    assert by_name(result)["ok"]["nodeName"] == "n1" and by_name(result)["bad"]["nodeName"] is None
+
+
+def test_a_pod_no_profile_schedules_says_why(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("mine"), pod("theirs", spec="schedulerName: my-scheduler")))
+    result = report(capsys, "in.yaml")
+    theirs = by_name(result)["theirs"]
+    assert (theirs["nodeName"], theirs["schedulerName"], theirs["noProfile"]) == (None, "my-scheduler", True)
+    assert by_name(result)["mine"]["noProfile"] is False
+    assert result["summary"]["noProfile"] == 1
+    code, text, _ = simulate_cli(capsys, "in.yaml", "--output", "text")
+    assert code == 0
+    assert (
+        '  default/theirs: not scheduled here: schedulerName "my-scheduler" matches no profile '
+        "(profiles: default-scheduler)"
+    ) in text.splitlines()
 
 
 def test_report_file(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -176,6 +176,20 @@ class Controllers(Controller):
         heap = self._finish_heap
         return heap[0][0] if heap else None
 
+    def pending_completions(self) -> int:
+        """How many running pods are still to finish at their ``kubesched.io/duration``."""
+        n = 0
+        for _, _, uid, ns, name in self._finish_heap:
+            pod = self.cluster.get("Pod", ns, name)
+            if (
+                pod is not None
+                and pod.metadata.uid == uid
+                and pod.status.phase not in TERMINAL
+                and pod.metadata.deletion_timestamp is None
+            ):
+                n += 1
+        return n
+
     def run_due(self) -> None:
         """Every pod whose duration is over becomes Succeeded, in deadline order."""
         heap = self._finish_heap
