@@ -62,9 +62,35 @@ class Manifest:
         return f"{self.source}: document {self.doc} ({self.kind} {name})"
 
 
-def _where(source: str, doc: int, kind: str = "", name: str = "") -> str:
+def _where(source: str, doc: int, kind: str = "", name: str = "", *, item: int | None = None) -> str:
     what = f" ({kind} {name})" if kind and name else f" ({kind})" if kind else ""
-    return f"{source}: document {doc}{what}"
+    at = f" items[{item}]" if item is not None else ""
+    return f"{source}: document {doc}{at}{what}"
+
+
+def _expand_lists(path: str, documents: list[tuple[int, Any]]) -> Iterable[tuple[int, int | None, Any]]:
+    """(document, item, object) for every object: a ``v1 List`` (``kubectl get ... -o yaml``)
+    or a typed list (``PodList``, ``NodeList``, ...: the API server's list, whose items carry no
+    apiVersion and kind) stands for its items, in order."""
+    for doc, data in documents:
+        kind = data.get("kind") if isinstance(data, dict) else None
+        api = data.get("apiVersion") if isinstance(data, dict) else None
+        if not (isinstance(kind, str) and kind.endswith("List") and isinstance(api, str)):
+            yield doc, None, data
+            continue
+        item_kind = kind[: -len("List")]
+        if item_kind and (api, item_kind) not in INPUT_KINDS:
+            yield doc, None, data  # not a list of a kind we take: refused below by its kind
+            continue
+        items = data.get("items")
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ConfigError("Invalid value: must be a list", source=_where(path, doc, kind), field="items")
+        for i, obj in enumerate(items):
+            if item_kind and isinstance(obj, dict):
+                obj = {"apiVersion": api, "kind": item_kind, **obj}
+            yield doc, i, obj
 
 
 _GOT_TYPES: dict[str, Any] = {
@@ -204,8 +230,8 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
         documents = load_documents(path, texts.get(path))
         if not documents:  # as kubectl: an empty (or comments-only) file is a mistake
             raise ConfigError("no objects passed to create", source=path)
-        for doc, data in documents:
-            where = _where(path, doc)
+        for doc, item, data in _expand_lists(path, documents):
+            where = _where(path, doc, item=item)
             if not isinstance(data, dict):
                 raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
             api, kind = data.get("apiVersion"), data.get("kind")
@@ -225,7 +251,8 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
             ns = md.get("namespace", "") if isinstance(md, dict) else ""
             if isinstance(name, str) and isinstance(ns, str) and ns and name:
                 name = f"{ns}/{name}"
-            where = _where(path, doc, kind, name if isinstance(name, str) else "")
+            where = _where(path, doc, kind, name if isinstance(name, str) else "", item=item)
+            data = drop_nulls(data)
             try:
                 obj = convert(data, KINDS[(api, kind)])
             except msgspec.ValidationError as e:
@@ -286,6 +313,16 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
     _check_priority_classes(out)
     out.sort(key=lambda m: (m.arrival, m.order))
     return out
+
+
+def drop_nulls(value: Any) -> Any:
+    """An explicit ``null`` (``labels:`` left empty by a template) means the field is absent, as
+    the API server's decoding and kubectl take it: such keys are dropped, at every depth."""
+    if isinstance(value, dict):
+        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_nulls(v) for v in value]
+    return value
 
 
 def _offset_annotation(annotations: dict[str, str], key: str, where: str) -> float | None:

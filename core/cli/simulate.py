@@ -174,7 +174,7 @@ async def simulate(
     for m in sorted(manifests, key=lambda m: m.order):
         if m.kind == "Pod":
             order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(order)
-    initial = [m for m in manifests if m.arrival <= 0]
+    initial = _owned_first([m for m in manifests if m.arrival <= 0])
     later = [m for m in manifests if m.arrival > 0]
     records: dict[tuple[str, str], PodRecord] = {}
     deletions = sorted((m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order))
@@ -412,6 +412,24 @@ async def simulate(
                 workloads[rs_owner[(ns, name)]]["pods"] += n
         result.workloads = list(workloads.values())
         return result
+
+
+def _owned_first(initial: list[Manifest]) -> list[Manifest]:
+    """The t=0 objects in file order, except that a workload another t=0 object names as its
+    controller (an exported cluster: Deployment → ReplicaSet → Pods) is created after what it
+    controls, so that, as a controller manager starting on a synced cluster, it finds and adopts
+    them instead of creating their like again."""
+    uids = {m.obj.metadata.uid: m for m in initial if m.obj.metadata.uid}
+    owners: set[int] = set()
+    for m in initial:
+        for ref in m.obj.metadata.owner_references:
+            owner = uids.get(ref.uid)
+            if ref.controller and owner is not None and owner.kind == ref.kind:
+                owners.add(id(owner))
+    if not owners:
+        return initial
+    rank = {"Job": 1, "ReplicaSet": 1, "Deployment": 2}
+    return sorted(initial, key=lambda m: rank.get(m.kind, 0) if id(m) in owners else 0)
 
 
 _UNFINISHED = {

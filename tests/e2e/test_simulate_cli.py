@@ -539,6 +539,82 @@ def test_a_pod_no_profile_schedules_says_why(workdir: Path, capsys: pytest.Captu
     ) in text.splitlines()
 
 
+def test_nodes_carry_the_labels_their_kubelet_sets(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch (and the beta forms) are
+    on every node whose manifest does not set them; a label the manifest sets is kept."""
+    arm = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n2, labels: {kubernetes.io/arch: arm64}}\n"
+        "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}"
+    )
+    (workdir / "in.yaml").write_text(
+        docs(
+            node("n1"),
+            arm,
+            pod("linux", spec="nodeSelector: {kubernetes.io/os: linux, beta.kubernetes.io/arch: amd64}"),
+            pod("arm", spec="nodeSelector: {kubernetes.io/arch: arm64, beta.kubernetes.io/os: linux}"),
+            pod("host", spec="nodeSelector: {kubernetes.io/hostname: n2}"),
+        )
+    )
+    result = report(capsys, "in.yaml")
+    assert {p["name"]: p["nodeName"] for p in result["pods"]} == {"linux": "n1", "arm": "n2", "host": "n2"}
+
+
+def test_explicit_nulls_mean_absent(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``labels:``, ``annotations:``, ``resources:`` left empty by a template are null: absent,
+    as the API server and kubectl take them (they were refused as "Expected object, got null")."""
+    templated = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  labels:\n  annotations:\n"
+        "spec:\n  nodeSelector:\n  containers:\n  - name: c\n    image: x\n    resources:\n"
+    )
+    (workdir / "in.yaml").write_text(docs(node("n1"), templated))
+    assert by_name(report(capsys, "in.yaml"))["t"]["nodeName"] == "n1"
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_kubectl_export_loads_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``v1 List`` from ``kubectl get ... -o yaml``: the Running pod runs on its node, the
+    Succeeded one holds nothing, the Pending one is scheduled (into what the Succeeded one does
+    not hold), and the Deployment and ReplicaSet adopt what they already control: no
+    ReplicaSet or pod is created."""
+    result = report(capsys, str(FIXTURES / "kubectl-export.yaml"))
+    pods = {p["name"]: (p["nodeName"], p["phase"]) for p in result["pods"]}
+    assert pods == {
+        "web-7d4b9c8f6d-abcde": ("n1", "Running"),
+        "done": ("n1", "Succeeded"),
+        "pending": ("n1", "Running"),
+    }
+    assert [(e["reason"], e["object"]) for e in result["events"]] == [("Scheduled", "default/pending")]
+    assert [(w["kind"], w["name"], w["pods"]) for w in result["workloads"]] == [
+        ("Deployment", "web", 1),  # its one pod, adopted, not created
+        ("ReplicaSet", "web-7d4b9c8f6d", 1),
+    ]
+
+
+def test_a_typed_list_and_its_items(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typed list (the API server's ``PodList``) has items without apiVersion and kind; an
+    error in an item names the document and the item."""
+    (workdir / "in.yaml").write_text(
+        docs(
+            node("n1"),
+            "apiVersion: v1\nkind: PodList\nitems:\n"
+            "- metadata: {name: a}\n  spec: {containers: [{name: c, image: x}]}\n"
+            "- metadata: {name: b}\n  spec: {containers: [{name: c, image: x}]}\n",
+        )
+    )
+    assert {p["name"]: p["nodeName"] for p in report(capsys, "in.yaml")["pods"]} == {"a": "n1", "b": "n1"}
+    (workdir / "bad.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: x}]}}\n"
+        "- {apiVersion: v1, kind: Pod, metadata: {name: b}, spec: {priority: high, containers: []}}\n"
+    )
+    code, out, err = simulate_cli(capsys, "bad.yaml")
+    assert code == 2 and out == ""
+    assert err.startswith("kubesched: error: bad.yaml: document 1 items[1] (Pod b), spec.priority: ")
+    assert len(err.splitlines()) == 1
+
+
 def test_report_file(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
     code, out, _ = simulate_cli(capsys, "in.yaml", "--report", "r.json")

@@ -351,7 +351,19 @@ class Controllers(Controller):
             for name in sorted(self._rs_active.pop(key, set())):
                 self.cluster.delete_now("Pod", key[0], name, graceful=True)
             return
-        self._rs_active.setdefault(key, set())
+        if key not in self._rs_active:
+            # claim the live pods that already name it their controller (an exported cluster
+            # loads pods before their owners): upstream's ControllerRefManager adopts by uid
+            self._rs_active[key] = {
+                p.metadata.name
+                for p in self.store.objects("Pod").values()
+                if p.metadata.namespace == key[0]
+                and (ref := controller_of(p)) is not None
+                and ref.kind == "ReplicaSet"
+                and ref.uid == rs.metadata.uid
+                and p.status.phase not in TERMINAL
+                and not p.metadata.deletion_timestamp
+            }
         self._sync_rs(key)
 
     def _rs_pod(self, key: tuple[str, str], type_: str, pod: Pod) -> None:
@@ -392,7 +404,7 @@ class Controllers(Controller):
             for rs in self._owned_rs(d):
                 self.cluster.delete_now("ReplicaSet", ns, rs.metadata.name, graceful=False)
             return
-        if type_ == "ADDED":
+        if type_ == "ADDED" and not self._adopted_rs(d):
             h = pod_template_hash(d.spec.template)
             tmpl = _copy(d.spec.template)
             tmpl.metadata.labels = {**tmpl.metadata.labels, "pod-template-hash": h}
@@ -420,6 +432,19 @@ class Controllers(Controller):
                 )
                 spec = replace(rs.spec, replicas=want)
                 self.cluster.update(replace(rs, metadata=replace(rs.metadata, resource_version=""), spec=spec))
+
+    def _adopted_rs(self, d: Deployment) -> bool:
+        """A new Deployment that already controls a ReplicaSet of its template (an exported
+        cluster): ``FindNewReplicaSet`` (the template equal, the pod-template-hash label
+        aside) finds it, so none is created; it is scaled as on any later change."""
+        want = _copy(d.spec.template)
+        want.metadata.labels.pop("pod-template-hash", None)
+        for rs in self._owned_rs(d):
+            have = _copy(rs.spec.template)
+            have.metadata.labels.pop("pod-template-hash", None)
+            if to_builtins(have) == to_builtins(want):
+                return True
+        return False
 
     def _owned_rs(self, d: Deployment) -> list[ReplicaSet]:
         ns = d.metadata.namespace
