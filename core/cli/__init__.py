@@ -131,9 +131,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         report.write(args.html, report.render([name], [result.to_json_obj()]))
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    if args.output == "json":  # streamed: a 100,000-pod report is never one string in memory
+    output = args.output or (None if args.html else "json")
+    if output == "json":  # streamed: a 100,000-pod report is never one string in memory
         result.write_json(sys.stdout.write)
-    else:
+    elif output == "text":
         sys.stdout.write(result.to_text())
     return 0
 
@@ -243,6 +244,16 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kubesched")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the contract's error: one line on stderr, exit code 2 (no usage block)."""
 
@@ -253,13 +264,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="The Kubernetes scheduler, in Python.")
+    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="schedule manifests on a fake cluster in virtual time")
     s.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests (none: the built-in demo)")
     s.add_argument("--config", help="a KubeSchedulerConfiguration file")
     s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
-    s.add_argument("--output", choices=("json", "text"), default="json")
+    s.add_argument("--output", choices=("json", "text"), default=None,
+                   help="what to print on stdout (default json; nothing with --html unless given)")
     s.add_argument("--seed", type=_int, default=0)
     s.add_argument("--until", default=None,
                    help="stop after this much virtual time (default: run until nothing more can happen)")

@@ -567,7 +567,11 @@ def _check_stuck(sched: Any) -> None:
     if sched.is_idle() and not sched.queue.pending_pods()["active"]:
         pending = sum(len(v) for v in sched.queue.pending_pods().values())
         if pending and not sched.queue.busy():
-            raise RuntimeError(f"{pending} pods cannot be scheduled; the workload is broken")
+            raise ConfigError(
+                f"{pending} pods cannot be scheduled on these sizes: the workload needs room for "
+                "its pods (leave --nodes, --pods and --init-pods at their defaults, or keep their "
+                "proportions)"
+            )
 
 
 async def _settle(sched: Any, limit: float = 1.0) -> None:
@@ -620,6 +624,29 @@ def _sized(w: Workload, args: argparse.Namespace) -> Workload:
     )
 
 
+def _unwrapped(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args)``; a ConfigError raised inside a task group comes out as itself."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseExceptionGroup as group:
+        match, _ = group.split(ConfigError)
+        while isinstance(match, BaseExceptionGroup) and len(match.exceptions) == 1:
+            match = match.exceptions[0]
+        if isinstance(match, ConfigError):
+            raise match from None
+        raise
+
+
+def _check_sizes(args: argparse.Namespace) -> None:
+    for flag in ("nodes", "pods", "init_pods"):
+        value = getattr(args, flag, None)
+        least = 0 if flag == "init_pods" else 1
+        if value is not None and value < least:
+            raise ConfigError(
+                f"Invalid value: {value}: must be at least {least}", field=f"--{flag.replace('_', '-')}"
+            )
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """``kubesched bench WORKLOAD|all``: one line (or one JSON object) per workload."""
     if args.workload == "day":
@@ -641,11 +668,14 @@ def run_bench(args: argparse.Namespace) -> int:
         )
     from .progress import Progress
 
+    _check_sizes(args)
     for name in names:
         w = _sized(WORKLOADS[name], args)
         try:
             with Progress(f"bench {name}", total_pods=w.pods, time_label="elapsed") as progress:
-                result = anyio.run(run_workload, w, progress if progress.enabled else None, backend=args.backend)
+                result = _unwrapped(
+                    anyio.run, run_workload, w, progress if progress.enabled else None, backend=args.backend
+                )
         except ConfigError as e:
             if args.workload != "all":
                 raise

@@ -77,6 +77,30 @@ def test_cli_unknown_workload_exits_2(capsys: pytest.CaptureFixture[str]) -> Non
     assert "unknown workload 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["preemption", "--nodes", "500"],
+            "kubesched: error: 2000 pods cannot be scheduled on these sizes: the workload needs room "
+            "for its pods (leave --nodes, --pods and --init-pods at their defaults, or keep their "
+            "proportions)",
+        ),
+        (["basic", "--nodes", "0"], "kubesched: error: --nodes: Invalid value: 0: must be at least 1"),
+        (["basic", "--pods", "-5"], "kubesched: error: --pods: Invalid value: -5: must be at least 1"),
+        (["basic", "--init-pods", "-1"], "kubesched: error: --init-pods: Invalid value: -1: must be at least 0"),
+    ],
+)
+def test_cli_impossible_sizes_are_one_line(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bench preemption --nodes 500``: its init pods no longer fit, so its preemptors wait for
+    ever -- one line and exit 2, not a traceback."""
+    assert main(["bench", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", line + "\n")
+
+
 def test_gang_pods_round_to_whole_gangs() -> None:
     class Args:
         nodes = None

@@ -615,6 +615,25 @@ def test_a_typed_list_and_its_items(workdir: Path, capsys: pytest.CaptureFixture
     assert len(err.splitlines()) == 1
 
 
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"kubesched {version('kubesched')}\n"
+
+
+def test_html_without_output_prints_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--html`` alone writes the page and keeps stdout empty; ``--output`` still prints."""
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
+    code, out, err = simulate_cli(capsys, "in.yaml", "--html", "r.html")
+    assert (code, out, err) == (0, "", "")
+    assert (workdir / "r.html").read_text().startswith("<!DOCTYPE html>")
+    code, out, _ = simulate_cli(capsys, "in.yaml", "--html", "r2.html", "--output", "json")
+    assert code == 0 and json.loads(out)["summary"]["scheduled"] == 1
+
+
 def test_report_file(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
     code, out, _ = simulate_cli(capsys, "in.yaml", "--report", "r.json")
