@@ -288,9 +288,21 @@ def run_cell(task: dict[str, Any]) -> dict[str, Any]:
 def cell_metrics(result: dict[str, Any]) -> dict[str, Any]:
     """One cell's row of metrics, flat keys to numbers or None, from a ``simulate`` JSON result:
     the compare table's metrics (:mod:`.metrics`, computed once for text, report, compare and
-    sweeps), plus the summary's attempt count."""
+    sweeps), plus what the README promises a sweep's table: the summary's attempts and
+    deletions, the scheduled fraction, attempts per pod, the FailedScheduling and Preempted
+    events, and the last placement (virtual seconds)."""
     row = compute_metrics(result).table()
-    row["attempts"] = result.get("summary", {}).get("attempts")
+    summary = result.get("summary", {})
+    events = result.get("events", [])
+    pods = summary.get("pods") or 0
+    row["attempts"] = summary.get("attempts")
+    row["deleted"] = summary.get("deleted")
+    row["scheduledFraction"] = summary.get("scheduled", 0) / pods if pods else None
+    row["attemptsPerPod"] = summary.get("attempts", 0) / pods if pods else None
+    row["failedScheduling"] = sum(1 for e in events if e.get("reason") == "FailedScheduling")
+    row["preempted"] = sum(1 for e in events if e.get("reason") == "Preempted")
+    scheduled = [e["time"] for e in events if e.get("reason") == "Scheduled"]
+    row["lastPlacement"] = max(scheduled) if scheduled else None
     return row
 
 

@@ -794,3 +794,16 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
     (workdir / "in.yaml").write_text(docs(GOOD_POD))
     code, out, err = simulate_cli(capsys, "in.yaml")
     assert (code, out, err) == (2, "", "kubesched: error: in.yaml: document 1 (Pod ok), spec: late trouble\n")
+
+
+def test_readme_and_docs_link_only_inside_the_repository() -> None:
+    """Every markdown link of the README and docs/ names a file of the repository that exists."""
+    import re
+
+    root = Path(__file__).parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*/README.md"))]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            assert "://" not in target, (page.name, target)
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            assert path.exists() and root in path.parents, (page.name, target)

@@ -198,6 +198,26 @@ def alone(inputs: Path, scenario: str, variant: str, seed: int, tmp: Path, capsy
     return result
 
 
+def readme_columns(actual: list[str]) -> list[str]:
+    """results.csv's columns as the README lists them (``<resource>`` expanded as in ``actual``)."""
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    text = readme.split("`sweep-out/results.csv` has one row per cell", 1)[1].split("a digest of", 1)[0]
+    names = re.findall(r"`([^`]+)`", " ".join(text.split()))
+    cols: list[str] = []
+    for group in names:
+        parts = [n.strip() for n in group.split(",") if n.strip()]
+        prefixes = [n.split("<resource>")[0] for n in parts if "<resource>" in n]
+        if not prefixes:
+            cols += parts
+            continue
+        # each resource's columns together, resources in the file's order
+        resources = [c[len(prefixes[0]):] for c in actual if c.startswith(prefixes[0])]
+        cols += [p + r for r in resources for p in prefixes]
+    return cols
+
+
 def test_local_cluster_sweep_equals_each_cell_alone(
     local_run: tuple[Path, subprocess.CompletedProcess[str]], inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -207,6 +227,7 @@ def test_local_cluster_sweep_equals_each_cell_alone(
         (s, v, str(seed)) for s in ("preemption.yaml", "generated") for v in ("default", "packed-sync") for seed in (1, 2, 3)
     ]
     assert list(table[0])[:4] == list(FIXED_COLUMNS)
+    assert list(table[0]) == readme_columns(list(table[0]))  # the README says what the file has
     assert all(r["status"] == "ok" for r in table)
     for r in table:
         result = alone(inputs, r["scenario"], r["variant"], int(r["seed"]), tmp_path, capsys)
