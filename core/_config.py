@@ -90,6 +90,8 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float = 10.0
     extenders: list[dict[str, Any]] = field(default_factory=list)
     feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
+    warnings: list[str] = field(default_factory=list)
+    """What a user should be told about the configuration (e.g. plugins left out), one line each."""
 
 
 def default_multi_point(registry: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
@@ -183,6 +185,26 @@ _TOP_FIELDS = {
     "enableContentionProfiling",
     "delayCacheUntilActive",
 }
+# componentbaseconfig's LeaderElectionConfiguration and ClientConnectionConfiguration fields
+# (v1), decoded strictly as kube-scheduler decodes its configuration
+_SECTION_FIELDS = {
+    "leaderElection": {
+        "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+        "resourceName", "resourceNamespace",
+    },
+    "clientConnection": {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"},
+}
+NOT_IMPLEMENTED_PLUGINS = {
+    "VolumeBinding": "pods with PersistentVolumeClaims are placed as if they had no volume "
+    "(no claim binding, no volume node affinity)",
+    "VolumeRestrictions": "pods with volumes are placed as if they had none (no ReadWriteOncePod "
+    "or disk conflicts)",
+    "VolumeZone": "pods with volumes are placed as if they had none (no volume zone check)",
+    "NodeVolumeLimits": "pods with volumes are placed as if they had none (no CSI attach limits)",
+    "DynamicResources": "pods with resource claims are placed as if they had none",
+}
+"""Upstream plugins a profile may enable (upstream's own configuration dump does) that kubesched
+does not implement: each is left out with one warning saying what that means."""
 _UPSTREAM_DEFAULT_NAMES = frozenset(n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT)
 _PROFILE_FIELDS = {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}
 _POINTS = {"multiPoint", "preEnqueue", *EXTENSION_POINTS}
@@ -204,6 +226,15 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     for k in data:
         if k not in _TOP_FIELDS:
             raise _unknown_field(str(k))
+    for section, known in _SECTION_FIELDS.items():
+        value = data.get(section)
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise _err(section, "Invalid value: must be a mapping")
+        for k in value:
+            if k not in known:
+                raise _unknown_field(f"{section}.{k}")
     _check_numbers(data)
     if registry is None:
         from ._entrypoints import all_plugins
@@ -238,7 +269,7 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     names: set[str] = set()
     queue_sorts: list[tuple[Any, Any]] = []
     for i, raw in enumerate(profiles):
-        p = _parse_profile(raw, f"profiles[{i}]", registry)
+        p = _parse_profile(raw, f"profiles[{i}]", registry, cfg.warnings)
         if p.scheduler_name in names:
             raise _err(f"profiles[{i}].schedulerName", f'Duplicate value: "{p.scheduler_name}"')
         names.add(p.scheduler_name)
@@ -304,7 +335,9 @@ def _check_pct(fld: str, v: int) -> None:
         raise _err(fld, f"Invalid value: {v}: not in valid range [0-100]")
 
 
-def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileConfig:
+def _parse_profile(
+    raw: Any, path: str, registry: Mapping[str, Any], warnings: list[str]
+) -> ProfileConfig:
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
@@ -341,16 +374,26 @@ def _parse_profile(raw: Any, path: str, registry: Mapping[str, Any]) -> ProfileC
             if k not in ("enabled", "disabled"):
                 raise _unknown_field(f"{fld}.{k}")
         enabled = _plugin_list(pset.get("enabled"), f"{fld}.enabled")
+        enabled_here = enabled
         disabled = {n for n, _ in _plugin_list(pset.get("disabled"), f"{fld}.disabled")}
         seen_here: set[str] = set()
         for i, (n, _) in enumerate(enabled):
             if n in INVALID_PLUGINS:
                 raise _invalid_in_v1(f"{fld}.enabled[{i}]", n)
+            if n not in registry and n in NOT_IMPLEMENTED_PLUGINS:
+                warn = (
+                    f'{fld}.enabled[{i}]: plugin "{n}" is not implemented by kubesched and is left '
+                    f"out: {NOT_IMPLEMENTED_PLUGINS[n]}"
+                )
+                if not any(f'plugin "{n}" ' in w for w in warnings):  # one line per plugin
+                    warnings.append(warn)
+                continue
             if n not in registry:
                 raise _err(f"{fld}.enabled[{i}].name", f'Invalid value: "{n}": plugin "{n}" does not exist')
             if n in seen_here:  # upstream: the framework refuses a double registration
                 raise _err(f"{fld}.enabled[{i}].name", f'Duplicate value: "{n}": plugin "{n}" already registered')
             seen_here.add(n)
+        enabled = [(n, w) for n, w in enabled_here if n in registry]
         if point == "multiPoint":
             user_mp_enabled, user_mp_disabled = enabled, disabled
         else:

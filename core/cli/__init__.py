@@ -41,6 +41,8 @@ def load_config_file(path: str, feature_gates: str = "", text: str | None = None
             cfg = parse_config(docs[0][1])
         except ConfigError as e:
             raise e.at(source=path) from None
+        for warning in cfg.warnings:  # once per plugin left out, before anything runs
+            print(f"{PROG}: warning: {path}, {warning}", file=sys.stderr)
     else:
         cfg = SchedulerConfig()
     cfg.feature_gates = parse_feature_gates(feature_gates, cfg.feature_gates)

@@ -807,3 +807,43 @@ def test_readme_and_docs_link_only_inside_the_repository() -> None:
             assert "://" not in target, (page.name, target)
             path = (page.parent / target.split("#", 1)[0]).resolve()
             assert path.exists() and root in path.parents, (page.name, target)
+
+
+def test_upstreams_own_default_configuration_loads_with_a_warning_per_missing_plugin(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kube-scheduler --write-config-to``'s dump names the volume plugins kubesched lacks: it
+    loads unchanged, each of them left out with one stderr line saying what that means."""
+    config = Path(__file__).parent / "fixtures" / "kube-scheduler-default-config.yaml"
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
+    code, out, err = simulate_cli(capsys, "in.yaml", "--config", str(config))
+    assert code == 0 and json.loads(out)["summary"]["scheduled"] == 1
+    prefix = f"kubesched: warning: {config}, profiles[0].plugins.multiPoint.enabled"
+    assert err.splitlines() == [
+        f'{prefix}[8]: plugin "VolumeRestrictions" is not implemented by kubesched and is left out: '
+        "pods with volumes are placed as if they had none (no ReadWriteOncePod or disk conflicts)",
+        f'{prefix}[9]: plugin "NodeVolumeLimits" is not implemented by kubesched and is left out: '
+        "pods with volumes are placed as if they had none (no CSI attach limits)",
+        f'{prefix}[10]: plugin "VolumeBinding" is not implemented by kubesched and is left out: '
+        "pods with PersistentVolumeClaims are placed as if they had no volume (no claim binding, no "
+        "volume node affinity)",
+        f'{prefix}[11]: plugin "VolumeZone" is not implemented by kubesched and is left out: '
+        "pods with volumes are placed as if they had none (no volume zone check)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("section", "field"),
+    [("leaderElection: {leaderElet: true}", "leaderElection.leaderElet"),
+     ("clientConnection: {qpps: 5}", "clientConnection.qpps")],
+)
+def test_config_sections_decoded_strictly(
+    workdir: Path, capsys: pytest.CaptureFixture[str], section: str, field: str
+) -> None:
+    (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
+    (workdir / "c.yaml").write_text(
+        f"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{section}\n"
+    )
+    code, out, err = simulate_cli(capsys, "in.yaml", "--config", "c.yaml")
+    assert (code, out) == (2, "")
+    assert err == f'kubesched: error: c.yaml: strict decoding error: unknown field "{field}"\n'
