@@ -630,10 +630,11 @@ def _unwrapped(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     except BaseExceptionGroup as group:
         match, _ = group.split(ConfigError)
-        while isinstance(match, BaseExceptionGroup) and len(match.exceptions) == 1:
-            match = match.exceptions[0]
-        if isinstance(match, ConfigError):
-            raise match from None
+        found: BaseException | None = match
+        while isinstance(found, BaseExceptionGroup) and len(found.exceptions) == 1:
+            found = found.exceptions[0]
+        if isinstance(found, ConfigError):
+            raise found from None
         raise
 
 
