@@ -204,6 +204,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             setattr(opts, attr, value)
     if args.leader_elect is not None:
         opts.leader_elect = args.leader_elect
+    opts.take_over_default_scheduler = args.take_over_default_scheduler
     return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
 
 
@@ -343,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only while holding the lease (default: off, or the config's leaderElection)")
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
+    r.add_argument("--take-over-default-scheduler", action="store_true",
+                   help="schedule default-scheduler pods even while a kube-scheduler is running "
+                   "(by default kubesched refuses to compete with it)")
     r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
     r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
                    metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")

@@ -60,6 +60,8 @@ class RunOptions:
     metrics_address: str = "127.0.0.1"  # loopback unless asked (upstream --bind-address)
     seed: int = 0
     record_plugin_results: bool = False
+    take_over_default_scheduler: bool = False
+    """Schedule ``default-scheduler`` pods even while a kube-scheduler leads (it would compete)."""
 
 
 def _seconds(value: Any, field: str) -> float:
@@ -242,6 +244,35 @@ async def _cancel_on_signal(scope: anyio.CancelScope, stopping: list[str]) -> No
             return
 
 
+async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOptions) -> None:
+    """A profile that schedules ``default-scheduler`` pods while a kube-scheduler leads (its
+    lease ``kube-system/kube-scheduler`` renewed within its duration) would bind the same pods
+    as it: refuse, unless told to take over."""
+    from kubesched.transports.kube import DEFAULT_SCHEDULER_LEASE, live_lease_holder
+
+    from .._config import DEFAULT_SCHEDULER_NAME
+    from .._errors import TransportError
+
+    if opts.take_over_default_scheduler:
+        return
+    if not any(p.scheduler_name == DEFAULT_SCHEDULER_NAME for p in cfg.profiles):
+        return
+    ns, name = DEFAULT_SCHEDULER_LEASE
+    try:
+        live = await live_lease_holder(transport, ns, name)
+    except TransportError as e:  # e.g. 403: RBAC does not let it read that lease
+        log.warning("cannot read the lease %s/%s (%s): not checking for a running kube-scheduler", ns, name, e)
+        return
+    if live is None:
+        return
+    holder, age = live
+    raise ConfigError(
+        f"a kube-scheduler is running (lease {ns}/{name} held by {holder}, renewed {age:.0f}s ago) "
+        f'and a profile schedules "{DEFAULT_SCHEDULER_NAME}" pods: both would bind them; pass a '
+        "--config whose profiles have another schedulerName, or --take-over-default-scheduler"
+    )
+
+
 async def run_scheduler(
     opts: RunOptions,
     cfg: SchedulerConfig,
@@ -275,6 +306,7 @@ async def run_scheduler(
             _unwrapped_errors(),
             KubeTransport(cluster, qps=opts.qps, burst=opts.burst, seed=opts.seed) as transport,
         ):
+            await _refuse_to_compete(transport, cfg, opts)
             elector = None
             if opts.leader_elect:
                 elector = LeaderElector(

@@ -733,3 +733,54 @@ def test_cli_run_bad_lease_name_is_one_line(files: dict[str, Path]) -> None:
     assert out.stderr.strip().splitlines()[-1] == (
         "kubesched: error: kube-system/kube-scheduler is the default scheduler's lease: use another name"
     )
+
+
+DEFAULT_PROFILE = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+"""
+
+
+async def _lease(h: Harness, renewed_ago: float, holder: str = "kind-control-plane_1b2c") -> None:
+    """kube-system/kube-scheduler as a running kube-scheduler keeps it (15 s lease)."""
+    from datetime import UTC, datetime, timedelta
+
+    renew = (datetime.now(UTC) - timedelta(seconds=renewed_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "renewTime": renew, "acquireTime": renew},
+    }
+    async with httpx.AsyncClient(base_url=h.server.url) as client:
+        r = await client.post("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", json=lease)
+        assert r.status_code == 201, r.text
+
+
+@pytest.mark.anyio
+async def test_run_refuses_to_compete_with_a_running_kube_scheduler(files: dict[str, Path], tmp_path: Path) -> None:
+    """Without --config (the default profile takes default-scheduler pods) and a kube-scheduler
+    leading (its lease renewed 2 s ago): one line, nothing scheduled.  With another
+    schedulerName, or --take-over-default-scheduler, or a lease long expired, it runs."""
+    from kubesched import ConfigError
+
+    config = write(tmp_path, [DEFAULT_PROFILE], "default.yaml")
+    async with fake_apiserver([files["cluster"]]) as h:
+        await _lease(h, renewed_ago=2)
+        with pytest.raises(ConfigError) as info:
+            await run_scheduler(RunOptions(server=h.server.url), load_config_file(str(config)), handle_signals=False)
+        assert str(info.value) == (
+            "a kube-scheduler is running (lease kube-system/kube-scheduler held by "
+            "kind-control-plane_1b2c, renewed 2s ago) and a profile schedules \"default-scheduler\" "
+            "pods: both would bind them; pass a --config whose profiles have another schedulerName, "
+            "or --take-over-default-scheduler"
+        )
+        assert h.binds == Counter()
+        async with kubesched_run(h, files["config"]):  # schedulerName kubesched: no conflict
+            pass
+        async with kubesched_run(h, config, take_over_default_scheduler=True):
+            pass
+    async with fake_apiserver([files["cluster"]]) as h:
+        await _lease(h, renewed_ago=60)  # expired: nobody leads
+        async with kubesched_run(h, config):
+            pass

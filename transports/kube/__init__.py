@@ -10,12 +10,19 @@ from __future__ import annotations
 from ._auth import ExecConfig
 from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient, GoneError, TokenBucket
 from ._config import ClusterConfig, in_cluster_config, load_config, load_kubeconfig
-from ._leader import LeaderElectionLost, LeaderElector, default_identity
+from ._leader import (
+    DEFAULT_SCHEDULER_LEASE,
+    LeaderElectionLost,
+    LeaderElector,
+    default_identity,
+    live_lease_holder,
+)
 from ._transport import KubeTransport
 from ._watch import RESOURCES, KubeWatch, Reflector, Resource
 
 __all__ = [
     "DEFAULT_BURST",
+    "DEFAULT_SCHEDULER_LEASE",
     "DEFAULT_QPS",
     "RESOURCES",
     "ApiClient",
@@ -32,5 +39,6 @@ __all__ = [
     "default_identity",
     "in_cluster_config",
     "load_config",
+    "live_lease_holder",
     "load_kubeconfig",
 ]

@@ -33,6 +33,7 @@ from kubesched._errors import (
     NotFoundError,
     TransportError,
 )
+from kubesched._nodeinfo import parse_time
 from kubesched._objects import Lease
 
 from ._client import ApiClient
@@ -44,7 +45,38 @@ DEFAULT_LEASE_NAME = "kubesched"
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 JITTER_FACTOR = 1.2
 
-__all__ = ["LeaderElectionLost", "LeaderElector", "default_identity"]
+__all__ = ["LeaderElectionLost", "LeaderElector", "default_identity", "live_lease_holder"]
+
+DEFAULT_SCHEDULER_LEASE = ("kube-system", "kube-scheduler")
+"""The lease a running kube-scheduler (leader election on, its default) renews."""
+
+
+async def live_lease_holder(
+    transport: KubeTransport, namespace: str, name: str
+) -> tuple[str, float] | None:
+    """(holder, seconds since its renewal) when the lease was renewed within its duration
+    (someone is leading with it), else None: no such lease, no holder, or expired."""
+    path = (
+        f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}"
+        f"/leases/{quote(name, safe='')}"
+    )
+    try:
+        body = await transport.api.request("GET", path, retry=False)
+    except NotFoundError:
+        return None
+    spec = _lease_decoder.decode(body).spec
+    if not spec.holder_identity or not spec.renew_time:
+        return None
+    try:
+        renewed = parse_time(spec.renew_time)
+    except ValueError:
+        return None
+    if renewed is None:
+        return None
+    age = transport.wall_clock() - renewed
+    if age > (spec.lease_duration_seconds or 15):
+        return None
+    return spec.holder_identity, max(0.0, age)
 
 _lease_decoder = msgspec.json.Decoder(Lease)
 
