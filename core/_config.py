@@ -335,6 +335,12 @@ def _check_pct(fld: str, v: int) -> None:
         raise _err(fld, f"Invalid value: {v}: not in valid range [0-100]")
 
 
+def _why_missing(registry: Mapping[str, Any], name: str) -> str:
+    """Why a plugin is not in the registry, when known (an entry point that failed to load)."""
+    why = getattr(registry, "unavailable", {}).get(name)
+    return f": {why}" if why else ""
+
+
 def _parse_profile(
     raw: Any, path: str, registry: Mapping[str, Any], warnings: list[str]
 ) -> ProfileConfig:
@@ -389,7 +395,10 @@ def _parse_profile(
                     warnings.append(warn)
                 continue
             if n not in registry:
-                raise _err(f"{fld}.enabled[{i}].name", f'Invalid value: "{n}": plugin "{n}" does not exist')
+                raise _err(
+                    f"{fld}.enabled[{i}].name",
+                    f'Invalid value: "{n}": plugin "{n}" does not exist{_why_missing(registry, n)}',
+                )
             if n in seen_here:  # upstream: the framework refuses a double registration
                 raise _err(f"{fld}.enabled[{i}].name", f'Duplicate value: "{n}": plugin "{n}" already registered')
             seen_here.add(n)
@@ -422,7 +431,10 @@ def _parse_profile(
         if pname in INVALID_PLUGINS:
             raise _invalid_in_v1(fld, pname)
         if pname not in registry and pname not in UPSTREAM_OTHER_PLUGINS and pname not in _UPSTREAM_DEFAULT_NAMES:
-            raise _err(f"{fld}.name", f'Invalid value: "{pname}": plugin "{pname}" does not exist')
+            raise _err(
+                f"{fld}.name",
+                f'Invalid value: "{pname}": plugin "{pname}" does not exist{_why_missing(registry, pname)}',
+            )
         args = item.get("args")
         if args is not None and not isinstance(args, Mapping):
             raise _err(f"{fld}.args", "Invalid value: must be a mapping")

@@ -18,6 +18,12 @@ An entry point named like an in-tree plugin is ignored (and logged); a plugin re
 test with :func:`kubesched.testing.register_temporary_plugin` overrides both; the caller's
 ``registry=`` overrides everything.  Entry-point plugins are never part of the default profile: a configuration
 enables them by name, like any out-of-tree plugin.
+
+A broken entry point breaks only the configurations that use it.  One that fails to import, whose
+value is not callable, or whose name two distributions offer with different values is left out,
+with one warning line (logger ``kubesched``) naming the entry point and the error; the registry
+keeps why (:attr:`kubesched._framework.PluginRegistry.unavailable`), so that a profile naming
+it is told more than "does not exist".
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
-from ._framework import PluginError
+from ._framework import PluginRegistry
 
 ENTRY_POINT_GROUP = "kubesched"
 """The entry-point group third-party plugins register under."""
@@ -40,6 +46,10 @@ log = logging.getLogger("kubesched")
 _temporary: dict[str, Factory] = {}
 """Plugins registered by :func:`register_temporary_plugin` (tests), by name."""
 
+_warned: set[tuple[str, str]] = set()
+"""(group, warning) already logged: each broken entry point is one line per process, however
+many times the registry is built (the configuration, each profile, each scheduler)."""
+
 
 def _distribution(ep: metadata.EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
@@ -49,45 +59,68 @@ def _distribution(ep: metadata.EntryPoint) -> str:
     return f"{name or dist.name} {dist.version}"
 
 
-def load_entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factory]:
+def load_entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> PluginRegistry:
     """Plugin name → factory, for every entry point of ``group`` in the installed distributions.
 
-    Each entry point is imported now, so that a broken one fails loudly and early: a failing
-    import, a value that is not callable, or two distributions offering the same name raise
-    :class:`kubesched.PluginError` naming the distribution and the entry point.
+    Each entry point is imported now.  One that cannot be used is left out, with one warning line
+    naming the distribution, the entry point and the error, and the reason kept in the result's
+    ``unavailable`` (name → why): a failing import, a value that is not callable, or a name two
+    distributions offer with different values (neither is used).  An entry point without a name
+    is left out with a warning.
     """
-    found: dict[str, Factory] = {}
-    origin: dict[str, tuple[str, str]] = {}  # name → (value, where)
+    found = PluginRegistry()
+    by_name: dict[str, list[tuple[metadata.EntryPoint, str]]] = {}
     eps = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
     for ep in eps:
-        dist = _distribution(ep)
-        where = f"entry point {ep.name!r} ({ep.value}) of distribution {dist!r} in group {group!r}"
+        where = (
+            f"entry point {ep.name!r} ({ep.value}) of distribution {_distribution(ep)!r} in group {group!r}"
+        )
         if not ep.name:
-            raise PluginError(f"{where}: the entry point name (the plugin name) is empty")
-        if ep.name in origin:
-            value, first = origin[ep.name]
-            if value == ep.value:  # the same plugin found twice on sys.path
-                continue
-            raise PluginError(f"{where}: plugin {ep.name!r} is already provided by {first}")
+            _warn(group, f"ignoring {where}: the entry point name (the plugin name) is empty")
+            continue
+        offers = by_name.setdefault(ep.name, [])
+        if all(value != ep.value for value in (other.value for other, _ in offers)):
+            offers.append((ep, where))  # the same plugin found twice on sys.path counts once
+    for name, offers in by_name.items():
+        if len(offers) > 1:
+            why = "offered by " + " and by ".join(where for _, where in offers)
+            _unavailable(found, group, name, why)
+            continue
+        ep, where = offers[0]
         try:
             factory = ep.load()
         except Exception as err:
-            raise PluginError(f"loading {where}: {type(err).__name__}: {err}") from err
+            _unavailable(found, group, name, f"loading {where}: {type(err).__name__}: {err}")
+            continue
         if not callable(factory):
-            raise PluginError(
+            why = (
                 f"{where}: {type(factory).__name__} is not a plugin factory "
                 "(expected a callable (args, handle) -> plugin, e.g. a class)"
             )
-        found[ep.name] = factory
-        origin[ep.name] = (ep.value, where)
+            _unavailable(found, group, name, why)
+            continue
+        found[name] = factory
     return found
 
 
-def all_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factory]:
+def _unavailable(found: PluginRegistry, group: str, name: str, why: str) -> None:
+    why = " ".join(why.split())  # one line, whatever the error's text
+    found.unavailable[name] = why
+    _warn(group, f"plugin {name!r} is unavailable: {why}")
+
+
+def _warn(group: str, message: str) -> None:
+    if (group, message) not in _warned:
+        _warned.add((group, message))
+        log.warning("%s", message)
+
+
+def all_plugins(group: str = ENTRY_POINT_GROUP) -> PluginRegistry:
     """Every plugin a configuration may name: entry points, in-tree plugins, temporary ones.
 
     In-tree names win over entry points of the same name (the entry point is logged and ignored);
-    temporarily registered plugins win over both.
+    temporarily registered plugins win over both.  ``unavailable`` says why a broken entry
+    point's plugin is missing (see :func:`load_entry_point_plugins`).
     """
     from kubesched.plugins import IN_TREE
 
@@ -96,6 +129,8 @@ def all_plugins(group: str = ENTRY_POINT_GROUP) -> dict[str, Factory]:
         log.warning("ignoring entry-point plugin %r: an in-tree plugin has that name", name)
     out.update(IN_TREE)
     out.update(_temporary)
+    for name in out.keys() & out.unavailable.keys():  # offered by the tree or a test after all
+        del out.unavailable[name]
     return out
 
 

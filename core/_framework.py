@@ -6,16 +6,20 @@ Why one file: one small runner per extension point, in cycle order, over one run
 ``Framework`` is upstream's ``frameworkImpl`` and its ``Handle``: it builds the profile's plugins
 from factories, knows which extension points each implements, and runs them in profile order
 with their weights.  Every status a plugin returns gets the plugin's name; an exception in a
-plugin becomes an Error status for that pod.  Filter and Score are batch calls over a
-:class:`NodeBatch`.
+plugin, or a result of the wrong type, becomes an Error status for that pod naming the plugin and
+the extension point.  Filter and Score are batch calls over a :class:`NodeBatch`; their results
+are checked once per call, never per node.  A hook that must be a plain function but is declared
+``async def`` is refused when the profile is built.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import math
+import numbers
 import random
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +57,16 @@ class PluginError(Exception):
     def __init__(self, message: str, *, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+
+
+class PluginRegistry(dict[str, Callable[[Any, "Framework"], Any]]):
+    """Plugin name → factory ``(args, handle) -> plugin``, and the plugins that could not be
+    offered: ``unavailable`` maps a name to why (an entry point that failed to load), so that a
+    profile naming one is told more than "does not exist"."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unavailable: dict[str, str] = {}
 
 
 class CycleState:
@@ -203,9 +217,132 @@ class WaitingPod:
         return self._result
 
 
-def _status_of(value: Any) -> Status | None:
-    """A hook's return value as a Status (anything else counts as Success)."""
-    return value if isinstance(value, Status) else None
+_HOOK_POINTS: dict[str, str] = {
+    "kubesched_events_to_register": "EnqueueExtensions",
+    "kubesched_pre_enqueue": "PreEnqueue",
+    "kubesched_queue_sort_less": "QueueSort",
+    "kubesched_pre_filter": "PreFilter",
+    "kubesched_pre_filter_add_pod": "PreFilterExtensions.AddPod",
+    "kubesched_pre_filter_remove_pod": "PreFilterExtensions.RemovePod",
+    "kubesched_filter": "Filter",
+    "kubesched_post_filter": "PostFilter",
+    "kubesched_pre_score": "PreScore",
+    "kubesched_score": "Score",
+    "kubesched_normalize_score": "ScoreExtensions.NormalizeScore",
+    "kubesched_reserve": "Reserve",
+    "kubesched_unreserve": "Unreserve",
+    "kubesched_permit": "Permit",
+    "kubesched_pre_bind": "PreBind",
+    "kubesched_bind": "Bind",
+    "kubesched_post_bind": "PostBind",
+}
+"""Each hook's extension point, as messages name it."""
+
+_ASYNC_POINTS = ", ".join(_HOOK_POINTS[h] for h in _HOOK_POINTS if h in hookspecs.MAY_BE_ASYNC)
+
+_STATUS_OR_NONE = "a Status or None"
+_FILTER_RESULT = "a mapping {index in batch: Status} or None"
+_SCORE_RESULT = "one integer score per node (an integer array or a sequence of int)"
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+
+
+def _check_sync_hooks(name: str, plugin: Any) -> None:
+    """ConfigError if ``plugin`` declares ``async def`` a hook the runtime calls synchronously."""
+    for hook, point in _HOOK_POINTS.items():
+        if hook in hookspecs.MAY_BE_ASYNC or not hookspecs.implements(plugin, hook):
+            continue
+        if _is_async(getattr(plugin, hook)):
+            raise ConfigError(
+                f'plugin "{name}": {hook} ({point}) is declared async def, but it runs in the '
+                f"scheduling cycle and must be a plain function (only {_ASYNC_POINTS} may be async)"
+            )
+
+
+def _wrong(value: Any, expected: str) -> str:
+    """Why a hook's result is refused: its type, and what the hook must return."""
+    if inspect.iscoroutine(value):
+        value.close()  # never to be awaited: close it now, without a "never awaited" warning
+        return f"returned a coroutine, expected {expected} (the hook must be a plain function, not async def)"
+    return f"returned {type(value).__name__}, expected {expected}"
+
+
+def _as_status(value: Any, plugin: str) -> Status | None:
+    """A Status-or-None hook's result; anything else is an Error naming what came back."""
+    if value is None or isinstance(value, Status):
+        return value
+    return Status(Code.ERROR, _wrong(value, _STATUS_OR_NONE), plugin=plugin)
+
+
+def _is_timeout(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def _filter_result_error(out: Any, n: int) -> str:
+    """What is wrong with a Filter result (only on the error path: it looks at every entry)."""
+    if not isinstance(out, Mapping):
+        return _wrong(out, _FILTER_RESULT)
+    for k, st in out.items():
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            return f"returned the key {k!r} ({type(k).__name__}), expected {_FILTER_RESULT}"
+        if not -n <= int(k) < n:
+            return f"returned node index {k} for a batch of {n} node(s)"
+        if st is not None and not isinstance(st, Status):
+            return f"returned {type(st).__name__} for node index {k}, expected a Status"
+    return f"returned a {type(out).__name__} whose keys are not indices in a batch of {n} node(s)"
+
+
+def _registered_events(value: Any) -> list[Any]:
+    """EventsToRegister's result as a list (None: no event); TypeError for anything but
+    ClusterEvents and ClusterEventWithHints."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(_wrong(value, "a sequence of ClusterEvent / ClusterEventWithHint"))
+    items = list(value)
+    for item in items:
+        if not isinstance(item, (ClusterEvent, ClusterEventWithHint)):
+            raise TypeError(f"returned {type(item).__name__} among the events, expected ClusterEvent or ClusterEventWithHint")
+    return items
+
+
+def _all_rejected(distinct: Sequence[Any]) -> bool | None:
+    """Whether each of a Filter result's distinct statuses rejects its nodes (None: one of them is
+    not a Status at all)."""
+    out = True
+    for st in distinct:
+        if not isinstance(st, Status):
+            if st is not None:
+                return None
+            out = False
+        elif st.code == Code.SUCCESS or not st.is_rejected():
+            out = False
+    return out
+
+
+def _all_nodes(n: int, st: Status) -> Rejections:
+    """``st`` for every node of a batch of ``n``."""
+    return Rejections(np.arange(n), np.zeros(n, dtype=np.int64), [st])
+
+
+def _score_array(raw: Any) -> np.ndarray | str:
+    """A Score hook's result as a fresh int64 array, or why it is not one scores per node."""
+    if isinstance(raw, np.ndarray):
+        arr = raw
+    elif isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):
+        try:
+            arr = np.asarray(raw)
+        except (TypeError, ValueError):
+            return _wrong(raw, _SCORE_RESULT)
+    else:
+        return _wrong(raw, _SCORE_RESULT)
+    if arr.ndim != 1:
+        return f"returned {type(raw).__name__} of shape {arr.shape}, expected {_SCORE_RESULT}"
+    if arr.dtype.kind not in "iu" and arr.size:
+        return f"returned {type(raw).__name__} of {arr.dtype}, expected {_SCORE_RESULT}"
+    return np.array(arr, dtype=np.int64, copy=True)
 
 
 def go_duration(seconds: float) -> str:
@@ -229,8 +366,11 @@ PerNodeFilter = Callable[[Any, "CycleState", "Pod", NodeInfo], "Status | None"]
 def per_node_filter(fn: Callable[..., Status | None]) -> Callable[..., Mapping[int, Status] | None]:
     """Adapt ``(self, state, pod, node_info) -> Status | None`` into a batch Filter hook.
 
-    Use it under ``@kubesched.hookimpl`` on a method named ``kubesched_filter``.
+    Use it under ``@kubesched.hookimpl`` on a method named ``kubesched_filter``.  ``fn`` must
+    be a plain function (Filter runs in the scheduling cycle): ``async def`` is a TypeError.
     """
+    if _is_async(fn):
+        raise TypeError(f"per_node_filter: {fn.__qualname__} is async def; a Filter must be a plain function")
 
     def batch(self: Any, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
@@ -246,7 +386,10 @@ def per_node_filter(fn: Callable[..., Status | None]) -> Callable[..., Mapping[i
 
 
 def per_node_score(fn: Callable[..., int]) -> Callable[..., np.ndarray]:
-    """Adapt ``(self, state, pod, node_info) -> int`` into a batch Score hook."""
+    """Adapt ``(self, state, pod, node_info) -> int`` into a batch Score hook (``fn`` must be a
+    plain function, as :func:`per_node_filter`'s)."""
+    if _is_async(fn):
+        raise TypeError(f"per_node_score: {fn.__qualname__} is async def; a Score must be a plain function")
 
     def batch(self: Any, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         return np.fromiter((fn(self, state, pod, ni) for ni in nodes), np.int64, len(nodes))
@@ -322,15 +465,20 @@ class Framework:
         for name in names:
             factory = factories.get(name)
             if factory is None:
-                raise PluginError(f'"{name}" does not exist')
+                why = factories.unavailable.get(name) if isinstance(factories, PluginRegistry) else None
+                raise PluginError(f'"{name}" does not exist' + (f": {why}" if why else ""))
             try:
                 plugin = factory(plugin_args.get(name), self)
             except ConfigError as e:
                 raise e.at(field=arg_paths.get(name, f"pluginConfig[{name}].args")) from None
             except Exception as e:
                 raise PluginError(f"initializing plugin {name!r}: {e}") from e
+            _check_sync_hooks(name, plugin)
             self.plugins[name] = plugin
-            self.pm.register(plugin, name=name)
+            try:
+                self.pm.register(plugin, name=name)
+            except (pluggy.PluginValidationError, ValueError) as e:  # a hookimpl's signature
+                raise PluginError(" ".join(str(e).split())) from e
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as e:
@@ -429,7 +577,7 @@ class Framework:
                 registered = None
                 if hookspecs.implements(e.plugin, "kubesched_events_to_register"):
                     try:
-                        registered = list(e.plugin.kubesched_events_to_register() or ())
+                        registered = _registered_events(e.plugin.kubesched_events_to_register())
                     except Exception as err:  # then it is interested in everything, as without
                         log.error('running "%s" EventsToRegister: %s', e.name, err)
                 if registered is None:
@@ -451,25 +599,39 @@ class Framework:
         return key
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        """The profile's QueueSort.  A plugin that raises must not take the queue down: the pair
-        is then ordered as PrioritySort would order it, and the error is logged once."""
+        """The profile's QueueSort.  A plugin that raises or returns no bool must not take the
+        queue down: the pair is then ordered as PrioritySort would order it, and the error is
+        logged once."""
         try:
-            return bool(self._less(a, b))
+            less = self._less(a, b)
         except Exception as err:
-            if not self._less_failed:
-                self._less_failed = True
-                log.error('running "%s" queue sort plugin: %s', self.points["queueSort"][0].name, err)
-            if a.priority != b.priority:
-                return a.priority > b.priority
-            return a.timestamp < b.timestamp
+            return self._queue_sort_failed(a, b, err)
+        if less is True or less is False:
+            return less
+        if isinstance(less, np.bool_):
+            return bool(less)
+        return self._queue_sort_failed(a, b, _wrong(less, "bool"))
+
+    def _queue_sort_failed(self, a: QueuedPodInfo, b: QueuedPodInfo, err: object) -> bool:
+        if not self._less_failed:
+            self._less_failed = True
+            log.error('running "%s" queue sort plugin: %s', self.points["queueSort"][0].name, err)
+        if a.priority != b.priority:
+            return a.priority > b.priority
+        return a.timestamp < b.timestamp
 
     def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None:
         entries = self.points.get("preEnqueue", [])
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
         for e in entries:
-            st = _status_of(self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod))
+            st = _as_status(self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
             if st is not None and not st.is_success():
+                if st.code == Code.ERROR:  # the pod stays gated by the plugin, as upstream's
+                    if not st.message.startswith("running "):
+                        msg = f'running PreEnqueue plugin "{e.name}": {st.message}'
+                        st = Status(Code.ERROR, msg, plugin=e.name, error=st.error)
+                    log.error("%s (pod %s)", st.message, pod.key)
                 return st
         return None
 
@@ -507,14 +669,24 @@ class Framework:
             out = self._call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
             st: Status | None = None
             r: PreFilterResult | None = None
-            if isinstance(out, Status):
+            if out is None:
+                pass
+            elif isinstance(out, Status):
                 st = out
             elif isinstance(out, PreFilterResult):
                 r = out
-            elif isinstance(out, tuple):
+            elif (
+                isinstance(out, tuple)
+                and len(out) == 2
+                and (out[0] is None or isinstance(out[0], PreFilterResult))
+                and (out[1] is None or isinstance(out[1], Status))
+            ):
                 r, st = out
-                if isinstance(st, Status):
+                if st is not None:
                     st.plugin = e.name
+            else:
+                expected = "a PreFilterResult, a Status, (PreFilterResult, Status) or None"
+                st = Status(Code.ERROR, _wrong(out, expected), plugin=e.name)
             if r is not None:
                 result = r if result is None else result.merge(r)
                 if r.node_names is not None:
@@ -559,7 +731,7 @@ class Framework:
             if name in state.skip_filter_plugins:
                 continue
             e = PluginEntry(name, self.plugins[name])
-            st = self._call(e, "AddPod", fn, state, pod, pod_to_add, node_info)
+            st = _as_status(self._call(e, "AddPod", fn, state, pod, pod_to_add, node_info), name)
             if st is not None and not st.is_success():
                 return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{name}": {st.message}', plugin=name)
         return None
@@ -571,7 +743,7 @@ class Framework:
             if name in state.skip_filter_plugins:
                 continue
             e = PluginEntry(name, self.plugins[name])
-            st = self._call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info)
+            st = _as_status(self._call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), name)
             if st is not None and not st.is_success():
                 return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{name}": {st.message}', plugin=name)
         return None
@@ -592,14 +764,20 @@ class Framework:
         for name, fn in self._filter:
             if name in skip:
                 continue
-            if len(alive) == 0:
+            n = len(alive)
+            if n == 0:
                 break
             try:
                 out = fn(state, pod, alive)
             except Exception as err:
                 st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
-                n = len(alive)
-                parts.append((positions, Rejections(np.arange(n), np.zeros(n, dtype=np.int64), [st])))
+                parts.append((positions, _all_nodes(n, st)))
+                break
+            if out is None:
+                continue
+            # one look at the result per call (its type, its distinct statuses), none per node
+            if type(out) is not dict and not isinstance(out, Mapping):
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
                 break
             if not out:
                 continue
@@ -612,30 +790,38 @@ class Framework:
                 sts = list(out.values())
                 distinct = list(dict(zip(map(id, sts), sts, strict=True)).values())
                 rej = None
-            if all(st is not None and st.code != Code.SUCCESS and st.is_rejected() for st in distinct):
-                for rejected in distinct:
-                    assert rejected is not None
-                    rejected.plugin = name
-                if rej is None:
-                    rej = Rejections.of(out)
-                keys = rej.positions
-                parts.append((positions, rej))
-            else:
-                bad: dict[int, Status] = {}
-                for i, st in out.items():
-                    if st is None or st.code == Code.SUCCESS:
+            all_rejected = _all_rejected(distinct)
+            if all_rejected is None:  # a value that is not a Status
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
+                break
+            keep = np.ones(n, dtype=bool)
+            try:
+                if all_rejected:
+                    for rejected in distinct:
+                        assert rejected is not None
+                        rejected.plugin = name
+                    if rej is None:
+                        rej = Rejections.of(out)
+                    keep[rej.positions] = False
+                    result: Mapping[int, Status] = rej
+                else:
+                    bad: dict[int, Status] = {}
+                    for i, st in out.items():
+                        if st is None or st.code == Code.SUCCESS:
+                            continue
+                        st.plugin = name
+                        if not st.is_rejected():
+                            msg = f'running "{name}" filter plugin: {st.message}'
+                            st = Status(Code.ERROR, msg, plugin=name, error=st.error)
+                        bad[int(i)] = st
+                    if not bad:
                         continue
-                    st.plugin = name
-                    if not st.is_rejected():
-                        msg = f'running "{name}" filter plugin: {st.message}'
-                        st = Status(Code.ERROR, msg, plugin=name, error=st.error)
-                    bad[int(i)] = st
-                if not bad:
-                    continue
-                parts.append((positions, bad))
-                keys = np.fromiter(bad.keys(), np.int64, len(bad))
-            keep = np.ones(len(alive), dtype=bool)
-            keep[keys] = False
+                    keep[np.fromiter(bad.keys(), np.int64, len(bad))] = False
+                    result = bad
+            except (TypeError, ValueError, IndexError, OverflowError):  # keys that are no index in the batch
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
+                break
+            parts.append((positions, result))
             idx = keep.nonzero()[0]
             positions = idx if positions is None else positions[idx]
             alive = alive.subset(idx)
@@ -657,21 +843,31 @@ class Framework:
             except Exception as err:
                 msg = f'running "{name}" filter plugin: {err}'
                 return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
+            if out is None:
+                continue
+            if type(out) is not dict and not isinstance(out, Mapping):
+                return {0: self._bad_filter_result(name, out, 1)}
             if not out:
                 continue
             for i, st in out.items():
-                if st is None or st.code == Code.SUCCESS:
+                # the batch's index rules: 0 or -1 (as numpy indexing), and a Status or None
+                if type(i) is not bool and i in (0, -1) and (st is None or isinstance(st, Status)):
+                    if st is None or st.code == Code.SUCCESS:
+                        continue
+                    st.plugin = name
+                    if not st.is_rejected():
+                        st = Status(Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error)
+                    failed[0] = st
                     continue
-                st.plugin = name
-                if not st.is_rejected():
-                    st = Status(Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error)
-                failed[int(i)] = st
+                return {0: self._bad_filter_result(name, out, 1)}
             if failed:
-                for k in failed:
-                    if k not in (0, -1):  # what indexing the one-node batch would raise
-                        raise IndexError(f"index {k} is out of bounds for axis 0 with size 1")
                 break
         return failed
+
+    @staticmethod
+    def _bad_filter_result(name: str, out: Any, n: int) -> Status:
+        """The Error for every node of a batch whose Filter result is not ``{index: Status}``."""
+        return Status(Code.ERROR, f'running "{name}" filter plugin: {_filter_result_error(out, n)}', plugin=name)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
@@ -924,10 +1120,18 @@ class Framework:
             out = await self._call_async(e, "postfilter", e.plugin.kubesched_post_filter, state, pod, node_statuses)
             r: PostFilterResult | None = None
             st: Status | None
-            if isinstance(out, tuple):
+            if out is None or isinstance(out, Status):
+                st = out
+            elif (
+                isinstance(out, tuple)
+                and len(out) == 2
+                and (out[0] is None or isinstance(out[0], PostFilterResult))
+                and (out[1] is None or isinstance(out[1], Status))
+            ):
                 r, st = out
             else:
-                st = out
+                why = _wrong(out, "(PostFilterResult, Status), a Status or None")
+                st = Status(Code.ERROR, f'running PostFilter plugin "{e.name}": {why}', plugin=e.name)
             if state.recording is not None:
                 ok = st is None or st.is_success()
                 node = (r.nominated_node_name or "") if r is not None and ok else ""
@@ -948,7 +1152,7 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         rec = state.recording
         for e in self.points.get("preScore", []):
-            st = self._call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+            st = _as_status(self._call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
             if rec is not None:
                 rec.prescore[e.name] = _verdict(st)
             if st is None or st.is_success():
@@ -971,14 +1175,16 @@ class Framework:
             if e.name in state.skip_score_plugins:
                 continue
             try:
-                raw = e.plugin.kubesched_score(state, pod, nodes)
-                scores = np.array(raw, dtype=np.int64, copy=True)
+                scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
+                if isinstance(scores, str):  # the wrong type: as if the plugin had raised
+                    msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
+                    return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
                 if rec is not None:
                     raws[e.name] = scores.copy()
                 norm = self._normalize.get(e.name)
                 if norm is not None:
-                    st = norm(state, pod, scores)
-                    if isinstance(st, Status) and not st.is_success():
+                    st = _as_status(norm(state, pod, scores), e.name)
+                    if st is not None and not st.is_success():
                         return total, per_plugin, Status(
                             Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
                         )
@@ -1004,7 +1210,7 @@ class Framework:
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         rec = state.recording
         for e in self.points.get("reserve", []):
-            st = _status_of(self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name))
+            st = _as_status(self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name), e.name)
             if rec is not None:
                 rec.reserve[e.name] = _verdict(st)
             if st is not None and not st.is_success():
@@ -1025,13 +1231,21 @@ class Framework:
         for e in self.points.get("permit", []):
             out = self._call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
             timeout = 0.0
-            if isinstance(out, tuple):
+            st: Status | None
+            if out is None or isinstance(out, Status):
+                st = out
+            elif (
+                isinstance(out, tuple)
+                and len(out) == 2
+                and (out[0] is None or isinstance(out[0], Status))
+                and _is_timeout(out[1])
+            ):
                 st, timeout = out
-                if isinstance(st, Status):
+                if st is not None:
                     st.plugin = e.name
             else:
-                st = out
-            st = _status_of(st)
+                expected = "a Status, (Status, timeout in seconds) or None"
+                st = Status(Code.ERROR, _wrong(out, expected), plugin=e.name)
             if rec is not None:
                 rec.permit[e.name] = WAIT if st is not None and st.is_wait() else _verdict(st)
                 rec.permit_timeout[e.name] = go_duration(float(timeout or 0.0))
@@ -1090,7 +1304,7 @@ class Framework:
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         rec = state.recording
         for e in self.points.get("preBind", []):
-            st = _status_of(await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name))
+            st = _as_status(await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
             if rec is not None:
                 rec.prebind[e.name] = _verdict(st)
             if st is None or st.is_success() or st.is_skip():
@@ -1104,7 +1318,7 @@ class Framework:
         last: Status | None = Status(Code.SKIP)
         rec = state.recording
         for e in self.points.get("bind", []):
-            st = _status_of(await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name))
+            st = _as_status(await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name), e.name)
             if rec is not None:
                 rec.bind[e.name] = _verdict(st)
             if st is not None and st.is_skip():

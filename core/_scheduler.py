@@ -161,7 +161,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
         self.deterministic = deterministic
         self.driver = Driver(deterministic, self._drain)
-        self._idle_waiter: anyio.Event | None = None
+        self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop
+        self._activity: anyio.Event | None = None  # live wait_idle: set when something ends
         # (instant, attempts, last pod) when a simulation stopped in a livelock (``_stall``)
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
@@ -228,6 +229,15 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def _touch(self) -> None:
         self.last_activity = anyio.current_time()
+        self._activity_ended()
+
+    def _activity_ended(self) -> None:
+        """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
+        task, a watch event handled): a live :meth:`wait_idle` looks again."""
+        event = self._activity
+        if event is not None:
+            self._activity = None
+            event.set()
 
     def is_idle(self) -> bool:
         """Nothing queued to run, in flight, binding, waiting on Permit, or in the background."""
@@ -256,10 +266,43 @@ class Scheduler(EventHandlers, ScheduleOne):
         return min(times, default=None)
 
     async def wait_idle(self) -> None:
-        """Wait until nothing more can happen (deterministic mode): no pod to schedule now or
-        after a backoff, no binding or background task, no waiting pod, no timed event due."""
-        self._idle_waiter = anyio.Event()
-        await self._idle_waiter.wait()
+        """Wait until the running scheduler has nothing to do: no pod in the active or backoff
+        queue or in a scheduling cycle, no binding cycle, no pod waiting on Permit, no background
+        task (async preemption, status writes), no watch event delivered but not handled.
+
+        It returns once the scheduler runs and its cache is synced (``await
+        tg.start(scheduler.run)``), and it may be called any number of times, by several tasks.
+        Pods the scheduler found unschedulable stay pending: that is idle.  A pod that keeps
+        failing with an Error is retried after each backoff, for ever: the scheduler is then
+        never idle, so bound the wait (``with anyio.fail_after(...)``).
+
+        Live (the default), it looks again whenever an attempt, a binding cycle, a background task
+        or a watch event ends: no polling, in real or virtual time.  Deterministic (simulations),
+        it also waits for every timed event (arrivals, terminations, Permit timeouts) to have
+        run, and returns at once if the simulation stopped in a livelock (``stalled``).
+        """
+        if not self._synced.is_set():
+            await self._synced.wait()
+        if self.deterministic:
+            if self.stalled is not None:
+                return
+            if self._idle_waiter is None:
+                self._idle_waiter = anyio.Event()
+            waiter = self._idle_waiter
+            if self._next_wake(for_idle=True) is None:
+                self.driver.kick()  # the loop may be asleep for good: have it look now
+            await waiter.wait()
+            return
+        while True:
+            if self.is_idle():
+                # let everything already runnable at this instant run, then look again
+                await anyio.lowlevel.checkpoint()
+                if self.is_idle():
+                    return
+                continue
+            if self._activity is None:
+                self._activity = anyio.Event()
+            await self._activity.wait()
 
     async def _deterministic_loop(self) -> None:
         """One scheduling loop that owns every timed event of a simulation.
@@ -322,6 +365,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 await self.queue.wait_for_pods()
                 continue
             await self.schedule_one(qpi)
+            self._activity_ended()
             await anyio.lowlevel.checkpoint()
 
     # --- helpers for plugins --------------------------------------------------------------------

@@ -174,7 +174,9 @@ async def scheduler_for(
     from kubesched.transports.fake import FakeCluster
 
     extra = dict(plugins or {})
-    cfg = _config(config, {**all_plugins(), **extra}, enable, plugin_args)
+    registry = all_plugins()  # keeps ``.unavailable``: why a broken entry point is missing
+    registry.update(extra)
+    cfg = _config(config, registry, enable, plugin_args)
     if feature_gates:
         cfg.feature_gates = {**cfg.feature_gates, **feature_gates}
     failure: Exception | None = None

@@ -8,9 +8,12 @@ profile gives (KubeSchedulerConfiguration), never in pluggy's registration order
 plugin's name on every :class:`~kubesched.Status` it returns.  A plugin that raises is turned into
 an ``Error`` status for that pod ("running 'X' filter plugin: ...").
 
-Results: returning ``None`` means Success everywhere.  Hooks marked *may be async* may be
-``async def``; the runtime awaits them.  All others must be plain functions: they run on the hot
-path of the scheduling cycle.
+Results: returning ``None`` means Success everywhere.  Hooks marked *may be async* (the
+:data:`MAY_BE_ASYNC` set) may be ``async def``; the runtime awaits them.  All others must be
+plain functions: they run on the hot path of the scheduling cycle, and a profile whose plugin
+declares one of them ``async def`` is a :class:`~kubesched.ConfigError` naming the plugin and the
+hook.  A result of the wrong type (a list where a Status is expected, say) is an Error status for
+that pod naming the plugin and the extension point, as a raise is.
 
 Filter and Score work on a *batch* of nodes (:class:`~kubesched.NodeBatch`): one call per pod per
 stage, over the columnar arrays of the snapshot.  A plugin that prefers a per-node function
@@ -199,6 +202,18 @@ EXTENSION_POINTS: dict[str, str] = {
     "postBind": "kubesched_post_bind",
 }
 """KubeSchedulerConfiguration extension point name → the hook a plugin implements for it."""
+
+MAY_BE_ASYNC: frozenset[str] = frozenset(
+    {
+        "kubesched_post_filter",
+        "kubesched_unreserve",
+        "kubesched_pre_bind",
+        "kubesched_bind",
+        "kubesched_post_bind",
+    }
+)
+"""The hooks that may be ``async def`` (the runtime awaits them); every other hook must be a
+plain function."""
 
 
 def implements(plugin: Any, hook: str) -> bool:

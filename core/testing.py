@@ -21,8 +21,12 @@ backends in virtual time, ``temporary_plugin``).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
+from ._config import SchedulerConfig
+from ._entrypoints import Factory
 from ._entrypoints import register_temporary_plugin as register_temporary_plugin
 from ._objects import (
     Affinity,
@@ -55,7 +59,85 @@ from ._objects import (
 )
 from ._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from ._simcluster import SimCluster as SimCluster
-from ._simcluster import scheduler_for as scheduler_for
+from ._simcluster import scheduler_for as _scheduler_for
+
+
+@asynccontextmanager
+async def scheduler_for(
+    objects: Iterable[Any] = (),
+    *,
+    plugins: Mapping[str, Factory] | None = None,
+    config: SchedulerConfig | Mapping[str, Any] | None = None,
+    enable: Sequence[str | tuple[str, int]] = (),
+    plugin_args: Mapping[str, Mapping[str, Any]] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    seed: int = 0,
+    **cluster_options: Any,
+) -> AsyncIterator[SimCluster]:
+    """A fake cluster holding ``objects`` and a scheduler running on it, in the current loop.
+
+    - ``plugins``: name → factory ``(args, handle) -> plugin``, added to the registry (beside
+      the in-tree, entry-point and temporarily registered plugins; these win on a name clash).
+    - ``config``: a :class:`~kubesched.SchedulerConfig` or a KubeSchedulerConfiguration
+      document (a dict, validated like ``--config``); or, instead, ``enable``: plugin names (or
+      ``(name, weight)``) added to the default profile's ``multiPoint``, with ``plugin_args``
+      (name → args) as its ``pluginConfig``.
+    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``.
+    - ``cluster_options``: passed to ``FakeCluster`` (``default_grace_seconds=...``).
+
+    The scheduler is running and its cache synced with ``objects`` when the block starts::
+
+        async with scheduler_for([make_node("n1").obj()], plugins={"Gate": Gate}, enable=["Gate"]) as sim:
+            sim.create(make_pod("p").obj())
+            await sim.settle()
+            assert sim.placements() == {"p": "n1"}
+
+    A configuration or a profile that cannot be built raises its own error, not an
+    ExceptionGroup: :class:`~kubesched.ConfigError` for bad plugin args or a plugin declaring
+    ``async def`` a hook that must be a plain function, :class:`~kubesched.PluginError` for a
+    profile that cannot be assembled (an unknown plugin).  An error in the block comes out as
+    itself too.
+    """
+    entered = False
+    failure: Exception | None = None
+    try:
+        async with _scheduler_for(
+            objects,
+            plugins=plugins,
+            config=config,
+            enable=enable,
+            plugin_args=plugin_args,
+            feature_gates=feature_gates,
+            seed=seed,
+            **cluster_options,
+        ) as sim:
+            entered = True
+            yield sim
+    except BaseExceptionGroup as group:
+        # the scheduler is built inside the fake cluster's task group: a setup error comes out
+        # wrapped in a group of one
+        failure = None if entered else _sole_error(group)
+        if failure is None:
+            raise
+    if failure is not None:
+        raise failure  # outside the handler: no group as its context
+
+
+def _sole_error(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The one exception a (nested) group holds, if it holds exactly one and it is an Exception."""
+    leaves: list[BaseException] = []
+
+    def walk(g: BaseExceptionGroup[BaseException]) -> None:
+        for e in g.exceptions:
+            if isinstance(e, BaseExceptionGroup):
+                walk(e)
+            else:
+                leaves.append(e)
+
+    walk(group)
+    if len(leaves) == 1 and isinstance(leaves[0], Exception):
+        return leaves[0]
+    return None
 
 
 def uid_for(namespace: str, name: str) -> str:

@@ -8,7 +8,7 @@ The service below owns everything the scheduler runs on:
 - the task group the scheduler runs in: ``await tg.start(scheduler.run)`` returns once the
   scheduler's cache holds the cluster, and cancelling the group shuts it down cleanly.
 
-It feeds nodes and two waves of pods, waits until ``scheduler.is_idle()`` after each, and prints
+It feeds nodes and two waves of pods, waits for ``scheduler.wait_idle()`` after each, and prints
 where every pod went.  It runs in virtual time, on asyncio or trio, so the 30 s between the waves
 take no real time::
 
@@ -82,7 +82,6 @@ def scheduler_config() -> kubesched.SchedulerConfig:
 class PlacementService:
     """A service that places pods with an embedded scheduler and keeps an audit log."""
 
-    IDLE_POLL_SECONDS = 0.1
 
     def __init__(self) -> None:
         self.audit_log: list[str] = []
@@ -90,10 +89,6 @@ class PlacementService:
     def team_affinity(self, args: Any, handle: Any) -> TeamAffinity:
         """The plugin factory ``(args, handle) -> plugin`` given to the scheduler's registry."""
         return TeamAffinity(args, handle, self.audit_log.append)
-
-    async def wait_idle(self, scheduler: kubesched.Scheduler) -> None:
-        while not scheduler.is_idle():
-            await anyio.sleep(self.IDLE_POLL_SECONDS)
 
     async def run(
         self, nodes: Sequence[kubesched.Node], waves: Sequence[Sequence[kubesched.Pod]]
@@ -112,7 +107,7 @@ class PlacementService:
                     await anyio.sleep_until(start + 30 * i)
                     for pod in wave:
                         cluster.create(pod)
-                    await self.wait_idle(scheduler)
+                    await scheduler.wait_idle()  # nothing left to do for this wave
                 placements = {p.metadata.name: p.spec.node_name or None for p in cluster.pods()}
                 tg.cancel_scope.cancel()  # stop the scheduler: every task it started ends here
         return placements

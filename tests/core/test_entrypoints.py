@@ -7,6 +7,7 @@ module it points at) on ``sys.path``, so discovery goes through the real importl
 from __future__ import annotations
 
 import itertools
+import logging
 import textwrap
 from pathlib import Path
 
@@ -14,7 +15,12 @@ import pytest
 
 import kubesched
 from kubesched._config import default_profile, parse_config
-from kubesched._entrypoints import ENTRY_POINT_GROUP, all_plugins, load_entry_point_plugins
+from kubesched._entrypoints import (
+    ENTRY_POINT_GROUP,
+    all_plugins,
+    load_entry_point_plugins,
+    register_temporary_plugin,
+)
 from kubesched._scheduler import Scheduler
 from kubesched.plugins import IN_TREE
 from kubesched.transports.fake import FakeCluster
@@ -78,50 +84,73 @@ def test_no_entry_points_is_an_empty_registry(site: Path) -> None:
     assert load_entry_point_plugins("kubesched-test-nothing-here") == {}
 
 
-@pytest.mark.parametrize(
-    ("value", "module", "expected"),
-    [
-        pytest.param(
-            "{mod}:Gate",
-            "raise RuntimeError('boom at import')\n",
-            "loading entry point 'Broken' ({mod}:Gate) of distribution 'acme-broken 1.0' in group "
-            f"'{GROUP}': RuntimeError: boom at import",
-            id="module raises on import",
-        ),
-        pytest.param(
-            "{mod}:Missing",
-            "X = 1\n",
-            "loading entry point 'Broken' ({mod}:Missing) of distribution 'acme-broken 1.0' in group "
-            f"'{GROUP}': AttributeError: ",
-            id="attribute does not exist",
-        ),
-        pytest.param(
-            "{mod}:X",
-            "X = 1\n",
-            "entry point 'Broken' ({mod}:X) of distribution 'acme-broken 1.0' in group "
-            f"'{GROUP}': int is not a plugin factory (expected a callable (args, handle) -> plugin, e.g. a class)",
-            id="value is not callable",
-        ),
-    ],
-)
-def test_a_broken_entry_point_is_a_plugin_error_naming_distribution_and_entry_point(
-    site: Path, value: str, module: str, expected: str
+BROKEN = [
+    pytest.param(
+        "{mod}:Gate",
+        "raise ImportError('no module named numpy_extra')\n",
+        "loading entry point 'Broken' ({mod}:Gate) of distribution 'acme-broken 1.0' in group "
+        f"'{GROUP}': ImportError: no module named numpy_extra",
+        id="module fails to import",
+    ),
+    pytest.param(
+        "{mod}:Gate",
+        "raise RuntimeError('boom\\n  at import')\n",
+        "loading entry point 'Broken' ({mod}:Gate) of distribution 'acme-broken 1.0' in group "
+        f"'{GROUP}': RuntimeError: boom at import",
+        id="module raises on import, a two-line message",
+    ),
+    pytest.param(
+        "{mod}:Missing",
+        "X = 1\n",
+        "loading entry point 'Broken' ({mod}:Missing) of distribution 'acme-broken 1.0' in group "
+        f"'{GROUP}': AttributeError: module '{{mod}}' has no attribute 'Missing'",
+        id="attribute does not exist",
+    ),
+    pytest.param(
+        "{mod}:X",
+        "X = 1\n",
+        "entry point 'Broken' ({mod}:X) of distribution 'acme-broken 1.0' in group "
+        f"'{GROUP}': int is not a plugin factory (expected a callable (args, handle) -> plugin, e.g. a class)",
+        id="value is not callable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("value", "module", "why"), BROKEN)
+def test_a_broken_entry_point_is_left_out_with_one_warning_line(
+    site: Path, caplog: pytest.LogCaptureFixture, value: str, module: str, why: str
 ) -> None:
     mod = _mod()
     fake_dist(site, "acme-broken", {"Broken": value.format(mod=mod)}, module)
-    with pytest.raises(kubesched.PluginError) as exc:
-        load_entry_point_plugins(GROUP)
-    assert str(exc.value).startswith(expected.format(mod=mod))
+    fake_dist(site, "acme-good", {"Gate": f"{mod}_good:Gate"}, GOOD_PLUGIN)
+    (site / f"{mod}_good.py").write_text(GOOD_PLUGIN)
+    why = why.format(mod=mod)
+    with caplog.at_level(logging.WARNING, logger="kubesched"):
+        found = load_entry_point_plugins(GROUP)
+        again = load_entry_point_plugins(GROUP)
+    assert list(found) == list(again) == ["Gate"]  # the others still load
+    assert found.unavailable == again.unavailable == {"Broken": why}
+    # one line, once per process however often the registry is built
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, f"plugin 'Broken' is unavailable: {why}")
+    ]
 
 
-def test_two_distributions_offering_one_name_is_a_plugin_error(site: Path) -> None:
+def test_two_distributions_offering_one_name_offer_neither(
+    site: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     mod = _mod()
     fake_dist(site, "acme-a", {"Gate": f"{mod}:Gate"}, GOOD_PLUGIN)
     fake_dist(site, "acme-b", {"Gate": f"{mod}:Other"})
-    with pytest.raises(
-        kubesched.PluginError, match=r"plugin 'Gate' is already provided by entry point 'Gate'"
-    ):
-        load_entry_point_plugins(GROUP)
+    with caplog.at_level(logging.WARNING, logger="kubesched"):
+        found = load_entry_point_plugins(GROUP)
+    assert dict(found) == {}
+    why = (
+        f"offered by entry point 'Gate' ({mod}:Gate) of distribution 'acme-a 1.0' in group '{GROUP}' "
+        f"and by entry point 'Gate' ({mod}:Other) of distribution 'acme-b 1.0' in group '{GROUP}'"
+    )
+    assert found.unavailable == {"Gate": why}
+    assert caplog.messages == [f"plugin 'Gate' is unavailable: {why}"]
 
 
 def test_in_tree_names_win_over_entry_points(site: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -134,11 +163,12 @@ def test_in_tree_names_win_over_entry_points(site: Path, caplog: pytest.LogCaptu
     assert "ignoring entry-point plugin 'NodeName'" in caplog.text
 
 
-def _install_default_group(site: Path, plugins: dict[str, str], module: str) -> None:
-    """A distribution in the real ``kubesched`` group (what Scheduler and parse_config read)."""
-    fake_dist(
-        site, f"acme-default-{next(_seq)}", plugins, module, group=ENTRY_POINT_GROUP
-    )
+def _install_default_group(site: Path, plugins: dict[str, str], module: str) -> str:
+    """A distribution in the real ``kubesched`` group (what Scheduler and parse_config read);
+    its name."""
+    dist = f"acme-default-{next(_seq)}"
+    fake_dist(site, dist, plugins, module, group=ENTRY_POINT_GROUP)
+    return dist
 
 
 def test_parse_config_accepts_entry_point_plugins_but_never_enables_them_by_default(
@@ -185,13 +215,44 @@ async def test_scheduler_merges_entry_points_under_in_tree_and_caller_registry(s
         assert sched.registry["NodeName"] is IN_TREE["NodeName"]
 
 
-async def test_scheduler_with_a_broken_entry_point_raises_plugin_error(site: Path) -> None:
-    _install_default_group(
-        site, {"Broken": f"{_mod()}:Gate"}, "raise ImportError('no numpy here')\n"
+BASE = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+async def test_a_broken_entry_point_breaks_only_the_configurations_that_use_it(site: Path) -> None:
+    mod = _mod()
+    dist = _install_default_group(site, {"Broken": f"{mod}:Gate"}, "raise ImportError('no numpy here')\n")
+    why = (
+        f"loading entry point 'Broken' ({mod}:Gate) of distribution '{dist} 1.0' in group "
+        "'kubesched': ImportError: no numpy here"
     )
+    # a configuration that does not name it: parsed, built, running
+    cfg = parse_config({**BASE, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "NodeName"}]}}}]})
     async with FakeCluster() as cluster:
-        with pytest.raises(
-            kubesched.PluginError,
-            match=r"entry point 'Broken' .* of distribution 'acme-default-\d+ 1.0'",
-        ):
-            Scheduler(cluster)
+        sched = Scheduler(cluster, cfg)
+        assert "Broken" not in sched.registry
+        assert sched.registry.unavailable == {"Broken": why}
+    # one that does: the unknown-plugin ConfigError, saying why it is missing
+    with pytest.raises(kubesched.ConfigError) as exc:
+        parse_config({**BASE, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Broken"}]}}}]})
+    assert str(exc.value) == (
+        'profiles[0].plugins.filter.enabled[0].name: Invalid value: "Broken": plugin "Broken" does not exist'
+        f": {why}"
+    )
+    # a profile built in Python reaches the framework, which says why
+    profile = default_profile()
+    profile.multi_point.append(("Broken", 1))
+    async with FakeCluster() as cluster:
+        with pytest.raises(kubesched.PluginError) as perr:
+            Scheduler(cluster, kubesched.SchedulerConfig(profiles=[profile]))
+    assert str(perr.value) == f'"Broken" does not exist: {why}'
+
+
+def test_a_plugin_offered_after_all_is_not_unavailable(site: Path) -> None:
+    """A broken entry point named like an in-tree plugin, or a temporarily registered one."""
+    mod = _mod()
+    fake_dist(site, "acme-shadowed", {"NodeName": f"{mod}:Gate", "Temp": f"{mod}:Gate"}, "raise ImportError('x')\n")
+    with register_temporary_plugin("Temp", lambda args, handle: None):
+        registry = all_plugins(GROUP)
+    assert registry["NodeName"] is IN_TREE["NodeName"]
+    assert "Temp" in registry
+    assert registry.unavailable == {}

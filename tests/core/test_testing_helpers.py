@@ -163,6 +163,86 @@ async def test_an_error_in_the_block_comes_out_as_itself() -> None:
             raise KeyError("mine")
 
 
+class StrictArgs:
+    """Validates its args as an in-tree plugin does: a ConfigError naming the field."""
+
+    name = "StrictArgs"
+
+    def __init__(self, args: dict[str, Any] | None, handle: Any) -> None:
+        if not isinstance((args or {}).get("node"), str):
+            raise kubesched.ConfigError("Required value: a node name", field="node")
+
+    @kubesched.hookimpl
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: kubesched.NodeBatch) -> None:
+        return None
+
+
+class AsyncFilter:
+    name = "AsyncFilter"
+
+    def __init__(self, args: dict[str, Any] | None, handle: Any) -> None:
+        pass
+
+    @kubesched.hookimpl
+    async def kubesched_filter(self, state: CycleState, pod: Pod, nodes: kubesched.NodeBatch) -> None:
+        return None
+
+
+async def test_bad_plugin_args_raise_config_error_itself() -> None:
+    with pytest.raises(kubesched.ConfigError) as exc:
+        async with scheduler_for(
+            nodes("n1"), plugins={"StrictArgs": StrictArgs}, enable=["StrictArgs"],
+            plugin_args={"StrictArgs": {"node": 3}},
+        ):
+            pytest.fail("the block must not run")
+    assert str(exc.value) == "profiles[0].pluginConfig[0].args.node: Required value: a node name"
+    # an in-tree plugin's args, as a plugin author's test would get them wrong
+    with pytest.raises(kubesched.ConfigError, match=r'scoringStrategy\.type: Unsupported value: "Bogus"'):
+        async with scheduler_for(
+            nodes("n1"), enable=["NodeResourcesFit"],
+            plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "Bogus"}}},
+        ):
+            pytest.fail("the block must not run")
+
+
+async def test_an_async_filter_raises_config_error_itself() -> None:
+    with pytest.raises(kubesched.ConfigError, match='^plugin "AsyncFilter": kubesched_filter \\(Filter\\) is declared async def'):
+        async with scheduler_for(nodes("n1"), plugins={"AsyncFilter": AsyncFilter}, enable=["AsyncFilter"]):
+            pytest.fail("the block must not run")
+
+
+async def test_a_profile_that_cannot_be_built_raises_plugin_error_itself() -> None:
+    from kubesched._config import ProfileConfig, SchedulerConfig
+
+    config = SchedulerConfig(profiles=[ProfileConfig(enabled={"filter": [("Nope", 0)]})])
+    with pytest.raises(kubesched.PluginError, match='^"Nope" does not exist$'):
+        async with scheduler_for(nodes("n1"), config=config):
+            pytest.fail("the block must not run")
+
+
+async def test_an_exception_group_from_the_block_is_left_as_it_is() -> None:
+    with pytest.raises(ExceptionGroup) as exc:
+        async with scheduler_for(nodes("n1")):
+            raise ExceptionGroup("mine", [KeyError("a")])
+    assert exc.value.message == "mine"
+
+
+async def test_wait_idle_of_the_running_scheduler() -> None:
+    """``sim.scheduler`` is a live scheduler: its wait_idle returns once nothing is left to do."""
+    async with scheduler_for(
+        nodes("n1", "n2"), plugins={"FlakyFilter": FlakyFilter}, enable=["FlakyFilter"],
+        plugin_args={"FlakyFilter": {"failures": 2}},
+    ) as sim:
+        sim.create(make_pod("p1").req(cpu="1").obj(), make_pod("p2").req(cpu="1").obj())
+        await sim.scheduler.wait_idle()
+        assert sim.scheduler.is_idle()
+        assert set(sim.placements()) == {"p1", "p2"}
+        assert None not in sim.placements().values()
+        start = anyio.current_time()
+        await sim.scheduler.wait_idle()  # idle: at once, and as often as asked
+        assert anyio.current_time() == start
+
+
 async def test_feature_gates_and_cluster_options_reach_scheduler_and_cluster() -> None:
     async with scheduler_for(
         feature_gates={"SchedulerAsyncPreemption": False}, default_grace_seconds=5

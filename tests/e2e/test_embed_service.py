@@ -1,4 +1,5 @@
-"""examples/embed_service.py: a service embedding the scheduler, on both backends, in virtual time."""
+"""examples/embed_service.py: a service embedding the scheduler, on both backends, in virtual time;
+and ``Scheduler.wait_idle`` in a service running in real time."""
 
 from __future__ import annotations
 
@@ -7,9 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import anyio
 import pytest
+
+import kubesched
+from kubesched.testing import make_node, make_pod
+from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio
 
@@ -59,3 +65,102 @@ def test_runs_as_a_script(backend: str) -> None:
         "t= 30.0s  bound search-2 to node-a",
     ]
     assert lines[4:] == [f"{pod:<10} -> {node or 'Pending'}" for pod, node in PLACEMENTS.items()]
+
+
+# --- Scheduler.wait_idle in a real-time service ----------------------------------------------------
+
+
+class SlowPreBind:
+    """PreBind that takes a real round trip: a binding cycle stays in flight for a while."""
+
+    name = "SlowPreBind"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    @kubesched.hookimpl
+    async def kubesched_pre_bind(self, state: kubesched.CycleState, pod: kubesched.Pod, node_name: str) -> None:
+        await anyio.sleep(0.05)
+
+
+class FlakyOnce:
+    """Filter: an Error for the first attempt of pod ``flaky`` (it backs off, then fits)."""
+
+    name = "FlakyOnce"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.failed = False
+
+    @kubesched.hookimpl
+    def kubesched_filter(
+        self, state: kubesched.CycleState, pod: kubesched.Pod, nodes: kubesched.NodeBatch
+    ) -> dict[int, kubesched.Status] | None:
+        if pod.metadata.name == "flaky" and not self.failed:
+            self.failed = True
+            raise RuntimeError("backend not ready")
+        return None
+
+
+def _live_config() -> kubesched.SchedulerConfig:
+    config = kubesched.SchedulerConfig()
+    config.profiles[0].multi_point += [(SlowPreBind.name, 1), (FlakyOnce.name, 1)]
+    config.pod_initial_backoff_seconds = 0.1
+    config.pod_max_backoff_seconds = 0.2
+    return config
+
+
+async def _real_time_service() -> list[dict[str, str | None]]:
+    """A service on the in-memory cluster in real time: two waves of pods, ``wait_idle`` after
+    each (a retried Error, slow binds, a preemption whose victim must go first)."""
+    waves: list[dict[str, str | None]] = []
+    async with FakeCluster(default_grace_seconds=0) as cluster:
+        for name in ("n1", "n2"):
+            cluster.create(make_node(name).capacity(cpu="4").obj())
+        scheduler = kubesched.Scheduler(
+            cluster, _live_config(), registry={SlowPreBind.name: SlowPreBind, FlakyOnce.name: FlakyOnce}
+        )
+        assert not scheduler.deterministic
+        async with anyio.create_task_group() as tg:
+            await tg.start(scheduler.run)
+            for pod in (
+                make_pod("a").req(cpu="3").obj(),
+                make_pod("b").req(cpu="3").obj(),
+                make_pod("flaky").req(cpu="1").obj(),
+                make_pod("huge").req(cpu="16").obj(),
+            ):
+                cluster.create(pod)
+            with anyio.fail_after(5):  # a safety net: wait_idle returns on its own
+                await scheduler.wait_idle()
+            assert scheduler.is_idle()
+            waves.append({p.metadata.name: p.spec.node_name or None for p in cluster.pods()})
+            with anyio.fail_after(1):
+                await scheduler.wait_idle()  # idle already: at once
+            # a high-priority pod that fits only once a low-priority one is preempted; two tasks
+            # wait for the scheduler at the same time
+            cluster.create(make_pod("vip").priority(1000).req(cpu="3").obj())
+            done: list[str] = []
+
+            async def waiter(name: str) -> None:
+                await scheduler.wait_idle()
+                done.append(name)
+
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as waiters:
+                    waiters.start_soon(waiter, "first")
+                    waiters.start_soon(waiter, "second")
+            assert sorted(done) == ["first", "second"]
+            assert scheduler.is_idle()
+            waves.append({p.metadata.name: p.spec.node_name or None for p in cluster.pods()})
+            tg.cancel_scope.cancel()
+    return waves
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_wait_idle_returns_in_a_real_time_service(backend: str) -> None:
+    first, second = anyio.run(_real_time_service, backend=backend)
+    assert first["flaky"] is not None  # retried after its backoff before wait_idle returned
+    assert first["huge"] is None  # unschedulable: pending, and idle
+    assert {first["a"], first["b"]} == {"n1", "n2"}
+    # vip took the node of the pod it preempted (deleted at once: no grace period)
+    assert second["vip"] is not None
+    assert len(second) == 4 and second["huge"] is None

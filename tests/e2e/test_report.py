@@ -125,7 +125,7 @@ def test_the_browser_check_sees_errors_and_blocked_requests(tmp_path: Path) -> N
 def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A real run (no timeline yet in simulate's output): the sections it cannot draw say so."""
     out = tmp_path / "r.html"
-    assert main(["simulate", str(EXAMPLES / "preemption.yaml"), "--html", str(out)]) == 0
+    assert main(["simulate", str(EXAMPLES / "preemption.yaml"), "--html", str(out), "--output", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     page = out.read_text()
     from plotly.offline import get_plotlyjs

@@ -14,8 +14,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +108,11 @@ DefaultPreemption's message, itself a FitError text ending in ".", with " %v": o
 
 
 @pytest.fixture(scope="module")
-def example_installed() -> None:
-    """``pip install -e examples/third_party_plugin`` into this venv (offline: no index, no deps)."""
+def example_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pip install examples/third_party_plugin`` into a directory of its own (offline: no
+    index, no deps), put on this interpreter's path and on a fresh one's ``PYTHONPATH``: the
+    project's venv is left as it was (``make test`` installs nothing for good)."""
+    target = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
         [
             sys.executable,
@@ -118,7 +123,8 @@ def example_installed() -> None:
             "--no-build-isolation",
             "--no-index",
             "-q",
-            "-e",
+            "--target",
+            str(target),
             str(EXAMPLE),
         ],
         capture_output=True,
@@ -127,12 +133,16 @@ def example_installed() -> None:
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # A new interpreter finds the package through the editable install's .pth file; this one
-    # read its .pth files at start-up, so make the freshly installed package importable here.
-    src = str(EXAMPLE / "src")
-    if src not in sys.path:
-        sys.path.append(src)
+    shutil.rmtree(EXAMPLE / "build", ignore_errors=True)  # setuptools' build tree, if it left one
+    sys.path.insert(0, str(target))
     importlib.invalidate_caches()
+    try:
+        yield str(target)
+    finally:
+        sys.path.remove(str(target))
+        for name in [m for m in sys.modules if m.split(".")[0] == "kubesched_example_plugins"]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
 
 
 @pytest.fixture
@@ -160,7 +170,7 @@ def pending_message(report: dict[str, Any], name: str) -> str:
     return next(c["message"] for c in pod["conditions"] if c["type"] == "PodScheduled")
 
 
-def test_installed_distribution_registers_both_plugins(example_installed: None) -> None:
+def test_installed_distribution_registers_both_plugins(example_installed: str) -> None:
     from kubesched_example_plugins import NodeLabelGate, PreferEmptyNodes
 
     found = load_entry_point_plugins()
@@ -169,7 +179,7 @@ def test_installed_distribution_registers_both_plugins(example_installed: None) 
 
 
 def test_simulate_in_a_fresh_interpreter_uses_the_plugins(
-    example_installed: None, files: dict[str, str]
+    example_installed: str, files: dict[str, str]
 ) -> None:
     proc = subprocess.run(
         [
@@ -186,6 +196,7 @@ def test_simulate_in_a_fresh_interpreter_uses_the_plugins(
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "PYTHONPATH": example_installed},
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -201,7 +212,7 @@ def test_simulate_in_a_fresh_interpreter_uses_the_plugins(
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_without_the_score_plugin_web_goes_to_the_least_allocated_node(
-    example_installed: None, files: dict[str, str], backend: str, capsys: pytest.CaptureFixture[str]
+    example_installed: str, files: dict[str, str], backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert (
         cli.main(["simulate", files["cluster"], "--config", files["gate"], "--backend", backend])
@@ -219,18 +230,98 @@ def test_without_the_score_plugin_web_goes_to_the_least_allocated_node(
 
 
 def test_default_profile_leaves_installed_plugins_off(
-    example_installed: None, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+    example_installed: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["simulate", files["cluster"]]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["summary"]["pending"] == 0  # nothing gated: n1 and n4 take pods
 
 
+def test_the_projects_venv_is_left_as_it_was(example_installed: str) -> None:
+    """Installed for these tests only: a fresh interpreter of the venv does not find it."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import kubesched_example_plugins"],
+        capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert proc.returncode == 1 and "ModuleNotFoundError" in proc.stderr
+
+
 def test_bad_plugin_args_are_an_input_error(
-    example_installed: None, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+    example_installed: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["simulate", files["cluster"], "--config", files["bad"]]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
         f"kubesched: error: {files['bad']}, profiles[0].pluginConfig[0].args.label: Required value: a label key"
     )
+
+
+# --- a pip package whose entry point fails to import ----------------------------------------------
+
+BROKEN_MODULE = "kubesched_broken_example"
+
+
+@pytest.fixture
+def broken_site(tmp_path: Path) -> Path:
+    """A directory holding an installed distribution, ``acme-broken`` 1.0, whose entry point
+    ``FancyGate`` imports a module that fails (a dependency it does not declare)."""
+    site = tmp_path / "site"
+    info = site / "acme_broken-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-broken\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[kubesched]\nFancyGate = {BROKEN_MODULE}:FancyGate\n")
+    (site / f"{BROKEN_MODULE}.py").write_text("import numpy_extras_not_installed\n")
+    return site
+
+
+BROKEN_WHY = (
+    f"loading entry point 'FancyGate' ({BROKEN_MODULE}:FancyGate) of distribution 'acme-broken 1.0' "
+    "in group 'kubesched': ModuleNotFoundError: No module named 'numpy_extras_not_installed'"
+)
+
+
+def plain_config(*enabled: str) -> str:
+    """A profile enabling ``enabled`` on multiPoint, without pluginConfig."""
+    return config(*enabled).split("  pluginConfig:")[0]
+
+
+def _cli(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m kubesched.cli ARGS`` in a fresh interpreter that has ``site`` installed."""
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.run(
+        [sys.executable, "-m", "kubesched.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+
+
+def test_a_broken_package_leaves_configs_that_do_not_use_it_alone(
+    broken_site: Path, files: dict[str, str], tmp_path: Path
+) -> None:
+    default = _cli(broken_site, "simulate", files["cluster"], "--output", "json")
+    assert default.returncode == 0, default.stderr
+    assert json.loads(default.stdout)["summary"]["pending"] == 0
+    # one warning line, naming the entry point and the error
+    assert default.stderr.splitlines() == [f"plugin 'FancyGate' is unavailable: {BROKEN_WHY}"]
+    other = tmp_path / "other.yaml"
+    other.write_text(plain_config("NodeResourcesFit"))
+    compared = _cli(broken_site, "compare", files["cluster"], "--config", "default", "--config", str(other))
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stderr.splitlines() == [f"plugin 'FancyGate' is unavailable: {BROKEN_WHY}"]
+
+
+def test_a_config_that_enables_a_broken_plugin_is_an_input_error(
+    broken_site: Path, files: dict[str, str], tmp_path: Path
+) -> None:
+    cfg = tmp_path / "fancy.yaml"
+    cfg.write_text(plain_config("FancyGate"))
+    proc = _cli(broken_site, "simulate", files["cluster"], "--config", str(cfg))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"plugin 'FancyGate' is unavailable: {BROKEN_WHY}",
+        f'kubesched: error: {cfg}, profiles[0].plugins.multiPoint.enabled[0].name: Invalid value: '
+        f'"FancyGate": plugin "FancyGate" does not exist: {BROKEN_WHY}',
+    ]
