@@ -81,6 +81,23 @@ def simulation_config(config_path: str, feature_gates: str, text: str | None = N
     return cfg
 
 
+_VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
+
+
+def validation_mode(text: str) -> str:
+    """``--validate`` as kubectl takes it: strict (or true), warn, ignore (or false)."""
+    mode = _VALIDATE.get(text.lower())
+    if mode is None:
+        raise ConfigError(
+            f'Invalid value: "{text}": must be one of strict, warn, ignore, true, false', field="--validate"
+        )
+    return mode
+
+
+def warn_line(line: str) -> None:
+    print(f"{PROG}: warning: {line}", file=sys.stderr)
+
+
 def parse_until(text: str | None) -> float | None:
     """``--until``: a duration, not negative; None when not given (no cap)."""
     if text is None:
@@ -110,7 +127,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if not config_path:
             config_path = "<demo>/config.yaml"
             texts[config_path] = DEMO_CONFIG
-    manifests = load_manifests(files, texts)
+    manifests = load_manifests(files, texts, validation=validation_mode(args.validate), warn=warn_line)
     cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path))
     until = parse_until(args.until)
     pods = sum(1 for m in manifests if m.kind == "Pod")
@@ -230,7 +247,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     from .fake_apiserver import main as serve
 
-    return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend))
+    return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend,
+                     validation=validation_mode(args.validate)))
 
 
 def _int(text: str) -> int:
@@ -277,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--output", choices=("json", "text"), default=None,
                    help="what to print on stdout (default json; nothing with --html unless given)")
     s.add_argument("--seed", type=_int, default=0)
+    s.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
+                   help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
     s.add_argument("--until", default=None,
                    help="stop after this much virtual time (default: run until nothing more can happen)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
@@ -307,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--feature-gates", action="append", default=[], metavar="K=V,...",
                    help="feature gates (repeat: one variant each, paired with --config in order)")
     c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
+                   help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
     c.add_argument("--until", default=None,
                    help="stop each run after this much virtual time (default: until nothing more can happen)")
     c.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
@@ -397,6 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--port", type=_port, default=0, help="the port to listen on (default: any free port)")
     f.add_argument("--kubeconfig", metavar="PATH", help="write the kubeconfig here (default: a temporary file)")
     f.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    f.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
+                   help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
     f.set_defaults(func=cmd_fake_apiserver)
     return p
 

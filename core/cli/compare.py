@@ -70,7 +70,7 @@ def variants(configs: list[str], gates: list[str]) -> list[Variant]:
 def run_compare(args: argparse.Namespace) -> int:
     from kubesched.transports.fake import virtual_time
 
-    from . import parse_until, simulation_config
+    from . import parse_until, simulation_config, validation_mode, warn_line
     from .manifests import load_manifests
     from .progress import Progress
     from .simulate import simulate
@@ -79,10 +79,11 @@ def run_compare(args: argparse.Namespace) -> int:
     until = parse_until(args.until)
     # every input is checked before the first run
     configs = [simulation_config(v.config, v.feature_gates) for v in vs]
-    load_manifests(list(args.files))
+    mode = validation_mode(args.validate)
+    load_manifests(list(args.files), validation=mode, warn=warn_line)  # warned once, before any run
     results: list[dict[str, Any]] = []
     for v, cfg in zip(vs, configs, strict=True):
-        manifests = load_manifests(list(args.files))  # fresh objects: a run changes its own
+        manifests = load_manifests(list(args.files), validation=mode)  # fresh: a run changes its own
         pods = sum(1 for m in manifests if m.kind == "Pod")
         with Progress(f"compare: {v.label}", total_time=until, total_pods=pods) as progress:
             result = virtual_time.run(

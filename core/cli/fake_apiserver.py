@@ -76,14 +76,21 @@ async def serve_manifests(
 
 
 def main(
-    files: Sequence[str], *, port: int = 0, kubeconfig: str | None = None, backend: str = "asyncio"
+    files: Sequence[str],
+    *,
+    port: int = 0,
+    kubeconfig: str | None = None,
+    backend: str = "asyncio",
+    validation: str = "Strict",
 ) -> int:
     """Run ``kubesched fake-apiserver``: serve until SIGINT/SIGTERM; exit code 0.
 
     Prints the URL and the kubeconfig path on stdout.  Without ``kubeconfig`` one is written to
     a temporary directory that is removed on exit.  Bad manifests raise ConfigError.
     """
-    manifests = load_manifests(files)
+    from . import warn_line
+
+    manifests = load_manifests(files, validation=validation, warn=warn_line)
     tmpdir = None
     if kubeconfig is None:
         tmpdir = tempfile.mkdtemp(prefix="kubesched-")

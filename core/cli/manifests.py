@@ -6,7 +6,7 @@ Every error is one :class:`ConfigError` line naming the file, the document and t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,8 @@ from .._decoding import BoundedLoader, decode_json
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
+from .._schema import strict_error, unknown_fields
+from .._schema import warning as field_warning
 from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
@@ -216,10 +218,19 @@ def _offset(text: str, mark: Any) -> int:
     return int(sum(len(line) + 1 for line in lines[: mark.line]) + mark.column)
 
 
-def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) -> list[Manifest]:
+def load_manifests(
+    paths: Iterable[str],
+    texts: dict[str, str] | None = None,
+    *,
+    validation: str = "Strict",
+    warn: Callable[[str], object] | None = None,
+) -> list[Manifest]:
     """Decode, validate and order (by arrival, then file order) every object in ``paths``.
 
     ``texts`` maps a path to its content, for manifests that are not files (the demo).
+    ``validation`` is kubectl's field validation: ``Strict`` refuses a field the kind does not
+    have, ``Warn`` passes each one to ``warn`` (one line, naming where it is), ``Ignore`` drops
+    them silently.
     """
     out: list[Manifest] = []
     order = 0
@@ -253,6 +264,13 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
                 name = f"{ns}/{name}"
             where = _where(path, doc, kind, name if isinstance(name, str) else "", item=item)
             data = drop_nulls(data)
+            if validation != "Ignore":
+                unknown = unknown_fields(data, api, kind)
+                if unknown and validation == "Strict":
+                    raise ConfigError(strict_error(unknown), source=where)
+                for path_ in unknown:
+                    if warn is not None:
+                        warn(f"{where}: {field_warning(path_)}")
             try:
                 obj = convert(data, KINDS[(api, kind)])
             except msgspec.ValidationError as e:
@@ -262,6 +280,8 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
                 validate_object(obj, kind)
             except ConfigError as e:
                 raise e.at(source=where) from None
+            if kind == "Node":
+                _kubelet_labels(obj)
             if kind in ("Pod", "PodDisruptionBudget", "PodGroup", *WORKLOAD_KINDS) and not obj.metadata.namespace:
                 obj.metadata.namespace = "default"
             if kind in WORKLOAD_KINDS:
@@ -313,6 +333,26 @@ def load_manifests(paths: Iterable[str], texts: dict[str, str] | None = None) ->
     _check_priority_classes(out)
     out.sort(key=lambda m: (m.arrival, m.order))
     return out
+
+
+NODE_OS = "linux"
+NODE_ARCH = "amd64"
+
+
+def _kubelet_labels(node: Any) -> None:
+    """The labels a Node's kubelet puts on it when it registers (``kubelet_node_status.go``
+    ``initialNode`` / ``updateDefaultLabels``), where the manifest does not set them: a node
+    of the input is a node whose kubelet runs."""
+    defaults = {
+        "kubernetes.io/hostname": node.metadata.name,
+        "kubernetes.io/os": NODE_OS,
+        "kubernetes.io/arch": NODE_ARCH,
+        "beta.kubernetes.io/os": NODE_OS,
+        "beta.kubernetes.io/arch": NODE_ARCH,
+    }
+    labels = node.metadata.labels
+    if not all(k in labels for k in defaults):
+        node.metadata.labels = {**labels, **{k: v for k, v in defaults.items() if k not in labels}}
 
 
 def drop_nulls(value: Any) -> Any:

@@ -1,0 +1,74 @@
+"""Generate ``core/_schema.json``: the field names of every Kubernetes type kubesched reads.
+
+The official ``kubernetes`` Python client (a test dependency) carries, for each API type, its
+fields' JSON names (``attribute_map``) and types (``openapi_types``): that is the schema the API
+server's strict decoding checks names against.  This script walks it from the kinds kubesched
+takes and writes the part it needs; ``tests/core/test_schema.py`` checks the committed file is
+what it generates, so a client upgrade that adds fields shows up as a test failure to re-run::
+
+    .venv/bin/python tests/tools/schema_gen.py > core/_schema.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+KINDS = {
+    "v1/Node": "V1Node",
+    "v1/Pod": "V1Pod",
+    "scheduling.k8s.io/v1/PriorityClass": "V1PriorityClass",
+    "policy/v1/PodDisruptionBudget": "V1PodDisruptionBudget",
+    "batch/v1/Job": "V1Job",
+    "apps/v1/ReplicaSet": "V1ReplicaSet",
+    "apps/v1/Deployment": "V1Deployment",
+    "scheduling.x-k8s.io/v1alpha1/PodGroup": "PodGroup",
+}
+
+# scheduler-plugins' PodGroup CRD (apis/scheduling/v1alpha1/types.go), not in the client
+EXTRA = {
+    "PodGroup": {"apiVersion": "str", "kind": "str", "metadata": "V1ObjectMeta", "spec": "PodGroupSpec", "status": "PodGroupStatus"},
+    "PodGroupSpec": {"minMember": "int", "minResources": "Dict[str, str]", "scheduleTimeoutSeconds": "int"},
+    "PodGroupStatus": {
+        "phase": "str", "occupiedBy": "str", "running": "int", "succeeded": "int", "failed": "int",
+        "scheduleStartTime": "datetime",
+    },
+}
+
+_REF = re.compile(r"[A-Z][A-Za-z0-9]+")
+_PRIMITIVE = {"str", "int", "float", "bool", "object", "datetime", "date", "bytearray"}
+
+
+def build() -> dict[str, Any]:
+    import kubernetes.client as k
+
+    types: dict[str, dict[str, str]] = {}
+
+    def visit(name: str) -> None:
+        if name in types or name in _PRIMITIVE or name in ("List", "Dict"):
+            return
+        if name in EXTRA:
+            fields = EXTRA[name]
+        else:
+            cls = getattr(k, name)
+            fields = {cls.attribute_map[a]: t for a, t in cls.openapi_types.items()}
+        types[name] = dict(sorted(fields.items()))
+        for t in fields.values():
+            for ref in _REF.findall(t):
+                visit(ref)
+
+    for t in KINDS.values():
+        if t:
+            visit(t)
+    return {"kinds": KINDS, "types": dict(sorted(types.items()))}
+
+
+def main() -> None:
+    json.dump(build(), sys.stdout, indent=0, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
