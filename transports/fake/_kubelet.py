@@ -9,10 +9,6 @@ A pod's life, as it plays it::
 - Start (in-write, ``admit``): a pod created bound, and a pod being bound, is Running in that
   same write (phase, startTime; PodScheduled=True for a pod created bound), so a binding is one
   MODIFIED.
-- Register (in-write, ``admit``): a Node created or replaced without them gets the labels its
-  kubelet sets (``kubelet_node_status.go``): ``kubernetes.io/hostname`` (the node's name),
-  ``kubernetes.io/os`` / ``kubernetes.io/arch`` (linux / amd64) and their ``beta.`` forms; a
-  label the manifest gives is kept.
 - Terminate (``observe``): when a graceful deletion begins (a ``delete`` MODIFIED), the pod is
   removed once its ``deletionGracePeriodSeconds`` are over, deadlines in order (ties in the order
   the deletions began); a pod that goes otherwise meanwhile is forgotten.  The deadlines run from
@@ -35,24 +31,6 @@ from kubesched._objects import PodCondition
 
 from ._store import Change, Controller, Key, Store
 
-NODE_OS = "linux"
-NODE_ARCH = "amd64"
-
-
-def _register(node: Any) -> None:
-    """The labels a kubelet puts on its Node (``initialNode`` / ``updateDefaultLabels``)."""
-    defaults = {
-        "kubernetes.io/hostname": node.metadata.name,
-        "kubernetes.io/os": NODE_OS,
-        "kubernetes.io/arch": NODE_ARCH,
-        "beta.kubernetes.io/os": NODE_OS,
-        "beta.kubernetes.io/arch": NODE_ARCH,
-    }
-    labels = node.metadata.labels
-    if all(k in labels for k in defaults):
-        return
-    node.metadata.labels = {**labels, **{k: v for k, v in defaults.items() if k not in labels}}
-
 
 @dataclass(order=True, slots=True)
 class _Termination:
@@ -65,7 +43,7 @@ class _Termination:
 class Kubelet(Controller):
     """Starts bound pods and ends terminating ones (see the module docstring)."""
 
-    kinds = ("Pod", "Node")
+    kinds = ("Pod",)
 
     def __init__(self, store: Store, *, timers: bool = True) -> None:
         super().__init__(store)
@@ -79,10 +57,6 @@ class Kubelet(Controller):
     # --- fed by the store --------------------------------------------------------------------
 
     def admit(self, change: Change) -> None:
-        if change.kind == "Node":
-            if change.verb in ("create", "update"):
-                _register(change.obj)
-            return
         pod = change.obj
         if change.verb == "bind":
             now = self.store.clock.timestamp()
@@ -98,8 +72,6 @@ class Kubelet(Controller):
                 ]
 
     def observe(self, change: Change) -> None:
-        if change.kind != "Pod":
-            return
         if change.type == "DELETED":
             self._terminating.pop(change.key, None)
         elif change.verb == "delete":
