@@ -7,6 +7,7 @@ with its own kubeconfig and cache dir in a temporary directory.  Real time, boun
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -394,3 +395,190 @@ def test_kubectl_create_deployment_and_job_make_pods(kubectl: Kubectl, served: A
     kubectl("delete", "deployment", "web", "-n", "apps")
     kubectl("delete", "job", "once", "-n", "apps")
     assert [p for p in served.cluster.pods() if p.metadata.namespace == "apps" and not p.metadata.deletion_timestamp] == []
+
+
+REPLICA_SET = """\
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: api, namespace: scaling}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: c, image: pause}]
+"""
+
+
+def _active_pods(server: APIServer, namespace: str, prefix: str) -> list[str]:
+    return sorted(
+        p.metadata.name
+        for p in server.cluster.pods()
+        if p.metadata.namespace == namespace
+        and p.metadata.name.startswith(prefix)
+        and p.metadata.deletion_timestamp is None
+    )
+
+
+def test_kubectl_scale_deployment_and_replicaset(
+    kubectl: Kubectl, served: APIServer, tmp_path: Path
+) -> None:
+    """``kubectl scale`` through the autoscaling/v1 ``scale`` subresource; the fake cluster's
+    Deployment and ReplicaSet controllers make the pods."""
+    kubectl("create", "namespace", "scaling")
+    out = kubectl(
+        "create", "deployment", "web", "--image=nginx", "--replicas=2", "--port=80",
+        "-n", "scaling", "--", "sleep", "3600",
+    ).stdout  # fmt: skip
+    assert out.strip() == "deployment.apps/web created"
+    assert len(_active_pods(served, "scaling", "web-")) == 2
+    # a merge patch of deployments/web/scale
+    out = kubectl("scale", "deployment/web", "--replicas=5", "-n", "scaling").stdout
+    assert out.strip() == "deployment.apps/web scaled"
+    pods = _active_pods(served, "scaling", "web-")
+    assert len(pods) == 5
+    assert (
+        kubectl("get", "deploy", "web", "-n", "scaling", "-o", "jsonpath={.spec.replicas}").stdout
+        == "5"
+    )
+    [rs] = [r for r in served.cluster.list("ReplicaSet") if r.metadata.namespace == "scaling"]
+    assert rs.spec.replicas == 5
+    # the new pods are the template kubectl sent (protobuf): its port and command
+    pod = kubectl("get", "pod", pods[-1], "-n", "scaling", "-o", "jsonpath={.spec.containers[0]}")
+    assert '"command":["sleep","3600"]' in pod.stdout
+    assert '"ports":[{"containerPort":80,"protocol":"TCP"}]' in pod.stdout
+    rows = kubectl.rows("get", "deployment", "web", "-n", "scaling", "--subresource=scale")
+    assert [(r["NAME"], r["DESIRED"]) for r in rows] == [("web", "5")]
+
+    manifest = tmp_path / "rs.yaml"
+    manifest.write_text(REPLICA_SET)
+    kubectl("apply", "-f", str(manifest))
+    assert len(_active_pods(served, "scaling", "api-")) == 1
+    out = kubectl("scale", "rs/api", "--replicas=3", "-n", "scaling").stdout
+    assert out.strip() == "replicaset.apps/api scaled"
+    assert len(_active_pods(served, "scaling", "api-")) == 3
+    # with a precondition kubectl reads the Scale and PUTs it back
+    kubectl("scale", "rs/api", "--current-replicas=3", "--replicas=2", "-n", "scaling")
+    assert len(_active_pods(served, "scaling", "api-")) == 2
+    failed = kubectl(
+        "scale", "rs/api", "--current-replicas=9", "--replicas=1", "-n", "scaling", check=False
+    )
+    assert failed.returncode == 1 and "Expected replicas to be 9, was 2" in failed.stderr
+    rows = kubectl.rows("get", "rs", "api", "-n", "scaling", "--subresource=scale")
+    assert [(r["NAME"], r["DESIRED"], r["AVAILABLE"]) for r in rows] == [("api", "2", "2")]
+
+    # a Job has no scale subresource (upstream removed it): kubectl gets a 404
+    kubectl("create", "job", "once", "--image=busybox", "-n", "scaling")
+    failed = kubectl("scale", "job/once", "--replicas=2", "-n", "scaling", check=False)
+    assert failed.returncode == 1
+    assert (
+        "Error from server (NotFound): the server could not find the requested resource"
+        in failed.stderr
+    )
+
+
+LEGACY_EVENT = {
+    "apiVersion": "v1",
+    "kind": "Event",
+    "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": "timeline", "name": "p"},
+    "source": {"component": "kubelet", "host": "n1"},
+    "count": 1,
+    "type": "Normal",
+}
+
+
+def test_kubectl_get_events_sorted_by_last_timestamp(kubectl: Kubectl, served: APIServer) -> None:
+    """core/v1 Events as kubectl sorts them: the controllers' (first and last seen now), two a
+    core/v1 recorder sent out of order, and the scheduler's events.k8s.io/v1 one (no
+    lastTimestamp: upstream's conversion derives none, so it sorts first)."""
+    kubectl("create", "namespace", "timeline")
+    events = f"{served.url}/api/v1/namespaces/timeline/events"
+    for name, reason, at in (
+        ("p.2", "Pulled", "2024-01-01T00:00:03Z"),
+        ("p.1", "Pulling", "2024-01-01T00:00:01Z"),
+    ):
+        body = LEGACY_EVENT | {"metadata": {"name": name}, "reason": reason,
+                               "message": reason.lower(), "firstTimestamp": at, "lastTimestamp": at}  # fmt: skip
+        assert httpx.post(events, json=body, timeout=10).status_code == 201
+    scheduler_event = {
+        "metadata": {"name": "p.0"},
+        "eventTime": "2024-01-01T00:00:02.000000Z",
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-n0",
+        "action": "Scheduling",
+        "reason": "FailedScheduling",
+        "type": "Warning",
+        "regarding": LEGACY_EVENT["involvedObject"],
+        "note": "0/1 nodes are available: 1 Insufficient cpu.",
+    }
+    r = httpx.post(
+        f"{served.url}/apis/events.k8s.io/v1/namespaces/timeline/events",
+        json=scheduler_event,
+        timeout=10,
+    )
+    assert r.status_code == 201, r.text
+    kubectl("create", "deployment", "web", "--image=nginx", "--replicas=1", "-n", "timeline")
+
+    rows = kubectl.rows("get", "events", "-n", "timeline", "--sort-by=.lastTimestamp")
+    assert [(e["TYPE"], e["REASON"], e["OBJECT"]) for e in rows[:3]] == [
+        ("Warning", "FailedScheduling", "pod/p"),
+        ("Normal", "Pulling", "pod/p"),
+        ("Normal", "Pulled", "pod/p"),
+    ]
+    later = {(e["REASON"], e["OBJECT"].split("/")[0]) for e in rows[3:]}
+    assert later == {("ScalingReplicaSet", "deployment"), ("SuccessfulCreate", "replicaset")}
+    columns = "LAST:.lastTimestamp,COUNT:.count,SOURCE:.source.component,REASON:.reason"
+    rows = kubectl.rows(
+        "get",
+        "events",
+        "-n",
+        "timeline",
+        "--sort-by=.lastTimestamp",
+        "-o",
+        f"custom-columns={columns}",
+    )
+    assert rows[0] == {
+        "LAST": "<nil>",
+        "COUNT": "<none>",
+        "SOURCE": "<none>",
+        "REASON": "FailedScheduling",
+    }
+    seen = [e["LAST"] for e in rows[1:]]
+    assert seen[:2] == ["2024-01-01T00:00:01Z", "2024-01-01T00:00:03Z"] and seen == sorted(seen)
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t) for t in seen)
+    wide = kubectl.rows("get", "events", "-n", "timeline", "-o", "wide")
+    assert {
+        ("Pulling", "kubelet, n1", "1"),
+        ("FailedScheduling", "default-scheduler, default-scheduler-n0", "1"),
+        ("ScalingReplicaSet", "deployment-controller", "1"),
+    } <= {(e["REASON"], e["SOURCE"], e["COUNT"]) for e in wide}
+    assert {(e["COUNT"], e["SOURCE"]) for e in rows[3:]} == {
+        ("1", "deployment-controller"),
+        ("1", "replicaset-controller"),
+    }
+
+
+def test_kubectl_create_sends_protobuf_of_the_kinds_served(kubectl: Kubectl) -> None:
+    """``kubectl create`` of these kinds sends protobuf (its typed clients): each is decoded."""
+    for args, out in (
+        (("namespace", "made"), "namespace/made created"),
+        (("priorityclass", "urgent", "--value=1000", "--description=x"),
+         "priorityclass.scheduling.k8s.io/urgent created"),
+        (("poddisruptionbudget", "web", "-n", "made", "--selector=app=web", "--min-available=1"),
+         "poddisruptionbudget.policy/web created"),
+        (("service", "clusterip", "web", "-n", "made", "--tcp=80:8080"), "service/web created"),
+    ):  # fmt: skip
+        assert kubectl("create", *args).stdout.strip() == out
+    assert (
+        kubectl("get", "ns", "made", "-o", "jsonpath={.spec.finalizers}").stdout == '["kubernetes"]'
+    )
+    assert (
+        kubectl("get", "pc", "urgent", "-o", "jsonpath={.value} {.description}").stdout == "1000 x"
+    )
+    pdb = kubectl(
+        "get", "pdb", "web", "-n", "made", "-o", "jsonpath={.spec.minAvailable} {.spec.selector}"
+    )
+    assert pdb.stdout == '1 {"matchLabels":{"app":"web"}}'
+    svc = kubectl("get", "svc", "web", "-n", "made", "-o", "jsonpath={.spec.ports[0]}")
+    assert svc.stdout == '{"name":"80-8080","port":80,"protocol":"TCP","targetPort":8080}'

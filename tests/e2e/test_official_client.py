@@ -1,7 +1,8 @@
 """The official Kubernetes Python client against the fake API server: what a client writes comes
 back by get, list and watch with every field it sent plus the API server's defaults, for every
-served kind; and informers (list, then watch from the list's resourceVersion) of every resource a
-real kube-scheduler lists sync.
+served kind; informers (list, then watch from the list's resourceVersion) of every resource a
+real kube-scheduler lists sync; and an informer of pods sees a status write change nothing but
+the status, whether the pod came from a file, a JSON POST or a protobuf one.
 
 The server runs on its own event loop in a background thread (one per backend), as in
 ``test_kubectl``; the client is synchronous.  Real time, bounded timeouts.
@@ -115,12 +116,11 @@ _POD_SPEC = {
     "serviceAccountName": "default",
 }
 # upstream pkg/apis/core/v1/defaults.go: SetDefaults_PodSpec, SetDefaults_Container,
-# SetDefaults_ContainerPort, SetDefaults_Pod (requests from limits)
+# SetDefaults_ContainerPort, SetDefaults_Probe (a pod template's as a pod's)
 _POD_SPEC_DEFAULTED = copy.deepcopy(_POD_SPEC) | {
     "dnsPolicy": "ClusterFirst",
     "terminationGracePeriodSeconds": 30,
     "securityContext": {},
-    "enableServiceLinks": True,
 }
 _POD_SPEC_DEFAULTED["initContainers"][0] |= {
     "imagePullPolicy": "Always",
@@ -131,6 +131,35 @@ _POD_SPEC_DEFAULTED["initContainers"][0] |= {
 _POD_SPEC_DEFAULTED["containers"][0] |= {
     "terminationMessagePath": "/dev/termination-log",
     "terminationMessagePolicy": "File",
+    "readinessProbe": {
+        "tcpSocket": {"port": 80},
+        "periodSeconds": 10,
+        "timeoutSeconds": 1,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    },
+}
+_POD_SPEC_DEFAULTED["initContainers"][0]["resources"] = {}
+# a pod's, not a template's: SetDefaults_Pod (enableServiceLinks; requests from limits, which
+# this container has), and the DefaultTolerationSeconds admission plugin (the toleration sent
+# is for another key)
+_POD_DEFAULTED = _POD_SPEC_DEFAULTED | {
+    "enableServiceLinks": True,
+    "tolerations": [
+        *_POD_SPEC["tolerations"],
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+    ],
 }
 _TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": _POD_SPEC}
 _TEMPLATE_DEFAULTED = {"metadata": {"labels": {"app": "web"}}, "spec": _POD_SPEC_DEFAULTED}
@@ -191,7 +220,7 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
     ("v1", "pods"): (
         {"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": _POD_SPEC},
         # and the Priority admission plugin's: no priorityClassName, no global default
-        {"spec": _POD_SPEC_DEFAULTED | {"priority": 0, "preemptionPolicy": "PreemptLowerPriority"}},
+        {"spec": _POD_DEFAULTED | {"priority": 0, "preemptionPolicy": "PreemptLowerPriority"}},
     ),
     ("v1", "events"): (
         {
@@ -207,7 +236,7 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
             "reportingComponent": "default-scheduler",
             "reportingInstance": "default-scheduler-n0",
         },
-        {},
+        {"eventTime": None},  # a zero metav1.MicroTime: written, as null
     ),
     ("coordination.k8s.io/v1", "leases"): (
         {
@@ -234,7 +263,12 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
             "note": "Successfully assigned wire/web to n1",
             "type": "Normal",
         },
-        {},
+        # what Go writes of the deprecated fields left unset
+        {
+            "deprecatedSource": {},
+            "deprecatedFirstTimestamp": None,
+            "deprecatedLastTimestamp": None,
+        },
     ),
     ("policy/v1", "poddisruptionbudgets"): (
         {
@@ -339,11 +373,32 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
             "metadata": {"name": "web"},
             "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
         },
-        {"spec": {"template": _TEMPLATE_DEFAULTED}},
+        # SetDefaults_Deployment
+        {
+            "spec": {
+                "strategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+                },
+                "revisionHistoryLimit": 10,
+                "progressDeadlineSeconds": 600,
+                "template": _TEMPLATE_DEFAULTED,
+            }
+        },
     ),
     ("batch/v1", "jobs"): (
         {"metadata": {"name": "once"}, "spec": {"parallelism": 0, "template": _TEMPLATE}},
-        {"spec": {"backoffLimit": 6, "completionMode": "NonIndexed", "template": _TEMPLATE_DEFAULTED}},
+        # SetDefaults_Job: the template's labels too
+        {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "backoffLimit": 6,
+                "completionMode": "NonIndexed",
+                "suspend": False,
+                "podReplacementPolicy": "TerminatingOrFailed",
+                "template": _TEMPLATE_DEFAULTED,
+            },
+        },
     ),
     ("apps/v1", "statefulsets"): (
         {

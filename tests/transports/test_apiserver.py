@@ -7,6 +7,7 @@ Why one file: the fake API server's behaviour verb by verb over one shared serve
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from datetime import UTC, datetime
@@ -17,9 +18,10 @@ import httpx
 import pytest
 
 from kubesched import ConflictError, UnavailableError
+from kubesched._objects import Event, ObjectReference
 from kubesched.testing import make_pod
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
-from kubesched.transports.fake import FakeCluster
+from kubesched.transports.fake import EventRecord, FakeCluster
 
 pytestmark = [
     pytest.mark.anyio,
@@ -33,6 +35,8 @@ pytestmark = [
 PODS = "/api/v1/namespaces/default/pods"
 SMP = {"content-type": "application/strategic-merge-patch+json"}
 MERGE = {"content-type": "application/merge-patch+json"}
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -759,6 +763,312 @@ async def test_events_are_stored_recorded_and_listed_in_both_groups(
     assert [(e["reason"], e["message"], e["involvedObject"]["name"]) for e in core["items"]] == [
         ("FailedScheduling", "0/0 nodes are available.", "p")
     ]
+
+
+async def test_events_the_cluster_records_are_served_as_a_core_recorder_writes_them(
+    server: APIServer, client: httpx.AsyncClient
+) -> None:
+    """The fake cluster's controllers record Events as kube-controller-manager's do (client-go's
+    core/v1 recorder): first and last seen, count 1, their component as the source."""
+    deps = "/apis/apps/v1/namespaces/default/deployments"
+    dep = {"metadata": {"name": "web"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}  # fmt: skip
+    created = (await client.post(deps, json=dep)).json()
+    events = (await client.get("/api/v1/namespaces/default/events")).json()["items"]
+    [rs] = server.cluster.list("ReplicaSet")
+    by_reason = sorted((e["reason"], e["source"]["component"], e["message"]) for e in events)
+    assert by_reason == sorted(
+        [
+            ("ScalingReplicaSet", "deployment-controller",
+             f"Scaled up replica set {rs.metadata.name} to 2"),
+            *[("SuccessfulCreate", "replicaset-controller", f"Created pod: {p.metadata.name}")
+              for p in server.cluster.pods()],
+        ]
+    )  # fmt: skip
+    scaling = next(e for e in events if e["reason"] == "ScalingReplicaSet")
+    seen = scaling["lastTimestamp"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", seen)  # a metav1.Time
+    assert scaling["metadata"]["name"].startswith("web.")
+    assert {k: v for k, v in scaling.items() if k != "metadata"} == {
+        "involvedObject": {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "namespace": "default",
+            "name": "web",
+            "uid": created["metadata"]["uid"],
+            "resourceVersion": created["metadata"]["resourceVersion"],
+        },
+        "reason": "ScalingReplicaSet",
+        "message": f"Scaled up replica set {rs.metadata.name} to 2",
+        "source": {"component": "deployment-controller"},
+        "firstTimestamp": seen,
+        "lastTimestamp": seen,
+        "count": 1,
+        "type": "Normal",
+        "eventTime": None,
+        "reportingComponent": "deployment-controller",
+        "reportingInstance": "",
+    }
+    # the same in events.k8s.io/v1: the core fields are its deprecated ones
+    name = scaling["metadata"]["name"]
+    new = (await client.get(f"/apis/events.k8s.io/v1/namespaces/default/events/{name}")).json()
+    assert (new["deprecatedSource"], new["deprecatedCount"], new["reportingController"]) == (
+        {"component": "deployment-controller"}, 1, "deployment-controller"
+    )  # fmt: skip
+    assert new["deprecatedFirstTimestamp"] == new["deprecatedLastTimestamp"] == seen
+    assert new["eventTime"] is None and new["note"] == scaling["message"]
+
+    # a scheduler sending its Events straight to the FakeCluster: its component is the source
+    await server.cluster.record_event(
+        Event(
+            reporting_controller="default-scheduler",
+            reporting_instance="kubesched",
+            action="Scheduling",
+            reason="FailedScheduling",
+            type="Warning",
+            note="0/0 nodes are available.",
+            regarding=ObjectReference(api_version="v1", kind="Pod", namespace="default", name="p"),
+        )
+    )
+    core = (await client.get("/api/v1/namespaces/default/events")).json()["items"]
+    failed = [e for e in core if e["reason"] == "FailedScheduling"]
+    assert [(e["source"], e["count"], e["message"]) for e in failed] == [
+        ({"component": "default-scheduler"}, 1, "0/0 nodes are available.")
+    ]
+    # one posted through the API is stored as it was sent, once: null timestamps, no source
+    # (events.k8s.io/v1 has none; Convert_v1_Event_To_core_Event derives none)
+    posted = {
+        "metadata": {"name": "p.1"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingController": "default-scheduler",
+        "reportingInstance": "s-1",
+        "action": "Binding",
+        "reason": "Scheduled",
+        "type": "Normal",
+        "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "p"},
+        "note": "Successfully assigned default/p to n1",
+    }
+    r = await client.post("/apis/events.k8s.io/v1/namespaces/default/events", json=posted)
+    assert r.status_code == 201, r.text
+    core = (await client.get("/api/v1/namespaces/default/events")).json()["items"]
+    assert len(core) == len(events) + 2
+    [scheduled] = [e for e in core if e["reason"] == "Scheduled"]
+    assert {k: scheduled[k] for k in ("source", "firstTimestamp", "lastTimestamp", "eventTime",
+                                      "reportingComponent", "reportingInstance")} == {
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingComponent": "default-scheduler",
+        "reportingInstance": "s-1",
+    }  # fmt: skip
+    assert "count" not in scheduled
+
+
+async def test_a_recorded_event_like_an_earlier_one_counts_on_it(
+    server: APIServer, client: httpx.AsyncClient
+) -> None:
+    """client-go's EventLogger: the same source, object, type, reason and message make one
+    Event whose count grows and whose lastTimestamp moves; Events at the same instant (a
+    virtual clock) still get names of their own."""
+    failed = Event(
+        reporting_controller="default-scheduler",
+        reason="FailedScheduling",
+        type="Warning",
+        note="0/0 nodes are available.",
+        regarding=ObjectReference(api_version="v1", kind="Pod", namespace="default", name="p"),
+    )
+    await server.cluster.record_event(failed)
+    await server.cluster.record_event(failed)
+    events = "/api/v1/namespaces/default/events"
+    [event] = (await client.get(events)).json()["items"]
+    assert (event["count"], event["reason"]) == (2, "FailedScheduling")
+    assert event["firstTimestamp"] <= event["lastTimestamp"]
+    ref = failed.regarding
+    for reason in ("Pulling", "Pulled"):
+        server.cluster.events.append(
+            EventRecord(1.0, "Normal", reason, "default/p", reason.lower(), regarding=ref,
+                        source="kubelet", timestamp="2024-01-01T00:00:01Z")
+        )  # fmt: skip
+    items = (await client.get(events)).json()["items"]
+    names = {e["reason"]: e["metadata"]["name"] for e in items}
+    assert names["Pulling"] == f"p.{1704067201 * 10**9:x}"
+    assert names["Pulled"] == f"p.{1704067201 * 10**9 + 1:x}"
+
+
+# --- the scale subresource ----------------------------------------------------------------------
+
+RSS = "/apis/apps/v1/namespaces/default/replicasets"
+
+
+def replica_set(name: str, replicas: int) -> dict[str, Any]:
+    selector = {"matchLabels": {"app": name},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]},
+                                     {"key": "canary", "operator": "DoesNotExist"}]}  # fmt: skip
+    labels = {"app": name, "tier": "a"}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": selector,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "pause"}]},
+            },
+        },
+    }
+
+
+async def test_scale_subresource(server: APIServer, client: httpx.AsyncClient) -> None:
+    """autoscaling/v1 Scale of a ReplicaSet (scaleFromReplicaSet, ValidateScale, and the
+    update's preconditions): replicas, status replicas, the selector as a string."""
+    created = (await client.post(RSS, json=replica_set("web", 2))).json()
+    meta = created["metadata"]
+    scale = (await client.get(f"{RSS}/web/scale")).json()
+    rv = scale["metadata"]["resourceVersion"]
+    assert scale == {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "uid": meta["uid"],
+            "resourceVersion": rv,
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": 2},
+        "status": {"replicas": 2, "selector": "app=web,!canary,tier in (a,b)"},
+    }
+    assert rv == (await client.get(f"{RSS}/web")).json()["metadata"]["resourceVersion"]
+
+    r = await client.patch(f"{RSS}/web/scale", headers=MERGE, content=b'{"spec":{"replicas":4}}')
+    assert r.status_code == 200, r.text
+    assert (r.json()["spec"], r.json()["status"]["replicas"]) == ({"replicas": 4}, 4)
+    assert len(server.cluster.pods()) == 4  # the ReplicaSet controller made two more
+    rs = (await client.get(f"{RSS}/web")).json()
+    assert rs["spec"]["replicas"] == 4 and rs["metadata"]["generation"] == 2
+
+    # PUT: the resourceVersion sent is a precondition, as the uid is
+    stale = scale | {"spec": {"replicas": 1}}
+    assert_status(
+        await client.put(f"{RSS}/web/scale", json=stale),
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on replicasets.apps "web": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+    )
+    other_uid = scale | {"metadata": scale["metadata"] | {"resourceVersion": "", "uid": "u"}}
+    assert_status(
+        await client.put(f"{RSS}/web/scale", json=other_uid),
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on replicasets/scale.apps "web": Precondition failed: '
+        f"UID in precondition: u, UID in object meta: {meta['uid']}",
+    )
+    negative = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"},
+                "spec": {"replicas": -1}}  # fmt: skip
+    body = assert_status(
+        await client.put(f"{RSS}/web/scale", json=negative),
+        422,
+        "Invalid",
+        'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: '
+        "must be greater than or equal to 0",
+    )
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: -1: must be greater than or equal to 0",
+            "field": "spec.replicas",
+        }
+    ]
+    undecodable = 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal '
+    for bad, message in (
+        (negative | {"spec": {"replicas": "3"}},
+         undecodable + "string into Go struct field ScaleSpec.spec.replicas of type int32"),
+        (negative | {"spec": {"replicas": 2**31}},
+         undecodable + "number 2147483648 into Go struct field ScaleSpec.spec.replicas of type int32"),
+        (negative | {"spec": {"replicas": 1.5}},
+         undecodable + "number 1.5 into Go struct field ScaleSpec.spec.replicas of type int32"),
+        (negative | {"spec": [1]},
+         undecodable + "array into Go struct field Scale.spec of type v1.ScaleSpec"),
+        (negative | {"kind": "ReplicaSet"},
+         "the kind in the data (ReplicaSet) does not match the expected kind (Scale)"),
+        (negative | {"apiVersion": "apps/v1"},
+         "the API version in the data (apps/v1) does not match the expected API version "
+         "(autoscaling/v1)"),
+        (negative | {"metadata": {"name": "other"}, "spec": {"replicas": 1}},
+         "the name of the object does not match the name on the URL"),
+    ):  # fmt: skip
+        assert_status(await client.put(f"{RSS}/web/scale", json=bad), 400, "BadRequest", message)
+    r = await client.put(f"{RSS}/web/scale", json=negative | {"spec": {"replicas": 1}})
+    assert r.status_code == 200 and r.json()["spec"] == {"replicas": 1}, r.text
+    assert len([p for p in server.cluster.pods() if not p.metadata.deletion_timestamp]) == 1
+    r = await client.patch(f"{RSS}/web/scale", headers=MERGE, content=b'{"spec":{"replicas":0}}')
+    assert r.json()["spec"] == {}  # replicas 0: omitted, as upstream's omitempty
+
+    assert_status(await client.get(f"{RSS}/nope/scale"), 404, "NotFound",
+                  'replicasets.apps "nope" not found')  # fmt: skip
+    assert_status(await client.delete(f"{RSS}/web/scale"), 405, "MethodNotAllowed")
+    assert_status(await client.post(f"{RSS}/web/scale", json=negative), 405, "MethodNotAllowed")
+    # no Job has one (upstream removed it)
+    jobs = "/apis/batch/v1/namespaces/default/jobs"
+    job = {"metadata": {"name": "j"}, "spec": {"parallelism": 0, "template": {
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "pause"}]}}}}  # fmt: skip
+    assert (await client.post(jobs, json=job)).status_code == 201
+    assert_status(await client.get(f"{jobs}/j/scale"), 404, "NotFound",
+                  "the server could not find the requested resource")  # fmt: skip
+
+    table = (await client.get(f"{RSS}/web/scale", headers={"accept": TABLE})).json()
+    assert [c["name"] for c in table["columnDefinitions"]] == [
+        "Name",
+        "Desired",
+        "Available",
+        "Age",
+    ]
+    assert table["rows"][0]["cells"][:3] == ["web", 0, 0]
+
+
+async def test_scaling_a_deployment_scales_its_replica_set(
+    server: APIServer, client: httpx.AsyncClient
+) -> None:
+    deps = "/apis/apps/v1/namespaces/default/deployments"
+    dep = replica_set("web", 1)
+    assert (await client.post(deps, json=dep)).status_code == 201
+    r = await client.patch(f"{deps}/web/scale", headers=MERGE, content=b'{"spec":{"replicas":3}}')
+    assert r.status_code == 200, r.text
+    [rs] = server.cluster.list("ReplicaSet")
+    assert rs.spec.replicas == 3 and len(server.cluster.pods()) == 3
+
+
+async def test_discovery_lists_scale_as_autoscaling_v1(client: httpx.AsyncClient) -> None:
+    apps = {r["name"]: r for r in (await client.get("/apis/apps/v1")).json()["resources"]}
+    for name in ("deployments/scale", "replicasets/scale", "statefulsets/scale"):
+        assert apps[name] == {
+            "name": name,
+            "singularName": "",
+            "namespaced": True,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }
+    assert (
+        apps["deployments/status"]["kind"] == "Deployment"
+        and "group" not in apps["deployments/status"]
+    )
+    batch = {r["name"] for r in (await client.get("/apis/batch/v1")).json()["resources"]}
+    assert "jobs/scale" not in batch
+    doc = (await client.get("/apis", headers={"accept": AGGREGATED})).json()
+    [apps_group] = [i for i in doc["items"] if i["metadata"]["name"] == "apps"]
+    [deployments] = [
+        r for r in apps_group["versions"][0]["resources"] if r["resource"] == "deployments"
+    ]
+    assert {s["subresource"]: s["responseKind"] for s in deployments["subresources"]} == {
+        "scale": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+        "status": {"group": "apps", "version": "v1", "kind": "Deployment"},
+    }
 
 
 async def test_lease_crud_for_leader_election(client: httpx.AsyncClient) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched._objects import (
     ContainerPort,
@@ -21,6 +23,7 @@ from kubesched._objects import (
     convert,
 )
 from kubesched.transports.apiserver import APIServer
+from kubesched.transports.apiserver import _protobuf as protobuf
 from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio
@@ -308,9 +311,204 @@ async def test_other_media_types_are_415(
 async def test_protobuf_of_a_kind_not_decoded_is_415_asking_for_json(
     client: httpx.AsyncClient,
 ) -> None:
-    raw = _f(1, _object_meta("p"))
-    r = await client.post(PODS, headers=PROTOBUF, content=_envelope("v1", "Pod", raw))
+    raw = _f(1, _object_meta("c"))
+    r = await client.post(
+        "/api/v1/namespaces/default/configmaps",
+        headers=PROTOBUF,
+        content=_envelope("v1", "ConfigMap", raw),
+    )
+    assert r.status_code == 404, r.text  # not served at all
+    r = await client.post(PODS, headers=PROTOBUF, content=_envelope("v1", "ConfigMap", raw))
     assert r.status_code == 415, r.text
-    assert "send other objects as application/json" in r.json()["message"]
+    assert r.json()["message"].startswith(
+        "the body of the request could not be decoded as application/vnd.kubernetes.protobuf "
+        "(ConfigMap (v1) in protobuf): this server decodes it for apps/v1 Deployment, "
+    )
+    assert r.json()["message"].endswith("; send other objects as application/json")
+    assert ", v1 Pod, " in r.json()["message"]
     r = await client.post(PODS, headers=PROTOBUF, content=b"not protobuf")
     assert r.status_code == 415, r.text
+
+
+def _entry(key: str, value: bytes | str) -> bytes:
+    """A map entry (key 1, value 2)."""
+    return _f(1, key) + _f(2, value)
+
+
+def _gogo_pod() -> bytes:
+    """A core/v1 Pod as client-go's gogo-protobuf marshals it (field numbers from
+    k8s.io/api core/v1 generated.proto at v0.32.9): every non-pointer field written, zero or
+    not; pointer fields only when set (terminationGracePeriodSeconds 0, enableServiceLinks
+    false); a zero metav1.Time as an empty message; a Quantity as {string: 1}; an IntOrString
+    as {type: 1, intVal: 2, strVal: 3}; embedded structs (ProbeHandler, VolumeSource,
+    LocalObjectReference) as fields of their own."""
+    meta = (
+        _f(1, "web") + _f(2, "") + _f(3, "default") + _f(4, "") + _f(5, "") + _f(6, "")
+        + _f(7, 0) + _f(8, b"") + _f(11, _entry("app", "web"))
+    )  # fmt: skip
+    probe = (
+        # handler (ProbeHandler, embedded) 1 → httpGet 2: path 1, port 2, host 3, scheme 4
+        _f(1, _f(2, _f(1, "/healthz") + _f(2, _f(1, 0) + _f(2, 8080) + _f(3, "")) + _f(3, "")
+                 + _f(4, "")))
+        + _f(2, 0) + _f(3, 0) + _f(4, 5) + _f(5, 0) + _f(6, 0)
+    )  # fmt: skip
+    container = (
+        _f(1, "app") + _f(2, "registry.k8s.io/app:1.0") + _f(5, "")
+        # ports: name 1, hostPort 2, containerPort 3, protocol 4, hostIP 5
+        + _f(6, _f(1, "http") + _f(2, 0) + _f(3, 8080) + _f(4, "") + _f(5, ""))
+        + _f(7, _f(1, "MODE") + _f(2, "fast"))  # env: name 1, value 2
+        + _f(8, _f(1, _entry("cpu", _f(1, "500m"))))  # resources: limits 1
+        + _f(10, probe)  # livenessProbe
+        + _f(13, "") + _f(14, "") + _f(16, 0) + _f(17, 0) + _f(18, 0) + _f(20, "")
+    )  # fmt: skip
+    # volumes: name 1, volumeSource 2 (embedded) → configMap 19 → localObjectReference 1 → name 1
+    volume = _f(1, "config") + _f(2, _f(19, _f(1, _f(1, "cfg"))))
+    # tolerations: key 1, operator 2, value 3, effect 4 (tolerationSeconds 5, a pointer: unset)
+    toleration = _f(1, "dedicated") + _f(2, "Equal") + _f(3, "gpu") + _f(4, "NoSchedule")
+    spec = (
+        _f(1, volume) + _f(2, container) + _f(3, "") + _f(4, 0) + _f(6, "") + _f(8, "")
+        + _f(9, "") + _f(10, "") + _f(11, 0) + _f(12, 0) + _f(13, 0) + _f(16, "") + _f(17, "")
+        + _f(19, "") + _f(22, toleration) + _f(24, "") + _f(30, 0)
+    )  # fmt: skip
+    status = _f(1, "") + _f(3, "") + _f(4, "") + _f(5, "") + _f(6, "") + _f(9, "")
+    return _envelope("v1", "Pod", _f(1, meta) + _f(2, spec) + _f(3, status))
+
+
+async def test_protobuf_pod_is_stored_with_every_field_and_the_defaults(
+    client: httpx.AsyncClient,
+) -> None:
+    r = await client.post(PODS, headers=PROTOBUF, content=_gogo_pod())
+    assert r.status_code == 201, r.text
+    got = (await client.get(f"{PODS}/web")).json()
+    assert got["metadata"]["labels"] == {"app": "web"}
+    assert got["spec"] == {
+        "volumes": [{"name": "config", "configMap": {"name": "cfg", "defaultMode": 420}}],
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.k8s.io/app:1.0",
+                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                "env": [{"name": "MODE", "value": "fast"}],
+                # SetDefaults_Pod: requests from limits
+                "resources": {"limits": {"cpu": "500m"}, "requests": {"cpu": "500m"}},
+                "livenessProbe": {
+                    "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                    "periodSeconds": 5,
+                    "timeoutSeconds": 1,
+                    "successThreshold": 1,
+                    "failureThreshold": 3,
+                },
+                "imagePullPolicy": "IfNotPresent",
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+            }
+        ],
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 0,  # a pointer: its zero was sent
+        "dnsPolicy": "ClusterFirst",
+        "securityContext": {},
+        "schedulerName": "default-scheduler",
+        "enableServiceLinks": False,
+        "tolerations": [
+            {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+        ],
+        "priority": 0,
+        "preemptionPolicy": "PreemptLowerPriority",
+    }
+    assert got["status"]["phase"] == "Pending"
+
+
+@pytest.mark.parametrize(
+    ("field", "code"),
+    [
+        pytest.param(_f(99, "x"), 415, id="an unknown field with a value: 415"),
+        pytest.param(_f(99, 7), 415, id="an unknown varint: 415"),
+        pytest.param(_f(99, ""), 201, id="an unknown empty field: ignored"),
+        pytest.param(_f(99, _f(1, "") + _f(2, 0)), 201, id="an unknown message of zeros: ignored"),
+    ],
+)
+async def test_protobuf_field_unknown_here_is_refused_unless_unset(
+    client: httpx.AsyncClient, field: bytes, code: int
+) -> None:
+    # in the pod's spec, after its one container
+    spec = _f(2, _f(1, "c") + _f(2, "pause:3.9")) + field
+    body = _envelope("v1", "Pod", _f(1, _object_meta("p")) + _f(2, spec))
+    r = await client.post(PODS, headers=PROTOBUF, content=body)
+    assert r.status_code == code, r.text
+    if code == 415:
+        assert r.json()["message"].startswith(
+            "the body of the request could not be decoded as application/vnd.kubernetes.protobuf "
+            "(field 99 of Pod.spec is not decoded here)"
+        )
+
+
+# --- lists ---------------------------------------------------------------------------------------
+
+
+async def test_list_items_carry_no_api_version_or_kind(client: httpx.AsyncClient) -> None:
+    """As the API server writes a list of a built-in kind (its items are typed by the list);
+    a watch event's object has them; a custom resource's items keep theirs."""
+    await _node(client, "n1")
+    assert (await client.post(PODS, json=_pod("p"))).status_code == 201
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "g"}, "spec": {"minMember": 1}}  # fmt: skip
+    groups = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups"
+    assert (await client.post(groups, json=group)).status_code == 201
+    for url, kind in (
+        (PODS, "PodList"),
+        ("/api/v1/nodes", "NodeList"),
+        ("/api/v1/namespaces", "NamespaceList"),
+        ("/apis/events.k8s.io/v1/events", "EventList"),
+    ):
+        listed = (await client.get(url)).json()
+        assert listed["kind"] == kind
+        for item in listed["items"]:
+            assert "apiVersion" not in item and "kind" not in item, (url, item)
+    [item] = (await client.get(groups)).json()["items"]
+    assert (item["apiVersion"], item["kind"]) == ("scheduling.x-k8s.io/v1alpha1", "PodGroup")
+    async with client.stream("GET", PODS, params={"watch": "true", "timeoutSeconds": "0.2"}) as w:
+        [event] = [msgspec.json.decode(line) async for line in w.aiter_lines() if line]
+    assert (event["object"]["apiVersion"], event["object"]["kind"]) == ("v1", "Pod")
+
+
+# --- hostile protobuf: never anything but ProtobufError ------------------------------------------
+
+
+def _fuzzed_field() -> st.SearchStrategy[bytes]:
+    """Fields that look like protobuf: small numbers, varints of any size, nested messages."""
+    number = st.integers(1, 45)
+    leaf = st.one_of(
+        st.builds(_f, number, st.integers(0, 2**64 - 1)),
+        st.builds(_f, number, st.binary(max_size=12)),
+    )
+    return st.recursive(
+        leaf,
+        lambda inner: st.builds(_f, number, st.lists(inner, max_size=4).map(b"".join)),
+        max_leaves=12,
+    )
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(protobuf.KINDS)),
+    raw=st.lists(_fuzzed_field(), max_size=6).map(b"".join),
+)
+def test_protobuf_decoding_fails_only_as_protobuf_error(kind: tuple[str, str], raw: bytes) -> None:
+    try:
+        obj = protobuf.decode(_envelope(*kind, raw))
+    except protobuf.ProtobufError:
+        return
+    assert (obj["apiVersion"], obj["kind"]) == kind
+    msgspec.json.encode(obj)  # plain JSON

@@ -2,8 +2,12 @@
 before validating and storing it, so a client reads back every field it sent plus these.
 
 Upstream's ``SetDefaults_*`` functions (``pkg/apis/core/v1/defaults.go``, ``apps/v1``,
-``storage/v1``, ``scheduling/v1``), for the fields of the served kinds.  A row of the registry
-names its function (``ResourceSpec.defaults``); each one changes its argument in place.
+``batch/v1``, ``storage/v1``, ``scheduling/v1``), for the fields of the served kinds, and the
+fields Go's JSON encoder always writes (a container's ``resources: {}``).  A row of the registry
+names its function (``ResourceSpec.defaults``); each one changes its argument in place and is
+idempotent, so the server applies it again to every object the cluster changes.  ``pod`` also
+runs the DefaultTolerationSeconds admission plugin, which upstream applies to every pod created
+or updated (not to pod templates).
 """
 
 from __future__ import annotations
@@ -12,10 +16,14 @@ from typing import Any
 
 __all__ = [
     "csi_driver",
+    "deployment",
+    "event",
+    "job",
     "node",
     "persistent_volume",
     "persistent_volume_claim",
     "pod",
+    "pod_spec",
     "pod_template_owner",
     "priority_class",
     "replication_controller",
@@ -25,6 +33,11 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
+
+# DefaultTolerationSeconds (plugin/pkg/admission/defaulttolerationseconds): its flags' defaults
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS = 300
 
 
 def _dict(parent: Obj, key: str) -> Obj:
@@ -39,6 +52,12 @@ def _items(parent: Obj, key: str) -> list[Obj]:
     return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
 
 
+def _child(parent: Any, key: str) -> Obj | None:
+    """``parent[key]`` when both are objects (a field the client set), else None."""
+    v = parent.get(key) if isinstance(parent, dict) else None
+    return v if isinstance(v, dict) else None
+
+
 def _image_pull_policy(image: str) -> str:
     """``Always`` for an image with the ``latest`` tag or none (and no digest), else
     ``IfNotPresent`` (SetDefaults_Container)."""
@@ -49,35 +68,147 @@ def _image_pull_policy(image: str) -> str:
     return "Always" if tag in ("", "latest") else "IfNotPresent"
 
 
+def _http_get(action: Obj | None) -> None:
+    """SetDefaults_HTTPGetAction."""
+    if action is not None:
+        action.setdefault("path", "/")
+        action.setdefault("scheme", "HTTP")
+
+
+def _probe(probe: Obj | None) -> None:
+    """SetDefaults_Probe."""
+    if probe is None:
+        return
+    for key, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(key):
+            probe[key] = value
+    _http_get(_child(probe, "httpGet"))
+
+
+def _field_refs(holder: Obj) -> None:
+    """An env var's ``valueFrom`` or a downward API item: SetDefaults_ObjectFieldSelector
+    (``apiVersion: v1``), and a resource field's ``divisor``, a Quantity Go always writes."""
+    field_ref = _child(holder, "fieldRef")
+    if field_ref is not None:
+        field_ref.setdefault("apiVersion", "v1")
+    resource_ref = _child(holder, "resourceFieldRef")
+    if resource_ref is not None:
+        resource_ref.setdefault("divisor", "0")
+
+
 def _container(c: Obj) -> None:
+    """SetDefaults_Container, its ports' protocol, probes and handlers."""
     c.setdefault("imagePullPolicy", _image_pull_policy(str(c.get("image") or "")))
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("resources", {})
     for p in _items(c, "ports"):
         p.setdefault("protocol", "TCP")
-    # SetDefaults_Pod: a limit without a request requests the limit
-    res = c.get("resources")
-    if isinstance(res, dict) and isinstance(res.get("limits"), dict):
-        requests = _dict(res, "requests")
-        for name, q in res["limits"].items():
-            requests.setdefault(name, q)
+    for env in _items(c, "env"):
+        value_from = _child(env, "valueFrom")
+        if value_from is not None:
+            _field_refs(value_from)
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _probe(_child(c, key))
+    lifecycle = _child(c, "lifecycle")
+    for key in ("postStart", "preStop"):
+        _http_get(_child(_child(lifecycle, key), "httpGet"))
+
+
+def _downward_api(source: Obj | None) -> None:
+    for item in _items(source or {}, "items"):
+        _field_refs(item)
+
+
+def _volume(v: Obj) -> None:
+    """SetDefaults_Volume (a volume with no source is an emptyDir) and its source's defaults."""
+    if not any(k != "name" for k in v):
+        v["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = _child(v, key)
+        if source is not None:
+            source.setdefault("defaultMode", 0o644)  # 420
+    _downward_api(_child(v, "downwardAPI"))
+    host_path = _child(v, "hostPath")
+    if host_path is not None:
+        host_path.setdefault("type", "")  # HostPathUnset
+    for projection in _items(_child(v, "projected") or {}, "sources"):
+        _downward_api(_child(projection, "downwardAPI"))
+        token = _child(projection, "serviceAccountToken")
+        if token is not None:
+            token.setdefault("expirationSeconds", 3600)
+    claim = _child(_child(_child(v, "ephemeral"), "volumeClaimTemplate"), "spec")
+    if claim is not None:
+        claim.setdefault("volumeMode", "Filesystem")  # SetDefaults_PersistentVolumeClaimSpec
 
 
 def pod_spec(spec: Obj) -> None:
-    """SetDefaults_PodSpec and its containers'."""
+    """SetDefaults_PodSpec and its containers' and volumes': a pod's or a pod template's."""
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
-    for group in ("initContainers", "containers"):
+    for group in ("initContainers", "containers", "ephemeralContainers"):
         for c in _items(spec, group):
             _container(c)
+    for v in _items(spec, "volumes"):
+        _volume(v)
+
+
+def _tolerates(tolerations: list[Obj], key: str) -> bool:
+    return any(
+        (t.get("key") or "") in (key, "") and (t.get("effect") or "") in ("NoExecute", "")
+        for t in tolerations
+    )
+
+
+def default_toleration_seconds(spec: Obj) -> None:
+    """The DefaultTolerationSeconds admission plugin: a pod that does not tolerate the
+    not-ready or the unreachable NoExecute taint tolerates it for 300 s."""
+    tolerations = spec.get("tolerations")
+    if not isinstance(tolerations, list):
+        tolerations = []
+    existing = [t for t in tolerations if isinstance(t, dict)]
+    added = [
+        {
+            "key": key,
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+        }
+        for key in (NOT_READY, UNREACHABLE)
+        if not _tolerates(existing, key)
+    ]
+    if added:
+        spec["tolerations"] = [*tolerations, *added]
 
 
 def pod(obj: Obj) -> None:
-    pod_spec(_dict(obj, "spec"))
+    """A Pod: SetDefaults_Pod (requests from limits, enableServiceLinks, host ports under host
+    networking: for pods, not pod templates), SetDefaults_PodSpec, DefaultTolerationSeconds."""
+    spec = _dict(obj, "spec")
+    for group in ("initContainers", "containers"):
+        for c in _items(spec, group):
+            res = c.get("resources")
+            if isinstance(res, dict) and isinstance(res.get("limits"), dict):
+                requests = _dict(res, "requests")
+                for name, q in res["limits"].items():
+                    requests.setdefault(name, q)
+    spec.setdefault("enableServiceLinks", True)
+    if spec.get("hostNetwork") is True:
+        for group in ("initContainers", "containers"):
+            for c in _items(spec, group):
+                for p in _items(c, "ports"):
+                    if not p.get("hostPort"):
+                        p["hostPort"] = p.get("containerPort", 0)
+    pod_spec(spec)
+    default_toleration_seconds(spec)
 
 
 def _template(obj: Obj) -> None:
@@ -93,15 +224,45 @@ def pod_template_owner(obj: Obj) -> None:
     _template(obj)
 
 
+def deployment(obj: Obj) -> None:
+    """apps/v1 Deployment (SetDefaults_Deployment): one replica, the RollingUpdate strategy
+    with 25% unavailable and 25% surge, 10 old ReplicaSets kept, a 600 s progress deadline;
+    its pod template defaulted."""
+    spec = _dict(obj, "spec")
+    spec.setdefault("replicas", 1)
+    strategy = _dict(spec, "strategy")
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _dict(strategy, "rollingUpdate")
+        rolling.setdefault("maxUnavailable", "25%")
+        rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    _template(obj)
+
+
 def job(obj: Obj) -> None:
     """batch/v1 Job (SetDefaults_Job): parallelism 1, completions as parallelism when neither
-    is set, backoffLimit 6, completionMode NonIndexed; its pod template defaulted."""
+    is set, backoffLimit 6 (the int32 maximum with a per-index limit), the template's labels
+    when the Job has none, completionMode NonIndexed, not suspended, podReplacementPolicy
+    TerminatingOrFailed (Failed with a podFailurePolicy); its pod template defaulted."""
     spec = _dict(obj, "spec")
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    spec.setdefault(
+        "backoffLimit", 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
+    )
+    labels = (_child(_child(spec, "template"), "metadata") or {}).get("labels")
+    meta = _dict(obj, "metadata")
+    if isinstance(labels, dict) and labels and not meta.get("labels"):
+        meta["labels"] = dict(labels)
     spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault(
+        "podReplacementPolicy",
+        "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed",
+    )
     _template(obj)
 
 
@@ -189,3 +350,13 @@ def csi_driver(obj: Obj) -> None:
 def priority_class(obj: Obj) -> None:
     """SetDefaults_PriorityClass."""
     obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def event(obj: Obj) -> None:
+    """events.k8s.io/v1 Event: the fields Go's JSON encoder writes even when unset (a zero
+    ``metav1.Time`` as null, an empty struct as ``{}``), as upstream serves them."""
+    obj.setdefault("eventTime", None)
+    obj.setdefault("regarding", {})
+    obj.setdefault("deprecatedSource", {})
+    obj.setdefault("deprecatedFirstTimestamp", None)
+    obj.setdefault("deprecatedLastTimestamp", None)

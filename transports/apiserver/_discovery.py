@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ._registry import GROUPS, ResourceSpec, resources_of
+from ._registry import GROUPS, ResourceSpec, Subresource, resources_of
 
 __all__ = [
     "AGGREGATED_CONTENT_TYPE",
@@ -73,15 +73,14 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
             entry["categories"] = list(r.categories)
         out.append(entry)
         for name, sub in r.subresources.items():
-            out.append(
-                {
-                    "name": f"{r.plural}/{name}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": sub.kind or r.kind,
-                    "verbs": list(sub.verbs),
-                }
-            )
+            sub_entry: dict[str, Any] = {
+                "name": f"{r.plural}/{name}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+            }
+            if sub.group is not None:  # a kind of another group-version (autoscaling/v1 Scale)
+                sub_entry |= {"group": sub.group, "version": sub.version}
+            out.append(sub_entry | {"kind": sub.kind or r.kind, "verbs": list(sub.verbs)})
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
@@ -114,8 +113,8 @@ def _discovery_version(group: str, version: str) -> dict[str, Any]:
                 {
                     "subresource": name,
                     "responseKind": {
-                        "group": r.group,
-                        "version": r.version,
+                        "group": r.group if sub.group is None else sub.group,
+                        "version": sub.version or r.version,
                         "kind": sub.kind or r.kind,
                     },
                     "verbs": list(sub.verbs),
@@ -161,16 +160,21 @@ def _param(name: str, where: str = "query", type_: str = "string") -> dict[str, 
     return {"name": name, "in": where, "schema": {"type": type_, "uniqueItems": True}}
 
 
-def _operation(r: ResourceSpec, action: str, op_id: str, kind: str = "") -> dict[str, Any]:
+def _operation(
+    r: ResourceSpec, action: str, op_id: str, sub: Subresource | None = None
+) -> dict[str, Any]:
+    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+    if sub is not None:
+        gvk = {
+            "group": r.group if sub.group is None else sub.group,
+            "version": sub.version or r.version,
+            "kind": sub.kind or r.kind,
+        }
     op: dict[str, Any] = {
         "operationId": op_id,
         "responses": {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {
-            "group": r.group,
-            "version": r.version,
-            "kind": kind or r.kind,
-        },
+        "x-kubernetes-group-version-kind": gvk,
     }
     if action in ("post", "put", "patch"):
         params = [_param("dryRun"), _param("fieldManager"), _param("fieldValidation")]
@@ -227,13 +231,13 @@ def openapi_document(group: str, version: str) -> dict[str, Any]:
             ops: dict[str, Any] = {}
             name = f"{r.kind}{sub_name.capitalize()}"
             if "create" in sub.verbs:
-                ops["post"] = _operation(r, "post", f"create{camel}{scope}{name}", sub.kind)
+                ops["post"] = _operation(r, "post", f"create{camel}{scope}{name}", sub)
             if "get" in sub.verbs:
-                ops["get"] = _operation(r, "get", f"read{camel}{scope}{name}", sub.kind)
+                ops["get"] = _operation(r, "get", f"read{camel}{scope}{name}", sub)
             if "update" in sub.verbs:
-                ops["put"] = _operation(r, "put", f"replace{camel}{scope}{name}", sub.kind)
+                ops["put"] = _operation(r, "put", f"replace{camel}{scope}{name}", sub)
             if "patch" in sub.verbs:
-                ops["patch"] = _operation(r, "patch", f"patch{camel}{scope}{name}", sub.kind)
+                ops["patch"] = _operation(r, "patch", f"patch{camel}{scope}{name}", sub)
             paths[f"{base}/{{name}}/{sub_name}"] = ops
     return {
         "openapi": "3.0.0",

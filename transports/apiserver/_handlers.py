@@ -11,7 +11,6 @@ its writes are converted and made on the row it views.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import re
 import secrets
@@ -40,11 +39,11 @@ from ._http import (
     success,
 )
 from ._patch import PatchError, apply_json_patch, json_merge_patch, strategic_merge_patch
-from ._registry import ResourceSpec, find_resource
+from ._registry import ResourceSpec, Subresource, find_resource
 from ._selectors import SelectorError, parse_field_selector, parse_label_selector
 from ._table import table
 from ._watch import WatchPlan, watch
-from ._wire import labels_of, ns_name, rv_of, uid_of
+from ._wire import labels_of, ns_name, private_copy, rv_of, uid_of
 
 if TYPE_CHECKING:
     from ._http import Request
@@ -88,6 +87,8 @@ async def handle(
     as_table = "as=Table" in req.headers.get("accept", "")
     if spec.backend is None and not (m == "POST" and not name):
         raise method_not_allowed()
+    if sub and spec.subresources[sub].view is not None:
+        return await _subresource_view(server, req, spec, ns, name, spec.subresources[sub])
     if m in ("GET", "HEAD") and not name:
         if q.get("watch") in ("true", "1", "True"):
             return watch(server, spec, namespace, q, as_table, _matcher(spec, namespace, q))
@@ -128,6 +129,7 @@ _JSON_TYPES = ("application/json", "")
 _YAML_TYPES = ("application/yaml", "application/apply-patch+yaml")
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
 _ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+_PROTOBUF_KINDS = ", ".join(sorted({f"{api} {kind}" for api, kind in protobuf.KINDS}))
 
 
 def unsupported_media_type(message: str = "") -> HTTPError:
@@ -157,8 +159,7 @@ def _body(req: Request, yaml_ok: bool = True) -> dict[str, Any]:
     except protobuf.ProtobufError as e:
         raise unsupported_media_type(
             f"the body of the request could not be decoded as {_PROTOBUF} ({e}): "
-            "this server decodes it for Binding, Event, Lease and DeleteOptions; "
-            "send other objects as application/json"
+            f"this server decodes it for {_PROTOBUF_KINDS}; send other objects as application/json"
         ) from None
     except (ValueError, yaml.YAMLError) as e:
         raise bad_request(f"the body of the request was in an unknown format: {e}") from None
@@ -260,9 +261,18 @@ def _list(
             "kind": f"{spec.kind}List",
             "apiVersion": spec.group_version,
             "metadata": meta,
-            "items": [spec.wire(o) for o in objs],
+            "items": [_list_item(spec, spec.wire(o)) for o in objs],
         }
     )
+
+
+def _list_item(spec: ResourceSpec, obj: dict[str, Any]) -> dict[str, Any]:
+    """An item of a list as the API server writes it: a built-in kind's items carry no
+    apiVersion and kind (the list's name them; a watch event's object has them), a custom
+    resource's do (they are stored with them)."""
+    if spec.crd:
+        return obj
+    return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
 
 
 # --- writes ------------------------------------------------------------------------------------
@@ -408,7 +418,8 @@ async def _replace(
             "please apply your changes to the latest version and try again",
         )
     if sub == "status":
-        merged = {**old_wire, "status": new.get("status")}
+        # the status strategy's PrepareForUpdate: everything but the status is the stored one
+        merged = private_copy({**old_wire, "status": new.get("status")})
         if merged["status"] is None:
             merged.pop("status")
     else:
@@ -435,15 +446,11 @@ async def _replace(
         spec.defaults(merged)
     obj = backend.decode(store, spec, merged)
     if spec.validate_update is not None and not sub:
-        if spec.defaults is not None:
-            # the stored object as upstream would hold it: an object that entered the cluster
-            # without the server's create path (a scenario file's) is compared defaulted too
-            old_wire = copy.deepcopy(old_wire)
-            spec.defaults(old_wire)
         spec.validate_update(spec, name, old_wire, backend.encode(obj))
     if dry_run:
         return Reply(200, spec.encode(obj))
-    return Reply(200, spec.encode(backend.update(store, spec, name, obj)))
+    write = backend.update_status if sub == "status" else backend.update
+    return Reply(200, spec.encode(write(store, spec, name, obj)))
 
 
 async def _patch(
@@ -471,46 +478,94 @@ async def _patch(
             return reply_form(await _create(server, spec, ns, applied, req.query))
         _check_identity(spec, ns, applied, name)
         applied["metadata"].pop("resourceVersion", None)
-        merged = strategic_merge_patch(_private_copy(spec.wire(old)), applied)
+        merged = strategic_merge_patch(private_copy(spec.wire(old)), applied)
     else:
         if old is None:
             raise not_found(spec, name)
-        try:
-            patch = decode_json(req.body) if req.body else {}
-        except ValueError as e:
-            raise bad_request(f"error decoding patch: {e}") from None
-        current = _private_copy(view.wire(old))
-        try:
-            if ctype == "application/json-patch+json":
-                merged = apply_json_patch(current, patch)
-            elif ctype == "application/merge-patch+json":
-                merged = json_merge_patch(current, patch)
-            elif ctype == "application/strategic-merge-patch+json":
-                if spec.crd:
-                    raise HTTPError(
-                        415,
-                        "UnsupportedMediaType",
-                        "strategic merge patch is not supported for custom resources",
-                    )
-                merged = strategic_merge_patch(current, patch)
-            else:
-                raise HTTPError(
-                    415,
-                    "UnsupportedMediaType",
-                    f"the server does not support the patch type {ctype!r}",
-                )
-        except PatchError as e:
-            raise HTTPError(422, "Invalid", str(e), details(spec, name)) from None
-        if not isinstance(merged, dict):
-            raise bad_request("the patch result is not an object")
-        merged = stored_form(merged)
+        merged = stored_form(_patched(req, spec, name, private_copy(view.wire(old))))
     merged.setdefault("metadata", {})
     _check_identity(spec, ns, merged, name)
     return reply_form(await _replace(server, spec, ns, name, sub, old, merged, dry_run))
 
 
-def _private_copy(d: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(d))  # type: ignore[no-any-return]
+def _patched(
+    req: Request, spec: ResourceSpec, name: str, current: dict[str, Any]
+) -> dict[str, Any]:
+    """``current`` (a private copy) with the request's JSON, merge or strategic merge patch
+    applied."""
+    ctype = req.headers.get("content-type", "").split(";")[0].strip()
+    try:
+        patch = decode_json(req.body) if req.body else {}
+    except ValueError as e:
+        raise bad_request(f"error decoding patch: {e}") from None
+    try:
+        if ctype == "application/json-patch+json":
+            merged = apply_json_patch(current, patch)
+        elif ctype == "application/merge-patch+json":
+            merged = json_merge_patch(current, patch)
+        elif ctype == "application/strategic-merge-patch+json":
+            if spec.crd:
+                raise HTTPError(
+                    415,
+                    "UnsupportedMediaType",
+                    "strategic merge patch is not supported for custom resources",
+                )
+            merged = strategic_merge_patch(current, patch)
+        else:
+            raise HTTPError(
+                415,
+                "UnsupportedMediaType",
+                f"the server does not support the patch type {ctype!r}",
+            )
+    except PatchError as e:
+        raise HTTPError(422, "Invalid", str(e), details(spec, name)) from None
+    if not isinstance(merged, dict):
+        raise bad_request("the patch result is not an object")
+    return merged
+
+
+async def _subresource_view(
+    server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str, sub: Subresource
+) -> Reply:
+    """GET, PUT or PATCH of a subresource that is another form of its object (a Scale): a
+    write is laid over the object, which is then updated as by a PUT of the resource."""
+    view = sub.view
+    assert view is not None
+    old = server.store.get(spec, ns, name)
+    if old is None:
+        raise not_found(spec, name)
+    current = view.read(spec, spec.wire(old))
+    m = req.method
+    if m in ("GET", "HEAD"):
+        if "as=Table" in req.headers.get("accept", ""):
+            t = table(
+                view.printer,
+                [current],
+                server.store.now(),
+                resource_version=rv_of(old),
+                include_object=req.query.get("includeObject", "Metadata"),
+            )
+            return json_reply(t)
+        return json_reply(current)
+    if m == "PUT":
+        body = _body(req)
+    elif m == "PATCH":
+        ctype = req.headers.get("content-type", "").split(";")[0].strip()
+        if ctype == "application/apply-patch+yaml":
+            applied = _body(req)
+            if isinstance(applied.get("metadata"), dict):
+                applied["metadata"].pop("resourceVersion", None)
+            try:
+                body = strategic_merge_patch(private_copy(current), applied)
+            except PatchError as e:
+                raise HTTPError(422, "Invalid", str(e), details(spec, name)) from None
+        else:
+            body = _patched(req, spec, name, private_copy(current))
+    else:
+        raise method_not_allowed()
+    new = view.write(spec, name, private_copy(spec.wire(old)), body)
+    reply = await _replace(server, spec, ns, name, "", old, new, bool(req.query.get("dryRun")))
+    return json_reply(view.read(spec, json.loads(reply.body)))
 
 
 async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:

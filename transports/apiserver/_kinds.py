@@ -7,13 +7,18 @@
   finalizer and phase Active; the system namespaces exist from the start, and a namespace any
   cluster object lives in is created with it; DELETE removes what lives in it, never
   default/kube-system/kube-public.
+- Deployment, ReplicaSet, StatefulSet, ReplicationController: the ``scale`` subresource, an
+  autoscaling/v1 Scale of ``spec.replicas`` (a write of it updates the object).
 - Event: events.k8s.io/v1 is stored, core/v1 is a view of it (converted both ways, as the API
-  server converts between them); a new Event is also recorded in the cluster.
+  server converts between them); a new Event is also recorded in the cluster, and the Events
+  the cluster records itself (its controllers', or a scheduler's sent to the FakeCluster) are
+  stored as client-go's core/v1 recorder writes them.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -32,9 +37,12 @@ from ._http import (
     not_found,
     success,
 )
+from ._selectors import label_selector_string
 from ._wire import ns_name
 
 if TYPE_CHECKING:
+    from kubesched.transports.fake import EventRecord
+
     from ._registry import ResourceSpec
     from ._store import Store
 
@@ -42,6 +50,7 @@ __all__ = [
     "SYSTEM_NAMESPACES",
     "bind",
     "check_pod_update",
+    "core_event",
     "create_namespace",
     "delete_namespace",
     "delete_pod",
@@ -51,6 +60,8 @@ __all__ = [
     "kubelet_ready",
     "label_namespace",
     "record_event",
+    "scale_of",
+    "write_scale",
 ]
 
 # --- Node --------------------------------------------------------------------------------------
@@ -184,6 +195,118 @@ async def bind(store: Store, spec: ResourceSpec, ns: str, name: str, body: dict[
     return json_reply(success(code=201), status=201)
 
 
+# --- Scale -------------------------------------------------------------------------------------
+
+_SCALE_META = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def scale_of(spec: ResourceSpec, obj: dict[str, Any]) -> dict[str, Any]:
+    """The autoscaling/v1 Scale of an object with replicas (scaleFromDeployment and its
+    siblings): its name, namespace, uid, resourceVersion and creationTimestamp; the desired
+    replicas; the current ones and the selector in string form."""
+    meta = obj.get("metadata") or {}
+    obj_spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    out_meta = {k: meta[k] for k in _SCALE_META if k in meta}
+    out_meta.setdefault("creationTimestamp", None)
+    scale_spec: dict[str, Any] = {}
+    if obj_spec.get("replicas"):
+        scale_spec["replicas"] = obj_spec["replicas"]
+    scale_status: dict[str, Any] = {"replicas": status.get("replicas") or 0}
+    selector = label_selector_string(
+        obj_spec.get("selector"), as_set=spec.kind == "ReplicationController"
+    )
+    if selector:
+        scale_status["selector"] = selector
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": out_meta,
+        "spec": scale_spec,
+        "status": scale_status,
+    }
+
+
+def _undecodable_scale(value: Any, field: str, go_type: str) -> HTTPError:
+    """400 for a Scale field of the wrong JSON type, in encoding/json's words."""
+    if isinstance(value, bool):
+        what = "bool"
+    elif isinstance(value, int | float):
+        what = f"number {msgspec.json.encode(value).decode()}"
+    else:
+        what = {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+    return bad_request(
+        'Scale in version "v1" cannot be handled as a Scale: '
+        f"json: cannot unmarshal {what} into Go struct field {field} of type {go_type}"
+    )
+
+
+def write_scale(
+    spec: ResourceSpec, name: str, obj: dict[str, Any], scale: dict[str, Any]
+) -> dict[str, Any]:
+    """A Scale a client sent, laid over the object (scaleUpdatedObjectInfo.UpdatedObject): it is
+    decoded and validated (ValidateScale), its uid is a precondition, and its replicas and
+    resourceVersion become the object's (storage then checks that resourceVersion)."""
+    kind, api = scale.get("kind"), scale.get("apiVersion")
+    if (kind and kind != "Scale") or (api and api != "autoscaling/v1"):
+        raise bad_request(
+            f"the API version in the data ({api}) does not match the expected API version (autoscaling/v1)"
+            if api and api != "autoscaling/v1"
+            else f"the kind in the data ({kind}) does not match the expected kind (Scale)"
+        )
+    meta, scale_spec = scale.get("metadata") or {}, scale.get("spec") or {}
+    for field, value, go_type in (
+        ("Scale.metadata", meta, "v1.ObjectMeta"),
+        ("Scale.spec", scale_spec, "v1.ScaleSpec"),
+    ):
+        if not isinstance(value, dict):
+            raise _undecodable_scale(value, field, go_type)
+    replicas = scale_spec.get("replicas")
+    replicas = 0 if replicas is None else replicas
+    if (
+        isinstance(replicas, bool)
+        or not isinstance(replicas, int)
+        or not _INT32[0] <= replicas <= _INT32[1]
+    ):
+        raise _undecodable_scale(replicas, "ScaleSpec.spec.replicas", "int32")
+    if meta.get("name") and meta["name"] != name:
+        raise bad_request("the name of the object does not match the name on the URL")
+    if spec.namespaced and meta.get("namespace") and meta["namespace"] != ns_name(obj)[0]:
+        raise bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    if replicas < 0:
+        message = f"Invalid value: {replicas}: must be greater than or equal to 0"
+        raise HTTPError(
+            422,
+            "Invalid",
+            f'Scale.autoscaling "{name}" is invalid: spec.replicas: {message}',
+            {
+                "name": name,
+                "group": "autoscaling",
+                "kind": "Scale",
+                "causes": [
+                    {"reason": "FieldValueInvalid", "message": message, "field": "spec.replicas"}
+                ],
+            },
+        )
+    uid = (obj.get("metadata") or {}).get("uid", "")
+    if meta.get("uid") and meta["uid"] != uid:
+        raise HTTPError(
+            409,
+            "Conflict",
+            f"Operation cannot be fulfilled on {spec.plural}/scale{'.' + spec.group if spec.group else ''} "
+            f'"{name}": Precondition failed: UID in precondition: {meta["uid"]}, UID in object meta: {uid}',
+            {"name": name, "group": spec.group, "kind": f"{spec.plural}/scale"}
+            if spec.group
+            else {"name": name, "kind": f"{spec.plural}/scale"},
+        )
+    obj.setdefault("spec", {})["replicas"] = replicas
+    obj.setdefault("metadata", {})["resourceVersion"] = str(meta.get("resourceVersion") or "")
+    return obj
+
+
 # --- Namespace ---------------------------------------------------------------------------------
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -211,10 +334,18 @@ def ensure_namespace(store: Store, name: str) -> None:
 
 
 def create_namespace(store: Store, body: dict[str, Any]) -> dict[str, Any]:
+    """The namespace strategy's PrepareForCreate: phase Active, the ``kubernetes`` finalizer
+    added to those sent."""
     meta = body["metadata"]
     body = new_namespace(store, meta["name"], meta) | {
         k: v for k, v in body.items() if k not in ("metadata", "status")
     }
+    spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
+    sent = spec.get("finalizers")
+    finalizers: list[Any] = sent if isinstance(sent, list) else []
+    if "kubernetes" not in finalizers:
+        finalizers = [*finalizers, "kubernetes"]
+    body["spec"] = {**spec, "finalizers": finalizers}
     body["status"] = {"phase": "Active"}
     return body
 
@@ -258,64 +389,114 @@ async def delete_namespace(
 # --- Event -------------------------------------------------------------------------------------
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v not in (None, "", {})}
+def _set(out: dict[str, Any], key: str, value: Any) -> None:
+    """A field with ``omitempty``: written only when set."""
+    if value not in (None, "", 0, {}):
+        out[key] = value
 
 
 def event_to_core(e: dict[str, Any]) -> dict[str, Any]:
-    """events.k8s.io/v1 Event → core/v1 Event (as the API server converts between them)."""
-    series = e.get("series") or {}
-    out = {
+    """events.k8s.io/v1 Event → core/v1 Event, as the API server converts between them
+    (Convert_v1_Event_To_core_Event: the deprecated fields are the core ones, nothing is
+    derived from ``eventTime`` or ``series``) and as Go writes it: ``source``, the two
+    timestamps, ``eventTime`` and the reporting fields always, null or empty when unset."""
+    out: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": e.get("metadata", {}),
         "involvedObject": e.get("regarding") or {},
-        "reason": e.get("reason"),
-        "message": e.get("note"),
-        "source": e.get("deprecatedSource"),
-        "firstTimestamp": e.get("deprecatedFirstTimestamp"),
-        "lastTimestamp": e.get("deprecatedLastTimestamp") or series.get("lastObservedTime"),
-        "count": e.get("deprecatedCount") or series.get("count"),
-        "type": e.get("type"),
-        "eventTime": e.get("eventTime"),
-        "series": series or None,
-        "action": e.get("action"),
-        "related": e.get("related"),
-        "reportingComponent": e.get("reportingController"),
-        "reportingInstance": e.get("reportingInstance"),
     }
-    return _drop_none(out) | {"metadata": out["metadata"], "involvedObject": out["involvedObject"]}
+    _set(out, "reason", e.get("reason"))
+    _set(out, "message", e.get("note"))
+    out["source"] = e.get("deprecatedSource") or {}
+    out["firstTimestamp"] = e.get("deprecatedFirstTimestamp") or None
+    out["lastTimestamp"] = e.get("deprecatedLastTimestamp") or None
+    _set(out, "count", e.get("deprecatedCount"))
+    _set(out, "type", e.get("type"))
+    out["eventTime"] = e.get("eventTime") or None
+    _set(out, "series", e.get("series"))
+    _set(out, "action", e.get("action"))
+    _set(out, "related", e.get("related"))
+    out["reportingComponent"] = e.get("reportingController") or ""
+    out["reportingInstance"] = e.get("reportingInstance") or ""
+    return out
 
 
 def event_from_core(e: dict[str, Any]) -> dict[str, Any]:
-    """core/v1 Event → events.k8s.io/v1 Event."""
-    out = {
+    """core/v1 Event → events.k8s.io/v1 Event (Convert_core_Event_To_v1_Event), as Go writes
+    it: ``eventTime``, ``regarding``, ``deprecatedSource`` and the deprecated timestamps
+    always."""
+    out: dict[str, Any] = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": e.get("metadata", {}),
-        "regarding": e.get("involvedObject"),
-        "reason": e.get("reason"),
-        "note": e.get("message"),
-        "deprecatedSource": e.get("source"),
-        "deprecatedFirstTimestamp": e.get("firstTimestamp"),
-        "deprecatedLastTimestamp": e.get("lastTimestamp"),
-        "deprecatedCount": e.get("count"),
-        "type": e.get("type"),
-        "eventTime": e.get("eventTime"),
-        "series": e.get("series"),
-        "action": e.get("action"),
-        "related": e.get("related"),
-        "reportingController": e.get("reportingComponent")
-        or (e.get("source") or {}).get("component"),
-        "reportingInstance": e.get("reportingInstance"),
+        "eventTime": e.get("eventTime") or None,
     }
-    return _drop_none(out) | {"metadata": out["metadata"]}
+    _set(out, "series", e.get("series"))
+    _set(
+        out,
+        "reportingController",
+        e.get("reportingComponent") or (e.get("source") or {}).get("component"),
+    )
+    _set(out, "reportingInstance", e.get("reportingInstance"))
+    _set(out, "action", e.get("action"))
+    _set(out, "reason", e.get("reason"))
+    out["regarding"] = e.get("involvedObject") or {}
+    _set(out, "related", e.get("related"))
+    _set(out, "note", e.get("message"))
+    _set(out, "type", e.get("type"))
+    out["deprecatedSource"] = e.get("source") or {}
+    out["deprecatedFirstTimestamp"] = e.get("firstTimestamp") or None
+    out["deprecatedLastTimestamp"] = e.get("lastTimestamp") or None
+    _set(out, "deprecatedCount", e.get("count"))
+    return out
+
+
+def core_event(store: Store, record: EventRecord) -> dict[str, Any]:
+    """An Event the cluster recorded (a controller's, or a scheduler's sent straight to the
+    FakeCluster) as client-go's core/v1 recorder (``tools/record``) writes it: named
+    ``<object>.<unix nanoseconds in hex>``, first and last seen at its time, count 1, its
+    component as ``source`` and as ``reportingComponent``."""
+    ref = msgspec.to_builtins(record.regarding) if record.regarding is not None else {}
+    namespace = ref.get("namespace") or "default"
+    at = datetime.fromisoformat(
+        (record.timestamp or store.cluster.timestamp()).replace("Z", "+00:00")
+    )
+    nanos = int(at.timestamp()) * 10**9 + at.microsecond * 1000
+    seen = at.strftime("%Y-%m-%dT%H:%M:%SZ")  # a metav1.Time: whole seconds
+    out: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{ref.get('name') or record.object.rsplit('/', 1)[-1]}.{nanos:x}",
+            "namespace": namespace,
+        },
+        "involvedObject": ref,
+    }
+    _set(out, "reason", record.reason)
+    _set(out, "message", record.message)
+    out["source"] = {"component": record.source} if record.source else {}
+    out["firstTimestamp"] = seen
+    out["lastTimestamp"] = seen
+    out["count"] = 1
+    _set(out, "type", record.type)
+    out["eventTime"] = None
+    out["reportingComponent"] = record.source
+    out["reportingInstance"] = ""
+    return out
 
 
 async def record_event(store: Store, spec: ResourceSpec, name: str, body: Any) -> None:
-    """A new Event is recorded in the cluster too (``FakeCluster.events``)."""
+    """A new Event is recorded in the cluster too (``FakeCluster.events``); the server keeps
+    that record from being served a second time (``Store.posted_events``)."""
     try:
         event = convert(body, Event)
     except msgspec.ValidationError as e:
         raise bad_request(f'Event in version "v1" cannot be handled as a Event: {e}') from None
-    await store.call(spec, name, store.cluster.record_event(event))
+
+    async def record() -> None:
+        await store.cluster.record_event(event)
+        # appended last, with no await since: this request's record
+        store.posted_events.add(len(store.cluster.events) - 1)
+
+    await store.call(spec, name, record())

@@ -1,19 +1,22 @@
-"""Kubernetes protobuf request bodies, for the kinds a kube-scheduler writes.
+"""Kubernetes protobuf request bodies, for the kinds a kube-scheduler or a typed client writes.
 
 client-go sends ``application/vnd.kubernetes.protobuf`` by default (kube-scheduler's
-``clientConnection.contentType``).  A body is the magic ``k8s\\x00`` and a ``runtime.Unknown``
-message: its ``typeMeta`` (apiVersion, kind) and ``raw``, the object's own message.  This module
-decodes the protobuf wire format (varints and length-delimited fields) by small field tables
-taken from upstream's ``generated.proto`` files (k8s.io/api, k8s.io/apimachinery), into the
-object's JSON form, for: core/v1 Binding and Event, events.k8s.io/v1 Event,
-coordination.k8s.io/v1 Lease, DeleteOptions, and apps/v1 Deployment and ReplicaSet and batch/v1
-Job with the pod template fields the scheduler reads (what ``kubectl create deployment|job``
-sends).  Any other kind is refused
-(``ProtobufError``), and the server answers 415 asking for application/json.
+``clientConnection.contentType``; kubectl's typed clients: ``kubectl create deployment|job``).
+A body is the magic ``k8s\\x00`` and a ``runtime.Unknown`` message: its ``typeMeta``
+(apiVersion, kind) and ``raw``, the object's own message.  This module decodes the protobuf wire
+format (varints and length-delimited fields) by field tables (``_protomessages``; the event,
+lease, binding and delete option ones are here) into the object's JSON form, for: core/v1 Pod,
+Namespace, Service, Binding and Event, events.k8s.io/v1 Event, coordination.k8s.io/v1 Lease,
+DeleteOptions, autoscaling/v1 Scale, apps/v1 Deployment and ReplicaSet, batch/v1 Job,
+policy/v1 PodDisruptionBudget, scheduling.k8s.io/v1 PriorityClass (what ``kubectl create``
+sends of the kinds served).  Any other kind is refused (``ProtobufError``), and so is a field
+no table names that carries a value (a client newer than these tables): the server answers 415
+asking for application/json, never losing a field silently.
 
 gogo-protobuf writes every non-pointer field, so an empty string, a zero number or a zero time
 decodes as absent (as ``omitempty`` leaves it out of the JSON); the pointer fields (``?`` in the
-tables) keep their zero values.
+tables) keep their zero values; a message present but empty decodes as ``{}`` (Go's JSON writes
+a struct field, and a set pointer to one, as ``{}``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,22 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["MAGIC", "ProtobufError", "decode"]
+from ._protomessages import (
+    DEPLOYMENT,
+    JOB,
+    MICRO_TIME,
+    NAMESPACE,
+    OBJECT_META,
+    POD,
+    POD_DISRUPTION_BUDGET,
+    PRIORITY_CLASS,
+    REPLICA_SET,
+    SERVICE,
+    TIME,
+    Table,
+)
+
+__all__ = ["KINDS", "MAGIC", "ProtobufError", "decode"]
 
 MAGIC = b"k8s\x00"
 
@@ -31,47 +49,6 @@ class ProtobufError(ValueError):
     """A body that is not a Kubernetes protobuf message of a kind decoded here."""
 
 
-# a field: (JSON name, type); type is a scalar name or a message table; "[...]" marks repeated,
-# a trailing "?" a pointer field (its zero value is kept)
-Table = dict[int, tuple[str, Any]]
-
-_TIME = "time"
-_MICRO = "microtime"
-
-_OWNER_REFERENCE: Table = {
-    1: ("kind", "string"),
-    3: ("name", "string"),
-    4: ("uid", "string"),
-    5: ("apiVersion", "string"),
-    6: ("controller", "bool?"),
-    7: ("blockOwnerDeletion", "bool?"),
-}
-_MANAGED_FIELDS: Table = {
-    1: ("manager", "string"),
-    2: ("operation", "string"),
-    3: ("apiVersion", "string"),
-    4: ("time", _TIME),
-    6: ("fieldsType", "string"),
-    7: ("fieldsV1", "fieldsv1"),
-    8: ("subresource", "string"),
-}
-_OBJECT_META: Table = {
-    1: ("name", "string"),
-    2: ("generateName", "string"),
-    3: ("namespace", "string"),
-    4: ("selfLink", "string"),
-    5: ("uid", "string"),
-    6: ("resourceVersion", "string"),
-    7: ("generation", "int"),
-    8: ("creationTimestamp", _TIME),
-    9: ("deletionTimestamp", _TIME),
-    10: ("deletionGracePeriodSeconds", "int?"),
-    11: ("labels", "map"),
-    12: ("annotations", "map"),
-    13: ("ownerReferences", [_OWNER_REFERENCE]),
-    14: ("finalizers", ["string"]),
-    17: ("managedFields", [_MANAGED_FIELDS]),
-}
 _OBJECT_REFERENCE: Table = {
     1: ("kind", "string"),
     2: ("namespace", "string"),
@@ -82,21 +59,21 @@ _OBJECT_REFERENCE: Table = {
     7: ("fieldPath", "string"),
 }
 _EVENT_SOURCE: Table = {1: ("component", "string"), 2: ("host", "string")}
-_EVENT_SERIES: Table = {1: ("count", "int"), 2: ("lastObservedTime", _MICRO)}
+_EVENT_SERIES: Table = {1: ("count", "int"), 2: ("lastObservedTime", MICRO_TIME)}
 
 # k8s.io/api/core/v1
-_BINDING: Table = {1: ("metadata", _OBJECT_META), 2: ("target", _OBJECT_REFERENCE)}
+_BINDING: Table = {1: ("metadata", OBJECT_META), 2: ("target", _OBJECT_REFERENCE)}
 _CORE_EVENT: Table = {
-    1: ("metadata", _OBJECT_META),
+    1: ("metadata", OBJECT_META),
     2: ("involvedObject", _OBJECT_REFERENCE),
     3: ("reason", "string"),
     4: ("message", "string"),
     5: ("source", _EVENT_SOURCE),
-    6: ("firstTimestamp", _TIME),
-    7: ("lastTimestamp", _TIME),
+    6: ("firstTimestamp", TIME),
+    7: ("lastTimestamp", TIME),
     8: ("count", "int"),
     9: ("type", "string"),
-    10: ("eventTime", _MICRO),
+    10: ("eventTime", MICRO_TIME),
     11: ("series", _EVENT_SERIES),
     12: ("action", "string"),
     13: ("related", _OBJECT_REFERENCE),
@@ -105,8 +82,8 @@ _CORE_EVENT: Table = {
 }
 # k8s.io/api/events/v1
 _EVENT: Table = {
-    1: ("metadata", _OBJECT_META),
-    2: ("eventTime", _MICRO),
+    1: ("metadata", OBJECT_META),
+    2: ("eventTime", MICRO_TIME),
     3: ("series", _EVENT_SERIES),
     4: ("reportingController", "string"),
     5: ("reportingInstance", "string"),
@@ -117,21 +94,21 @@ _EVENT: Table = {
     10: ("note", "string"),
     11: ("type", "string"),
     12: ("deprecatedSource", _EVENT_SOURCE),
-    13: ("deprecatedFirstTimestamp", _TIME),
-    14: ("deprecatedLastTimestamp", _TIME),
+    13: ("deprecatedFirstTimestamp", TIME),
+    14: ("deprecatedLastTimestamp", TIME),
     15: ("deprecatedCount", "int"),
 }
 # k8s.io/api/coordination/v1
 _LEASE_SPEC: Table = {
     1: ("holderIdentity", "string?"),
     2: ("leaseDurationSeconds", "int?"),
-    3: ("acquireTime", _MICRO),
-    4: ("renewTime", _MICRO),
+    3: ("acquireTime", MICRO_TIME),
+    4: ("renewTime", MICRO_TIME),
     5: ("leaseTransitions", "int?"),
     6: ("strategy", "string?"),
     7: ("preferredHolder", "string?"),
 }
-_LEASE: Table = {1: ("metadata", _OBJECT_META), 2: ("spec", _LEASE_SPEC)}
+_LEASE: Table = {1: ("metadata", OBJECT_META), 2: ("spec", _LEASE_SPEC)}
 # k8s.io/apimachinery/pkg/apis/meta/v1
 _PRECONDITIONS: Table = {1: ("uid", "string?"), 2: ("resourceVersion", "string?")}
 _DELETE_OPTIONS: Table = {
@@ -140,55 +117,25 @@ _DELETE_OPTIONS: Table = {
     3: ("orphanDependents", "bool?"),
     4: ("propagationPolicy", "string?"),
     5: ("dryRun", ["string"]),
+    6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool?"),
 }
-
-# the workload kinds a typed client creates (``kubectl create deployment|job``), with the pod
-# template's fields the scheduler reads (k8s.io/api core/v1, apps/v1, batch/v1 generated.proto)
-_RESOURCE_REQUIREMENTS: Table = {1: ("limits", "quantitymap"), 2: ("requests", "quantitymap")}
-_CONTAINER: Table = {1: ("name", "string"), 2: ("image", "string"), 8: ("resources", _RESOURCE_REQUIREMENTS)}
-_TOLERATION: Table = {
-    1: ("key", "string"),
-    2: ("operator", "string"),
-    3: ("value", "string"),
-    4: ("effect", "string"),
-    5: ("tolerationSeconds", "int?"),
-}
-_POD_SPEC: Table = {
-    2: ("containers", [_CONTAINER]),
-    3: ("restartPolicy", "string"),
-    4: ("terminationGracePeriodSeconds", "int?"),
-    7: ("nodeSelector", "map"),
-    10: ("nodeName", "string"),
-    19: ("schedulerName", "string"),
-    20: ("initContainers", [_CONTAINER]),
-    22: ("tolerations", [_TOLERATION]),
-    24: ("priorityClassName", "string"),
-    25: ("priority", "int?"),
-}
-_POD_TEMPLATE_SPEC: Table = {1: ("metadata", _OBJECT_META), 2: ("spec", _POD_SPEC)}
-_LABEL_SELECTOR: Table = {
-    1: ("matchLabels", "map"),
-    2: ("matchExpressions", [{1: ("key", "string"), 2: ("operator", "string"), 3: ("values", ["string"])}]),
-}
-_REPLICA_SET_SPEC: Table = {
-    1: ("replicas", "int?"),
-    2: ("selector", _LABEL_SELECTOR),
-    3: ("template", _POD_TEMPLATE_SPEC),
-}
-_DEPLOYMENT_SPEC: Table = {**_REPLICA_SET_SPEC}
-_JOB_SPEC: Table = {
-    1: ("parallelism", "int?"),
-    2: ("completions", "int?"),
-    4: ("selector", _LABEL_SELECTOR),
-    6: ("template", _POD_TEMPLATE_SPEC),
-    7: ("backoffLimit", "int?"),
-    9: ("completionMode", "string?"),
+# k8s.io/api/autoscaling/v1: the scale subresource's object
+_SCALE: Table = {
+    1: ("metadata", OBJECT_META),
+    2: ("spec", {1: ("replicas", "int")}),
+    3: ("status", {1: ("replicas", "int"), 2: ("selector", "string")}),
 }
 
 KINDS: dict[tuple[str, str], Table] = {
-    ("apps/v1", "Deployment"): {1: ("metadata", _OBJECT_META), 2: ("spec", _DEPLOYMENT_SPEC)},
-    ("apps/v1", "ReplicaSet"): {1: ("metadata", _OBJECT_META), 2: ("spec", _REPLICA_SET_SPEC)},
-    ("batch/v1", "Job"): {1: ("metadata", _OBJECT_META), 2: ("spec", _JOB_SPEC)},
+    ("v1", "Pod"): POD,
+    ("v1", "Namespace"): NAMESPACE,
+    ("v1", "Service"): SERVICE,
+    ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,
+    ("scheduling.k8s.io/v1", "PriorityClass"): PRIORITY_CLASS,
+    ("apps/v1", "Deployment"): DEPLOYMENT,
+    ("apps/v1", "ReplicaSet"): REPLICA_SET,
+    ("autoscaling/v1", "Scale"): _SCALE,
+    ("batch/v1", "Job"): JOB,
     ("v1", "Binding"): _BINDING,
     ("v1", "Event"): _CORE_EVENT,
     ("events.k8s.io/v1", "Event"): _EVENT,
@@ -221,29 +168,43 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
             raise ProtobufError("varint too long")
 
 
-def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
-    """(field number, value): a varint's int or a length-delimited field's bytes."""
-    out: list[tuple[int, int | bytes]] = []
+def _fields(buf: bytes) -> list[tuple[int, int, int | bytes]]:
+    """(field number, wire type, value): a varint's int, or the bytes of a length-delimited
+    or fixed-size field."""
+    out: list[tuple[int, int, int | bytes]] = []
     i = 0
     while i < len(buf):
         key, i = _varint(buf, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(buf, i)
-            out.append((number, value))
-        elif wire == 2:
-            size, i = _varint(buf, i)
+        elif wire in (1, 2, 5):
+            if wire == 2:
+                size, i = _varint(buf, i)
+            else:
+                size = 8 if wire == 1 else 4
             if i + size > len(buf):
                 raise ProtobufError("truncated field")
-            out.append((number, buf[i : i + size]))
+            value = buf[i : i + size]
             i += size
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
         else:
             raise ProtobufError(f"unsupported wire type {wire}")
+        out.append((number, wire, value))
     return out
+
+
+def _is_zero(wire: int, v: int | bytes) -> bool:
+    """Whether a field holds its zero value: 0, no bytes, or a message of zero fields (what
+    gogo-protobuf writes for a non-pointer field left unset)."""
+    if isinstance(v, int):
+        return v == 0
+    if wire != 2:
+        return not any(v)
+    try:
+        return all(_is_zero(w, x) for _, w, x in _fields(v))
+    except ProtobufError:
+        return False
 
 
 def _signed(v: int) -> int:
@@ -252,14 +213,19 @@ def _signed(v: int) -> int:
 
 def _time(buf: bytes, micro: bool) -> str | None:
     seconds = nanos = 0
-    for number, v in _fields(buf):
+    for number, _, v in _fields(buf):
         if number == 1 and isinstance(v, int):
             seconds = _signed(v)
         elif number == 2 and isinstance(v, int):
             nanos = _signed(v)
     if seconds == 0 and nanos == 0:
         return None
-    t = datetime.fromtimestamp(seconds, UTC)
+    try:
+        t = datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ProtobufError(f"a time of {seconds} seconds is out of range") from None
+    if not 0 <= nanos < 10**9:
+        raise ProtobufError(f"a time of {nanos} nanoseconds is out of range")
     if micro:
         return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -270,7 +236,10 @@ def _scalar(kind: str, v: int | bytes) -> Any:
     if base == "string":
         if not isinstance(v, bytes):
             raise ProtobufError("a string field is not length-delimited")
-        return v.decode()
+        try:
+            return v.decode()
+        except UnicodeDecodeError:
+            raise ProtobufError("a string field is not UTF-8") from None
     if base == "bytes":
         return v
     if not isinstance(v, int):
@@ -278,46 +247,73 @@ def _scalar(kind: str, v: int | bytes) -> Any:
     return bool(v) if base == "bool" else _signed(v)
 
 
-def _message(buf: bytes, table: Table) -> dict[str, Any]:
+_QUANTITY: Table = {1: ("string", "string?")}
+_MAP_VALUES: dict[str, Any] = {"map": "string?", "quantitymap": _QUANTITY, "timemap": TIME}
+"""A map's entry is a message (key 1, value 2): the type of its value, by the map's."""
+_INT_OR_STRING: Table = {1: ("type", "int?"), 2: ("intVal", "int?"), 3: ("strVal", "string?")}
+
+
+def _message(buf: bytes, table: Table, what: str = "") -> dict[str, Any]:
+    """The JSON form of a message by its table; ``what`` names it in errors."""
     out: dict[str, Any] = {}
-    for number, v in _fields(buf):
+    for number, wire, v in _fields(buf):
         field = table.get(number)
         if field is None:
-            continue  # a field this server does not keep
+            if _is_zero(wire, v):
+                continue  # a field of a newer API left unset
+            raise ProtobufError(f"field {number} of {what or 'the object'} is not decoded here")
         name, kind = field
         repeated = isinstance(kind, list)
         kind = kind[0] if repeated else kind
+        here = f"{what}.{name}" if what and name else what or name
         value: Any
         if isinstance(kind, dict):
             if not isinstance(v, bytes):
-                raise ProtobufError(f"field {name} is not a message")
-            value = _message(v, kind)
-        elif kind in (_TIME, _MICRO):
+                raise ProtobufError(f"field {here} is not a message")
+            value = _message(v, kind, here)
+            if not name:  # an embedded struct: its fields are its parent's
+                out.update(value)
+                continue
+        elif kind in (TIME, MICRO_TIME):
             if not isinstance(v, bytes):
-                raise ProtobufError(f"field {name} is not a time")
-            value = _time(v, kind == _MICRO)
+                raise ProtobufError(f"field {here} is not a time")
+            value = _time(v, kind == MICRO_TIME)
         elif kind == "fieldsv1":
             raw = (
                 _message(v, {1: ("Raw", "bytes")}).get("Raw", b"") if isinstance(v, bytes) else b""
             )
-            value = json.loads(raw) if raw else {}
-        elif kind == "map":
+            try:
+                value = json.loads(raw) if raw else {}
+            except ValueError:
+                raise ProtobufError(f"field {here} is not JSON") from None
+        elif kind in _MAP_VALUES:
             if not isinstance(v, bytes):
-                raise ProtobufError(f"field {name} is not a map entry")
-            entry = _message(v, {1: ("key", "string?"), 2: ("value", "string?")})
-            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "")
+                raise ProtobufError(f"field {here} is not a map entry")
+            entry = _message(v, {1: ("key", "string?"), 2: ("value", _MAP_VALUES[kind])}, here)
+            value = entry.get("value")
+            if kind == "quantitymap":
+                value = (value or {}).get("string", "")
+            out.setdefault(name, {})[entry.get("key", "")] = (
+                "" if value is None and kind == "map" else value
+            )
             continue
-        elif kind == "quantitymap":  # map<string, resource.Quantity{string: 1}>
+        elif kind.rstrip("?") in ("quantity", "intorstr"):
             if not isinstance(v, bytes):
-                raise ProtobufError(f"field {name} is not a map entry")
-            entry = _message(v, {1: ("key", "string?"), 2: ("value", {1: ("string", "string?")})})
-            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", {}).get("string", "")
-            continue
+                raise ProtobufError(f"field {here} is not a message")
+            if kind.startswith("quantity"):
+                value = _message(v, _QUANTITY, here).get("string", "")
+            else:
+                parts = _message(v, _INT_OR_STRING, here)
+                value = (
+                    parts.get("strVal", "") if parts.get("type") == 1 else parts.get("intVal", 0)
+                )
+            if not kind.endswith("?") and value in ("", 0) and not repeated:
+                continue
         else:
             value = _scalar(kind, v)
             if not kind.endswith("?") and value in ("", 0, False) and not repeated:
                 continue
-        if value is None or (isinstance(value, dict) and not value and not repeated):
+        if value is None:
             continue
         if repeated:
             out.setdefault(name, []).append(value)
@@ -338,4 +334,4 @@ def decode(body: bytes) -> dict[str, Any]:
         raise ProtobufError(f"{kind or 'an object'} ({api or 'no apiVersion'}) in protobuf")
     if unknown.get("contentEncoding"):
         raise ProtobufError(f"content encoding {unknown['contentEncoding']!r}")
-    return {"apiVersion": api, "kind": kind, **_message(unknown.get("raw", b""), table)}
+    return {"apiVersion": api, "kind": kind, **_message(unknown.get("raw", b""), table, kind)}

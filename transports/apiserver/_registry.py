@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUPS",
     "RESOURCES",
+    "SCALE",
     "STATUS",
     "VERBS",
     "ResourceSpec",
     "Subresource",
+    "SubresourceView",
     "View",
     "find_resource",
     "group_exists",
@@ -54,6 +56,18 @@ DeleteHook = Callable[
 
 
 @dataclass(frozen=True)
+class SubresourceView:
+    """A subresource that is another form of its object (autoscaling/v1 Scale): ``read`` gives
+    it from the object (wire form), ``write`` lays a new one sent by a client over the object
+    (the row, the name, a private copy of the object, the body; raises the API errors of a bad
+    one), and the object is then updated as by a PUT of the resource."""
+
+    read: Callable[[ResourceSpec, dict[str, Any]], dict[str, Any]]
+    write: Callable[[ResourceSpec, str, dict[str, Any], dict[str, Any]], dict[str, Any]]
+    printer: printers.Printer = printers.DEFAULT
+
+
+@dataclass(frozen=True)
 class Subresource:
     """``<resource>/<name>/<subresource>``.  ``status`` needs nothing more: a PUT or PATCH of it
     changes only ``.status``, and one of the resource leaves ``.status`` alone."""
@@ -61,10 +75,28 @@ class Subresource:
     verbs: tuple[str, ...]
     kind: str = ""
     """The kind it takes and answers with, when not the resource's own (Binding)."""
+    group: str | None = None
+    version: str = ""
+    """The group and version of ``kind`` when not the resource's (autoscaling/v1 Scale)."""
     post: PostHook | None = None
+    """Answers a POST of it (binding)."""
+    view: SubresourceView | None = None
+    """Answers its GET, PUT and PATCH as another form of the object (scale)."""
 
 
 STATUS: Mapping[str, Subresource] = {"status": Subresource(("get", "patch", "update"))}
+SCALE: Mapping[str, Subresource] = {
+    "scale": Subresource(
+        ("get", "patch", "update"),
+        kind="Scale",
+        group="autoscaling",
+        version="v1",
+        view=SubresourceView(_kinds.scale_of, _kinds.write_scale, printers.SCALE),
+    )
+}
+"""The ``scale`` subresource of the kinds with replicas (Deployments, ReplicaSets, StatefulSets,
+ReplicationControllers): an autoscaling/v1 Scale of the object's ``spec.replicas``,
+``status.replicas`` and selector.  Jobs have none (upstream dropped it)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +138,8 @@ class ResourceSpec:
     crd: bool = False
     """A custom resource: no strategic merge patch."""
     defaults: Callable[[dict[str, Any]], None] | None = None
-    """The API server's defaults for a created or replaced object, in place (``_defaults``)."""
+    """The API server's defaults for a created or replaced object, in place (``_defaults``);
+    for a cluster kind, also for every object the cluster changes (idempotent)."""
     # hooks, only where the kind differs from a generic object (see _kinds)
     create: PostHook | None = None
     """Handles POST to the collection instead of the generic create."""
@@ -242,6 +275,7 @@ RESOURCES: list[ResourceSpec] = [
         printer=printers.EVENT,
         print_as=_kinds.event_to_core,
         on_create=_kinds.record_event,
+        defaults=defaults.event,
     ),
     ResourceSpec(
         "policy",
@@ -286,7 +320,7 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=True,
         short_names=("rs",),
         categories=("all",),
-        subresources=STATUS,
+        subresources={**SCALE, **STATUS},
         printer=printers.columns(
             ("Desired", "spec.replicas"),
             ("Current", "status.replicas"),
@@ -303,10 +337,10 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=True,
         short_names=("deploy",),
         categories=("all",),
-        subresources=STATUS,
+        subresources={**SCALE, **STATUS},
         printer=printers.columns(("Ready", "status.readyReplicas"), ("Up-to-date", "status.updatedReplicas")),
         backend=CLUSTER,
-        defaults=defaults.pod_template_owner,
+        defaults=defaults.deployment,
     ),
     ResourceSpec(
         "batch",
@@ -378,7 +412,7 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=True,
         short_names=("rc",),
         categories=("all",),
-        subresources=STATUS,
+        subresources={**SCALE, **STATUS},
         printer=printers.columns(
             ("Desired", "spec.replicas"),
             ("Current", "status.replicas"),
@@ -394,7 +428,7 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=True,
         short_names=("sts",),
         categories=("all",),
-        subresources=STATUS,
+        subresources={**SCALE, **STATUS},
         printer=printers.columns(("Replicas", "spec.replicas"), ("Ready", "status.readyReplicas")),
         defaults=defaults.stateful_set,
     ),

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SelectorError", "parse_field_selector", "parse_label_selector"]
+__all__ = ["SelectorError", "label_selector_string", "parse_field_selector", "parse_label_selector"]
 
 
 class SelectorError(ValueError):
@@ -116,3 +116,32 @@ def parse_field_selector(text: str | None) -> FieldMatcher | None:
     return lambda obj: all(
         (field_value(obj, p) != v) if neg else (field_value(obj, p) == v) for p, neg, v in reqs
     )
+
+
+_OPERATORS = {"In": " in ", "NotIn": " notin ", "Exists": "", "DoesNotExist": ""}
+
+
+def label_selector_string(selector: Any, *, as_set: bool = False) -> str:
+    """A metav1.LabelSelector (or, ``as_set``, a plain map of labels as a ReplicationController's
+    selector) in string form, as ``LabelSelectorAsSelector(...).String()`` writes it: one
+    requirement per label and expression, sorted by key, ``k=v``, ``k in (a,b)`` (values
+    sorted), ``k notin (a,b)``, ``k``, ``!k``, joined by commas; "" for none or an empty one."""
+    if not isinstance(selector, dict):
+        return ""
+    labels = selector if as_set else selector.get("matchLabels")
+    expressions = [] if as_set else selector.get("matchExpressions")
+    labels = labels if isinstance(labels, dict) else {}
+    reqs: list[tuple[str, str]] = [(str(k), f"{k}={v}") for k, v in labels.items()]
+    for e in expressions if isinstance(expressions, list) else []:
+        if not isinstance(e, dict):
+            continue
+        key, op = str(e.get("key", "")), e.get("operator", "")
+        raw = e.get("values")
+        values = sorted(str(v) for v in raw) if isinstance(raw, list) else []
+        if op == "DoesNotExist":
+            reqs.append((key, f"!{key}"))
+        elif op == "Exists":
+            reqs.append((key, key))
+        elif op in _OPERATORS:
+            reqs.append((key, f"{key}{_OPERATORS[op]}({','.join(values)})"))
+    return ",".join(r for _, r in sorted(reqs, key=lambda r: r[0]))

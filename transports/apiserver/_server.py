@@ -18,8 +18,8 @@ Model, as the kube-apiserver's generic registry::
   order.  History keeps the last ``history_size`` changes: a watch from an older resourceVersion
   gets 200 and one ERROR event with a 410 Expired Status ("too old resource version"), as the
   kube-apiserver's watch cache answers (_watch).
-- Objects of the FakeCluster are stored with the fields kubesched models (msgspec Structs drop
-  the rest).
+- Objects of the FakeCluster are served in the wire form their client wrote, defaulted as
+  upstream stores every object, with the cluster's changes laid over it (_store).
 - No authentication or authorization: bind only to a loopback address.
 """
 

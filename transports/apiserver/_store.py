@@ -8,17 +8,23 @@ Each row of the registry names its backend:
   Struct declares only the fields kubesched reads, so the store keeps each object's wire form
   too: the JSON its client last wrote (defaulted), with the Struct laid over it at every change
   (``_wire.overlay``); reads and watches serve that form, so no field a client sent is lost.
+  An object that entered the cluster without a client's JSON (a scenario file's, or one a
+  controller made: a pod from its owner's template) starts from the Struct's, and every wire
+  form gets the row's defaults (``_defaults``), as upstream stores every object defaulted.
 - ``OBJECTS``: the server's own generic object store: plain dicts by (namespace, name), with
   resourceVersions taken from the cluster's sequence (one sequence, as in etcd).  A kind with no
   simulation behaviour lives here: create/get/list/watch/update/patch/delete need nothing else.
 
 Every change of either lands in ``history`` (bounded, in resourceVersion order) and is pushed to
-the HTTP watchers of its store.
+the HTTP watchers of its store.  The Events the cluster records itself (``FakeCluster.events``:
+its controllers', a scheduler's sent to the FakeCluster) join the generic store's Events as they
+are drained, as a core/v1 recorder would have written them.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
+from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
 from kubesched._objects import KINDS, convert
@@ -34,7 +41,7 @@ from kubesched.transports.fake import FakeCluster
 
 from . import _kinds
 from ._http import HTTPError, already_exists, bad_request, conflict, details, invalid, not_found
-from ._wire import builtins, ns_name, overlay, rv_of, uid_of, with_rv
+from ._wire import builtins, ns_name, overlay, private_copy, rv_of, uid_of, with_rv
 
 if TYPE_CHECKING:
     from ._registry import ResourceSpec
@@ -107,6 +114,11 @@ class Store:
         }
         """The generic object store: store name → (namespace, name) → object."""
         self.cluster_kinds = tuple(dict.fromkeys(s.store for s in specs if s.backend is CLUSTER))
+        self.defaults: dict[str, Callable[[dict[str, Any]], None]] = {}
+        """The API server's defaults of each cluster kind, for its wire form."""
+        for s in specs:
+            if s.backend is CLUSTER and s.defaults is not None:
+                self.defaults.setdefault(s.store, s.defaults)
         self.namespaced_object_stores = tuple(
             dict.fromkeys(s.store for s in specs if s.backend is OBJECTS and s.namespaced)
         )
@@ -121,6 +133,13 @@ class Store:
         """The wire form a client is writing, by (kind, namespace, name), for the cluster's
         change that the write makes."""
         self.pending_namespaces: set[str] = set()
+        self.events_seen = 0
+        """How many of the cluster's recorded Events (``FakeCluster.events``) are taken."""
+        self.posted_events: set[int] = set()
+        """The indexes in ``FakeCluster.events`` of the records of Events a client created
+        (already stored as they were sent)."""
+        self.recorded_events: dict[tuple[Any, ...], tuple[str, str]] = {}
+        """The Events stored from the cluster's records, by what makes two of them the same."""
         self.watchers: set[Watcher] = set()
         self._cluster_watch: Any = None
 
@@ -168,11 +187,16 @@ class Store:
         """(Re)start following the cluster's watch: its listing is our current state."""
         self._cluster_watch = self.cluster.watch()
         old, self.wired = self.wired, {k: {} for k in self.cluster_kinds}
+        listing = []
         while (ev := self._cluster_watch.get_nowait()) is not None and ev.type != "SYNCED":
-            store = type(ev.obj).__name__
-            key = ns_name(ev.obj)
+            listing.append(ev.obj)
+        # owners before what they own: a controller's pod starts from its owner's template
+        listing.sort(key=lambda o: _OWNED.get(type(o).__name__, 0))
+        for obj in listing:
+            store = type(obj).__name__
+            key = ns_name(obj)
             self.wired.setdefault(store, {})[key] = self._wire(
-                store, key, ev.obj, old.get(store, {}).get(key)
+                store, key, obj, old.get(store, {}).get(key)
             )
         rv = int(self.cluster.resource_version)
         self.history.clear()
@@ -187,13 +211,44 @@ class Store:
         self, store: str, key: tuple[str, str], obj: Any, prev: dict[str, Any] | None
     ) -> dict[str, Any]:
         """The wire form of a cluster object: what its client is writing, or else what we
-        served of it before, with the Struct laid over it."""
+        served of it before, or else its owner's template (a controller's pod or ReplicaSet),
+        with the Struct laid over it; then the API server's defaults, so that an object that
+        never came through the server reads as if it had, and a Struct field left at its
+        default (a file's pod has no ``terminationGracePeriodSeconds``) never removes one."""
         base = self.incoming.pop((store, *key), None)
         if base is None:
             base = prev if prev is not None and uid_of(prev) == obj.metadata.uid else None
         if base is None:
-            return builtins(obj)
-        return overlay(base, obj)
+            base = self._from_template(store, obj)
+        wire = builtins(obj) if base is None else private_copy(overlay(base, obj))
+        defaults = self.defaults.get(store)
+        if defaults is not None:
+            defaults(wire)
+        return wire
+
+    def _from_template(self, store: str, obj: Any) -> dict[str, Any] | None:
+        """A pod (or a Deployment's ReplicaSet) that a controller made from its owner's pod
+        template, as upstream's controllers copy it: the template as its owner's client wrote
+        it (the Struct holds only the fields kubesched reads)."""
+        if store not in ("Pod", "ReplicaSet"):
+            return None
+        ref = next((r for r in obj.metadata.owner_references if r.controller), None)
+        if ref is None:
+            return None
+        owner = self.wired.get(ref.kind, {}).get((obj.metadata.namespace, ref.name))
+        if owner is None or uid_of(owner) != ref.uid:
+            return None
+        template = (owner.get("spec") or {}).get("template")
+        if not isinstance(template, dict):
+            return None
+        template = private_copy(template)
+        base: dict[str, Any] = {"apiVersion": obj.api_version, "kind": obj.kind}
+        if store == "ReplicaSet":
+            return base | {"spec": {"template": template}}
+        return base | {
+            "metadata": template.get("metadata") or {},
+            "spec": template.get("spec") or {},
+        }
 
     async def pump(self) -> None:
         while True:
@@ -210,7 +265,8 @@ class Store:
                 self.follow_cluster()
 
     def drain(self) -> None:
-        """Take every cluster change already delivered, in order."""
+        """Take every cluster change already delivered, in order, then the Events the cluster
+        recorded."""
         watch = self._cluster_watch
         if watch is None:
             return
@@ -218,6 +274,50 @@ class Store:
             self._on_cluster_event(ev)
         while self.pending_namespaces:
             _kinds.ensure_namespace(self, self.pending_namespaces.pop())
+        self._take_events()
+
+    def _take_events(self) -> None:
+        """Store the Events the cluster recorded since the last call, as client-go's core/v1
+        recorder does (its EventLogger): an Event like one recorded before (same source,
+        object, type, reason and message) counts again on that one (``count`` + 1, its last
+        timestamp), else it is a new one."""
+        records = self.cluster.events
+        if "Event" not in self.objects:  # not served
+            self.events_seen = len(records)
+            return
+        while self.events_seen < len(records):
+            i = self.events_seen
+            self.events_seen += 1
+            if i in self.posted_events:
+                self.posted_events.discard(i)
+                continue
+            core = _kinds.core_event(self, records[i])
+            ref = core["involvedObject"]
+            similar = (
+                core["source"].get("component"),
+                *(ref.get(k) for k in ("kind", "namespace", "name", "uid", "apiVersion")),
+                core.get("type"),
+                core.get("reason"),
+                core.get("message"),
+            )
+            seen = self.recorded_events.get(similar)
+            before = self.objects["Event"].get(seen) if seen is not None else None
+            if before is not None:
+                again = private_copy(before)
+                again["deprecatedCount"] = int(again.get("deprecatedCount") or 1) + 1
+                again["deprecatedLastTimestamp"] = core["lastTimestamp"]
+                self.put("Event", again, "MODIFIED")
+                continue
+            event = _kinds.event_from_core(core)
+            meta = event["metadata"]
+            while (meta["namespace"], meta["name"]) in self.objects["Event"]:
+                # the same nanosecond (a virtual clock): the next one, as a later call would get
+                stem, _, nanos = meta["name"].rpartition(".")
+                meta["name"] = f"{stem}.{int(nanos, 16) + 1:x}"
+            meta.update(uid=str(uuid.uuid4()), creationTimestamp=self.cluster.timestamp())
+            _kinds.ensure_namespace(self, meta["namespace"])
+            self.recorded_events[similar] = (meta["namespace"], meta["name"])
+            self.put("Event", event, "ADDED")
 
     def _on_cluster_event(self, ev: Any) -> None:
         if ev.type == "SYNCED" or ev.obj is None:
@@ -300,11 +400,18 @@ class Backend:
     def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
         raise NotImplementedError
 
+    def update_status(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        """A write of the status subresource: ``obj`` differs from the stored object in its
+        status only."""
+        return self.update(store, spec, name, obj)
+
     def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
         raise NotImplementedError
 
 
 _STRUCTS = {cls.__name__: cls for cls in KINDS.values()}
+_OWNED = {"ReplicaSet": 1, "Pod": 2}
+"""How deep in the chain of owners (Deployment → ReplicaSet → Pod, Job → Pod) a kind is."""
 
 
 @dataclass(slots=True)
@@ -388,6 +495,14 @@ class ClusterBackend(Backend):
             store.drain()
             store.incoming.pop(key, None)
         return self._stored(store, spec, key)
+
+    def update_status(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+        """The cluster's object keeps its own spec: the wire form's defaults that its Struct
+        lacks (an object from a scenario file) are no spec change (no new generation)."""
+        current = store.cluster.get(spec.store, *ns_name(obj.obj))
+        if current is not None and hasattr(current, "spec"):
+            obj = Decoded(obj.wire, replace(obj.obj, spec=current.spec))
+        return self.update(store, spec, name, obj)
 
     def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
         try:

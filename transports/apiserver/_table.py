@@ -24,6 +24,7 @@ __all__ = [
     "POD_DISRUPTION_BUDGET",
     "PRIORITY_CLASS",
     "Printer",
+    "SCALE",
     "columns",
     "human_duration",
     "table",
@@ -291,23 +292,52 @@ _EVENT_COLUMNS = [
 
 
 def _event(obj: dict[str, Any], now: datetime) -> list[Any]:
-    """A core/v1 Event (events.k8s.io/v1 events are printed after conversion to it)."""
+    """A core/v1 Event (events.k8s.io/v1 events are printed after conversion to it), as
+    printEvent: first seen at ``eventTime`` without a firstTimestamp, last seen at the series'
+    last observation when there is one; a count of 1 when none is set (the new API's
+    singletons); the source as ``component, host`` (or the reporting controller and
+    instance)."""
     meta = obj.get("metadata", {})
     ref = obj.get("involvedObject") or {}
-    last = obj.get("lastTimestamp") or obj.get("eventTime") or meta.get("creationTimestamp")
     first = obj.get("firstTimestamp") or obj.get("eventTime") or meta.get("creationTimestamp")
-    source = (obj.get("source") or {}).get("component") or obj.get("reportingComponent", "")
+    last = obj.get("lastTimestamp") or first
+    count = obj.get("count") or 1
+    series = obj.get("series")
+    if isinstance(series, dict):
+        last, count = series.get("lastObservedTime") or last, series.get("count") or count
+    source = obj.get("source") or {}
+    component = source.get("component") or obj.get("reportingComponent") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
     return [
         _since(last, now),
         obj.get("type", ""),
         obj.get("reason", ""),
         f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}",
         ref.get("fieldPath", ""),
-        source,
+        f"{component}, {instance}" if instance else component,
         obj.get("message", "").strip(),
         _since(first, now),
-        obj.get("count", 1),
+        count,
         meta.get("name", ""),
+    ]
+
+
+_SCALE_COLUMNS = [
+    _NAME,
+    _col("Desired", "integer", doc="desired number of instances for the scaled object."),
+    _col("Available", "integer", doc="actual number of observed instances of the scaled object."),
+    _AGE,
+]
+
+
+def _scale(obj: dict[str, Any], now: datetime) -> list[Any]:
+    """An autoscaling/v1 Scale (``kubectl get --subresource=scale``)."""
+    meta = obj.get("metadata", {})
+    return [
+        meta.get("name", ""),
+        int((obj.get("spec") or {}).get("replicas") or 0),
+        int((obj.get("status") or {}).get("replicas") or 0),
+        _since(meta.get("creationTimestamp"), now),
     ]
 
 
@@ -332,6 +362,7 @@ POD_DISRUPTION_BUDGET = Printer(_PDB_COLUMNS, _pdb)
 NAMESPACE = Printer(_NS_COLUMNS, _namespace)
 EVENT = Printer(_EVENT_COLUMNS, _event)
 LEASE = Printer(_LEASE_COLUMNS, _lease)
+SCALE = Printer(_SCALE_COLUMNS, _scale)
 DEFAULT = Printer([_NAME, _AGE], _default)
 """Name and Age: a kind without printers of its own (as a CRD without printer columns)."""
 

@@ -16,7 +16,16 @@ from msgspec.structs import fields, replace
 
 from kubesched._objects import to_builtins
 
-__all__ = ["builtins", "labels_of", "overlay", "ns_name", "rv_of", "uid_of", "with_rv"]
+__all__ = [
+    "builtins",
+    "labels_of",
+    "ns_name",
+    "overlay",
+    "private_copy",
+    "rv_of",
+    "uid_of",
+    "with_rv",
+]
 
 
 def ns_name(obj: Any) -> tuple[str, str]:
@@ -53,6 +62,11 @@ def with_rv(obj: Any, rv: str) -> Any:
 def builtins(obj: Any) -> dict[str, Any]:
     """A Struct in wire form, with apiVersion and kind (``omit_defaults`` leaves them out)."""
     return {"apiVersion": obj.api_version, "kind": obj.kind, **to_builtins(obj)}
+
+
+def private_copy(d: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a wire form (plain JSON builtins), shared with nothing."""
+    return msgspec.json.decode(msgspec.json.encode(d))  # type: ignore[no-any-return]
 
 
 _NO_DEFAULT: Any = object()

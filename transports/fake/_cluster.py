@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -52,7 +52,7 @@ from msgspec.structs import replace
 
 from kubesched._errors import ConflictError, NotFoundError, UnavailableError
 from kubesched._labels import selector_matches
-from kubesched._objects import Binding, Event, Node, Pod, PodCondition
+from kubesched._objects import Binding, Event, Node, ObjectReference, Pod, PodCondition
 from kubesched._transport import Transport
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
@@ -78,6 +78,22 @@ class EventRecord:
     reason: str
     object: str
     message: str
+    # what an API server needs to serve it as an Event (not compared)
+    regarding: ObjectReference | None = field(default=None, compare=False)
+    """What the event is about, as an Event's ``regarding``."""
+    source: str = field(default="", compare=False)
+    """The component that recorded it: the Event's ``reportingController`` (a scheduler's
+    ``default-scheduler``), or the controller's (``replicaset-controller``, ...)."""
+    timestamp: str = field(default="", compare=False)
+    """The wall-clock time of ``time`` (RFC 3339, as :meth:`FakeCluster.timestamp`)."""
+
+
+# the component that records a controller's events (kube-controller-manager's names)
+_CONTROLLER_COMPONENTS = {
+    "Deployment": "deployment-controller",
+    "Job": "job-controller",
+    "ReplicaSet": "replicaset-controller",
+}
 
 
 class FakeCluster(Transport):
@@ -369,7 +385,12 @@ class FakeCluster(Transport):
         self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        self.events.append(EventRecord(self.elapsed(), event.type, event.reason, obj, event.note))
+        self.events.append(
+            EventRecord(
+                self.elapsed(), event.type, event.reason, obj, event.note,
+                regarding=ref, source=event.reporting_controller, timestamp=self.timestamp(),
+            )
+        )  # fmt: skip
 
     # --- what the workload controllers use (_controllers.py) ------------------------------
 
@@ -377,7 +398,17 @@ class FakeCluster(Transport):
         """Record an Event a controller emits about ``obj``."""
         md = obj.metadata
         what = f"{md.namespace}/{md.name}" if md.namespace else md.name
-        self.events.append(EventRecord(self.elapsed(), type_, reason, what, message))
+        ref = ObjectReference(
+            api_version=obj.api_version, kind=obj.kind, namespace=md.namespace, name=md.name,
+            uid=md.uid, resource_version=md.resource_version,
+        )  # fmt: skip
+        self.events.append(
+            EventRecord(
+                self.elapsed(), type_, reason, what, message,
+                regarding=ref, source=_CONTROLLER_COMPONENTS.get(kind, ""),
+                timestamp=self.timestamp(),
+            )
+        )  # fmt: skip
 
     def delete_now(self, kind: str, namespace: str, name: str, *, graceful: bool) -> None:
         """Delete an object now (a controller or the simulation acting: no fault injection), a
