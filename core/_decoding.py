@@ -195,3 +195,13 @@ def load_yaml_documents(text: str) -> list[Any]:
 
 
 __all__ = ["MAX_DEPTH", "BoundedLoader", "decode_json", "load_yaml_documents"]
+
+
+def drop_nulls(value: Any) -> Any:
+    """An explicit ``null`` (``labels:`` left empty by a template) means the field is absent, as
+    Go's decoding into an object takes it: such keys are dropped, at every depth."""
+    if isinstance(value, dict):
+        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_nulls(v) for v in value]
+    return value

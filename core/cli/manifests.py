@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from .._decoding import BoundedLoader, decode_json
+from .._decoding import BoundedLoader, decode_json, drop_nulls
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
@@ -330,8 +330,10 @@ def load_manifests(
             seen[key] = m
             out.append(m)
             order += 1
+    # PriorityClasses first at each instant: objects of one instant exist at once (an export
+    # lists pods before the classes they name), and admission resolves a pod's class on create
+    out.sort(key=lambda m: (m.arrival, m.kind != "PriorityClass", m.order))
     _check_priority_classes(out)
-    out.sort(key=lambda m: (m.arrival, m.order))
     return out
 
 
@@ -353,16 +355,6 @@ def _kubelet_labels(node: Any) -> None:
     labels = node.metadata.labels
     if not all(k in labels for k in defaults):
         node.metadata.labels = {**labels, **{k: v for k, v in defaults.items() if k not in labels}}
-
-
-def drop_nulls(value: Any) -> Any:
-    """An explicit ``null`` (``labels:`` left empty by a template) means the field is absent, as
-    the API server's decoding and kubectl take it: such keys are dropped, at every depth."""
-    if isinstance(value, dict):
-        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [drop_nulls(v) for v in value]
-    return value
 
 
 def _offset_annotation(annotations: dict[str, str], key: str, where: str) -> float | None:
@@ -470,7 +462,7 @@ def _check_priority_classes(manifests: list[Manifest]) -> None:
     """As the PriorityClass admission does when each object is created (in arrival order)."""
     classes: dict[str, Manifest] = {}
     default = ""
-    for m in sorted(manifests, key=lambda m: (m.arrival, m.order)):
+    for m in manifests:  # in creation order
         if isinstance(m.obj, PriorityClass):
             classes[m.obj.metadata.name] = m
             if m.obj.global_default:

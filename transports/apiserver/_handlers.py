@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import yaml
 
-from kubesched._decoding import decode_json, load_yaml_documents
+from kubesched._decoding import decode_json, drop_nulls, load_yaml_documents
+from kubesched._schema import VALIDATION_MODES, strict_error, unknown_fields
+from kubesched._schema import warning as field_warning
 from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
 from . import _protobuf as protobuf
@@ -95,7 +97,53 @@ async def handle(
         return _list(server, spec, namespace, q, as_table)
     if m in ("GET", "HEAD"):
         return _get(server, spec, ns, name, q, as_table)
-    body = _body(req) if m in ("POST", "PUT") else {}
+    # a null field is an absent one (Go's decoding); in a PATCH, null means "remove"
+    body = drop_nulls(_body(req)) if m in ("POST", "PUT") else {}
+    if m in ("POST", "PUT"):
+        warnings = _field_validation(spec, body, q)
+        if warnings:
+            reply = await handle_write(server, req, spec, namespace, ns, name, sub, body)
+            if isinstance(reply, Reply):
+                reply.warnings = (*reply.warnings, *warnings)
+            return reply
+    return await handle_write(server, req, spec, namespace, ns, name, sub, body)
+
+
+def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple[str, ...]:
+    """``fieldValidation`` (default Warn, as the API server's): Strict refuses a body with
+    fields its kind does not have (400, the strict decoding error), Warn answers a Warning
+    header for each, Ignore says nothing; the fields are dropped either way."""
+    mode = q.get("fieldValidation") or "Warn"
+    if mode not in VALIDATION_MODES:
+        raise bad_request(
+            f"fieldValidation must be one of Ignore, Warn, or Strict, got {go_quote(mode)}"
+        )
+    if mode == "Ignore" or not isinstance(body, dict):
+        return ()
+    gv = f"{spec.group}/{spec.version}" if spec.group else spec.version
+    unknown = unknown_fields(body, gv, spec.kind)
+    if not unknown:
+        return ()
+    if mode == "Strict":
+        raise bad_request(
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: '
+            + strict_error(unknown)
+        )
+    return tuple(field_warning(p) for p in unknown)
+
+
+async def handle_write(
+    server: APIServer,
+    req: Request,
+    spec: ResourceSpec,
+    namespace: str | None,
+    ns: str,
+    name: str,
+    sub: str,
+    body: Any,
+) -> Reply | WatchPlan:
+    """A POST, PUT, PATCH or DELETE of :func:`handle`."""
+    m, q = req.method, req.query
     if m == "POST" and not name and spec.create is not None:
         return await spec.create(server.store, spec, ns, "", body)
     post = spec.subresources[sub].post if sub else None

@@ -57,6 +57,8 @@ class Reply:
     status: int
     body: bytes
     content_type: str = "application/json"
+    warnings: tuple[str, ...] = ()
+    """``Warning`` response headers (``299 - "<text>"``), as kubectl prints them."""
 
 
 def json_reply(doc: Any, content_type: str = "application/json", status: int = 200) -> Reply:
@@ -146,3 +148,9 @@ def success(
     if code != 200:
         out["code"] = code
     return out
+
+
+def warning_header(text: str) -> str:
+    """A ``Warning`` header value as the API server writes it (RFC 7234: code 299, agent "-",
+    the text quoted)."""
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -50,6 +50,7 @@ from ._http import (
     json_reply,
     method_not_allowed,
     no_such_path,
+    warning_header,
 )
 from ._kinds import SYSTEM_NAMESPACES, ensure_namespace
 from ._registry import GROUPS, RESOURCES, find_resource, group_exists
@@ -287,6 +288,7 @@ class APIServer:
             ("content-length", str(len(result.body))),
             ("cache-control", "no-cache, private"),
         ]
+        headers += [("warning", warning_header(w)) for w in result.warnings]
         await stream.send(conn.send(h11.Response(status_code=result.status, headers=headers)))
         if req.method != "HEAD" and result.body:
             await stream.send(conn.send(h11.Data(data=result.body)))
