@@ -64,11 +64,37 @@ class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
                 if not isinstance(key, (str, int, float, bool)):
                     continue
                 if key in seen:
+                    where = _path_to(self._root, node)
+                    field = f"{where}.{key}" if where else str(key)
                     raise yaml.constructor.ConstructorError(
-                        None, None, f'key "{key}" already set in map', key_node.start_mark
+                        None,
+                        None,
+                        f'strict decoding error: duplicate field "{field}"',
+                        key_node.start_mark,
                     )
                 seen.add(key)
         return mapping
+
+
+def _path_to(root: Any, target: Any) -> str:
+    """The field path of mapping node ``target`` in the composed tree ``root`` (``spec`` or
+    ``spec.containers[0]``), as the API server names fields; "" for the root or when not found."""
+    stack: list[tuple[Any, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    stack.append((v, f"{path}.{k.value}" if path else str(k.value)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+    return ""
 
 
 def _too_deep(root: Any) -> bool:

@@ -397,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Dask: a LocalCluster on this machine, or an existing cluster with --scheduler.",
     )
     w.add_argument("sweep", metavar="SWEEP.yaml", help="scenarios, variants, seeds and until (see the README)")
+    w.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
+                   help="unknown fields in the scenarios: a failed cell (default), a warning each, or dropped")
     w.add_argument("--out", metavar="DIR", default="sweep-out",
                    help="results.csv, results.parquet (with pyarrow) and sweep.html go here (default: sweep-out)")
     w.add_argument("--scheduler", metavar="ADDRESS",

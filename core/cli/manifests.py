@@ -202,6 +202,8 @@ def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:
     else:
         offset = 0
     doc = _document_at(text, offset)
+    if problem.startswith("strict decoding error"):  # well-formed YAML, a field given twice
+        return ConfigError(f"{problem} (line {mark.line + 1})" if mark else problem, source=f"{path}: document {doc}")
     return ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}")
 
 

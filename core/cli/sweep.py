@@ -25,6 +25,7 @@ The model::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import hashlib
 import io
@@ -76,6 +77,7 @@ class Cell:
     variant: Variant
     seed: int
     until: str | None
+    validation: str = "Strict"
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -83,7 +85,9 @@ class Cell:
 
     def task(self) -> dict[str, Any]:
         """Everything a worker needs to run this cell (no paths: the inputs themselves)."""
+        extra = {} if self.validation == "Strict" else {"validation": self.validation}
         return {
+            **extra,
             "scenario": self.scenario.label,
             "text": self.scenario.text,
             "generate": self.scenario.generate,
@@ -109,10 +113,15 @@ class Sweep:
     variants: list[Variant]
     seeds: list[int]
     until: str | None
+    validation: str = "Strict"
+    """``--validate``: unknown fields in the scenarios' manifests (kubectl's modes)."""
 
     def cells(self) -> list[Cell]:
         """The grid, in order: scenario, then variant, then seed."""
-        return [Cell(s, v, seed, self.until) for s in self.scenarios for v in self.variants for seed in self.seeds]
+        return [
+            Cell(s, v, seed, self.until, self.validation)
+            for s in self.scenarios for v in self.variants for seed in self.seeds
+        ]
 
 
 def _unknown(key: str, allowed: Sequence[str], source: str, fld: str) -> ConfigError:
@@ -255,7 +264,7 @@ def simulate_cell(task: dict[str, Any]) -> dict[str, Any]:
         text = generate_text(parse_spec(spec))
     else:
         text = task["text"]
-    manifests = load_manifests([label], {label: text})
+    manifests = load_manifests([label], {label: text}, validation=task.get("validation", "Strict"))
     cfg = simulation_config(task["configName"], task["featureGates"], task["config"])
     until = parse_until(task["until"])
     result = virtual_time.run(functools.partial(simulate, manifests, cfg, seed=task["seed"], until=until), backend="trio")
@@ -607,7 +616,16 @@ def run_sweep(sweep: Sweep, out: Path, client: Any, *, progress: Progress | None
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from . import validation_mode, warn_line
+    from .manifests import load_manifests
+
     sweep = load_sweep(args.sweep)
+    sweep.validation = validation_mode(args.validate)
+    if sweep.validation == "Warn":  # said once here, not by every cell in its worker
+        for sc in sweep.scenarios:
+            if sc.text is not None:
+                with contextlib.suppress(ConfigError):  # a bad scenario fails as its cells
+                    load_manifests([sc.label], {sc.label: sc.text}, validation="Warn", warn=warn_line)
     if args.scheduler:
         check_address(args.scheduler)
     if args.workers is not None and args.workers < 1:

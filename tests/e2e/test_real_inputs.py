@@ -268,3 +268,20 @@ def test_config_sections_decoded_strictly(
     code, out, err = simulate_cli(capsys, "in.yaml", "--config", "c.yaml")
     assert (code, out) == (2, "")
     assert err == f'kubesched: error: c.yaml: strict decoding error: unknown field "{field}"\n'
+
+
+def test_a_sweep_cell_validates_as_asked() -> None:
+    """A sweep's cells are strict by default (the cell fails with the one line), and take
+    ``--validate`` as simulate does; the default keeps the cell's digest."""
+    from kubesched.cli.sweep import Cell, Scenario, Variant, simulate_cell
+
+    scenario = Scenario("typo.yaml", text=docs(node("n1"), TYPO))
+    strict = Cell(scenario, Variant("default"), 1, None)
+    with pytest.raises(cli.ConfigError, match=r'strict decoding error: unknown field "spec.nodeSelecter"'):
+        simulate_cell(strict.task())
+    assert "validation" not in strict.task()
+    for mode in ("Warn", "Ignore"):
+        lenient = Cell(scenario, Variant("default"), 1, None, mode)
+        assert lenient.digest != strict.digest
+        result = simulate_cell(lenient.task())
+        assert [p["nodeName"] for p in result["pods"]] == ["n1"]
