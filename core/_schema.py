@@ -24,6 +24,11 @@ def _schema() -> dict[str, Any]:
     return data
 
 
+def knows(api_version: str, kind: str) -> bool:
+    """Whether the schema has ``kind`` (the kinds kubesched decodes into its own types)."""
+    return f"{api_version}/{kind}" in _schema()["kinds"]
+
+
 def unknown_fields(obj: Any, api_version: str, kind: str) -> list[str]:
     """The paths of the fields ``obj`` has that its kind does not (``spec.containers[0].x``),
     in document order; [] for a kind outside the schema."""

@@ -22,7 +22,7 @@ import msgspec
 import yaml
 
 from kubesched._decoding import decode_json, drop_nulls, load_yaml_documents
-from kubesched._schema import VALIDATION_MODES, strict_error, unknown_fields
+from kubesched._schema import VALIDATION_MODES, knows, strict_error, unknown_fields
 from kubesched._schema import warning as field_warning
 from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
@@ -97,8 +97,13 @@ async def handle(
         return _list(server, spec, namespace, q, as_table)
     if m in ("GET", "HEAD"):
         return _get(server, spec, ns, name, q, as_table)
-    # a null field is an absent one (Go's decoding); in a PATCH, null means "remove"
-    body = drop_nulls(_body(req)) if m in ("POST", "PUT") else {}
+    body = _body(req) if m in ("POST", "PUT") else {}
+    gv = f"{spec.group}/{spec.version}" if spec.group else spec.version
+    if knows(gv, spec.kind):
+        # a null field is an absent one, as Go decodes it into these kinds' types (the
+        # kinds kept as sent echo a null back, as Go's encoding of a nil field without
+        # omitempty does); in a PATCH, null means "remove"
+        body = drop_nulls(body)
     if m in ("POST", "PUT"):
         warnings = _field_validation(spec, body, q)
         if warnings:
