@@ -272,6 +272,21 @@ class Gang:
         """The pod's gang name ("" for a pod outside any gang)."""
         return pod.metadata.labels.get(self.name_label, "")
 
+    def member(self, pod: Pod) -> tuple[str, str] | None:
+        """(gang name, available-count label) of a pod with both labels; None for a pod the
+        seed calls "not gang-pod"."""
+        labels = pod.metadata.labels
+        gang = labels.get(self.name_label, "")
+        count = labels.get(self.count_label, "")
+        return (gang, count) if gang and count else None
+
+    def rejected_status(self, gang: str) -> Status | None:
+        """After the clean-up due by now: the status of a member of a rejected gang."""
+        self.clean_up()
+        if gang in self.rejected:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"gang {gang} has been rejected")
+        return None
+
     def running_and_pending(self, gang: str, state: CycleState | None = None) -> tuple[list[Pod], list[Pod]]:
         """The gang's Running and Pending pods in the informer (every namespace).
 
@@ -333,14 +348,13 @@ class Gang:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         """Turn a member away while its gang is rejected or short of members."""
-        labels = pod.metadata.labels
-        gang = labels.get(self.name_label, "")
-        count = labels.get(self.count_label, "")
-        if not gang or not count:
+        member = self.member(pod)
+        if member is None:
             return None  # not gang-pod
-        self.clean_up()
-        if gang in self.rejected:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"gang {gang} has been rejected")
+        gang, count = member
+        rejected = self.rejected_status(gang)
+        if rejected is not None:
+            return rejected
         running, pending = self.running_and_pending(gang, state)
         n = atoi(count)
         if isinstance(n, str):
@@ -378,14 +392,13 @@ class Gang:
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[Status, float] | Status | None:
         """Wait until enough members are placed, then let the whole gang through."""
-        labels = pod.metadata.labels
-        gang = labels.get(self.name_label, "")
-        count = labels.get(self.count_label, "")
-        if not gang or not count:
+        member = self.member(pod)
+        if member is None:
             return None  # not gang-pod
-        self.clean_up()
-        if gang in self.rejected:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"gang {gang} has been rejected")
+        gang, count = member
+        rejected = self.rejected_status(gang)
+        if rejected is not None:
+            return rejected
         self._first_permit(gang)
         running, _ = self.running_and_pending(gang, state)
         n = atoi(count)
