@@ -285,3 +285,36 @@ def test_a_sweep_cell_validates_as_asked() -> None:
         assert lenient.digest != strict.digest
         result = simulate_cell(lenient.task())
         assert [p["nodeName"] for p in result["pods"]] == ["n1"]
+
+
+def test_compare_takes_validate_too(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "in.yaml").write_text(docs(node("n1"), TYPO))
+    variants = ["--feature-gates", "SchedulerAsyncPreemption=true", "--feature-gates", "SchedulerAsyncPreemption=false"]
+    assert cli.main(["compare", "in.yaml", *variants, "--output", "json"]) == 2
+    assert "strict decoding error" in capsys.readouterr().err
+    assert cli.main(["compare", "in.yaml", *variants, "--output", "json", "--validate", "warn"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        'kubesched: warning: in.yaml: document 2 (Pod p): unknown field "spec.nodeSelecter"',
+        'kubesched: warning: in.yaml: document 2 (Pod p): unknown field "spec.containers[0].resources.request"',
+    ]
+
+
+def test_fake_apiserver_files_carry_kubelet_labels(workdir: Path) -> None:
+    """``kubesched fake-apiserver FILE`` loads its files as simulate does: a Node of the file
+    has its kubelet's labels when it is served."""
+    from kubesched.cli.fake_apiserver import _admit
+    from kubesched.cli.manifests import load_manifests
+
+    (workdir / "in.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: bare}\n"
+        "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+    )
+    (m,) = load_manifests(["in.yaml"])
+    assert _admit(m.obj).metadata.labels == {
+        "kubernetes.io/hostname": "bare",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+    }
