@@ -46,7 +46,11 @@ class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]
         self._root = node
         self._expanded = 0
         # a document with aliases is a graph: measure it with shared nodes counted once
-        if _size(node, self._sizes)[1] > MAX_DEPTH if self._count_aliases else _too_deep(node):
+        try:
+            too_deep = _size(node, self._sizes)[1] > MAX_DEPTH if self._count_aliases else _too_deep(node)
+        except RecursionError as e:  # an alias of an enclosing node
+            raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
+        if too_deep:
             raise yaml.constructor.ConstructorError(
                 None, None, f"document nested deeper than {MAX_DEPTH} levels", node.start_mark
             )
@@ -124,6 +128,7 @@ def _too_deep(root: Any) -> bool:
 def _size(root: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
     """(nodes when expanded, depth) of a composed YAML node, iteratively, shared nodes once."""
     stack = [(root, False)]
+    visiting: set[int] = set()  # the nodes being expanded: the current node's ancestors
     while stack:
         node, done = stack.pop()
         if id(node) in memo:
@@ -136,9 +141,17 @@ def _size(root: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
         else:
             children = list(node.value)
         if not done:
+            if id(node) in visiting:
+                raise RecursionError("document contains a recursive alias")
+            visiting.add(id(node))
             stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in memo)
+            for c in children:
+                if id(c) in visiting:  # an alias of an enclosing node: an infinite document
+                    raise RecursionError("document contains a recursive alias")
+                if id(c) not in memo:
+                    stack.append((c, False))
         else:
+            visiting.discard(id(node))
             sizes = [memo.get(id(c), (1, MAX_DEPTH + 1)) for c in children]
             memo[id(node)] = (1 + sum(n for n, _ in sizes), 1 + max((d for _, d in sizes), default=0))
     return memo[id(root)]
