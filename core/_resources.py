@@ -11,7 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -74,23 +74,43 @@ def parse_quantity(value: str | int | float) -> Fraction:
             f"quantities must match the regular expression "
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}"
         )
-    num = Fraction(Decimal(m["num"]))
-    if m["bin"]:
-        return _bounded(num * _BINARY[m["bin"]])
+    d = Decimal(m["num"])  # linear in the digits, as upstream's parser
     if m["exp"]:
         exp = int(m["exp"][1:]) if len(m["exp"]) < 20 else _INT32_MAX + 1
         if abs(exp) > _INT32_MAX:  # upstream parses the exponent as an int32
             raise QuantityError(f"unable to parse quantity's suffix: {value!r}")
-        if num == 0:
+        if d == 0:
             return Fraction(0)
         # the decimal magnitude first, so that 1e999999999 costs nothing
-        magnitude = Decimal(m["num"]).adjusted() + exp
+        magnitude = d.adjusted() + exp
         if magnitude > 19:
-            return MAX_QUANTITY if num > 0 else -MAX_QUANTITY
+            return MAX_QUANTITY if d > 0 else -MAX_QUANTITY
         if magnitude < -10:
-            return _NANO if num > 0 else -_NANO
-        return _bounded(num * Fraction(10) ** exp)
+            return _NANO if d > 0 else -_NANO
+        with localcontext(prec=_KEPT_DIGITS, rounding=ROUND_UP):
+            d = d.scaleb(exp)
+        return _bounded(_kept(d))
+    if d.adjusted() > _KEPT_DIGITS // 2:  # beyond every quantity, whatever the suffix
+        return MAX_QUANTITY if d > 0 else -MAX_QUANTITY
+    num = _kept(d)
+    if m["bin"]:
+        return _bounded(num * _BINARY[m["bin"]])
     return _bounded(num * _DECIMAL[m["dec"] or ""])
+
+
+_KEPT_DIGITS = 100
+"""Significant digits a mantissa keeps: exact up to 50 digits after the point, far finer than
+a nano unit of any suffix; beyond, rounded away from zero (so a nano rounding stays exact)."""
+
+
+def _kept(d: Decimal) -> Fraction:
+    """``d`` exactly to 50 places after the point, rounded away from zero beyond: the work is
+    bounded however many digits the text had (a Fraction of a million digits is quadratic)."""
+    with localcontext(prec=_KEPT_DIGITS, rounding=ROUND_UP):
+        return Fraction(d.quantize(_KEPT_QUANTUM))
+
+
+_KEPT_QUANTUM = Decimal(1).scaleb(-(_KEPT_DIGITS // 2))
 
 
 def _bounded(q: Fraction) -> Fraction:

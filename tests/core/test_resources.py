@@ -5,6 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched import QuantityError, parse_quantity, pod_requests
 from kubesched._resources import (
@@ -117,3 +119,36 @@ def test_extended_resources_and_ephemeral_storage() -> None:
     r = pod_requests(pod)
     assert r.scalar == {"nvidia.com/gpu": 2}
     assert r.ephemeral_storage == 2**30
+
+
+def _exact(text: str) -> Fraction:
+    """A quantity the slow, exact way: the whole mantissa as a Fraction (quadratic in its
+    digits), scaled, then upstream's nano rounding and int64 cap."""
+    import re as _re
+    from decimal import Decimal as _D
+
+    from kubesched._resources import _BINARY, _DECIMAL, _bounded
+
+    m = _re.fullmatch(r"([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+|[numkMGTPE]?)", text)
+    assert m is not None
+    num, suffix = Fraction(_D(m[1])), m[2]
+    if suffix in _BINARY:
+        return _bounded(num * _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return _bounded(num * _DECIMAL[suffix])
+    return _bounded(num * Fraction(10) ** int(suffix[1:]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text("0123456789", min_size=1, max_size=60),
+    st.text("0000123456789", max_size=60),
+    st.booleans(),
+    st.sampled_from(["", "-", "+"]),
+    st.sampled_from(["", "m", "n", "u", "k", "M", "G", "E", "Ki", "Gi", "Ei", "e3", "e-3", "e-9", "e18", "e-12", "e-30", "e25"]),
+)
+def test_linear_parsing_equals_the_exact_value(ip: str, fp: str, point: bool, sign: str, suffix: str) -> None:
+    """Issue 24: the mantissa is kept to 50 places (rounded away from zero beyond): the same
+    quantity as the exact computation, however long the digits."""
+    text = sign + ip + ("." + fp if point else "") + suffix
+    assert parse_quantity(text) == _exact(text)

@@ -9,6 +9,7 @@ pkg/apis/scheduling/validation, apimachinery's resource.ParseQuantity and util/v
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -279,6 +280,23 @@ def test_huge_exponent_quantity_simulates_at_once(workdir: Path, capsys: pytest.
     code, out, err = run(capsys, {"in.yaml": docs(NODE, p)}, "--until", "1s")
     assert (code, err) == (0, "")
     assert json.loads(out)["pods"][0]["nodeName"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("1" * 1_000_000, 2**63 - 1),  # beyond every quantity: capped, as upstream
+        ("0." + "0" * 1_000_000 + "1", Fraction(1, 10**9)),  # rounded up to a nano unit
+        ("1" * 1_000_000 + "e-999990", Fraction(1111111111_111111112, 10**9)),  # 1111111111.11…, up
+        ("0." + "0" * 6 + "5" + "0" * 1_000_000 + "m", Fraction(1, 10**9)),
+    ],
+)
+def test_a_million_digit_quantity_parses_in_linear_time(text: str, want: Fraction) -> None:
+    """Issue 24: parsing was quadratic in the digits (a 1 MB body stopped the fake API server
+    answering); upstream parses in linear time and accepts such a quantity."""
+    from kubesched._resources import parse_quantity
+
+    assert parse_quantity(text) == want
 
 
 @pytest.mark.parametrize("text", ["١٢s", "1_0s", "nan", "inf", "1e3", "2562048h", "9" * 400])
