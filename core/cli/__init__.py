@@ -26,7 +26,7 @@ from .._config import SchedulerConfig, parse_config, parse_feature_gates
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._framework import PluginError
-from .manifests import load_documents, load_manifests
+from .manifests import MAX_PODS, load_documents, load_manifests
 
 PROG = "kubesched"
 
@@ -127,7 +127,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if not config_path:
             config_path = "<demo>/config.yaml"
             texts[config_path] = DEMO_CONFIG
-    manifests = load_manifests(files, texts, validation=validation_mode(args.validate), warn=warn_line)
+    manifests = load_manifests(
+        files, texts, validation=validation_mode(args.validate), warn=warn_line, max_pods=args.max_pods
+    )
     cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path))
     until = parse_until(args.until)
     pods = sum(1 for m in manifests if m.kind == "Pod")
@@ -297,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=_int, default=0)
     s.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
                    help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
+    s.add_argument("--max-pods", type=_int, default=MAX_PODS, metavar="N",
+                   help=f"the most pods one workload may ask for (default {MAX_PODS})")
     s.add_argument("--until", default=None,
                    help="stop after this much virtual time (default: run until nothing more can happen)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")

@@ -26,6 +26,10 @@ ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
 DELETION_ANNOTATION = "kubesched.io/deletion"
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment")
+MAX_PODS = 1_000_000
+"""The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
+Deployment of 2147483647 replicas would be made pod by pod until memory runs out.  ``--max-pods``
+overrides it."""
 INPUT_KINDS = {
     ("v1", "Node"),
     ("v1", "Pod"),
@@ -226,6 +230,7 @@ def load_manifests(
     *,
     validation: str = "Strict",
     warn: Callable[[str], object] | None = None,
+    max_pods: int = MAX_PODS,
 ) -> list[Manifest]:
     """Decode, validate and order (by arrival, then file order) every object in ``paths``.
 
@@ -287,7 +292,7 @@ def load_manifests(
             if kind in ("Pod", "PodDisruptionBudget", "PodGroup", *WORKLOAD_KINDS) and not obj.metadata.namespace:
                 obj.metadata.namespace = "default"
             if kind in WORKLOAD_KINDS:
-                _check_workload(obj, kind, where)
+                _check_workload(obj, kind, where, max_pods)
             annotations = obj.metadata.annotations
             arrival = _offset_annotation(annotations, ARRIVAL_ANNOTATION, where)
             deletion = _offset_annotation(annotations, DELETION_ANNOTATION, where)
@@ -375,7 +380,7 @@ def _offset_annotation(annotations: dict[str, str], key: str, where: str) -> flo
     return value
 
 
-def _check_workload(obj: Any, kind: str, where: str) -> None:
+def _check_workload(obj: Any, kind: str, where: str, max_pods: int = MAX_PODS) -> None:
     """A Job, ReplicaSet or Deployment as the API server validates it: a pod template with
     containers (checked as a pod's), a selector for the apps kinds, sane counts."""
     spec = obj.spec
@@ -410,6 +415,12 @@ def _check_workload(obj: Any, kind: str, where: str) -> None:
             camel = "backoffLimit" if n == "backoff_limit" else n
             raise ConfigError(
                 f"Invalid value: {v}: must be greater than or equal to 0", source=where, field=f"spec.{camel}"
+            )
+        if v is not None and n != "backoff_limit" and v > max_pods:
+            raise ConfigError(
+                f"Invalid value: {v}: more pods than a run may make ({max_pods}; --max-pods sets it)",
+                source=where,
+                field=f"spec.{n}",
             )
     pod = Pod(metadata=tmpl.metadata, spec=tmpl.spec)
     try:

@@ -426,3 +426,24 @@ def test_other_commands_bad_flags_one_line(capsys: pytest.CaptureFixture[str], a
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
     assert (e.value.code, capsys.readouterr().err) == (2, line + "\n")
+
+
+
+HUGE_DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: %d\n"
+    "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+    "    spec: {containers: [{name: c, image: x}]}\n"
+)
+
+
+def test_an_enormous_workload_is_refused_in_one_line(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24: ``replicas: 2147483647`` ran until killed; now a documented limit (1,000,000
+    pods per workload), overridable with --max-pods."""
+    code, out, err = run(capsys, {"in.yaml": HUGE_DEPLOYMENT % 2147483647})
+    assert (code, out) == (2, "")
+    assert err == (
+        "kubesched: error: in.yaml: document 1 (Deployment web), spec.replicas: Invalid value: "
+        "2147483647: more pods than a run may make (1000000; --max-pods sets it)\n"
+    )
+    code, _, err = run(capsys, {"in.yaml": HUGE_DEPLOYMENT % 3}, "--max-pods", "2")
+    assert code == 2 and "Invalid value: 3: more pods than a run may make (2; --max-pods sets it)" in err
