@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._decoding import decode_json
 from .._errors import ConfigError
 from .._results import (
     BIND_RESULT,
@@ -248,9 +249,17 @@ def explain(path: str, pod: str, *, max_nodes: int = 20, top: int = 5, text: str
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
     try:
-        doc = json.loads(raw)
+        doc = decode_json(raw)  # nesting bounded, lone surrogates replaced
     except ValueError as e:
         raise ConfigError(f"not JSON: {e}", source=path) from None
+    try:
+        return _explain(doc, path, pod, max_nodes=max_nodes, top=top)
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as e:
+        text = " ".join(str(e).split())[:200]
+        raise ConfigError(f"not a kubesched result: {type(e).__name__}: {text}", source=path) from None
+
+
+def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int) -> str:
     namespace, _, name = pod.rpartition("/")
     pods = _pods_of(doc)
     matches = [p for p in pods if p[1] == name and (not namespace or p[0] == namespace)]

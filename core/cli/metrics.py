@@ -27,7 +27,6 @@ Definitions:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._decoding import decode_json
 from .._errors import ConfigError
 
 PREEMPTED = re.compile(r"^Preempted by pod (?P<uid>\S+) on node (?P<node>\S+)$")
@@ -166,11 +166,20 @@ def load_result(path: str) -> dict[str, Any]:
     except OSError as e:
         raise ConfigError(f"cannot read the result: {e.strerror or e}", source=path) from None
     try:
-        obj = json.loads(text)
+        obj = decode_json(text)  # nesting bounded, lone surrogates replaced
     except ValueError as e:
         raise ConfigError(f"not a kubesched result: not JSON ({e})", source=path) from None
     check_result(obj, path)
+    try:
+        compute(obj)  # every value a page reads, of the type it reads it as
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, ZeroDivisionError) as e:
+        raise ConfigError(f"not a kubesched result: {type(e).__name__}: {_one_line(e)}", source=path) from None
     return obj  # type: ignore[no-any-return]
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def check_result(obj: Any, source: str = "") -> None:

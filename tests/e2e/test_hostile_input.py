@@ -447,3 +447,38 @@ def test_an_enormous_workload_is_refused_in_one_line(workdir: Path, capsys: pyte
     )
     code, _, err = run(capsys, {"in.yaml": HUGE_DEPLOYMENT % 3}, "--max-pods", "2")
     assert code == 2 and "Invalid value: 3: more pods than a run may make (2; --max-pods sets it)" in err
+
+
+_MALFORMED_RESULTS = {
+    "deep": "[" * 100_000 + "]" * 100_000,
+    "huge number": json.dumps({"pods": [], "events": [], "summary": {"pods": int("1" * 401)}}),
+    "string in the timeline": json.dumps({
+        "pods": [], "events": [], "summary": {},
+        "timeline": [{"time": 0, "running": "x", "pending": 0, "allocated": {}, "capacity": {}}],
+    }),
+    "infinite number": '{"pods": [], "events": [], "summary": {"virtualSeconds": 1e999}, "timeline": [{"time": 1e999}]}',
+    "bad history": json.dumps({
+        "pods": [{"name": "p", "annotations": {
+            "kube-scheduler-simulator.sigs.k8s.io/result-history": '[{"kube-scheduler-simulator.sigs.k8s.io/filter-result": 5}]'
+        }}],
+        "events": [], "summary": {},
+    }),
+}
+
+
+@pytest.mark.parametrize("case", list(_MALFORMED_RESULTS))
+@pytest.mark.parametrize("command", ["report", "explain"])
+def test_report_and_explain_of_a_malformed_result_are_one_line(
+    case: str, command: str, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24: tracebacks on a 100,000-deep JSON, a 401-digit number, "running": "x" in the
+    timeline...: one line and exit 2, or a page (a value that means nothing is drawn as such)."""
+    Path("r.json").write_text(_MALFORMED_RESULTS[case], encoding="utf-8")
+    argv = ["report", "r.json", "-o", "r.html"] if command == "report" else ["explain", "r.json", "p"]
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), err
+    if code == 2:
+        assert err.startswith("kubesched: error: r.json") and len(err.splitlines()) == 1, err
+    else:
+        assert err == "" and (command == "explain" or Path("r.html").exists())
