@@ -98,20 +98,18 @@ async def handle(
     if m in ("GET", "HEAD"):
         return _get(server, spec, ns, name, q, as_table)
     body = _body(req) if m in ("POST", "PUT") else {}
-    gv = f"{spec.group}/{spec.version}" if spec.group else spec.version
-    if knows(gv, spec.kind):
-        # a null field is an absent one, as Go decodes it into these kinds' types (the
-        # kinds kept as sent echo a null back, as Go's encoding of a nil field without
-        # omitempty does); in a PATCH, null means "remove"
-        body = drop_nulls(body)
+    warnings: tuple[str, ...] = ()
     if m in ("POST", "PUT"):
+        if knows(spec.group_version, spec.kind):
+            # a null field is an absent one, as Go decodes it into these kinds' types (the
+            # kinds kept as sent echo a null back, as Go's encoding of a nil field without
+            # omitempty does); in a PATCH, null means "remove"
+            body = drop_nulls(body)
         warnings = _field_validation(spec, body, q)
-        if warnings:
-            reply = await handle_write(server, req, spec, namespace, ns, name, sub, body)
-            if isinstance(reply, Reply):
-                reply.warnings = (*reply.warnings, *warnings)
-            return reply
-    return await handle_write(server, req, spec, namespace, ns, name, sub, body)
+    reply = await handle_write(server, req, spec, namespace, ns, name, sub, body)
+    if warnings and isinstance(reply, Reply):
+        reply.warnings = (*reply.warnings, *warnings)
+    return reply
 
 
 def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple[str, ...]:
@@ -125,8 +123,7 @@ def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple
         )
     if mode == "Ignore" or not isinstance(body, dict):
         return ()
-    gv = f"{spec.group}/{spec.version}" if spec.group else spec.version
-    unknown = unknown_fields(body, gv, spec.kind)
+    unknown = unknown_fields(body, spec.group_version, spec.kind)
     if not unknown:
         return ()
     if mode == "Strict":
