@@ -326,23 +326,20 @@ async def simulate(
                     ended = "retrying"
                     break
             end = anyio.current_time()
-            unfinished = {
-                "arrivals": pending_arrivals[0],
-                "deletions": len(deletions) - pending_deletions[0],
-                "terminations": cluster.pending_terminations(),
-                "completions": cluster.controllers.pending_completions(),
-                "scheduling": sched.queue.pending_count(),
-                "waitingOnPermit": sum(
-                    1 for fw in sched.profiles.values() for wp in fw.iterate_over_waiting_pods()
-                    if not wp.released
-                ),
-            }
             # before the binding cycles are cancelled: who still waits on Permit, for whom
             waiting = {
                 wp.uid: wp.get_pending_plugins()
                 for fw in sched.profiles.values()
                 for wp in fw.iterate_over_waiting_pods()
                 if not wp.released
+            }
+            unfinished = {
+                "arrivals": pending_arrivals[0],
+                "deletions": len(deletions) - pending_deletions[0],
+                "terminations": cluster.pending_terminations(),
+                "completions": cluster.controllers.pending_completions(),
+                "scheduling": sched.queue.pending_count(),
+                "waitingOnPermit": len(waiting),
             }
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at
