@@ -3,13 +3,16 @@
 Both manifest loading (``kubesched simulate``) and the fake API server decode with these: a
 document nests at most :data:`MAX_DEPTH` levels; YAML aliases may not expand a document past a
 small allowance (go-yaml's rule against alias bombs); a duplicate key is refused (upstream's
-strict decoding); a lone UTF-16 surrogate in JSON becomes U+FFFD, as Go's decoder makes it.
+strict decoding); a lone UTF-16 surrogate in JSON becomes U+FFFD, as Go's decoder makes it.  A
+file is read to at most :data:`MAX_INPUT_BYTES` (``simulate /dev/zero`` ends in one line).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,6 +25,30 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # (what aliases expand to may not exceed half the document's own nodes plus an allowance)
 MAX_DEPTH = 100
 _ALIAS_ALLOWANCE = 10_000
+MAX_INPUT_BYTES = 1 << 30
+"""The most one input file may hold (a 1,000,000-pod manifest is a few hundred MB)."""
+
+
+def read_text(path: str | Path, limit: int = MAX_INPUT_BYTES) -> str:
+    """A file's UTF-8 text, newlines universal as ``Path.read_text``'s, read to at most ``limit``
+    bytes.  Every failure is an OSError whose ``strerror`` is one line: beyond the limit (EFBIG),
+    not UTF-8 (EILSEQ, naming the byte), or the system's own."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {_bytes(limit)}, the most an input may hold")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise OSError(errno.EILSEQ, f"not UTF-8 text (byte {e.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
 
 
 class BoundedLoader(_YAML_LOADER):  # type: ignore[misc, valid-type]

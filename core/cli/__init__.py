@@ -136,7 +136,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
         result = virtual_time.run(
             functools.partial(simulate, manifests, cfg, seed=args.seed, until=until,
-                              progress=progress if progress.enabled else None, explain=args.explain),
+                              progress=progress if progress.enabled else None, explain=args.explain,
+                              max_pods=args.max_pods),
             backend=args.backend,
         )
     if args.report:
@@ -300,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
                    help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
     s.add_argument("--max-pods", type=_int, default=MAX_PODS, metavar="N",
-                   help=f"the most pods one workload may ask for (default {MAX_PODS})")
+                   help=f"the most pods one workload may ask for, and the most the cluster's controllers "
+                        f"keep at once (default {MAX_PODS})")
     s.add_argument("--until", default=None,
                    help="stop after this much virtual time (default: run until nothing more can happen)")
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")

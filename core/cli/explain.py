@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from .._decoding import decode_json
+from .._decoding import decode_json, read_text
 from .._errors import ConfigError
 from .._results import (
     BIND_RESULT,
@@ -245,7 +244,7 @@ def _pods_of(doc: Any) -> list[tuple[str, str, Mapping[str, str]]]:
 def explain(path: str, pod: str, *, max_nodes: int = 20, top: int = 5, text: str | None = None) -> str:
     """``kubesched explain``: the view of ``pod`` ("name" or "namespace/name") in ``path``."""
     try:
-        raw = text if text is not None else Path(path).read_text(encoding="utf-8")
+        raw = text if text is not None else read_text(path)
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
     try:

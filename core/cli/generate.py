@@ -38,6 +38,10 @@ from .._durations import parse_duration
 from .._errors import ConfigError
 from .._resources import QuantityError, parse_quantity
 from .._validation import go_quote
+from .manifests import MAX_PODS
+
+MAX_NODES = 100_000
+"""The most nodes a generated cluster may hold by default (upstream tests clusters of 5000)."""
 
 ARRIVAL = "kubesched.io/arrival"
 DURATION = "kubesched.io/duration"
@@ -108,8 +112,12 @@ KNOBS: tuple[Knob, ...] = (
     ),
     Knob("priorityClasses", [], "PriorityClasses, each workload draws one by share: a list of "
          "{name, value, share} (empty: no priorities)", "yaml"),
+    # bounds: a spec asking for more is refused in one line instead of filling memory
+    Knob("maxPods", MAX_PODS, "the most pods the workloads may make in all (sizes and replicas drawn)", "count"),
+    Knob("maxNodes", MAX_NODES, "the most nodes the pools may hold in all", "count"),
 )
 KNOB_BY_KEY = {k.key: k for k in KNOBS}
+STREAMS = ("pods", "jobs", "gangs", "deployments")
 CHOICES = {"gangApi": ("podgroup", "labels")}
 POOL_KEYS = {
     "name": None, "count": "nodes", "cpu": "nodeCpu", "memory": "nodeMemory", "pods": "nodePods",
@@ -235,6 +243,8 @@ class Spec:
     lifetime: Dist
     shapes: list[Shape]
     priorities: list[tuple[str, int, float]]
+    max_pods: int = 0
+    max_nodes: int = 0
 
 
 def _check_int(value: Any, field: str, minimum: int) -> int:
@@ -381,6 +391,17 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         ))
     if not shapes:
         raise ConfigError("Required value: at least one shape", field=f("shapes"))
+    max_pods = _check_int(v["maxPods"], f("maxPods"), 0)
+    max_nodes = _check_int(v["maxNodes"], f("maxNodes"), 0)
+    if (nodes := sum(p.count for p in pools)) > max_nodes:
+        where = f("nodePools") if pools_raw else f("nodes")
+        raise ConfigError(f"Invalid value: {nodes}: more nodes than a run may hold ({max_nodes}; maxNodes or --max-nodes sets it)",
+                          field=where)
+    counts = {k: _check_number(v[k], f(k)) for k in STREAMS}
+    for k, mean in counts.items():
+        if mean > max_pods:
+            raise ConfigError(f"Invalid value: {mean:g}: more pods than a run may make ({max_pods}; maxPods or --max-pods sets it)",
+                              field=f(k))
 
     priorities = []
     for i, item in enumerate(_check_list(v["priorityClasses"], f("priorityClasses"))):
@@ -404,7 +425,7 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         span=span,
         namespace=namespace,
         pools=pools,
-        counts={k: _check_number(v[k], f(k)) for k in ("pods", "jobs", "gangs", "deployments")},
+        counts=counts,
         duration=parse_dist(v["duration"], f("duration"), durations=True),
         job_size=parse_dist(v["jobSize"], f("jobSize"), durations=False),
         gang_size=parse_dist(v["gangSize"], f("gangSize"), durations=False),
@@ -413,6 +434,8 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         lifetime=parse_dist(v["lifetime"], f("lifetime"), durations=True),
         shapes=shapes,
         priorities=priorities,
+        max_pods=max_pods,
+        max_nodes=max_nodes,
     )
 
 
@@ -494,13 +517,22 @@ class _Workloads:
         """(arrival, stream order, objects) for every workload."""
         spec = self.spec
         out: list[tuple[float, int, list[dict[str, Any]]]] = []
-        for order, stream in enumerate(("pods", "jobs", "gangs", "deployments")):
+        made = 0  # pods the workloads make, in all
+        for order, stream in enumerate(STREAMS):
             arrivals = _poisson_arrivals(self.rng(f"{stream}/arrivals"), spec.counts[stream], spec.span)
             rng = self.rng(f"{stream}/objects")
             prefix = {"pods": "pod", "jobs": "job", "gangs": "gang", "deployments": "deploy"}[stream]
             for i, t in enumerate(arrivals):
                 name = f"{prefix}-{i + 1:05d}"
-                out.append((t, order, getattr(self, stream)(rng, name, t)))
+                objs = getattr(self, stream)(rng, name, t)
+                made += sum(_pods_made(o) for o in objs)
+                if made > spec.max_pods:
+                    raise ConfigError(
+                        f"Invalid value: {spec.counts[stream]:g}: these workloads, with the sizes and replicas "
+                        f"drawn, make more than {spec.max_pods} pods (maxPods or --max-pods sets it)",
+                        field=stream,
+                    )
+                out.append((t, order, objs))
         out.sort(key=lambda x: (x[0], x[1]))
         return out
 
@@ -543,6 +575,11 @@ class _Workloads:
         return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": self.meta(name, t, **{DELETION: deletion}),
                  "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
                           "template": {"metadata": {"labels": labels}, "spec": pod_spec}}}]
+
+
+def _pods_made(obj: dict[str, Any]) -> int:
+    spec = obj.get("spec", {})
+    return {"Pod": 1, "Job": spec.get("parallelism", 0), "Deployment": spec.get("replicas", 0)}.get(obj["kind"], 0)
 
 
 def generate_objects(spec: Spec) -> list[dict[str, Any]]:
@@ -610,7 +647,8 @@ def _flag_value(knob: Knob, text: str) -> Any:
     return text
 
 
-def spec_from_args(args: argparse.Namespace) -> Spec:
+def spec_from_args(args: argparse.Namespace) -> tuple[set[str], str, Spec]:
+    """The flags given, the spec file, and the validated spec."""
     values: dict[str, Any] = {}
     source = ""
     if args.spec:
@@ -628,17 +666,25 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             values[knob.key] = _flag_value(knob, text)
             flags.add(knob.key)
     try:
-        return parse_spec(values)
+        return flags, source, parse_spec(values)
     except ConfigError as e:
-        top = e.field.split(".")[0].split("[")[0]
-        if top in flags:  # name the flag the user typed
-            return_field = KNOB_BY_KEY[top].flag + e.field[len(top):]
-            raise ConfigError(e.message, field=return_field) from None
-        raise e.at(source=source) from None
+        raise _named(e, flags, source) from None
+
+
+def _named(e: ConfigError, flags: set[str], source: str) -> ConfigError:
+    """``e`` naming the flag the user typed, or the spec file."""
+    top = e.field.split(".")[0].split("[")[0]
+    if top in flags:
+        return ConfigError(e.message, field=KNOB_BY_KEY[top].flag + e.field[len(top):])
+    return e.at(source=source)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    text = generate_text(spec_from_args(args))
+    flags, source, spec = spec_from_args(args)
+    try:
+        text = generate_text(spec)
+    except ConfigError as e:
+        raise _named(e, flags, source) from None
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

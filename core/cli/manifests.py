@@ -14,7 +14,9 @@ from typing import Any
 import msgspec
 import yaml
 
-from .._decoding import BoundedLoader, decode_json, drop_nulls
+from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
+
+from .._decoding import BoundedLoader, decode_json, drop_nulls, read_text
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._objects import KINDS, Pod, PriorityClass, convert
@@ -26,7 +28,7 @@ ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
 DELETION_ANNOTATION = "kubesched.io/deletion"
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment")
-MAX_PODS = 1_000_000
+MAX_PODS = FAKE_MAX_PODS
 """The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
 Deployment of 2147483647 replicas would be made pod by pod until memory runs out.  ``--max-pods``
 overrides it."""
@@ -162,11 +164,9 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
     p = Path(path)
     if text is None:
         try:
-            text = p.read_text(encoding="utf-8")
+            text = read_text(p)
         except OSError as e:
             raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
-        except UnicodeDecodeError as e:
-            raise ConfigError(f"cannot read: not UTF-8 text (byte {e.start})", source=path) from None
         except ValueError:  # a NUL byte in the file name
             raise ConfigError("cannot read: invalid file name", source=repr(path)) from None
     if p.suffix == ".json":

@@ -31,10 +31,9 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .._decoding import decode_json
+from .._decoding import decode_json, read_text
 from .._errors import ConfigError
 
 PREEMPTED = re.compile(r"^Preempted by pod (?P<uid>\S+) on node (?P<node>\S+)$")
@@ -162,7 +161,7 @@ class Metrics:
 def load_result(path: str) -> dict[str, Any]:
     """Read a saved ``simulate --output json`` result; anything else is a ConfigError."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as e:
         raise ConfigError(f"cannot read the result: {e.strerror or e}", source=path) from None
     try:

@@ -22,7 +22,7 @@ from .._config import SchedulerConfig
 from .._objects import Node, Pod
 from .._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
 from .._scheduler import Scheduler
-from .manifests import Manifest, system_priority_classes
+from .manifests import MAX_PODS, Manifest, system_priority_classes
 from .output import render_text
 
 UNTIL_EPSILON = 1e-6
@@ -156,6 +156,7 @@ async def simulate(
     registry: dict[str, Any] | None = None,
     progress: Callable[[float, int], None] | None = None,
     explain: bool = False,
+    max_pods: int = MAX_PODS,
 ) -> SimulationResult:
     """Run a simulation on the current event loop (which must run in virtual time).
 
@@ -165,7 +166,8 @@ async def simulate(
 
     ``progress``, when given, is called with (virtual seconds, pods bound so far) at every pod
     event; it must be cheap and must not touch the run.  ``explain``: record every plugin's
-    result of every attempt (``SimulationResult.results``).
+    result of every attempt (``SimulationResult.results``).  ``max_pods``: the most pods the
+    cluster's controllers keep at once (a create beyond it is a FailedCreate event and a warning).
     """
     from kubesched.transports.fake import FakeCluster
     from kubesched.transports.fake._controllers import controller_of
@@ -183,7 +185,7 @@ async def simulate(
     workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
     rs_owner: dict[tuple[str, str], tuple[str, str, str]] = {}
     owned: Counter[tuple[str, str, str]] = Counter()  # pods created per owner
-    async with FakeCluster(kubelet_timers=False, seed=seed) as cluster:
+    async with FakeCluster(kubelet_timers=False, seed=seed, max_pods=max_pods) as cluster:
         start = anyio.current_time()
         for pc in system_priority_classes():
             cluster.create(pc)
@@ -401,6 +403,11 @@ async def simulate(
                     f"stopped at t={at:g}s after {QUIET_LIMIT:g}s of virtual time with nothing but "
                     f"scheduling retries, with {what} still to come; pass --until to run longer"
                 )
+        if cluster.controllers.refused_creates:
+            result.warnings.append(
+                f"the cluster held {max_pods} pods (--max-pods), so Jobs and ReplicaSets were refused "
+                "pods they wanted (FailedCreate events)"
+            )
         result.timeline = timeline.entries
         for (kind, ns, name), n in owned.items():
             if (kind, ns, name) in workloads:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._decoding import read_text
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._validation import go_quote
@@ -145,7 +146,7 @@ def load_sweep(path: str) -> Sweep:
 
     def read(rel: str, fld: str) -> str:
         try:
-            return (base / rel).read_text(encoding="utf-8")
+            return read_text(base / rel)
         except OSError as e:
             raise ConfigError(f"cannot read {go_quote(str(base / rel))}: {e.strerror or e}", source=path, field=fld) from None
         except UnicodeDecodeError:
@@ -357,7 +358,7 @@ class Results:
     def read(cls, path: Path) -> Results:
         out = cls()
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
         except FileNotFoundError:
             return out
         except (OSError, UnicodeDecodeError) as e:

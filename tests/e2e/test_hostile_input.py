@@ -482,3 +482,63 @@ def test_report_and_explain_of_a_malformed_result_are_one_line(
         assert err.startswith("kubesched: error: r.json") and len(err.splitlines()) == 1, err
     else:
         assert err == "" and (command == "explain" or Path("r.html").exists())
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        pytest.param(["--pods", "1e9"], "--pods: Invalid value: 1e+09: more pods than a run may make "
+                     "(1000000; maxPods or --max-pods sets it)", id="a billion bare pods"),
+        pytest.param(["--nodes", "1e9"], "--nodes: Invalid value: 1000000000: more nodes than a run may hold "
+                     "(100000; maxNodes or --max-nodes sets it)", id="a billion nodes"),
+        pytest.param(["--jobs", "3", "--job-size", "1e9", "--span", "1s"],
+                     "--jobs: Invalid value: 3: these workloads, with the sizes and replicas drawn, make more "
+                     "than 1000000 pods (maxPods or --max-pods sets it)", id="jobs of a billion pods"),
+        pytest.param(["--deployments", "50", "--replicas", "3", "--max-pods", "20"],
+                     "--deployments: Invalid value: 50: more pods than a run may make "
+                     "(20; maxPods or --max-pods sets it)", id="limit lowered"),
+    ],
+)
+def test_generate_enormous_is_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
+    """Issue 24 item 3: ``generate --pods 1e9`` ran until killed; now the documented bounds."""
+    assert cli.main(["generate", *argv]) == 2
+    assert capsys.readouterr() == ("", f"kubesched: error: {line}\n")
+
+
+def test_controllers_stop_at_the_cluster_pod_limit(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24 item 3: many workloads each under the per-workload limit may not together fill
+    memory either: the controllers stop at --max-pods pods, as FailedCreate events and a warning."""
+    two = HUGE_DEPLOYMENT % 8 + "---\n" + (HUGE_DEPLOYMENT % 8).replace("web", "api")
+    code, out, err = run(capsys, {"in.yaml": docs(NODE.replace('"10"', '"100"'), two)}, "--max-pods", "10")
+    assert code == 0
+    assert err == (
+        "kubesched: warning: the cluster held 10 pods (--max-pods), so Jobs and ReplicaSets were "
+        "refused pods they wanted (FailedCreate events)\n"
+    )
+    result = json.loads(out)
+    assert result["summary"]["pods"] == 10
+    refused = [e for e in result["events"] if e["reason"] == "FailedCreate"]
+    assert refused and all(e["type"] == "Warning" for e in refused)
+    assert refused[0]["message"].startswith('Error creating: pods "api-')
+    assert refused[0]["message"].endswith("is forbidden: the cluster already holds the most pods it may (10; --max-pods sets it)")
+
+
+def test_an_endless_input_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24 item 5: ``simulate /dev/zero`` read until out of memory; every input is read to
+    at most 1 GiB (a smaller limit here, through the same function)."""
+    from kubesched._decoding import read_text
+
+    with pytest.raises(OSError, match="larger than 1 MiB, the most an input may hold"):
+        read_text("/dev/zero", 1 << 20)
+    assert cli.main(["simulate", "/dev/zero"]) == 2
+    assert capsys.readouterr() == ("", "kubesched: error: /dev/zero: cannot read: larger than 1 GiB, the most an input may hold\n")
+
+
+@pytest.mark.parametrize("command", ["simulate", "report", "explain"])
+def test_input_not_utf8_is_one_line(command: str, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Path("r.json").write_bytes(b'{"pods": []}\xff')
+    argv = {"simulate": ["simulate", "r.json"], "report": ["report", "r.json", "-o", "r.html"],
+            "explain": ["explain", "r.json", "p"]}[command]
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("kubesched: error: r.json: cannot read") and err.endswith(": not UTF-8 text (byte 12)\n")

@@ -57,7 +57,7 @@ from kubesched._transport import Transport
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
-from ._controllers import Controllers
+from ._controllers import MAX_PODS, Controllers
 from ._disruption import Disruption
 from ._kubelet import Kubelet
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
@@ -103,7 +103,9 @@ class FakeCluster(Transport):
     objects are ``epoch`` plus the anyio time elapsed since then.  ``default_grace_seconds`` is
     the termination grace period of a pod without ``spec.terminationGracePeriodSeconds``.
     ``clear_nominated_node_name_on_binding`` mirrors the API server's
-    ClearingNominatedNodeNameAfterBinding feature gate (beta and on since 1.35).
+    ClearingNominatedNodeNameAfterBinding feature gate (beta and on since 1.35).  The Job and
+    ReplicaSet controllers create pods until the cluster holds ``max_pods`` (then each refused
+    create is a Warning ``FailedCreate`` event), so one enormous workload cannot take all memory.
     """
 
     def __init__(
@@ -114,6 +116,7 @@ class FakeCluster(Transport):
         clear_nominated_node_name_on_binding: bool = True,
         kubelet_timers: bool = True,
         seed: int = 0,
+        max_pods: int = MAX_PODS,
     ) -> None:
         """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
         called (a deterministic simulation drives every timed event from one loop)."""
@@ -135,7 +138,7 @@ class FakeCluster(Transport):
             Disruption(self._store),
         ]
         # pods' durations, Jobs, ReplicaSets, Deployments (``seed``: generated names)
-        self.controllers = Controllers(self._store, self, seed=seed, timers=kubelet_timers)
+        self.controllers = Controllers(self._store, self, seed=seed, timers=kubelet_timers, max_pods=max_pods)
         self._controllers.append(self.controllers)
         for c in self._controllers:
             self._store.register(c)

@@ -62,6 +62,9 @@ from kubesched._objects import copy as _copy
 
 from ._store import Change, Controller
 
+MAX_PODS = 1_000_000
+"""The most pods the controllers keep in one cluster: a create beyond it is a FailedCreate event."""
+
 if TYPE_CHECKING:
     from ._store import Store
 
@@ -121,9 +124,13 @@ class Controllers(Controller):
 
     kinds = ("Pod", "Node", "Job", "ReplicaSet", "Deployment")
 
-    def __init__(self, store: Store, cluster: ClusterAPI, *, seed: int = 0, timers: bool = True) -> None:
+    def __init__(
+        self, store: Store, cluster: ClusterAPI, *, seed: int = 0, timers: bool = True, max_pods: int = MAX_PODS
+    ) -> None:
         super().__init__(store)
         self.cluster = cluster
+        self.max_pods = max_pods
+        self.refused_creates = 0  # pods not created because the cluster held max_pods
         self.rng = random.Random(seed)
         self.timers = timers
         self.deleted_nodes: set[str] = set()
@@ -314,6 +321,8 @@ class Controllers(Controller):
                 idx = next_index
                 busy.add(idx)
             name = self._create_pod(job, "Job", job.spec.template, idx)
+            if name is None:
+                break
             state.active[name] = idx
         self._job_status(job, state)
 
@@ -381,7 +390,10 @@ class Controllers(Controller):
         active = self._rs_active[key]
         want = 1 if rs.spec.replicas is None else rs.spec.replicas
         while len(active) < want:
-            active.add(self._create_pod(rs, "ReplicaSet", rs.spec.template, -1))
+            name = self._create_pod(rs, "ReplicaSet", rs.spec.template, -1)
+            if name is None:
+                break
+            active.add(name)
         if len(active) > want:
             # getPodsToDelete ranks unscheduled pods first, then newer ones
             pods = [p for n in active if (p := self.cluster.get("Pod", key[0], n)) is not None]
@@ -463,8 +475,20 @@ class Controllers(Controller):
     def _random(self) -> str:
         return "".join(self.rng.choice(_ALPHANUMS) for _ in range(5))
 
-    def _create_pod(self, owner: Any, kind: str, template: PodTemplateSpec, index: int) -> str:
+    def _create_pod(self, owner: Any, kind: str, template: PodTemplateSpec, index: int) -> str | None:
+        """The new pod's name; None (and a FailedCreate event) once the cluster holds ``max_pods``."""
         ns, oname = owner.metadata.namespace, owner.metadata.name
+        if len(self.store.objects("Pod")) >= self.max_pods:
+            self.refused_creates += 1
+            # upstream's controllers report a refused create the same way (replica_set.go,
+            # job_controller.go): a Warning "FailedCreate" event "Error creating: <the error>"
+            self.cluster.record(
+                kind, "FailedCreate", owner,
+                f'Error creating: pods "{oname}-" is forbidden: the cluster already holds the most pods it may '
+                f"({self.max_pods}; --max-pods sets it)",
+                "Warning",
+            )
+            return None
         labels = dict(template.metadata.labels)
         annotations = dict(template.metadata.annotations)
         spec: PodSpec = _copy(template.spec)
