@@ -8,6 +8,8 @@ Model::
                                                     has ended; end(t) lets the next one go
     active  = tasks that can make progress now (not parked at Permit)
     settle() waits until active == 0: everything runnable at this instant has run
+    cycle() = the scheduling cycle running now: a task made runnable during it (a waiting pod
+              it rejected, a binding cycle or preemption it started) takes its turn after it
 
     wake sources: (next_due, run_due) pairs — the fake cluster's terminations, a simulation's
     arrivals — that the scheduler's deterministic loop runs, in registration order, before it
@@ -42,6 +44,7 @@ class Driver:
         self.pre_cycle_hooks: list[Callable[[], object]] = []
         self.wake_sources: list[Callable[[], float | None]] = []
         self._kick: anyio.Event | None = None
+        self._cycle: anyio.Event | None = None  # set when the running scheduling cycle ends
 
     # --- turns --------------------------------------------------------------------------------
     def ticket(self) -> int | None:
@@ -55,6 +58,10 @@ class Driver:
         """Wait for this ticket's turn, then apply every change made before it."""
         if ticket is None:
             return
+        # no new cycle starts while this task is active, so once the running one has ended
+        # only the turns order the tasks
+        if self._cycle is not None:
+            await self._cycle.wait()
         while self._turns_done + 1 < ticket and ticket not in self._turns_skipped:
             event = self._turn_events.setdefault(ticket, anyio.Event())
             await event.wait()
@@ -72,6 +79,16 @@ class Driver:
         event = self._turn_events.get(self._turns_done + 1)
         if event is not None:
             event.set()
+
+    def begin_cycle(self) -> None:
+        """A scheduling cycle starts (deterministic loop only)."""
+        self._cycle = anyio.Event()
+
+    def end_cycle(self) -> None:
+        """The scheduling cycle ended: the tasks it made runnable may take their turns."""
+        if self._cycle is not None:
+            self._cycle.set()
+            self._cycle = None
 
     # --- settling -----------------------------------------------------------------------------
     def activate(self) -> None:

@@ -329,7 +329,11 @@ class Scheduler(EventHandlers, ScheduleOne):
                 if n > LIVELOCK_ATTEMPTS_PER_POD:
                     self._stall(now, sum(attempts.values()), qpi)
                     return
-                await self.schedule_one(qpi)
+                self.driver.begin_cycle()
+                try:
+                    await self.schedule_one(qpi)
+                finally:
+                    self.driver.end_cycle()
                 continue
             if self._idle_waiter is not None and self._next_wake(for_idle=True) is None and self.is_idle():
                 self._idle_waiter.set()

@@ -78,28 +78,48 @@ def _pod(meta: dict[str, Any], r: random.Random) -> dict[str, Any]:
     }
 
 
-def _simulate(text: str, backend: str) -> str:
+def _simulate(text: str, backend: str, async_preemption: bool = True) -> str:
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
+    cfg = parse_config(GANG_CONFIG)
+    cfg.feature_gates["SchedulerAsyncPreemption"] = async_preemption
 
     async def go() -> str:
-        result = await simulate(manifests, parse_config(GANG_CONFIG), seed=3, until=120.0)
+        result = await simulate(manifests, cfg, seed=3, until=120.0)
         return result.to_json()
 
     return run(go, backend=backend)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6))
-def test_asyncio_and_trio_agree_byte_for_byte(seed: int) -> None:
+@given(seed=st.integers(0, 10**6), async_preemption=st.booleans())
+def test_asyncio_and_trio_agree_byte_for_byte(seed: int, async_preemption: bool) -> None:
     text = scenario(seed)
-    assert _simulate(text, "asyncio") == _simulate(text, "trio")
+    assert _simulate(text, "asyncio", async_preemption) == _simulate(text, "trio", async_preemption)
 
 
-@pytest.mark.parametrize("seed", [3, 17, 21, 94])
-def test_known_hard_scenarios_agree(seed: int) -> None:
-    """Scenarios that once diverged (same-instant Permit timeouts, preemption of waiting pods)."""
+@pytest.mark.parametrize(
+    ("seed", "async_preemption"),
+    [(3, True), (17, True), (21, True), (94, True), (19, False), (23, False), (34, False), (47, False)],
+)
+def test_known_hard_scenarios_agree(seed: int, async_preemption: bool) -> None:
+    """Scenarios that once diverged: same-instant Permit timeouts, preemption of waiting pods,
+    and (issue 24 item 7) sync preemption of a gang member waiting at Permit, where the waiting
+    pod's FailedScheduling and the preemptor's came in either order.  A task made runnable during
+    a scheduling cycle now takes its turn after the cycle ends."""
     text = scenario(seed)
-    assert _simulate(text, "asyncio") == _simulate(text, "trio")
+    assert _simulate(text, "asyncio", async_preemption) == _simulate(text, "trio", async_preemption)
+
+
+def test_a_preempted_waiting_pod_fails_after_its_preemptor() -> None:
+    """Sync preemption of a gang member at Permit (seed 19): the preemptor's cycle records its
+    own FailedScheduling before the rejected member's binding cycle records "preempted"."""
+    events = json.loads(_simulate(scenario(19), "trio", False))["events"]
+    at_zero = [(e["reason"], e["object"], e["message"]) for e in events if e["time"] == 0.0][-3:]
+    assert at_zero == [
+        ("Preempted", "default/g0-0", at_zero[0][2]),
+        ("FailedScheduling", "default/p2", "0/1 nodes are available: 1 Insufficient cpu."),
+        ("FailedScheduling", "default/g0-0", "0/1 nodes are available: 1 preempted."),
+    ]
 
 
 class Spinner:
