@@ -141,6 +141,8 @@ def _plugin_list(raw: Any, fld: str) -> list[tuple[str, int]]:
             weight = 0
         if not isinstance(weight, int) or isinstance(weight, bool):
             raise _err(f"{fld}[{i}].weight", f"Invalid value: {weight!r}: must be an integer")
+        if not -(2**31) <= weight < 2**31:  # Plugin.Weight is an *int32: nothing larger decodes
+            raise _err(f"{fld}[{i}].weight", f"Invalid value: {weight}: out of the int32 range")
         if weight < 0:
             raise _err(f"{fld}[{i}].weight", f"Invalid value: {weight}: weight must be non-negative")
         out.append((item["name"], weight))
@@ -236,6 +238,8 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
             if k not in known:
                 raise _unknown_field(f"{section}.{k}")
     _check_numbers(data)
+    _check_client_connection(data.get("clientConnection") or {})
+    _check_leader_election(data.get("leaderElection") or {})
     if registry is None:
         from ._entrypoints import all_plugins
 
@@ -317,6 +321,79 @@ def _check_numbers(data: Any) -> None:
             stack.extend((f"{path}.{k}" if path else str(k), x) for k, x in v.items())
         elif isinstance(v, list):
             stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+
+
+_FLOAT32_MAX = 3.4028234663852886e38
+# componentbaseconfig v1alpha1 RecommendedDefaultLeaderElectionConfiguration, as kube-scheduler
+# defaults its configuration (leaderElect true, 15s / 10s / 2s, leases in kube-system)
+_LEADER_ELECTION_DEFAULTS = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
+
+
+def _check_client_connection(cc: Mapping[str, Any]) -> None:
+    """``ClientConnectionConfiguration`` as kube-scheduler decodes and validates it
+    (component-base ``ValidateClientConnectionConfiguration``).  A negative qps is accepted, as
+    upstream: client-go then applies no rate limit."""
+    for key in ("kubeconfig", "contentType", "acceptContentTypes"):
+        v = cc.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _err(f"clientConnection.{key}", f"Invalid value: {v!r}: must be a string")
+    qps = cc.get("qps")
+    if qps is not None:
+        if not isinstance(qps, int | float) or isinstance(qps, bool):
+            raise _err("clientConnection.qps", f"Invalid value: {qps!r}: must be a number")
+        if abs(qps) > _FLOAT32_MAX:  # a float32 field
+            raise _err("clientConnection.qps", f"Invalid value: {qps}: out of the float32 range")
+    burst = cc.get("burst")
+    if burst is not None:
+        if not isinstance(burst, int) or isinstance(burst, bool):
+            raise _err("clientConnection.burst", f"Invalid value: {burst!r}: must be an integer")
+        if not -(2**31) <= burst < 2**31:
+            raise _err("clientConnection.burst", f"Invalid value: {burst}: out of the int32 range")
+        if burst < 0:
+            raise _err("clientConnection.burst", f"Invalid value: {burst}: must be non-negative")
+
+
+def _check_leader_election(le: Mapping[str, Any]) -> None:
+    """``LeaderElectionConfiguration``: each duration a Go duration string (``metav1.Duration``:
+    ``time.ParseDuration``, so ``forever``, ``" 15s"`` or a bare ``15`` are refused), then, when
+    leaderElect (default true), component-base ``ValidateLeaderElectionConfiguration`` and the
+    scheduler's own resourceLock rule."""
+    from ._durations import format_duration, parse_duration_nanos
+
+    elect = le.get("leaderElect")
+    if elect is not None and not isinstance(elect, bool):
+        raise _err("leaderElection.leaderElect", f"Invalid value: {elect!r}: must be a boolean")
+    nanos: dict[str, int] = {}
+    for key, default in _LEADER_ELECTION_DEFAULTS.items():
+        v = le.get(key)
+        if v is None:
+            v = default
+        if not isinstance(v, str):
+            raise _err(f"leaderElection.{key}", f'Invalid value: {v!r}: must be a duration string (e.g. "{default}")')
+        try:
+            nanos[key] = parse_duration_nanos(v, bare_seconds=False)
+        except ValueError as e:
+            raise _err(f"leaderElection.{key}", str(e)) from None
+    for key in ("resourceLock", "resourceName", "resourceNamespace"):
+        v = le.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _err(f"leaderElection.{key}", f"Invalid value: {v!r}: must be a string")
+    if elect is False:
+        return
+    for key in _LEADER_ELECTION_DEFAULTS:
+        if nanos[key] <= 0:
+            raise _err(f"leaderElection.{key}", f"Invalid value: {format_duration(nanos[key])}: must be greater than zero")
+    if nanos["leaseDuration"] <= nanos["renewDeadline"]:
+        # upstream names leaseDuration and shows the renewDeadline
+        raise _err(
+            "leaderElection.leaseDuration",
+            f"Invalid value: {format_duration(nanos['renewDeadline'])}: must be greater than `RenewDeadline`",
+        )
+    lock = le.get("resourceLock") or "leases"
+    if lock != "leases":
+        from ._validation_base import go_quote
+
+        raise _err("leaderElection.resourceLock", f'Invalid value: {go_quote(lock)}: resourceLock value must be "leases"')
 
 
 def _int(data: Mapping[str, Any], key: str, default: int) -> int:

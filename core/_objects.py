@@ -8,6 +8,8 @@ scheduler reads or writes are declared.
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Annotated, Any
 
 import msgspec
@@ -243,6 +245,7 @@ class PodSpec(_Obj):
     scheduling_gates: list[PodSchedulingGate] = []
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     termination_grace_period_seconds: Int64 | None = None
+    active_deadline_seconds: Int64 | None = None
     host_network: bool = False
     hostname: str = ""
     restart_policy: str = _DEFAULTED
@@ -494,3 +497,57 @@ def convert(data: Any, kind: type[Any]) -> Any:
 def copy(obj: Any) -> Any:
     """A deep copy of an API object."""
     return msgspec.convert(msgspec.to_builtins(obj), type(obj), strict=False)
+
+
+# --- times ---------------------------------------------------------------------------------
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})$"
+)
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of the proleptic Gregorian date (Howard Hinnant's algorithm)."""
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def parse_time_ns(ts: str | None) -> int | None:
+    """A ``metav1.Time`` (RFC 3339) as integer nanoseconds since the epoch, nanosecond precision;
+    None when unset."""
+    if not ts:
+        return None
+    return rfc3339_ns(ts)
+
+
+@functools.lru_cache(maxsize=16384)
+def rfc3339_ns(ts: str) -> int:
+    """:func:`parse_time_ns` of a set timestamp, cached per string (pods' start times repeat)."""
+    if len(ts) >= 20 and ts[-1] == "Z" and ts[4] == "-" and ts[10] == "T" and ts[19] in ".Z":
+        # the form the API server writes: 2024-01-02T03:04:05Z or with a fraction, in UTC
+        frac = ts[20:-1]
+        try:
+            secs = _days_from_civil(int(ts[0:4]), int(ts[5:7]), int(ts[8:10])) * 86400 + int(ts[11:13]) * 3600 + int(ts[14:16]) * 60 + int(ts[17:19])
+        except ValueError:
+            secs = None
+        if secs is not None and (not frac or (frac.isdigit() and frac.isascii())) and _RFC3339.match(ts):
+            return secs * 1_000_000_000 + int(frac[:9].ljust(9, "0") or 0)
+    m = _RFC3339.match(ts)
+    if m is None:
+        from datetime import datetime
+
+        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1e9)
+    import calendar
+
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    frac = (m.group(7) or "")[:9].ljust(9, "0")
+    secs = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    tz = m.group(8)
+    if tz not in ("Z", "z"):
+        sign = 1 if tz[0] == "+" else -1
+        secs -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    return secs * 1_000_000_000 + int(frac)

@@ -579,7 +579,8 @@ class _Workloads:
 
 def _pods_made(obj: dict[str, Any]) -> int:
     spec = obj.get("spec", {})
-    return {"Pod": 1, "Job": spec.get("parallelism", 0), "Deployment": spec.get("replicas", 0)}.get(obj["kind"], 0)
+    made: int = {"Pod": 1, "Job": spec.get("parallelism", 0), "Deployment": spec.get("replicas", 0)}.get(obj["kind"], 0)
+    return made
 
 
 def generate_objects(spec: Spec) -> list[dict[str, Any]]:

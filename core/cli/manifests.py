@@ -473,6 +473,8 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:
     """As the PriorityClass admission does when each object is created (in arrival order)."""
+    from .._validation import check_priority_admission
+
     classes: dict[str, Manifest] = {}
     default = ""
     for m in manifests:  # in creation order
@@ -490,6 +492,7 @@ def _check_priority_classes(manifests: list[Manifest]) -> None:
         elif isinstance(m.obj, Pod):
             name = m.obj.spec.priority_class_name
             if not name or name in classes or name in SYSTEM_PRIORITY_CLASSES:
+                check_priority_admission(m.obj, classes[name].obj if name in classes else None, source=m.label)
                 continue
             later = next((c for c in manifests if isinstance(c.obj, PriorityClass) and c.obj.metadata.name == name), None)
             why = f" (it arrives later, at {later.arrival:g}s)" if later is not None else ""

@@ -224,8 +224,15 @@ def test_readme_and_docs_link_only_inside_the_repository() -> None:
     root = Path(__file__).parents[2]
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*/README.md"))]
     for page in pages:
-        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        text = page.read_text()
+        # GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens
+        anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                   for h in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
             assert "://" not in target, (page.name, target)
+            if target.startswith("#"):  # a heading of the same page
+                assert target[1:] in anchors, (page.name, target)
+                continue
             path = (page.parent / target.split("#", 1)[0]).resolve()
             assert path.exists() and root in path.parents, (page.name, target)
 

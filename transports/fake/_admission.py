@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kubesched._errors import ConfigError
 from kubesched._objects import Pod, PodCondition, PriorityClass
+from kubesched._validation import check_priority_admission
 
 from ._store import Change, Controller
 
@@ -44,7 +45,8 @@ class Admission(Controller):
         classes = self.store.objects("PriorityClass")
         cls: PriorityClass | None = None
         value: int | None = None
-        if spec.priority_class_name:
+        named = bool(spec.priority_class_name)
+        if named:
             cls = classes.get(("", spec.priority_class_name))
             if cls is not None:
                 value = cls.value
@@ -62,6 +64,8 @@ class Admission(Controller):
                     value = pc.value
                     spec.priority_class_name = pc.metadata.name
                     break
+        if named:  # a class the pod names (not the global default) decides its priority
+            check_priority_admission(pod, cls)
         if spec.priority is None:
             spec.priority = value if value is not None else 0
         if spec.preemption_policy is None:
