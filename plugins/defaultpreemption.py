@@ -1,7 +1,10 @@
 """DefaultPreemption: PostFilter preemption and the async-preemption PreEnqueue gate.
 
-Upstream ``plugins/defaultpreemption``.  The machinery is :class:`kubesched.framework.Evaluator`;
-this module holds the plugin, its args (``DefaultPreemptionArgs``) and their validation.
+Upstream ``plugins/defaultpreemption``, on top of the preemption package ``core/_preemption/``
+(upstream ``framework/preemption``: the Evaluator's flow, the dry run, victim selection, the
+candidate rules, sync and async preparation), which it reaches through
+:class:`kubesched.framework.Evaluator`.  This module holds the plugin, its args
+(``DefaultPreemptionArgs``) and their validation.
 
 - PostFilter: ``Evaluator.preempt``; a non-empty message is prefixed with ``"preemption: "``.
 - PreEnqueue (gate ``SchedulerAsyncPreemption``): a pod whose victims are still being deleted in

@@ -1,14 +1,15 @@
-"""The batched dry runs give what the per-node dry run gives (issue 16).
+"""The dry run on columns gives what the node-by-node dry run gives (issues 16, 27).
 
-``Evaluator.dry_run_preemption_batched`` (one batch Filter per chunk of nodes, the reprieve loop
-in lockstep, on node copies) and ``dry_run_preemption_columns`` (the same on snapshot rows with
-column overlays, the nominated pods from the nominator's arrays) against
-``dry_run_preemption_per_node`` (upstream's ``SelectVictimsOnNode`` on copies of each node) on
-random clusters: priorities, start times, PDBs, host ports, nominated pods, per-node Filter
-failures and errors, offsets and candidate counts.  Same candidates in the same order with the
-same victims in the same order, same node statuses (in the same order), errors and the same
-chosen node.  The batched path makes the same Filter calls; the column path may filter a few
-nodes past the stopping node (as upstream's parallel dry run does), never fewer.
+``Evaluator.dry_run_preemption_columns`` (``_preemption/dryrun_columns.py``: batch Filter over
+snapshot rows with column overlays, the reprieve loop in lockstep, the nominated pods from the
+nominator's arrays) against ``dry_run_preemption_per_node`` (``_preemption/dryrun.py``:
+upstream's ``SelectVictimsOnNode`` on copies of each node) on random clusters: priorities, start
+times, PDBs, host ports, nominated pods, per-node Filter failures and errors, offsets and
+candidate counts, the default victim order and a custom one.  Same candidates in the same order
+with the same victims in the same order, same node statuses (in the same order), errors and the
+same chosen node; the column path may filter a few nodes past the stopping node (as upstream's
+parallel dry run does), never fewer.  A custom eligibility (``is_eligible_pod`` or an overridden
+``is_preemption_allowed``) is served by the node-by-node dry run.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched import CycleState, NodeInfo, Pod, Status, hookimpl, per_node_filter
 from kubesched._nodeinfo import PodInfo
+from kubesched._preemption import Candidate, Evaluator, pick_one_node_for_preemption
 from kubesched._status import Code
 from kubesched.plugins import IN_TREE
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
@@ -108,7 +111,12 @@ def _cluster(seed: int, max_nodes: int = 12) -> dict[str, Any]:
                 nominated=nominated, offset=r.randrange(len(nodes)), num=r.randint(1, len(nodes)))
 
 
-def _run(case: dict[str, Any], mode: str) -> tuple[Any, ...]:
+def _by_name(a: Pod, b: Pod) -> bool:
+    """A custom ``MoreImportantPod``: by name (a total order other than the default one)."""
+    return a.metadata.name < b.metadata.name
+
+
+def _framework(case: dict[str, Any]) -> Any:
     fw = framework_for(
         {
             "preFilter": ["NodeResourcesFit", "NodePorts"],
@@ -120,12 +128,18 @@ def _run(case: dict[str, Any], mode: str) -> tuple[Any, ...]:
     )
     for p, node in case["nominated"]:
         fw.nominator.add(PodInfo(p), node)
+    return fw
+
+
+def _run(case: dict[str, Any], mode: str, order: Any = None) -> tuple[Any, ...]:
+    fw = _framework(case)
     ev = fw.plugin("DefaultPreemption").evaluator
+    if order is not None:
+        ev.more_important_pod = order
     p = case["preemptor"]
     state = CycleState()
     _, st_, _ = fw.run_pre_filter_plugins(state, p, fw.snapshot.node_infos)
     assert st_ is None or st_.is_success()
-    assert ev._can_batch(state)
     assert ev._can_use_columns(state)
     all_rows = np.arange(len(case["nodes"]), dtype=np.int64)
 
@@ -133,8 +147,6 @@ def _run(case: dict[str, Any], mode: str) -> tuple[Any, ...]:
         if mode == "columns":
             assert list(infos) == fw.snapshot.node_infos
             return ev.dry_run_preemption_columns(state, pod, all_rows, pdbs, offset, num)
-        if mode == "batched":
-            return ev.dry_run_preemption_batched(state, pod, infos, pdbs, offset, num)
         return ev.dry_run_preemption_per_node(state, pod, infos, pdbs, offset, num)
 
     counter = fw.plugin("FakeFilter")
@@ -161,13 +173,75 @@ def _run(case: dict[str, Any], mode: str) -> tuple[Any, ...]:
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**32 - 1))
-def test_batched_dry_run_equals_per_node_dry_run(seed: int) -> None:
+def test_column_dry_run_equals_per_node_dry_run(seed: int) -> None:
     case = _cluster(seed)
     per_node = _run(case, "per-node")
-    assert _run(case, "batched") == per_node
     columns = _run(case, "columns")
     assert columns[:4] + columns[5:] == per_node[:4] + per_node[5:]
     assert columns[4] >= per_node[4]  # Filter calls
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_column_dry_run_with_a_custom_victim_order(seed: int) -> None:
+    """A plugin's ``MoreImportantPod`` keeps the column path (no default-rule scores then)."""
+    case = _cluster(seed)
+    per_node = _run(case, "per-node", _by_name)
+    columns = _run(case, "columns", _by_name)
+    assert columns[:4] + columns[5:] == per_node[:4] + per_node[5:]
+    assert columns[4] >= per_node[4]
+
+
+class _OwnEligibility(Evaluator):
+    """A custom preemption plugin's Evaluator that overrides ``isPreemptionAllowed``."""
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        return super().is_preemption_allowed(node_info, victim, preemptor) and victim.pod.metadata.name[-1] != "0"
+
+
+@pytest.mark.parametrize("how", ["is_eligible_pod", "subclass"])
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_custom_eligibility_goes_node_by_node(how: str, seed: int) -> None:
+    """Eligibility not by priority alone: ``find_candidates`` runs the node-by-node dry run
+    (the column form strips by priority), with the candidates it gives."""
+    case = _cluster(seed)
+    fw = _framework(case)
+    ev = fw.plugin("DefaultPreemption").evaluator
+    if how == "subclass":
+        ev = _OwnEligibility("DefaultPreemption", fw)
+    else:
+        ev.is_eligible_pod = lambda ni, victim, preemptor: victim.pod.metadata.name[-1] != "0"
+    p = case["preemptor"]
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, p, fw.snapshot.node_infos)
+    assert not ev._can_use_columns(state)
+    ev.offset_source = lambda n: case["offset"] % n
+    ran: list[str] = []
+
+    def columns(*args: Any) -> Any:
+        raise AssertionError("the column dry run strips by priority alone")
+
+    per_node = ev.dry_run_preemption_per_node
+
+    def node_by_node(*args: Any) -> Any:
+        ran.append("per-node")
+        return per_node(*args)
+
+    ev.dry_run_preemption_columns = columns  # type: ignore[method-assign]
+    ev.dry_run_preemption_per_node = node_by_node  # type: ignore[method-assign]
+    infos = fw.snapshot.node_infos
+    statuses = {ni.name: Status(Code.UNSCHEDULABLE) for ni in infos}
+    got, _, _ = ev.find_candidates(state, infos, p, statuses)
+    assert ran == ["per-node"]
+    pdbs = fw.cluster.list_pdbs()
+    offset, num = ev.get_offset_and_num_candidates(len(infos))
+    want, _, _ = per_node(state, p, infos, pdbs, offset, num)
+    assert [(c.name, [v.metadata.name for v in c.victims]) for c in got] == [
+        (c.name, [v.metadata.name for v in c.victims]) for c in want
+    ]
+    # no lower-priority pod named "…0" is ever a victim
+    assert not any(v.metadata.name.endswith("0") for c in got for v in c.victims)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -199,8 +273,6 @@ def test_the_random_clusters_exercise_the_interesting_paths() -> None:
 def test_select_candidate_default_rules_equal_pick_one_node(seed: int) -> None:
     """``select_candidate``'s shortcut for the default rules picks what
     ``pick_one_node_for_preemption`` picks (ties on every rule included)."""
-    from kubesched._preemption import Candidate, Evaluator, pick_one_node_for_preemption
-
     r = random.Random(seed)
     cands = []
     for i in range(r.randint(2, 12)):
