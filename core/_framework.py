@@ -30,12 +30,14 @@ import pluggy
 from . import hookspecs
 from ._errors import ConfigError
 from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
+from ._metrics import batch_code, status_code
 from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, RowOverlay
 from ._results import WAIT
 from ._results import verdict as _verdict
 from ._status import Code, Rejections, Status, merge_rejections
 
 if TYPE_CHECKING:
+    from ._metrics import MetricsRecorder
     from ._objects import Pod
     from ._queue import NominatedView, QueuedPodInfo
     from ._results import AttemptRecord
@@ -46,6 +48,13 @@ MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+# the extension point of each ``_call`` site, as ``plugin_execution_duration_seconds`` names it
+_POINT_OF = {
+    "pre_enqueue": "PreEnqueue", "prefilter": "PreFilter", "AddPod": "PreFilterExtensionAddPod",
+    "RemovePod": "PreFilterExtensionRemovePod", "postfilter": "PostFilter", "prescore": "PreScore",
+    "reserve": "Reserve", "unreserve": "Unreserve", "permit": "Permit", "prebind": "PreBind",
+    "bind": "Bind", "postbind": "PostBind",
+}
 
 
 class PluginError(Exception):
@@ -72,15 +81,18 @@ class PluginRegistry(dict[str, Callable[[Any, "Framework"], Any]]):
 class CycleState:
     """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics")
 
-    def __init__(self) -> None:
+    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         # the attempt's plugin results, when recording (:mod:`kubesched._results`); a clone
         # (preemption's dry runs) records nothing
         self.recording: AttemptRecord | None = None
+        # ``ShouldRecordPluginMetrics``: this cycle is one of the sampled ones whose plugin calls
+        # are timed (set only while a MetricsRecorder is attached; a clone keeps it)
+        self.record_plugin_metrics = record_plugin_metrics
 
     def read(self, key: str) -> Any:
         try:
@@ -98,7 +110,7 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
-        c = CycleState()
+        c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
         for k, v in self._data.items():
             clone = getattr(v, "clone", None)
             c._data[k] = clone() if callable(clone) else v
@@ -449,6 +461,8 @@ class Framework:
         self.feature_gates: dict[str, bool] = {}
         self.rng: random.Random = random.Random(0)
         self.deterministic = False
+        # the scheduler's MetricsRecorder while one is attached (:mod:`kubesched._metrics`)
+        self.metrics_recorder: MetricsRecorder | None = None
         # node name -> (NodeInfo, nominated PodInfos, the copy with them added); see _with_nominated
         self._nominated_copies: dict[int, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
         # the last nominator view asked for, by (nominator generation, snapshot, node-set
@@ -624,8 +638,10 @@ class Framework:
         entries = self.points.get("preEnqueue", [])
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
+        rec = self.metrics_recorder
+        call = self._call_timed if rec is not None and rec.sample() else self._call
         for e in entries:
-            st = _as_status(self._call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
+            st = _as_status(call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
             if st is not None and not st.is_success():
                 if st.code == Code.ERROR:  # the pod stays gated by the plugin, as upstream's
                     if not st.message.startswith("running "):
@@ -656,6 +672,42 @@ class Framework:
             st.plugin = e.name
         return st
 
+    # In a sampled cycle (``CycleState.record_plugin_metrics``) each plugin call is timed into
+    # ``plugin_execution_duration_seconds``; the runners pick the timed caller once per run.
+    def _call_timed(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        rec = self.metrics_recorder
+        if rec is None:
+            return self._call(e, what, fn, *args)
+        t0 = rec.now()
+        out = self._call(e, what, fn, *args)
+        rec.plugin(e.name, _POINT_OF[what], out, rec.now() - t0)
+        return out
+
+    async def _call_async_timed(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        rec = self.metrics_recorder
+        if rec is None:
+            return await self._call_async(e, what, fn, *args)
+        t0 = rec.now()
+        out = await self._call_async(e, what, fn, *args)
+        rec.plugin(e.name, _POINT_OF[what], out, rec.now() - t0)
+        return out
+
+    def _call_plain_timed(self, name: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """A Filter / Score / NormalizeScore call (made without ``_call``), timed: its status
+        is the batch's first rejection (or Error if it raised)."""
+        rec = self.metrics_recorder
+        if rec is None:
+            return fn(*args)
+        t0 = rec.now()
+        try:
+            out = fn(*args)
+        except Exception:
+            rec.plugin_code(name, point, "Error", rec.now() - t0)
+            raise
+        code = batch_code(out) if point == "Filter" else status_code(out)
+        rec.plugin_code(name, point, code, rec.now() - t0)
+        return out
+
     # --- PreFilter ------------------------------------------------------------------------
     def run_pre_filter_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -665,8 +717,9 @@ class Framework:
         rejected: set[str] = set()
         returned_names: list[str] = []
         rec = state.recording
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for e in self.points.get("preFilter", []):
-            out = self._call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+            out = call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
             st: Status | None = None
             r: PreFilterResult | None = None
             if out is None:
@@ -727,11 +780,12 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for name, fn in self._add_pod:
             if name in state.skip_filter_plugins:
                 continue
             e = PluginEntry(name, self.plugins[name])
-            st = _as_status(self._call(e, "AddPod", fn, state, pod, pod_to_add, node_info), name)
+            st = _as_status(call(e, "AddPod", fn, state, pod, pod_to_add, node_info), name)
             if st is not None and not st.is_success():
                 return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{name}": {st.message}', plugin=name)
         return None
@@ -739,11 +793,12 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for name, fn in self._remove_pod:
             if name in state.skip_filter_plugins:
                 continue
             e = PluginEntry(name, self.plugins[name])
-            st = _as_status(self._call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), name)
+            st = _as_status(call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), name)
             if st is not None and not st.is_success():
                 return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{name}": {st.message}', plugin=name)
         return None
@@ -761,6 +816,7 @@ class Framework:
         alive = nodes
         positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
         skip = state.skip_filter_plugins
+        timed = state.record_plugin_metrics
         for name, fn in self._filter:
             if name in skip:
                 continue
@@ -768,7 +824,7 @@ class Framework:
             if n == 0:
                 break
             try:
-                out = fn(state, pod, alive)
+                out = self._call_plain_timed(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
             except Exception as err:
                 st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
                 parts.append((positions, _all_nodes(n, st)))
@@ -835,11 +891,12 @@ class Framework:
         """:meth:`run_filter_plugins` for a batch of one node, without the position bookkeeping."""
         failed: dict[int, Status] = {}
         skip = state.skip_filter_plugins
+        timed = state.record_plugin_metrics
         for name, fn in self._filter:
             if name in skip:
                 continue
             try:
-                out = fn(state, pod, nodes)
+                out = self._call_plain_timed(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
             except Exception as err:
                 msg = f'running "{name}" filter plugin: {err}'
                 return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
@@ -1116,8 +1173,9 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None
+        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
         for e in self.points.get("postFilter", []):
-            out = await self._call_async(e, "postfilter", e.plugin.kubesched_post_filter, state, pod, node_statuses)
+            out = await call(e, "postfilter", e.plugin.kubesched_post_filter, state, pod, node_statuses)
             r: PostFilterResult | None = None
             st: Status | None
             if out is None or isinstance(out, Status):
@@ -1151,8 +1209,9 @@ class Framework:
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         rec = state.recording
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for e in self.points.get("preScore", []):
-            st = _as_status(self._call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
+            st = _as_status(call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
             if rec is not None:
                 rec.prescore[e.name] = _verdict(st)
             if st is None or st.is_success():
@@ -1171,11 +1230,15 @@ class Framework:
         per_plugin: dict[str, np.ndarray] = {}
         rec = state.recording
         raws: dict[str, np.ndarray] = {}
+        timed = state.record_plugin_metrics
         for e in self.points.get("score", []):
             if e.name in state.skip_score_plugins:
                 continue
             try:
-                scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
+                if timed:
+                    scores = _score_array(self._call_plain_timed(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes))
+                else:
+                    scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
                     msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
                     return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
@@ -1183,7 +1246,11 @@ class Framework:
                     raws[e.name] = scores.copy()
                 norm = self._normalize.get(e.name)
                 if norm is not None:
-                    st = _as_status(norm(state, pod, scores), e.name)
+                    if timed:
+                        out = self._call_plain_timed(e.name, "ScoreExtensionNormalize", norm, state, pod, scores)
+                    else:
+                        out = norm(state, pod, scores)
+                    st = _as_status(out, e.name)
                     if st is not None and not st.is_success():
                         return total, per_plugin, Status(
                             Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
@@ -1209,8 +1276,9 @@ class Framework:
     # --- Reserve / Permit -----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         rec = state.recording
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for e in self.points.get("reserve", []):
-            st = _as_status(self._call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name), e.name)
+            st = _as_status(call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name), e.name)
             if rec is not None:
                 rec.reserve[e.name] = _verdict(st)
             if st is not None and not st.is_success():
@@ -1220,16 +1288,18 @@ class Framework:
         return None
 
     async def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
         for e in reversed(self.points.get("reserve", [])):
             if hookspecs.implements(e.plugin, "kubesched_unreserve"):
-                await self._call_async(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
+                await call(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
         timeouts: dict[str, float] = {}
         rec = state.recording
+        call = self._call_timed if state.record_plugin_metrics else self._call
         for e in self.points.get("permit", []):
-            out = self._call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
+            out = call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
             timeout = 0.0
             st: Status | None
             if out is None or isinstance(out, Status):
@@ -1303,8 +1373,9 @@ class Framework:
     # --- binding --------------------------------------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         rec = state.recording
+        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
         for e in self.points.get("preBind", []):
-            st = _as_status(await self._call_async(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
+            st = _as_status(await call(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
             if rec is not None:
                 rec.prebind[e.name] = _verdict(st)
             if st is None or st.is_success() or st.is_skip():
@@ -1317,8 +1388,9 @@ class Framework:
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         last: Status | None = Status(Code.SKIP)
         rec = state.recording
+        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
         for e in self.points.get("bind", []):
-            st = _as_status(await self._call_async(e, "bind", e.plugin.kubesched_bind, state, pod, node_name), e.name)
+            st = _as_status(await call(e, "bind", e.plugin.kubesched_bind, state, pod, node_name), e.name)
             if rec is not None:
                 rec.bind[e.name] = _verdict(st)
             if st is not None and st.is_skip():
@@ -1332,8 +1404,9 @@ class Framework:
         return last
 
     async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
         for e in self.points.get("postBind", []):
-            await self._call_async(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
+            await call(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
 
     # --- handle conveniences ----------------------------------------------------------------
     def activate(self, pods: Sequence[Pod]) -> None:

@@ -800,6 +800,9 @@ class SchedulingQueue:
         self._pod_seq = 0
         self._all_events = [e for regs in self._registered.values() for _, e, _ in regs]
         self.on_change: Callable[[], None] | None = None
+        # ``queue_incoming_pods_total``: (queue, event label) -> pods added, while a metrics
+        # recorder is attached (it owns the dict)
+        self.incoming: dict[tuple[str, str], int] | None = None
 
     # --- backoff ---------------------------------------------------------------------------
     def backoff_duration(self, qpi: QueuedPodInfo) -> float:
@@ -849,6 +852,7 @@ class SchedulingQueue:
         if qpi.gated:
             if not self._in_any_queue(uid):
                 self.unschedulable[uid] = qpi
+                self._count(UNSCHEDULABLE_Q, event)
                 self._changed()
             return False
         if qpi.initial_attempt_timestamp is None:
@@ -856,12 +860,13 @@ class SchedulingQueue:
         self.unschedulable.pop(uid, None)
         self.backoff.delete(uid)
         self.active_q.push(qpi)
+        self._count(ACTIVE_Q, event)
         if event.label in (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label):
             self.nominator.add(qpi.pod_info)
         self._wake()
         return True
 
-    def _move_to_backoff(self, qpi: QueuedPodInfo) -> bool:
+    def _move_to_backoff(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """``moveToBackoffQ``.  With PopFromBackoffQ, PreEnqueue runs first (a gated pod goes to
         unschedulablePods instead), and ``pop`` is woken: it may now take the pod from backoffQ."""
         if self.pop_from_backoff_q:
@@ -869,15 +874,23 @@ class SchedulingQueue:
             if qpi.gated:
                 if qpi.uid not in self.unschedulable:
                     self.unschedulable[qpi.uid] = qpi
+                    self._count(UNSCHEDULABLE_Q, event)
                     self._changed()
                 return False
         self.unschedulable.pop(qpi.uid, None)
         self.backoff.add(qpi)
+        self._count(BACKOFF_Q, event)
         if self.pop_from_backoff_q:
             self._wake()
         else:
             self._changed()
         return True
+
+    def _count(self, queue: str, event: ClusterEvent) -> None:
+        incoming = self.incoming
+        if incoming is not None:
+            key = (queue, event.label)
+            incoming[key] = incoming.get(key, 0) + 1
 
     def _wake(self) -> None:
         if self._waiter is not None:
@@ -1029,9 +1042,10 @@ class SchedulingQueue:
         if self.move_request_cycle >= scheduling_cycle or not (
             qpi.unschedulable_plugins or qpi.pending_plugins
         ):
-            self._move_to_backoff(qpi)
+            self._move_to_backoff(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
         else:
             self.unschedulable[qpi.uid] = qpi
+            self._count(UNSCHEDULABLE_Q, ev.SCHEDULE_ATTEMPT_FAILURE)
             self._changed()
 
     def _hint_for_in_flight(self, qpi: QueuedPodInfo) -> int:
@@ -1056,10 +1070,11 @@ class SchedulingQueue:
         """``requeuePodWithQueueingStrategy``: the sub-queue the pod ends up in."""
         if strategy == _QUEUE_SKIP:
             self.unschedulable[qpi.uid] = qpi
+            self._count(UNSCHEDULABLE_Q, event)
             self._changed()
             return UNSCHEDULABLE_Q
         if strategy == _QUEUE_AFTER_BACKOFF and self.is_backing_off(qpi):
-            return BACKOFF_Q if self._move_to_backoff(qpi) else UNSCHEDULABLE_Q
+            return BACKOFF_Q if self._move_to_backoff(qpi, event) else UNSCHEDULABLE_Q
         if self._move_to_active(qpi, event):
             return ACTIVE_Q
         return UNSCHEDULABLE_Q
@@ -1204,7 +1219,7 @@ class SchedulingQueue:
                 if old is None or is_pod_updated(old, new):
                     # it may have finished its backoff while unschedulable
                     if self.is_backing_off(qpi):
-                        self._move_to_backoff(qpi)
+                        self._move_to_backoff(qpi, ev.UNSCHEDULED_POD_UPDATE)
                     else:
                         self._move_to_active(qpi, ev.UNSCHEDULED_POD_UPDATE)
                 self._changed()

@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from ._clusterstate import ClusterState
     from ._config import SchedulerConfig
     from ._driver import Driver
+    from ._metrics import Metrics
     from ._queue import SchedulingQueue
     from ._results import AttemptRecord, ResultRecorder
-    from ._scheduler import Metrics
     from ._transport import Transport
 
 log = logging.getLogger("kubesched")
@@ -133,7 +133,6 @@ class ScheduleOne:
     metrics: Metrics
     driver: Driver
     rng: random.Random
-    record_timings: bool
     recorder: ResultRecorder | None
     next_start_node_index: int
     _filter_pass_rate: float  # feasible / evaluated in the last main Filter pass
@@ -159,7 +158,7 @@ class ScheduleOne:
         counts = self.metrics.pod_attempts
         if counts is not None:
             counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
-        state = CycleState()
+        state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         if self.recorder is not None:
             state.recording = self.recorder.begin()
@@ -493,9 +492,7 @@ class ScheduleOne:
             if st is not None and not bound:
                 await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
             else:
-                self.metrics.schedule_attempts["scheduled"] += 1
-                if self.record_timings:
-                    self.metrics.attempt_durations.append(anyio.current_time() - start)
+                self.metrics.scheduled(fw.profile_name, qpi, start)
             if state.recording is not None:
                 self._emit_results(qpi.pod, state.recording, bound=bound)
         finally:
@@ -635,7 +632,7 @@ class ScheduleOne:
     ) -> None:
         """``handleSchedulingFailure``: requeue, nominate, FailedScheduling event, status patch."""
         reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
-        self.metrics.schedule_attempts["unschedulable" if status.is_rejected() else "error"] += 1
+        self.metrics.failed(status.is_rejected(), fw.profile_name, qpi.uid, start)
         pod = qpi.pod
         err = status.error
         if isinstance(err, FitError):

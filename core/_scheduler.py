@@ -39,6 +39,7 @@ from ._driver import Driver
 from ._eventhandlers import EventHandlers
 from ._extender import build_extenders, ignored_extended_resources, with_ignored_resources
 from ._framework import Framework, build_framework
+from ._metrics import Metrics
 from ._nodeinfo import NodeInfo
 from ._queue import QueuedPodInfo, SchedulingQueue
 from ._results import ResultRecorder
@@ -57,25 +58,6 @@ LIVELOCK_ATTEMPTS_PER_POD = 100
 """A simulation that attempts one pod this many times at one virtual instant is in a livelock (a
 pod is retried at the same instant only when something bypasses its backoff, e.g. a plugin's
 activation): it stops rather than spin forever."""
-
-
-class Metrics:
-    """Counters the scheduler keeps (exported under upstream's names by kubesched.metrics)."""
-
-    def __init__(self) -> None:
-        self.schedule_attempts: dict[str, int] = {"scheduled": 0, "unschedulable": 0, "error": 0}
-        self.attempt_durations: list[float] = []
-        self.preemption_attempts = 0
-        self.preemptions = 0  # preemptions that chose a node and evicted its victims
-        self.preemption_victims: list[int] = []
-        self.pod_attempts: dict[str, int] | None = None
-        """Scheduling cycles run per pod uid, when kept (a simulation keeps them for its
-        output; a live scheduler does not, as its pods come and go without end)."""
-
-    @property
-    def attempts(self) -> int:
-        return sum(self.schedule_attempts.values())
-
 
 
 class Scheduler(EventHandlers, ScheduleOne):
@@ -113,7 +95,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.cluster = ClusterState()
         self.cache = Cache(ttl=assumed_pod_ttl)
         self.snapshot = Snapshot()
-        self.metrics = Metrics()
+        self.metrics = Metrics(record_timings=record_timings)
         if deterministic:
             self.metrics.pod_attempts = {}
         self.record_timings = record_timings
@@ -379,6 +361,7 @@ class Scheduler(EventHandlers, ScheduleOne):
 
 __all__ = [
     "ClusterState",
+    "Metrics",
     "PodsToActivate",
     "ScheduleResult",
     "Scheduler",

@@ -5,8 +5,9 @@ Bad input is one line on stderr naming the file, the document and the field, and
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
 One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
-:mod:`.explain`, :mod:`.report` and :mod:`.compare` (over :mod:`.metrics`), :mod:`.generate`,
-:mod:`.sweep`, :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
+:mod:`.explain`, :mod:`.report` and :mod:`.compare` (over :mod:`.metrics`, :mod:`.measures` and
+:mod:`.charts`), :mod:`.generate`, :mod:`.sweep` (its page :mod:`.sweep_page`, its verdicts
+:mod:`.verdicts` over :mod:`.stats`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
 :mod:`.manifests` (loading input files).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -137,9 +139,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         result = virtual_time.run(
             functools.partial(simulate, manifests, cfg, seed=args.seed, until=until,
                               progress=progress if progress.enabled else None, explain=args.explain,
-                              max_pods=args.max_pods),
+                              max_pods=args.max_pods, metrics=args.metrics is not None),
             backend=args.backend,
         )
+    if args.metrics is not None and result.metrics is not None:
+        try:
+            Path(args.metrics).write_text(result.metrics, encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"cannot write the metrics: {e.strerror or e}", source=args.metrics) from None
     if args.report:
         try:
             with Path(args.report).open("w", encoding="utf-8") as out_file:
@@ -308,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     s.add_argument("--report", help="also write the JSON report to this path")
     s.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (charts) to this path")
+    s.add_argument("--metrics", metavar="FILE", default=None,
+                   help="also write kube-scheduler's metrics at the end of the run to FILE (Prometheus "
+                        "text format; durations in virtual time)")
     s.add_argument(
         "--explain", action="store_true",
         help="record every plugin's result of every attempt (pods[].annotations, "
@@ -340,6 +350,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--backend", choices=("asyncio", "trio"), default="trio")
     c.add_argument("--output", choices=("text", "json"), default="text")
     c.add_argument("--html", metavar="PATH", help="also write the variants' charts overlaid to this HTML file")
+    c.add_argument("--seeds", metavar="1-10", default=None,
+                   help="run each variant once per seed (N, A-B, or a comma-separated list; instead of --seed) "
+                   "and report means and paired differences with 95%% intervals")
+    c.add_argument("--dask", action="store_true",
+                   help="with --seeds: run the seeds as a sweep's cells on a Dask LocalCluster")
+    c.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="with --seeds: run them on this Dask scheduler, e.g. tcp://HOST:8786 (implies --dask)")
+    c.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="with --dask: LocalCluster worker processes (default: one per core)")
     c.set_defaults(func=cmd_compare)
 
     b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
@@ -396,6 +415,14 @@ def build_parser() -> argparse.ArgumentParser:
     generate_arguments(g)
     g.set_defaults(func=cmd_generate)
 
+    from .trace import add_arguments as trace_arguments
+
+    trace_arguments(sub.add_parser(
+        "trace",
+        help="a published cluster trace (openb: Alibaba GPU v2023) as manifests: replay or the fill experiment",
+        description="Write a published cluster trace as ordinary manifests for simulate (see docs/traces.md).",
+    ))
+
     w = sub.add_parser(
         "sweep",
         help="run scenarios x variants x seeds on Dask into one results table",
@@ -413,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="LocalCluster worker processes (default: one per core)")
     w.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="give up on an unreachable --scheduler after this long (default 5)")
+    w.add_argument("--summary", action="store_true",
+                   help="print the verdict table (each variant against the baseline, per scenario) on stdout")
     w.set_defaults(func=cmd_sweep)
     x = sub.add_parser("explain", help="why a pod is pending, or why it landed where it did")
     x.add_argument("result", metavar="RESULT.json",
@@ -430,6 +459,22 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
                    help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
     f.set_defaults(func=cmd_fake_apiserver)
+
+    from .snapshot import add_arguments as snapshot_arguments
+    from .snapshot import cmd_snapshot
+    from .whatif import add_arguments as whatif_arguments
+    from .whatif import cmd_whatif
+
+    snap = sub.add_parser("snapshot", help="read a live cluster (or the fake API server) into a scenario for simulate",
+                          description="Write the cluster's nodes, pods, workloads, PDBs, PodGroups and PriorityClasses "
+                          "as a scenario simulate takes unchanged (secrets and config maps are never read).")
+    snapshot_arguments(snap, _int)
+    snap.set_defaults(func=cmd_snapshot)
+    wi = sub.add_parser("whatif", help="write an overlay that drains, deletes or adds to a scenario at a time",
+                        description="Write an overlay of later documents for SCENARIO (a snapshot, say): pass it to "
+                        "simulate or compare after the scenario (see docs/what-if.md).")
+    whatif_arguments(wi)
+    wi.set_defaults(func=cmd_whatif)
     return p
 
 
@@ -465,6 +510,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(_first_leaf(bad))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `| head`: the reader has all it wants; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return int(code or 0)
 
 

@@ -20,6 +20,12 @@ Definitions:
 - node balance: the population standard deviation of the per-node fractions
   ``allocated / capacity`` in the final ``nodes`` section (0 = perfectly even; high = packed or
   fragmented); nodes used: the nodes with at least one pod at the end.
+- nodes used over the run: a pod holds its node from ``scheduledAt`` until ``finishedAt``, or
+  until its ``Preempted`` event (a victim), or else to the end of the run (a pod still running;
+  a pod deleted otherwise, whose end the result does not record — :attr:`Metrics.open_ended`
+  counts those); after each instant, the nodes holding at least one pod.  Peak is the largest
+  count after any instant; the mean is weighted by how long each count held, from 0 to the end
+  of the run.  A run that drains ends with ``nodes used 0``: these two say what it used.
 - preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event.
 - Jobs' completion: ``completedAt - createdAt`` of every Job in ``workloads`` that completed.
 - time to drain: ``summary.virtualSeconds`` (when the last thing happened).
@@ -124,6 +130,14 @@ class Metrics:
     node_fractions: dict[str, list[float]] = field(default_factory=dict)  # per resource, per node
     node_balance: dict[str, float | None] = field(default_factory=dict)  # stdev of node_fractions
     nodes_used: int | None = None
+    # over the run (from the pods' binding intervals): nodes holding a pod, and pods per node
+    nodes_used_times: list[float] = field(default_factory=list)
+    nodes_used_series: list[int] = field(default_factory=list)
+    nodes_used_peak: int | None = None
+    nodes_used_mean: float | None = None
+    node_pods_peak: dict[str, int] = field(default_factory=dict)
+    node_pods_mean: dict[str, float] = field(default_factory=dict)
+    open_ended: int = 0  # deleted pods (not victims) with no recorded end: held to the end
     preemption_list: list[Preemption] = field(default_factory=list)
     jobs: list[tuple[str, float]] = field(default_factory=list)  # (ns/name, completion seconds)
     jobs_incomplete: int = 0
@@ -149,6 +163,8 @@ class Metrics:
         for r in self.resources:
             row[f"nodeBalance.{r}"] = self.node_balance.get(r)
         row["nodesUsed"] = self.nodes_used
+        row["nodesUsedPeak"] = self.nodes_used_peak
+        row["nodesUsedMean"] = self.nodes_used_mean
         row["jobCompletionP50"] = self.job_completion.get("p50")
         row["jobCompletionP99"] = self.job_completion.get("p99")
         row["timeToDrain"] = self.virtual_seconds
@@ -284,6 +300,7 @@ def compute(obj: dict[str, Any]) -> Metrics:
 
     _over_time(m, obj)
     _final_nodes(m, obj)
+    _occupancy(m, obj, events)
 
     # Jobs
     if "workloads" in obj:
@@ -358,6 +375,65 @@ def _final_nodes(m: Metrics, obj: dict[str, Any]) -> None:
         m.node_balance[r] = stdev(fracs) if has_capacity else None
 
 
+def _occupancy(m: Metrics, obj: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """Nodes used and pods per node over the run (see the module docstring)."""
+    pods = obj.get("pods") or []
+    if not any("scheduledAt" in p for p in pods):
+        return  # a result from before the lifecycle fields: no binding times
+    end = max([m.virtual_seconds, *m.times])
+    evicted: dict[str, float] = {}
+    for e in events:
+        if e.get("reason") == "Preempted":
+            evicted.setdefault(str(e.get("object", "")), float(e.get("time", 0.0)))
+    deltas: dict[float, dict[str, int]] = {}
+    names: list[str] = list(m.node_names)
+    for p in pods:
+        node, start = p.get("nodeName"), _num(p.get("scheduledAt"))
+        if not node or start is None:
+            continue
+        stop = _num(p.get("finishedAt"))
+        if stop is None and p.get("deleted"):
+            stop = evicted.get(f"{p.get('namespace', 'default')}/{p['name']}")
+            if stop is None:
+                m.open_ended += 1
+        if stop is not None and stop <= start:
+            continue
+        if node not in names:
+            names.append(node)
+        deltas.setdefault(start, {}).setdefault(node, 0)
+        deltas[start][node] += 1
+        if stop is not None:
+            deltas.setdefault(stop, {}).setdefault(node, 0)
+            deltas[stop][node] -= 1
+    on: dict[str, int] = dict.fromkeys(names, 0)
+    peak: dict[str, int] = dict.fromkeys(names, 0)
+    held: dict[str, float] = dict.fromkeys(names, 0.0)
+    times = sorted(t for t in deltas if t <= end)
+    used = 0
+    last = 0.0
+    weighted = 0.0
+    for t in times:
+        weighted += used * (t - last)
+        for node in names:
+            held[node] += on[node] * (t - last)
+        last = t
+        for node, d in deltas[t].items():
+            on[node] += d
+            peak[node] = max(peak[node], on[node])
+        used = sum(1 for n in on.values() if n > 0)
+        m.nodes_used_times.append(t)
+        m.nodes_used_series.append(used)
+    weighted += used * (end - last)
+    for node in names:
+        held[node] += on[node] * (end - last)
+    if not m.nodes_used_series:
+        m.nodes_used_times, m.nodes_used_series = [0.0], [0]
+    m.nodes_used_peak = max(m.nodes_used_series)
+    m.nodes_used_mean = weighted / end if end > 0 else float(m.nodes_used_series[-1])
+    m.node_pods_peak = peak
+    m.node_pods_mean = {n: held[n] / end if end > 0 else float(on[n]) for n in names}
+
+
 # --- formatting --------------------------------------------------------------------------------
 
 #: how each metric of :meth:`Metrics.table` is labelled and shown in a text or HTML table
@@ -370,7 +446,9 @@ LABELS: dict[str, str] = {
     "victims": "victims",
     "latencyP50": "latency p50",
     "latencyP99": "latency p99",
-    "nodesUsed": "nodes used",
+    "nodesUsed": "nodes used at the end",
+    "nodesUsedPeak": "peak nodes used",
+    "nodesUsedMean": "mean nodes used",
     "jobCompletionP50": "Job completion p50",
     "jobCompletionP99": "Job completion p99",
     "timeToDrain": "time to drain",
@@ -396,7 +474,29 @@ def fmt(key: str, value: Any) -> str:
         return f"{value:.3f}"
     if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain":
         return f"{value:g}s"
+    if key == "nodesUsedMean" or (isinstance(value, float) and not value.is_integer()):
+        return f"{value:.2f}"
     return str(value)
+
+
+def fmt_diff(key: str, d: float | None) -> str:
+    """A difference of two values of metric ``key`` as text: signed, a typeset minus; fractions in
+    percentage points (``+1.2 pp``), seconds with an 's'; '' for None."""
+    if d is None:
+        return ""
+    if key.startswith(("allocationMean", "allocationPeak")):
+        text, unit = f"{100 * d:+.1f}", " pp"
+    elif key.startswith("nodeBalance"):
+        text, unit = f"{d:+.3f}", ""
+    elif key == "nodesUsedMean":
+        text, unit = f"{d:+.2f}", ""
+    elif isinstance(d, float) and not d.is_integer():
+        text, unit = f"{d:+.4g}", "s" if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain" else ""
+    else:
+        text, unit = f"{int(d):+d}", "s" if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain" else ""
+    if float(text) == 0:
+        return "0" + unit
+    return text.replace("-", "\u2212") + unit
 
 
 def side_by_side(labels: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:

@@ -2,7 +2,14 @@
 
 ``kubesched simulate --html PATH`` and ``kubesched report RESULT.json... -o PATH`` write it; for
 one result it is the report of that run, for several (and for ``kubesched compare --html``) the
-variants' curves are overlaid on the same axes under a side-by-side table.
+variants' curves are overlaid on the same axes under a side-by-side table that marks the better
+value of each metric with a better direction and gives each variant's difference from the first.
+
+What a run used is shown over the run, and the end state separately: a run that drains ends
+with every node empty, so nodes used and pods per node are drawn over the run (peak and
+time-weighted mean, :mod:`.metrics`), and the per-node allocation at the end is its own view.
+Time axes read as a clock (``h:mm``) with the virtual seconds on hover; curves that are the same
+numbers say so; an all-zero series gets a 0..1 axis (:mod:`.charts`).
 
 Charts are drawn by plotly.js, inlined once in the page (plotly's Python package ships the
 bundle), so the file works offline; a Content-Security-Policy in the page forbids every request
@@ -18,29 +25,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import metrics
+from .charts import CSP, Page, mark_identical, time_axis, zero_safe
+from .measures import best, differences, measure
 from .metrics import Metrics
 
-CSP = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "img-src data: blob:; font-src data:"
-)
-PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+_Page = Page  # the page of charts (kept under its old name for this module's sections)
 UNITS = {"cpu": "millicores", "memory": "bytes", "pods": "pods"}
-
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px;
-       padding: 1em 2em; color: #222; }
-h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; font-size: .9em; }
-th, td { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1em; }
-.missing { color: #8a6d3b; background: #fcf8e3; padding: .5em 1em; border-radius: 4px; }
-.note { color: #666; font-size: .9em; }
-#pod-search { padding: .3em .6em; width: 24em; margin-bottom: .5em; }
-.summary { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-.pods { max-height: 36em; overflow-y: auto; display: block; }
-"""
 
 SEARCH_JS = """
 document.getElementById('pod-search').addEventListener('input', function (e) {
@@ -57,49 +47,6 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-class _Page:
-    """Collects sections; numbers each chart's div so the page is the same bytes on every run."""
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self.parts: list[str] = []
-        self.charts = 0
-
-    def h2(self, text: str) -> None:
-        self.parts.append(f"<h2>{_e(text)}</h2>")
-
-    def missing(self, text: str) -> None:
-        self.parts.append(f'<p class="missing">{_e(text)}</p>')
-
-    def note(self, text: str) -> None:
-        self.parts.append(f'<p class="note">{_e(text)}</p>')
-
-    def raw(self, text: str) -> None:
-        self.parts.append(text)
-
-    def chart(self, fig: Any, height: int = 360) -> str:
-        self.charts += 1
-        fig.update_layout(height=height, margin={"l": 60, "r": 20, "t": 50, "b": 50}, template="plotly_white")
-        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"chart-{self.charts}",
-                          config=PLOT_CONFIG)
-        return f'<div class="kubesched-chart">{div}</div>'
-
-    def grid(self, charts: Sequence[str]) -> None:
-        self.parts.append('<div class="grid">' + "".join(charts) + "</div>")
-
-    def render(self) -> str:
-        from plotly.offline import get_plotlyjs
-
-        return (
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-            f"<title>{_e(self.title)}</title>\n<style>{STYLE}</style>\n"
-            f"<script>{get_plotlyjs()}</script>\n</head><body>\n<h1>{_e(self.title)}</h1>\n"
-            + "\n".join(self.parts)
-            + "\n</body></html>\n"
-        )
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from: int = 1,
            table_id: str = "", css: str = "") -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
@@ -114,11 +61,29 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from
 
 
 def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
+    """Metrics side by side: the better direction, the better value in bold with a ``*``, and each
+    variant's difference from the first."""
     rows = [m.table() for m in ms]
     keys: list[str] = []
     for row in rows:
         keys += [k for k in row if k not in keys]
-    return _table(["metric", *labels], [[metrics.label(k), *(metrics.fmt(k, r.get(k)) for r in rows)] for k in keys])
+    diffs = differences(rows)
+    heads = ["difference"] if len(labels) == 2 else [f"\u0394 {lb}" for lb in labels[1:]]
+    head = "".join(f"<th>{_e(h)}</th>" for h in ["metric", "better", *labels, *heads])
+    body = []
+    for k in keys:
+        values = [r.get(k) for r in rows]
+        marked = best(k, values)
+        cells = "".join(
+            f'<td class="num best" title="better">{_e(metrics.fmt(k, v))}&nbsp;*</td>' if i in marked
+            else f'<td class="num">{_e(metrics.fmt(k, v))}</td>' for i, v in enumerate(values)
+        )
+        cells += "".join(f'<td class="num">{_e(metrics.fmt_diff(k, d.get(k)))}</td>' for d in diffs)
+        better = measure(k).better or "\u2013"
+        body.append(f"<tr><td>{_e(metrics.label(k))}</td><td>{_e(better)}</td>{cells}</tr>")
+    what = f"{labels[1]} \u2212 {labels[0]}" if len(labels) == 2 else f"each variant \u2212 {labels[0]}"
+    return (f'<table id="side-by-side"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<p class="note">* the better value, where the metric has a better direction; difference: {_e(what)}</p>')
 
 
 def _summary_groups(m: Metrics) -> str:
@@ -128,7 +93,7 @@ def _summary_groups(m: Metrics) -> str:
     for k in row:
         if k.startswith("allocation"):
             groups["allocation"].append(k)
-        elif k.startswith("nodeBalance") or k == "nodesUsed":
+        elif k.startswith(("nodeBalance", "nodesUsed")):
             groups["balance"].append(k)
         elif k.startswith("jobCompletion"):
             groups["jobs"].append(k)
@@ -155,6 +120,19 @@ def _fraction_label(r: str) -> str:
     return f"{r} allocated / capacity"
 
 
+def _end(ms: Sequence[Metrics]) -> float:
+    """Where a time axis ends: the last instant any of the runs reached."""
+    return max([0.0, *(m.virtual_seconds for m in ms), *(t for m in ms for t in m.times[-1:])])
+
+
+def _open_ended_note(page: _Page, ms: Sequence[tuple[str, Metrics]]) -> None:
+    for label, m in ms:
+        if m.open_ended:
+            who = f"{label}: " if len(ms) > 1 else ""
+            page.note(f"{who}{m.open_ended} deleted pod(s) have no recorded end (not preemption victims, not "
+                      "finished): they count on their node until the end of the run")
+
+
 # --- one result --------------------------------------------------------------------------------
 
 
@@ -163,6 +141,7 @@ def render_single(title: str, m: Metrics) -> str:
     import plotly.graph_objects as go
 
     page = _Page(title)
+    end = _end([m])
     page.h2("Summary")
     page.raw(_summary_groups(m))
     if m.missing:
@@ -176,8 +155,10 @@ def render_single(title: str, m: Metrics) -> str:
             fig.add_scatter(x=m.times, y=m.capacity_series[r], name="capacity", mode="lines", line_shape="hv",
                             line={"dash": "dash", "color": "#888"})
             fig.add_scatter(x=m.times, y=m.allocated_series[r], name="allocated", mode="lines", line_shape="hv", fill="tozeroy")
-            fig.update_layout(title=f"{r} ({UNITS.get(r, 'units')})", xaxis_title="virtual seconds",
-                              yaxis={"tickformat": "~s", "rangemode": "tozero"})
+            unit = UNITS.get(r, "units")
+            fig.update_layout(title=f"{r} ({unit})", yaxis={"tickformat": "~s", "rangemode": "tozero", "title": unit})
+            time_axis(fig, end, y_hover=f"%{{y:,}} {unit}")
+            zero_safe(fig)
             charts.append(page.chart(fig, 300))
         page.grid(charts)
 
@@ -186,8 +167,27 @@ def render_single(title: str, m: Metrics) -> str:
         fig = go.Figure()
         fig.add_scatter(x=m.times, y=m.pending_series, name="pending", mode="lines", line_shape="hv")
         fig.add_scatter(x=m.times, y=m.running_series, name="running", mode="lines", line_shape="hv")
-        fig.update_layout(title="pods over time", xaxis_title="virtual seconds", yaxis_title="pods")
+        fig.update_layout(title="pods over time", yaxis_title="pods")
+        time_axis(fig, end, y_hover="%{y} pods")
+        zero_safe(fig)
         page.raw(page.chart(fig))
+
+    page.h2("Nodes used over the run")
+    if _missing_note(page, m, "pods[].createdAt", "nodes used over the run (pods[].scheduledAt)"):
+        pass
+    elif m.nodes_used_peak is None:
+        page.missing("no pod binding times in this result (pods[].scheduledAt)")
+    else:
+        fig = go.Figure()
+        fig.add_scatter(x=[*m.nodes_used_times, end], y=[*m.nodes_used_series, m.nodes_used_series[-1]],
+                        name="nodes used", mode="lines", line_shape="hv", fill="tozeroy")
+        fig.update_layout(title=f"nodes holding a pod: peak {m.nodes_used_peak}, mean {m.nodes_used_mean:.1f}, "
+                                f"at the end {m.nodes_used if m.nodes_used is not None else 'n/a'}",
+                          yaxis={"title": "nodes used", "rangemode": "tozero"}, showlegend=False)
+        time_axis(fig, end, y_hover="%{y} nodes used")
+        zero_safe(fig)
+        page.raw(page.chart(fig, 300))
+        _open_ended_note(page, [("", m)])
 
     page.h2("Scheduling latency")
     if not _missing_note(page, m, "pods[].createdAt", "scheduling latency"):
@@ -200,16 +200,34 @@ def render_single(title: str, m: Metrics) -> str:
                 v = m.latency[q]
                 fig.add_vline(x=v, line_dash=dash, line_color="#c0392b",
                               annotation_text=f"{q} {v:g}s", annotation_position="top right")
-            fig.update_layout(title="scheduledAt − createdAt", xaxis_title="seconds", yaxis_title="pods",
+            fig.update_layout(title="scheduledAt − createdAt", xaxis_title="latency (s)", yaxis_title="pods",
                               showlegend=False)
             page.raw(page.chart(fig))
 
-    page.h2("Final allocation per node")
+    page.h2("Pods per node over the run")
+    if m.node_pods_mean:
+        names = list(m.node_pods_mean)
+        fig = go.Figure()
+        fig.add_bar(x=names, y=[m.node_pods_mean[n] for n in names], name="time-weighted mean",
+                    hovertemplate="%{x}: %{y:.2f} pods on average<extra></extra>")
+        fig.add_scatter(x=names, y=[m.node_pods_peak[n] for n in names], name="peak", mode="markers",
+                        marker={"symbol": "line-ew-open", "size": 14, "color": "#c0392b"},
+                        hovertemplate="%{x}: peak %{y} pods<extra></extra>")
+        fig.update_layout(title="pods on each node: time-weighted mean (bars) and peak (marks)",
+                          xaxis_title="node", yaxis={"title": "pods", "rangemode": "tozero"})
+        zero_safe(fig)
+        page.raw(page.chart(fig, 320))
+    else:
+        page.note("no pod binding times in this result: pods per node over the run needs pods[].scheduledAt")
+
+    page.h2("Allocation per node at the end of the run")
     if not _missing_note(page, m, "nodes", "the per-node allocation"):
         resources = [r for r in m.resources if r in m.node_fractions]
         if not m.node_names:
             page.missing("the cluster has no nodes")
         else:
+            if all(v == 0 for r in resources for v in m.node_fractions[r]):
+                page.note("every node is empty at the end (the run drained): what the run used is over the run, above")
             z = [[m.node_fractions[r][i] for r in resources] for i in range(len(m.node_names))]
             fig = go.Figure(go.Heatmap(
                 z=z, x=resources, y=m.node_names, zmin=0, zmax=1, colorscale="Viridis",
@@ -217,7 +235,8 @@ def render_single(title: str, m: Metrics) -> str:
                 texttemplate="%{text}" if len(m.node_names) <= 40 else None,
                 hovertemplate="%{y} %{x}: %{text}<extra></extra>", colorbar={"title": "allocated"},
             ))
-            fig.update_layout(title="allocated / capacity at the end", yaxis={"autorange": "reversed"})
+            fig.update_layout(title="allocated / capacity at the end", yaxis={"autorange": "reversed", "title": "node"},
+                              xaxis_title="resource")
             page.raw(page.chart(fig, min(900, 160 + 22 * len(m.node_names))))
 
     page.h2("Preemptions")
@@ -228,11 +247,10 @@ def render_single(title: str, m: Metrics) -> str:
             x=[p.time for p in m.preemption_list], y=[len(p.victims) for p in m.preemption_list],
             mode="markers", marker={"size": 12, "color": "#c0392b"},
             hovertext=[f"{p.preemptor_name} on {p.node}: evicted {', '.join(p.victims)}" for p in m.preemption_list],
-            hoverinfo="text+x",
         ))
-        fig.update_layout(title=f"{m.preemptions} preemptions, {m.victims} victims",
-                          xaxis={"title": "virtual seconds", "range": [0, max(m.virtual_seconds, 1.0)]},
+        fig.update_layout(title=f"{m.preemptions} preemptions, {m.victims} victims", xaxis={"range": [0, max(end, 1.0)]},
                           yaxis={"title": "victims", "rangemode": "tozero", "dtick": 1})
+        time_axis(fig, max(end, 1.0), y_hover="%{hovertext}")
         page.raw(page.chart(fig, 300))
         page.raw(_table(["time", "preemptor", "node", "victims"],
                         [[f"{p.time:g}s", p.preemptor_name, p.node, ", ".join(p.victims)] for p in m.preemption_list],
@@ -247,7 +265,8 @@ def render_single(title: str, m: Metrics) -> str:
         else:
             jobs = sorted(m.jobs, key=lambda j: j[1])
             fig = go.Figure(go.Bar(x=[d for _, d in jobs], y=[n for n, _ in jobs], orientation="h"))
-            fig.update_layout(title="completion time (completedAt − createdAt)", xaxis_title="seconds")
+            fig.update_layout(title="completion time (completedAt − createdAt)", xaxis_title="completion time (s)",
+                              yaxis_title="Job")
             page.raw(page.chart(fig, min(900, 160 + 22 * len(jobs))))
             if m.jobs_incomplete:
                 page.note(f"{m.jobs_incomplete} Jobs did not complete")
@@ -273,10 +292,24 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     import plotly.graph_objects as go
 
     page = _Page(title)
+    end = _end(ms)
+    series: list[tuple[str, Sequence[Any], Sequence[Any]]]
 
     def chart(fig: Any, height: int = 360) -> str:
         fig.update_layout(showlegend=True)  # a variant is named even when it alone has a curve
         return page.chart(fig, height)
+
+    def lines(title: str, series: Sequence[tuple[str, Sequence[float], Sequence[Any]]], *, timed: bool,
+              y_hover: str = "%{y}", percent: bool = False, **layout: Any) -> Any:
+        fig = go.Figure()
+        for label, xs, ys in series:
+            fig.add_scatter(x=list(xs), y=list(ys), name=label, mode="lines", line_shape="hv")
+        fig.update_layout(**layout)
+        mark_identical(fig, title, series)
+        if timed:
+            time_axis(fig, end, y_hover=y_hover)
+        zero_safe(fig, percent=percent)
+        return fig
 
     page.h2("Side by side")
     page.raw(_summary_table(labels, ms))
@@ -292,53 +325,76 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         charts = []
         resources = [r for r in ms[0].resources if all(r in m.allocated_series for _, m in timed)]
         for r in resources:
-            fig = go.Figure()
-            for label, m in timed:
-                fr = [a / c if c else None for a, c in zip(m.allocated_series[r], m.capacity_series[r], strict=True)]
-                fig.add_scatter(x=m.times, y=fr, name=label, mode="lines", line_shape="hv")
-            fig.update_layout(title=_fraction_label(r), xaxis_title="virtual seconds",
-                              yaxis={"tickformat": ".1~%", "rangemode": "tozero"})
-            charts.append(chart(fig, 300))
+            series = [(label, m.times, [a / c if c else None for a, c in
+                                        zip(m.allocated_series[r], m.capacity_series[r], strict=True)])
+                      for label, m in timed]
+            charts.append(chart(lines(_fraction_label(r), series, timed=True, y_hover="%{y:.1%}", percent=True,
+                                      yaxis={"tickformat": ".1~%", "rangemode": "tozero",
+                                             "title": f"{r} allocated (%)"}), 300))
         page.grid(charts)
 
         page.h2("Pending and running pods")
         charts = []
         for what in ("pending", "running"):
-            fig = go.Figure()
-            for label, m in timed:
-                fig.add_scatter(x=m.times, y=m.pending_series if what == "pending" else m.running_series,
-                                name=label, mode="lines", line_shape="hv")
-            fig.update_layout(title=f"{what} pods", xaxis_title="virtual seconds")
-            charts.append(chart(fig, 300))
+            series = [(label, m.times, m.pending_series if what == "pending" else m.running_series) for label, m in timed]
+            charts.append(chart(lines(f"{what} pods", series, timed=True, y_hover="%{y} pods",
+                                      yaxis={"title": f"{what} pods", "rangemode": "tozero"}), 300))
         page.grid(charts)
+
+    page.h2("Nodes used over the run")
+    used = [(label, m) for label, m in zip(labels, ms, strict=True) if m.nodes_used_peak is not None]
+    if not used:
+        page.missing("no pod binding times in these results (pods[].scheduledAt)")
+    else:
+        series = [(label, [*m.nodes_used_times, end], [*m.nodes_used_series, m.nodes_used_series[-1]])
+                  for label, m in used]
+        page.raw(chart(lines("nodes holding a pod", series, timed=True, y_hover="%{y} nodes used",
+                             yaxis={"title": "nodes used", "rangemode": "tozero"}), 320))
+        _open_ended_note(page, used)
 
     page.h2("Scheduling latency")
     with_latency = [(label, m) for label, m in zip(labels, ms, strict=True) if m.latencies]
     if not with_latency:
         page.missing("no scheduling latency in these results (pods[].createdAt/scheduledAt)")
     else:
-        fig = go.Figure()
+        series = []
         for label, m in with_latency:
             xs = sorted(m.latencies)
-            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
-        fig.update_layout(title="share of pods bound within (cumulative)", xaxis_title="seconds",
-                          yaxis={"tickformat": ".1~%"})
-        page.raw(chart(fig))
+            series.append((label, xs, [(i + 1) / len(xs) for i in range(len(xs))]))
+        page.raw(chart(lines("share of pods bound within (cumulative)", series, timed=False, percent=True,
+                             xaxis_title="latency (s)", yaxis={"tickformat": ".1~%", "title": "pods bound"})))
 
-    page.h2("Final allocation per node")
+    page.h2("Pods per node over the run")
+    with_occupancy = [(label, m) for label, m in zip(labels, ms, strict=True) if m.node_pods_mean]
+    if not with_occupancy:
+        page.missing("no pod binding times in these results (pods[].scheduledAt)")
+    else:
+        fig = go.Figure()
+        for label, m in with_occupancy:
+            ranked = sorted(m.node_pods_mean.values(), reverse=True)
+            fig.add_bar(x=list(range(1, len(ranked) + 1)), y=ranked, name=label)
+        fig.update_layout(title="time-weighted mean pods per node, fullest first", xaxis_title="node rank",
+                          barmode="group", yaxis={"title": "pods (mean over the run)", "rangemode": "tozero"})
+        zero_safe(fig)
+        page.raw(chart(fig, 300))
+
+    page.h2("Allocation per node at the end of the run")
     with_nodes = [(label, m) for label, m in zip(labels, ms, strict=True) if "nodes" not in m.missing]
     if not with_nodes:
         page.missing("no nodes section in these results")
     else:
         charts = []
         resources = [r for r in ms[0].resources if r != "pods" and all(r in m.node_fractions for _, m in with_nodes)]
+        if all(v == 0 for _, m in with_nodes for r in resources for v in m.node_fractions[r]):
+            page.note("every node is empty at the end (the runs drained): what they used is over the run, above")
         for r in resources:
             fig = go.Figure()
             for label, m in with_nodes:
                 ranked = sorted(m.node_fractions[r], reverse=True)
                 fig.add_bar(x=list(range(1, len(ranked) + 1)), y=ranked, name=label)
-            fig.update_layout(title=f"{r} per node, fullest first", xaxis_title="node rank", barmode="group",
-                              yaxis={"tickformat": ".1~%"})
+            fig.update_layout(title=f"{r} per node at the end, fullest first", xaxis_title="node rank", barmode="group",
+                              yaxis={"tickformat": ".1~%", "title": f"{r} allocated (%)"})
+            zero_safe(fig, percent=True)
             charts.append(chart(fig, 300))
         page.grid(charts)
 
@@ -346,31 +402,30 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     if not any(m.preemption_list for m in ms):
         page.note("no preemptions in these runs")
     else:
-        fig = go.Figure()
+        series = []
         for label, m in zip(labels, ms, strict=True):
             xs, ys, total = [0.0], [0], 0
             for p in m.preemption_list:
                 total += len(p.victims)
                 xs.append(p.time)
                 ys.append(total)
-            xs.append(max(m.virtual_seconds, xs[-1]))
+            xs.append(max(end, xs[-1]))
             ys.append(total)
-            fig.add_scatter(x=xs, y=ys, name=label, mode="lines", line_shape="hv")
-        fig.update_layout(title="victims so far", xaxis_title="virtual seconds")
-        page.raw(chart(fig, 300))
+            series.append((label, xs, ys))
+        page.raw(chart(lines("victims so far", series, timed=True, y_hover="%{y} victims",
+                             yaxis={"title": "victims", "rangemode": "tozero"}), 300))
 
     page.h2("Jobs")
     with_jobs = [(label, m) for label, m in zip(labels, ms, strict=True) if m.jobs]
     if not with_jobs:
         page.note("no completed Jobs in these runs")
     else:
-        fig = go.Figure()
+        series = []
         for label, m in with_jobs:
             xs = sorted(d for _, d in m.jobs)
-            fig.add_scatter(x=xs, y=[(i + 1) / len(xs) for i in range(len(xs))], name=label, mode="lines", line_shape="hv")
-        fig.update_layout(title="Jobs completed within (cumulative)", xaxis_title="seconds",
-                          yaxis={"tickformat": ".1~%"})
-        page.raw(chart(fig))
+            series.append((label, xs, [(i + 1) / len(xs) for i in range(len(xs))]))
+        page.raw(chart(lines("Jobs completed within (cumulative)", series, timed=False, percent=True,
+                             xaxis_title="completion time (s)", yaxis={"tickformat": ".1~%", "title": "Jobs completed"})))
     return page.render()
 
 
@@ -394,4 +449,4 @@ def write(path: str, text: str) -> None:
         raise ConfigError(f"cannot write the report: {e.strerror or e}", source=path) from None
 
 
-__all__ = ["render", "render_compare", "render_single", "write"]
+__all__ = ["CSP", "render", "render_compare", "render_single", "write"]

@@ -7,8 +7,9 @@
          │                                          ▲
          └── LeaderElector (--leader-elect) ────────┘ runs the scheduler only while leading;
                                                      lease lost ─► scheduler cancelled ─► exit 1
-    MetricsExporter: every second, Scheduler.metrics ─► Prometheus (upstream names), served on
-                     --metrics-port by prometheus-client's HTTP server (its own thread)
+    --metrics-port: a MetricsRecorder (kubesched._metrics) on every Scheduler in turn, served
+                    with the health endpoints on the event loop (kubesched.cli.prometheus):
+                    /metrics, /healthz, /livez, /readyz; any other path 404
 
 Settings come from the KubeSchedulerConfiguration's ``clientConnection`` (kubeconfig, qps,
 burst) and ``leaderElection`` (leaderElect, leaseDuration, renewDeadline, retryPeriod,
@@ -30,15 +31,14 @@ import anyio.abc
 from .._config import SchedulerConfig
 from .._durations import parse_duration
 from .._errors import ConfigError
+from .._metrics import MetricsRecorder
 from .._scheduler import Scheduler
 
 log = logging.getLogger("kubesched")
 
-# upstream's buckets (pkg/scheduler/metrics/metrics.go)
-ATTEMPT_DURATION_BUCKETS = tuple(
-    0.001 * 2**i for i in range(15)
-)  # ExponentialBuckets(0.001, 2, 15)
-PREEMPTION_VICTIMS_BUCKETS = tuple(float(5 * i) for i in range(1, 11))  # LinearBuckets(5, 5, 10)
+LEADER_ELECTION_HEALTH_TIMEOUT = 20.0
+"""``NewLeaderHealthzAdaptor(time.Second * 20)``: how long past the lease duration a leader
+that has not renewed still counts as healthy."""
 
 
 @dataclass
@@ -110,111 +110,6 @@ def apply_config_sections(opts: RunOptions, doc: Mapping[str, Any], source: str 
         raise e.at(source=source) from None
 
 
-class MetricsExporter:
-    """Scheduler.metrics under upstream's metric names, in a prometheus-client registry.
-
-    ``update()`` (every second from ``run()``, on the event loop) adds what happened since the
-    last update; it drains ``attempt_durations`` and ``preemption_victims`` as it goes, so a
-    long-running scheduler keeps no growing lists.
-    """
-
-    def __init__(self, profile: str, registry: Any = None) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-
-        self.registry = registry if registry is not None else CollectorRegistry()
-        self.profile = profile
-        self.attempts = Counter(
-            "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result.",
-            ["result", "profile"],
-            registry=self.registry,
-        )
-        self.pending = Gauge(
-            "scheduler_pending_pods",
-            "Number of pending pods, by the queue type.",
-            ["queue"],
-            registry=self.registry,
-        )
-        self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts",
-            "Total preemption attempts in the cluster till now",
-            registry=self.registry,
-        )
-        self.preemption_victims = Histogram(
-            "scheduler_preemption_victims",
-            "Number of selected preemption victims",
-            buckets=PREEMPTION_VICTIMS_BUCKETS,
-            registry=self.registry,
-        )
-        self.attempt_duration = Histogram(
-            "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"],
-            buckets=ATTEMPT_DURATION_BUCKETS,
-            registry=self.registry,
-        )
-        for q in ("active", "backoff", "unschedulable", "gated"):
-            self.pending.labels(queue=q).set(0)
-        for result in ("scheduled", "unschedulable", "error"):
-            self.attempts.labels(result=result, profile=profile)
-        self._seen: dict[str, int] = {}
-        self._seen_preemption_attempts = 0
-        self.scheduler: Scheduler | None = None
-
-    def attach(self, scheduler: Scheduler) -> None:
-        """Export this scheduler's metrics (a new one after a restart keeps the totals)."""
-        self.scheduler = scheduler
-        self._seen = {}
-        self._seen_preemption_attempts = 0
-
-    def update(self) -> None:
-        s = self.scheduler
-        if s is None:
-            return
-        m = s.metrics
-        for result, n in m.schedule_attempts.items():
-            delta = n - self._seen.get(result, 0)
-            if delta > 0:
-                self.attempts.labels(result=result, profile=self.profile).inc(delta)
-            self._seen[result] = n
-        delta = m.preemption_attempts - self._seen_preemption_attempts
-        if delta > 0:
-            self.preemption_attempts.inc(delta)
-        self._seen_preemption_attempts = m.preemption_attempts
-        victims, m.preemption_victims[:] = list(m.preemption_victims), []
-        for v in victims:
-            self.preemption_victims.observe(v)
-        durations, m.attempt_durations[:] = list(m.attempt_durations), []
-        hist = self.attempt_duration.labels(result="scheduled", profile=self.profile)
-        for d in durations:
-            hist.observe(d)
-        pending = s.queue.pending_pods()
-        unschedulable = pending.get("unschedulable", [])
-        gated = sum(1 for q in unschedulable if q.gated)
-        self.pending.labels(queue="active").set(len(pending.get("active", [])))
-        self.pending.labels(queue="backoff").set(len(pending.get("backoff", [])))
-        self.pending.labels(queue="unschedulable").set(len(unschedulable) - gated)
-        self.pending.labels(queue="gated").set(gated)
-
-    async def run(self, period: float = 1.0) -> None:
-        while True:
-            self.update()
-            await anyio.sleep(period)
-
-
-def start_metrics_server(exporter: MetricsExporter, port: int, address: str) -> Any:
-    """Serve /metrics in a thread; returns the server (``shutdown()`` it)."""
-    from prometheus_client import start_http_server
-
-    try:
-        server, _thread = start_http_server(port, addr=address, registry=exporter.registry)
-    except OSError as e:
-        raise ConfigError(
-            f"cannot listen on {address}:{port}: {e.strerror or e}", field="--metrics-port"
-        ) from None
-    return server
-
-
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for e in exc.exceptions for leaf in _leaves(e)]
@@ -273,16 +168,55 @@ async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOpti
     )
 
 
+class _Health:
+    """The state kube-scheduler's health checks look at (``kubesched.cli.prometheus``)."""
+
+    def __init__(self, opts: RunOptions, stopping: list[str]) -> None:
+        self.opts = opts
+        self.stopping = stopping
+        self.elector: Any = None
+        self.synced = False
+
+    def leader_election(self) -> str | None:
+        """``HealthzAdaptor.Check``: a leader whose lease was last renewed more than its
+        duration plus 20 s ago is unhealthy; a candidate that does not lead is healthy."""
+        e = self.elector
+        if e is None or not e.is_leader:
+            return None
+        observed = getattr(e, "_observed_time", None)  # when the lease last changed, its clock
+        if observed is not None and anyio.current_time() - observed > e.lease_duration + LEADER_ELECTION_HEALTH_TIMEOUT:
+            return f"failed election to renew leadership on lease {e.name}"
+        return None
+
+    def shutdown(self) -> str | None:
+        return "process is shutting down" if self.stopping else None
+
+    def handler_sync(self) -> str | None:
+        return None if self.synced else "handlers are not fully synchronized"
+
+    def endpoints(self, registry: Any) -> Any:
+        from .prometheus import Endpoints, ping
+
+        leader = [("leaderElection", self.leader_election)] if self.opts.leader_elect else []
+        return Endpoints(
+            registry,
+            healthz=leader or [("ping", ping)],
+            livez=[("ping", ping)],
+            readyz=[*leader, ("shutdown", self.shutdown), ("sched-handler-sync", self.handler_sync)],
+        )
+
+
 async def run_scheduler(
     opts: RunOptions,
     cfg: SchedulerConfig,
     *,
-    exporter: MetricsExporter | None = None,
+    recorder: MetricsRecorder | None = None,
     task_status: anyio.abc.TaskStatus[Scheduler] = anyio.TASK_STATUS_IGNORED,
     handle_signals: bool = True,
 ) -> int:
     """Run until a signal (0) or a lost lease (1).  ``task_status.started(scheduler)`` once the
-    scheduler has synced its cache (in-process tests)."""
+    scheduler has synced its cache (in-process tests).  ``recorder``: the metrics recorder to
+    attach to the scheduler (one is made when ``opts.metrics_port`` is set)."""
     from kubesched.transports.kube import (
         KubeTransport,
         LeaderElectionLost,
@@ -290,16 +224,21 @@ async def run_scheduler(
         load_config,
     )
 
+    from . import prometheus
+
     cluster = load_config(kubeconfig=opts.kubeconfig, server=opts.server, context=opts.context)
     log.info("connecting to %s (%s)", cluster.server, cluster.source or "flags")
     profiles = ", ".join(p.scheduler_name for p in cfg.profiles)
     code = 0
-    server = None
-    if exporter is None and opts.metrics_port is not None:
-        exporter = MetricsExporter(cfg.profiles[0].scheduler_name)
-    if exporter is not None and opts.metrics_port is not None:
-        server = start_metrics_server(exporter, opts.metrics_port, opts.metrics_address)
-        log.info("serving metrics on %s:%d/metrics", opts.metrics_address, opts.metrics_port)
+    stopping: list[str] = []
+    health = _Health(opts, stopping)
+    listener = None
+    if opts.metrics_port is not None:
+        if recorder is None:
+            recorder = MetricsRecorder(seed=opts.seed)
+        listener = await prometheus.listen(opts.metrics_address, opts.metrics_port)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        log.info("serving /metrics, /healthz, /livez and /readyz on %s:%d", opts.metrics_address, port)
     started = False
     try:
         async with (
@@ -317,23 +256,25 @@ async def run_scheduler(
                     renew_deadline=opts.renew_deadline,
                     retry_period=opts.retry_period,
                 )
-            stopping: list[str] = []
+            health.elector = elector
             async with anyio.create_task_group() as tg:
                 if handle_signals:
                     tg.start_soon(_cancel_on_signal, tg.cancel_scope, stopping)
-                if exporter is not None:
-                    tg.start_soon(exporter.run)
+                if listener is not None:
+                    assert recorder is not None
+                    registry = prometheus.registry(recorder, process=True)
+                    tg.start_soon(prometheus.serve, listener, health.endpoints(registry))
 
                 async def schedule() -> None:
                     nonlocal started
                     sched = Scheduler(
-                        transport, cfg, seed=opts.seed, record_timings=exporter is not None,
-                        patch_plugin_results=opts.record_plugin_results,
+                        transport, cfg, seed=opts.seed, patch_plugin_results=opts.record_plugin_results,
                     )
-                    if exporter is not None:
-                        exporter.attach(sched)
+                    if recorder is not None:
+                        recorder.attach(sched)
                     async with anyio.create_task_group() as stg:
                         await stg.start(sched.run)
+                        health.synced = True
                         log.info("cache synced: scheduling pods of scheduler(s) %s", profiles)
                         if not started:
                             started = True
@@ -349,8 +290,7 @@ async def run_scheduler(
                     code = 1
                 tg.cancel_scope.cancel()
     finally:
-        if exporter is not None:
-            exporter.update()
-        if server is not None:
-            server.shutdown()
+        if listener is not None:
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
     return code

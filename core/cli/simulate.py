@@ -62,6 +62,8 @@ class SimulationResult:
     """The scheduler names of the run's profiles."""
     # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
     results: dict[str, dict[str, str]] | None = None
+    metrics: str | None = None
+    """``--metrics``: kube-scheduler's metrics at the end of the run (Prometheus text format)."""
 
     def _pod_json(self, rec: PodRecord) -> dict[str, Any]:
         p = rec.pod
@@ -157,6 +159,7 @@ async def simulate(
     progress: Callable[[float, int], None] | None = None,
     explain: bool = False,
     max_pods: int = MAX_PODS,
+    metrics: bool = False,
 ) -> SimulationResult:
     """Run a simulation on the current event loop (which must run in virtual time).
 
@@ -168,6 +171,8 @@ async def simulate(
     event; it must be cheap and must not touch the run.  ``explain``: record every plugin's
     result of every attempt (``SimulationResult.results``).  ``max_pods``: the most pods the
     cluster's controllers keep at once (a create beyond it is a FailedCreate event and a warning).
+    ``metrics``: record kube-scheduler's metrics (in virtual time: :mod:`kubesched._metrics`)
+    and keep their final exposition (``SimulationResult.metrics``).
     """
     from kubesched.transports.fake import FakeCluster
     from kubesched.transports.fake._controllers import controller_of
@@ -180,6 +185,9 @@ async def simulate(
     later = [m for m in manifests if m.arrival > 0]
     records: dict[tuple[str, str], PodRecord] = {}
     deletions = sorted((m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order))
+    from .whatif import Drains
+
+    drains = Drains(manifests)  # kubesched.io/drain on Nodes (a bad one is bad input, before the run)
     pending_deletions = [0]
     timeline = Timeline()
     workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -195,6 +203,12 @@ async def simulate(
             cluster, config, seed=seed, registry=registry, deterministic=True,
             record_plugin_results=explain,
         )
+        recorder = None
+        if metrics:
+            from .._metrics import MetricsRecorder
+
+            recorder = MetricsRecorder(seed=seed)
+            recorder.attach(sched)
         watch = cluster.watch()
         pending_arrivals = [len(later)]
         bound: set[tuple[str, str]] = set()
@@ -280,7 +294,7 @@ async def simulate(
         def next_timed() -> float | None:
             """When the next arrival, deletion, termination or completion is due."""
             times = [t for t in (next_arrival(), next_deletion(), cluster.next_termination_time(),
-                                 cluster.controllers.next_due()) if t is not None]
+                                 cluster.controllers.next_due(), drains.next_planned()) if t is not None]
             return min(times, default=None)
 
         def next_deletion() -> float | None:
@@ -304,6 +318,8 @@ async def simulate(
         sched.add_wake_source(cluster.controllers.next_due, cluster.controllers.run_due)
         sched.add_wake_source(next_arrival, due_arrivals)
         sched.add_wake_source(next_deletion, due_deletions)
+        drains.bind(cluster, start)
+        sched.add_wake_source(drains.next_due, drains.run_due)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tracker)
@@ -342,13 +358,19 @@ async def simulate(
                 "completions": cluster.controllers.pending_completions(),
                 "scheduling": sched.queue.pending_count(),
                 "waitingOnPermit": len(waiting),
+                **({"drains": drains.pending()} if drains else {}),
             }
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at
+            metrics_text = None
+            if recorder is not None:  # the gauges as the run left them
+                from . import prometheus
+
+                metrics_text = prometheus.exposition(prometheus.registry(recorder)).decode()
             tg.cancel_scope.cancel()
         while (event := watch.get_nowait()) is not None:
             track(event)
-        result = SimulationResult()
+        result = SimulationResult(metrics=metrics_text)
         if sched.recorder is not None:
             result.results = sched.recorder.latest
         pod_attempts = sched.metrics.pod_attempts or {}
@@ -443,6 +465,7 @@ _UNFINISHED = {
     "completions": "pod completion(s) (kubesched.io/duration)",
     "scheduling": "pod(s) queued to be scheduled (active or backoff)",
     "waitingOnPermit": "pod(s) waiting on Permit",
+    "drains": "node drain(s) (kubesched.io/drain) not begun or with evictions a PodDisruptionBudget refused",
 }
 
 

@@ -10,7 +10,8 @@ The model::
                      │ as each cell completes
                      ▼
                  DIR/results.csv (one row per cell, in grid order; rewritten as cells finish),
-                 DIR/results.parquet (when pyarrow is installed), DIR/sweep.html (plotly, offline)
+                 DIR/results.parquet (when pyarrow is installed), DIR/sweep.html (plotly, offline:
+                 each variant against the baseline, per scenario, paired by seed; :mod:`.sweep_page`)
 
 - Scenarios travel with the task, never through a shared file system: workers need only
   kubesched installed.
@@ -44,9 +45,10 @@ from .._decoding import read_text
 from .._durations import parse_duration
 from .._errors import ConfigError
 from .._validation import go_quote
+from . import sweep_page
 from .metrics import compute as compute_metrics
 
-SWEEP_KEYS = ("scenarios", "variants", "seeds", "until")
+SWEEP_KEYS = ("scenarios", "variants", "baseline", "seeds", "until")
 VARIANT_KEYS = ("name", "config", "featureGates")
 SCENARIO_KEYS = ("generate", "name")
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
@@ -116,6 +118,8 @@ class Sweep:
     until: str | None
     validation: str = "Strict"
     """``--validate``: unknown fields in the scenarios' manifests (kubectl's modes)."""
+    baseline: str = ""
+    """The variant every other is judged against: ``baseline:`` in SWEEP.yaml, else the first."""
 
     def cells(self) -> list[Cell]:
         """The grid, in order: scenario, then variant, then seed."""
@@ -234,7 +238,12 @@ def load_sweep(path: str) -> Sweep:
                 raise ValueError(f"Invalid value: {go_quote(until)}: must not be negative")
         except ValueError as e:
             raise ConfigError(str(e), source=path, field="until") from None
-    return Sweep(path, scenarios, variants, list(raw_seeds), None if until is None else str(until))
+    baseline = data.get("baseline", variants[0].name)
+    if baseline not in [v.name for v in variants]:
+        raise ConfigError(f"Invalid value: {go_quote(baseline)}: must be the name of a variant "
+                          f"({', '.join(v.name for v in variants)})", source=path, field="baseline")
+    return Sweep(path, scenarios, variants, list(raw_seeds), None if until is None else str(until),
+                 baseline=str(baseline))
 
 
 def _unique(names: list[str], path: str, fld: str) -> None:
@@ -262,10 +271,12 @@ def simulate_cell(task: dict[str, Any]) -> dict[str, Any]:
     label = task["scenario"]
     if task.get("generate") is not None:
         spec = {"seed": task["seed"], **task["generate"]}
-        text = generate_text(parse_spec(spec))
+        texts = {label: generate_text(parse_spec(spec))}
+    elif task.get("files") is not None:  # several manifest files (compare --seeds): [name, text] pairs
+        texts = dict(task["files"])
     else:
-        text = task["text"]
-    manifests = load_manifests([label], {label: text}, validation=task.get("validation", "Strict"))
+        texts = {label: task["text"]}
+    manifests = load_manifests(list(texts), texts, validation=task.get("validation", "Strict"))
     cfg = simulation_config(task["configName"], task["featureGates"], task["config"])
     until = parse_until(task["until"])
     result = virtual_time.run(functools.partial(simulate, manifests, cfg, seed=task["seed"], until=until), backend="trio")
@@ -416,79 +427,6 @@ def write_parquet(path: Path, columns: list[str], rows: list[dict[str, str]]) ->
     return True
 
 
-# --- the HTML page ----------------------------------------------------------------------------
-
-
-def render_html(title: str, columns: list[str], rows: list[dict[str, str]]) -> str:
-    """A self-contained page comparing variants across the grid, one chart per metric column.
-
-    Generic over the rows: every column beyond (scenario, variant, seed, status) that holds a
-    number in some ok row is a metric. Each chart has the scenarios on x, one box per variant,
-    and every seed as a point (the spread across seeds). plotly.js is inlined: works offline.
-    """
-    import html
-
-    import plotly.graph_objects as go
-    from plotly.offline import get_plotlyjs
-
-    ok = [r for r in rows if r.get("status") == "ok"]
-    failed = [r for r in rows if r.get("status") != "ok"]
-    scenarios = list(dict.fromkeys(r["scenario"] for r in rows))
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
-    metrics = [c for c in columns if c not in FIXED_COLUMNS and c != DIGEST_COLUMN
-               and any(_number(r.get(c, "")) is not None for r in ok)]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{html.escape(title)}</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
-        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "th{background:#f4f4f4}td.l,th.l{text-align:left}.chart{max-width:1100px}</style>",
-        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p>{len(rows)} cells: {len(scenarios)} scenario(s) &times; {len(variants)} variant(s) &times; "
-        f"{len(set(r['seed'] for r in rows))} seed(s); {len(ok)} ok, {len(failed)} failed. "
-        "Each box spreads a variant's results over the seeds; each point is one seed.</p>",
-    ]
-    # a table of means over seeds, scenario x variant, per metric
-    parts.append("<h2>Means over seeds</h2><div style='overflow-x:auto'><table><tr><th class='l'>scenario</th>"
-                 "<th class='l'>variant</th>")
-    parts.extend(f"<th>{html.escape(m)}</th>" for m in metrics)
-    parts.append("</tr>")
-    for s in scenarios:
-        for v in variants:
-            group = [r for r in ok if r["scenario"] == s and r["variant"] == v]
-            parts.append(f"<tr><td class='l'>{html.escape(s)}</td><td class='l'>{html.escape(v)}</td>")
-            for m in metrics:
-                vals = [x for x in (_number(r.get(m, "")) for r in group) if x is not None]
-                parts.append(f"<td>{sum(vals) / len(vals):.4g}</td>" if vals else "<td></td>")
-            parts.append("</tr>")
-    parts.append("</table></div>")
-    for i, m in enumerate(metrics):
-        fig = go.Figure()
-        for v in variants:
-            pts = [(r["scenario"], _number(r.get(m, "")), r["seed"]) for r in ok if r["variant"] == v]
-            pts = [p for p in pts if p[1] is not None]
-            fig.add_trace(go.Box(
-                x=[p[0] for p in pts], y=[p[1] for p in pts], text=[f"seed {p[2]}" for p in pts],
-                name=v, boxpoints="all", jitter=0.3, pointpos=0, boxmean=True,
-                hovertemplate="%{x}<br>%{y}<br>%{text}<extra>" + html.escape(v) + "</extra>",
-            ))
-        fig.update_layout(title=m, boxmode="group", xaxis_title="scenario", yaxis_title=m,
-                          height=420, margin={"t": 50, "b": 40}, legend_title_text="variant")
-        fig.update_xaxes(categoryorder="array", categoryarray=scenarios)
-        parts.append("<div class='chart'>" + fig.to_html(full_html=False, include_plotlyjs=False,
-                                                         div_id=f"metric-{i}") + "</div>")
-    if failed:
-        parts.append("<h2>Failed cells</h2><table><tr><th class='l'>scenario</th><th class='l'>variant</th>"
-                     "<th>seed</th><th class='l'>error</th></tr>")
-        for r in failed:
-            parts.append(f"<tr><td class='l'>{html.escape(r['scenario'])}</td><td class='l'>{html.escape(r['variant'])}"
-                         f"</td><td>{html.escape(r['seed'])}</td><td class='l'>{html.escape(r['status'])}</td></tr>")
-        parts.append("</table>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
-
-
 # --- running on Dask --------------------------------------------------------------------------
 
 
@@ -611,7 +549,8 @@ def run_sweep(sweep: Sweep, out: Path, client: Any, *, progress: Progress | None
     parquet = out / "results.parquet"
     if not write_parquet(parquet, cols, rows) and parquet.exists():
         parquet.unlink()  # a stale table would disagree with results.csv
-    _write_atomic(out / "sweep.html", render_html(f"kubesched sweep: {Path(sweep.path).name}", cols, rows))
+    _write_atomic(out / "sweep.html", sweep_page.render(f"kubesched sweep: {Path(sweep.path).name}", cols, rows,
+                                                         sweep.baseline or None))
     failed = sum(1 for r in rows if r["status"] != "ok")
     return SweepReport(len(cells), len(todo), len(cells) - len(todo), failed, wall, cell_seconds, errors)
 
@@ -656,6 +595,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(note, file=sys.stderr)
     for error in report.errors[:5]:
         print(f"  {error}", file=sys.stderr)
+    if getattr(args, "summary", False):  # the verdict table, on stdout
+        from .verdicts import summary_text
+
+        reader = csv.DictReader(io.StringIO(read_text(out / "results.csv")))
+        sys.stdout.write(summary_text(list(reader.fieldnames or []), list(reader), sweep.baseline or None))
     return 0
 
 

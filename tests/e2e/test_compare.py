@@ -46,9 +46,83 @@ def test_most_allocated_packs_the_cluster_tighter(capsys: pytest.CaptureFixture[
 def test_the_table_shows_each_variant_by_its_file_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", PACKING, "--config", "default", "--config", MOST_ALLOCATED]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["metric", "default", "most-allocated-config.yaml"]
-    nodes_used = next(line for line in lines if line.startswith("nodes used"))
-    assert nodes_used.split()[2:] == ["6", "3"]
+    assert lines[0].split() == ["metric", "better", "default", "most-allocated-config.yaml", "difference"]
+
+    def row(name: str) -> list[str]:
+        return next(line for line in lines if line.startswith(name + "  ")).removeprefix(name).split()
+
+    # the better value marked where "better" has a direction, and the difference from the first
+    assert row("nodes used at the end") == ["lower", "6", "3*", "\u22123"]
+    assert row("peak nodes used") == ["lower", "6", "3*", "\u22123"]
+    assert row("mean nodes used") == ["lower", "4.64", "1.91*", "\u22122.73"]
+    assert row("node balance (std) cpu") == ["\u2013", "0.112", "0.480", "+0.367"]  # no better direction
+    assert row("scheduled") == ["higher", "12", "12", "0"]  # equal: nothing marked
+    assert row("mean allocation cpu") == ["higher", "23.7%", "23.7%", "0", "pp"]
+    assert lines[-1] == ("* the better value, where the metric has a better direction; "
+                         "difference: most-allocated-config.yaml \u2212 default")
+
+
+def test_json_names_the_baseline_the_better_direction_and_the_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = compare_json([PACKING, "--config", "default", "--config", MOST_ALLOCATED], capsys)
+    assert doc["baseline"] == "default"
+    assert (doc["better"]["nodesUsed"], doc["better"]["scheduled"], doc["better"]["nodeBalance.cpu"]) == (
+        "lower", "higher", None)
+    assert "difference" not in doc["variants"][0]
+    diff = doc["variants"][1]["difference"]
+    assert (diff["nodesUsed"], diff["nodesUsedPeak"], diff["scheduled"]) == (-3, -3, 0)
+    assert diff["jobCompletionP50"] is None  # n/a on both sides
+
+
+# --- many seeds ---------------------------------------------------------------------------------
+
+
+def test_many_seeds_give_means_and_paired_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    from kubesched.cli.sweep import cell_metrics
+
+    doc = compare_json([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "1-3"], capsys)
+    assert doc["seeds"] == [1, 2, 3] and doc["baseline"] == "default"
+    default, packed = doc["variants"]
+    assert [r["seed"] for r in packed["runs"]] == [1, 2, 3] and all(r["status"] == "ok" for r in packed["runs"])
+    # each run is the simulate run of that seed
+    assert main(["simulate", PACKING, "--config", MOST_ALLOCATED, "--seed", "2"]) == 0
+    alone = cell_metrics(json.loads(capsys.readouterr().out))
+    assert packed["runs"][1]["metrics"] == alone
+    assert default["metrics"]["nodesUsed"] == {"mean": 6.0, "low": 6.0, "high": 6.0, "n": 3}
+    d = packed["difference"]["nodesUsed"]
+    assert (d["mean"], d["n"], d["lower"], d["outcome"]) == (-3.0, 3, 3, "better")
+    assert d["verdict"] == "most-allocated-config.yaml: \u22123 nodes used at the end [\u22123, \u22123], better in 3/3 seeds"
+    assert packed["difference"]["scheduled"]["verdict"] == (
+        "most-allocated-config.yaml: 0 pods scheduled [0, 0], no difference")
+
+
+def test_many_seeds_as_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "seeds.html"
+    assert main(["compare", PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "1,2",
+                 "--html", str(page)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("packing.yaml: 2 variants \u00d7 2 seeds; each variant minus default, paired by seed: "
+                        "mean [95% interval]")
+    assert lines[1].split()[:2] == ["metric", "better"] and "most-allocated-config.yaml \u2212 default" in lines[1]
+    row = next(line for line in lines if line.startswith("peak nodes used"))
+    assert row.split() == ["peak", "nodes", "used", "lower", "6", "3", "\u22123", "[\u22123,", "\u22123],", "better",
+                           "in", "2/2", "seeds"]
+    html = page.read_text()  # the sweep's page, for one scenario
+    assert '<section class="scenario" id="scenario-1" data-scenario="packing.yaml">' in html
+    assert 'id="verdicts"' in html and html.count("Plotly.newPlot") == 2
+
+
+def test_many_seeds_on_dask_are_the_same_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--scheduler``: the sweep's cells on a Dask cluster (here one in this process, over TCP)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    argv = [PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "4-5"]
+    local = compare_json(argv, capsys)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cluster:
+        assert main(["compare", *argv, "--scheduler", cluster.scheduler_address, "--output", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == local
 
 
 def test_compare_uses_the_metrics_of_simulate_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,6 +188,17 @@ def test_compare_html_overlays_the_variants(tmp_path: Path, capsys: pytest.Captu
                      "nowhere.yaml: cannot read: No such file", id="a missing scenario"),
         pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--until=-1s"],
                      "--until: Invalid value", id="a negative --until"),
+        pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "3-1"],
+                     '--seeds: Invalid value: "3-1": the range runs backwards', id="a backwards range"),
+        pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "1,x"],
+                     '--seeds: Invalid value: "1,x": seeds are N, A-B or a comma-separated list of them',
+                     id="not a seed"),
+        pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "1-3,2"],
+                     '--seeds: Invalid value: "1-3,2": a seed is given twice', id="a seed twice"),
+        pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "0-100000"],
+                     '--seeds: Invalid value: "0-100000": at most 10000 seeds', id="too many seeds"),
+        pytest.param([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--dask"],
+                     "--dask: runs on Dask only with --seeds", id="dask without seeds"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

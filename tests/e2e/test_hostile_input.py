@@ -542,3 +542,18 @@ def test_input_not_utf8_is_one_line(command: str, workdir: Path, capsys: pytest.
     assert cli.main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("kubesched: error: r.json: cannot read") and err.endswith(": not UTF-8 text (byte 12)\n")
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``kubesched generate | head -1``: the reader closing the pipe is no traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli", "generate", "--pods", "3000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert (proc.wait(timeout=60), err) == (0, b"")

@@ -71,8 +71,15 @@ def test_report_of_one_run_draws_every_chart_in_a_browser(tmp_path: Path) -> Non
     out = tmp_path / "report.html"
     assert main(["report", str(FIXTURE), "-o", str(out)]) == 0
     loaded = open_in_chromium(out, tmp_path, "report")
-    # allocation cpu, memory, pods; pending/running; latency; per-node heatmap; preemptions; Jobs
-    assert_drawn(loaded, 8)
+    # allocation cpu, memory, pods; pending/running; nodes used over the run; latency; pods per node
+    # over the run; per-node heatmap at the end; preemptions; Jobs
+    assert_drawn(loaded, 10)
+    # time reads as a clock, the exact virtual seconds on hover
+    first = charts(loaded.dom)[0]
+    assert "virtual time (h:mm)" in first and ">0:05<" in first and ">0:20<" in first
+    assert "virtual s" in first.split("</script>")[0]  # the hover template
+    nodes_used = next(c for c in charts(loaded.dom) if "nodes holding a pod" in c)
+    assert "peak 3, mean 3.0, at the end 3" in nodes_used
     assert 'class="missing"' not in loaded.dom
     table = loaded.dom.split('id="pods"')[1].split("</table>")[0]
     assert table.count("<tr>") == 1 + 10  # header + every pod
@@ -98,8 +105,15 @@ def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
     out = tmp_path / "compare.html"
     assert main(["report", str(FIXTURE), str(b), "-o", str(out)]) == 0
     loaded = open_in_chromium(out, tmp_path, "compare")
-    # allocation cpu, memory, pods; pending; running; latency; per-node cpu, memory; preemptions; Jobs
-    assert_drawn(loaded, 10)
+    # allocation cpu, memory, pods; pending; running; nodes used; latency; pods per node over the run;
+    # per-node cpu, memory at the end; preemptions; Jobs
+    assert_drawn(loaded, 12)
+    # what b.json left alone is drawn twice and said to be the same, not one line hiding another
+    same = [c for c in charts(loaded.dom) if "identical: lifecycle-result.json = b.json" in c]
+    for title in ("pending pods", "running pods", "memory allocated / capacity", "victims so far"):
+        assert any(title in c for c in same), title
+    cpu = next(c for c in charts(loaded.dom) if "cpu allocated / capacity" in c)
+    assert "identical:" not in cpu  # b.json halved cpu: two curves, no note
     # two variants overlaid: each chart has a legend entry per variant
     assert all(chunk.count('class="legendtext"') >= 2 for chunk in charts(loaded.dom)
                if 'class="legendtext"' in chunk)

@@ -631,6 +631,10 @@ def test_deploy_config_is_valid() -> None:
     deployment = yaml.safe_load((DEPLOY / "deployment.yaml").read_text())
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[0] == "run" and "--config=/etc/kubesched/config.yaml" in args
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert "--metrics-bind-address=0.0.0.0" in args  # probes reach the pod's IP, not loopback
+    assert (container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"]) == (
+        "/healthz", "/readyz")
 
 
 # --- the command line ------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def local_run(inputs: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = tmp_path_factory.mktemp("local") / "out"
-    proc = kubesched("sweep", str(inputs), "--out", str(out))  # no flag: a LocalCluster, a worker per core
+    proc = kubesched("sweep", str(inputs), "--out", str(out), "--summary")  # no --scheduler: a LocalCluster
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -240,9 +240,14 @@ def test_local_cluster_sweep_equals_each_cell_alone(
     n = os.cpu_count()
     assert lines[-1].startswith(f"sweep: 12 cells (12 run, 0 already done, 0 failed) on a LocalCluster of {n} worker")
     page = (out / "sweep.html").read_text()
-    assert page.count("Plotly.newPlot") == sum(1 for c in table[0] if c not in (*FIXED_COLUMNS, "cell")
-                                               and any(r[c] for r in table))
+    # per scenario, on its own axes: the differences from the baseline and the values per seed
+    assert page.count('<section class="scenario"') == 2 and page.count("Plotly.newPlot") == 4
+    assert '<table id="verdicts" class="verdicts">' in page and "packed-sync \u2212 default" in page
     assert "<script src=" not in page  # plotly.js inlined: works offline
+    # --summary: the verdict table of each scenario on stdout, the first variant the baseline
+    heads = [line for line in proc.stdout.splitlines() if "each variant minus default" in line]
+    assert [h.split(":")[0] for h in heads] == ["preemption.yaml", "generated"]
+    assert "preemption victims" in proc.stdout and "lower" in proc.stdout
     assert not (out / "results.parquet").exists()  # pyarrow is not installed here
 
 
@@ -352,7 +357,10 @@ def test_killing_a_worker_mid_sweep_loses_no_cell(dask_cluster: DaskCluster, tmp
                      'sweep.yaml, variants[0].configs: unknown field "configs" (allowed: name, config, featureGates)',
                      id="unknown variant key"),
         pytest.param("scenarios: [preemption.yaml]\nvariant: []\n",
-                     'sweep.yaml, variant: unknown field "variant" (allowed: scenarios, variants, seeds, until)', id="unknown key"),
+                     'sweep.yaml, variant: unknown field "variant" (allowed: scenarios, variants, baseline, seeds, until)',
+                     id="unknown key"),
+        pytest.param("scenarios: [preemption.yaml]\nvariants: [{name: a}, {name: b}]\nbaseline: c\n",
+                     'sweep.yaml, baseline: Invalid value: "c": must be the name of a variant (a, b)', id="unknown baseline"),
         pytest.param("scenarios: [preemption.yaml, {generate: {nodes: -5}}]\n",
                      "sweep.yaml, scenarios[1].generate.nodes: Invalid value: -5: must be greater than or equal to 0",
                      id="generate parameter out of range"),

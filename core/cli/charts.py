@@ -1,0 +1,194 @@
+"""Chart conventions shared by the report, the comparison and the sweep page (plotly figures).
+
+- Virtual time reads as a clock: ticks at round steps labelled ``h:mm`` (``h:mm:ss`` below a
+  minute, ``2d 6:00`` past a day), the exact virtual seconds on hover.
+- A series that is zero everywhere gets an axis from 0 to 1 (percent: 0 to 100%), not plotly's
+  −1…1 around nothing.
+- Curves that are the same numbers are said to be the same: a note under the chart's title, and
+  the later ones dashed so that the first shows through (one line never silently hides another).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data: blob:; font-src data:"
+)
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1200px;
+       padding: 1em 2em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: .9em; }
+th, td { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1em; }
+.missing { color: #8a6d3b; background: #fcf8e3; padding: .5em 1em; border-radius: 4px; }
+.note { color: #666; font-size: .9em; }
+#pod-search { padding: .3em .6em; width: 24em; margin-bottom: .5em; }
+.summary { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.pods { max-height: 36em; overflow-y: auto; display: block; }
+table.verdicts { width: 100%; table-layout: fixed; font-size: .85em; }
+table.verdicts th, table.verdicts td { overflow-wrap: anywhere; }
+table.verdicts th small, table.verdicts td small { font-weight: normal; color: #666; }
+table.verdicts th.name { width: 14%; } details { margin: .8em 0; } summary { cursor: pointer; color: #345; }
+td.better { background: #e3f4e1; } td.worse { background: #f9e0dd; }
+td.same, td.unknown, td.higher, td.lower { background: #f4f4f4; }
+td.best { font-weight: bold; }
+section.scenario { margin-top: 2.5em; }
+"""
+
+
+def escape(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+class Page:
+    """A self-contained page of charts: plotly.js inlined once, a Content-Security-Policy that lets
+    no request leave it; numbers each chart's div so the page is the same bytes on every run."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.parts: list[str] = []
+        self.charts = 0
+
+    def h2(self, text: str) -> None:
+        self.parts.append(f"<h2>{escape(text)}</h2>")
+
+    def missing(self, text: str) -> None:
+        self.parts.append(f'<p class="missing">{escape(text)}</p>')
+
+    def note(self, text: str) -> None:
+        self.parts.append(f'<p class="note">{escape(text)}</p>')
+
+    def raw(self, text: str) -> None:
+        self.parts.append(text)
+
+    def chart(self, fig: Any, height: int = 360, *, top: int = 50) -> str:
+        self.charts += 1
+        fig.update_layout(height=height, margin={"l": 60, "r": 20, "t": top, "b": 50}, template="plotly_white")
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"chart-{self.charts}",
+                          config=PLOT_CONFIG)
+        return f'<div class="kubesched-chart">{div}</div>'
+
+    def grid(self, charts: Sequence[str]) -> None:
+        self.parts.append('<div class="grid">' + "".join(charts) + "</div>")
+
+    def render(self) -> str:
+        from plotly.offline import get_plotlyjs
+
+        return (
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            f"<title>{escape(self.title)}</title>\n<style>{STYLE}</style>\n"
+            f"<script>{get_plotlyjs()}</script>\n</head><body>\n<h1>{escape(self.title)}</h1>\n"
+            + "\n".join(self.parts)
+            + "\n</body></html>\n"
+        )
+
+#: tick steps for a time axis, in seconds
+STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+         2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400)
+
+
+def clock(t: float, *, seconds: bool = False) -> str:
+    """Virtual seconds as ``h:mm`` (``h:mm:ss`` with ``seconds``; ``2d 6:00`` past a day)."""
+    if not math.isfinite(t):  # a malformed result: say so rather than fail the page
+        return "not a time"
+    total = int(round(t)) if seconds else int(t // 60) * 60
+    days, rest = divmod(total, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    text = f"{h}:{m:02d}" + (f":{s:02d}" if seconds else "")
+    return f"{days}d {text}" if days else text
+
+
+def time_ticks(end: float, ticks: int = 6) -> tuple[list[float], list[str]]:
+    """Tick positions and labels for a time axis from 0 to ``end`` virtual seconds."""
+    span = max(end, 1.0) if math.isfinite(end) else 1.0
+    step = next((s for s in STEPS if span / s <= ticks), None)
+    if step is None:  # beyond the largest step: whole days, still ``ticks`` of them at most
+        step = math.ceil(span / ticks / 86400) * 86400
+    n = int(math.floor(span / step)) + 1
+    vals = [float(i * step) for i in range(n)]
+    return vals, [clock(v, seconds=step < 60) for v in vals]
+
+
+def time_axis_title(end: float) -> str:
+    vals, _ = time_ticks(end)
+    step = vals[1] - vals[0] if len(vals) > 1 else 60.0
+    return "virtual time (h:mm:ss)" if step < 60 else "virtual time (h:mm)"
+
+
+def time_axis(fig: Any, end: float, *, y_hover: str = "%{y}", row: int | None = None, col: int | None = None) -> None:
+    """Make ``fig``'s x axis (or one subplot's) a clock from 0 to ``end``; every trace on it
+    shows the clock time and the virtual seconds on hover."""
+    end = end if math.isfinite(end) else 1.0
+    vals, text = time_ticks(end)
+    fig.update_xaxes(tickmode="array", tickvals=vals, ticktext=text, title_text=time_axis_title(end),
+                     range=[0, max(end, 1.0)], row=row, col=col)
+    for trace in fig.data:
+        xs = getattr(trace, "x", None)
+        if xs is None or trace.type not in ("scatter", "scattergl"):
+            continue
+        trace.customdata = [clock(float(x), seconds=True) for x in xs]
+        trace.hovertemplate = ("%{customdata} (%{x:,.0f} virtual s)<br>" + y_hover
+                               + "<extra>%{fullData.name}</extra>")
+
+
+def _values(trace: Any, axis: str) -> list[float]:
+    vals = getattr(trace, axis, None)
+    if vals is None:
+        return []
+    return [float(v) for v in vals if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def zero_safe(fig: Any, *, percent: bool = False) -> None:
+    """An all-zero figure's y axis runs 0..1 (0..100% with ``percent``) instead of −1..1; so does a
+    numeric x axis whose values are all zero (a latency distribution where every pod was bound at
+    once).  A time axis (:func:`time_axis`) has its range already."""
+    ys = [v for trace in fig.data for v in _values(trace, "y")]
+    if all(v == 0 for v in ys):
+        fig.update_yaxes(range=[0, 1], autorange=False)
+        if not percent:
+            fig.update_yaxes(dtick=1)
+    xs = [v for trace in fig.data if getattr(trace, "orientation", None) != "h" for v in _values(trace, "x")]
+    if xs and all(v == 0 for v in xs) and fig.layout.xaxis.range is None:
+        fig.update_xaxes(range=[0, 1], autorange=False)
+
+
+def identical(series: Sequence[tuple[str, Sequence[Any], Sequence[Any]]]) -> list[list[str]]:
+    """Groups (two or more) of labels whose (x, y) series are the same numbers."""
+    groups: dict[tuple[tuple[Any, ...], tuple[Any, ...]], list[str]] = {}
+    for label, xs, ys in series:
+        groups.setdefault((tuple(xs), tuple(ys)), []).append(label)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def mark_identical(fig: Any, title: str, series: Sequence[tuple[str, Sequence[Any], Sequence[Any]]]) -> list[list[str]]:
+    """Title ``fig``, saying under the title which curves are identical; the later of each
+    identical group are drawn dashed over the first.  Returns the groups."""
+    groups = identical(series)
+    first = {g[0] for g in groups}
+    later = {label for g in groups for label in g[1:]}
+    for trace in fig.data:
+        if trace.name in first:
+            trace.line.width = 5  # wide underneath: the dashed copies show on top of it
+        elif trace.name in later:
+            trace.line.dash = "dash"
+            trace.line.width = 2
+    if groups:
+        said = "; ".join(" = ".join(g) for g in groups)
+        fig.update_layout(title={"text": f"{title}<br><sup>identical: {said}</sup>"})
+    else:
+        fig.update_layout(title={"text": title})
+    return groups
+
+
+__all__ = ["CSP", "Page", "clock", "escape", "identical", "mark_identical", "time_axis", "time_ticks", "zero_safe"]
