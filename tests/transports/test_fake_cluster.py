@@ -272,11 +272,12 @@ async def test_pod_admission_defaults() -> None:
         pytest.param(
             [("high", 1000, False, None)],
             "high",
-            7,
-            7,
+            1000,
+            1000,
             "PreemptLowerPriority",
             "high",
-            id="explicit spec.priority kept",
+            # one that disagrees is refused (plugin/pkg/admission/priority; tests/core/test_validation_round2.py)
+            id="explicit spec.priority agreeing with its class kept",
         ),
         pytest.param(
             [], "system-node-critical", None, 2000001000, "PreemptLowerPriority",

@@ -16,8 +16,10 @@ import re
 import secrets
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+import anyio.to_thread
 import msgspec
 import yaml
 
@@ -27,6 +29,7 @@ from kubesched._schema import warning as field_warning
 from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
 
 from . import _protobuf as protobuf
+from ._fieldlabels import field_labels
 from ._http import (
     HTTPError,
     Reply,
@@ -40,6 +43,14 @@ from ._http import (
     not_found,
     success,
 )
+from ._params import (
+    check_delete_options,
+    check_list_options,
+    check_patch_options,
+    flag,
+    resource_version,
+    watch_timeout,
+)
 from ._patch import PatchError, apply_json_patch, json_merge_patch, strategic_merge_patch
 from ._registry import ResourceSpec, Subresource, find_resource
 from ._selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -50,8 +61,11 @@ from ._wire import labels_of, ns_name, private_copy, rv_of, uid_of
 if TYPE_CHECKING:
     from ._http import Request
     from ._server import APIServer
+    from ._store import Store
 
-__all__ = ["handle"]
+__all__ = ["handle", "offload"]
+
+T = TypeVar("T")
 
 # metadata a client cannot set on create
 _SYSTEM_FIELDS = (
@@ -92,24 +106,43 @@ async def handle(
     if sub and spec.subresources[sub].view is not None:
         return await _subresource_view(server, req, spec, ns, name, spec.subresources[sub])
     if m in ("GET", "HEAD") and not name:
-        if q.get("watch") in ("true", "1", "True"):
-            return watch(server, spec, namespace, q, as_table, _matcher(spec, namespace, q))
-        return _list(server, spec, namespace, q, as_table)
+        watching = bool(flag(q, "watch"))
+        matcher = _list_options(spec, namespace, q, watching)
+        if watching:
+            return watch(server, spec, namespace, q, as_table, matcher)
+        return _list(server, spec, namespace, q, as_table, matcher)
     if m in ("GET", "HEAD"):
+        resource_version(q.get("resourceVersion", ""))
         return _get(server, spec, ns, name, q, as_table)
-    body = _body(req) if m in ("POST", "PUT") else {}
+    body: dict[str, Any] = {}
     warnings: tuple[str, ...] = ()
     if m in ("POST", "PUT"):
-        if knows(spec.group_version, spec.kind):
-            # a null field is an absent one, as Go decodes it into these kinds' types (the
-            # kinds kept as sent echo a null back, as Go's encoding of a nil field without
-            # omitempty does); in a PATCH, null means "remove"
-            body = drop_nulls(body)
-        warnings = _field_validation(spec, body, q)
+        body, warnings = await offload(server, len(req.body), _decoded, req, spec)
     reply = await handle_write(server, req, spec, namespace, ns, name, sub, body)
     if warnings and isinstance(reply, Reply):
         reply.warnings = (*reply.warnings, *warnings)
     return reply
+
+
+async def offload(server: APIServer, size: int, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``: CPU work on the request's own data (decoding, defaulting, validating its
+    body), in a worker thread when the body is over the server's ``offload_bytes`` so that the
+    other clients are answered meanwhile (and a signal is handled at once: the request is then
+    given up, its thread left to finish)."""
+    if size <= server.offload_bytes:
+        return fn(*args)
+    return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+
+
+def _decoded(req: Request, spec: ResourceSpec) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A POST's or PUT's object, and the warnings of its field validation."""
+    body = _body(req)
+    if knows(spec.group_version, spec.kind):
+        # a null field is an absent one, as Go decodes it into these kinds' types (the
+        # kinds kept as sent echo a null back, as Go's encoding of a nil field without
+        # omitempty does); in a PATCH, null means "remove"
+        body = drop_nulls(body)
+    return body, _field_validation(spec, body, req.query)
 
 
 def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple[str, ...]:
@@ -154,9 +187,9 @@ async def handle_write(
     if m == "POST" and not name:
         if spec.namespaced and namespace is None:
             raise method_not_allowed()
-        return await _create(server, spec, ns, body, q)
+        return await _create(server, spec, ns, body, q, size=len(req.body))
     if m == "PUT" and name:
-        return await _update(server, spec, ns, name, sub, body, q)
+        return await _update(server, spec, ns, name, sub, body, q, size=len(req.body))
     if m == "PATCH" and name:
         return await _patch(server, req, spec, ns, name, sub)
     if m == "DELETE" and name and not sub:
@@ -240,13 +273,33 @@ def _get(
     return Reply(200, spec.encode(obj))
 
 
-def _matcher(
-    spec: ResourceSpec, namespace: str | None, q: dict[str, str]
-) -> tuple[Callable[[Any], bool] | None, bool]:
+Matcher = tuple[Callable[[Any], bool] | None, bool]
+
+
+def _list_options(
+    spec: ResourceSpec, namespace: str | None, q: dict[str, str], watching: bool
+) -> Matcher:
+    """A list's or watch's options checked in upstream's order: each parameter decodes (400),
+    ``ValidateListOptions`` (422), each field selector label is the kind's (400), the
+    resourceVersion is one (400); then the selectors' matcher."""
+    _int_param(q, "limit")
+    watch_timeout(q, 0.0)
+    try:
+        parse_label_selector(q.get("labelSelector"))
+        parse_field_selector(q.get("fieldSelector"))
+    except SelectorError as e:
+        raise bad_request(str(e)) from None
+    check_list_options(q, watching)
+    matcher = _matcher(spec, namespace, q)
+    resource_version(q.get("resourceVersion", ""))
+    return matcher
+
+
+def _matcher(spec: ResourceSpec, namespace: str | None, q: dict[str, str]) -> Matcher:
     """(match function or None for all, whether it can change as an object changes)."""
     try:
         labels = parse_label_selector(q.get("labelSelector"))
-        fields = parse_field_selector(q.get("fieldSelector"))
+        fields = parse_field_selector(q.get("fieldSelector"), field_labels(spec).resolve)
     except SelectorError as e:
         raise bad_request(str(e)) from None
     ns = namespace if spec.namespaced else None
@@ -269,8 +322,9 @@ def _list(
     namespace: str | None,
     q: dict[str, str],
     as_table: bool,
+    matcher: Matcher,
 ) -> Reply:
-    matches, _ = _matcher(spec, namespace, q)
+    matches, _ = matcher
     objs = server.store.list(spec, namespace)
     if matches is not None:
         objs = [o for o in objs if matches(o)]
@@ -367,6 +421,15 @@ def _check_name(spec: ResourceSpec, name: Any) -> None:
         raise invalid(spec, name, "metadata.name", f"Invalid value: {go_quote(name)}: {errs[0]}")
 
 
+def _defaulted_and_decoded(store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+    """``body`` with the kind's defaults, as its backend stores it (decoded and validated): the
+    work on the request's own object, free to run in a worker thread."""
+    assert spec.backend is not None
+    if spec.defaults is not None:
+        spec.defaults(body)
+    return spec.backend.decode(store, spec, body)
+
+
 def _viewed(spec: ResourceSpec) -> ResourceSpec:
     """The row a view row's writes are made on."""
     assert spec.view is not None
@@ -382,12 +445,19 @@ def _to_view(spec: ResourceSpec, reply: Reply) -> Reply:
 
 
 async def _create(
-    server: APIServer, spec: ResourceSpec, ns: str, body: dict[str, Any], q: dict[str, str]
+    server: APIServer,
+    spec: ResourceSpec,
+    ns: str,
+    body: dict[str, Any],
+    q: dict[str, str],
+    *,
+    size: int = 0,
 ) -> Reply:
+    """POST: ``size`` is the request body's (a big one is decoded in a worker thread)."""
     if spec.view is not None:
         _check_identity(spec, ns, body)
         body = spec.view.from_view(body)
-        return _to_view(spec, await _create(server, _viewed(spec), ns, body, q))
+        return _to_view(spec, await _create(server, _viewed(spec), ns, body, q, size=size))
     store, backend = server.store, spec.backend
     assert backend is not None
     meta = _check_identity(spec, ns, body)
@@ -403,9 +473,7 @@ async def _create(
         meta.pop(k, None)
     meta["uid"] = str(uuid.uuid4())
     body = (spec.prepare_create or backend.prepare_create)(store, body)
-    if spec.defaults is not None:
-        spec.defaults(body)
-    obj = backend.decode(store, spec, body)
+    obj = await offload(server, size, _defaulted_and_decoded, store, spec, body)
     if backend.get(store, spec, ns, name) is not None:
         raise already_exists(spec, name)
     if q.get("dryRun"):
@@ -423,6 +491,8 @@ async def _update(
     sub: str,
     body: dict[str, Any],
     q: dict[str, str],
+    *,
+    size: int = 0,
 ) -> Reply:
     old = server.store.get(spec, ns, name)
     if old is None:
@@ -431,10 +501,10 @@ async def _update(
     if spec.view is not None:
         _check_identity(spec, ns, body)
         body = spec.view.from_view(body)
-        reply = await _replace(server, _viewed(spec), ns, name, sub, old, body, dry_run)
+        reply = await _replace(server, _viewed(spec), ns, name, sub, old, body, dry_run, size=size)
         return _to_view(spec, reply)
     _check_identity(spec, ns, body, name)
-    return await _replace(server, spec, ns, name, sub, old, body, dry_run)
+    return await _replace(server, spec, ns, name, sub, old, body, dry_run, size=size)
 
 
 async def _replace(
@@ -446,9 +516,11 @@ async def _replace(
     old: Any,
     new: dict[str, Any],
     dry_run: bool,
+    *,
+    size: int = 0,
 ) -> Reply:
     """Store ``new`` (wire form) in place of ``old``, with the rules of a PUT on the resource
-    or on its status subresource."""
+    or on its status subresource; ``size`` is the request body's."""
     store, backend = server.store, spec.backend
     assert backend is not None
     old_wire = backend.encode(old)
@@ -492,9 +564,7 @@ async def _replace(
     merged["metadata"] = {**merged["metadata"], "resourceVersion": rv_of(old)}
     if spec.prepare_update is not None:
         spec.prepare_update(merged, name)
-    if spec.defaults is not None:
-        spec.defaults(merged)
-    obj = backend.decode(store, spec, merged)
+    obj = await offload(server, size, _defaulted_and_decoded, store, spec, merged)
     if spec.validate_update is not None and not sub:
         spec.validate_update(spec, name, old_wire, backend.encode(obj))
     if dry_run:
@@ -507,6 +577,7 @@ async def _patch(
     server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str, sub: str
 ) -> Reply:
     ctype = req.headers.get("content-type", "").split(";")[0].strip()
+    check_patch_options(req.query, ctype == "application/apply-patch+yaml")
     old = server.store.get(spec, ns, name)
     view = spec
     if spec.view is not None:  # patched in the view's form, stored as the viewed row's
@@ -525,7 +596,7 @@ async def _patch(
             if sub:
                 raise not_found(spec, name)
             _check_identity(spec, ns, applied, name)
-            return reply_form(await _create(server, spec, ns, applied, req.query))
+            return reply_form(await _create(server, spec, ns, applied, req.query, size=len(req.body)))
         _check_identity(spec, ns, applied, name)
         applied["metadata"].pop("resourceVersion", None)
         merged = strategic_merge_patch(private_copy(spec.wire(old)), applied)
@@ -535,7 +606,9 @@ async def _patch(
         merged = stored_form(_patched(req, spec, name, private_copy(view.wire(old))))
     merged.setdefault("metadata", {})
     _check_identity(spec, ns, merged, name)
-    return reply_form(await _replace(server, spec, ns, name, sub, old, merged, dry_run))
+    return reply_form(
+        await _replace(server, spec, ns, name, sub, old, merged, dry_run, size=len(req.body))
+    )
 
 
 def _patched(
@@ -601,6 +674,7 @@ async def _subresource_view(
         body = _body(req)
     elif m == "PATCH":
         ctype = req.headers.get("content-type", "").split(";")[0].strip()
+        check_patch_options(req.query, ctype == "application/apply-patch+yaml")
         if ctype == "application/apply-patch+yaml":
             applied = _body(req)
             if isinstance(applied.get("metadata"), dict):
@@ -622,11 +696,17 @@ async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, 
     store, backend = server.store, spec.backend
     assert backend is not None
     opts: dict[str, Any] = _body(req, yaml_ok=False) if req.body else {}
+    if not req.body:  # DeleteOptions from the query, as upstream reads them without a body
+        if "propagationPolicy" in req.query:
+            opts["propagationPolicy"] = req.query["propagationPolicy"]
+        if "orphanDependents" in req.query:
+            opts["orphanDependents"] = flag(req.query, "orphanDependents")
     grace = opts.get("gracePeriodSeconds")
     if req.query.get("gracePeriodSeconds"):
         grace = _int_param(req.query, "gracePeriodSeconds")
     if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int) or not -(2**63) <= grace < 2**63):
         raise bad_request(f"gracePeriodSeconds: Invalid value: {grace!r}: must be an int64 number of seconds")
+    check_delete_options(opts)
     old = store.get(spec, ns, name)
     if old is None:
         raise not_found(spec, name)

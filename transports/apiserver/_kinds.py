@@ -37,6 +37,7 @@ from ._http import (
     not_found,
     success,
 )
+from ._params import FieldError, meta_invalid, not_supported
 from ._selectors import label_selector_string
 from ._wire import ns_name
 
@@ -178,8 +179,15 @@ async def bind(store: Store, spec: ResourceSpec, ns: str, name: str, body: dict[
         raise invalid(
             binding_res, "", "metadata.name", "Required value: name or generateName is required"
         )
+    # ValidatePodBinding (pkg/apis/core/validation): upstream returns its errors unwrapped,
+    # which its API server answers with a 500; a client's error here is a 422 Invalid
+    errs: list[FieldError] = []
+    if binding.target.kind not in ("", "Node"):
+        errs.append(not_supported("target.kind", binding.target.kind, ["Node", "<empty>"]))
     if not binding.target.name:
-        raise invalid(binding_res, name, "target.name", "Required value")
+        errs.append(FieldError("target.name", "Required value"))
+    if errs:
+        raise meta_invalid("Binding", errs, group="", name=name)
     try:
         await store.cluster.bind(binding)
     except ConflictError as e:

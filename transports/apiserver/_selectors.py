@@ -84,37 +84,61 @@ def parse_label_selector(text: str | None) -> LabelMatcher | None:
     return lambda labels: all(m(labels) for m in matchers)
 
 
-def field_value(obj: Any, path: str) -> str:
-    """The value at a dotted ``path`` of a wire-form object, as a selector compares it."""
+def field_value(obj: Any, path: str, default: str = "") -> str:
+    """The value at a dotted ``path`` of a wire-form object, as a selector compares it
+    (``default`` when absent)."""
     cur = obj
-    for part in path.split("."):
+    for part in path.split(".") if path else ():
         if not isinstance(cur, dict):
-            return ""
+            return default
         cur = cur.get(part)
-    if cur is None:
-        return ""
+    if cur is None or not path:
+        return default
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)
 
 
-def parse_field_selector(text: str | None) -> FieldMatcher | None:
-    """A matcher over a wire-form (dict) object, or None for an empty selector."""
+Resolve = Callable[[str], tuple[str, str, str]]
+"""A field label → (path in the wire form, value when absent, a path read when that is empty);
+ValueError with the message of a label the kind does not serve."""
+
+
+def parse_field_selector(text: str | None, resolve: Resolve | None = None) -> FieldMatcher | None:
+    """A matcher over a wire-form (dict) object, or None for an empty selector.  ``resolve``
+    checks each label against the kind's (a SelectorError with its message), after the whole
+    selector parsed, as upstream transforms a parsed selector."""
     if not text or not text.strip():
         return None
-    reqs: list[tuple[str, bool, str]] = []
+    terms: list[tuple[str, bool, str]] = []
     for term in _split_terms(text):
         if not term:
             continue
         for op in ("!=", "==", "="):
             if op in term:
                 path, _, value = term.partition(op)
-                reqs.append((path.strip(), op == "!=", value.strip()))
+                terms.append((path.strip(), op == "!=", value.strip()))
                 break
         else:
             raise SelectorError(f"invalid selector: {text!r}; can't understand {term!r}")
+    reqs: list[tuple[str, str, str, bool, str]] = []
+    for label, neg, value in terms:
+        if resolve is None:
+            reqs.append((label, "", "", neg, value))
+            continue
+        try:
+            path, default, fallback = resolve(label)
+        except ValueError as e:
+            raise SelectorError(str(e)) from None
+        reqs.append((path, default, fallback, neg, value))
+
+    def value_of(obj: Any, path: str, default: str, fallback: str) -> str:
+        v = field_value(obj, path, default)
+        return field_value(obj, fallback, default) if fallback and not v else v
+
     return lambda obj: all(
-        (field_value(obj, p) != v) if neg else (field_value(obj, p) == v) for p, neg, v in reqs
+        (value_of(obj, p, d, f) != v) if neg else (value_of(obj, p, d, f) == v)
+        for p, d, f, neg, v in reqs
     )
 
 

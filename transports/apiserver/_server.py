@@ -1,4 +1,4 @@
-"""A FakeCluster served over the Kubernetes REST API, on 127.0.0.1, with h11 over anyio sockets.
+"""A FakeCluster served over the Kubernetes REST API, on 127.0.0.1, with h11 over sockets on anyio.
 
 Model, as the kube-apiserver's generic registry::
 
@@ -8,8 +8,11 @@ Model, as the kube-apiserver's generic registry::
         ──► store (_store): the row's backend, the FakeCluster (Pods, Nodes, PriorityClasses,
         PodDisruptionBudgets, PodGroups: admission, kubelet, disruption controller, faults) or
         the server's generic object store (Namespaces, Events, Leases: plain dicts)
-    FakeCluster.watch() ──pump──► history (bounded, by resourceVersion) ──► each HTTP watch's queue
+    FakeCluster.watch() ──pump──► history (bounded, by resourceVersion) ──► each HTTP watch's
+        backlog (each change encoded once and shared, each backlog bounded: _fanout)
 
+- One HTTP/1.1 connection (_conn): requests read under kube-apiserver's header and idle
+  timeouts, answered one at a time; a refused request is answered once its body is read.
 - Discovery and OpenAPI (_discovery) and ``kubectl get`` tables (_table) come from the same rows.
 - ResourceVersions of the server's own objects come from the cluster's sequence (one sequence,
   as in etcd).
@@ -26,22 +29,21 @@ Model, as the kube-apiserver's generic registry::
 from __future__ import annotations
 
 import logging
+import socket
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote
 
 import anyio
 import anyio.abc
-import h11
-from anyio.abc import SocketAttribute
 
 from kubesched._validation import validate_object as _validate
 from kubesched.transports.fake import FakeCluster
 
 from . import _discovery as disco
+from ._conn import Connection
 from ._handlers import handle
 from ._http import (
-    MAX_REQUEST_BODY_BYTES,
     HTTPError,
     Reply,
     Request,
@@ -50,21 +52,15 @@ from ._http import (
     json_reply,
     method_not_allowed,
     no_such_path,
-    warning_header,
 )
 from ._kinds import SYSTEM_NAMESPACES, ensure_namespace
+from ._memory import Trimmer
 from ._registry import GROUPS, RESOURCES, find_resource, group_exists
+from ._sockets import Socket, accept_loop, listen
 from ._store import Store
-from ._watch import Abort, WatchPlan
+from ._watch import WatchPlan
 
 __all__ = ["APIServer"]
-
-MAX_HEADER_BYTES = 1 << 20  # Go's http.DefaultMaxHeaderBytes
-
-
-class _TooLarge(Exception):
-    """A request body over MAX_REQUEST_BODY_BYTES."""
-
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -86,7 +82,13 @@ class APIServer:
     then point a client at ``s.url`` (``write_kubeconfig(path, s.url)`` for kubectl).
 
     ``port`` 0 picks a free port.  ``history_size`` bounds the watch history (older
-    resourceVersions get 410); ``bookmark_interval`` is the seconds between BOOKMARK events.
+    resourceVersions get 410); ``bookmark_interval`` is the seconds between BOOKMARK events;
+    ``watch_timeout`` ends a watch that asks for none.  ``read_header_timeout`` and
+    ``idle_timeout`` are kube-apiserver's (32 s to read a request's head, 90 s for a kept-alive
+    connection to start its next request).  A watch whose backlog passes
+    ``watch_backlog_events`` changes or ``watch_backlog_bytes`` is closed for not keeping up.
+    A request body over ``offload_bytes`` is decoded and validated in a worker thread, so that
+    other clients are answered meanwhile.
     The cluster must be entered (``async with FakeCluster()``) for as long as the server runs.
     """
 
@@ -99,16 +101,28 @@ class APIServer:
         history_size: int = 10_000,
         bookmark_interval: float = 60.0,
         watch_timeout: float = 1800.0,
+        read_header_timeout: float = 32.0,
+        idle_timeout: float = 90.0,
+        watch_backlog_events: int = 10_000,
+        watch_backlog_bytes: int = 16 << 20,
+        offload_bytes: int = 64 << 10,
     ) -> None:
         self.cluster = cluster
         self.host = host
         self.port = port
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
+        self.read_header_timeout = read_header_timeout
+        self.idle_timeout = idle_timeout
+        self.watch_backlog_events = watch_backlog_events
+        self.watch_backlog_bytes = watch_backlog_bytes
+        self.offload_bytes = offload_bytes
         self.store = Store(cluster, RESOURCES, history_size=history_size, validate=_validate)
         """Every served object and the history of their changes."""
+        self.trimmer = Trimmer()
+        """Gives the memory of closed connections back to the operating system."""
         self._tg: anyio.abc.TaskGroup | None = None
-        self._listener: anyio.abc.Listener[Any] | None = None
+        self._listener: socket.socket | None = None
 
     @property
     def history_size(self) -> int:
@@ -127,9 +141,8 @@ class APIServer:
         return f"http://{self.host}:{self.port}"
 
     async def __aenter__(self) -> Self:
-        listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port)
-        self._listener = listener
-        self.port = listener.extra(SocketAttribute.local_port)
+        listener = self._listener = listen(self.host, self.port)
+        self.port = listener.getsockname()[1]
         self.store.follow_cluster()
         for ns in SYSTEM_NAMESPACES:
             ensure_namespace(self.store, ns)
@@ -137,7 +150,8 @@ class APIServer:
         await tg.__aenter__()
         self._tg = tg
         tg.start_soon(self.store.pump)
-        tg.start_soon(listener.serve, self._connection)
+        tg.start_soon(self.trimmer.run)
+        tg.start_soon(accept_loop, listener, self._connection, tg)
         return self
 
     async def __aexit__(
@@ -155,8 +169,8 @@ class APIServer:
         finally:
             self._tg = None
             if self._listener is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._listener.aclose()
+                anyio.notify_closing(self._listener)
+                self._listener.close()
                 self._listener = None
 
     # --- test hooks ------------------------------------------------------------------------
@@ -177,159 +191,24 @@ class APIServer:
 
     # --- HTTP --------------------------------------------------------------------------------
 
-    async def _connection(self, stream: anyio.abc.ByteStream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+    async def _connection(self, stream: Socket) -> None:
         try:
-            async with stream:
-                while True:
-                    try:
-                        req = await self._read_request(conn, stream)
-                    except h11.RemoteProtocolError as e:
-                        # a request h11 refuses (no Host, a bad header line): 400 as upstream's
-                        # Go server, then close; never a connection dropped without an answer
-                        await self._refuse(conn, stream, e.error_status_hint, "BadRequest", str(e))
-                        return
-                    except _TooLarge:
-                        await self._refuse(
-                            conn, stream, 413, "RequestEntityTooLarge",
-                            f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}",
-                        )
-                        return
-                    if req is None:
-                        return
-                    if not await self._respond(conn, stream, req):
-                        return
-                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
-                        return
-                    conn.start_next_cycle()
-        except (
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-            anyio.EndOfStream,
-            ConnectionError,
-            h11.ProtocolError,
-        ):
-            return
-        except Exception:  # one broken connection never takes the server down
-            log.exception("connection failed")
+            await Connection(self, stream).serve()
+        finally:
+            self.trimmer.connection_closed()
 
-    async def _read_request(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream
-    ) -> Request | None:
-        head: h11.Request | None = None
-        body = bytearray()
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                try:
-                    data = await stream.receive(65536)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    data = b""
-                conn.receive_data(data)
-            elif isinstance(event, h11.Request):
-                head = event
-                for k, v in head.headers:
-                    if k == b"content-length" and int(v) > MAX_REQUEST_BODY_BYTES:
-                        raise _TooLarge  # refused before reading a byte of it
-            elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > MAX_REQUEST_BODY_BYTES:  # chunked: stop reading at the limit
-                    raise _TooLarge
-            elif isinstance(event, h11.EndOfMessage):
-                assert head is not None
-                target = urlsplit(head.target.decode("latin-1"))
-                return Request(
-                    method=head.method.decode("latin-1").upper(),
-                    path=target.path,
-                    query=dict(parse_qsl(target.query, keep_blank_values=True)),
-                    headers={k.decode().lower(): v.decode("latin-1") for k, v in head.headers},
-                    body=bytes(body),
-                )
-            else:  # ConnectionClosed, PAUSED
-                return None
-
-    async def _refuse(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream, code: int, reason: str, message: str
-    ) -> None:
-        """Answer a request that cannot be read (and close the connection after it)."""
-        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        body = HTTPError(code, reason, message).body()
-        headers = [
-            ("content-type", "application/json"),
-            ("content-length", str(len(body))),
-            ("connection", "close"),
-        ]
-        try:
-            await stream.send(conn.send(h11.Response(status_code=code, headers=headers)))
-            await stream.send(conn.send(h11.Data(data=body)))
-            await stream.send(conn.send(h11.EndOfMessage()))
-        except h11.LocalProtocolError:
-            return
-
-    async def _respond(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream, req: Request
-    ) -> bool:
-        """Answer one request; False when the connection must close."""
+    async def answer(self, req: Request) -> Reply | WatchPlan:
+        """The answer to one request: a reply, or the plan of a watch to stream."""
         try:
             self.store.drain()
-            result = await self._route(req)
+            return await self._route(req)
         except HTTPError as e:
-            result = Reply(e.code, e.body())
+            return Reply(e.code, e.body())
         except Exception as e:  # a bug or an injected failure: 500, never a dead server
             log.exception("%s %s failed", req.method, req.path)
-            result = Reply(
+            return Reply(
                 500, HTTPError(500, "InternalError", f"Internal error occurred: {e}").body()
             )
-        if isinstance(result, WatchPlan):
-            return await self._stream(conn, stream, result)
-        headers = [
-            ("content-type", result.content_type),
-            ("content-length", str(len(result.body))),
-            ("cache-control", "no-cache, private"),
-        ]
-        headers += [("warning", warning_header(w)) for w in result.warnings]
-        await stream.send(conn.send(h11.Response(status_code=result.status, headers=headers)))
-        if req.method != "HEAD" and result.body:
-            await stream.send(conn.send(h11.Data(data=result.body)))
-        await stream.send(conn.send(h11.EndOfMessage()))
-        return True
-
-    async def _stream(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream, plan: WatchPlan
-    ) -> bool:
-        headers = [
-            ("content-type", "application/json"),
-            ("transfer-encoding", "chunked"),
-            ("cache-control", "no-cache, private"),
-        ]
-        await stream.send(conn.send(h11.Response(status_code=200, headers=headers)))
-        closed = False
-
-        async def send(chunk: bytes) -> None:
-            await stream.send(conn.send(h11.Data(data=chunk)))
-
-        async with anyio.create_task_group() as tg:
-
-            async def watch_for_close() -> None:
-                nonlocal closed
-                try:
-                    while True:
-                        conn.receive_data(await stream.receive(65536))
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    closed = True
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_for_close)
-            try:
-                await plan.run(send)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError, Abort):
-                closed = True  # the client went away, or the watch is dropped by closing it
-            tg.cancel_scope.cancel()
-        if closed:
-            return False
-        await stream.send(conn.send(h11.EndOfMessage()))
-        return True
 
     # --- routing -----------------------------------------------------------------------------
 

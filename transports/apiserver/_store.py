@@ -15,8 +15,8 @@ Each row of the registry names its backend:
   resourceVersions taken from the cluster's sequence (one sequence, as in etcd).  A kind with no
   simulation behaviour lives here: create/get/list/watch/update/patch/delete need nothing else.
 
-Every change of either lands in ``history`` (bounded, in resourceVersion order) and is pushed to
-the HTTP watchers of its store.  The Events the cluster records itself (``FakeCluster.events``:
+Every change of either lands in ``history`` (bounded, in resourceVersion order) and is offered to
+the HTTP watchers of its store (encoded once for all of them, ``_fanout``).  The Events the cluster records itself (``FakeCluster.events``:
 its controllers', a scheduler's sent to the FakeCluster) join the generic store's Events as they
 are drained, as a core/v1 recorder would have written them.
 """
@@ -27,11 +27,10 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 from msgspec.structs import replace
 
@@ -40,6 +39,7 @@ from kubesched._objects import KINDS, convert
 from kubesched.transports.fake import FakeCluster
 
 from . import _kinds
+from ._fanout import LineCache, Lines, Watcher
 from ._http import HTTPError, already_exists, bad_request, conflict, details, invalid, not_found
 from ._wire import builtins, ns_name, overlay, private_copy, rv_of, uid_of, with_rv
 
@@ -60,37 +60,6 @@ class Change:
     type: str
     obj: Any
     prev: Any = None
-
-
-@dataclass(eq=False)
-class Watcher:
-    """One HTTP watch's queue of changes to its store."""
-
-    store: str
-    queue: deque[Change] = field(default_factory=deque)
-    wakeup: anyio.Event | None = None
-    ended: bool = False
-    aborted: bool = False
-
-    def push(self, change: Change) -> None:
-        self.queue.append(change)
-        self._wake()
-
-    def end(self, *, abort: bool = False) -> None:
-        self.ended = True
-        self.aborted = self.aborted or abort
-        self._wake()
-
-    def _wake(self) -> None:
-        if self.wakeup is not None:
-            self.wakeup.set()
-            self.wakeup = None
-
-    async def wait(self) -> None:
-        if self.queue or self.ended:
-            return
-        self.wakeup = anyio.Event()
-        await self.wakeup.wait()
 
 
 class Store:
@@ -141,6 +110,8 @@ class Store:
         self.recorded_events: dict[tuple[Any, ...], tuple[str, str]] = {}
         """The Events stored from the cluster's records, by what makes two of them the same."""
         self.watchers: set[Watcher] = set()
+        self.listing_lines = LineCache()
+        """The chunks of objects sent in watches' initial listings, shared among them."""
         self._cluster_watch: Any = None
 
     # --- reads -----------------------------------------------------------------------------
@@ -342,9 +313,12 @@ class Store:
         self.last_rv = max(self.last_rv, change.rv)
         while len(self.history) > self.history_size:
             self.floor = max(self.floor, self.history.popleft().rv)
-        for w in self.watchers:
+        if change.type == "DELETED":
+            self.listing_lines.forget((change.store, *ns_name(change.obj)))
+        lines: Lines = {}  # this change's chunks, made once for all its watchers
+        for w in list(self.watchers):
             if w.store == change.store:
-                w.push(change)
+                w.offer(change, lines)
 
     def drop_watches(self, *, abort: bool = False) -> None:
         for w in list(self.watchers):

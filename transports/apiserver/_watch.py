@@ -7,23 +7,30 @@ version is older than the history ("too old resource version"), as the watch cac
 ``allowWatchBookmarks=true`` a BOOKMARK comes every ``bookmark_interval`` seconds, and one marked
 ``k8s.io/initial-events-end`` after the initial events when ``sendInitialEvents=true``.  With a
 selector, an object that starts or stops matching is ADDED or DELETED for that watch.
+
+The initial events (the listing or the replay) are encoded as they are sent; the live changes are
+encoded once, when the store records them, and shared by every watch of the same form, each
+with its own bounded backlog (``_fanout``).  Every line goes out as one HTTP chunk, written to
+the connection as is.
 """
 
 from __future__ import annotations
 
-import re
-from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 
-from ._http import HTTPError, bad_request
-from ._store import Change, Watcher
+from ._fanout import Lines, Watcher, chunk
+from ._http import HTTPError
+from ._params import flag, resource_version, watch_timeout
+from ._sockets import Socket
+from ._store import Change
 from ._table import table
-from ._wire import with_rv
+from ._wire import ns_name, rv_of, with_rv
 
 if TYPE_CHECKING:
     from ._registry import ResourceSpec
@@ -31,11 +38,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Abort", "WatchPlan", "event_line", "watch"]
 
-Send = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes | memoryview], Awaitable[None]]
 Matcher = Callable[[Any], bool]
 
-
-_MAX_TIMEOUT_SECONDS = (2**63 - 1) // 10**9  # the longest time.Duration
+WRITE_BATCH_BYTES = 64 << 10
+"""The most bytes of backlog joined into one write."""
+FORCED_END_SECONDS = 1.0
+"""How long the end of the stream of a watch closed for not keeping up may take to write."""
 
 
 class Abort(Exception):
@@ -64,52 +73,33 @@ def bookmark_line(server: APIServer, spec: ResourceSpec, *, initial_end: bool = 
 
 @dataclass
 class WatchPlan:
-    """What one HTTP watch streams: initial lines, then its watcher's changes."""
+    """What one HTTP watch streams: initial events, then its watcher's backlog."""
 
     server: APIServer
     spec: ResourceSpec
-    watcher: Watcher | None
-    initial: list[bytes]
     matches: Matcher | None
     selective: bool
     timeout: float
     bookmarks: bool
     as_table: bool
     include_object: str
+    watcher: Watcher | None = None
+    listing: list[Any] = field(default_factory=list)
+    """The objects of the initial listing (sent as ADDED)."""
+    replay: list[Change] = field(default_factory=list)
+    """The history after the watch's resourceVersion."""
+    initial_end: bool = False
+    """A BOOKMARK marked k8s.io/initial-events-end after the initial events."""
+    error: bytes = b""
+    """An ERROR event instead of a watch (410 Expired)."""
 
-    async def run(self, send: Send) -> None:
-        server, watcher = self.server, self.watcher
-        try:
-            for line in self.initial:
-                await send(line)
-            if watcher is None:
-                return
-            interval = server.bookmark_interval
-            next_bookmark = anyio.current_time() + interval
-            with anyio.move_on_after(self.timeout):
-                while True:
-                    while watcher.queue:
-                        change_line = self._line(watcher.queue.popleft())
-                        if change_line is not None:
-                            await send(change_line)
-                    if watcher.aborted:
-                        raise Abort
-                    if watcher.ended:
-                        return
-                    if self.bookmarks and anyio.current_time() >= next_bookmark:
-                        await send(bookmark_line(server, self.spec))
-                        next_bookmark = anyio.current_time() + interval
-                    if self.bookmarks:
-                        with anyio.move_on_after(max(0.0, next_bookmark - anyio.current_time())):
-                            await watcher.wait()
-                    else:
-                        await watcher.wait()
-        finally:
-            if watcher is not None:
-                server.store.watchers.discard(watcher)
+    def _encoder(self) -> tuple[str, str, str]:
+        return (self.spec.group, self.spec.version, self.spec.plural)
 
-    def _line(self, change: Change) -> bytes | None:
-        type_, obj = change.type, change.obj
+    def render(self, change: Change, lines: Lines) -> bytes | None:
+        """``change`` as this watch's chunk (None when not for it); a JSON line is made once per
+        change for every watch of the same resource, type and object."""
+        type_, obj, use_prev = change.type, change.obj, False
         if self.matches is not None:
             now_ok = self.matches(obj)
             if type_ == "MODIFIED" and self.selective:
@@ -117,12 +107,117 @@ class WatchPlan:
                 if now_ok and not was_ok:
                     type_ = "ADDED"
                 elif was_ok and not now_ok:
-                    type_, obj = "DELETED", with_rv(change.prev, str(change.rv))
+                    type_, use_prev = "DELETED", True
                 elif not now_ok:
                     return None
             elif not now_ok:
                 return None
-        return event_line(self.server, self.spec, type_, obj, self.as_table, self.include_object)
+        if use_prev:
+            obj = with_rv(change.prev, str(change.rv))
+        if self.as_table:  # its cells say how old the object is now: not shared
+            return chunk(event_line(self.server, self.spec, type_, obj, True, self.include_object))
+        key = (self._encoder(), type_, use_prev)
+        data = lines.get(key)
+        if data is None:
+            data = lines[key] = chunk(
+                event_line(self.server, self.spec, type_, obj, False, self.include_object)
+            )
+        return data
+
+    def _initial(self) -> Iterator[bytes]:
+        if self.error:
+            yield chunk(self.error)
+            return
+        cache, encoder = self.server.store.listing_lines, self._encoder()
+        for obj in self.listing:
+            if self.as_table:
+                yield chunk(
+                    event_line(self.server, self.spec, "ADDED", obj, True, self.include_object)
+                )
+                continue
+
+            def make(obj: Any = obj) -> bytes:
+                return chunk(event_line(self.server, self.spec, "ADDED", obj, False, ""))
+
+            yield cache.get((self.spec.store, *ns_name(obj)), encoder, rv_of(obj), make)
+        for change in self.replay:
+            data = self.render(change, {})
+            if data is not None:
+                yield data
+        if self.initial_end:
+            yield chunk(bookmark_line(self.server, self.spec, initial_end=True))
+
+    def close(self) -> None:
+        """The watch is over (or never streamed: a HEAD): its watcher goes, with what it held."""
+        self.listing, self.replay = [], []
+        if self.watcher is not None:
+            self.watcher.release()
+            self.server.store.watchers.discard(self.watcher)
+
+    async def run(self, stream: Socket, end: bytes) -> bool:
+        """Write the watch to ``stream``, then ``end`` (the last chunk) when it ends: True when it
+        ended so, False when its connection must close (a write cut short)."""
+        watcher = self.watcher
+
+        async def write(data: bytes | memoryview) -> None:
+            # a turn for the other tasks after each write: a socket that takes everything
+            # never makes the send wait, and a thousand watches starting would queue the rest
+            if watcher is None:
+                await stream.send(data)
+            else:
+                watcher.writing = True
+                try:
+                    await stream.send(data)
+                finally:
+                    watcher.writing = False
+            await anyio.lowlevel.checkpoint()
+
+        try:
+            with anyio.CancelScope() as scope:
+                if watcher is not None:
+                    watcher.scope = scope
+                    if watcher.aborted:
+                        return False
+                for data in self._initial():
+                    await write(data)
+                if watcher is not None:
+                    await self._follow(watcher, stream, write)
+                    if watcher.forced:  # its end, if the client takes it soon
+                        with anyio.move_on_after(FORCED_END_SECONDS):
+                            await stream.send(end)
+                            return True
+                        return False
+                await write(end)
+                return True
+            return False  # aborted: cut short
+        except Abort:
+            return False
+        finally:
+            self.close()
+
+    async def _follow(self, watcher: Watcher, stream: Socket, write: Write) -> None:
+        """The live changes: written by the store's ``record`` straight to the socket while the
+        watch has nothing else to write and the socket takes them, else by this task."""
+        interval = self.server.bookmark_interval
+        next_bookmark = anyio.current_time() + interval
+        watcher.sink = stream.try_send
+        with anyio.move_on_after(self.timeout):
+            while True:
+                while watcher.backlog:
+                    batch = watcher.take(WRITE_BATCH_BYTES)
+                    await write(batch[0] if len(batch) == 1 else b"".join(batch))
+                if watcher.aborted:
+                    raise Abort
+                if watcher.ended:
+                    return
+                if self.bookmarks and anyio.current_time() >= next_bookmark:
+                    await write(chunk(bookmark_line(self.server, self.spec)))
+                    next_bookmark = anyio.current_time() + interval
+                if self.bookmarks:
+                    with anyio.move_on_after(max(0.0, next_bookmark - anyio.current_time())):
+                        await watcher.wait()
+                else:
+                    await watcher.wait()
 
 
 def watch(
@@ -137,45 +232,33 @@ def watch(
     an object changes)."""
     store = server.store
     matches, selective = matcher
+    timeout = watch_timeout(q, server.watch_timeout)
     rv_param = q.get("resourceVersion", "")
-    bookmarks = q.get("allowWatchBookmarks") in ("true", "1", "True")
-    send_initial = q.get("sendInitialEvents") in ("true", "1", "True")
+    since = resource_version(rv_param)
+    bookmarks = bool(flag(q, "allowWatchBookmarks"))
+    send_initial = bool(flag(q, "sendInitialEvents"))
     include = q.get("includeObject", "Metadata")
-    raw = q.get("timeoutSeconds") or ""
-    timeout = server.watch_timeout
-    if raw:
-        # a number of seconds in int64 as upstream's ListOptions (nan, inf, 1e308 are not; a
-        # fraction is kept, for tests); past what a Duration holds it is capped there, so that
-        # every watch ends
-        m = re.fullmatch(r"-?([0-9]{1,19})(\.[0-9]{1,9})?", raw)
-        if m is None or int(m.group(1)) >= 2**63:
-            raise bad_request(
-                f'timeoutSeconds: Invalid value: "{raw}": strconv.ParseInt: parsing "{raw}": invalid syntax'
-            )
-        if float(raw) > 0:
-            timeout = min(float(raw), _MAX_TIMEOUT_SECONDS)
-    plan = WatchPlan(
-        server, spec, None, [], matches, selective, timeout, bookmarks, as_table, include
-    )
-    if send_initial or rv_param in ("", "0"):
+    plan = WatchPlan(server, spec, matches, selective, timeout, bookmarks, as_table, include)
+    if send_initial or not since:
         objs = store.list(spec, namespace)
-        if matches is not None:
-            objs = [o for o in objs if matches(o)]
-        plan.initial = [event_line(server, spec, "ADDED", o, as_table, include) for o in objs]
-        if send_initial and bookmarks:
-            plan.initial.append(bookmark_line(server, spec, initial_end=True))
-        backlog: list[Change] = []
+        plan.listing = [o for o in objs if matches(o)] if matches is not None else objs
+        plan.initial_end = send_initial and bookmarks
     else:
-        try:
-            since = int(rv_param)
-        except ValueError:
-            raise bad_request(f'invalid resource version "{rv_param}"') from None
         if since < store.floor:
             status = HTTPError(410, "Expired", f"too old resource version: {since} ({store.floor})")
-            plan.initial = [b'{"type":"ERROR","object":' + status.body() + b"}\n"]
+            plan.error = b'{"type":"ERROR","object":' + status.body() + b"}\n"
             return plan
-        backlog = [c for c in store.history if c.store == spec.store and c.rv > since]
-    watcher = Watcher(spec.store, deque(backlog))
+        plan.replay = [c for c in store.history if c.store == spec.store and c.rv > since]
+    labels, fields = q.get("labelSelector", ""), q.get("fieldSelector", "")
+    where = f"/{spec.plural}/{namespace}" if namespace else f"/{spec.plural}/"
+    watcher = Watcher(
+        spec.store,
+        plan.render,
+        resource=spec.qualified,
+        identifier=f'key: "{where}", labels: "{labels}", fields: "{fields}"',
+        max_events=server.watch_backlog_events,
+        max_bytes=server.watch_backlog_bytes,
+    )
     store.watchers.add(watcher)
     plan.watcher = watcher
     return plan
