@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._nodeinfo import NodeInfo, PodInfo, pod_value
+from ._infos import NodeInfo, PodInfo, pod_value
 from ._objects import Node, Pod
 from ._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import ConfigError
+from ._extender_config import parse_extenders
 from .hookspecs import EXTENSION_POINTS
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -261,8 +262,6 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     extenders = data.get("extenders") or []
     if not isinstance(extenders, list):
         raise _err("extenders", "Invalid value: must be a list")
-    from ._extender import parse_extenders
-
     parse_extenders(extenders)  # validateExtenders; the Scheduler builds them from the raw list
     cfg.extenders = list(extenders)
     profiles = data.get("profiles")

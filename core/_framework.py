@@ -20,7 +20,7 @@ import math
 import numbers
 import random
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -28,6 +28,9 @@ import numpy as np
 import pluggy
 
 from . import hookspecs
+from ._cyclestate import CycleState as CycleState
+from ._cyclestate import PostFilterResult as PostFilterResult
+from ._cyclestate import PreFilterResult as PreFilterResult
 from ._errors import ConfigError
 from ._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
 from ._metrics import batch_code, status_code
@@ -40,7 +43,6 @@ if TYPE_CHECKING:
     from ._metrics import MetricsRecorder
     from ._objects import Pod
     from ._queue import NominatedView, QueuedPodInfo
-    from ._results import AttemptRecord
 
 log = logging.getLogger("kubesched")
 
@@ -76,70 +78,6 @@ class PluginRegistry(dict[str, Callable[[Any, "Framework"], Any]]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.unavailable: dict[str, str] = {}
-
-
-class CycleState:
-    """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
-
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics")
-
-    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
-        self._data: dict[str, Any] = {}
-        self.skip_filter_plugins: set[str] = set()
-        self.skip_score_plugins: set[str] = set()
-        # the attempt's plugin results, when recording (:mod:`kubesched._results`); a clone
-        # (preemption's dry runs) records nothing
-        self.recording: AttemptRecord | None = None
-        # ``ShouldRecordPluginMetrics``: this cycle is one of the sampled ones whose plugin calls
-        # are timed (set only while a MetricsRecorder is attached; a clone keeps it)
-        self.record_plugin_metrics = record_plugin_metrics
-
-    def read(self, key: str) -> Any:
-        try:
-            return self._data[key]
-        except KeyError:
-            raise KeyError("not found") from None  # upstream's framework.ErrNotFound
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
-
-    def delete(self, key: str) -> None:
-        self._data.pop(key, None)
-
-    def clone(self) -> CycleState:
-        c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
-        for k, v in self._data.items():
-            clone = getattr(v, "clone", None)
-            c._data[k] = clone() if callable(clone) else v
-        c.skip_filter_plugins = set(self.skip_filter_plugins)
-        c.skip_score_plugins = set(self.skip_score_plugins)
-        return c
-
-
-@dataclass
-class PreFilterResult:
-    """Narrows the nodes to evaluate to ``node_names`` (None: all nodes)."""
-
-    node_names: set[str] | None = None
-
-    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
-        if other is None or other.node_names is None:
-            return self
-        if self.node_names is None:
-            return PreFilterResult(set(other.node_names))
-        return PreFilterResult(self.node_names & other.node_names)
-
-
-@dataclass
-class PostFilterResult:
-    """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it);
-    ``victims``: the pods preempted to make room there (recorded by ``--explain``)."""
-
-    nominated_node_name: str | None = None
-    victims: list[Pod] = field(default_factory=list, compare=False)
 
 
 @dataclass

@@ -9,6 +9,7 @@ scheduler reads or writes are declared.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from typing import Annotated, Any
 
@@ -497,6 +498,13 @@ def convert(data: Any, kind: type[Any]) -> Any:
 def copy(obj: Any) -> Any:
     """A deep copy of an API object."""
     return msgspec.convert(msgspec.to_builtins(obj), type(obj), strict=False)
+
+
+def uid_for(namespace: str, name: str) -> str:
+    """A deterministic uid for ``namespace/name`` (RFC 4122 shape): what the fake cluster and
+    the test builders (``kubesched.testing``) give an object that has none."""
+    h = hashlib.sha1(f"{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 # --- times ---------------------------------------------------------------------------------

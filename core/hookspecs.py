@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from ._cyclestate import CycleState, PostFilterResult, PreFilterResult
     from ._events import ClusterEventWithHint
-    from ._framework import CycleState, PostFilterResult, PreFilterResult
     from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
     from ._objects import Pod
     from ._queue import QueuedPodInfo

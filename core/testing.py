@@ -20,7 +20,6 @@ backends in virtual time, ``temporary_plugin``).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,6 +56,7 @@ from ._objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from ._objects import uid_for as uid_for
 from ._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from ._simcluster import SimCluster as SimCluster
 from ._simcluster import scheduler_for as _scheduler_for
@@ -138,12 +138,6 @@ def _sole_error(group: BaseExceptionGroup[BaseException]) -> Exception | None:
     if len(leaves) == 1 and isinstance(leaves[0], Exception):
         return leaves[0]
     return None
-
-
-def uid_for(namespace: str, name: str) -> str:
-    """A deterministic uid for ``namespace/name`` (RFC 4122 shape)."""
-    h = hashlib.sha1(f"{namespace}/{name}".encode()).hexdigest()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 class PodBuilder:

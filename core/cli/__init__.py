@@ -4,11 +4,12 @@
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
 This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
-One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its text rendering),
+One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its result and its text),
 :mod:`.explain`, :mod:`.report` and :mod:`.compare` (over :mod:`.metrics`, :mod:`.measures` and
 :mod:`.charts`), :mod:`.generate`, :mod:`.sweep` (its page :mod:`.sweep_page`, its verdicts
-:mod:`.verdicts` over :mod:`.stats`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario) and
-:mod:`.manifests` (loading input files).
+:mod:`.verdicts` over :mod:`.stats`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario),
+:mod:`.manifests` (loading input files) and :mod:`.options` (what the commands share: ``--config``,
+``--validate``, ``--until``, the warning line; re-exported here).
 """
 
 from __future__ import annotations
@@ -24,93 +25,16 @@ from typing import Any, NoReturn
 
 import yaml
 
-from .._config import SchedulerConfig, parse_config, parse_feature_gates
-from .._durations import parse_duration
 from .._errors import ConfigError
 from .._framework import PluginError
 from .manifests import MAX_PODS, load_documents, load_manifests
-
-PROG = "kubesched"
-
-
-def load_config_file(path: str, feature_gates: str = "", text: str | None = None) -> SchedulerConfig:
-    """A KubeSchedulerConfiguration file (or the defaults when ``path`` is empty)."""
-    if path:
-        docs = load_documents(path, text)
-        if len(docs) != 1:
-            raise ConfigError(f"expected one KubeSchedulerConfiguration document, found {len(docs)}", source=path)
-        try:
-            cfg = parse_config(docs[0][1])
-        except ConfigError as e:
-            raise e.at(source=path) from None
-        for warning in cfg.warnings:  # once per plugin left out, before anything runs
-            print(f"{PROG}: warning: {path}, {warning}", file=sys.stderr)
-    else:
-        cfg = SchedulerConfig()
-    cfg.feature_gates = parse_feature_gates(feature_gates, cfg.feature_gates)
-    return cfg
-
-
-def _check_profiles(cfg: SchedulerConfig, source: str) -> None:
-    """Build every profile once so that plugin args errors surface as input errors."""
-    from .._entrypoints import all_plugins
-    from .._framework import build_framework
-
-    registry = all_plugins()
-
-    for i, prof in enumerate(cfg.profiles):
-        try:
-            build_framework(prof, registry)
-        except ConfigError as e:
-            raise e.at(source=source) from None
-        except PluginError as e:
-            fld = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
-            raise ConfigError(str(e), source=source or "config", field=fld) from None
-
-
-def simulation_config(config_path: str, feature_gates: str, text: str | None = None) -> SchedulerConfig:
-    """The configuration of a simulation: the file (or the defaults), the gates, checked."""
-    cfg = load_config_file(config_path, feature_gates, text)
-    _check_profiles(cfg, config_path)
-    if cfg.extenders:
-        # an HTTP call takes real time, which a virtual clock would jump over (every call
-        # would time out at once): extenders are for ``kubesched run``
-        raise ConfigError(
-            "HTTP extenders need real time and are not supported by simulate (use kubesched run)",
-            source=config_path,
-            field="extenders",
-        )
-    return cfg
-
-
-_VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
-
-
-def validation_mode(text: str) -> str:
-    """``--validate`` as kubectl takes it: strict (or true), warn, ignore (or false)."""
-    mode = _VALIDATE.get(text.lower())
-    if mode is None:
-        raise ConfigError(
-            f'Invalid value: "{text}": must be one of strict, warn, ignore, true, false', field="--validate"
-        )
-    return mode
-
-
-def warn_line(line: str) -> None:
-    print(f"{PROG}: warning: {line}", file=sys.stderr)
-
-
-def parse_until(text: str | None) -> float | None:
-    """``--until``: a duration, not negative; None when not given (no cap)."""
-    if text is None:
-        return None
-    try:
-        until = parse_duration(text)
-    except ValueError as e:
-        raise ConfigError(str(e), field="--until") from None
-    if until < 0:
-        raise ConfigError(f'Invalid value: "{text}": must not be negative', field="--until")
-    return until
+from .options import PROG as PROG
+from .options import check_profiles
+from .options import load_config_file as load_config_file
+from .options import parse_until as parse_until
+from .options import simulation_config as simulation_config
+from .options import validation_mode as validation_mode
+from .options import warn_line as warn_line
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -218,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         logging.getLogger("httpx").setLevel(logging.WARNING)
     config_path = args.config or ""
     cfg = load_config_file(config_path, args.feature_gates or "")
-    _check_profiles(cfg, config_path)
+    check_profiles(cfg, config_path)
     opts = RunOptions(seed=args.seed, record_plugin_results=args.record_plugin_results)
     if config_path:
         apply_config_sections(opts, load_documents(config_path)[0][1], config_path)

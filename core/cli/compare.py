@@ -189,8 +189,8 @@ def _run_dask(args: argparse.Namespace, vs: list[Variant], seeds: list[int], mod
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from . import parse_until, simulation_config, validation_mode, warn_line
     from .manifests import load_manifests
+    from .options import parse_until, simulation_config, validation_mode, warn_line
 
     vs = variants(list(args.config), list(args.feature_gates))
     until = parse_until(args.until)

@@ -88,7 +88,7 @@ def main(
     Prints the URL and the kubeconfig path on stdout.  Without ``kubeconfig`` one is written to
     a temporary directory that is removed on exit.  Bad manifests raise ConfigError.
     """
-    from . import warn_line
+    from .options import warn_line
 
     manifests = load_manifests(files, validation=validation, warn=warn_line)
     tmpdir = None

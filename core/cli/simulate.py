@@ -8,11 +8,9 @@ give the same output byte for byte on asyncio and trio.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -23,130 +21,14 @@ from .._objects import Node, Pod
 from .._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
 from .._scheduler import Scheduler
 from .manifests import MAX_PODS, Manifest, system_priority_classes
-from .output import render_text
+from .output import PodRecord as PodRecord
+from .output import SimulationResult as SimulationResult
 
 UNTIL_EPSILON = 1e-6
 QUIET_LIMIT = 3600.0
 """Without ``--until``, a run also ends when, for this long in virtual time, no pod was
 created, bound, finished or deleted, no node changed and nothing timed is left to come: only
 pods that keep failing and retrying (an Error status, say) would go on for ever."""
-
-
-@dataclass(slots=True)
-class PodRecord:
-    pod: Pod
-    deleted: bool = False
-    created_at: float | None = None
-    scheduled_at: float | None = None
-    finished_at: float | None = None
-    owner: str | None = None
-    attempts: int = 0
-    waiting_on_permit: list[str] | None = None
-    no_profile: bool = False
-    """Pending, and its ``schedulerName`` matches no profile: this scheduler never takes it."""
-
-
-@dataclass
-class SimulationResult:
-    """What a simulation produced: the pods (input order), events and summary."""
-
-    pods: list[PodRecord] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    timeline: list[dict[str, Any]] = field(default_factory=list)
-    workloads: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    """What the user should know about the run itself (stderr, not the output contract)."""
-    profiles: list[str] = field(default_factory=list)
-    """The scheduler names of the run's profiles."""
-    # ``--explain``: pod uid -> the recorded plugin results (kube-scheduler-simulator's keys)
-    results: dict[str, dict[str, str]] | None = None
-    metrics: str | None = None
-    """``--metrics``: kube-scheduler's metrics at the end of the run (Prometheus text format)."""
-
-    def _pod_json(self, rec: PodRecord) -> dict[str, Any]:
-        p = rec.pod
-        row: dict[str, Any] = {
-            "namespace": p.metadata.namespace,
-            "name": p.metadata.name,
-            "uid": p.metadata.uid,
-            "priority": p.spec.priority or 0,
-            "nodeName": p.spec.node_name or None,
-            "phase": p.status.phase or "Pending",
-            "deleted": rec.deleted,
-            "nominatedNodeName": p.status.nominated_node_name or None,
-            "conditions": [
-                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
-                for c in p.status.conditions
-            ],
-            "createdAt": rec.created_at,
-            "scheduledAt": rec.scheduled_at,
-            "finishedAt": rec.finished_at,
-            "owner": rec.owner,
-            "attempts": rec.attempts,
-            "waitingOnPermit": rec.waiting_on_permit,
-            "schedulerName": p.spec.scheduler_name,
-            "noProfile": rec.no_profile,
-        }
-        if self.results is not None:
-            row["annotations"] = self.annotations(p)
-        return row
-
-    def to_json_obj(self) -> dict[str, Any]:
-        pods = [self._pod_json(rec) for rec in self.pods]
-        return {
-            "pods": pods,
-            "events": self.events,
-            "summary": self.summary,
-            "nodes": self.nodes,
-            "timeline": self.timeline,
-            "workloads": self.workloads,
-        }
-
-    def annotations(self, pod: Pod) -> dict[str, str]:
-        """The pod's annotations with its recorded plugin results (``--explain``)."""
-        recorded = (self.results or {}).get(pod.metadata.uid, {})
-        return {**(pod.metadata.annotations or {}), **recorded}
-
-    def write_json(self, write: Callable[[str], object]) -> None:
-        """The JSON report, written piece by piece: the same bytes as ``to_json()`` without
-        building the whole document (or its dicts) in memory at once."""
-
-        def items(key: str, values: Iterable[Any], last: bool) -> None:
-            write(f'  "{key}": [')
-            first = True
-            for v in values:
-                text = json.dumps(v, indent=2, ensure_ascii=False)
-                write(("\n" if first else ",\n") + "    " + text.replace("\n", "\n    "))
-                first = False
-            write("]" if first else "\n  ]")
-            write("\n" if last else ",\n")
-
-        write("{\n")
-        items("pods", (self._pod_json(rec) for rec in self.pods), False)
-        items("events", self.events, False)
-        summary = json.dumps(self.summary, indent=2, ensure_ascii=False)
-        write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
-        items("nodes", self.nodes, False)
-        items("timeline", self.timeline, False)
-        items("workloads", self.workloads, True)
-        write("}\n")
-
-    def to_json(self) -> str:
-        parts: list[str] = []
-        self.write_json(parts.append)
-        return "".join(parts)
-
-    def to_text(self) -> str:
-        text = render_text(self)
-        if self.results is None:
-            return text
-        from .explain import explain_pod
-
-        for rec in self.pods:
-            text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
-        return text
 
 
 async def simulate(

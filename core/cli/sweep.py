@@ -135,9 +135,9 @@ def _unknown(key: str, allowed: Sequence[str], source: str, fld: str) -> ConfigE
 
 def load_sweep(path: str) -> Sweep:
     """Read and check SWEEP.yaml; every problem is one :class:`ConfigError` line."""
-    from . import simulation_config
     from .generate import parse_spec
     from .manifests import load_documents
+    from .options import simulation_config
 
     docs = load_documents(path)
     if len(docs) != 1 or not isinstance(docs[0][1], dict):
@@ -263,9 +263,9 @@ def simulate_cell(task: dict[str, Any]) -> dict[str, Any]:
 
     from kubesched.transports.fake import virtual_time
 
-    from . import parse_until, simulation_config
     from .generate import generate_text, parse_spec
     from .manifests import load_manifests
+    from .options import parse_until, simulation_config
     from .simulate import simulate
 
     label = task["scenario"]
@@ -556,8 +556,8 @@ def run_sweep(sweep: Sweep, out: Path, client: Any, *, progress: Progress | None
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from . import validation_mode, warn_line
     from .manifests import load_manifests
+    from .options import validation_mode, warn_line
 
     sweep = load_sweep(args.sweep)
     sweep.validation = validation_mode(args.validate)

@@ -489,24 +489,7 @@ class Controllers(Controller):
                 "Warning",
             )
             return None
-        labels = dict(template.metadata.labels)
-        annotations = dict(template.metadata.annotations)
-        spec: PodSpec = _copy(template.spec)
-        prefix = f"{oname}-"
-        if kind == "Job":
-            labels.update(
-                {
-                    "batch.kubernetes.io/controller-uid": owner.metadata.uid,
-                    "batch.kubernetes.io/job-name": oname,
-                    "controller-uid": owner.metadata.uid,
-                    "job-name": oname,
-                }
-            )
-            if index >= 0:
-                labels[INDEX_ANNOTATION] = str(index)
-                annotations[INDEX_ANNOTATION] = str(index)
-                prefix = f"{oname}-{index}-"
-                spec.hostname = spec.hostname or f"{oname}-{index}"
+        prefix, labels, annotations, spec = _pod_fields(owner, kind, template, index)
         for _ in range(100):
             name = prefix + self._random()
             if self.cluster.get("Pod", ns, name) is None:
@@ -526,6 +509,33 @@ class Controllers(Controller):
         self.cluster.create(pod)
         self.cluster.record(kind, "SuccessfulCreate", owner, f"Created pod: {name}")
         return name
+
+
+def _pod_fields(
+    owner: Any, kind: str, template: PodTemplateSpec, index: int
+) -> tuple[str, dict[str, str], dict[str, str], PodSpec]:
+    """A new pod's name prefix, labels, annotations and spec, from its owner's ``template``: a
+    Job's pods carry its labels and, when Indexed (``index`` >= 0), their completion index."""
+    oname = owner.metadata.name
+    labels = dict(template.metadata.labels)
+    annotations = dict(template.metadata.annotations)
+    spec: PodSpec = _copy(template.spec)
+    prefix = f"{oname}-"
+    if kind == "Job":
+        labels.update(
+            {
+                "batch.kubernetes.io/controller-uid": owner.metadata.uid,
+                "batch.kubernetes.io/job-name": oname,
+                "controller-uid": owner.metadata.uid,
+                "job-name": oname,
+            }
+        )
+        if index >= 0:
+            labels[INDEX_ANNOTATION] = str(index)
+            annotations[INDEX_ANNOTATION] = str(index)
+            prefix = f"{oname}-{index}-"
+            spec.hostname = spec.hostname or f"{oname}-{index}"
+    return prefix, labels, annotations, spec
 
 
 def _owner(obj: Any) -> OwnerReference:

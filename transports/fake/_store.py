@@ -47,10 +47,10 @@ from kubesched._objects import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    uid_for,
 )
 from kubesched._objects import copy as _copy
 from kubesched._transport import WatchEvent, WatchEventType
-from kubesched.testing import uid_for
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {
