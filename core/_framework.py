@@ -889,69 +889,6 @@ class Framework:
         # pass 2 (the only one without nominated pods): the node as it is
         return self._run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)
 
-    def run_filter_plugins_with_nominated_pods_batch(
-        self,
-        state: CycleState,
-        pod: Pod,
-        node_infos: Sequence[NodeInfo],
-        pod_priority: int | None = None,
-        *,
-        frozen: bool = False,
-    ) -> list[Status | None]:
-        """:meth:`run_filter_plugins_with_nominated_pods` for each node, one status per node.
-
-        ``frozen``: the caller will not change these NodeInfos afterwards (as the snapshot's own
-        never are), so their copies with nominated pods added may be kept for later calls.
-
-        With no AddPod extension to run, the first pass leaves the cycle state as it is, so both
-        passes run as one batch Filter call each over the nodes that need them (Filter plugins
-        do not change the state); otherwise the nodes go one by one.
-        """
-        skip = state.skip_filter_plugins
-        if any(name not in skip for name, _ in self._add_pod):
-            return [
-                self.run_filter_plugins_with_nominated_pods(state, pod, ni, pod_priority)
-                for ni in node_infos
-            ]
-        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
-        uid = pod.metadata.uid
-        nominator = self.nominator
-        # nodes with a nominated pod of priority >= prio (the pod itself may be one of them)
-        if nominator is None or not nominator.nominated_pods:
-            with_nominated: set[str] | dict[str, list[PodInfo]] = set()
-        else:
-            with_nominated = nominator.counts_at_or_above(prio)[1]
-        results: list[Status | None] = [None] * len(node_infos)
-        first: list[int] = []  # nodes with nominated pods to add: pass 1 on a copy
-        copies: list[NodeInfo] = []
-        second: list[int] = []  # nodes for pass 2
-        for i, ni in enumerate(node_infos):
-            if ni.name not in with_nominated:
-                second.append(i)
-                continue
-            nominated = [p for p in nominator.for_node(ni.name) if p.priority >= prio and p.uid != uid]
-            if nominated:
-                first.append(i)
-                copies.append(self._with_nominated(ni, nominated, frozen))
-            else:
-                second.append(i)
-        if copies:
-            failed = self.run_filter_plugins(state, pod, self._batch_of(copies))
-            for j, i in enumerate(first):
-                st = failed.get(j)
-                if st is None:
-                    second.append(i)
-                else:
-                    results[i] = st
-            second.sort()
-        if second:
-            failed = self.run_filter_plugins(
-                state, pod, self._batch_of([node_infos[i] for i in second])
-            )
-            for j, i in enumerate(second):
-                results[i] = failed.get(j)
-        return results
-
     def run_filter_plugins_with_nominated_pods_rows(
         self,
         state: CycleState,
@@ -1050,7 +987,7 @@ class Framework:
                 return base.info_at(i) if base is not None else snap.node_infos[row]
             nominated = view.pods(row)
             if base is None:
-                return self._with_nominated(snap.node_infos[row], nominated, False)
+                return self._with_nominated(snap.node_infos[row], nominated)
             info = base.info_at(i).clone()
             for p in nominated:
                 info.add_pod(p)
@@ -1058,23 +995,7 @@ class Framework:
 
         return RowOverlay(column, make, columns=columns)
 
-    def _batch_of(self, infos: list[NodeInfo]) -> NodeBatch:
-        """A batch of NodeInfos (copies or snapshot members) that knows each one's snapshot row
-        when it holds the same Node object as that row (see :class:`NodeBatch`)."""
-        snap = self.snapshot
-        if snap is None or len(infos) < 2:
-            return NodeBatch(infos)
-        index = snap.index
-        all_infos = snap.node_infos
-        rows: list[int] = []
-        for ni in infos:
-            r = index.get(ni.name)
-            if r is None or all_infos[r].node is not ni.node:
-                return NodeBatch(infos)
-            rows.append(r)
-        return NodeBatch(infos, snapshot=snap, rows=np.array(rows, dtype=np.int64))
-
-    def _with_nominated(self, ni: NodeInfo, nominated: list[PodInfo], frozen: bool) -> NodeInfo:
+    def _with_nominated(self, ni: NodeInfo, nominated: list[PodInfo]) -> NodeInfo:
         """A copy of ``ni`` with ``nominated`` added.
 
         For a NodeInfo of the current snapshot (never changed in place: the snapshot replaces a
@@ -1083,8 +1004,8 @@ class Framework:
         the pods nominated to a node stay the same over many scheduling attempts.
         """
         snapshot = self.snapshot
-        if not frozen and (snapshot is None or snapshot.get(ni.name) is not ni):
-            info = ni.clone()
+        if snapshot is None or snapshot.get(ni.name) is not ni:
+            info: NodeInfo = ni.clone()
             for p in nominated:
                 info.add_pod(p)
             return info
