@@ -25,8 +25,10 @@ from typing import Any, NoReturn
 
 import yaml
 
+from .._durations import parse_duration
 from .._errors import ConfigError
 from .._framework import PluginError
+from .._validation import go_quote
 from .manifests import MAX_PODS, load_documents, load_manifests
 from .options import PROG as PROG
 from .options import check_profiles
@@ -181,8 +183,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     from .fake_apiserver import main as serve
 
+    timeouts = {}
+    for flag, key in (("--read-header-timeout", "read_header_timeout"), ("--idle-timeout", "idle_timeout")):
+        text = getattr(args, key)
+        try:
+            seconds = parse_duration(text)
+        except ValueError as e:
+            raise ConfigError(str(e), field=flag) from None
+        if seconds <= 0:
+            raise ConfigError(f"Invalid value: {go_quote(text)}: must be greater than 0", field=flag)
+        timeouts[key] = seconds
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend,
-                     validation=validation_mode(args.validate)))
+                     validation=validation_mode(args.validate), **timeouts))
 
 
 def _int(text: str) -> int:
@@ -382,6 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     f.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
                    help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
+    f.add_argument("--read-header-timeout", default="32s", metavar="DURATION",
+                   help="close a connection whose request head takes longer (kube-apiserver's 32s)")
+    f.add_argument("--idle-timeout", default="90s", metavar="DURATION",
+                   help="close a kept-alive connection idle this long (kube-apiserver's 90s)")
     f.set_defaults(func=cmd_fake_apiserver)
 
     from .snapshot import add_arguments as snapshot_arguments

@@ -82,8 +82,11 @@ def main(
     kubeconfig: str | None = None,
     backend: str = "asyncio",
     validation: str = "Strict",
+    **server_options: Any,
 ) -> int:
     """Run ``kubesched fake-apiserver``: serve until SIGINT/SIGTERM; exit code 0.
+
+    ``server_options`` go to :class:`APIServer` (``read_header_timeout``, ``idle_timeout``).
 
     Prints the URL and the kubeconfig path on stdout.  Without ``kubeconfig`` one is written to
     a temporary directory that is removed on exit.  Bad manifests raise ConfigError.
@@ -107,7 +110,7 @@ def main(
     async def run() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(lambda: serve_manifests(manifests, port=port, ready=ready))
+                tg.start_soon(lambda: serve_manifests(manifests, port=port, ready=ready, **server_options))
                 async for _ in signals:
                     print("shutting down", file=sys.stderr, flush=True)
                     break

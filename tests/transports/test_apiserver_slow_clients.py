@@ -427,3 +427,17 @@ def test_a_thousand_watches_that_do_not_read(server_process: ServerProcess) -> N
             after = server.rss_mib()
             assert after - base <= 50, f"RSS {base:.0f} → {peaks[-1]:.0f} → {after:.0f} MiB after closing"
         assert peaks[1] - peaks[0] < 20, f"the second thousand took more: {peaks} MiB (from {base:.0f})"
+
+
+def test_the_command_line_sets_the_timeouts(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``kubesched fake-apiserver --read-header-timeout D --idle-timeout D`` reach the server;
+    a bad duration is one line and exit 2."""
+    from kubesched import cli
+    from kubesched.cli import fake_apiserver
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(fake_apiserver, "main", lambda files, **kw: seen.update(kw) or 0)
+    assert cli.main(["fake-apiserver", "--read-header-timeout", "5s", "--idle-timeout", "1m30s"]) == 0
+    assert (seen["read_header_timeout"], seen["idle_timeout"]) == (5.0, 90.0)
+    assert cli.main(["fake-apiserver", "--idle-timeout", "0s"]) == 2
+    assert capsys.readouterr().err == 'kubesched: error: --idle-timeout: Invalid value: "0s": must be greater than 0\n'
