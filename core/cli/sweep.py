@@ -153,8 +153,6 @@ def load_sweep(path: str) -> Sweep:
             return read_text(base / rel)
         except OSError as e:
             raise ConfigError(f"cannot read {go_quote(str(base / rel))}: {e.strerror or e}", source=path, field=fld) from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"cannot read {go_quote(str(base / rel))}: not UTF-8 text", source=path, field=fld) from None
 
     raw_scenarios = data.get("scenarios")
     if not isinstance(raw_scenarios, list) or not raw_scenarios:
@@ -372,8 +370,8 @@ class Results:
             text = read_text(path)
         except FileNotFoundError:
             return out
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"cannot read the previous results: {e}", source=str(path)) from None
+        except OSError as e:  # read_text: a file not UTF-8 is an OSError too
+            raise ConfigError(f"cannot read the previous results: {e.strerror or e}", source=str(path)) from None
         reader = csv.DictReader(io.StringIO(text))
         if reader.fieldnames is None or not set(FIXED_COLUMNS) <= set(reader.fieldnames):
             raise ConfigError("not a sweep results file (no scenario, variant, seed, status columns)", source=str(path))
