@@ -10,7 +10,19 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, overload
 
-from ._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass
+from ._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    StorageClass,
+)
 
 _T = TypeVar("_T")
 _MISSING: Any = object()
@@ -183,6 +195,13 @@ class ClusterState:
         self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+        # storage: the informers the volume plugins read (VolumeBinding, VolumeZone, ...)
+        self.pvs: dict[str, PersistentVolume] = {}
+        self.pvcs: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.storage_classes: dict[str, StorageClass] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.csi_storage_capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         uid = self.pod_keys.get((namespace, name))
@@ -213,6 +232,21 @@ class ClusterState:
 
     def get_pod_group(self, namespace: str, name: str) -> PodGroup | None:
         return self.pod_groups.get((namespace, name))
+
+    def get_pv(self, name: str) -> PersistentVolume | None:
+        return self.pvs.get(name)
+
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self.pvcs.get((namespace, name))
+
+    def get_storage_class(self, name: str) -> StorageClass | None:
+        return self.storage_classes.get(name)
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        return self.csi_nodes.get(name)
+
+    def get_csi_driver(self, name: str) -> CSIDriver | None:
+        return self.csi_drivers.get(name)
 
 
 __all__ = ["ClusterState", "PodStore"]

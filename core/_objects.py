@@ -4,6 +4,10 @@ snake_case in Python, camelCase on the wire (``rename="camel"``); unknown fields
 decode and empty defaults are omitted on encode, so a manifest written for a real cluster decodes
 as is and an object we write is what a real API server would accept.  Only the fields the
 scheduler reads or writes are declared.
+
+Why one file: the API objects reference one another (a StatefulSet holds a pod template and
+claim templates, a PersistentVolume a NodeSelector), and one module of plain structs reads as the
+API reference does; it holds no logic beyond defaulting and the time parser.
 """
 
 from __future__ import annotations
@@ -231,6 +235,266 @@ class PodSchedulingGate(_Obj):
     name: str
 
 
+# --- volumes (pod.spec.volumes): the sources the volume plugins read ---------------------------
+
+
+class PersistentVolumeClaimVolumeSource(_Obj):
+    claim_name: str = ""
+    read_only: bool = False
+
+
+class GCEPersistentDiskVolumeSource(_Obj):
+    pd_name: str = msgspec.field(default="", name="pdName")
+    fs_type: str = ""
+    partition: Int32 = 0
+    read_only: bool = False
+
+
+class AWSElasticBlockStoreVolumeSource(_Obj):
+    volume_id: str = msgspec.field(default="", name="volumeID")
+    fs_type: str = ""
+    partition: Int32 = 0
+    read_only: bool = False
+
+
+class RBDVolumeSource(_Obj):
+    monitors: list[str] = []
+    image: str = ""
+    fs_type: str = ""
+    pool: str = ""
+    user: str = ""
+    keyring: str = ""
+    read_only: bool = False
+
+
+class ISCSIVolumeSource(_Obj):
+    target_portal: str = ""
+    iqn: str = ""
+    lun: Int32 = 0
+    iscsi_interface: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+class AzureDiskVolumeSource(_Obj):
+    disk_name: str = ""
+    disk_uri: str = msgspec.field(default="", name="diskURI")
+    kind: str | None = None
+    fs_type: str | None = None
+    read_only: bool | None = None
+
+
+class CinderVolumeSource(_Obj):
+    volume_id: str = msgspec.field(default="", name="volumeID")
+    fs_type: str = ""
+    read_only: bool = False
+
+
+class CSIVolumeSource(_Obj):
+    driver: str = ""
+    read_only: bool | None = None
+    fs_type: str | None = None
+    volume_attributes: dict[str, str] = {}
+
+
+class HostPathVolumeSource(_Obj):
+    path: str = ""
+    type: str | None = None
+
+
+class EphemeralVolumeSource(_Obj):
+    volume_claim_template: PersistentVolumeClaimTemplate | None = None
+
+
+class Volume(_Obj):
+    """A pod volume: its name and the one source set (the others left None)."""
+
+    name: str = ""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    rbd: RBDVolumeSource | None = None
+    iscsi: ISCSIVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    cinder: CinderVolumeSource | None = None
+    csi: CSIVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    empty_dir: dict[str, Any] | None = None
+    config_map: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+    projected: dict[str, Any] | None = None
+    downward_api: dict[str, Any] | None = msgspec.field(default=None, name="downwardAPI")
+
+
+# --- v1 PersistentVolume, PersistentVolumeClaim ------------------------------------------------
+
+
+class TypedLocalObjectReference(_Obj):
+    api_group: str | None = None
+    kind: str = ""
+    name: str = ""
+
+
+class VolumeResourceRequirements(_Obj):
+    requests: ResourceList | None = None
+    limits: ResourceList | None = None
+
+
+class PersistentVolumeClaimSpec(_Obj):
+    access_modes: list[str] = []
+    selector: LabelSelector | None = None
+    resources: VolumeResourceRequirements = msgspec.field(default_factory=VolumeResourceRequirements)
+    volume_name: str = ""
+    storage_class_name: str | None = None
+    volume_mode: str | None = None
+    data_source: TypedLocalObjectReference | None = None
+
+
+class PersistentVolumeClaimStatus(_Obj):
+    phase: str = ""
+    access_modes: list[str] = []
+    capacity: ResourceList = {}
+
+
+class PersistentVolumeClaim(_Obj):
+    api_version: str = "v1"
+    kind: str = "PersistentVolumeClaim"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = msgspec.field(default_factory=PersistentVolumeClaimSpec)
+    status: PersistentVolumeClaimStatus = msgspec.field(default_factory=PersistentVolumeClaimStatus)
+
+
+class PersistentVolumeClaimTemplate(_Obj):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = msgspec.field(default_factory=PersistentVolumeClaimSpec)
+
+
+class VolumeNodeAffinity(_Obj):
+    required: NodeSelector | None = None
+
+
+class CSIPersistentVolumeSource(_Obj):
+    driver: str = ""
+    volume_handle: str = ""
+    read_only: bool = False
+    fs_type: str = ""
+    volume_attributes: dict[str, str] = {}
+
+
+class LocalVolumeSource(_Obj):
+    path: str = ""
+    fs_type: str | None = None
+
+
+class PersistentVolumeSpec(_Obj):
+    capacity: ResourceList = {}
+    access_modes: list[str] = []
+    claim_ref: ObjectReference | None = None
+    persistent_volume_reclaim_policy: str = ""
+    storage_class_name: str = ""
+    mount_options: list[str] = []
+    volume_mode: str | None = None
+    node_affinity: VolumeNodeAffinity | None = None
+    csi: CSIPersistentVolumeSource | None = None
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    cinder: CinderVolumeSource | None = None
+    rbd: RBDVolumeSource | None = None
+    iscsi: ISCSIVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    local: LocalVolumeSource | None = None
+
+
+class PersistentVolumeStatus(_Obj):
+    phase: str = ""
+    message: str = ""
+    reason: str = ""
+
+
+class PersistentVolume(_Obj):
+    api_version: str = "v1"
+    kind: str = "PersistentVolume"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PersistentVolumeSpec = msgspec.field(default_factory=PersistentVolumeSpec)
+    status: PersistentVolumeStatus = msgspec.field(default_factory=PersistentVolumeStatus)
+
+
+# --- storage.k8s.io/v1 ---------------------------------------------------------------------------
+
+
+class TopologySelectorLabelRequirement(_Obj):
+    key: str = ""
+    values: list[str] = []
+
+
+class TopologySelectorTerm(_Obj):
+    match_label_expressions: list[TopologySelectorLabelRequirement] = []
+
+
+class StorageClass(_Obj):
+    api_version: str = "storage.k8s.io/v1"
+    kind: str = "StorageClass"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    provisioner: str = ""
+    parameters: dict[str, str] = {}
+    reclaim_policy: str | None = None
+    mount_options: list[str] = []
+    allow_volume_expansion: bool | None = None
+    volume_binding_mode: str | None = None
+    allowed_topologies: list[TopologySelectorTerm] = []
+
+
+class VolumeNodeResources(_Obj):
+    count: Int32 | None = None
+
+
+class CSINodeDriver(_Obj):
+    name: str = ""
+    node_id: str = msgspec.field(default="", name="nodeID")
+    topology_keys: list[str] = []
+    allocatable: VolumeNodeResources | None = None
+
+
+class CSINodeSpec(_Obj):
+    drivers: list[CSINodeDriver] = []
+
+
+class CSINode(_Obj):
+    api_version: str = "storage.k8s.io/v1"
+    kind: str = "CSINode"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: CSINodeSpec = msgspec.field(default_factory=CSINodeSpec)
+
+
+class CSIDriverSpec(_Obj):
+    attach_required: bool | None = None
+    pod_info_on_mount: bool | None = None
+    storage_capacity: bool | None = None
+    volume_lifecycle_modes: list[str] = []
+    fs_group_policy: str | None = None
+    requires_republish: bool | None = None
+    se_linux_mount: bool | None = None
+
+
+class CSIDriver(_Obj):
+    api_version: str = "storage.k8s.io/v1"
+    kind: str = "CSIDriver"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: CSIDriverSpec = msgspec.field(default_factory=CSIDriverSpec)
+
+
+class CSIStorageCapacity(_Obj):
+    api_version: str = "storage.k8s.io/v1"
+    kind: str = "CSIStorageCapacity"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    node_topology: LabelSelector | None = None
+    storage_class_name: str = ""
+    capacity: Quantity | None = None
+    maximum_volume_size: Quantity | None = None
+
+
 class PodSpec(_Obj):
     node_name: str = ""
     scheduler_name: str = _DEFAULTED
@@ -250,6 +514,7 @@ class PodSpec(_Obj):
     host_network: bool = False
     hostname: str = ""
     restart_policy: str = _DEFAULTED
+    volumes: list[Volume] = []
 
     def __post_init__(self) -> None:
         if self.scheduler_name is _DEFAULTED:
@@ -468,6 +733,52 @@ class Deployment(_Obj):
     status: ReplicaSetStatus = msgspec.field(default_factory=ReplicaSetStatus)
 
 
+class StatefulSetPersistentVolumeClaimRetentionPolicy(_Obj):
+    when_deleted: str = _DEFAULTED
+    when_scaled: str = _DEFAULTED
+
+    def __post_init__(self) -> None:
+        if self.when_deleted is _DEFAULTED:
+            self.when_deleted = "Retain"
+        if self.when_scaled is _DEFAULTED:
+            self.when_scaled = "Retain"
+
+
+class StatefulSetOrdinals(_Obj):
+    start: Int32 = 0
+
+
+class StatefulSetSpec(_Obj):
+    replicas: Int32 | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
+    volume_claim_templates: list[PersistentVolumeClaim] = []
+    service_name: str = ""
+    pod_management_policy: str = _DEFAULTED
+    persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = None
+    ordinals: StatefulSetOrdinals | None = None
+
+    def __post_init__(self) -> None:
+        if self.pod_management_policy is _DEFAULTED:
+            self.pod_management_policy = "OrderedReady"
+
+
+class StatefulSetStatus(_Obj):
+    replicas: Int32 = 0
+    ready_replicas: Int32 = 0
+    current_replicas: Int32 = 0
+    available_replicas: Int32 = 0
+    observed_generation: Int64 = 0
+
+
+class StatefulSet(_Obj):
+    api_version: str = "apps/v1"
+    kind: str = "StatefulSet"
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: StatefulSetSpec = msgspec.field(default_factory=StatefulSetSpec)
+    status: StatefulSetStatus = msgspec.field(default_factory=StatefulSetStatus)
+
+
 KINDS: dict[tuple[str, str], type[Any]] = {
     ("v1", "Node"): Node,
     ("v1", "Pod"): Pod,
@@ -480,6 +791,13 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("batch/v1", "Job"): Job,
     ("apps/v1", "ReplicaSet"): ReplicaSet,
     ("apps/v1", "Deployment"): Deployment,
+    ("apps/v1", "StatefulSet"): StatefulSet,
+    ("v1", "PersistentVolume"): PersistentVolume,
+    ("v1", "PersistentVolumeClaim"): PersistentVolumeClaim,
+    ("storage.k8s.io/v1", "StorageClass"): StorageClass,
+    ("storage.k8s.io/v1", "CSINode"): CSINode,
+    ("storage.k8s.io/v1", "CSIDriver"): CSIDriver,
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
 }
 """(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
-from ._objects import Binding, Event, PodCondition
+from ._objects import Binding, Event, PersistentVolume, PersistentVolumeClaim, PodCondition
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "SYNCED"]
 
@@ -68,6 +68,18 @@ class Transport(abc.ABC):
         """Merge ``annotations`` into the pod's (the recorded plugin results, see
         :mod:`kubesched._results`).  Optional: only a scheduler that writes them calls it."""
         raise NotImplementedError(f"{type(self).__name__} cannot patch pod annotations")
+
+    async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the PersistentVolume (VolumeBinding's PreBind binds a volume to its claim by
+        setting ``spec.claimRef``); returns the stored object.  ConflictError when its
+        ``resourceVersion`` is stale."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update PersistentVolumes")
+
+    async def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the PersistentVolumeClaim (VolumeBinding's PreBind annotates a claim to provision
+        with ``volume.kubernetes.io/selected-node``); returns the stored object.  ConflictError
+        when its ``resourceVersion`` is stale."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update PersistentVolumeClaims")
 
     async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""

@@ -39,14 +39,21 @@ from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
 from kubesched._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     Deployment,
     Job,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    StatefulSet,
+    StorageClass,
     uid_for,
 )
 from kubesched._objects import copy as _copy
@@ -58,10 +65,17 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "Node": (Node, False, "nodes"),
     "PodDisruptionBudget": (PodDisruptionBudget, True, "poddisruptionbudgets.policy"),
     "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
+    "StorageClass": (StorageClass, False, "storageclasses.storage.k8s.io"),
+    "CSIDriver": (CSIDriver, False, "csidrivers.storage.k8s.io"),
+    "CSINode": (CSINode, False, "csinodes.storage.k8s.io"),
+    "CSIStorageCapacity": (CSIStorageCapacity, True, "csistoragecapacities.storage.k8s.io"),
+    "PersistentVolume": (PersistentVolume, False, "persistentvolumes"),
+    "PersistentVolumeClaim": (PersistentVolumeClaim, True, "persistentvolumeclaims"),
     "Pod": (Pod, True, "pods"),
     "Job": (Job, True, "jobs.batch"),
     "Deployment": (Deployment, True, "deployments.apps"),
     "ReplicaSet": (ReplicaSet, True, "replicasets.apps"),
+    "StatefulSet": (StatefulSet, True, "statefulsets.apps"),
 }
 
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
