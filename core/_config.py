@@ -22,8 +22,8 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
-# upstream's default MultiPoint set, in order, with score weights (volume plugins left out:
-# kubesched simulates no volumes)
+# upstream's default MultiPoint set, in order, with score weights (EBSLimits, GCEPDLimits and
+# AzureDiskLimits, once between VolumeRestrictions and VolumeBinding, are gone from v1)
 UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -33,6 +33,10 @@ UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", 0),

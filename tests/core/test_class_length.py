@@ -22,7 +22,6 @@ KNOWN: dict[str, int] = {
     "core/_framework.py::Framework": 919,
     "core/_queue.py::SchedulingQueue": 635,
     "core/_schedule_one.py::ScheduleOne": 611,
-    "plugins/podtopologyspread.py::PodTopologySpread": 449,
 }
 
 

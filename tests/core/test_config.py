@@ -272,9 +272,9 @@ def test_specific_point_plugin_must_implement_it() -> None:
 # --- defaults -------------------------------------------------------------------------------
 
 
-def test_upstream_default_multi_point_minus_volume_plugins() -> None:
-    # default_plugins.go getDefaultPlugins, without VolumeRestrictions, EBSLimits, GCEPDLimits,
-    # NodeVolumeLimits, AzureDiskLimits, VolumeBinding, VolumeZone
+def test_upstream_default_multi_point() -> None:
+    # default_plugins.go getDefaultPlugins (EBSLimits, GCEPDLimits and AzureDiskLimits are gone
+    # from v1: validation.go invalidPluginsByVersion)
     assert list(UPSTREAM_DEFAULT_MULTIPOINT) == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
@@ -284,6 +284,10 @@ def test_upstream_default_multi_point_minus_volume_plugins() -> None:
         ("NodeAffinity", 2),
         ("NodePorts", 0),
         ("NodeResourcesFit", 1),
+        ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
+        ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("DefaultPreemption", 0),

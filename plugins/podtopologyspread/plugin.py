@@ -1,0 +1,129 @@
+"""The PodTopologySpread plugin: its stages (filtering, scoring) and EnqueueExtensions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    hookimpl,
+)
+
+from .._helper import queueing_hints_enabled
+
+if TYPE_CHECKING:
+    from kubesched.framework import Node, Pod
+from .common import (
+    HONOR,
+    NAME,
+    node_labels_match_spread_constraints,
+)
+from .filtering import Filtering
+from .scoring import Scoring
+
+
+class PodTopologySpread(Filtering, Scoring):
+    """PreFilter (+AddPod/RemovePod), Filter, PreScore, Score, NormalizeScore, EnqueueExtensions."""
+
+    name = NAME
+
+    # --- EnqueueExtensions --------------------------------------------------------------------
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        if queueing_hints_enabled(self.handle):
+            # a new toleration matters with nodeTaintsPolicy Honor; without hints an update of an
+            # unschedulable pod retries it anyway, so upstream adds it only with hints
+            pod_actions |= ActionType.UPDATE_POD_TOLERATION
+        node_actions = (
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
+            | ActionType.UPDATE_NODE_TAINT
+        )
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change
+            ),
+        ]
+
+    def is_schedulable_after_pod_change(
+        self, pod: Pod, old: Pod | None, new: Pod | None
+    ) -> QueueingHint:
+        def involved(incoming: Pod) -> bool:
+            return incoming.metadata.uid == pod.metadata.uid or (
+                bool(incoming.spec.node_name)
+                and incoming.metadata.namespace == pod.metadata.namespace
+            )
+
+        if (new is not None and not involved(new)) or (old is not None and not involved(old)):
+            return QueueingHint.QUEUE_SKIP
+        try:
+            constraints = self.get_constraints(pod)
+        except ValueError:
+            return QueueingHint.QUEUE
+        if new is not None and old is not None:
+            if (
+                pod.metadata.uid == new.metadata.uid
+                and new.spec.tolerations != old.spec.tolerations
+                and any(c.node_taints_policy == HONOR for c in constraints)
+            ):
+                return QueueingHint.QUEUE
+            if new.metadata.labels == old.metadata.labels:
+                return QueueingHint.QUEUE_SKIP
+            for c in constraints:
+                if c.selector.matches(old.metadata.labels) != c.selector.matches(
+                    new.metadata.labels
+                ):
+                    return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        obj = new if new is not None else old
+        if obj is not None and any(c.selector.matches(obj.metadata.labels) for c in constraints):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: Node | None, new: Node | None
+    ) -> QueueingHint:
+        try:
+            constraints = self.get_constraints(pod)
+        except ValueError:
+            return QueueingHint.QUEUE
+        old_match = old is not None and node_labels_match_spread_constraints(
+            old.metadata.labels, constraints
+        )
+        new_match = new is not None and node_labels_match_spread_constraints(
+            new.metadata.labels, constraints
+        )
+        if old is not None and new is not None:
+            if old_match != new_match:
+                return QueueingHint.QUEUE
+            if new_match and (
+                any(
+                    old.metadata.labels.get(c.topology_key)
+                    != new.metadata.labels.get(c.topology_key)
+                    for c in constraints
+                )
+                or old.spec.taints != new.spec.taints
+            ):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if new_match else QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if old_match else QueueingHint.QUEUE_SKIP
+
+
+def new(args: Mapping[str, Any] | None, handle: Any) -> PodTopologySpread:
+    return PodTopologySpread(args, handle)
+
+
+__all__ = ["PodTopologySpread", "new"]
+
