@@ -263,6 +263,8 @@ class Snapshot:
         self._stacks: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
+        self._flagged: dict[str, int] = {}
+        self._bounds: dict[tuple[str, ...], tuple[int, int]] = {}
         self._codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
         self._images: dict[str, tuple[int, list[int]]] | None = None
         # name -> (key function, {key: {row: pod count}}); see pod_index()
@@ -293,6 +295,8 @@ class Snapshot:
             self._stacks = {}
             self._labels = {}
             self._flags = {}
+            self._flagged = {}
+            self._bounds = {}
             self._codes = {}
             self._images = None
             self._pod_indexes = {}
@@ -405,6 +409,24 @@ class Snapshot:
                 (bool(fn(ni)) for ni in self.node_infos), bool, len(self.node_infos)
             )
         return flag
+
+    def node_flag_count(self, name: str, fn: Any) -> int:
+        """How many nodes :meth:`node_flag` flags (cached with it)."""
+        count = self._flagged.get(name)
+        if count is None:
+            count = self._flagged[name] = int(np.count_nonzero(self.node_flag(name, fn)))
+        return count
+
+    def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
+        """The least and the greatest allocatable of ``resources`` over every node ((0, 0)
+        without nodes); cached until the node set or a Node object changes (allocatable is the
+        Node's)."""
+        bounds = self._bounds.get(resources)
+        if bounds is None:
+            cols = self.columns("allocatable", resources)
+            bounds = (int(cols.min()), int(cols.max())) if cols.size else (0, 0)
+            self._bounds[resources] = bounds
+        return bounds
 
     def label_column(self, key: str) -> list[str | None]:
         col = self._labels.get(key)

@@ -21,6 +21,8 @@ from ._objects import (
     PodDisruptionBudget,
     PodGroup,
     PriorityClass,
+    ReplicaSet,
+    StatefulSet,
     StorageClass,
 )
 
@@ -195,6 +197,9 @@ class ClusterState:
         self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+        # the workloads whose selectors PodTopologySpread's default constraints use
+        self.replica_sets: dict[tuple[str, str], ReplicaSet] = {}
+        self.stateful_sets: dict[tuple[str, str], StatefulSet] = {}
         # storage: the informers the volume plugins read (VolumeBinding, VolumeZone, ...)
         self.pvs: dict[str, PersistentVolume] = {}
         self.pvcs: dict[tuple[str, str], PersistentVolumeClaim] = {}

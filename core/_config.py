@@ -68,6 +68,7 @@ DEFAULT_FEATURE_GATES: dict[str, bool] = {
     "SchedulerAsyncPreemption": True,
     "SchedulerPopFromBackoffQ": False,
     "SchedulerQueueingHints": True,
+    "StorageCapacityScoring": False,
 }
 
 

@@ -15,6 +15,11 @@ Model::
     arrivals — that the scheduler's deterministic loop runs, in registration order, before it
     pops the next pod; kick() wakes the loop when something new was delivered.
 
+    park_until(t): a binding cycle that waits on the cluster (VolumeBinding's PreBind polling
+    for its claims to be bound) gives up its turn and is inactive while it waits, and the loop
+    releases it at t, as its first wake source: what is due at t (a volume provisioned after a
+    delay) runs in a fixed order relative to it, whatever the event loop.
+
 An event loop may run ready tasks in any order (asyncio and trio differ), so in a simulation
 the tasks that become runnable at one virtual instant run one after another in the order they
 became runnable (their tickets), and the loop pops the next pod only once they have all
@@ -24,9 +29,15 @@ bind never stalls the scheduling loop.
 
 from __future__ import annotations
 
+import contextvars
+import heapq
 from collections.abc import Callable
 
 import anyio
+
+TURN: contextvars.ContextVar[list[int | None] | None] = contextvars.ContextVar("kubesched_turn", default=None)
+"""The running binding cycle's turn (a one-item list it ends when it finishes), for
+:meth:`Driver.park_until`; set by the binding task."""
 
 
 class Driver:
@@ -45,6 +56,10 @@ class Driver:
         self.wake_sources: list[Callable[[], float | None]] = []
         self._kick: anyio.Event | None = None
         self._cycle: anyio.Event | None = None  # set when the running scheduling cycle ends
+        # parked tasks: (when, seq, released event, the task's turn)
+        self._parked: list[tuple[float, int, anyio.Event, list[int | None]]] = []
+        self._parked_seq = 0
+        self.add_wake_source(self._next_parked, self._release_parked)
 
     # --- turns --------------------------------------------------------------------------------
     def ticket(self) -> int | None:
@@ -109,6 +124,35 @@ class Driver:
                 self._settled = anyio.Event()
             await self._settled.wait()
 
+    # --- parked tasks ----------------------------------------------------------------------------
+    async def park_until(self, when: float) -> None:
+        """Sleep until virtual time ``when`` without holding up the loop (see the module doc);
+        a plain sleep outside a simulation's binding cycle."""
+        turn = TURN.get()
+        if not self.deterministic or turn is None:
+            await anyio.sleep_until(when)
+            return
+        self.end(turn[0])
+        turn[0] = None
+        released = anyio.Event()
+        self._parked_seq += 1
+        heapq.heappush(self._parked, (when, self._parked_seq, released, turn))
+        self.deactivate()
+        self.kick()
+        await released.wait()  # the loop gave it a turn and made it active again
+        await self.take(turn[0])
+
+    def _next_parked(self) -> float | None:
+        return self._parked[0][0] if self._parked else None
+
+    def _release_parked(self) -> None:
+        now = anyio.current_time()
+        while self._parked and self._parked[0][0] <= now:
+            _, _, released, turn = heapq.heappop(self._parked)
+            turn[0] = self.ticket()
+            self.activate()
+            released.set()
+
     # --- wake sources -------------------------------------------------------------------------
     def add_wake_source(self, next_due: Callable[[], float | None], run_due: Callable[[], object]) -> None:
         """A timed event source: when it is next due, and what to do then."""
@@ -137,4 +181,4 @@ class Driver:
             await kick.wait()
 
 
-__all__ = ["Driver"]
+__all__ = ["TURN", "Driver"]

@@ -9,6 +9,10 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                            when queueing hints are off)
     PDB, PriorityClass ──► cluster state (read by plugins)
     PodGroup           ──► cluster state ──► queue: PodGroupChange
+    PersistentVolume(Claim), StorageClass, CSINode, CSIDriver, CSIStorageCapacity
+                       ──► cluster state ──► queue: <Resource><Add|Update|Delete> (upstream's
+                           buildEvtResHandler; a StorageClass add only when WaitForFirstConsumer
+                           while queueing hints are off)
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
 as deleted (:meth:`_reconcile_relist`).  :class:`EventHandlers` is a part of
@@ -26,7 +30,19 @@ import anyio
 from . import _events as ev
 from ._errors import TransportError
 from ._nodeinfo import NodeInfo
-from ._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass
+from ._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    StorageClass,
+)
 from ._results import only_results_changed
 from ._transport import WatchEvent
 
@@ -42,6 +58,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("kubesched")
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+
+# the storage kinds: their ClusterState table (keyed by name, or by (namespace, name) for the
+# namespaced ones) and their event resource
+_STORAGE: dict[type[Any], tuple[str, ev.Resource, bool]] = {
+    PersistentVolume: ("pvs", ev.Resource.PERSISTENT_VOLUME, False),
+    PersistentVolumeClaim: ("pvcs", ev.Resource.PERSISTENT_VOLUME_CLAIM, True),
+    StorageClass: ("storage_classes", ev.Resource.STORAGE_CLASS, False),
+    CSINode: ("csi_nodes", ev.Resource.CSI_NODE, False),
+    CSIDriver: ("csi_drivers", ev.Resource.CSI_DRIVER, False),
+    CSIStorageCapacity: ("csi_storage_capacities", ev.Resource.CSI_STORAGE_CAPACITY, True),
+}
 
 
 class EventHandlers:
@@ -101,6 +128,11 @@ class EventHandlers:
             for key in list(table):
                 if (kind, key) not in seen:
                     del table[key]
+        for cls, (attr, _, namespaced) in _STORAGE.items():
+            storage: dict[Any, Any] = getattr(self.cluster, attr)
+            for key, obj in list(storage.items()):
+                if (cls.__name__, key if namespaced else ("", key)) not in seen:
+                    self._on_storage(cls, "DELETED", obj)
 
     def _drain(self) -> None:
         """Handle the events already delivered (a batch counts as one activity)."""
@@ -166,6 +198,36 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(
                 ev.ClusterEvent(ev.Resource.POD_GROUP, action, "PodGroupChange"), old, obj
             )
+        elif kind in _STORAGE:
+            self._on_storage(kind, event.type, obj)
+
+    def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
+        """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —
+        ``MoveAllToActiveOrBackoffQueue`` with the kind's Add (nil, new), Update (old, new) or
+        Delete (old, nil) event; the queue moves only the pods a plugin that registered it
+        rejected (and drops an event none registered)."""
+        attr, resource, namespaced = _STORAGE[kind]
+        table: dict[Any, Any] = getattr(self.cluster, attr)
+        md = obj.metadata
+        key = (md.namespace, md.name) if namespaced else md.name
+        old = table.get(key)
+        if type_ == "DELETED":
+            table.pop(key, None)
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "DELETED")], obj, None)
+            return
+        table[key] = obj
+        if old is None:
+            if (
+                kind is StorageClass
+                and not self.queue.queueing_hints
+                and obj.volume_binding_mode != "WaitForFirstConsumer"
+            ):
+                # hints off: only a late-binding class can let a pod with an unbound immediate
+                # claim pass (upstream's comment on CheckVolumeBindingPred)
+                return
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "ADDED")], None, obj)
+        else:
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "MODIFIED")], old, obj)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles

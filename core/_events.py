@@ -151,15 +151,38 @@ def node_update_events(old: Any, new: Any) -> list[ClusterEvent]:
     ]
 
 
+# The storage objects' informers (``addAllEventHandlers``' ``buildEvtResHandler``): one event per
+# watch event type, labelled as upstream's ``ClusterEvent.Label()`` prints it (resource, action).
+STORAGE_RESOURCES = (
+    Resource.PERSISTENT_VOLUME,
+    Resource.PERSISTENT_VOLUME_CLAIM,
+    Resource.CSI_NODE,
+    Resource.CSI_DRIVER,
+    Resource.CSI_STORAGE_CAPACITY,
+    Resource.STORAGE_CLASS,
+)
+_WATCH_ACTIONS = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE, "DELETED": ActionType.DELETE}
+_ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
+STORAGE_EVENTS: dict[tuple[Resource, str], ClusterEvent] = {
+    (r, watch): ClusterEvent(r, action, f"{r.value}{_ACTION_NAMES[action]}")
+    for r in STORAGE_RESOURCES
+    for watch, action in _WATCH_ACTIONS.items()
+}
+"""(resource, watch event type) → the cluster event its informer sends, e.g.
+``PersistentVolumeAdd``, ``storage.k8s.io/StorageClassUpdate``, ``storage.k8s.io/CSINodeDelete``."""
+
+
 def unroll_wildcard_resource() -> list[ClusterEvent]:
     """``UnrollWildCardResource``: what a plugin without EnqueueExtensions is registered for.
 
     Every resource with ActionType All, but *not* the wildcard event itself, so a pod gated by
-    such a plugin is not released by UnschedulableTimeout (only Pod and Node exist here).
+    such a plugin is not released by UnschedulableTimeout.  Upstream's list, less the kinds
+    kubesched does not watch (ResourceClaim, DeviceClass).
     """
     return [
         ClusterEvent(Resource.POD, ActionType.ALL, "PodAll"),
         ClusterEvent(Resource.NODE, ActionType.ALL, "NodeAll"),
+        *(ClusterEvent(r, ActionType.ALL, f"{r.value}All") for r in STORAGE_RESOURCES),
     ]
 
 

@@ -375,6 +375,7 @@ class Framework:
         disabled: Mapping[str, set[str]] | None = None,
         percentage_of_nodes_to_score: int | None = None,
         arg_paths: Mapping[str, str] | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         """Build the profile's plugins.
 
@@ -396,7 +397,7 @@ class Framework:
         self.scheduler: Any = None
         self.now: Callable[[], float] = anyio.current_time
         self.wall_clock: Callable[[], float] = lambda: 0.0
-        self.feature_gates: dict[str, bool] = {}
+        self.feature_gates: dict[str, bool] = dict(feature_gates or {})  # plugins see them when built
         self.rng: random.Random = random.Random(0)
         self.deterministic = False
         # the scheduler's MetricsRecorder while one is attached (:mod:`kubesched._metrics`)
@@ -1118,14 +1119,15 @@ class Framework:
                 return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
             if len(scores) != len(nodes):
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
-            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+            # one argmax over the scores as unsigned: a negative score is above every valid one
+            if len(scores) and scores.view(np.uint64)[scores.view(np.uint64).argmax()] > MAX_NODE_SCORE:
                 bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
                 return total, per_plugin, Status(
                     Code.ERROR,
                     f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',
                     plugin=e.name,
                 )
-            weighted = scores * e.weight
+            weighted = scores * e.weight if e.weight != 1 else scores  # scores is a fresh copy
             per_plugin[e.name] = weighted
             total += weighted
         if rec is not None:
@@ -1278,8 +1280,13 @@ class Framework:
         self.scheduler.spawn(fn, *args)
 
 
-def build_framework(profile: Any, registry: Mapping[str, Callable[[Any, Framework], Any]]) -> Framework:
-    """A Framework for a :class:`kubesched._config.ProfileConfig`."""
+def build_framework(
+    profile: Any,
+    registry: Mapping[str, Callable[[Any, Framework], Any]],
+    feature_gates: Mapping[str, bool] | None = None,
+) -> Framework:
+    """A Framework for a :class:`kubesched._config.ProfileConfig` (``feature_gates``: what its
+    plugins see when they are built)."""
     return Framework(
         profile.scheduler_name,
         profile.enabled,
@@ -1289,4 +1296,5 @@ def build_framework(profile: Any, registry: Mapping[str, Callable[[Any, Framewor
         disabled=profile.disabled,
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         arg_paths=profile.arg_paths,
+        feature_gates=feature_gates,
     )

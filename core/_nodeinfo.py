@@ -189,6 +189,14 @@ class NodeBatch(Sequence[NodeInfo]):
                 self._names = [ni.name for ni in self.infos]
         return self._names
 
+    def name_at(self, i: int) -> str:
+        """``names[i]`` (without making the list)."""
+        if self._names is None and self._snapshot is not None:
+            rows = self.indices if self.indices is not None else self._rows if self._overlay is not None else None
+            if rows is not None:
+                return self._snapshot.names[int(rows[i])]
+        return self.names[i]
+
     def __len__(self) -> int:
         infos = self._infos
         if infos is not None:
@@ -289,6 +297,25 @@ class NodeBatch(Sequence[NodeInfo]):
             row_flags: np.ndarray = self._snapshot.node_flag(name, fn)[self._rows]
             return row_flags
         return np.array([bool(fn(ni)) for ni in self.infos], dtype=bool)
+
+    def flagged(self, name: str, fn: Callable[[NodeInfo], bool]) -> list[int]:
+        """The positions of the nodes :meth:`node_flag` flags, in order (without looking at
+        the batch when the snapshot flags no node at all)."""
+        snap = self._snapshot
+        if snap is not None and (self.indices is not None or self._rows is not None):
+            if not snap.node_flag_count(name, fn):
+                return []
+        out: list[int] = self.node_flag(name, fn).nonzero()[0].tolist()
+        return out
+
+    def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
+        """Bounds (least, greatest) holding every node's allocatable of ``resources``: the
+        snapshot's own for a batch of its rows (they hold the batch's), else the batch's."""
+        snap = self._snapshot
+        if snap is not None and (self.indices is not None or self._rows is not None):
+            return snap.allocatable_bounds(resources)
+        cols = self.columns("allocatable", resources)
+        return (int(cols.min()), int(cols.max())) if cols.size else (0, 0)
 
     @property
     def has_infos(self) -> bool:

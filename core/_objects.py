@@ -325,6 +325,27 @@ class Volume(_Obj):
     secret: dict[str, Any] | None = None
     projected: dict[str, Any] | None = None
     downward_api: dict[str, Any] | None = msgspec.field(default=None, name="downwardAPI")
+    # the sources no volume plugin reads: kept so that "exactly one source" holds
+    git_repo: dict[str, Any] | None = None
+    nfs: dict[str, Any] | None = None
+    glusterfs: dict[str, Any] | None = None
+    flex_volume: dict[str, Any] | None = None
+    cephfs: dict[str, Any] | None = None
+    flocker: dict[str, Any] | None = None
+    fc: dict[str, Any] | None = None
+    azure_file: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    quobyte: dict[str, Any] | None = None
+    photon_persistent_disk: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
+    scale_io: dict[str, Any] | None = msgspec.field(default=None, name="scaleIO")
+    storageos: dict[str, Any] | None = None
+    image: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # SetDefaults_Volume: a volume with no source is an emptyDir
+        if all(getattr(self, f) is None for f in self.__struct_fields__ if f != "name"):
+            self.empty_dir = {}
 
 
 # --- v1 PersistentVolume, PersistentVolumeClaim ------------------------------------------------
@@ -349,6 +370,10 @@ class PersistentVolumeClaimSpec(_Obj):
     storage_class_name: str | None = None
     volume_mode: str | None = None
     data_source: TypedLocalObjectReference | None = None
+
+    def __post_init__(self) -> None:
+        if self.volume_mode is None:  # SetDefaults_PersistentVolumeClaimSpec
+            self.volume_mode = "Filesystem"
 
 
 class PersistentVolumeClaimStatus(_Obj):
@@ -405,6 +430,26 @@ class PersistentVolumeSpec(_Obj):
     iscsi: ISCSIVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
     local: LocalVolumeSource | None = None
+    # the sources no volume plugin reads: kept so that "exactly one source" holds
+    glusterfs: dict[str, Any] | None = None
+    flocker: dict[str, Any] | None = None
+    nfs: dict[str, Any] | None = None
+    quobyte: dict[str, Any] | None = None
+    cephfs: dict[str, Any] | None = None
+    fc: dict[str, Any] | None = None
+    flex_volume: dict[str, Any] | None = None
+    azure_file: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    photon_persistent_disk: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
+    scale_io: dict[str, Any] | None = msgspec.field(default=None, name="scaleIO")
+    storageos: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:  # SetDefaults_PersistentVolume
+        if not self.persistent_volume_reclaim_policy:
+            self.persistent_volume_reclaim_policy = "Retain"
+        if self.volume_mode is None:
+            self.volume_mode = "Filesystem"
 
 
 class PersistentVolumeStatus(_Obj):
@@ -445,6 +490,12 @@ class StorageClass(_Obj):
     volume_binding_mode: str | None = None
     allowed_topologies: list[TopologySelectorTerm] = []
 
+    def __post_init__(self) -> None:  # SetDefaults_StorageClass
+        if self.reclaim_policy is None:
+            self.reclaim_policy = "Delete"
+        if self.volume_binding_mode is None:
+            self.volume_binding_mode = "Immediate"
+
 
 class VolumeNodeResources(_Obj):
     count: Int32 | None = None
@@ -476,6 +527,17 @@ class CSIDriverSpec(_Obj):
     fs_group_policy: str | None = None
     requires_republish: bool | None = None
     se_linux_mount: bool | None = None
+
+    def __post_init__(self) -> None:  # SetDefaults_CSIDriver
+        if self.attach_required is None:
+            self.attach_required = True
+        for f in ("pod_info_on_mount", "storage_capacity", "requires_republish", "se_linux_mount"):
+            if getattr(self, f) is None:
+                setattr(self, f, False)
+        if self.fs_group_policy is None:
+            self.fs_group_policy = "ReadWriteOnceWithFSType"
+        if not self.volume_lifecycle_modes:
+            self.volume_lifecycle_modes = ["Persistent"]
 
 
 class CSIDriver(_Obj):

@@ -40,6 +40,7 @@ import msgspec
 import numpy as np
 
 from . import _events as ev
+from ._driver import TURN
 from ._errors import NotFoundError, TransportError
 from ._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
 from ._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ._metrics import Metrics
     from ._queue import SchedulingQueue
     from ._results import AttemptRecord, ResultRecorder
+    from ._taskpool import TaskPool
     from ._transport import Transport
 
 log = logging.getLogger("kubesched")
@@ -86,11 +88,27 @@ def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str
     """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
     if len(names) == 0:
         raise ValueError("empty priorityList")
-    ties = (scores == scores.max()).nonzero()[0]
+    return names[_select_index(scores, rng)]
+
+
+def _select_index(scores: np.ndarray, rng: random.Random) -> int:
+    """:func:`select_host`'s choice as a position in ``scores``."""
+    ties = (scores == scores[scores.argmax()]).nonzero()[0]  # argmax: cheaper than max()
     # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
     # one draw gives the same distribution
-    selected = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
-    return names[selected]
+    return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+
+
+def _rotated(candidates: np.ndarray, start: int, lo: int, hi: int) -> np.ndarray:
+    """``order[lo:hi]`` of ``order = candidates`` rotated left by ``start`` (a view when it
+    does not wrap around)."""
+    n = len(candidates)
+    a, b = start + lo, start + hi
+    if b <= n:
+        return candidates[a:b]
+    if a >= n:
+        return candidates[a - n : b - n]
+    return np.concatenate((candidates[a:], candidates[: b - n]))
 
 
 def truncate_message(msg: str) -> str:
@@ -138,6 +156,7 @@ class ScheduleOne:
     _filter_pass_rate: float  # feasible / evaluated in the last main Filter pass
     scheduled_count: int
     _tg: anyio.abc.TaskGroup | None
+    _pool: TaskPool | None
     _binding_tasks: int
     _reports: dict[str, collections.deque[tuple[Any, ...]]]
     _touch: Callable[[], None]
@@ -170,10 +189,10 @@ class ScheduleOne:
             return
         self._binding_tasks += 1
         self.driver.activate()
-        assert self._tg is not None
+        assert self._pool is not None
         waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
         ticket = None if waiting else self.driver.ticket()
-        self._tg.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
+        self._pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
 
     async def scheduling_cycle(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
@@ -249,9 +268,9 @@ class ScheduleOne:
             fe = FitError(pi.key, n, diagnosis)
             raise fe
         if len(feasible) == 1:
-            return ScheduleResult(feasible.names[0], 1 + diagnosis.count(), 1)
+            return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
-        host = select_host(feasible.names, total, self.rng)
+        host = feasible.name_at(_select_index(total, self.rng))
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -356,14 +375,18 @@ class ScheduleOne:
         if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in extenders):
             to_find = 1  # neither extender filters nor scoring: the first feasible node will do
         start = self.next_start_node_index % n if advance else 0
-        order = candidates[(start + np.arange(n)) % n]
+        # the order of evaluation is ``candidates`` rotated left by ``start``, taken a segment
+        # at a time (:func:`_rotated`)
         if not fw.has_filter_plugins():
-            chosen = order[:to_find]
+            chosen = _rotated(candidates, start, 0, min(to_find, n))
             if advance:
                 self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
             return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
-        feasible: list[int] = []  # positions in ``order``
-        # the rejected positions in ``order`` and their statuses, as arrays (Rejections);
+        # (position of the segment in the order, its rows, the passing positions in it or None
+        # when all passed), for the segments where some passed
+        passing: list[tuple[int, np.ndarray, np.ndarray | None]] = []
+        found = 0
+        # the rejected positions in the order and their statuses, as arrays (Rejections);
         # plugins share one Status among the nodes rejected for one reason, so the checks below
         # look at each distinct status once
         failed_parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
@@ -373,29 +396,36 @@ class ScheduleOne:
         # of them at once when few pass); nodes past the one where enough are found are
         # filtered but left out, as a sequential upstream would not have reached them
         rate = self._filter_pass_rate if advance else 1.0
-        while pos < n and len(feasible) < to_find:
-            need = to_find - len(feasible)
+        while pos < n and found < to_find:
+            need = to_find - found
             if chunk:
                 chunk = max(need, chunk * 2, 1)
             else:
                 chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
-            seg = order[pos : pos + chunk]
+            seg = _rotated(candidates, start, pos, min(pos + chunk, n))
             ok, rejected = self._filter_segment(fw, state, pi, seg)
-            if rejected:
+            if rejected is not None:
                 if any(st.code == Code.ERROR for st in rejected.statuses):
                     errs = [(int(p), st) for p, st in zip(rejected.positions.tolist(), rejected.status_list(), strict=True) if st.code == Code.ERROR]
                     at, err = min(errs, key=lambda e: e[0])
                     # an error counts only where the sequential evaluation would have got to
-                    if len(feasible) + int(np.count_nonzero(ok < at)) < to_find:
+                    assert ok is not None
+                    if found + int(np.count_nonzero(ok < at)) < to_find:
                         raise _CycleError(err)
                 failed_parts.append((np.arange(pos, pos + len(seg)), rejected))
-            feasible.extend((ok + pos).tolist())
+            passed = len(seg) if ok is None else len(ok)
+            if passed:
+                passing.append((pos, seg, ok))
+                found += passed
             pos += len(seg)
         if advance and pos:
-            self._filter_pass_rate = len(feasible) / pos
-        if len(feasible) > to_find:
-            feasible = feasible[:to_find]
-        processed = (feasible[-1] + 1) if len(feasible) == to_find else n
+            self._filter_pass_rate = found / pos
+        processed = n
+        if found >= to_find:  # the last segment holds the to_find-th feasible node
+            at, seg, ok = passing[-1]
+            k = to_find - (found - (len(seg) if ok is None else len(ok))) - 1
+            processed = at + (k if ok is None else int(ok[k])) + 1
+            passing[-1] = (at, seg[: k + 1], None) if ok is None else (at, seg, ok[: k + 1])
         failed_names: list[str] = []
         failed_sts: list[Status] = []
         if failed_parts:
@@ -405,7 +435,7 @@ class ScheduleOne:
                 evaluated = all_pos < processed
                 all_pos, which = all_pos[evaluated], which[evaluated]
             failed = Rejections(all_pos, which, failed.statuses)
-            failed_rows = order[all_pos]
+            failed_rows = candidates[(all_pos + start) % n]
             diagnosis.add_filtered(snap.names, failed_rows, failed)
             if state.recording is not None:
                 names = snap.names
@@ -418,7 +448,11 @@ class ScheduleOne:
                     diagnosis.pending_plugins.add(st.plugin)
         if advance:
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        chosen = order[np.array(feasible, dtype=np.int64)] if feasible else np.array([], dtype=np.int64)
+        parts = [seg if ok is None else seg[ok] for _, seg, ok in passing]
+        if len(parts) == 1:
+            chosen = parts[0]
+        else:
+            chosen = np.concatenate(parts) if parts else np.array([], dtype=np.int64)
         if state.recording is not None:
             names = snap.names
             state.recording.filtered(
@@ -463,12 +497,14 @@ class ScheduleOne:
         state: CycleState,
         pi: PodInfo,
         seg: np.ndarray,
-    ) -> tuple[np.ndarray, Rejections]:
-        """Filter one segment of snapshot indices: (passing positions, the rejected ones); the
-        two-pass Filter for the nodes with nominated pods, a plain one for the rest."""
-        rej = Rejections.of(fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority))
-        if not rej:
-            return np.arange(len(seg)), rej
+    ) -> tuple[np.ndarray | None, Rejections | None]:
+        """Filter one segment of snapshot indices: (passing positions, the rejected ones), None
+        for all and none; the two-pass Filter for the nodes with nominated pods, a plain one
+        for the rest."""
+        out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
+        if not out:
+            return None, None
+        rej = Rejections.of(out)
         keep = np.ones(len(seg), dtype=bool)
         keep[rej.positions] = False
         return keep.nonzero()[0], rej
@@ -485,6 +521,7 @@ class ScheduleOne:
         ticket: int | None = None,
     ) -> None:
         turn = [ticket]
+        TURN.set(turn)  # this task's turn, for Driver.park_until
         try:
             await self.driver.take(ticket)
             st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)

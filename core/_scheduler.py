@@ -43,6 +43,7 @@ from ._metrics import Metrics
 from ._nodeinfo import NodeInfo
 from ._queue import QueuedPodInfo, SchedulingQueue
 from ._results import ResultRecorder
+from ._taskpool import TaskPool
 from ._schedule_one import (
     PodsToActivate,
     ScheduleOne,
@@ -108,7 +109,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.extenders: list[Any] = list(build_extenders(self.config.extenders))
         ignored = ignored_extended_resources([e.config for e in self.extenders])
         for prof in self.config.profiles:
-            fw = build_framework(with_ignored_resources(prof, ignored), self.registry)
+            fw = build_framework(with_ignored_resources(prof, ignored), self.registry, self.config.feature_gates)
             # before the queue asks the profiles for their events (EventsToRegister may
             # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
             fw.feature_gates = dict(self.config.feature_gates)
@@ -136,6 +137,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.next_start_node_index = 0
         self._filter_pass_rate = 1.0
         self._tg: anyio.abc.TaskGroup | None = None
+        self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers
         self._watch: Any = None
         self._relist_seen: set[tuple[str, Any]] | None = None
         self._synced = anyio.Event()
@@ -157,6 +159,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._pool = TaskPool(tg)
                 tg.start_soon(self._informer)
                 await self._synced.wait()
                 if self.deterministic:
@@ -190,10 +193,10 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Run ``fn(*args)`` as a background task of the scheduler's task group."""
-        assert self._tg is not None, "the scheduler is not running"
+        assert self._tg is not None and self._pool is not None, "the scheduler is not running"
         self._background_tasks += 1
         self.driver.activate()
-        self._tg.start_soon(self._background, fn, args, self.driver.ticket())
+        self._pool.start_soon(self._background, fn, args, self.driver.ticket())
 
     async def _background(
         self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], ticket: int | None
@@ -357,6 +360,12 @@ class Scheduler(EventHandlers, ScheduleOne):
     # --- helpers for plugins --------------------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
         return self.snapshot.get(name)
+
+    async def park_until(self, when: float) -> None:
+        """Sleep until ``when`` (``anyio.current_time``) inside a binding cycle, waiting on the
+        cluster (VolumeBinding's PreBind), without holding up a simulation's loop: what is due
+        meanwhile (a volume provisioned after a delay) still happens (:mod:`kubesched._driver`)."""
+        await self.driver.park_until(when)
 
 
 __all__ = [

@@ -2,12 +2,15 @@
 
 Both manifest loading (``kubesched simulate``) and the fake API server (``transports/apiserver``)
 apply them, through :func:`validate_object`.  Each error is one :class:`ConfigError` naming the
-field, in upstream's words.  The checks live in three modules, each building on the one before:
+field, in upstream's words.  The checks live in four modules, each building on the ones before:
 
-    _validation_base   names, labels, selectors, resource names and quantities, error shapes
-    _validation_pod    a pod's spec (ValidatePodSpec), also a workload's pod template
-    _validation        (here) every kind: metadata, Pod, Node, PriorityClass,
-                       PodDisruptionBudget, PodGroup; the Priority admission's agreement rule
+    _validation_base     names, labels, selectors, resource names and quantities, error shapes
+    _validation_storage  the storage kinds (PV, PVC, StorageClass, CSINode, CSIDriver,
+                         CSIStorageCapacity), a pod's volumes, claim specs
+    _validation_pod      a pod's spec (ValidatePodSpec), also a workload's pod template
+    _validation          (here) every kind: metadata, Pod, Node, PriorityClass,
+                         PodDisruptionBudget, PodGroup, StatefulSet; the Priority admission's
+                         agreement rule
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ._errors import ConfigError
-from ._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Taint
+from ._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, StatefulSet, Taint
 from ._validation_base import (
     check_label_selector,
     check_quantities,
@@ -34,13 +37,15 @@ from ._validation_base import (
     validate_namespace_name,
 )
 from ._validation_pod import check_pod_spec
+from ._validation_storage import CLUSTER_SCOPED as _STORAGE_CLUSTER_SCOPED
+from ._validation_storage import check_claim_spec, check_storage_object
 
 _PERCENT = re.compile(r"[0-9]+%")
 # PriorityClass bounds (pkg/apis/scheduling): the built-in classes, and the user-definable maximum
 # (there is no minimum: a negative value is a valid priority)
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-_CLUSTER_SCOPED = ("Node", "PriorityClass")
+_CLUSTER_SCOPED = ("Node", "PriorityClass", *_STORAGE_CLUSTER_SCOPED)
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # apimachinery ValidateAnnotations: keys and values together
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
@@ -109,6 +114,78 @@ def validate_object(obj: Any, kind: str) -> None:
         _check_node(obj)
     elif kind == "PodGroup":
         _check_pod_group(obj)
+    elif kind == "StatefulSet":
+        _check_stateful_set(obj)
+    else:
+        check_storage_object(obj, kind)
+
+
+def _go_labels(labels: dict[str, str]) -> str:
+    """A label map as Go's ``%#v`` prints it (keys sorted)."""
+    items = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(labels.items()))
+    return f"map[string]string{{{items}}}"
+
+
+def _check_stateful_set(sts: StatefulSet) -> None:
+    """``ValidateStatefulSetSpec``: the pod management policy, replicas and the first ordinal not
+    negative, a selector (not empty) matching the template's labels, the template (a pod's
+    spec, restartPolicy Always, no activeDeadlineSeconds), the claim retention policy; and, as
+    the claims the controller makes of them would be checked, each volume claim template named
+    and valid."""
+    spec = sts.spec
+    policy = spec.pod_management_policy
+    if not policy:
+        raise ConfigError("Required value", field="spec.podManagementPolicy")
+    if policy not in ("OrderedReady", "Parallel"):
+        raise invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
+    if spec.replicas is not None and spec.replicas < 0:
+        raise invalid("spec.replicas", spec.replicas, "must be greater than or equal to 0")
+    if spec.ordinals is not None and spec.ordinals.start < 0:
+        raise invalid("spec.ordinals.start", spec.ordinals.start, "must be greater than or equal to 0")
+    sel = spec.selector
+    if sel is None:
+        raise ConfigError("Required value", field="spec.selector")
+    check_label_selector(sel, "spec.selector")
+    if not sel.match_labels and not sel.match_expressions:
+        raise ConfigError(
+            "Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), "
+            "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset",
+            field="spec.selector",
+        )
+    from ._labels import selector_matches
+
+    tmpl = spec.template
+    if not selector_matches(sel, tmpl.metadata.labels):
+        raise ConfigError(
+            f"Invalid value: {_go_labels(tmpl.metadata.labels)}: `selector` does not match template `labels`",
+            field="spec.template.metadata.labels",
+        )
+    validate_labels(tmpl.metadata.labels, "spec.template.labels")
+    try:
+        check_pod_spec(Pod(metadata=tmpl.metadata, spec=tmpl.spec))
+    except ConfigError as e:
+        raise e.at(field="spec.template") from None
+    if tmpl.spec.restart_policy != "Always":
+        raise not_supported("spec.template.spec.restartPolicy", tmpl.spec.restart_policy, ("Always",))
+    if tmpl.spec.active_deadline_seconds is not None:
+        raise ConfigError(
+            "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
+            field="spec.template.spec.activeDeadlineSeconds",
+        )
+    retention = spec.persistent_volume_claim_retention_policy
+    if retention is not None:
+        for fld, value in (("whenDeleted", retention.when_deleted), ("whenScaled", retention.when_scaled)):
+            if value not in ("Retain", "Delete"):
+                raise not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{fld}", value, ("Retain", "Delete"))
+    for i, claim in enumerate(spec.volume_claim_templates):
+        p = f"spec.volumeClaimTemplates[{i}]"
+        if not claim.metadata.name:
+            raise ConfigError("Required value", field=f"{p}.metadata.name")
+        errs = dns1123_subdomain_errors(claim.metadata.name)
+        if errs:
+            raise invalid(f"{p}.metadata.name", claim.metadata.name, errs[0])
+        validate_labels(claim.metadata.labels, f"{p}.metadata.labels")
+        check_claim_spec(claim.spec, f"{p}.spec")
 
 
 def _taint_go(t: Taint) -> str:

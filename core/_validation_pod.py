@@ -1,7 +1,7 @@
 """A pod's spec as the API server validates it (pkg/apis/core/validation ``ValidatePodSpec``).
 
-In upstream's order: the containers (``validateContainers``: names, ports, resources, host port
-conflicts), the init containers, ``restartPolicy``, ``nodeSelector``, affinity, scheduling gates,
+In upstream's order: the volumes (``ValidateVolumes``, in ``_validation_storage``), the containers
+(``validateContainers``: names, ports, resources, host port conflicts), the init containers, ``restartPolicy``, ``nodeSelector``, affinity, scheduling gates,
 topology spread constraints, ``nodeName``, ``activeDeadlineSeconds``, ``hostname``, tolerations,
 ``priorityClassName``, ``preemptionPolicy`` and the overhead.  A pod template (a Job's, a
 Deployment's) is checked the same way.  The first error is raised, one :class:`ConfigError`.
@@ -37,6 +37,7 @@ from ._validation_base import (
     validate_labels,
     validate_namespace_name,
 )
+from ._validation_storage import check_volumes
 
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PROTOCOLS = ("SCTP", "TCP", "UDP")  # sets.List(supportedPortProtocols)
@@ -367,6 +368,8 @@ def _check_tolerations(tolerations: Any, path: str) -> None:
 def check_pod_spec(pod: Pod) -> None:
     """``ValidatePodSpec`` (and the grace period's sign): the first error, as a ConfigError."""
     spec = pod.spec
+    if spec.volumes:
+        check_volumes(spec.volumes, pod.metadata.name)
     _check_containers(spec)
     # an empty restartPolicy is defaulted to Always (SetDefaults_PodSpec)
     if spec.restart_policy and spec.restart_policy not in _RESTART_POLICIES:

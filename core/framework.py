@@ -59,7 +59,10 @@ API objects
     :class:`Pod`, :class:`Node`, :class:`PodGroup`, :class:`Binding`, :class:`ObjectMeta`,
     :class:`ObjectReference`, :class:`Taint`, :class:`Toleration`, :class:`NodeAffinity`,
     :class:`PodAffinityTerm`, :class:`TopologySpreadConstraint`, :class:`LabelSelector`,
-    :class:`LabelSelectorRequirement`, and :func:`convert` (plain builtins → an API object).
+    :class:`LabelSelectorRequirement`, the storage kinds the volume plugins read
+    (:class:`Volume`, :class:`PersistentVolume`, :class:`PersistentVolumeClaim`,
+    :class:`StorageClass`, :class:`CSINode`, :class:`CSIDriver`, :class:`CSIStorageCapacity`,
+    :class:`StatefulSet`), and :func:`convert` (plain builtins → an API object).
 
 Preemption (upstream ``framework/preemption``)
     :class:`Evaluator` (candidates, dry run, PDBs, selection, sync or async victims' deletion),
@@ -116,6 +119,9 @@ from ._labels import (
 from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
 from ._objects import (
     Binding,
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     LabelSelector,
     LabelSelectorRequirement,
     Node,
@@ -124,10 +130,15 @@ from ._objects import (
     ObjectReference,
     Pod,
     PodAffinityTerm,
+    PersistentVolume,
+    PersistentVolumeClaim,
     PodGroup,
+    StatefulSet,
+    StorageClass,
     Taint,
     Toleration,
     TopologySpreadConstraint,
+    Volume,
     convert,
 )
 from ._preemption import (
@@ -155,6 +166,9 @@ __all__ = [
     "ActionType",
     "Binding",
     "CPU",
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
@@ -187,6 +201,8 @@ __all__ = [
     "PODS",
     "PODS_TO_ACTIVATE_KEY",
     "PREFER_NO_SCHEDULE",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
     "PodAffinityTerm",
     "PodGroup",
@@ -201,11 +217,14 @@ __all__ = [
     "RequiredNodeAffinity",
     "ResourceAmounts",
     "Snapshot",
+    "StatefulSet",
     "Status",
+    "StorageClass",
     "TAINT_NODE_UNSCHEDULABLE",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
+    "Volume",
     "WaitingPod",
     "compile_label_selector",
     "convert",

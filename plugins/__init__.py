@@ -22,10 +22,14 @@ from . import (
     nodeports,
     noderesources,
     nodeunschedulable,
+    nodevolumelimits,
     podtopologyspread,
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 
 Factory = Callable[[Any, Any], Any]
@@ -39,6 +43,10 @@ IN_TREE: dict[str, Factory] = {
     nodeaffinity.NAME: nodeaffinity.new,
     nodeports.NAME: nodeports.new,
     noderesources.FIT_NAME: noderesources.new_fit,
+    volumerestrictions.NAME: volumerestrictions.new,
+    nodevolumelimits.NAME: nodevolumelimits.new,
+    volumebinding.NAME: volumebinding.new,
+    volumezone.NAME: volumezone.new,
     podtopologyspread.NAME: podtopologyspread.new,
     interpodaffinity.NAME: interpodaffinity.new,
     noderesources.BALANCED_NAME: noderesources.new_balanced_allocation,

@@ -83,9 +83,10 @@ class ImageLocality:
         n = len(nodes)
         sums = np.zeros(n, dtype=np.int64)
         snap = nodes.snapshot
+        positions: np.ndarray | None
         if snap is None:
             snap = getattr(self.handle, "snapshot", None)
-            positions = self._positions(snap, nodes)
+            positions = None  # by name, when needed
         else:
             positions = nodes.indices
         if snap is not None and len(snap):
@@ -97,6 +98,7 @@ class ImageLocality:
             positions = np.arange(n, dtype=np.int64)
         if total == 0:
             return sums
+        scored = False
         for c in containers:
             st = states.get(normalized_image_name(c.image))
             if st is None:
@@ -104,7 +106,12 @@ class ImageLocality:
             size, rows = st
             score = scaled_image_score(size, len(rows), total)
             if score:
+                if positions is None:
+                    positions = self._positions(snap, nodes)
                 sums[np.isin(positions, rows)] += score
+                scored = True
+        if not scored:  # every sum 0: clamped to the minimum, which scores 0
+            return sums
         return np.asarray(calculate_priority(sums, len(containers)), dtype=np.int64)
 
     @staticmethod

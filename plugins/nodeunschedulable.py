@@ -99,7 +99,7 @@ class NodeUnschedulable:
         if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
             flagged_list = [0] if _cordoned_or_missing(nodes[0]) else []
         else:
-            flagged_list = nodes.node_flag(NAME, _cordoned_or_missing).nonzero()[0].tolist()
+            flagged_list = nodes.flagged(NAME, _cordoned_or_missing)
         for i in flagged_list:
             node = nodes[i].node
             if node is None:

@@ -125,7 +125,7 @@ class TaintToleration:
         if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
             flagged = [0] if _tainted_or_missing(nodes[0]) else []
         else:
-            flagged = nodes.node_flag(NAME, _tainted_or_missing).nonzero()[0].tolist()
+            flagged = nodes.flagged(NAME, _tainted_or_missing)
         for i in flagged:
             node = nodes[i].node
             if node is None:
@@ -151,7 +151,7 @@ class TaintToleration:
         if tols is None:
             raise ValueError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         out = np.zeros(len(nodes), dtype=np.int64)
-        for i in nodes.node_flag(NAME, _tainted_or_missing).nonzero()[0].tolist():
+        for i in nodes.flagged(NAME, _tainted_or_missing):
             ni = nodes[i]
             if ni.node is not None and ni.node.spec.taints:
                 out[i] = count_intolerable_taints_prefer_no_schedule(ni.node.spec.taints, tols)

@@ -27,7 +27,9 @@ from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
 DELETION_ANNOTATION = "kubesched.io/deletion"
-WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment")
+WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
+NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
+"""The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
 MAX_PODS = FAKE_MAX_PODS
 """The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
 Deployment of 2147483647 replicas would be made pod by pod until memory runs out.  ``--max-pods``
@@ -41,6 +43,13 @@ INPUT_KINDS = {
     ("batch/v1", "Job"),
     ("apps/v1", "ReplicaSet"),
     ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("v1", "PersistentVolume"),
+    ("v1", "PersistentVolumeClaim"),
+    ("storage.k8s.io/v1", "StorageClass"),
+    ("storage.k8s.io/v1", "CSINode"),
+    ("storage.k8s.io/v1", "CSIDriver"),
+    ("storage.k8s.io/v1", "CSIStorageCapacity"),
 }
 
 
@@ -289,7 +298,7 @@ def load_manifests(
                 raise e.at(source=where) from None
             if kind == "Node":
                 _kubelet_labels(obj)
-            if kind in ("Pod", "PodDisruptionBudget", "PodGroup", *WORKLOAD_KINDS) and not obj.metadata.namespace:
+            if kind in NAMESPACED_KINDS and not obj.metadata.namespace:
                 obj.metadata.namespace = "default"
             if kind in WORKLOAD_KINDS:
                 _check_workload(obj, kind, where, max_pods)
@@ -460,7 +469,23 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
         for f, camel in (("template", "template"), ("completion_mode", "completionMode"), ("completions", "completions")):
             if getattr(old.spec, f) != getattr(new.spec, f):
                 raise ConfigError("Invalid value: field is immutable", source=where, field=f"spec.{camel}")
-    elif kind in ("ReplicaSet", "Deployment"):
+    elif kind == "StatefulSet" and any(
+        getattr(old.spec, f) != getattr(new.spec, f)
+        for f in ("selector", "volume_claim_templates", "service_name", "pod_management_policy")
+    ):
+        raise ConfigError(
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            source=where,
+            field="spec",
+        )
+    elif kind == "StorageClass":
+        for f, camel in (("parameters", "parameters"), ("provisioner", "provisioner"), ("reclaim_policy", "reclaimPolicy")):
+            if getattr(old, f) != getattr(new, f):
+                raise ConfigError(f"Forbidden: updates to {camel} are forbidden.", source=where, field=camel)
+        if old.volume_binding_mode != new.volume_binding_mode:
+            raise ConfigError("Invalid value: field is immutable", source=where, field="volumeBindingMode")
+    if kind in ("ReplicaSet", "Deployment", "StatefulSet"):
         if old.spec.selector != new.spec.selector:
             raise ConfigError("Invalid value: field is immutable", source=where, field="spec.selector")
         if old.spec.template != new.spec.template:

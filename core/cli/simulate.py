@@ -129,7 +129,7 @@ async def simulate(
             elif isinstance(obj, Node):
                 progress_at[0] = now
                 timeline.node(obj, event.type == "DELETED", now)
-            elif type(obj).__name__ in ("Job", "ReplicaSet", "Deployment"):
+            elif type(obj).__name__ in ("Job", "ReplicaSet", "Deployment", "StatefulSet"):
                 md = obj.metadata
                 wkey = (obj.kind, md.namespace, md.name)
                 if wkey not in workloads and event.type != "DELETED":
@@ -176,7 +176,8 @@ async def simulate(
         def next_timed() -> float | None:
             """When the next arrival, deletion, termination or completion is due."""
             times = [t for t in (next_arrival(), next_deletion(), cluster.next_termination_time(),
-                                 cluster.controllers.next_due(), drains.next_planned()) if t is not None]
+                                 cluster.controllers.next_due(), cluster.volumes.next_due(), drains.next_planned())
+                     if t is not None]
             return min(times, default=None)
 
         def next_deletion() -> float | None:
@@ -198,6 +199,7 @@ async def simulate(
         # the scheduler's loop drives every timed event, in a fixed order at each instant
         sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
         sched.add_wake_source(cluster.controllers.next_due, cluster.controllers.run_due)
+        sched.add_wake_source(cluster.volumes.next_due, cluster.volumes.run_due)  # provisioning delays
         sched.add_wake_source(next_arrival, due_arrivals)
         sched.add_wake_source(next_deletion, due_deletions)
         drains.bind(cluster, start)
@@ -241,6 +243,7 @@ async def simulate(
                 "scheduling": sched.queue.pending_count(),
                 "waitingOnPermit": len(waiting),
                 **({"drains": drains.pending()} if drains else {}),
+                **({"provisionings": n} if (n := cluster.volumes.pending_provisionings()) else {}),
             }
             if end >= stop_at - 2 * UNTIL_EPSILON:
                 end = stop_at
@@ -336,7 +339,7 @@ def _owned_first(initial: list[Manifest]) -> list[Manifest]:
                 owners.add(id(owner))
     if not owners:
         return initial
-    rank = {"Job": 1, "ReplicaSet": 1, "Deployment": 2}
+    rank = {"Job": 1, "ReplicaSet": 1, "StatefulSet": 1, "Deployment": 2}
     return sorted(initial, key=lambda m: rank.get(m.kind, 0) if id(m) in owners else 0)
 
 
@@ -348,6 +351,7 @@ _UNFINISHED = {
     "scheduling": "pod(s) queued to be scheduled (active or backoff)",
     "waitingOnPermit": "pod(s) waiting on Permit",
     "drains": "node drain(s) (kubesched.io/drain) not begun or with evictions a PodDisruptionBudget refused",
+    "provisionings": "volume provisioning(s) (kubesched.io/provisioning-delay)",
 }
 
 
@@ -367,7 +371,7 @@ def apply_update(cluster: Any, m: Manifest) -> None:
             metadata=replace(old.metadata, labels=md.labels, annotations=md.annotations, resource_version=""),
             spec=replace(old.spec, tolerations=new.spec.tolerations, scheduling_gates=new.spec.scheduling_gates),
         )
-    elif m.kind in ("Job", "ReplicaSet", "Deployment"):
+    elif m.kind in ("Job", "ReplicaSet", "Deployment", "StatefulSet"):
         new = replace(new, metadata=replace(new.metadata, uid=old.metadata.uid), status=old.status)
     cluster.update(new)
 

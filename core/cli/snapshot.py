@@ -3,7 +3,9 @@
 Model::
 
     kind by kind, in the file's order —
-        PriorityClasses, Nodes, ReplicaSets, Deployments, Jobs, PodDisruptionBudgets, PodGroups, Pods
+        PriorityClasses, Nodes, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
+        PersistentVolumes, PersistentVolumeClaims, ReplicaSets, Deployments, StatefulSets, Jobs,
+        PodDisruptionBudgets, PodGroups, Pods
     GET <collection>?limit=500[&labelSelector=…]  ─► one page ─► each item decoded into kubesched's
         own struct (every field the scheduler does not read is dropped on decode) ─► reduced
         (metadata, status, times) ─► one YAML document, written at once
@@ -37,11 +39,19 @@ What is kept (the rest is what simulate neither reads nor needs):
   Job's pods as its ReplicaSet controller does, so the pods are written and the Job is not
   told about them.
 - PDB and PodGroup status is dropped: the fake cluster computes it from the pods.
+- Storage (what the volume plugins and the fake cluster's PV controller read): StorageClasses
+  (provisioner, reclaim policy, binding mode, allowed topologies), CSIDrivers and CSINodes
+  (their specs), CSIStorageCapacities; PersistentVolumes and claims with their ``uid`` (a
+  volume's ``claimRef`` names its claim's), spec and phase (a bound pair stays bound); a
+  claim's annotations (``volume.kubernetes.io/selected-node``).  StatefulSets are written as
+  ReplicaSets are (spec, ``uid``; no status).
 
 ``--namespace`` (repeatable) narrows the namespaced kinds and ``--selector`` the pods and workloads,
 as ``kubectl get -n NS -l SEL`` would (each object by its own labels); the PDBs and PodGroups of
 those namespaces, the Nodes and the PriorityClasses are always all there (what is left out of a
 snapshot holds nothing in the simulation: a bound pod left out frees its share of its node).
+The cluster-scoped storage kinds are always all there; claims and capacities are narrowed by
+``--namespace`` only.
 """
 
 from __future__ import annotations
@@ -63,12 +73,19 @@ from msgspec.structs import replace
 from .._durations import format_duration, parse_duration
 from .._errors import ConfigError, NotFoundError, TransportError
 from .._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     Deployment,
     Job,
     Node,
     NodeSpec,
     NodeStatus,
     ObjectMeta,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimStatus,
+    PersistentVolumeStatus,
     Pod,
     PodDisruptionBudget,
     PodGroup,
@@ -77,6 +94,9 @@ from .._objects import (
     PriorityClass,
     ReplicaSet,
     ReplicaSetStatus,
+    StatefulSet,
+    StatefulSetStatus,
+    StorageClass,
     Taint,
 )
 from .._objects import JobStatus as _JobStatus
@@ -120,8 +140,15 @@ class _Kind:
 KINDS: tuple[_Kind, ...] = (
     _Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", PriorityClass, namespaced=False),
     _Kind("Node", "v1", "nodes", Node, namespaced=False),
+    _Kind("StorageClass", "storage.k8s.io/v1", "storageclasses", StorageClass, namespaced=False),
+    _Kind("CSIDriver", "storage.k8s.io/v1", "csidrivers", CSIDriver, namespaced=False),
+    _Kind("CSINode", "storage.k8s.io/v1", "csinodes", CSINode, namespaced=False),
+    _Kind("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", CSIStorageCapacity),
+    _Kind("PersistentVolume", "v1", "persistentvolumes", PersistentVolume, namespaced=False),
+    _Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", PersistentVolumeClaim),
     _Kind("ReplicaSet", "apps/v1", "replicasets", ReplicaSet),
     _Kind("Deployment", "apps/v1", "deployments", Deployment),
+    _Kind("StatefulSet", "apps/v1", "statefulsets", StatefulSet),
     _Kind("Job", "batch/v1", "jobs", Job),
     _Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", PodDisruptionBudget),
     _Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups", PodGroup, optional=True),
@@ -256,6 +283,35 @@ class Reducer:
                 f"controller does not adopt its {active} active pod(s)"
             )
         return replace(job, metadata=self.meta(job.metadata, uid=True), spec=spec, status=_JobStatus())
+
+    def stateful_set(self, sts: StatefulSet) -> StatefulSet:
+        return replace(sts, metadata=self.meta(sts.metadata, uid=True), status=StatefulSetStatus())
+
+    def storage_class(self, sc: StorageClass) -> StorageClass:
+        return StorageClass(
+            metadata=self.meta(sc.metadata),
+            provisioner=sc.provisioner,
+            reclaim_policy=sc.reclaim_policy,
+            volume_binding_mode=sc.volume_binding_mode,
+            allowed_topologies=sc.allowed_topologies,
+        )
+
+    def csi_object(self, obj: Any) -> Any:
+        """A CSIDriver, CSINode or CSIStorageCapacity: all it holds is read."""
+        return replace(obj, metadata=self.meta(obj.metadata))
+
+    def persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        return replace(
+            pv,
+            metadata=self.meta(pv.metadata, uid=True),
+            spec=replace(pv.spec, mount_options=[]),
+            status=PersistentVolumeStatus(phase=pv.status.phase),
+        )
+
+    def persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        st = pvc.status
+        status = PersistentVolumeClaimStatus(phase=st.phase, access_modes=st.access_modes, capacity=st.capacity)
+        return replace(pvc, metadata=self.meta(pvc.metadata, uid=True), status=status)
 
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
         return replace(pdb, metadata=self.meta(pdb.metadata), status=None)
@@ -432,12 +488,14 @@ async def _read(
     reducers: dict[str, Callable[[Any], Any]] = {
         "PriorityClass": red.priority_class, "Node": red.node, "ReplicaSet": red.replica_set,
         "Deployment": red.deployment, "PodDisruptionBudget": red.pdb, "PodGroup": red.pod_group,
-        "Pod": red.pod,
+        "Pod": red.pod, "StatefulSet": red.stateful_set, "StorageClass": red.storage_class,
+        "CSIDriver": red.csi_object, "CSINode": red.csi_object, "CSIStorageCapacity": red.csi_object,
+        "PersistentVolume": red.persistent_volume, "PersistentVolumeClaim": red.persistent_volume_claim,
     }  # fmt: skip
     reduce = reducers.get(kind.kind, red.pod)
     decoder = msgspec.json.Decoder(kind.type)
     params: dict[str, Any] = {"limit": opts.chunk_size}
-    if opts.selector and kind.kind not in ("PriorityClass", "Node", "PodDisruptionBudget", "PodGroup"):
+    if opts.selector and kind.kind in ("ReplicaSet", "Deployment", "StatefulSet", "Job", "Pod"):
         params["labelSelector"] = opts.selector
     namespaces: list[str | None] = [*opts.namespaces] if kind.namespaced and opts.namespaces else [None]
     for ns in namespaces:
@@ -545,7 +603,10 @@ def summary(red: Reducer, target: str) -> str:
     w = red.written
 
     def n(kind: str) -> str:
-        return f"{w[kind]} {kind}" + ("" if w[kind] == 1 else "es" if kind.endswith("s") else "s")
+        if w[kind] == 1:
+            return f"1 {kind}"
+        plural = f"{kind[:-1]}ies" if kind.endswith("y") else f"{kind}es" if kind.endswith("s") else f"{kind}s"
+        return f"{w[kind]} {plural}"
 
     parts = [n("Node"), n("Pod") + f" ({w['pending pods']} pending)"]
     parts += [n(k.kind) for k in KINDS if k.kind not in ("Node", "Pod") and w[k.kind]]

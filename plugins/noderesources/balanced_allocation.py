@@ -16,7 +16,9 @@ from kubesched.framework import Status, hookimpl
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
     allocatable_requested,
+    balanced_fast,
     balanced_resource_scorer,
+    cpu_memory_columns,
     pod_resource_request_list,
 )
 
@@ -35,6 +37,7 @@ class BalancedAllocation:
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
         self.resources = parse_balanced_allocation_args(args)
+        self._names = tuple(r.name for r in self.resources)
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
@@ -52,6 +55,11 @@ class BalancedAllocation:
             reqs = pod_resource_request_list(pod, self.resources, True)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
+        fast = cpu_memory_columns(nodes, self._names, reqs, True)
+        if fast is not None:
+            out = balanced_fast(*fast)
+            if out is not None:
+                return out
         requested, allocatable = allocatable_requested(nodes, self.resources, reqs, True)
         return balanced_resource_scorer(requested, allocatable)
 

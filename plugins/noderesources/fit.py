@@ -48,6 +48,8 @@ from ._args import (
 from ._resource_allocation import (
     Scorer,
     allocatable_requested,
+    cpu_memory_columns,
+    least_requested_fast,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
@@ -182,6 +184,9 @@ def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bo
     return any(q != 0 and b.get(name) > a.get(name) for name, q in req.scalar.items())
 
 
+_Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]
+
+
 class Fit:
     """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit."""
 
@@ -191,10 +196,13 @@ class Fit:
         self.handle = handle
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
-        self._last_plan: tuple[ResourceAmounts, tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]] | None = None
+        self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
+        # plans by request values (pods asking the same share one)
+        self._plans: dict[tuple[Any, ...], _Plan] = {}
         ss = self.args.scoring_strategy
         self.strategy = ss.type
         self.resources = ss.resources
+        self._resource_names = tuple(r.name for r in ss.resources)
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)
         elif ss.type == MOST_ALLOCATED:
@@ -280,6 +288,8 @@ class Fit:
         names, need, need_unresolvable, weights, reasons = self._plan(req)
         alloc = nodes.columns("allocatable", names)
         short = need > alloc - nodes.columns("requested", names)
+        if not np.count_nonzero(short):
+            return None
         keys = weights @ short
         failed = keys.nonzero()[0]
         if len(failed) == 0:
@@ -300,13 +310,18 @@ class Fit:
             statuses.append(Status(code, *[r for bit, r in enumerate(reasons) if key >> bit & 1]))
         return Rejections(failed, which, statuses)
 
-    def _plan(self, req: ResourceAmounts) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    def _plan(self, req: ResourceAmounts) -> _Plan:
         """What the batch Filter compares for ``req`` (kept for the last request seen: the
         cycle's pod): the resources (pods first), the request per row as a column (1 pod), the
         same with the pods row never unresolvable, the bit of each row, and the reasons."""
         last = self._last_plan
         if last is not None and last[0] is req:
             return last[1]
+        key = (req.milli_cpu, req.memory, req.ephemeral_storage, *req.scalar.items())
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._last_plan = (req, plan)
+            return plan
         names = [PODS]
         values = [1]
         reasons = [REASON_TOO_MANY_PODS]
@@ -321,6 +336,9 @@ class Fit:
         weights = np.left_shift(1, np.arange(len(names), dtype=np.int64))
         plan = (tuple(names), need, need_unresolvable, weights, reasons)
         self._last_plan = (req, plan)
+        if len(self._plans) >= 256:
+            self._plans.clear()
+        self._plans[key] = plan
         return plan
 
     def _filter_one(self, req: ResourceAmounts, ni: NodeInfo) -> Status | None:
@@ -367,6 +385,10 @@ class Fit:
         pod_reqs = state.get(PRE_SCORE_STATE_KEY)
         if pod_reqs is None:  # PreScore disabled
             pod_reqs = pod_resource_request_list(pod, self.resources, False)
+        if self.strategy == LEAST_ALLOCATED:
+            fast = cpu_memory_columns(nodes, self._resource_names, pod_reqs, False)
+            if fast is not None:
+                return least_requested_fast(self.resources, *fast)
         requested, allocatable = allocatable_requested(nodes, self.resources, pod_reqs, False)
         return self.scorer(requested, allocatable)
 

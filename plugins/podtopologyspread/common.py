@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -426,6 +426,39 @@ def parse_args(args: Mapping[str, Any] | None) -> tuple[str, list[TopologySpread
 
 
 
+def default_selector(pod: Pod, cluster: Any) -> Selector | None:
+    """``helper.DefaultSelector``: the selector of the workload controlling ``pod``; None when
+    it is empty (then upstream adds no default constraints).
+
+    Upstream merges the selectors of the Services selecting the pod with its controller's: a
+    ReplicationController's label set, or a ReplicaSet's or StatefulSet's requirements (looked up
+    by the controller reference's name in the pod's namespace).  The scheduler's cluster state
+    holds ReplicaSets and StatefulSets (the kinds the fake cluster runs, and a live cluster's);
+    Services and ReplicationControllers are not listed, so they add nothing.
+    """
+    owner = None
+    for ref in pod.metadata.owner_references:
+        if ref.controller:
+            owner = ref
+            break
+    if owner is None:
+        return None
+    if owner.api_version == "apps/v1" and owner.kind == "ReplicaSet":
+        table = cluster.replica_sets
+    elif owner.api_version == "apps/v1" and owner.kind == "StatefulSet":
+        table = cluster.stateful_sets
+    else:
+        return None
+    workload = table.get((pod.metadata.namespace, owner.name))
+    if workload is None or workload.spec.selector is None:
+        return None
+    try:
+        selector = Selector.from_label_selector(workload.spec.selector)
+    except ValueError:
+        return None
+    return selector if selector.reqs else None
+
+
 class SpreadBase:
     """The plugin's state and the constraint and count helpers its stages share."""
 
@@ -441,13 +474,16 @@ class SpreadBase:
 
     # --- constraints ------------------------------------------------------------------------
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
-        """``buildDefaultConstraints``: the default constraints with the pod's owners' selector.
-
-        That selector is built from the Services / ReplicationControllers / ReplicaSets /
-        StatefulSets selecting the pod; kubesched has none of those objects, so it is always
-        empty and, as upstream for an empty selector, there are no default constraints.
-        """
-        return []
+        """``buildDefaultConstraints``: the default constraints with the pod's owners' selector
+        (:func:`default_selector`); none when that selector is empty."""
+        if not self.default_constraints:
+            return []
+        cluster = getattr(self.handle, "cluster", None)
+        selector = default_selector(pod, cluster) if cluster is not None else None
+        if selector is None:
+            return []
+        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
+        return [replace(c, selector=selector) for c in constraints]
 
     def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE) -> list[SpreadConstraint]:
         """``getConstraints`` (hard) / ``initPreScoreState``'s choice (soft).  Raises ValueError."""

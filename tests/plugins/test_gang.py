@@ -206,7 +206,6 @@ def test_args_error_names_the_config_field() -> None:
     assert info.value.field == "profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds"
 
 
-
 def test_profile_turns_gang_on_like_coscheduling() -> None:
     fw, _ = framework()
     points = fw.list_plugins()
@@ -222,7 +221,19 @@ def test_no_enqueue_extensions_so_every_pod_and_node_event_requeues() -> None:
     fw, g = framework()
     assert not hasattr(g, "kubesched_events_to_register")
     gang_events = [(str(e), hint) for name, e, hint in fw.cluster_events() if name == "Gang"]
-    assert gang_events == [("PodAll", None), ("NodeAll", None)]
+    assert gang_events == [
+        (label, None)
+        for label in (
+            "PodAll",
+            "NodeAll",
+            "PersistentVolumeAll",
+            "PersistentVolumeClaimAll",
+            "storage.k8s.io/CSINodeAll",
+            "storage.k8s.io/CSIDriverAll",
+            "storage.k8s.io/CSIStorageCapacityAll",
+            "storage.k8s.io/StorageClassAll",
+        )
+    ]
 
 
 # --- QueueSort (seed: Less) ------------------------------------------------------------------
@@ -233,7 +244,9 @@ def ts(seconds: float) -> str:
     from datetime import UTC, datetime, timedelta
 
     t = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
-    return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{t.microsecond:06d}" if t.microsecond else "") + "Z"
+    return (
+        t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{t.microsecond:06d}" if t.microsecond else "") + "Z"
+    )
 
 
 def qpi(fw: Framework, pod: Any, created: float, prio: int = 0, t: float = 0.0) -> QueuedPodInfo:
@@ -315,7 +328,14 @@ def test_queue_pops_gang_by_gang() -> None:
     while (x := q.pop_nowait()) is not None:
         order.append(x.pod.metadata.name)
     assert order[-1] == "later"
-    assert [n for n in order if n.startswith(("a-", "b-"))] == ["a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
+    assert [n for n in order if n.startswith(("a-", "b-"))] == [
+        "a-0",
+        "a-1",
+        "a-2",
+        "b-0",
+        "b-1",
+        "b-2",
+    ]
     assert order.index("z-plain") < order.index("plain")
 
 
@@ -339,17 +359,27 @@ def test_pre_filter_ignores_pods_without_both_labels() -> None:
     [
         pytest.param([], "short", id="alone"),
         pytest.param([member("t2"), member("t3")], None, id="three pending"),
-        pytest.param([member("t2").node("n1").phase("Running"), member("t3")], None, id="running counts"),
+        pytest.param(
+            [member("t2").node("n1").phase("Running"), member("t3")], None, id="running counts"
+        ),
         pytest.param([member("t2").node("n1"), member("t3")], None, id="bound, still Pending"),
         pytest.param(
-            [member("t2").node("n1").phase("Succeeded"), member("t3")], "short", id="finished do not count"
+            [member("t2").node("n1").phase("Succeeded"), member("t3")],
+            "short",
+            id="finished do not count",
         ),
-        pytest.param([member("t2").phase("Failed"), member("t3")], "short", id="failed do not count"),
-        pytest.param([member("t2", ns="other"), member("t3", ns="other")], None, id="other namespace counts"),
+        pytest.param(
+            [member("t2").phase("Failed"), member("t3")], "short", id="failed do not count"
+        ),
+        pytest.param(
+            [member("t2", ns="other"), member("t3", ns="other")], None, id="other namespace counts"
+        ),
         pytest.param([member("t2", "else"), member("t3", "else")], "short", id="another gang"),
     ],
 )
-def test_pre_filter_counts_running_and_pending_by_phase(others: list[Any], want: str | None) -> None:
+def test_pre_filter_counts_running_and_pending_by_phase(
+    others: list[Any], want: str | None
+) -> None:
     """``len(runningPods)+len(pendingPods) < availableCnt``: the gang's pods listed by label in
     every namespace, Running and Pending by phase (the pod itself is one of the pending)."""
     fw, g = framework()
@@ -379,8 +409,14 @@ def test_pre_filter_short_gang_unresolvable_departure() -> None:
         ("+", 'strconv.Atoi: parsing "+": invalid syntax'),
         ("3x", 'strconv.Atoi: parsing "3x": invalid syntax'),
         ("1_000", 'strconv.Atoi: parsing "1_000": invalid syntax'),
-        ("99999999999999999999", 'strconv.Atoi: parsing "99999999999999999999": value out of range'),
-        ("-9223372036854775809", 'strconv.Atoi: parsing "-9223372036854775809": value out of range'),
+        (
+            "99999999999999999999",
+            'strconv.Atoi: parsing "99999999999999999999": value out of range',
+        ),
+        (
+            "-9223372036854775809",
+            'strconv.Atoi: parsing "-9223372036854775809": value out of range',
+        ),
         ("+1", None),
         ("001", None),
         ("-4", None),
@@ -406,11 +442,16 @@ def test_pre_filter_error_through_the_framework() -> None:
     (t1,) = add(fw, member("t1", count="abc"))
     _, st_, _ = fw.run_pre_filter_plugins(cycle_state(), t1, [])
     assert st_ is not None and st_.code == Code.ERROR
-    assert st_.message == 'running PreFilter plugin "Gang": strconv.Atoi: parsing "abc": invalid syntax'
+    assert (
+        st_.message
+        == 'running PreFilter plugin "Gang": strconv.Atoi: parsing "abc": invalid syntax'
+    )
 
 
 def test_custom_label_keys() -> None:
-    fw, g = framework({"groupNameLabel": "example.com/gang", "availableCountLabel": "example.com/min"})
+    fw, g = framework(
+        {"groupNameLabel": "example.com/gang", "availableCountLabel": "example.com/min"}
+    )
     (p,) = add(fw, make_pod("p").label("example.com/gang", "g").label("example.com/min", "2"))
     st_ = g.kubesched_pre_filter(cycle_state(), p, [])
     assert st_ is not None and st_.message == "not enough available pod for gang g"
@@ -455,7 +496,9 @@ async def test_permit_counts_as_the_seed_logs() -> None:
     permitted + 0 running + 1 < 2"), 9lzm6 allows both ("1 waiting + ... >= 2"), lwqgd passes
     on "0 waiting + 2 permitted + 0 running + 1"; then, once they run, on running alone."""
     fw, g = framework()
-    rcv2h, nine, lwqgd = add(fw, member("rcv2h", count=2), member("9lzm6", count=2), member("lwqgd", count=2))
+    rcv2h, nine, lwqgd = add(
+        fw, member("rcv2h", count=2), member("9lzm6", count=2), member("lwqgd", count=2)
+    )
     out = reserve_and_permit(fw, rcv2h)
     assert out.code == Code.WAIT
     assert reserve_and_permit(fw, nine, "n2") is None
@@ -469,7 +512,11 @@ async def test_permit_counts_as_the_seed_logs() -> None:
     # running members count by phase
     fw3, g3 = framework()
     (c,) = add(fw3, member("c", count=3))
-    add(fw3, member("r1", count=3).node("n1").phase("Running"), member("r2", count=3).node("n2").phase("Running"))
+    add(
+        fw3,
+        member("r1", count=3).node("n1").phase("Running"),
+        member("r2", count=3).node("n2").phase("Running"),
+    )
     assert g3.kubesched_permit(cycle_state(), c, "n3") is None
 
 
@@ -500,7 +547,9 @@ async def test_unreserve_rejects_waiting_members_and_marks_the_gang_rejected() -
         assert st_.message == "gang's pod t1 is unreserved"
     assert g.rejected == {"train"}
     for hook in (g.kubesched_pre_filter, g.kubesched_permit):
-        args = (cycle_state(), t4, []) if hook == g.kubesched_pre_filter else (cycle_state(), t4, "n1")
+        args = (
+            (cycle_state(), t4, []) if hook == g.kubesched_pre_filter else (cycle_state(), t4, "n1")
+        )
         st_ = hook(*args)  # type: ignore[operator]
         assert st_ is not None and st_.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         assert st_.message == "gang train has been rejected"
@@ -541,7 +590,10 @@ async def test_a_gang_is_its_name_in_every_namespace() -> None:
 # --- CleanUp ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("expiration", "first_permit", "cleared_at"), [(300, 0.0, 301.0), (300, 0.5, 301.0), (10, 2.0, 13.0)])
+@pytest.mark.parametrize(
+    ("expiration", "first_permit", "cleared_at"),
+    [(300, 0.0, 301.0), (300, 0.5, 301.0), (10, 2.0, 13.0)],
+)
 def test_clean_up_forgets_a_gang_at_the_first_pass_after_its_expiry(
     expiration: float, first_permit: float, cleared_at: float
 ) -> None:

@@ -25,6 +25,13 @@ KINDS = {
     "apps/v1/ReplicaSet": "V1ReplicaSet",
     "apps/v1/Deployment": "V1Deployment",
     "scheduling.x-k8s.io/v1alpha1/PodGroup": "PodGroup",
+    "apps/v1/StatefulSet": "V1StatefulSet",
+    "v1/PersistentVolume": "V1PersistentVolume",
+    "v1/PersistentVolumeClaim": "V1PersistentVolumeClaim",
+    "storage.k8s.io/v1/StorageClass": "V1StorageClass",
+    "storage.k8s.io/v1/CSINode": "V1CSINode",
+    "storage.k8s.io/v1/CSIDriver": "V1CSIDriver",
+    "storage.k8s.io/v1/CSIStorageCapacity": "V1CSIStorageCapacity",
 }
 
 # scheduler-plugins' PodGroup CRD (apis/scheduling/v1alpha1/types.go), not in the client

@@ -294,6 +294,13 @@ def stateful_set(obj: Obj) -> None:
     retention.setdefault("whenDeleted", "Retain")
     retention.setdefault("whenScaled", "Retain")
     _template(obj)
+    for claim in _items(spec, "volumeClaimTemplates"):  # SetObjectDefaults_StatefulSet
+        _dict(claim, "spec").setdefault("volumeMode", "Filesystem")
+        _dict(claim, "status").setdefault("phase", "Pending")
+    status = obj.get("status")
+    if isinstance(status, dict):  # the status fields Go always writes (no omitempty)
+        status.setdefault("replicas", 0)
+        status.setdefault("availableReplicas", 0)
 
 
 def node(obj: Obj) -> None:
@@ -345,6 +352,7 @@ def csi_driver(obj: Obj) -> None:
     spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
     spec.setdefault("volumeLifecycleModes", ["Persistent"])
     spec.setdefault("requiresRepublish", False)
+    spec.setdefault("seLinuxMount", False)  # the SELinuxMountReadWriteOncePod gate is on
 
 
 def priority_class(obj: Obj) -> None:

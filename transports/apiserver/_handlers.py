@@ -729,4 +729,6 @@ async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, 
     if spec.delete is not None:
         return await spec.delete(store, spec, ns, name, old, pre.get("uid") or None, grace)
     backend.delete(store, spec, ns, name)
+    if spec.returns_deleted:
+        return Reply(200, spec.encode(old))
     return json_reply(success(spec, name, uid_of(old)))

@@ -156,6 +156,10 @@ class ResourceSpec:
     object in wire form."""
     delete: DeleteHook | None = None
     """Deletes instead of the backend, after the preconditions; answers the request."""
+    returns_deleted: bool = False
+    """A DELETE answers with the deleted object (the registry's ``ReturnDeletedObject``, as
+    upstream's for PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers), not a
+    Status."""
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -354,7 +358,8 @@ RESOURCES: list[ResourceSpec] = [
         backend=CLUSTER,
         defaults=defaults.job,
     ),
-    # --- stored, not simulated: what a real kube-scheduler's informers list ---------------------
+    # --- the storage kinds (and StatefulSets, below): in the fake cluster, whose PV and
+    # StatefulSet controllers act on them and whose scheduler's volume plugins read them ---------
     ResourceSpec(
         "",
         "v1",
@@ -371,7 +376,9 @@ RESOURCES: list[ResourceSpec] = [
             ("Claim", "spec.claimRef.name"),
             ("StorageClass", "spec.storageClassName"),
         ),
+        backend=CLUSTER,
         defaults=defaults.persistent_volume,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "",
@@ -388,8 +395,11 @@ RESOURCES: list[ResourceSpec] = [
             ("Access Modes", "status.accessModes"),
             ("StorageClass", "spec.storageClassName"),
         ),
+        backend=CLUSTER,
         defaults=defaults.persistent_volume_claim,
+        returns_deleted=True,
     ),
+    # --- stored, not simulated ------------------------------------------------------------------
     ResourceSpec(
         "",
         "v1",
@@ -420,6 +430,8 @@ RESOURCES: list[ResourceSpec] = [
         ),
         defaults=defaults.replication_controller,
     ),
+    # --- in the fake cluster again: StatefulSets (its StatefulSet controller) and the storage
+    # classes, CSI drivers and capacities its volume plugins read ---------------------------------
     ResourceSpec(
         "apps",
         "v1",
@@ -430,6 +442,7 @@ RESOURCES: list[ResourceSpec] = [
         categories=("all",),
         subresources={**SCALE, **STATUS},
         printer=printers.columns(("Replicas", "spec.replicas"), ("Ready", "status.readyReplicas")),
+        backend=CLUSTER,
         defaults=defaults.stateful_set,
     ),
     ResourceSpec(
@@ -445,7 +458,9 @@ RESOURCES: list[ResourceSpec] = [
             ("VolumeBindingMode", "volumeBindingMode"),
             ("AllowVolumeExpansion", "allowVolumeExpansion"),
         ),
+        backend=CLUSTER,
         defaults=defaults.storage_class,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "storage.k8s.io",
@@ -454,6 +469,8 @@ RESOURCES: list[ResourceSpec] = [
         "CSINode",
         namespaced=False,
         printer=printers.columns(("Drivers", "spec.drivers")),
+        backend=CLUSTER,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "storage.k8s.io",
@@ -467,7 +484,9 @@ RESOURCES: list[ResourceSpec] = [
             ("StorageCapacity", "spec.storageCapacity"),
             ("Modes", "spec.volumeLifecycleModes"),
         ),
+        backend=CLUSTER,
         defaults=defaults.csi_driver,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "storage.k8s.io",
@@ -476,7 +495,9 @@ RESOURCES: list[ResourceSpec] = [
         "CSIStorageCapacity",
         namespaced=True,
         printer=printers.columns(("StorageClass", "storageClassName"), ("Capacity", "capacity")),
+        backend=CLUSTER,
     ),
+    # --- stored, not simulated: what a real kube-scheduler's informers list ---------------------
     ResourceSpec(
         "resource.k8s.io",
         "v1",

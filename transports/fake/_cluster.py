@@ -25,8 +25,10 @@ were.  A controller's own writes go back through the store and are fed to every 
 after the change being handled: controllers see changes in resourceVersion order.
 
 The workload controllers (``_controllers.py``: pods' ``kubesched.io/duration``, Job,
-ReplicaSet, Deployment) are registered last.  Adding a controller: a module with a
-``Controller`` subclass naming its ``kinds`` (a new kind is one row in ``_store.KINDS``),
+ReplicaSet, Deployment), the PersistentVolume controller (``_pv_controller.py``, with the
+external provisioners; the scheduler's ``update_persistent_volume(_claim)`` writes feed it) and
+the StatefulSet controller (``_statefulset.py``) are registered last.  Adding a controller: a
+module with a ``Controller`` subclass naming its ``kinds`` (a new kind is one row in ``_store.KINDS``),
 reacting in ``observe`` through the store (``create``, ``put``, ``remove``, ``in_namespace``),
 with timers in ``tasks()``; then one line in ``FakeCluster.__init__``, after the existing
 controllers, since registration order is the order of every effect.
@@ -44,7 +46,7 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -52,7 +54,16 @@ from msgspec.structs import replace
 
 from kubesched._errors import ConflictError, NotFoundError, UnavailableError
 from kubesched._labels import selector_matches
-from kubesched._objects import Binding, Event, Node, ObjectReference, Pod, PodCondition
+from kubesched._objects import (
+    Binding,
+    Event,
+    Node,
+    ObjectReference,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodCondition,
+)
 from kubesched._transport import Transport
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
@@ -60,6 +71,8 @@ from ._admission import Admission
 from ._controllers import MAX_PODS, Controllers
 from ._disruption import Disruption
 from ._kubelet import Kubelet
+from ._pv_controller import PersistentVolumes
+from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
 __all__ = ["EventRecord", "FakeCluster", "Faults", "match_label_selector"]
@@ -92,7 +105,10 @@ class EventRecord:
 _CONTROLLER_COMPONENTS = {
     "Deployment": "deployment-controller",
     "Job": "job-controller",
+    "PersistentVolume": "persistentvolume-controller",
+    "PersistentVolumeClaim": "persistentvolume-controller",
     "ReplicaSet": "replicaset-controller",
+    "StatefulSet": "statefulset-controller",
 }
 
 
@@ -106,6 +122,8 @@ class FakeCluster(Transport):
     ClearingNominatedNodeNameAfterBinding feature gate (beta and on since 1.35).  The Job and
     ReplicaSet controllers create pods until the cluster holds ``max_pods`` (then each refused
     create is a Warning ``FailedCreate`` event), so one enormous workload cannot take all memory.
+    ``provisioning_delay``: the virtual seconds a volume takes to provision (a StorageClass's
+    ``kubesched.io/provisioning-delay`` annotation overrides it).
     """
 
     def __init__(
@@ -117,6 +135,7 @@ class FakeCluster(Transport):
         kubelet_timers: bool = True,
         seed: int = 0,
         max_pods: int = MAX_PODS,
+        provisioning_delay: float = 0.0,
     ) -> None:
         """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
         called (a deterministic simulation drives every timed event from one loop)."""
@@ -139,7 +158,9 @@ class FakeCluster(Transport):
         ]
         # pods' durations, Jobs, ReplicaSets, Deployments (``seed``: generated names)
         self.controllers = Controllers(self._store, self, seed=seed, timers=kubelet_timers, max_pods=max_pods)
-        self._controllers.append(self.controllers)
+        self.volumes = PersistentVolumes(self._store, self, delay=provisioning_delay, timers=kubelet_timers)
+        self.statefulsets = StatefulSets(self._store, self, self.controllers)
+        self._controllers += [self.controllers, self.volumes, self.statefulsets]
         for c in self._controllers:
             self._store.register(c)
 
@@ -153,7 +174,7 @@ class FakeCluster(Transport):
         await tg.__aenter__()
         self._tg = tg
         self._kubelet.timers = self.kubelet_timers
-        self.controllers.timers = self.kubelet_timers
+        self.controllers.timers = self.volumes.timers = self.kubelet_timers
         for c in self._controllers:
             for task in c.tasks():
                 tg.start_soon(task)
@@ -382,6 +403,19 @@ class FakeCluster(Transport):
         # the kubelet, fed this change, removes the pod when the grace period is over
         self._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
 
+    async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the volume (its status kept: that is the status subresource's); NotFoundError
+        when absent, ConflictError when its resourceVersion is stale."""
+        await self.faults._enter("update_persistent_volume")
+        self._check_open()
+        return cast(PersistentVolume, _put(self._store, pv))
+
+    async def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the claim, as :meth:`update_persistent_volume`."""
+        await self.faults._enter("update_persistent_volume_claim")
+        self._check_open()
+        return cast(PersistentVolumeClaim, _put(self._store, pvc))
+
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
         await self.faults._enter("record_event")
@@ -397,8 +431,10 @@ class FakeCluster(Transport):
 
     # --- what the workload controllers use (_controllers.py) ------------------------------
 
-    def record(self, kind: str, reason: str, obj: Any, message: str, type_: str = "Normal") -> None:
-        """Record an Event a controller emits about ``obj``."""
+    def record(
+        self, kind: str, reason: str, obj: Any, message: str, type_: str = "Normal", *, source: str = ""
+    ) -> None:
+        """Record an Event the controller of ``kind`` (or ``source``) emits about ``obj``."""
         md = obj.metadata
         what = f"{md.namespace}/{md.name}" if md.namespace else md.name
         ref = ObjectReference(
@@ -408,7 +444,7 @@ class FakeCluster(Transport):
         self.events.append(
             EventRecord(
                 self.elapsed(), type_, reason, what, message,
-                regarding=ref, source=_CONTROLLER_COMPONENTS.get(kind, ""),
+                regarding=ref, source=source or _CONTROLLER_COMPONENTS.get(kind, ""),
                 timestamp=self.timestamp(),
             )
         )  # fmt: skip
@@ -473,6 +509,13 @@ class FakeCluster(Transport):
         if pod is None:
             raise NotFoundError(f'pods "{name}" not found')
         return pod
+
+
+def _put(store: Store, obj: Any) -> Any:
+    """An update keeping the stored status (a PUT of the main resource leaves status alone)."""
+    kind = kind_of(type(obj))
+    old = store.get(kind, store.key(kind, obj.metadata.namespace, obj.metadata.name))
+    return store.update(replace(obj, status=old.status) if old is not None else obj)
 
 
 def _set_condition(

@@ -80,7 +80,15 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
 
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
-VERBS = ("bind", "delete_pod", "patch_pod_status", "patch_pod_annotations", "record_event")
+VERBS = (
+    "bind",
+    "delete_pod",
+    "patch_pod_status",
+    "patch_pod_annotations",
+    "record_event",
+    "update_persistent_volume",
+    "update_persistent_volume_claim",
+)
 """The transport verbs that faults can be injected into."""
 
 Key = tuple[str, str]
@@ -199,7 +207,7 @@ class Faults:
     """Fault injection for tests: failed or slow writes, dropped watches.
 
     ``verb`` is one of ``bind``, ``delete_pod``, ``patch_pod_status``, ``patch_pod_annotations``,
-    ``record_event``.
+    ``record_event``, ``update_persistent_volume``, ``update_persistent_volume_claim``.
     """
 
     def __init__(self, store: Store) -> None:

@@ -19,6 +19,12 @@ Writes, as kube-scheduler makes them:
 - annotations (``run --record-plugin-results``): ``PATCH pods/{name}``, a JSON merge patch
   ``{"metadata": {"annotations": {...}}}``.
 - events: ``POST`` an events.k8s.io/v1 Event (best effort).
+- volumes (VolumeBinding's PreBind): ``PUT persistentvolumes/{name}`` and
+  ``PUT namespaces/{ns}/persistentvolumeclaims/{name}`` with the object's resourceVersion
+  (409 → ConflictError, 404 → NotFoundError).  The structs declare only what the scheduler
+  reads, so the object is first read whole (``GET``) and the struct laid over it: a field the
+  struct does not know (a CSI secret reference, a data source ref) is sent back as it was, never
+  dropped (upstream refuses a PersistentVolumeSource or claim spec that changes).
 """
 
 from __future__ import annotations
@@ -39,7 +45,15 @@ import httpx
 import msgspec
 
 from kubesched._errors import ConflictError
-from kubesched._objects import Binding, Event, Pod, PodCondition, to_builtins
+from kubesched._objects import (
+    Binding,
+    Event,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodCondition,
+    to_builtins,
+)
 from kubesched._transport import Transport, WatchEvent
 
 from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient
@@ -65,7 +79,35 @@ def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
 
 
+def _pv_path(name: str) -> str:
+    return f"/api/v1/persistentvolumes/{quote(name, safe='')}"
+
+
+def _pvc_path(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{quote(namespace, safe='')}/persistentvolumeclaims/{quote(name, safe='')}"
+
+
+def _laid_over(raw: Any, obj: msgspec.Struct) -> dict[str, Any]:
+    """``raw`` (the object as the server holds it) with the struct's fields in place of its
+    own: a declared field the struct leaves at an empty default is taken out (the struct says
+    it is unset); a field the struct does not declare is kept as it is."""
+    out: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    for f in msgspec.structs.fields(obj):
+        wire, value = f.encode_name, getattr(obj, f.name)
+        if isinstance(value, msgspec.Struct):
+            out[wire] = _laid_over(out.get(wire), value)
+            continue
+        default = f.default_factory() if f.default_factory is not msgspec.NODEFAULT else f.default
+        if value == default and not default:  # an empty default: the struct says "unset"
+            out.pop(wire, None)
+        else:
+            out[wire] = to_builtins(value)
+    return out
+
+
 _pod_decoder = msgspec.json.Decoder(Pod)
+_pv_decoder = msgspec.json.Decoder(PersistentVolume)
+_pvc_decoder = msgspec.json.Decoder(PersistentVolumeClaim)
 
 
 class KubeTransport(Transport):
@@ -262,6 +304,33 @@ class KubeTransport(Transport):
         if uid:
             body["preconditions"] = {"uid": uid}
         await self.api.request("DELETE", _pod_path(namespace, name), body=body)
+
+    async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the PersistentVolume (read whole first, the struct laid over it); a stale
+        resourceVersion → ConflictError, a missing one → NotFoundError."""
+        path = _pv_path(pv.metadata.name)
+        body = await self._replacement(path, pv)
+        return _pv_decoder.decode(await self.api.request("PUT", path, body=body))
+
+    async def update_persistent_volume_claim(
+        self, pvc: PersistentVolumeClaim
+    ) -> PersistentVolumeClaim:
+        """PUT the PersistentVolumeClaim, as :meth:`update_persistent_volume`."""
+        path = _pvc_path(pvc.metadata.namespace or "default", pvc.metadata.name)
+        body = await self._replacement(path, pvc)
+        return _pvc_decoder.decode(await self.api.request("PUT", path, body=body))
+
+    async def _replacement(self, path: str, obj: msgspec.Struct) -> dict[str, Any]:
+        """The body of a PUT of ``obj``: the stored object (GET; 404 → NotFoundError) with the
+        struct laid over it, at the struct's resourceVersion (the server refuses a stale one)."""
+        current = msgspec.json.decode(await self.api.request("GET", path))
+        body = _laid_over(current, obj)
+        rv = obj.metadata.resource_version  # type: ignore[attr-defined]
+        body.setdefault("metadata", {})["resourceVersion"] = rv
+        if not rv:
+            body["metadata"].pop("resourceVersion")
+        body.pop("status", None)  # the status subresource's: a PUT of the object keeps it
+        return body
 
     async def record_event(self, event: Event) -> None:
         """POST an events.k8s.io/v1 Event (a unique name per event, as client-go's recorder)."""

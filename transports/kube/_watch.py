@@ -3,7 +3,8 @@
 Model (one :class:`Reflector` per kind, as client-go's reflector + informer store)::
 
     initial sync:  list Pods... (paginated, consistent read) ─► ADDED × n    (kind by kind:
-                   PriorityClasses, Nodes, PDBs, PodGroups, Pods)  ─► SYNCED
+                   PriorityClasses, Nodes, PDBs, PodGroups, the storage kinds (StorageClasses,
+                   CSIDrivers, CSINodes, CSIStorageCapacities, PVs, PVCs), Pods)  ─► SYNCED
     then, per kind, concurrently:
         watch?resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=300..600
            ADDED / MODIFIED / DELETED ─► store + stream      BOOKMARK ─► RV only
@@ -13,8 +14,8 @@ Model (one :class:`Reflector` per kind, as client-go's reflector + informer stor
                vanished (or was re-created with a new uid), ADDED for what is new, MODIFIED
                for what changed — so the consumer never has to re-list itself.
 
-A kind that is not served (the PodGroup CRD not installed: 404 on list) is empty and is
-listed again every minute.  Backoff: 0.8 s doubling to 30 s with jitter, reset after a
+A kind that is not served (the PodGroup CRD not installed, a server without a storage kind:
+404 on list) is empty and is listed again every minute.  Backoff: 0.8 s doubling to 30 s with jitter, reset after a
 successful listing.  Time comes from anyio only.
 """
 
@@ -32,7 +33,19 @@ import anyio.lowlevel
 import msgspec
 
 from kubesched._errors import NotFoundError, TransportError, UnavailableError
-from kubesched._objects import Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass
+from kubesched._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    StorageClass,
+)
 from kubesched._transport import WatchEvent, WatchEventType
 
 from ._client import ApiClient, GoneError, status_message
@@ -58,6 +71,23 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("Node", Node, "/api/v1/nodes"),
     Resource("PodDisruptionBudget", PodDisruptionBudget, "/apis/policy/v1/poddisruptionbudgets"),
     Resource("PodGroup", PodGroup, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", optional=True),
+    # the volume plugins' informers, before the pods that name them
+    Resource("StorageClass", StorageClass, "/apis/storage.k8s.io/v1/storageclasses", optional=True),
+    Resource("CSIDriver", CSIDriver, "/apis/storage.k8s.io/v1/csidrivers", optional=True),
+    Resource("CSINode", CSINode, "/apis/storage.k8s.io/v1/csinodes", optional=True),
+    Resource(
+        "CSIStorageCapacity",
+        CSIStorageCapacity,
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
+        optional=True,
+    ),
+    Resource("PersistentVolume", PersistentVolume, "/api/v1/persistentvolumes", optional=True),
+    Resource(
+        "PersistentVolumeClaim",
+        PersistentVolumeClaim,
+        "/api/v1/persistentvolumeclaims",
+        optional=True,
+    ),
     Resource("Pod", Pod, "/api/v1/pods"),
 )
 

@@ -1,0 +1,55 @@
+"""TaskPool: concurrent jobs on reused tasks of a task group (the binding cycles' goroutines).
+
+Upstream starts a goroutine per binding cycle; a new anyio task costs tens of microseconds
+(its task, cancel scope and completion event), a large share of a pod's scheduling.  A pool
+keeps the tasks: each job still runs concurrently with everything else, never queued behind
+another job, because a job is handed to a free worker (an idle one woken, or a new one) and a
+worker takes a job only when it has finished its last::
+
+    start_soon(job) ──► jobs (FIFO) ──► a free worker runs it ──► takes the next, or waits
+                         │ no idle worker: a new one, in the task group
+
+Workers live as long as the task group (cancelling it cancels them with their jobs); a job's
+exception propagates out of the task group, as a task's would.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+
+
+class TaskPool:
+    """``start_soon`` of a task group, on reused worker tasks."""
+
+    def __init__(self, tg: anyio.abc.TaskGroup) -> None:
+        self._tg = tg
+        self._jobs: deque[tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]] = deque()
+        self._idle: list[anyio.Event] = []  # one wake-up event per idle worker
+        self.workers = 0
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` concurrently, as ``TaskGroup.start_soon`` would."""
+        self._jobs.append((fn, args))
+        if self._idle:
+            self._idle.pop().set()
+        else:
+            self.workers += 1
+            self._tg.start_soon(self._worker)
+
+    async def _worker(self) -> None:
+        jobs = self._jobs
+        while True:
+            while jobs:
+                fn, args = jobs.popleft()
+                await fn(*args)
+            wake = anyio.Event()
+            self._idle.append(wake)
+            await wake.wait()
+
+
+__all__ = ["TaskPool"]
