@@ -47,15 +47,7 @@ UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
 
 # upstream's other in-tree plugins: a pluginConfig entry for one of them is accepted and, as
 # upstream does for a plugin no extension point enables, not used
-UPSTREAM_OTHER_PLUGINS = frozenset(
-    {
-        "DynamicResources",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeRestrictions",
-        "VolumeZone",
-    }
-)
+UPSTREAM_OTHER_PLUGINS = frozenset({"DynamicResources"})
 # plugins removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion)
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 
@@ -203,12 +195,6 @@ _SECTION_FIELDS = {
     "clientConnection": {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"},
 }
 NOT_IMPLEMENTED_PLUGINS = {
-    "VolumeBinding": "pods with PersistentVolumeClaims are placed as if they had no volume "
-    "(no claim binding, no volume node affinity)",
-    "VolumeRestrictions": "pods with volumes are placed as if they had none (no ReadWriteOncePod "
-    "or disk conflicts)",
-    "VolumeZone": "pods with volumes are placed as if they had none (no volume zone check)",
-    "NodeVolumeLimits": "pods with volumes are placed as if they had none (no CSI attach limits)",
     "DynamicResources": "pods with resource claims are placed as if they had none",
 }
 """Upstream plugins a profile may enable (upstream's own configuration dump does) that kubesched

@@ -318,8 +318,9 @@ def test_default_framework_lists_the_defaults_in_upstream_order_and_weights() ->
         assert names == sorted(names, key=order.index), point
     assert listed["queueSort"] == [("PrioritySort", 1)]
     assert listed["bind"] == [("DefaultBinder", 1)]
-    want_weights = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-                    "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}  # fmt: skip
+    want_weights = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
+                    "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1,
+                    "ImageLocality": 1}  # fmt: skip
     assert listed["score"] == [(n, want_weights[n]) for n, _ in listed["score"]]
     assert [n for n, _ in listed["score"]][:2] == ["TaintToleration", "NodeAffinity"]
     assert [n for n, _ in listed["filter"]][:4] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"]
@@ -572,8 +573,8 @@ def test_validation_errors_name_the_field(data: Any, message: str) -> None:
 
 def test_plugin_config_of_an_upstream_plugin_kubesched_lacks_is_accepted_and_unused() -> None:
     # upstream builds only the plugins some extension point needs; their pluginConfig is unused
-    cfg = parse_config(profile_config(pluginConfig=[{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 300}}]))
-    assert "VolumeBinding" not in cfg.profiles[0].plugin_args
+    cfg = parse_config(profile_config(pluginConfig=[{"name": "DynamicResources", "args": {"filterTimeout": "10s"}}]))
+    assert "DynamicResources" not in cfg.profiles[0].plugin_args
 
 
 PLUGIN_ARGS_CASES = [
@@ -648,17 +649,20 @@ def test_feature_gates_on_top_of_a_base() -> None:
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": False,
+        "StorageCapacityScoring": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
 
 
 def test_feature_gate_defaults_are_upstreams() -> None:
     # SchedulerPopFromBackoffQ is on by default in newer upstream releases; kubesched keeps it
-    # off by default (the non-windowed queue of cases A1-A5)
+    # off by default (the non-windowed queue of cases A1-A5); StorageCapacityScoring is alpha
+    # (kube_features.go: off), VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
         "SchedulerAsyncPreemption": True,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
+        "StorageCapacityScoring": False,
     }
 
 

@@ -237,26 +237,25 @@ def test_readme_and_docs_link_only_inside_the_repository() -> None:
             assert path.exists() and root in path.parents, (page.name, target)
 
 
-def test_upstreams_own_default_configuration_loads_with_a_warning_per_missing_plugin(
+def test_upstreams_own_default_configuration_loads_unchanged_as_the_default_profile(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``kube-scheduler --write-config-to``'s dump names the volume plugins kubesched lacks: it
-    loads unchanged, each of them left out with one stderr line saying what that means."""
+    """``kube-scheduler --write-config-to``'s dump (the volume plugins included) loads unchanged,
+    without a warning, and builds the very profile kubesched uses by default."""
+    import yaml
+
+    from kubesched._config import default_profile, parse_config
+    from kubesched._framework import build_framework
+    from kubesched.plugins import IN_TREE
+
     config = Path(__file__).parent / "fixtures" / "kube-scheduler-default-config.yaml"
     (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))
     code, out, err = simulate_cli(capsys, "in.yaml", "--config", str(config))
-    assert code == 0 and json.loads(out)["summary"]["scheduled"] == 1
-    prefix = f"kubesched: warning: {config}, profiles[0].plugins.multiPoint.enabled"
-    assert err.splitlines() == [
-        f'{prefix}[8]: plugin "VolumeRestrictions" is not implemented by kubesched and is left out: '
-        "pods with volumes are placed as if they had none (no ReadWriteOncePod or disk conflicts)",
-        f'{prefix}[9]: plugin "NodeVolumeLimits" is not implemented by kubesched and is left out: '
-        "pods with volumes are placed as if they had none (no CSI attach limits)",
-        f'{prefix}[10]: plugin "VolumeBinding" is not implemented by kubesched and is left out: '
-        "pods with PersistentVolumeClaims are placed as if they had no volume (no claim binding, no "
-        "volume node affinity)",
-        f'{prefix}[11]: plugin "VolumeZone" is not implemented by kubesched and is left out: '
-        "pods with volumes are placed as if they had none (no volume zone check)",
+    assert (code, err) == (0, "") and json.loads(out)["summary"]["scheduled"] == 1
+    dumped = build_framework(parse_config(yaml.safe_load(config.read_text())).profiles[0], IN_TREE).list_plugins()
+    assert dumped == build_framework(default_profile(), IN_TREE).list_plugins()
+    assert [n for n, _ in dumped["filter"]][6:10] == [
+        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"
     ]
 
 

@@ -10,6 +10,7 @@ scheduler's informer lister (and kubesched) the singular: ``persistentvolumeclai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -197,6 +198,9 @@ NOT_FOUND = Status(
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
     'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found',
 )
+NOT_OWNED = Status(
+    Code.ERROR, "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"
+)
 
 
 def case(
@@ -208,8 +212,8 @@ def case(
     limit_source: str = "csinode",
     want: Status | None = None,
     want_pre: Status | None = None,
-    extra: list[PersistentVolumeClaim] = (),
-) -> Any:  # type: ignore[assignment]
+    extra: Sequence[PersistentVolumeClaim] = (),
+) -> Any:
     return pytest.param(
         new,
         existing,
@@ -223,247 +227,43 @@ def case(
     )
 
 
+# one row per upstream case: new pod, existing pods, maxVols, driverNames, test name, limitSource,
+# then the wanted Filter status, PreFilter status and extra claims
+# fmt: off
 CSI_CASES = [
-    case(
-        csi_ebs_one_vol,
-        [running, csi_ebs_two_vol],
-        4,
-        [EBS],
-        "fits when node volume limit >= new pods CSI volume",
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, csi_ebs_two_vol],
-        2,
-        [EBS],
-        "doesn't when node volume limit <= pods CSI volume",
-        want=EXCEEDED,
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, csi_ebs_two_vol],
-        2,
-        [EBS],
-        "should when driver does not support volume limits",
-        "csinode-with-no-limit",
-    ),
-    case(
-        csi_ebs_one_vol,
-        [pending_volume, csi_ebs_two_vol],
-        2,
-        [EBS],
-        "count pending PVCs towards volume limit <= pods CSI volume",
-        want=EXCEEDED,
-    ),
-    case(
-        csi_ebs_one_vol,
-        [pending_volume, unbound_pvc_pod2, csi_ebs_two_vol],
-        4,
-        [EBS],
-        "count multiple pending pvcs towards volume limit >= pods CSI volume",
-    ),
-    case(
-        csi_ebs_one_vol,
-        [missing_pv, csi_ebs_two_vol],
-        2,
-        [EBS],
-        "should count PVCs with invalid PV name but valid SC",
-        want=EXCEEDED,
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, no_sc_pvc],
-        2,
-        [EBS],
-        "don't count pvcs with missing SC towards volume limit",
-    ),
-    case(
-        csi_ebs_one_vol,
-        [gce_two_vol, csi_ebs_two_vol],
-        2,
-        [EBS, GCE],
-        "count pvcs with the same type towards volume limit",
-        want=EXCEEDED,
-    ),
-    case(
-        gce_two_vol,
-        [csi_ebs_two_vol, running],
-        2,
-        [EBS, GCE],
-        "don't count pvcs with different type towards volume limit",
-    ),
-    case(
-        in_tree_one_vol,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should count in-tree volumes if migration is enabled",
-        want=EXCEEDED,
-    ),
+    case(csi_ebs_one_vol, [running, csi_ebs_two_vol], 4, [EBS], "fits when node volume limit >= new pods CSI volume"),
+    case(csi_ebs_one_vol, [running, csi_ebs_two_vol], 2, [EBS], "doesn't when node volume limit <= pods CSI volume", want=EXCEEDED),
+    case(csi_ebs_one_vol, [running, csi_ebs_two_vol], 2, [EBS], "should when driver does not support volume limits", "csinode-with-no-limit"),
+    case(csi_ebs_one_vol, [pending_volume, csi_ebs_two_vol], 2, [EBS], "count pending PVCs towards volume limit <= pods CSI volume", want=EXCEEDED),
+    case(csi_ebs_one_vol, [pending_volume, unbound_pvc_pod2, csi_ebs_two_vol], 4, [EBS], "count multiple pending pvcs towards volume limit >= pods CSI volume"),
+    case(csi_ebs_one_vol, [missing_pv, csi_ebs_two_vol], 2, [EBS], "should count PVCs with invalid PV name but valid SC", want=EXCEEDED),
+    case(csi_ebs_one_vol, [running, no_sc_pvc], 2, [EBS], "don't count pvcs with missing SC towards volume limit"),
+    case(csi_ebs_one_vol, [gce_two_vol, csi_ebs_two_vol], 2, [EBS, GCE], "count pvcs with the same type towards volume limit", want=EXCEEDED),
+    case(gce_two_vol, [csi_ebs_two_vol, running], 2, [EBS, GCE], "don't count pvcs with different type towards volume limit"),
+    case(in_tree_one_vol, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "should count in-tree volumes if migration is enabled", want=EXCEEDED),
     case(in_tree_inline, [in_tree_two_vol], 0, [EBS_IN_TREE, EBS], "nil csi node", ""),
-    case(
-        pending_volume,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should count unbound in-tree volumes if migration is enabled",
-        want=EXCEEDED,
-    ),
-    case(
-        in_tree_one_vol,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should not limit pod if volume used does not report limits",
-        "csinode-with-no-limit",
-    ),
-    case(
-        in_tree_non_migratable,
-        [csi_ebs_two_vol],
-        2,
-        [HOSTPATH_IN_TREE, EBS],
-        "should not count non-migratable in-tree volumes",
-    ),
-    case(
-        in_tree_inline,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should count in-tree inline volumes if migration is enabled",
-        want=EXCEEDED,
-    ),
-    case(
-        in_tree_one_vol,
-        [csi_ebs_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-        want=EXCEEDED,
-    ),
-    case(
-        in_tree_inline,
-        [csi_ebs_two_vol, in_tree_one_vol],
-        3,
-        [EBS_IN_TREE, EBS],
-        "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-        want=EXCEEDED,
-    ),
-    case(
-        in_tree_inline_same_id,
-        [csi_ebs_two_vol, in_tree_one_vol],
-        3,
-        [EBS_IN_TREE, EBS],
-        "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-    ),
-    case(
-        csi_ebs_one_vol,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
-        want=EXCEEDED,
-    ),
-    case(
-        ephemeral_pod,
-        [],
-        0,
-        [EBS],
-        "ephemeral volume missing",
-        "csinode-with-no-limit",
-        want=NOT_FOUND,
-    ),
-    case(
-        ephemeral_pod,
-        [],
-        0,
-        [EBS],
-        "ephemeral volume not owned",
-        "csinode-with-no-limit",
-        want=Status(
-            Code.ERROR, "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"
-        ),
-        extra=[conflicting_claim],
-    ),
-    case(
-        ephemeral_pod,
-        [],
-        0,
-        [EBS],
-        "ephemeral volume unbound",
-        "csinode-with-no-limit",
-        extra=[ephemeral_claim],
-    ),
-    case(
-        ephemeral_pod,
-        [running, csi_ebs_two_vol],
-        2,
-        [EBS],
-        "ephemeral doesn't when node volume limit <= pods CSI volume",
-        want=EXCEEDED,
-        extra=[ephemeral_claim],
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, ephemeral_two_vol],
-        2,
-        [EBS],
-        "ephemeral doesn't when node volume limit <= pods ephemeral CSI volume",
-        want=EXCEEDED,
-        extra=[ephemeral_claim_x, ephemeral_claim_y],
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, ephemeral_pod, csi_ebs_two_vol],
-        3,
-        [EBS],
-        "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume, ephemeral disabled",
-        want=EXCEEDED,
-        extra=[ephemeral_claim],
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, ephemeral_pod, csi_ebs_two_vol],
-        3,
-        [EBS],
-        "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
-        want=EXCEEDED,
-        extra=[ephemeral_claim],
-    ),
-    case(
-        csi_ebs_one_vol,
-        [running, ephemeral_pod, csi_ebs_two_vol],
-        5,
-        [EBS],
-        "persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume",
-        extra=[ephemeral_claim],
-    ),
-    case(
-        only_configmap_and_secret,
-        [],
-        2,
-        [EBS],
-        "skip Filter when the pod only uses secrets and configmaps",
-        want_pre=SKIP,
-    ),
+    case(pending_volume, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "should count unbound in-tree volumes if migration is enabled", want=EXCEEDED),
+    case(in_tree_one_vol, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "should not limit pod if volume used does not report limits", "csinode-with-no-limit"),
+    case(in_tree_non_migratable, [csi_ebs_two_vol], 2, [HOSTPATH_IN_TREE, EBS], "should not count non-migratable in-tree volumes"),
+    case(in_tree_inline, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "should count in-tree inline volumes if migration is enabled", want=EXCEEDED),
+    case(in_tree_one_vol, [csi_ebs_two_vol], 2, [EBS_IN_TREE, EBS], "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)", want=EXCEEDED),
+    case(in_tree_inline, [csi_ebs_two_vol, in_tree_one_vol], 3, [EBS_IN_TREE, EBS], "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)", want=EXCEEDED),
+    case(in_tree_inline_same_id, [csi_ebs_two_vol, in_tree_one_vol], 3, [EBS_IN_TREE, EBS], "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)"),
+    case(csi_ebs_one_vol, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)", want=EXCEEDED),
+    case(ephemeral_pod, [], 0, [EBS], "ephemeral volume missing", "csinode-with-no-limit", want=NOT_FOUND),
+    case(ephemeral_pod, [], 0, [EBS], "ephemeral volume not owned", "csinode-with-no-limit", want=NOT_OWNED, extra=[conflicting_claim]),
+    case(ephemeral_pod, [], 0, [EBS], "ephemeral volume unbound", "csinode-with-no-limit", extra=[ephemeral_claim]),
+    case(ephemeral_pod, [running, csi_ebs_two_vol], 2, [EBS], "ephemeral doesn't when node volume limit <= pods CSI volume", want=EXCEEDED, extra=[ephemeral_claim]),
+    case(csi_ebs_one_vol, [running, ephemeral_two_vol], 2, [EBS], "ephemeral doesn't when node volume limit <= pods ephemeral CSI volume", want=EXCEEDED, extra=[ephemeral_claim_x, ephemeral_claim_y]),
+    case(csi_ebs_one_vol, [running, ephemeral_pod, csi_ebs_two_vol], 3, [EBS], "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume, ephemeral disabled", want=EXCEEDED, extra=[ephemeral_claim]),
+    case(csi_ebs_one_vol, [running, ephemeral_pod, csi_ebs_two_vol], 3, [EBS], "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume", want=EXCEEDED, extra=[ephemeral_claim]),
+    case(csi_ebs_one_vol, [running, ephemeral_pod, csi_ebs_two_vol], 5, [EBS], "persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume", extra=[ephemeral_claim]),
+    case(only_configmap_and_secret, [], 2, [EBS], "skip Filter when the pod only uses secrets and configmaps", want_pre=SKIP),
     case(pvc_with_configmap_and_secret, [], 2, [EBS], "don't skip Filter when the pod has pvcs"),
-    case(
-        ephemeral_with_configmap_and_secret,
-        [],
-        0,
-        [EBS],
-        "don't skip Filter when the pod has ephemeral volumes",
-        "csinode-with-no-limit",
-        want=NOT_FOUND,
-    ),
-    case(
-        inline_migratable_with_configmap_and_secret,
-        [in_tree_two_vol],
-        2,
-        [EBS_IN_TREE, EBS],
-        "don't skip Filter when the pod has inline migratable volumes",
-        want=EXCEEDED,
-    ),
+    case(ephemeral_with_configmap_and_secret, [], 0, [EBS], "don't skip Filter when the pod has ephemeral volumes", "csinode-with-no-limit", want=NOT_FOUND),
+    case(inline_migratable_with_configmap_and_secret, [in_tree_two_vol], 2, [EBS_IN_TREE, EBS], "don't skip Filter when the pod has inline migratable volumes", want=EXCEEDED),
 ]
+# fmt: on
 
 
 def _check(got: Status | None, want: Status | None) -> None:

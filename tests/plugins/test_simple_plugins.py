@@ -179,7 +179,7 @@ def test_in_tree_registry() -> None:
         "Gang",
         "NodePorts", "PodTopologySpread", "ImageLocality",
         "InterPodAffinity",
-        "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone",
+        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
     }
     for name, factory in IN_TREE.items():
         assert factory(None, None).name == name

@@ -6,6 +6,7 @@ batch path and EventsToRegister."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -92,8 +93,8 @@ def pvc(name: str, *modes: str, ns: str = "default") -> PersistentVolumeClaim:
 
 
 def plugin(
-    pods: list[Pod] = (), nodes: list[Any] = (), pvcs: list[PersistentVolumeClaim] = ()
-) -> Any:  # type: ignore[assignment]
+    pods: Sequence[Pod] = (), nodes: Sequence[Any] = (), pvcs: Sequence[PersistentVolumeClaim] = ()
+) -> Any:
     """``newPluginWithListers``: the plugin over a snapshot of ``nodes`` and bound ``pods``."""
     fw = framework_for({"preFilter": [vr.NAME], "filter": [vr.NAME]}, list(nodes), list(pods))
     for c in pvcs:
@@ -275,7 +276,7 @@ def test_access_mode_conflicts(
     pre, got = run(pl, fw, pod, _node_info(*existing))
     assert pre == want_pre
     if pre is not None:
-        assert pre.reasons == want_pre.reasons  # type: ignore[union-attr]
+        assert want_pre is not None and pre.reasons == want_pre.reasons
     else:
         assert got == want
         if want is not None:

@@ -9,6 +9,7 @@ which name the singular one, and so does kubesched (``storageclass.storage.k8s.i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -69,8 +70,10 @@ def node(labels: dict[str, str]) -> Any:
 
 
 def plugin(
-    pvs: list[PersistentVolume], pvcs: list[PersistentVolumeClaim], classes: list[StorageClass] = ()
-) -> Any:  # type: ignore[assignment]
+    pvs: Sequence[PersistentVolume],
+    pvcs: Sequence[PersistentVolumeClaim],
+    classes: Sequence[StorageClass] = (),
+) -> Any:
     cluster = ClusterState()
     for v in pvs:
         cluster.pvs[v.metadata.name] = v
@@ -479,27 +482,37 @@ def test_is_schedulable_after_pvc_change(pod: Pod, old: Any, new: Any, want: Que
 
 
 @pytest.mark.parametrize(
-    ("hint", "new"),
+    ("hint", "old", "new"),
     [
         pytest.param(
-            "is_schedulable_after_pvc_change", "not-a-pvc", id=_H + "error-wrong-new-object"
+            "is_schedulable_after_pvc_change", None, "not-a-pvc", id=_H + "error-wrong-new-object"
         ),
         pytest.param(
             "is_schedulable_after_storage_class_added",
+            None,
             "not-a-storageclass",
             id="TestIsSchedulableAfterStorageClassAdded/error-wrong-new-object",
         ),
         pytest.param(
             "is_schedulable_after_pv_change",
+            pv("Vol_1"),
             "not-a-pv",
             id="TestIsSchedulableAfterPersistentVolumeChange/error-wrong-new-object",
         ),
+        pytest.param(
+            "is_schedulable_after_pv_change",
+            "not-a-pv",
+            pv("Vol_1"),
+            id="TestIsSchedulableAfterPersistentVolumeChange/error-wrong-old-object",
+        ),
     ],
 )
-def test_a_hint_given_the_wrong_object_fails_and_the_queue_queues(hint: str, new: Any) -> None:
+def test_a_hint_given_the_wrong_object_fails_and_the_queue_queues(
+    hint: str, old: Any, new: Any
+) -> None:
     """Upstream returns (Queue, err); a kubesched hint raises, which the queue takes as Queue."""
     with pytest.raises(AttributeError):
-        getattr(plugin([], []), hint)(create_pod_with_volume("pod_1", "PVC_1"), pv("Vol_1"), new)
+        getattr(plugin([], []), hint)(create_pod_with_volume("pod_1", "PVC_1"), old, new)
 
 
 @pytest.mark.parametrize(
