@@ -41,6 +41,8 @@ from ._objects import (
     PodDisruptionBudget,
     PodGroup,
     PriorityClass,
+    ReplicaSet,
+    StatefulSet,
     StorageClass,
 )
 from ._results import only_results_changed
@@ -124,7 +126,12 @@ class EventHandlers:
         for name, node in list(self.cluster.nodes.items()):
             if ("Node", name) not in seen:
                 self._on_node("DELETED", node)
-        for table, kind in ((self.cluster.pdbs, "PodDisruptionBudget"), (self.cluster.pod_groups, "PodGroup")):
+        for table, kind in (
+            (self.cluster.pdbs, "PodDisruptionBudget"),
+            (self.cluster.pod_groups, "PodGroup"),
+            (self.cluster.replica_sets, "ReplicaSet"),
+            (self.cluster.stateful_sets, "StatefulSet"),
+        ):
             for key in list(table):
                 if (kind, key) not in seen:
                     del table[key]
@@ -200,6 +207,15 @@ class EventHandlers:
             )
         elif kind in _STORAGE:
             self._on_storage(kind, event.type, obj)
+        elif kind is ReplicaSet or kind is StatefulSet:
+            # PodTopologySpread's default constraints take the selector of a pod's controller
+            # (``helper.DefaultSelector``); no pod moves for them, as upstream registers none
+            key = (obj.metadata.namespace, obj.metadata.name)
+            table = self.cluster.replica_sets if kind is ReplicaSet else self.cluster.stateful_sets
+            if event.type == "DELETED":
+                table.pop(key, None)
+            else:
+                table[key] = obj
 
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —

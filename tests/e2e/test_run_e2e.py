@@ -577,11 +577,33 @@ def _allowed() -> set[tuple[str, str, str]]:
     return out
 
 
+def _volume_docs() -> list[str]:
+    claim = (
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {0}, namespace: default}}\n"
+        "spec: {{accessModes: [ReadWriteOnce], storageClassName: {1}, resources: {{requests: {{storage: 1Gi}}}}}}\n"
+    )
+    volume = "  volumes: [{{name: d, persistentVolumeClaim: {{claimName: {0}}}}}]\n"
+    return [
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: local}\n"
+        "provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n",
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: dyn}\n"
+        "provisioner: disk.csi.example.com\nvolumeBindingMode: WaitForFirstConsumer\n",
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-local}\nspec:\n"
+        "  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
+        "  hostPath: {path: /data}\n",
+        claim.format("c-static", "local"),
+        claim.format("c-dyn", "dyn"),
+        _pod("vol-static", 10, "10m", "1Mi", extra=volume.format("c-static")),
+        _pod("vol-dyn", 10, "10m", "1Mi", extra=volume.format("c-dyn")),
+    ]
+
+
 async def test_deploy_rbac_allows_exactly_the_verbs_used(
     files: dict[str, Path], simulated: dict[str, str | None], tmp_path: Path
 ) -> None:
-    """A run that binds (one bind answering 409), reports failures, preempts and holds the
-    lease, through a proxy that records every request: what it used is what rbac.yaml grants."""
+    """A run that binds (one bind answering 409), reports failures, preempts, binds volumes
+    and holds the lease, through a proxy that records every request: what it used is what
+    rbac.yaml grants."""
     vip = load_manifests([str(write(tmp_path, [_pod("vip", 100000, "2800m", "1Gi")], "vip.yaml"))])[
         0
     ].obj
@@ -602,6 +624,15 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
             h.cluster.create(vip)
             await wait_for(
                 lambda: h.placements().get("vip") is not None and sched.is_idle(), timeout=60
+            )
+            # VolumeBinding's PreBind: a static PV bound to a claim (update PV) and a claim to
+            # provision annotated with its node (update PVC), each read first
+            for obj in load_manifests([str(write(tmp_path, _volume_docs(), "volumes.yaml"))]):
+                h.cluster.create(obj.obj)
+            await wait_for(
+                lambda: all(h.placements().get(p) is not None for p in ("vol-static", "vol-dyn"))
+                and sched.is_idle(),
+                timeout=60,
             )
             await anyio.sleep(2.5)  # a lease renewal
         proxies.cancel_scope.cancel()

@@ -44,6 +44,8 @@ from kubesched._objects import (
     PodDisruptionBudget,
     PodGroup,
     PriorityClass,
+    ReplicaSet,
+    StatefulSet,
     StorageClass,
 )
 from kubesched._transport import WatchEvent, WatchEventType
@@ -89,6 +91,9 @@ RESOURCES: tuple[Resource, ...] = (
         optional=True,
     ),
     Resource("Pod", Pod, "/api/v1/pods"),
+    # PodTopologySpread's default constraints: the selector of a pod's controller
+    Resource("ReplicaSet", ReplicaSet, "/apis/apps/v1/replicasets", optional=True),
+    Resource("StatefulSet", StatefulSet, "/apis/apps/v1/statefulsets", optional=True),
 )
 
 
