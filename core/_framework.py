@@ -295,6 +295,18 @@ def _score_array(raw: Any) -> np.ndarray | str:
     return np.array(arr, dtype=np.int64, copy=True)
 
 
+def _invalid_score(scores: np.ndarray) -> int | None:
+    """A score of the int64 ``scores`` out of [MIN_NODE_SCORE, MAX_NODE_SCORE] (the greatest
+    above, else the least below), or None.  One argmax over them as unsigned, where a negative
+    score is above every valid one: cheaper than max() and min()."""
+    if not len(scores):
+        return None
+    unsigned = scores.view(np.uint64)
+    if unsigned[unsigned.argmax()] <= MAX_NODE_SCORE:
+        return None
+    return int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+
+
 def go_duration(seconds: float) -> str:
     """Go's ``time.Duration.String`` for whole / fractional seconds ("1m0s", "10s", "1.5s")."""
     if seconds == 0:
@@ -1119,14 +1131,9 @@ class Framework:
                 return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
             if len(scores) != len(nodes):
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
-            # one argmax over the scores as unsigned: a negative score is above every valid one
-            if len(scores) and scores.view(np.uint64)[scores.view(np.uint64).argmax()] > MAX_NODE_SCORE:
-                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-                return total, per_plugin, Status(
-                    Code.ERROR,
-                    f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',
-                    plugin=e.name,
-                )
+            bad = _invalid_score(scores)
+            if bad is not None:
+                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
             weighted = scores * e.weight if e.weight != 1 else scores  # scores is a fresh copy
             per_plugin[e.name] = weighted
             total += weighted

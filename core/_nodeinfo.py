@@ -301,19 +301,18 @@ class NodeBatch(Sequence[NodeInfo]):
     def flagged(self, name: str, fn: Callable[[NodeInfo], bool]) -> list[int]:
         """The positions of the nodes :meth:`node_flag` flags, in order (without looking at
         the batch when the snapshot flags no node at all)."""
-        snap = self._snapshot
-        if snap is not None and (self.indices is not None or self._rows is not None):
-            if not snap.node_flag_count(name, fn):
-                return []
+        at = self.snapshot_rows()
+        if at is not None and not at[0].node_flag_count(name, fn):
+            return []
         out: list[int] = self.node_flag(name, fn).nonzero()[0].tolist()
         return out
 
     def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
         """Bounds (least, greatest) holding every node's allocatable of ``resources``: the
         snapshot's own for a batch of its rows (they hold the batch's), else the batch's."""
-        snap = self._snapshot
-        if snap is not None and (self.indices is not None or self._rows is not None):
-            return snap.allocatable_bounds(resources)
+        at = self.snapshot_rows()
+        if at is not None:
+            return at[0].allocatable_bounds(resources)
         cols = self.columns("allocatable", resources)
         return (int(cols.min()), int(cols.max())) if cols.size else (0, 0)
 
@@ -322,6 +321,18 @@ class NodeBatch(Sequence[NodeInfo]):
         """Whether the NodeInfos are at hand (False for a batch of overlaid rows whose
         NodeInfos are made only when read: its columns are the cheaper way in)."""
         return self._overlay is None or self._infos is not None
+
+    def snapshot_rows(self) -> tuple[Snapshot, np.ndarray] | None:
+        """(snapshot, the snapshot row of each node) when the nodes are the snapshot's Node
+        objects (rows, possibly with pods added or removed): what depends only on the Node
+        can then be read off the snapshot.  None for a batch of other NodeInfos."""
+        snap = self._snapshot
+        if snap is not None:
+            if self.indices is not None:
+                return snap, self.indices
+            if self._rows is not None:
+                return snap, self._rows
+        return None
 
     @property
     def snapshot(self) -> Snapshot | None:

@@ -43,11 +43,13 @@ from . import _events as ev
 from ._driver import TURN
 from ._errors import NotFoundError, TransportError
 from ._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
+from ._filterpass import CycleError as _CycleError
+from ._filterpass import sampled_filter
 from ._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
 from ._nodeinfo import NodeBatch, PodInfo
 from ._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
 from ._queue import QueuedPodInfo
-from ._status import Code, Diagnosis, FitError, Rejections, Status, merge_rejections
+from ._status import Code, Diagnosis, FitError, Status
 
 if TYPE_CHECKING:
     from ._cache import Cache, Snapshot
@@ -97,18 +99,6 @@ def _select_index(scores: np.ndarray, rng: random.Random) -> int:
     # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
     # one draw gives the same distribution
     return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
-
-
-def _rotated(candidates: np.ndarray, start: int, lo: int, hi: int) -> np.ndarray:
-    """``order[lo:hi]`` of ``order = candidates`` rotated left by ``start`` (a view when it
-    does not wrap around)."""
-    n = len(candidates)
-    a, b = start + lo, start + hi
-    if b <= n:
-        return candidates[a:b]
-    if a >= n:
-        return candidates[a - n : b - n]
-    return np.concatenate((candidates[a:], candidates[: b - n]))
 
 
 def truncate_message(msg: str) -> str:
@@ -364,100 +354,22 @@ class ScheduleOne:
     ) -> NodeBatch:
         """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
         feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
-        snap = self.snapshot
         n = len(candidates)
         if n == 0:
             return NodeBatch([])
-        extenders = self.extenders
         to_find = num_feasible_nodes_to_find(
             fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
         )
-        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in extenders):
+        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
             to_find = 1  # neither extender filters nor scoring: the first feasible node will do
         start = self.next_start_node_index % n if advance else 0
-        # the order of evaluation is ``candidates`` rotated left by ``start``, taken a segment
-        # at a time (:func:`_rotated`)
-        if not fw.has_filter_plugins():
-            chosen = _rotated(candidates, start, 0, min(to_find, n))
-            if advance:
-                self.next_start_node_index = (self.next_start_node_index + len(chosen)) % n
-            return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
-        # (position of the segment in the order, its rows, the passing positions in it or None
-        # when all passed), for the segments where some passed
-        passing: list[tuple[int, np.ndarray, np.ndarray | None]] = []
-        found = 0
-        # the rejected positions in the order and their statuses, as arrays (Rejections);
-        # plugins share one Status among the nodes rejected for one reason, so the checks below
-        # look at each distinct status once
-        failed_parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
-        pos = 0
-        chunk = 0
-        # the first chunk is sized by the share of nodes the last attempts found feasible (all
-        # of them at once when few pass); nodes past the one where enough are found are
-        # filtered but left out, as a sequential upstream would not have reached them
         rate = self._filter_pass_rate if advance else 1.0
-        while pos < n and found < to_find:
-            need = to_find - found
-            if chunk:
-                chunk = max(need, chunk * 2, 1)
-            else:
-                chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
-            seg = _rotated(candidates, start, pos, min(pos + chunk, n))
-            ok, rejected = self._filter_segment(fw, state, pi, seg)
-            if rejected is not None:
-                if any(st.code == Code.ERROR for st in rejected.statuses):
-                    errs = [(int(p), st) for p, st in zip(rejected.positions.tolist(), rejected.status_list(), strict=True) if st.code == Code.ERROR]
-                    at, err = min(errs, key=lambda e: e[0])
-                    # an error counts only where the sequential evaluation would have got to
-                    assert ok is not None
-                    if found + int(np.count_nonzero(ok < at)) < to_find:
-                        raise _CycleError(err)
-                failed_parts.append((np.arange(pos, pos + len(seg)), rejected))
-            passed = len(seg) if ok is None else len(ok)
-            if passed:
-                passing.append((pos, seg, ok))
-                found += passed
-            pos += len(seg)
-        if advance and pos:
-            self._filter_pass_rate = found / pos
-        processed = n
-        if found >= to_find:  # the last segment holds the to_find-th feasible node
-            at, seg, ok = passing[-1]
-            k = to_find - (found - (len(seg) if ok is None else len(ok))) - 1
-            processed = at + (k if ok is None else int(ok[k])) + 1
-            passing[-1] = (at, seg[: k + 1], None) if ok is None else (at, seg, ok[: k + 1])
-        failed_names: list[str] = []
-        failed_sts: list[Status] = []
-        if failed_parts:
-            failed = merge_rejections(failed_parts)
-            all_pos, which = failed.positions, failed.which
-            if processed < n:
-                evaluated = all_pos < processed
-                all_pos, which = all_pos[evaluated], which[evaluated]
-            failed = Rejections(all_pos, which, failed.statuses)
-            failed_rows = candidates[(all_pos + start) % n]
-            diagnosis.add_filtered(snap.names, failed_rows, failed)
-            if state.recording is not None:
-                names = snap.names
-                failed_names = [names[i] for i in failed_rows.tolist()]
-                failed_sts = failed.status_list()
-            for st in {id(st): st for st in failed.statuses}.values():
-                if st.plugin and st.is_rejected():
-                    diagnosis.unschedulable_plugins.add(st.plugin)
-                if st.code == Code.PENDING and st.plugin:
-                    diagnosis.pending_plugins.add(st.plugin)
+        snap = self.snapshot
+        chosen, processed, pass_rate = sampled_filter(fw, state, pi, diagnosis, snap, candidates, start, to_find, rate)
         if advance:
+            if pass_rate is not None:
+                self._filter_pass_rate = pass_rate
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        parts = [seg if ok is None else seg[ok] for _, seg, ok in passing]
-        if len(parts) == 1:
-            chosen = parts[0]
-        else:
-            chosen = np.concatenate(parts) if parts else np.array([], dtype=np.int64)
-        if state.recording is not None:
-            names = snap.names
-            state.recording.filtered(
-                fw.filter_plugin_names(state), [names[i] for i in chosen.tolist()], failed_names, failed_sts
-            )
         return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
 
     async def _pass_extenders(
@@ -491,24 +403,6 @@ class ScheduleOne:
             diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return nodes
 
-    def _filter_segment(
-        self,
-        fw: Framework,
-        state: CycleState,
-        pi: PodInfo,
-        seg: np.ndarray,
-    ) -> tuple[np.ndarray | None, Rejections | None]:
-        """Filter one segment of snapshot indices: (passing positions, the rejected ones), None
-        for all and none; the two-pass Filter for the nodes with nominated pods, a plain one
-        for the rest."""
-        out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
-        if not out:
-            return None, None
-        rej = Rejections.of(out)
-        keep = np.ones(len(seg), dtype=bool)
-        keep[rej.positions] = False
-        return keep.nonzero()[0], rej
-
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(
         self,
@@ -521,7 +415,7 @@ class ScheduleOne:
         ticket: int | None = None,
     ) -> None:
         turn = [ticket]
-        TURN.set(turn)  # this task's turn, for Driver.park_until
+        token = TURN.set(turn)  # this cycle's turn, for Driver.park_until (reset: pool workers)
         try:
             await self.driver.take(ticket)
             st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
@@ -533,6 +427,7 @@ class ScheduleOne:
             if state.recording is not None:
                 self._emit_results(qpi.pod, state.recording, bound=bound)
         finally:
+            TURN.reset(token)
             self.driver.end(turn[0])
             self._binding_tasks -= 1
             self.driver.deactivate()
@@ -767,12 +662,6 @@ class ScheduleOne:
             await self.transport.record_event(event)
         except TransportError as e:
             log.warning("recording event %s for %s failed: %s", reason, pod.key, e)
-
-
-class _CycleError(Exception):
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message)
-        self.status = status
 
 
 class _FullStatusMap(Mapping[str, Status]):

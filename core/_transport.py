@@ -35,8 +35,10 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def watch(self) -> AsyncIterator[WatchEvent]:
-        """Every Node, Pod, PodDisruptionBudget, PriorityClass and PodGroup as ADDED, then SYNCED,
-        then each change as it happens.  Ends when the transport is closed."""
+        """Every PriorityClass, Node, PodDisruptionBudget, PodGroup, the storage kinds
+        (StorageClass, CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume,
+        PersistentVolumeClaim), ReplicaSet, StatefulSet and Pod as ADDED, then SYNCED, then each
+        change as it happens.  Ends when the transport is closed."""
 
     @abc.abstractmethod
     async def bind(self, binding: Binding) -> None:

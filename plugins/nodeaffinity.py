@@ -28,6 +28,7 @@ from kubesched.framework import (
     Code,
     ConfigError,
     EventResource,
+    NodeBatch,
     NodeSelectorMatcher,
     PreferredSchedulingTerms,
     PreFilterResult,
@@ -44,7 +45,7 @@ from ._helper import default_normalize_score, queueing_hints_enabled
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod
+    from kubesched.framework import CycleState, Node, NodeInfo, Pod
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -55,6 +56,21 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 _ADDED_REQUIRED = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 _ADDED_PREFERRED = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+
+
+_ENCODE = msgspec.json.Encoder().encode
+_COMPILED_LIMIT = 256
+
+
+class _Compiled:
+    """One distinct required node affinity: parsed, and its mask over a snapshot's nodes."""
+
+    __slots__ = ("generation", "mask", "required")
+
+    def __init__(self, required: RequiredNodeAffinity) -> None:
+        self.required = required
+        self.generation: tuple[int, int] | None = None  # (snapshot id, tree generation) seen
+        self.mask: np.ndarray | None = None  # every snapshot row: does it match?
 
 
 def pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | None:
@@ -74,6 +90,10 @@ class NodeAffinity:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
+        # parsed required affinities by encoded (nodeSelector, required terms); by the id of
+        # their RequiredNodeAffinity
+        self._compiled: dict[bytes, _Compiled] = {}
+        self._compiled_by_id: dict[int, _Compiled] = {}
         self.added_node_selector: NodeSelectorMatcher | None = None
         self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
         for key in args or {}:
@@ -136,7 +156,7 @@ class NodeAffinity:
         )
         if required is None and self.added_node_selector is None and not pod.spec.node_selector:
             return Status.skip()
-        state.write(PRE_FILTER_STATE_KEY, RequiredNodeAffinity(pod))
+        state.write(PRE_FILTER_STATE_KEY, self._required_of(pod, required))
         if required is None or not required.node_selector_terms:
             return None
         node_names: set[str] | None = None
@@ -156,25 +176,63 @@ class NodeAffinity:
             return PreFilterResult(node_names)
         return None
 
+    def _required_of(self, pod: Pod, required: Any) -> RequiredNodeAffinity:
+        """``RequiredNodeAffinity(pod)``, parsed once per distinct nodeSelector and required
+        terms (pods of one template share it; it is never changed once made)."""
+        key = _ENCODE((pod.spec.node_selector, required))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            if len(self._compiled) >= _COMPILED_LIMIT:
+                self._compiled.clear()
+                self._compiled_by_id.clear()
+            compiled = self._compiled[key] = _Compiled(RequiredNodeAffinity(pod))
+            self._compiled_by_id[id(compiled.required)] = compiled
+        return compiled.required
+
+    def _match(self, required: RequiredNodeAffinity, nodes: NodeBatch) -> np.ndarray:
+        """``required.match_batch(nodes)``; for the snapshot's nodes, from a mask over the
+        whole snapshot once the same terms come again (labels are the Nodes': the mask holds
+        until the node set or a Node changes)."""
+        compiled = self._compiled_by_id.get(id(required))
+        at = nodes.snapshot_rows()
+        if compiled is None or compiled.required is not required or at is None:
+            return required.match_batch(nodes)
+        snap, rows = at
+        generation = (id(snap), snap.tree_generation)
+        if compiled.generation != generation:
+            compiled.generation, compiled.mask = generation, None
+            return required.match_batch(nodes)  # the first time: this batch only
+        if compiled.mask is None:
+            compiled.mask = required.match_batch(NodeBatch(snapshot=snap, indices=np.arange(len(snap))))
+        mask: np.ndarray = compiled.mask[rows]
+        return mask
+
     @hookimpl
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         n = len(nodes)
-        ok = np.ones(n, dtype=bool)
+        ok: np.ndarray | None = None  # None: every node
         out: dict[int, Status] = {}
         if self.added_node_selector is not None:
             ok = self.added_node_selector.match_batch(nodes)
-            if not ok.all():
+            passed = np.count_nonzero(ok)
+            if passed != n:
                 st = Status.unresolvable(ERR_REASON_ENFORCED)
                 out.update(dict.fromkeys(np.flatnonzero(~ok).tolist(), st))
+            if not passed:
+                return out or None
         required = state.get(PRE_FILTER_STATE_KEY)
         if required is None:  # PreFilter disabled
             required = RequiredNodeAffinity(pod)
-        if ok.any():
-            sub = ok & required.match_batch(nodes)
-            bad = np.flatnonzero(ok & ~sub)
-            if len(bad):
-                st = Status.unresolvable(ERR_REASON_POD)
-                out.update(dict.fromkeys(bad.tolist(), st))
+        match = self._match(required, nodes)
+        if ok is None:
+            if np.count_nonzero(match) == n:
+                return out or None
+            bad = np.flatnonzero(~match)
+        else:
+            bad = np.flatnonzero(ok & ~match)
+        if len(bad):
+            st = Status.unresolvable(ERR_REASON_POD)
+            out.update(dict.fromkeys(bad.tolist(), st))
         return out or None
 
     # --- Score ----------------------------------------------------------------------------

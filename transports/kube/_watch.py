@@ -90,10 +90,10 @@ RESOURCES: tuple[Resource, ...] = (
         "/api/v1/persistentvolumeclaims",
         optional=True,
     ),
-    Resource("Pod", Pod, "/api/v1/pods"),
     # PodTopologySpread's default constraints: the selector of a pod's controller
     Resource("ReplicaSet", ReplicaSet, "/apis/apps/v1/replicasets", optional=True),
     Resource("StatefulSet", StatefulSet, "/apis/apps/v1/statefulsets", optional=True),
+    Resource("Pod", Pod, "/api/v1/pods"),
 )
 
 
