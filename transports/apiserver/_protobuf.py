@@ -4,14 +4,16 @@ client-go sends ``application/vnd.kubernetes.protobuf`` by default (kube-schedul
 ``clientConnection.contentType``; kubectl's typed clients: ``kubectl create deployment|job``).
 A body is the magic ``k8s\\x00`` and a ``runtime.Unknown`` message: its ``typeMeta``
 (apiVersion, kind) and ``raw``, the object's own message.  This module decodes the protobuf wire
-format (varints and length-delimited fields) by field tables (``_protomessages``; the event,
-lease, binding and delete option ones are here) into the object's JSON form, for: core/v1 Pod,
-Namespace, Service, Binding and Event, events.k8s.io/v1 Event, coordination.k8s.io/v1 Lease,
-DeleteOptions, autoscaling/v1 Scale, apps/v1 Deployment and ReplicaSet, batch/v1 Job,
-policy/v1 PodDisruptionBudget, scheduling.k8s.io/v1 PriorityClass (what ``kubectl create``
-sends of the kinds served).  Any other kind is refused (``ProtobufError``), and so is a field
-no table names that carries a value (a client newer than these tables): the server answers 415
-asking for application/json, never losing a field silently.
+format (varints and length-delimited fields) by field tables (``_protomessages`` and, for the
+volumes, ``_protomessages_storage``; the event, lease, binding and delete option ones are here)
+into the object's JSON form, for: core/v1 Pod, Namespace, Service, Binding, Event,
+PersistentVolume and PersistentVolumeClaim (what a kube-scheduler's VolumeBinding PreBind
+PUTs), events.k8s.io/v1 Event, coordination.k8s.io/v1 Lease, DeleteOptions, autoscaling/v1
+Scale, apps/v1 Deployment and ReplicaSet, batch/v1 Job, policy/v1 PodDisruptionBudget,
+scheduling.k8s.io/v1 PriorityClass (what ``kubectl create`` sends of the kinds served).  Any
+other kind is refused (``ProtobufError``), and so is a field no table names that carries a
+value (a client newer than these tables): the server answers 415 asking for application/json,
+never losing a field silently.
 
 gogo-protobuf writes every non-pointer field, so an empty string, a zero number or a zero time
 decodes as absent (as ``omitempty`` leaves it out of the JSON); the pointer fields (``?`` in the
@@ -39,6 +41,7 @@ from ._protomessages import (
     TIME,
     Table,
 )
+from ._protomessages_storage import OBJECT_REFERENCE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 
 __all__ = ["KINDS", "MAGIC", "ProtobufError", "decode"]
 
@@ -49,23 +52,14 @@ class ProtobufError(ValueError):
     """A body that is not a Kubernetes protobuf message of a kind decoded here."""
 
 
-_OBJECT_REFERENCE: Table = {
-    1: ("kind", "string"),
-    2: ("namespace", "string"),
-    3: ("name", "string"),
-    4: ("uid", "string"),
-    5: ("apiVersion", "string"),
-    6: ("resourceVersion", "string"),
-    7: ("fieldPath", "string"),
-}
 _EVENT_SOURCE: Table = {1: ("component", "string"), 2: ("host", "string")}
 _EVENT_SERIES: Table = {1: ("count", "int"), 2: ("lastObservedTime", MICRO_TIME)}
 
 # k8s.io/api/core/v1
-_BINDING: Table = {1: ("metadata", OBJECT_META), 2: ("target", _OBJECT_REFERENCE)}
+_BINDING: Table = {1: ("metadata", OBJECT_META), 2: ("target", OBJECT_REFERENCE)}
 _CORE_EVENT: Table = {
     1: ("metadata", OBJECT_META),
-    2: ("involvedObject", _OBJECT_REFERENCE),
+    2: ("involvedObject", OBJECT_REFERENCE),
     3: ("reason", "string"),
     4: ("message", "string"),
     5: ("source", _EVENT_SOURCE),
@@ -76,7 +70,7 @@ _CORE_EVENT: Table = {
     10: ("eventTime", MICRO_TIME),
     11: ("series", _EVENT_SERIES),
     12: ("action", "string"),
-    13: ("related", _OBJECT_REFERENCE),
+    13: ("related", OBJECT_REFERENCE),
     14: ("reportingComponent", "string"),
     15: ("reportingInstance", "string"),
 }
@@ -89,8 +83,8 @@ _EVENT: Table = {
     5: ("reportingInstance", "string"),
     6: ("action", "string"),
     7: ("reason", "string"),
-    8: ("regarding", _OBJECT_REFERENCE),
-    9: ("related", _OBJECT_REFERENCE),
+    8: ("regarding", OBJECT_REFERENCE),
+    9: ("related", OBJECT_REFERENCE),
     10: ("note", "string"),
     11: ("type", "string"),
     12: ("deprecatedSource", _EVENT_SOURCE),
@@ -130,6 +124,8 @@ KINDS: dict[tuple[str, str], Table] = {
     ("v1", "Pod"): POD,
     ("v1", "Namespace"): NAMESPACE,
     ("v1", "Service"): SERVICE,
+    ("v1", "PersistentVolume"): PERSISTENT_VOLUME,
+    ("v1", "PersistentVolumeClaim"): PERSISTENT_VOLUME_CLAIM,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,
     ("scheduling.k8s.io/v1", "PriorityClass"): PRIORITY_CLASS,
     ("apps/v1", "Deployment"): DEPLOYMENT,
