@@ -20,8 +20,11 @@ demo: $(STAMP)
 browser:
 	@$(CHROMIUM_INSTALL)
 
+# Two xdist workers; tests marked xdist_group share one.  Bytecode is cached even where
+# PYTHONDONTWRITEBYTECODE is set: each worker and each kubesched process a test starts would
+# otherwise compile the package (and the rewritten tests) again.
 test: $(STAMP) browser
-	$(VENV)/bin/pytest -q -p no:randomly
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -p no:randomly -n 2 --dist loadgroup
 	$(VENV)/bin/ruff check core plugins transports tests
 	$(VENV)/bin/mypy
 

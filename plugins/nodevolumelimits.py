@@ -48,16 +48,13 @@ from kubesched.framework import (
     EventResource,
     QueueingHint,
     Status,
+    ephemeral_claim_name,
+    get_persistent_volume_claim_class,
     hookimpl,
+    is_controlled_by,
 )
 
-from ._volumes import (
-    PVC_RESOURCE,
-    ephemeral_claim_name,
-    is_controlled_by,
-    not_found,
-    pvc_storage_class,
-)
+from ._volumes import PVC_RESOURCE, not_found
 
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, NodeBatch, NodeInfo, Pod, PodInfo, Snapshot
@@ -336,7 +333,7 @@ class _Resolver:
     def _from_storage_class(self, csi_node: Any, pvc: Any) -> tuple[str, str]:
         """``getCSIDriverInfoFromSC``: the class's provisioner and a handle unique to the claim
         (a claim without a class, or with a missing one, is bound before scheduling: not counted)."""
-        sc_name = pvc_storage_class(pvc)
+        sc_name = get_persistent_volume_claim_class(pvc)
         sc = self.cluster.get_storage_class(sc_name) if sc_name else None
         if sc is None:
             return "", ""

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework import (
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -36,18 +37,12 @@ from kubesched.framework import (
     EventResource,
     QueueingHint,
     Status,
+    get_persistent_volume_claim_class,
     hookimpl,
 )
 
 from ._helper import queueing_hints_enabled
-from ._volumes import (
-    PV_RESOURCE,
-    PVC_RESOURCE,
-    STORAGE_CLASS_RESOURCE,
-    WAIT_FOR_FIRST_CONSUMER,
-    not_found,
-    pvc_storage_class,
-)
+from ._volumes import PV_RESOURCE, PVC_RESOURCE, STORAGE_CLASS_RESOURCE, not_found
 
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, NodeBatch, NodeInfo, Pod
@@ -156,7 +151,7 @@ class VolumeZone:
         self, pod: Pod, old: Any, new: Any
     ) -> QueueingHint:
         """Queue only for a new WaitForFirstConsumer class."""
-        if new.volume_binding_mode != WAIT_FOR_FIRST_CONSUMER:
+        if new.volume_binding_mode != VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
@@ -201,7 +196,7 @@ class VolumeZone:
                 )
             pv_name = pvc.spec.volume_name
             if not pv_name:
-                sc_name = pvc_storage_class(pvc)
+                sc_name = get_persistent_volume_claim_class(pvc)
                 if not sc_name:
                     return [], Status(
                         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -218,7 +213,7 @@ class VolumeZone:
                         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                         f'VolumeBindingMode not set for StorageClass "{sc_name}"',
                     )
-                if sc.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER:
+                if sc.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER:
                     continue  # an unbound volume: VolumeBinding chooses it
                 return [], Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "PersistentVolume had no name"

@@ -1,18 +1,20 @@
-"""The storage helpers VolumeBinding calls (upstream ``component-helpers/storage/volume``,
-``component-helpers/storage/ephemeral``, ``v1helper`` and ``csi-translation-lib``).
+"""The storage helpers VolumeBinding calls: the shared persistent-volume helpers (upstream
+``component-helpers/storage/volume`` and ``storage/ephemeral``, one copy in ``kubesched._pvhelpers``
+that the fake cluster's PV controller uses too) re-exported from :mod:`kubesched.framework`, and
+the ones only VolumeBinding needs (``v1helper``, ``csi-translation-lib``).
 
-- Annotations and classes: :data:`ANN_SELECTED_NODE`, :data:`ANN_BIND_COMPLETED`,
-  :data:`ANN_BOUND_BY_CONTROLLER`, :func:`get_persistent_volume_claim_class`,
-  :func:`get_persistent_volume_class`, :func:`is_delay_binding_mode`.
-- Matching a claim to a volume: :func:`find_matching_volume` (the smallest available PV that
-  satisfies the claim on the node), :func:`check_node_affinity`, :func:`check_access_modes`,
-  :func:`check_volume_mode_mismatches`, :func:`is_volume_bound_to_claim`,
-  :func:`get_bind_volume_to_claim`.
+- Re-exported: :data:`ANN_SELECTED_NODE`, :data:`ANN_BIND_COMPLETED`,
+  :data:`ANN_BOUND_BY_CONTROLLER`, :data:`NOT_SUPPORTED_PROVISIONER`, :class:`VolumeError`,
+  :func:`get_persistent_volume_claim_class`, :func:`get_persistent_volume_class`,
+  :func:`is_delay_binding_mode`, :func:`find_matching_volume`, :func:`check_node_affinity`,
+  :func:`label_node`, :func:`check_access_modes`, :func:`check_volume_mode_mismatches`,
+  :func:`is_volume_bound_to_claim`, :func:`get_bind_volume_to_claim`,
+  :func:`ephemeral_claim_name`, :func:`volume_is_for_pod`.
 - Provisioning: :func:`match_topology_selector_terms` (a StorageClass's allowedTopologies).
-- Generic ephemeral volumes: :func:`ephemeral_claim_name`, :func:`volume_is_for_pod`.
+- A pod's claims: :func:`pod_claim_name` (a claim volume's, or a generic ephemeral one's).
 - CSI migration: :func:`try_translate_pv_to_csi` (an in-tree PV's zone topology as its CSI
   driver's, when the node's CSINode lists the plugin as migrated).
-- Quantities: :func:`storage_request`, :func:`quantity_int`.
+- Quantities: :func:`storage_request`, :func:`quantity`, :func:`quantity_int`.
 """
 
 from __future__ import annotations
@@ -24,44 +26,42 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kubesched.framework import (
-    Node,
-    NodeSelectorMatcher,
-    ObjectMeta,
-    ObjectReference,
-    compile_label_selector,
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    Volume,
+    VolumeError,
+    check_access_modes,
+    check_node_affinity,
+    check_volume_mode_mismatches,
     convert,
+    ephemeral_claim_name,
+    find_matching_volume,
+    get_bind_volume_to_claim,
+    get_persistent_volume_claim_class,
+    get_persistent_volume_class,
+    is_delay_binding_mode,
+    is_volume_bound_to_claim,
+    label_node,
     parse_quantity,
+    volume_is_for_pod,
 )
 
 if TYPE_CHECKING:
     from kubesched.framework import Pod
 
-# The storage API objects are kubesched's msgspec structs (``PersistentVolume``, ...), which
-# ``kubesched.framework`` does not export: in-tree plugins name them only in annotations.
-PersistentVolume = Any
-PersistentVolumeClaim = Any
-StorageClass = Any
-CSINode = Any
-CSIStorageCapacity = Any
-NodeSelector = Any
+# the API types kubesched.framework does not export: plugins name them only in annotations
 TopologySelectorTerm = Any
-Volume = Any
 
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
-VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
-VOLUME_AVAILABLE = "Available"
 CLAIM_LOST = "Lost"
-FILESYSTEM = "Filesystem"
 STORAGE = "storage"
-
-
-class VolumeError(Exception):
-    """An error upstream's helpers and binder return (becomes an Error status)."""
 
 
 # --- quantities ----------------------------------------------------------------------------------
@@ -86,187 +86,6 @@ def storage_request(pvc: PersistentVolumeClaim) -> Any:
     return None if requests is None else requests.get(STORAGE)
 
 
-# --- classes and binding modes -------------------------------------------------------------------
-
-
-def get_persistent_volume_claim_class(claim: PersistentVolumeClaim) -> str:
-    """``GetPersistentVolumeClaimClass``: the beta annotation first, then ``storageClassName``."""
-    cls = claim.metadata.annotations.get(BETA_STORAGE_CLASS_ANNOTATION)
-    if cls is not None:
-        return cls
-    return claim.spec.storage_class_name or ""
-
-
-def get_persistent_volume_class(volume: PersistentVolume) -> str:
-    """``GetPersistentVolumeClass``: the beta annotation first, then ``storageClassName``."""
-    cls = volume.metadata.annotations.get(BETA_STORAGE_CLASS_ANNOTATION)
-    if cls is not None:
-        return cls
-    return volume.spec.storage_class_name
-
-
-def is_delay_binding_mode(
-    claim: PersistentVolumeClaim, classes: Mapping[str, StorageClass]
-) -> bool:
-    """``IsDelayBindingMode``: the claim's class binds WaitForFirstConsumer (an unknown class
-    does not); raises VolumeError for a class without a binding mode."""
-    name = get_persistent_volume_claim_class(claim)
-    if not name:
-        return False
-    sc = classes.get(name)
-    if sc is None:
-        return False
-    if sc.volume_binding_mode is None:
-        raise VolumeError(f'VolumeBindingMode not set for StorageClass "{name}"')
-    return sc.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER
-
-
-# --- node affinity -------------------------------------------------------------------------------
-
-_MATCHERS: dict[int, tuple[NodeSelector, NodeSelectorMatcher]] = {}
-
-
-def _matcher(ns: NodeSelector) -> NodeSelectorMatcher:
-    hit = _MATCHERS.get(id(ns))
-    if hit is not None and hit[0] is ns:
-        return hit[1]
-    if len(_MATCHERS) > 4096:
-        _MATCHERS.clear()
-    m = NodeSelectorMatcher(ns)  # LazyErrorNodeSelector
-    _MATCHERS[id(ns)] = (ns, m)  # the selector is kept, so its id is not reused while cached
-    return m
-
-
-def label_node(labels: Mapping[str, str]) -> Node:
-    """A Node with only ``labels``: what ``CheckNodeAffinity`` matches (no name, no fields)."""
-    return Node(metadata=ObjectMeta(labels=dict(labels)))
-
-
-def check_node_affinity(pv: PersistentVolume, node: Node) -> str | None:
-    """``CheckNodeAffinity``: None when the PV's required node affinity admits the node's labels
-    (``node`` as made by :func:`label_node`), else the error."""
-    na = pv.spec.node_affinity
-    if na is None or na.required is None:
-        return None
-    if _matcher(na.required).match(node):
-        return None
-    return "no matching NodeSelectorTerms"
-
-
-def check_access_modes(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
-    """``CheckAccessModes``: the PV offers every access mode the claim asks for."""
-    modes = set(volume.spec.access_modes)
-    return all(m in modes for m in claim.spec.access_modes)
-
-
-def check_volume_mode_mismatches(claim: PersistentVolumeClaim, volume: PersistentVolume) -> bool:
-    """``CheckVolumeModeMismatches``: True when the modes differ (unset means Filesystem)."""
-    return (claim.spec.volume_mode or FILESYSTEM) != (volume.spec.volume_mode or FILESYSTEM)
-
-
-def is_volume_bound_to_claim(volume: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    """``IsVolumeBoundToClaim``: the PV's claimRef names the claim (and its UID, when set)."""
-    ref = volume.spec.claim_ref
-    if ref is None:
-        return False
-    if claim.metadata.name != ref.name or claim.metadata.namespace != ref.namespace:
-        return False
-    return not (ref.uid and claim.metadata.uid != ref.uid)
-
-
-def find_matching_volume(
-    claim: PersistentVolumeClaim,
-    volumes: Sequence[PersistentVolume],
-    node: Node | None,
-    excluded: Mapping[str, Any],
-    delay_binding: bool,
-) -> PersistentVolume | None:
-    """``FindMatchingVolume``: the volume pre-bound to the claim, else the smallest available
-    one that fits (capacity, volume mode, not being deleted, phase Available, selector, class,
-    node affinity, access modes), skipping ``excluded`` names; raises VolumeError for an invalid
-    claim selector."""
-    requested = quantity(storage_request(claim))
-    requested_class = get_persistent_volume_claim_class(claim)
-    selector = None
-    if claim.spec.selector is not None:
-        try:
-            selector = compile_label_selector(claim.spec.selector)
-        except ValueError as e:
-            raise VolumeError(
-                "error creating internal label selector for claim: "
-                f"{claim.metadata.namespace}/{claim.metadata.name}: {e}"
-            ) from e
-    labels_only = label_node(node.metadata.labels) if node is not None else None
-    smallest: PersistentVolume | None = None
-    smallest_qty = Fraction(0)
-    for volume in volumes:
-        if volume.metadata.name in excluded:
-            continue
-        if volume.spec.claim_ref is not None and not is_volume_bound_to_claim(volume, claim):
-            continue
-        volume_qty = quantity(volume.spec.capacity.get(STORAGE))
-        if volume_qty < requested:
-            continue
-        if check_volume_mode_mismatches(claim, volume):
-            continue
-        if volume.metadata.deletion_timestamp is not None:
-            continue
-        affinity_ok = labels_only is None or check_node_affinity(volume, labels_only) is None
-        if is_volume_bound_to_claim(volume, claim):
-            # a pre-bound PV that does not fit the node means no match at all
-            return volume if affinity_ok else None
-        if node is None and delay_binding:
-            continue  # the PV controller leaves delayed binding to the scheduler
-        if volume.status.phase != VOLUME_AVAILABLE:
-            continue
-        if selector is not None and not selector(volume.metadata.labels):
-            continue
-        if get_persistent_volume_class(volume) != requested_class:
-            continue
-        if not affinity_ok:
-            continue
-        if node is not None and not check_access_modes(claim, volume):
-            continue
-        if smallest is None or smallest_qty > volume_qty:
-            smallest, smallest_qty = volume, volume_qty
-    return smallest
-
-
-def claim_reference(claim: PersistentVolumeClaim) -> ObjectReference:
-    """``reference.GetReference`` of a claim."""
-    m = claim.metadata
-    return ObjectReference(
-        api_version="v1",
-        kind="PersistentVolumeClaim",
-        namespace=m.namespace,
-        name=m.name,
-        uid=m.uid,
-        resource_version=m.resource_version,
-    )
-
-
-def get_bind_volume_to_claim(
-    volume: PersistentVolume, claim: PersistentVolumeClaim
-) -> tuple[PersistentVolume, bool]:
-    """``GetBindVolumeToClaim``: a copy of the volume bound to the claim (claimRef, and the
-    bound-by-controller annotation unless the user pre-bound it); True when anything changed."""
-    dirty = False
-    set_bound_by_controller = not is_volume_bound_to_claim(volume, claim)
-    spec = volume.spec
-    meta = volume.metadata
-    ref = spec.claim_ref
-    m = claim.metadata
-    if ref is None or ref.name != m.name or ref.namespace != m.namespace or ref.uid != m.uid:
-        spec = msgspec.structs.replace(spec, claim_ref=claim_reference(claim))
-        dirty = True
-    if set_bound_by_controller and ANN_BOUND_BY_CONTROLLER not in meta.annotations:
-        meta = msgspec.structs.replace(
-            meta, annotations={**meta.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}
-        )
-        dirty = True
-    return msgspec.structs.replace(volume, metadata=meta, spec=spec), dirty
-
-
 # --- provisioning topology -----------------------------------------------------------------------
 
 
@@ -288,26 +107,7 @@ def match_topology_selector_terms(
     return False
 
 
-# --- generic ephemeral volumes -------------------------------------------------------------------
-
-
-def ephemeral_claim_name(pod: Pod, volume: Volume) -> str:
-    """``ephemeral.VolumeClaimName``: ``<pod name>-<volume name>``."""
-    return f"{pod.metadata.name}-{volume.name}"
-
-
-def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
-    """``ephemeral.VolumeIsForPod``: None when the pod controls the claim, else the error."""
-    controller = next((ref for ref in pvc.metadata.owner_references if ref.controller), None)
-    controlled = (
-        controller is not None and controller.uid == pod.metadata.uid
-    )  # metav1.IsControlledBy
-    if pvc.metadata.namespace != pod.metadata.namespace or not controlled:
-        return (
-            f"PVC {pvc.metadata.namespace}/{pvc.metadata.name} was not created for pod "
-            f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)"
-        )
-    return None
+# --- a pod's claims ------------------------------------------------------------------------------
 
 
 def pod_claim_name(pod: Pod, volume: Volume) -> tuple[str, bool] | None:
@@ -437,6 +237,15 @@ __all__ = [
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_SELECTED_NODE",
+    "CLAIM_LOST",
+    "CSIStorageCapacity",
+    "MIGRATED_PLUGINS_ANNOTATION",
+    "NOT_SUPPORTED_PROVISIONER",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "STORAGE",
+    "StorageClass",
+    "Volume",
     "VolumeError",
     "check_access_modes",
     "check_node_affinity",

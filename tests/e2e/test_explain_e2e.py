@@ -6,8 +6,6 @@ the official Kubernetes Python client (what ``kubectl get pod -o yaml`` shows).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,15 +136,15 @@ def test_simulate_explain_same_bytes_on_both_backends(tmp_path: Path, capsys: py
         pytest.param("web", "{not json", "not JSON", id="not JSON"),
     ],
 )
-def test_explain_bad_input_is_one_line(tmp_path: Path, pod: str, content: str | None, message: str) -> None:
+def test_explain_bad_input_is_one_line(
+    tmp_path: Path, pod: str, content: str | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "result.json"
     path.write_text(content if content is not None else '{"pods": [], "events": [], "summary": {}}')
-    proc = subprocess.run(
-        [sys.executable, "-m", "kubesched.cli", "explain", str(path), pod],
-        capture_output=True, text=True, timeout=60,
-    )
-    assert proc.returncode == 2
-    lines = proc.stderr.splitlines()
+    assert main(["explain", str(path), pod]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"kubesched: error: {path}") and message in lines[0]
 
 

@@ -11,6 +11,7 @@ real clock.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 import signal
@@ -18,7 +19,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, redirect_stdout, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import anyio.abc
 import httpx
 import pytest
 
-from kubesched import ConflictError, Scheduler
+from kubesched import ConflictError, Scheduler, cli
 from kubesched._objects import Binding
 from kubesched._resources import parse_quantity, pod_requests
 from kubesched.cli import load_config_file
@@ -134,25 +135,15 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def simulated(files: dict[str, Path]) -> dict[str, str | None]:
-    """``kubesched simulate`` of the same files: pod → node."""
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubesched.cli",
-            "simulate",
-            str(files["cluster"]),
-            "--config",
-            str(files["config"]),
-            "--output",
-            "json",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return {p["name"]: p["nodeName"] for p in json.loads(out.stdout)["pods"]}
+    """``kubesched simulate`` of the same files: pod → node (in this process: the command, not
+    its process, is what the placements are compared with)."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = cli.main(
+            ["simulate", str(files["cluster"]), "--config", str(files["config"]), "--output", "json"]
+        )
+    assert code == 0
+    return {p["name"]: p["nodeName"] for p in json.loads(out.getvalue())["pods"]}
 
 
 # --- the harness -------------------------------------------------------------------------------
@@ -578,32 +569,21 @@ def _allowed() -> set[tuple[str, str, str]]:
 
 
 def _volume_docs() -> list[str]:
-    claim = (
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {0}, namespace: default}}\n"
-        "spec: {{accessModes: [ReadWriteOnce], storageClassName: {1}, resources: {{requests: {{storage: 1Gi}}}}}}\n"
-    )
-    volume = "  volumes: [{{name: d, persistentVolumeClaim: {{claimName: {0}}}}}]\n"
-    return [
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: local}\n"
-        "provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n",
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: dyn}\n"
-        "provisioner: disk.csi.example.com\nvolumeBindingMode: WaitForFirstConsumer\n",
-        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-local}\nspec:\n"
-        "  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
-        "  hostPath: {path: /data}\n",
-        claim.format("c-static", "local"),
-        claim.format("c-dyn", "dyn"),
-        _pod("vol-static", 10, "10m", "1Mi", extra=volume.format("c-static")),
-        _pod("vol-dyn", 10, "10m", "1Mi", extra=volume.format("c-dyn")),
-    ]
+    sc = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: {}}}\nprovisioner: {}\nvolumeBindingMode: WaitForFirstConsumer\n"
+    pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {}, namespace: default}}\nspec: {{accessModes: [ReadWriteOnce], storageClassName: {}, resources: {{requests: {{storage: 1Gi}}}}}}\n"
+    pv = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-local}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], storageClassName: local, hostPath: {path: /data}}\n"
+    vol = "  volumes: [{{name: d, persistentVolumeClaim: {{claimName: {}}}}}]\n"
+    return [sc.format("local", "kubernetes.io/no-provisioner"), sc.format("dyn", "disk.csi.example.com"), pv,
+            pvc.format("c-static", "local"), pvc.format("c-dyn", "dyn"),
+            _pod("vol-static", 10, "10m", "1Mi", extra=vol.format("c-static")),
+            _pod("vol-dyn", 10, "10m", "1Mi", extra=vol.format("c-dyn"))]  # fmt: skip
 
 
 async def test_deploy_rbac_allows_exactly_the_verbs_used(
     files: dict[str, Path], simulated: dict[str, str | None], tmp_path: Path
 ) -> None:
-    """A run that binds (one bind answering 409), reports failures, preempts, binds volumes
-    and holds the lease, through a proxy that records every request: what it used is what
-    rbac.yaml grants."""
+    """A run that binds (one bind answering 409), reports failures, preempts, binds volumes and
+    holds the lease, through a proxy recording every request: what it used is what rbac.yaml grants."""
     vip = load_manifests([str(write(tmp_path, [_pod("vip", 100000, "2800m", "1Gi")], "vip.yaml"))])[
         0
     ].obj
@@ -625,8 +605,7 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
             await wait_for(
                 lambda: h.placements().get("vip") is not None and sched.is_idle(), timeout=60
             )
-            # VolumeBinding's PreBind: a static PV bound to a claim (update PV) and a claim to
-            # provision annotated with its node (update PVC), each read first
+            # VolumeBinding's PreBind updates a static PV and a claim to provision, each read first
             for obj in load_manifests([str(write(tmp_path, _volume_docs(), "volumes.yaml"))]):
                 h.cluster.create(obj.obj)
             await wait_for(

@@ -26,6 +26,8 @@ from kubesched.cli.sweep import load_sweep, run_sweep
 from kubesched.cli.verdicts import summary_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# the module's sweep runs once: every test here runs on one xdist worker
+pytestmark = pytest.mark.xdist_group("sweep-verdicts")
 SPEC = {"nodes": 6, "nodeCpu": "4", "nodeMemory": "16Gi", "pods": 8, "span": "10m", "duration": "1h",
         "shapes": [{"cpu": "1", "memory": "1Gi", "share": 2}, {"cpu": "2500m", "memory": "1Gi"}]}
 SWEEP = f"""\

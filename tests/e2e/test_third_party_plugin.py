@@ -27,6 +27,9 @@ from kubesched import cli, load_entry_point_plugins
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "third_party_plugin"
 
+# one pip install for the module: every test here runs on one xdist worker
+pytestmark = pytest.mark.xdist_group("third-party-plugin")
+
 CLUSTER = """\
 apiVersion: v1
 kind: Node
@@ -111,8 +114,11 @@ DefaultPreemption's message, itself a FitError text ending in ".", with " %v": o
 def example_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``pip install examples/third_party_plugin`` into a directory of its own (offline: no
     index, no deps), put on this interpreter's path and on a fresh one's ``PYTHONPATH``: the
-    project's venv is left as it was (``make test`` installs nothing for good)."""
+    project's venv is left as it was (``make test`` installs nothing for good).  pip builds a
+    copy of the example: setuptools' build tree and egg-info stay out of the repository."""
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("example") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     proc = subprocess.run(
         [
             sys.executable,
@@ -125,7 +131,7 @@ def example_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
             "-q",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         capture_output=True,
         text=True,
@@ -133,7 +139,6 @@ def example_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    shutil.rmtree(EXAMPLE / "build", ignore_errors=True)  # setuptools' build tree, if it left one
     sys.path.insert(0, str(target))
     importlib.invalidate_caches()
     try:

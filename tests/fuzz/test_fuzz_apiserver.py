@@ -204,6 +204,10 @@ from collections.abc import Iterator as _Iterator  # noqa: E402
 
 import pytest as _pytest  # noqa: E402
 
+# the server processes (the session's, shared with test_fuzz_fields, and quick_server) start once:
+# every test that uses them runs on one xdist worker
+pytestmark = _pytest.mark.xdist_group("fuzz-apiserver")
+
 FEW = settings(FUZZ, max_examples=12)
 
 list_paths = st.sampled_from([

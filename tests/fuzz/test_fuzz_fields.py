@@ -446,6 +446,7 @@ SERVER_CASES: list[tuple[str, Callable[[int], dict[str, Any]], str]] = [
 ]
 
 
+@pytest.mark.xdist_group("fuzz-apiserver")  # the session's server process, on one worker
 @pytest.mark.parametrize(("path", "body", "message"), SERVER_CASES, ids=[m.split(":")[0] for _, _, m in SERVER_CASES])
 def test_fake_api_server_refuses_the_same(apiserver_process: ServerProcess, path: str,
                                           body: Callable[[int], dict[str, Any]], message: str) -> None:

@@ -631,31 +631,17 @@ async def test_e2e_failed_scheduling_carries_the_preemption_message(async_preemp
     assert out["summary"]["preemptions"] == 0
 
 
-def test_cli_feature_gate_flag(tmp_path: Any) -> None:
-    import subprocess
-    import sys
+def test_cli_feature_gate_flag(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from kubesched import cli
 
     f = tmp_path / "m.yaml"
     f.write_text(BASIC)
     outs = []
     for gate in ("true", "false"):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kubesched.cli",
-                "simulate",
-                str(f),
-                "--output",
-                "json",
-                "--feature-gates",
-                f"SchedulerAsyncPreemption={gate}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr
-        outs.append(json.loads(proc.stdout))
+        argv = ["simulate", str(f), "--output", "json", "--feature-gates", f"SchedulerAsyncPreemption={gate}"]
+        code = cli.main(argv)
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        outs.append(json.loads(out))
     assert outs[0]["pods"] == outs[1]["pods"]
     assert _pod(outs[0], "low")["deleted"] is True and _pod(outs[0], "high")["nodeName"] == "n1"

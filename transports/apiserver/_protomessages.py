@@ -19,7 +19,8 @@ generated from core/v1, apps/v1, batch/v1, policy/v1 and scheduling/v1 ``types.g
 k8s.io/api v0.32.9 (Kubernetes 1.32, the version the server reports), and checked field by field
 against its ``generated.proto``: every field of Pod, Deployment, ReplicaSet, Job, Namespace,
 Service, PodDisruptionBudget and PriorityClass and of every message they hold, so that no field
-a client sends is lost.  A field added upstream since is one row in its message.
+a client sends is lost.  A field added upstream since is one row in its message.  The tables
+of PersistentVolume and PersistentVolumeClaim are in ``_protomessages_storage``.
 """
 
 from __future__ import annotations
