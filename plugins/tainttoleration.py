@@ -159,6 +159,9 @@ class TaintToleration:
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        if len(scores) and not scores[scores.argmax()]:  # no intolerable taint (the usual case)
+            scores[:] = MAX_NODE_SCORE  # what the reversed normalization makes of all zeros
+            return None
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
 

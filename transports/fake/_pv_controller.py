@@ -34,8 +34,10 @@ overrides it).  A Delete volume goes at once when an external deleter owns it (p
 CSI); claims go at once (no ``kubernetes.io/pvc-protection``).  PVC admission assigns the default
 StorageClass (``storageclass.kubernetes.io/is-default-class``) to a claim that names none.
 
-The matching helpers (:func:`find_matching_volume`, upstream ``FindMatchingVolume``, and its
-neighbours) serve the scheduler's path too (``node`` given).
+The matching and binding helpers are upstream's ``component-helpers/storage/volume``, in the one
+copy the scheduler's VolumeBinding uses too (``kubesched._pvhelpers``): ``FindMatchingVolume`` with
+no node, nothing excluded and the claim's ``IsDelayBindingMode`` (:func:`find_best_match_for_claim`,
+the controller's ``findBestMatchForClaim``, tries it per access-mode group).
 """
 
 from __future__ import annotations
@@ -50,8 +52,6 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched._durations import parse_duration
-from kubesched._helpers import NodeSelectorMatcher
-from kubesched._labels import compile_label_selector
 from kubesched._objects import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
@@ -63,7 +63,6 @@ from kubesched._objects import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     ObjectMeta,
-    ObjectReference,
     PersistentVolume,
     PersistentVolumeClaim,
     PersistentVolumeClaimStatus,
@@ -72,20 +71,34 @@ from kubesched._objects import (
     StorageClass,
     VolumeNodeAffinity,
 )
-from kubesched._resources import QuantityError, parse_quantity
+from kubesched._pvhelpers import (
+    ANN_BETA_STORAGE_PROVISIONER,
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_DYNAMICALLY_PROVISIONED,
+    ANN_SELECTED_NODE,
+    ANN_STORAGE_PROVISIONER,
+    BETA_STORAGE_CLASS_ANNOTATION,
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
+    VolumeError,
+    check_access_modes,
+    check_volume_mode_mismatches,
+    claim_reference,
+    find_matching_volume,
+    get_bind_volume_to_claim,
+    get_persistent_volume_claim_class,
+    get_persistent_volume_class,
+    is_delay_binding_mode,
+    is_volume_bound_to_claim,
+    storage_quantity,
+)
+from kubesched._resources import QuantityError
 
 from ._store import Change, Controller
 
 if TYPE_CHECKING:
     from ._store import Store
 
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
-ANN_DYNAMICALLY_PROVISIONED = "pv.kubernetes.io/provisioned-by"
-ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
-ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
-ANN_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 ANN_BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
 PROVISIONING_DELAY_ANNOTATION = "kubesched.io/provisioning-delay"
@@ -110,106 +123,11 @@ _PVC = "PersistentVolumeClaim"
 
 __all__ = [
     "ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER", "ANN_SELECTED_NODE", "PROVISIONING_DELAY_ANNOTATION",
-    "PersistentVolumes", "check_access_modes", "check_node_affinity", "claim_class", "find_best_match_for_claim",
-    "find_matching_volume", "is_volume_bound_to_claim", "volume_class",
+    "PersistentVolumes", "find_best_match_for_claim",
 ]  # fmt: skip
 
 
-# --- the matching helpers (storagehelpers, pv_helpers.go) -------------------------------------
-
-
-def claim_class(claim: PersistentVolumeClaim) -> str:
-    """``GetPersistentVolumeClaimClass``: the beta annotation, else ``storageClassName``."""
-    return claim.metadata.annotations.get(ANN_BETA_STORAGE_CLASS, claim.spec.storage_class_name or "")
-
-
-def volume_class(pv: PersistentVolume) -> str:
-    """``GetPersistentVolumeClass``: the beta annotation, else ``storageClassName``."""
-    ann = pv.metadata.annotations
-    return ann.get(ANN_BETA_STORAGE_CLASS, pv.spec.storage_class_name)
-
-
-def storage_of(resources: Mapping[str, Any] | None) -> Fraction:
-    """The ``storage`` quantity of a resource list (0 when absent or malformed)."""
-    value = (resources or {}).get("storage")
-    if value is None:
-        return Fraction(0)
-    try:
-        return parse_quantity(value)
-    except QuantityError:
-        return Fraction(0)
-
-
-def is_volume_bound_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    """``IsVolumeBoundToClaim``: the volume's claimRef names the claim (and its uid, if set)."""
-    ref = pv.spec.claim_ref
-    if ref is None or ref.name != claim.metadata.name or ref.namespace != claim.metadata.namespace:
-        return False
-    return not ref.uid or ref.uid == claim.metadata.uid
-
-
-def volume_mode_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
-    """``CheckVolumeModeMismatches`` (an unset mode is Filesystem)."""
-    return (claim.spec.volume_mode or "Filesystem") != (pv.spec.volume_mode or "Filesystem")
-
-
-def check_access_modes(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
-    """``CheckAccessModes``: the volume offers every access mode the claim asks for."""
-    return set(claim.spec.access_modes) <= set(pv.spec.access_modes)
-
-
-def check_node_affinity(pv: PersistentVolume, node: Node) -> bool:
-    """``CheckNodeAffinity``: the volume's required node affinity selects the node's labels."""
-    aff = pv.spec.node_affinity
-    if aff is None or aff.required is None:
-        return True
-    labels_only = Node(metadata=ObjectMeta(labels=node.metadata.labels))
-    return NodeSelectorMatcher(aff.required).match(labels_only)
-
-
-def find_matching_volume(
-    claim: PersistentVolumeClaim,
-    volumes: Iterable[PersistentVolume],
-    node: Node | None = None,
-    excluded: Iterable[str] = (),
-    delay_binding: bool = False,
-) -> PersistentVolume | None:
-    """``FindMatchingVolume``: the volume pre-bound to the claim, else the smallest Available one
-    that fits (capacity, volume mode, selector, class; with ``node``, the scheduler's path, node
-    affinity and access modes too).  ``delay_binding`` (the PV controller on a
-    WaitForFirstConsumer claim): only a pre-bound volume."""
-    requested = storage_of(claim.spec.resources.requests)
-    wanted = claim_class(claim)
-    skip = set(excluded)
-    try:
-        selector = compile_label_selector(claim.spec.selector) if claim.spec.selector is not None else None
-    except ValueError:
-        return None
-    best: PersistentVolume | None = None
-    best_size = Fraction(0)
-    for pv in volumes:
-        if pv.metadata.name in skip:
-            continue
-        bound_here = is_volume_bound_to_claim(pv, claim)
-        if pv.spec.claim_ref is not None and not bound_here:
-            continue
-        size = storage_of(pv.spec.capacity)
-        if size < requested or volume_mode_mismatch(claim, pv) or pv.metadata.deletion_timestamp:
-            continue
-        affinity_ok = node is None or check_node_affinity(pv, node)
-        if bound_here:
-            return pv if affinity_ok else None
-        if node is None and delay_binding:
-            continue
-        if pv.status.phase != "Available" or (selector is not None and not selector(pv.metadata.labels)):
-            continue
-        if volume_class(pv) != wanted or not affinity_ok:
-            continue
-        if node is not None and not check_access_modes(claim, pv):
-            continue
-        if best is None or size < best_size:
-            best, best_size = pv, size
-    return best
+# --- matching (index.go) ----------------------------------------------------------------------
 
 
 def _modes_key(modes: Iterable[str]) -> tuple[str, ...]:
@@ -228,36 +146,10 @@ def find_best_match_for_claim(
         groups.setdefault(_modes_key(pv.spec.access_modes), []).append(pv)
     asked = set(claim.spec.access_modes)
     for key in sorted((k for k in groups if asked <= set(k)), key=lambda k: (len(k), k)):
-        found = find_matching_volume(claim, groups[key], delay_binding=delay_binding)
+        found = find_matching_volume(claim, groups[key], None, (), delay_binding)
         if found is not None:
             return found
     return None
-
-
-def claim_ref(claim: PersistentVolumeClaim) -> ObjectReference:
-    """``reference.GetReference`` of a claim."""
-    md = claim.metadata
-    return ObjectReference(
-        api_version="v1", kind=_PVC, namespace=md.namespace, name=md.name, uid=md.uid,
-        resource_version=md.resource_version,
-    )  # fmt: skip
-
-
-def bind_volume_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> tuple[PersistentVolume, bool]:
-    """``GetBindVolumeToClaim``: the volume with its claimRef set to the claim (and
-    ``bound-by-controller`` when it was not pre-bound to it), and whether anything changed."""
-    ref = pv.spec.claim_ref
-    md = claim.metadata
-    dirty = False
-    new = pv
-    if ref is None or ref.name != md.name or ref.namespace != md.namespace or ref.uid != md.uid:
-        new = replace(new, spec=replace(new.spec, claim_ref=claim_ref(claim)))
-        dirty = True
-    if not is_volume_bound_to_claim(pv, claim) and ANN_BOUND_BY_CONTROLLER not in pv.metadata.annotations:
-        ann = {**pv.metadata.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}
-        new = replace(new, metadata=replace(new.metadata, annotations=ann))
-        dirty = True
-    return new, dirty
 
 
 def default_class(classes: Iterable[StorageClass]) -> StorageClass | None:
@@ -354,7 +246,7 @@ class PersistentVolumes(Controller):
         obj = change.obj
         obj.status.phase = obj.status.phase or "Pending"
         # the DefaultStorageClass admission plugin
-        if change.kind == _PVC and obj.spec.storage_class_name is None and ANN_BETA_STORAGE_CLASS not in obj.metadata.annotations:
+        if change.kind == _PVC and obj.spec.storage_class_name is None and BETA_STORAGE_CLASS_ANNOTATION not in obj.metadata.annotations:
             cls = default_class(self.store.objects("StorageClass").values())
             if cls is not None:
                 obj.spec.storage_class_name = cls.metadata.name
@@ -401,7 +293,7 @@ class PersistentVolumes(Controller):
         """The periodic resync, for the claims of ``class_name`` still unbound."""
         for key in list(self._pending):
             claim = self.store.get(_PVC, key)
-            if claim is not None and claim_class(claim) == class_name:
+            if claim is not None and get_persistent_volume_claim_class(claim) == class_name:
                 self._sync_claim(key)
 
     def _resync_for(self, key: tuple[str, str]) -> None:
@@ -413,9 +305,7 @@ class PersistentVolumes(Controller):
             claim: PersistentVolumeClaim | None = self.store.get(_PVC, claim_key)
             if claim is None or claim.spec.volume_name and claim.spec.volume_name != pv.metadata.name:
                 continue
-            if claim.spec.volume_name or (
-                check_access_modes(claim, pv) and find_matching_volume(claim, [pv]) is not None
-            ):
+            if claim.spec.volume_name or (check_access_modes(claim, pv) and _fits(claim, pv)):
                 self._sync_claim(claim_key)
 
     def _sync_claim(self, key: tuple[str, str]) -> None:
@@ -431,16 +321,20 @@ class PersistentVolumes(Controller):
         if claim.spec.volume_name:
             self._sync_claim_for_volume(claim)
             return
-        cls = self.store.get("StorageClass", ("", claim_class(claim))) if claim_class(claim) else None
-        delayed = cls is not None and cls.volume_binding_mode == "WaitForFirstConsumer"
-        pv = find_best_match_for_claim(claim, self.store.objects(_PV).values(), delayed)
+        name = get_persistent_volume_claim_class(claim)
+        cls = self.store.get("StorageClass", ("", name)) if name else None
+        try:  # IsDelayBindingMode (the class lister: the claim's class), findBestMatchForClaim
+            delayed = is_delay_binding_mode(claim, {name: cls} if cls is not None else {})
+            pv = find_best_match_for_claim(claim, self.store.objects(_PV).values(), delayed)
+        except (VolumeError, QuantityError):
+            return  # the sync's error ("error finding PV for claim"): the next resync retries
         if pv is not None:
             self._bind(pv, claim)
             return
         if delayed and ANN_SELECTED_NODE not in claim.metadata.annotations:
             pods = self.store.in_namespace("Pod", claim.metadata.namespace)
             self._event(claim, "Normal", *_waiting_for_consumer(claim, pods), repeat=True)
-        elif claim_class(claim):
+        elif name:
             self._provision(claim, cls)
             return
         else:
@@ -514,7 +408,7 @@ class PersistentVolumes(Controller):
                 pv = self._volume_phase(pv, "Released")
             self._reclaim(pv)
         elif not claim.spec.volume_name:
-            if volume_mode_mismatch(claim, pv):
+            if check_volume_mode_mismatches(claim.spec, pv.spec):
                 msg = f'Cannot bind PersistentVolume to requested PersistentVolumeClaim "{claim.metadata.name}" due to incompatible volumeMode.'
                 self._event(pv, "Warning", "VolumeMismatch", msg)
                 msg = f'Cannot bind PersistentVolume "{pv.metadata.name}" to requested PersistentVolumeClaim due to incompatible volumeMode.'
@@ -559,7 +453,7 @@ class PersistentVolumes(Controller):
     def _bind(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
         """``bind``: the volume first (claimRef, then Bound), then the claim (volumeName and
         annotations, then Bound with the volume's capacity and access modes)."""
-        new, dirty = bind_volume_to_claim(pv, claim)
+        new, dirty = get_bind_volume_to_claim(pv, claim)
         if dirty:
             pv = self._update(new)
         pv = self._volume_phase(pv, "Bound")
@@ -597,7 +491,7 @@ class PersistentVolumes(Controller):
         provisioner picking the claim up."""
         md = claim.metadata
         if cls is None:
-            msg = f'storageclass.storage.k8s.io "{claim_class(claim)}" not found'
+            msg = f'storageclass.storage.k8s.io "{get_persistent_volume_claim_class(claim)}" not found'
             self._event(claim, "Warning", "ProvisioningFailed", msg, repeat=True)
             return
         prov = cls.provisioner
@@ -636,13 +530,13 @@ class PersistentVolumes(Controller):
         claim: PersistentVolumeClaim | None = self.store.get(_PVC, (namespace, name))
         if claim is None or claim.metadata.uid != uid or claim.spec.volume_name:
             return
-        cls: StorageClass | None = self.store.get("StorageClass", ("", claim_class(claim)))
+        cls: StorageClass | None = self.store.get("StorageClass", ("", get_persistent_volume_claim_class(claim)))
         if cls is None:
             return
         driver = MIGRATED_PROVISIONERS.get(cls.provisioner, cls.provisioner)
         node: Node | None = None
         selected = claim.metadata.annotations.get(ANN_SELECTED_NODE)
-        if cls.volume_binding_mode == "WaitForFirstConsumer":
+        if cls.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER:
             if selected is None:
                 return  # rescheduled meanwhile
             node = self.store.get("Node", ("", selected))
@@ -756,9 +650,9 @@ def provisioned_volume(
         spec=PersistentVolumeSpec(
             capacity={"storage": (claim.spec.resources.requests or {}).get("storage", "0")},
             access_modes=list(claim.spec.access_modes),
-            claim_ref=claim_ref(claim),
+            claim_ref=claim_reference(claim),
             persistent_volume_reclaim_policy=cls.reclaim_policy or "Delete",
-            storage_class_name=claim_class(claim),
+            storage_class_name=get_persistent_volume_claim_class(claim),
             mount_options=list(cls.mount_options),
             volume_mode=claim.spec.volume_mode or "Filesystem",
             node_affinity=provisioned_affinity(cls, node, topology_keys),
@@ -773,7 +667,7 @@ def claim_status(st: PersistentVolumeClaimStatus, phase: str, pv: PersistentVolu
     if pv is None:
         return replace(st, phase=phase, access_modes=[], capacity={})
     new = replace(st, phase=phase, access_modes=list(pv.spec.access_modes))
-    if st.phase != phase and ("storage" not in st.capacity or storage_of(st.capacity) != storage_of(pv.spec.capacity)):
+    if st.phase != phase and ("storage" not in st.capacity or _storage(st.capacity) != _storage(pv.spec.capacity)):
         new = replace(new, capacity=dict(pv.spec.capacity))
     return new
 
@@ -782,12 +676,29 @@ def _unsatisfied(pv: PersistentVolume, claim: PersistentVolumeClaim) -> str:
     """``checkVolumeSatisfyClaim``: why the requested volume does not fit the claim, or ""."""
     if pv.metadata.deletion_timestamp:
         return f'the volume is marked for deletion "{pv.metadata.name}"'
-    if storage_of(pv.spec.capacity) < storage_of(claim.spec.resources.requests):
-        return "requested PV is too small"
-    if volume_class(pv) != claim_class(claim):
+    if math.ceil(_storage(pv.spec.capacity)) < math.ceil(_storage(claim.spec.resources.requests)):
+        return "requested PV is too small"  # Quantity.Value(): whole bytes, rounded up
+    if get_persistent_volume_class(pv) != get_persistent_volume_claim_class(claim):
         return "storageClassName does not match"
-    if volume_mode_mismatch(claim, pv):
+    if check_volume_mode_mismatches(claim.spec, pv.spec):
         return "incompatible volumeMode"
     if not check_access_modes(claim, pv):
         return "incompatible accessMode"
     return ""
+
+
+def _storage(resources: Mapping[str, Any] | None) -> Fraction:
+    """:func:`storage_quantity`, 0 for a malformed quantity (the fake cluster stores objects
+    unvalidated; upstream's cannot hold one)."""
+    try:
+        return storage_quantity(resources)
+    except QuantityError:
+        return Fraction(0)
+
+
+def _fits(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
+    """The volume could serve the claim now (``FindMatchingVolume`` on it alone, no node)."""
+    try:
+        return find_matching_volume(claim, [pv], None, (), False) is not None
+    except (VolumeError, QuantityError):
+        return False
