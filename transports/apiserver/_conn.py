@@ -23,20 +23,17 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import h11
 
-from ._http import MAX_REQUEST_BODY_BYTES, HTTPError, Request, warning_header
+from ._http import MAX_REQUEST_BODY_BYTES, HTTPError, Reply, Request, warning_header
 from ._sockets import Socket
 from ._watch import WatchPlan
 
-if TYPE_CHECKING:
-    from ._server import APIServer
-
-__all__ = ["MAX_HEADER_BYTES", "Connection"]
+__all__ = ["MAX_HEADER_BYTES", "Connection", "Server"]
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -52,6 +49,16 @@ server's bounded backlog takes over), not after the kernel took megabytes of it.
 _CLOSED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
+class Server(Protocol):
+    """What a connection needs of its server (``_server.APIServer``): its timeouts, and the
+    answer to a request."""
+
+    read_header_timeout: float
+    idle_timeout: float
+
+    async def answer(self, req: Request) -> Reply | WatchPlan: ...
+
+
 class _TooLarge(Exception):
     """A request body over MAX_REQUEST_BODY_BYTES (read up to the drain's bounds)."""
 
@@ -59,7 +66,7 @@ class _TooLarge(Exception):
 class Connection:
     """One client connection of ``server``."""
 
-    def __init__(self, server: APIServer, stream: Socket) -> None:
+    def __init__(self, server: Server, stream: Socket) -> None:
         self.server = server
         self.stream = stream
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._registry import ResourceSpec
+    from ._resource import ResourceSpec
 
 __all__ = ["FieldLabels", "field_labels"]
 

@@ -16,7 +16,7 @@ import re
 import secrets
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -52,20 +52,28 @@ from ._params import (
     watch_timeout,
 )
 from ._patch import PatchError, apply_json_patch, json_merge_patch, strategic_merge_patch
-from ._registry import ResourceSpec, Subresource, find_resource
+from ._registry import find_resource
 from ._selectors import SelectorError, parse_field_selector, parse_label_selector
 from ._table import table
-from ._watch import WatchPlan, watch
+from ._watch import WatchPlan, WatchServer, watch
 from ._wire import labels_of, ns_name, private_copy, rv_of, uid_of
 
 if TYPE_CHECKING:
     from ._http import Request
-    from ._server import APIServer
+    from ._resource import ResourceSpec, Subresource
     from ._store import Store
 
-__all__ = ["handle", "offload"]
+__all__ = ["Server", "handle", "offload"]
 
 T = TypeVar("T")
+
+
+class Server(WatchServer, Protocol):
+    """What the handlers need of the server (``_server.APIServer``): what its watches need, and
+    the size of a request body past which it is decoded in a worker thread."""
+
+    offload_bytes: int
+
 
 # metadata a client cannot set on create
 _SYSTEM_FIELDS = (
@@ -89,7 +97,7 @@ _KEPT_ON_UPDATE = (
 
 
 async def handle(
-    server: APIServer,
+    server: Server,
     req: Request,
     spec: ResourceSpec,
     namespace: str | None,
@@ -124,7 +132,7 @@ async def handle(
     return reply
 
 
-async def offload(server: APIServer, size: int, fn: Callable[..., T], *args: Any) -> T:
+async def offload(server: Server, size: int, fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)``: CPU work on the request's own data (decoding, defaulting, validating its
     body), in a worker thread when the body is over the server's ``offload_bytes`` so that the
     other clients are answered meanwhile (and a signal is handled at once: the request is then
@@ -168,7 +176,7 @@ def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple
 
 
 async def handle_write(
-    server: APIServer,
+    server: Server,
     req: Request,
     spec: ResourceSpec,
     namespace: str | None,
@@ -255,7 +263,7 @@ def _body(req: Request, yaml_ok: bool = True) -> dict[str, Any]:
 
 
 def _get(
-    server: APIServer, spec: ResourceSpec, ns: str, name: str, q: dict[str, str], as_table: bool
+    server: Server, spec: ResourceSpec, ns: str, name: str, q: dict[str, str], as_table: bool
 ) -> Reply:
     obj = server.store.get(spec, ns, name)
     if obj is None:
@@ -317,7 +325,7 @@ def _matcher(spec: ResourceSpec, namespace: str | None, q: dict[str, str]) -> Ma
 
 
 def _list(
-    server: APIServer,
+    server: Server,
     spec: ResourceSpec,
     namespace: str | None,
     q: dict[str, str],
@@ -445,7 +453,7 @@ def _to_view(spec: ResourceSpec, reply: Reply) -> Reply:
 
 
 async def _create(
-    server: APIServer,
+    server: Server,
     spec: ResourceSpec,
     ns: str,
     body: dict[str, Any],
@@ -484,7 +492,7 @@ async def _create(
 
 
 async def _update(
-    server: APIServer,
+    server: Server,
     spec: ResourceSpec,
     ns: str,
     name: str,
@@ -508,7 +516,7 @@ async def _update(
 
 
 async def _replace(
-    server: APIServer,
+    server: Server,
     spec: ResourceSpec,
     ns: str,
     name: str,
@@ -574,7 +582,7 @@ async def _replace(
 
 
 async def _patch(
-    server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str, sub: str
+    server: Server, req: Request, spec: ResourceSpec, ns: str, name: str, sub: str
 ) -> Reply:
     ctype = req.headers.get("content-type", "").split(";")[0].strip()
     check_patch_options(req.query, ctype == "application/apply-patch+yaml")
@@ -648,7 +656,7 @@ def _patched(
 
 
 async def _subresource_view(
-    server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str, sub: Subresource
+    server: Server, req: Request, spec: ResourceSpec, ns: str, name: str, sub: Subresource
 ) -> Reply:
     """GET, PUT or PATCH of a subresource that is another form of its object (a Scale): a
     write is laid over the object, which is then updated as by a PUT of the resource."""
@@ -692,7 +700,7 @@ async def _subresource_view(
     return json_reply(view.read(spec, json.loads(reply.body)))
 
 
-async def _delete(server: APIServer, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
+async def _delete(server: Server, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
     store, backend = server.store, spec.backend
     assert backend is not None
     opts: dict[str, Any] = _body(req, yaml_ok=False) if req.body else {}

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
-
-if TYPE_CHECKING:
-    from ._registry import ResourceSpec
 
 __all__ = [
     "MAX_REQUEST_BODY_BYTES",
     "HTTPError",
+    "Resource",
     "check_path_segment",
     "already_exists",
     "Reply",
@@ -41,6 +39,19 @@ def check_path_segment(what: str, segment: str) -> None:
         errs = [f"may not contain '{c}'" for c in ("/", "%") if c in segment]
     if errs:
         raise bad_request(f"{what}: Invalid value: {msgspec.json.encode(segment).decode()}: {errs[0]}")
+
+
+class Resource(Protocol):
+    """What an API error names of a resource (a row of the registry, ``ResourceSpec``)."""
+
+    @property
+    def group(self) -> str: ...
+    @property
+    def plural(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def qualified(self) -> str: ...
 
 
 @dataclass
@@ -89,7 +100,7 @@ class HTTPError(Exception):
         return msgspec.json.encode(status)
 
 
-def details(spec: ResourceSpec, name: str) -> dict[str, Any]:
+def details(spec: Resource, name: str) -> dict[str, Any]:
     d: dict[str, Any] = {"name": name, "kind": spec.plural}
     if spec.group:
         d["group"] = spec.group
@@ -106,21 +117,21 @@ def method_not_allowed() -> HTTPError:
     )
 
 
-def not_found(spec: ResourceSpec, name: str) -> HTTPError:
+def not_found(spec: Resource, name: str) -> HTTPError:
     return HTTPError(404, "NotFound", f'{spec.qualified} "{name}" not found', details(spec, name))
 
 
-def already_exists(spec: ResourceSpec, name: str) -> HTTPError:
+def already_exists(spec: Resource, name: str) -> HTTPError:
     return HTTPError(
         409, "AlreadyExists", f'{spec.qualified} "{name}" already exists', details(spec, name)
     )
 
 
-def conflict(spec: ResourceSpec, name: str, message: str) -> HTTPError:
+def conflict(spec: Resource, name: str, message: str) -> HTTPError:
     return HTTPError(409, "Conflict", message, details(spec, name))
 
 
-def invalid(spec: ResourceSpec, name: str, fld: str, message: str) -> HTTPError:
+def invalid(spec: Resource, name: str, fld: str, message: str) -> HTTPError:
     d = details(spec, name)
     d["kind"] = spec.kind
     d["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": fld}]
@@ -132,7 +143,7 @@ def bad_request(message: str) -> HTTPError:
 
 
 def success(
-    spec: ResourceSpec | None = None, name: str = "", uid: str = "", code: int = 200
+    spec: Resource | None = None, name: str = "", uid: str = "", code: int = 200
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "kind": "Status",

@@ -5,20 +5,19 @@
   ``binding`` subresource (and the ``bindings`` resource) bind through the FakeCluster.
 - Namespace: created with the ``kubernetes.io/metadata.name`` label, the ``kubernetes``
   finalizer and phase Active; the system namespaces exist from the start, and a namespace any
-  cluster object lives in is created with it; DELETE removes what lives in it, never
-  default/kube-system/kube-public.
+  cluster object lives in is created with it (by the store, ``_store.ensure_namespace``);
+  DELETE removes what lives in it, never default/kube-system/kube-public.
 - Deployment, ReplicaSet, StatefulSet, ReplicationController: the ``scale`` subresource, an
   autoscaling/v1 Scale of ``spec.replicas`` (a write of it updates the object).
 - Event: events.k8s.io/v1 is stored, core/v1 is a view of it (converted both ways, as the API
-  server converts between them); a new Event is also recorded in the cluster, and the Events
-  the cluster records itself (its controllers', or a scheduler's sent to the FakeCluster) are
-  stored as client-go's core/v1 recorder writes them.
+  server converts between them: ``_events``); a new Event is also recorded in the cluster, and
+  the Events the cluster records itself (its controllers', or a scheduler's sent to the
+  FakeCluster) are stored as client-go's core/v1 recorder writes them.
 """
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -39,25 +38,21 @@ from ._http import (
 )
 from ._params import FieldError, meta_invalid, not_supported
 from ._selectors import label_selector_string
+from ._store import new_namespace
 from ._wire import ns_name
 
 if TYPE_CHECKING:
-    from kubesched.transports.fake import EventRecord
-
-    from ._registry import ResourceSpec
+    from ._resource import PostHook, ResourceSpec
     from ._store import Store
 
 __all__ = [
     "SYSTEM_NAMESPACES",
     "bind",
+    "binder",
     "check_pod_update",
-    "core_event",
     "create_namespace",
     "delete_namespace",
     "delete_pod",
-    "ensure_namespace",
-    "event_from_core",
-    "event_to_core",
     "kubelet_ready",
     "label_namespace",
     "record_event",
@@ -152,13 +147,27 @@ async def delete_pod(
     return Reply(200, spec.encode(current if current is not None else old))
 
 
-async def bind(store: Store, spec: ResourceSpec, ns: str, name: str, body: dict[str, Any]) -> Reply:
-    """POST pods/<name>/binding, or bindings (the name in the body)."""
-    from ._registry import find_resource
+Find = Callable[[str, str, str], "ResourceSpec | None"]
+"""The registry's lookup of a row by (group, version, resource)."""
 
-    pods = find_resource("", "v1", "pods")
+
+def binder(find: Find) -> PostHook:
+    """The POST hook of pods/<name>/binding and of bindings: :func:`bind`, with ``find`` for
+    the pods and bindings rows its errors name."""
+
+    async def hook(
+        store: Store, spec: ResourceSpec, ns: str, name: str, body: dict[str, Any]
+    ) -> Reply:
+        return await bind(store, ns, name, body, find)
+
+    return hook
+
+
+async def bind(store: Store, ns: str, name: str, body: dict[str, Any], find: Find) -> Reply:
+    """POST pods/<name>/binding, or bindings (the name in the body)."""
+    pods = find("", "v1", "pods")
     assert pods is not None
-    binding_res = find_resource("", "v1", "bindings")
+    binding_res = find("", "v1", "bindings")
     assert binding_res is not None
     meta = body.get("metadata") or {}
     if name and meta.get("name") and meta["name"] != name:
@@ -321,26 +330,6 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
-def new_namespace(store: Store, name: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    meta = dict(meta or {})
-    meta.update(name=name, uid=str(uuid.uuid4()), creationTimestamp=store.cluster.timestamp())
-    meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": name}
-    meta.pop("namespace", None)
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": meta,
-        "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
-    }
-
-
-def ensure_namespace(store: Store, name: str) -> None:
-    if ("", name) in store.objects["Namespace"]:
-        return
-    store.put("Namespace", new_namespace(store, name), "ADDED")
-
-
 def create_namespace(store: Store, body: dict[str, Any]) -> dict[str, Any]:
     """The namespace strategy's PrepareForCreate: phase Active, the ``kubernetes`` finalizer
     added to those sent."""
@@ -395,103 +384,6 @@ async def delete_namespace(
 
 
 # --- Event -------------------------------------------------------------------------------------
-
-
-def _set(out: dict[str, Any], key: str, value: Any) -> None:
-    """A field with ``omitempty``: written only when set."""
-    if value not in (None, "", 0, {}):
-        out[key] = value
-
-
-def event_to_core(e: dict[str, Any]) -> dict[str, Any]:
-    """events.k8s.io/v1 Event → core/v1 Event, as the API server converts between them
-    (Convert_v1_Event_To_core_Event: the deprecated fields are the core ones, nothing is
-    derived from ``eventTime`` or ``series``) and as Go writes it: ``source``, the two
-    timestamps, ``eventTime`` and the reporting fields always, null or empty when unset."""
-    out: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": e.get("metadata", {}),
-        "involvedObject": e.get("regarding") or {},
-    }
-    _set(out, "reason", e.get("reason"))
-    _set(out, "message", e.get("note"))
-    out["source"] = e.get("deprecatedSource") or {}
-    out["firstTimestamp"] = e.get("deprecatedFirstTimestamp") or None
-    out["lastTimestamp"] = e.get("deprecatedLastTimestamp") or None
-    _set(out, "count", e.get("deprecatedCount"))
-    _set(out, "type", e.get("type"))
-    out["eventTime"] = e.get("eventTime") or None
-    _set(out, "series", e.get("series"))
-    _set(out, "action", e.get("action"))
-    _set(out, "related", e.get("related"))
-    out["reportingComponent"] = e.get("reportingController") or ""
-    out["reportingInstance"] = e.get("reportingInstance") or ""
-    return out
-
-
-def event_from_core(e: dict[str, Any]) -> dict[str, Any]:
-    """core/v1 Event → events.k8s.io/v1 Event (Convert_core_Event_To_v1_Event), as Go writes
-    it: ``eventTime``, ``regarding``, ``deprecatedSource`` and the deprecated timestamps
-    always."""
-    out: dict[str, Any] = {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": e.get("metadata", {}),
-        "eventTime": e.get("eventTime") or None,
-    }
-    _set(out, "series", e.get("series"))
-    _set(
-        out,
-        "reportingController",
-        e.get("reportingComponent") or (e.get("source") or {}).get("component"),
-    )
-    _set(out, "reportingInstance", e.get("reportingInstance"))
-    _set(out, "action", e.get("action"))
-    _set(out, "reason", e.get("reason"))
-    out["regarding"] = e.get("involvedObject") or {}
-    _set(out, "related", e.get("related"))
-    _set(out, "note", e.get("message"))
-    _set(out, "type", e.get("type"))
-    out["deprecatedSource"] = e.get("source") or {}
-    out["deprecatedFirstTimestamp"] = e.get("firstTimestamp") or None
-    out["deprecatedLastTimestamp"] = e.get("lastTimestamp") or None
-    _set(out, "deprecatedCount", e.get("count"))
-    return out
-
-
-def core_event(store: Store, record: EventRecord) -> dict[str, Any]:
-    """An Event the cluster recorded (a controller's, or a scheduler's sent straight to the
-    FakeCluster) as client-go's core/v1 recorder (``tools/record``) writes it: named
-    ``<object>.<unix nanoseconds in hex>``, first and last seen at its time, count 1, its
-    component as ``source`` and as ``reportingComponent``."""
-    ref = msgspec.to_builtins(record.regarding) if record.regarding is not None else {}
-    namespace = ref.get("namespace") or "default"
-    at = datetime.fromisoformat(
-        (record.timestamp or store.cluster.timestamp()).replace("Z", "+00:00")
-    )
-    nanos = int(at.timestamp()) * 10**9 + at.microsecond * 1000
-    seen = at.strftime("%Y-%m-%dT%H:%M:%SZ")  # a metav1.Time: whole seconds
-    out: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {
-            "name": f"{ref.get('name') or record.object.rsplit('/', 1)[-1]}.{nanos:x}",
-            "namespace": namespace,
-        },
-        "involvedObject": ref,
-    }
-    _set(out, "reason", record.reason)
-    _set(out, "message", record.message)
-    out["source"] = {"component": record.source} if record.source else {}
-    out["firstTimestamp"] = seen
-    out["lastTimestamp"] = seen
-    out["count"] = 1
-    _set(out, "type", record.type)
-    out["eventTime"] = None
-    out["reportingComponent"] = record.source
-    out["reportingInstance"] = ""
-    return out
 
 
 async def record_event(store: Store, spec: ResourceSpec, name: str, body: Any) -> None:

@@ -53,11 +53,11 @@ from ._http import (
     method_not_allowed,
     no_such_path,
 )
-from ._kinds import SYSTEM_NAMESPACES, ensure_namespace
+from ._kinds import SYSTEM_NAMESPACES
 from ._memory import Trimmer
 from ._registry import GROUPS, RESOURCES, find_resource, group_exists
 from ._sockets import Socket, accept_loop, listen
-from ._store import Store
+from ._store import Store, ensure_namespace
 from ._watch import WatchPlan
 
 __all__ = ["APIServer"]

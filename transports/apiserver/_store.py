@@ -18,7 +18,11 @@ Each row of the registry names its backend:
 Every change of either lands in ``history`` (bounded, in resourceVersion order) and is offered to
 the HTTP watchers of its store (encoded once for all of them, ``_fanout``).  The Events the cluster records itself (``FakeCluster.events``:
 its controllers', a scheduler's sent to the FakeCluster) join the generic store's Events as they
-are drained, as a core/v1 recorder would have written them.
+are drained, as a core/v1 recorder would have written them (``_events``), and the namespace a
+cluster object lives in is created with it (``ensure_namespace``).
+
+The store knows a row of the registry only as a :class:`Row` (what it reads of one): the
+registry's rows name the store's backends, never the other way round.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 from msgspec.structs import replace
@@ -38,19 +42,52 @@ from kubesched._errors import ConfigError, ConflictError, NotFoundError, Unavail
 from kubesched._objects import KINDS, convert
 from kubesched.transports.fake import FakeCluster
 
-from . import _kinds
+from ._events import core_event, event_from_core
 from ._fanout import LineCache, Lines, Watcher
-from ._http import HTTPError, already_exists, bad_request, conflict, details, invalid, not_found
+from ._http import (
+    HTTPError,
+    Resource,
+    already_exists,
+    bad_request,
+    conflict,
+    details,
+    invalid,
+    not_found,
+)
 from ._wire import builtins, ns_name, overlay, private_copy, rv_of, uid_of, with_rv
 
-if TYPE_CHECKING:
-    from ._registry import ResourceSpec
-
-__all__ = ["CLUSTER", "OBJECTS", "Backend", "Change", "Decoded", "Store", "Watcher"]
+__all__ = [
+    "CLUSTER",
+    "OBJECTS",
+    "Backend",
+    "Change",
+    "Decoded",
+    "Row",
+    "Store",
+    "Watcher",
+    "ensure_namespace",
+    "new_namespace",
+]
 
 log = logging.getLogger("kubesched.apiserver")
 
 Validate = Callable[[Any, str], None]
+
+
+class Row(Resource, Protocol):
+    """What the store and its backends read of a row of the registry
+    (``_resource.ResourceSpec``)."""
+
+    @property
+    def version(self) -> str: ...
+    @property
+    def namespaced(self) -> bool: ...
+    @property
+    def store(self) -> str: ...
+    @property
+    def backend(self) -> Backend | None: ...
+    @property
+    def defaults(self) -> Callable[[dict[str, Any]], None] | None: ...
 
 
 @dataclass(slots=True)
@@ -68,7 +105,7 @@ class Store:
     def __init__(
         self,
         cluster: FakeCluster,
-        specs: Iterable[ResourceSpec],
+        specs: Iterable[Row],
         *,
         history_size: int,
         validate: Validate,
@@ -116,7 +153,7 @@ class Store:
 
     # --- reads -----------------------------------------------------------------------------
 
-    def list(self, spec: ResourceSpec, namespace: str | None) -> list[Any]:
+    def list(self, spec: Row, namespace: str | None) -> list[Any]:
         """The row's objects (in ``namespace`` unless None), by (namespace, name)."""
         assert spec.backend is not None
         objs = spec.backend.list(self, spec)
@@ -124,7 +161,7 @@ class Store:
             objs = [o for o in objs if ns_name(o)[0] == namespace]
         return sorted(objs, key=ns_name)
 
-    def get(self, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+    def get(self, spec: Row, namespace: str, name: str) -> Any | None:
         assert spec.backend is not None
         return spec.backend.get(self, spec, namespace, name)
 
@@ -176,7 +213,7 @@ class Store:
         for objs in self.wired.values():
             for ns, _ in objs:
                 if ns:
-                    _kinds.ensure_namespace(self, ns)
+                    ensure_namespace(self, ns)
 
     def _wire(
         self, store: str, key: tuple[str, str], obj: Any, prev: dict[str, Any] | None
@@ -244,7 +281,7 @@ class Store:
         while (ev := watch.get_nowait()) is not None:
             self._on_cluster_event(ev)
         while self.pending_namespaces:
-            _kinds.ensure_namespace(self, self.pending_namespaces.pop())
+            ensure_namespace(self, self.pending_namespaces.pop())
         self._take_events()
 
     def _take_events(self) -> None:
@@ -262,7 +299,7 @@ class Store:
             if i in self.posted_events:
                 self.posted_events.discard(i)
                 continue
-            core = _kinds.core_event(self, records[i])
+            core = core_event(records[i], self.cluster.timestamp)
             ref = core["involvedObject"]
             similar = (
                 core["source"].get("component"),
@@ -279,14 +316,14 @@ class Store:
                 again["deprecatedLastTimestamp"] = core["lastTimestamp"]
                 self.put("Event", again, "MODIFIED")
                 continue
-            event = _kinds.event_from_core(core)
+            event = event_from_core(core)
             meta = event["metadata"]
             while (meta["namespace"], meta["name"]) in self.objects["Event"]:
                 # the same nanosecond (a virtual clock): the next one, as a later call would get
                 stem, _, nanos = meta["name"].rpartition(".")
                 meta["name"] = f"{stem}.{int(nanos, 16) + 1:x}"
             meta.update(uid=str(uuid.uuid4()), creationTimestamp=self.cluster.timestamp())
-            _kinds.ensure_namespace(self, meta["namespace"])
+            ensure_namespace(self, meta["namespace"])
             self.recorded_events[similar] = (meta["namespace"], meta["name"])
             self.put("Event", event, "ADDED")
 
@@ -329,7 +366,7 @@ class Store:
         self.history.clear()
         self.floor = max(self.floor, self.last_rv, int(self.cluster.resource_version))
 
-    async def call(self, spec: ResourceSpec, name: str, call: Awaitable[None]) -> None:
+    async def call(self, spec: Row, name: str, call: Awaitable[None]) -> None:
         """Await a FakeCluster verb; its typed errors become API errors."""
         try:
             await call
@@ -343,6 +380,33 @@ class Store:
             self.drain()
 
 
+# --- namespaces -------------------------------------------------------------------------------
+
+
+def new_namespace(store: Store, name: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Namespace as the API server creates it: labelled with its name, the ``kubernetes``
+    finalizer, phase Active (``meta``: the metadata a client sent)."""
+    meta = dict(meta or {})
+    meta.update(name=name, uid=str(uuid.uuid4()), creationTimestamp=store.cluster.timestamp())
+    meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": name}
+    meta.pop("namespace", None)
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": meta,
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def ensure_namespace(store: Store, name: str) -> None:
+    """The namespace ``name`` exists (created if not): a system one, or one a cluster object
+    lives in."""
+    if ("", name) in store.objects["Namespace"]:
+        return
+    store.put("Namespace", new_namespace(store, name), "ADDED")
+
+
 # --- backends ----------------------------------------------------------------------------------
 
 
@@ -350,17 +414,17 @@ class Backend:
     """How a row's objects are held: read, decoded from and encoded to wire form, written.
     Writes raise the API errors of a failed write (404, 409, 403 from admission)."""
 
-    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+    def list(self, store: Store, spec: Row) -> list[Any]:
         raise NotImplementedError
 
-    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+    def get(self, store: Store, spec: Row, namespace: str, name: str) -> Any | None:
         raise NotImplementedError
 
     def encode(self, obj: Any) -> dict[str, Any]:
         """The stored object in wire form."""
         raise NotImplementedError
 
-    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+    def decode(self, store: Store, spec: Row, body: dict[str, Any]) -> Any:
         """A request's object (wire form, already checked and completed) as it is stored."""
         raise NotImplementedError
 
@@ -368,18 +432,18 @@ class Backend:
         """Complete a new object before it is decoded (unless the row has its own hook)."""
         return body
 
-    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+    def create(self, store: Store, spec: Row, obj: Any) -> Any:
         raise NotImplementedError
 
-    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+    def update(self, store: Store, spec: Row, name: str, obj: Any) -> Any:
         raise NotImplementedError
 
-    def update_status(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+    def update_status(self, store: Store, spec: Row, name: str, obj: Any) -> Any:
         """A write of the status subresource: ``obj`` differs from the stored object in its
         status only."""
         return self.update(store, spec, name, obj)
 
-    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+    def delete(self, store: Store, spec: Row, namespace: str, name: str) -> None:
         raise NotImplementedError
 
 
@@ -400,11 +464,11 @@ class ClusterBackend(Backend):
     """The FakeCluster's kinds: kubesched's Structs, validated like admission does; read in the
     wire form the store keeps of them."""
 
-    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+    def list(self, store: Store, spec: Row) -> list[Any]:
         store.drain()
         return list(store.wired[spec.store].values())
 
-    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+    def get(self, store: Store, spec: Row, namespace: str, name: str) -> Any | None:
         store.drain()
         return store.wired[spec.store].get((namespace if spec.namespaced else "", name))
 
@@ -413,7 +477,7 @@ class ClusterBackend(Backend):
             return overlay(obj.wire, obj.obj)
         return obj  # type: ignore[no-any-return]
 
-    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+    def decode(self, store: Store, spec: Row, body: dict[str, Any]) -> Any:
         name = (body.get("metadata") or {}).get("name", "")
         try:
             obj = convert(body, _STRUCTS[spec.store])
@@ -427,18 +491,18 @@ class ClusterBackend(Backend):
             raise invalid(spec, name, e.field, e.message) from None
         return Decoded(body, obj)
 
-    def _written(self, store: Store, spec: ResourceSpec, new: Decoded) -> tuple[str, str, str]:
+    def _written(self, store: Store, spec: Row, new: Decoded) -> tuple[str, str, str]:
         ns, name = ns_name(new.obj)
         key = (spec.store, (ns or "default") if spec.namespaced else "", name)
         store.incoming[key] = new.wire
         return key
 
-    def _stored(self, store: Store, spec: ResourceSpec, key: tuple[str, str, str]) -> Any:
+    def _stored(self, store: Store, spec: Row, key: tuple[str, str, str]) -> Any:
         store.drain()
         store.incoming.pop(key, None)
         return store.wired[spec.store][key[1:]]
 
-    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+    def create(self, store: Store, spec: Row, obj: Any) -> Any:
         name = ns_name(obj.obj)[1]
         key = self._written(store, spec, obj)
         try:
@@ -457,7 +521,7 @@ class ClusterBackend(Backend):
             store.incoming.pop(key, None)
         return self._stored(store, spec, key)
 
-    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+    def update(self, store: Store, spec: Row, name: str, obj: Any) -> Any:
         key = self._written(store, spec, obj)
         try:
             store.cluster.update(obj.obj)
@@ -470,7 +534,7 @@ class ClusterBackend(Backend):
             store.incoming.pop(key, None)
         return self._stored(store, spec, key)
 
-    def update_status(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+    def update_status(self, store: Store, spec: Row, name: str, obj: Any) -> Any:
         """The cluster's object keeps its own spec: the wire form's defaults that its Struct
         lacks (an object from a scenario file) are no spec change (no new generation)."""
         current = store.cluster.get(spec.store, *ns_name(obj.obj))
@@ -478,7 +542,7 @@ class ClusterBackend(Backend):
             obj = Decoded(obj.wire, replace(obj.obj, spec=current.spec))
         return self.update(store, spec, name, obj)
 
-    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+    def delete(self, store: Store, spec: Row, namespace: str, name: str) -> None:
         try:
             store.cluster.delete_object(spec.store, namespace, name)
         except NotFoundError:
@@ -489,29 +553,29 @@ class ClusterBackend(Backend):
 class ObjectsBackend(Backend):
     """The generic object store: plain dicts, kept as written."""
 
-    def list(self, store: Store, spec: ResourceSpec) -> list[Any]:
+    def list(self, store: Store, spec: Row) -> list[Any]:
         return list(store.objects[spec.store].values())
 
-    def get(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> Any | None:
+    def get(self, store: Store, spec: Row, namespace: str, name: str) -> Any | None:
         return store.objects[spec.store].get((namespace if spec.namespaced else "", name))
 
     def encode(self, obj: Any) -> dict[str, Any]:
         return obj  # type: ignore[no-any-return]
 
-    def decode(self, store: Store, spec: ResourceSpec, body: dict[str, Any]) -> Any:
+    def decode(self, store: Store, spec: Row, body: dict[str, Any]) -> Any:
         return body
 
     def prepare_create(self, store: Store, body: dict[str, Any]) -> dict[str, Any]:
         body["metadata"]["creationTimestamp"] = store.cluster.timestamp()
         return body
 
-    def create(self, store: Store, spec: ResourceSpec, obj: Any) -> Any:
+    def create(self, store: Store, spec: Row, obj: Any) -> Any:
         return store.put(spec.store, obj, "ADDED")
 
-    def update(self, store: Store, spec: ResourceSpec, name: str, obj: Any) -> Any:
+    def update(self, store: Store, spec: Row, name: str, obj: Any) -> Any:
         return store.put(spec.store, obj, "MODIFIED")
 
-    def delete(self, store: Store, spec: ResourceSpec, namespace: str, name: str) -> None:
+    def delete(self, store: Store, spec: Row, namespace: str, name: str) -> None:
         store.remove(spec.store, (namespace, name))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -33,10 +33,10 @@ from ._table import table
 from ._wire import ns_name, rv_of, with_rv
 
 if TYPE_CHECKING:
-    from ._registry import ResourceSpec
-    from ._server import APIServer
+    from ._resource import ResourceSpec
+    from ._store import Store
 
-__all__ = ["Abort", "WatchPlan", "event_line", "watch"]
+__all__ = ["Abort", "WatchPlan", "WatchServer", "event_line", "watch"]
 
 Write = Callable[[bytes | memoryview], Awaitable[None]]
 Matcher = Callable[[Any], bool]
@@ -47,12 +47,26 @@ FORCED_END_SECONDS = 1.0
 """How long the end of the stream of a watch closed for not keeping up may take to write."""
 
 
+class WatchServer(Protocol):
+    """What a watch needs of its server (``_server.APIServer``): the store, and the settings of
+    its watches."""
+
+    store: Store
+    bookmark_interval: float
+    """The seconds between BOOKMARK events."""
+    watch_timeout: float
+    """The seconds of a watch that asks for no ``timeoutSeconds``."""
+    watch_backlog_events: int
+    watch_backlog_bytes: int
+    """The bounds of a watch's backlog: past either, it is closed for not keeping up."""
+
+
 class Abort(Exception):
     """End a watch by closing its connection (a dropped watch)."""
 
 
 def event_line(
-    server: APIServer, spec: ResourceSpec, type_: str, obj: Any, as_table: bool, include: str
+    server: WatchServer, spec: ResourceSpec, type_: str, obj: Any, as_table: bool, include: str
 ) -> bytes:
     if as_table:
         body = msgspec.json.encode(
@@ -63,7 +77,7 @@ def event_line(
     return b'{"type":"' + type_.encode() + b'","object":' + body + b"}\n"
 
 
-def bookmark_line(server: APIServer, spec: ResourceSpec, *, initial_end: bool = False) -> bytes:
+def bookmark_line(server: WatchServer, spec: ResourceSpec, *, initial_end: bool = False) -> bytes:
     meta: dict[str, Any] = {"resourceVersion": str(server.store.last_rv), "creationTimestamp": None}
     if initial_end:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
@@ -75,7 +89,7 @@ def bookmark_line(server: APIServer, spec: ResourceSpec, *, initial_end: bool = 
 class WatchPlan:
     """What one HTTP watch streams: initial events, then its watcher's backlog."""
 
-    server: APIServer
+    server: WatchServer
     spec: ResourceSpec
     matches: Matcher | None
     selective: bool
@@ -221,7 +235,7 @@ class WatchPlan:
 
 
 def watch(
-    server: APIServer,
+    server: WatchServer,
     spec: ResourceSpec,
     namespace: str | None,
     q: dict[str, str],
