@@ -196,12 +196,14 @@ class NodeAffinity:
         compiled = self._compiled_by_id.get(id(required))
         at = nodes.snapshot_rows()
         if compiled is None or compiled.required is not required or at is None:
-            return required.match_batch(nodes)
+            plain: np.ndarray = required.match_batch(nodes)
+            return plain
         snap, rows = at
         generation = (id(snap), snap.tree_generation)
         if compiled.generation != generation:
             compiled.generation, compiled.mask = generation, None
-            return required.match_batch(nodes)  # the first time: this batch only
+            first: np.ndarray = required.match_batch(nodes)  # the first time: this batch only
+            return first
         if compiled.mask is None:
             compiled.mask = required.match_batch(NodeBatch(snapshot=snap, indices=np.arange(len(snap))))
         mask: np.ndarray = compiled.mask[rows]

@@ -15,6 +15,7 @@ from kubesched.framework import Status, hookimpl
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
+    RowScores,
     allocatable_requested,
     balanced_fast,
     balanced_resource_scorer,
@@ -38,6 +39,7 @@ class BalancedAllocation:
         self.handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
+        self._row_scores = RowScores(self._names, True, balanced_fast)
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
@@ -55,6 +57,9 @@ class BalancedAllocation:
             reqs = pod_resource_request_list(pod, self.resources, True)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
+        known = self._row_scores.scores(nodes, reqs)
+        if known is not None:
+            return known
         fast = cpu_memory_columns(nodes, self._names, reqs, True)
         if fast is not None:
             out = balanced_fast(*fast)

@@ -46,6 +46,7 @@ from ._args import (
     parse_fit_args,
 )
 from ._resource_allocation import (
+    RowScores,
     Scorer,
     allocatable_requested,
     cpu_memory_columns,
@@ -203,6 +204,9 @@ class Fit:
         self.strategy = ss.type
         self.resources = ss.resources
         self._resource_names = tuple(r.name for r in ss.resources)
+        self._row_scores = RowScores(
+            self._resource_names, False, lambda req, alloc: least_requested_fast(self.resources, req, alloc)
+        )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)
         elif ss.type == MOST_ALLOCATED:
@@ -386,6 +390,9 @@ class Fit:
         if pod_reqs is None:  # PreScore disabled
             pod_reqs = pod_resource_request_list(pod, self.resources, False)
         if self.strategy == LEAST_ALLOCATED:
+            known = self._row_scores.scores(nodes, pod_reqs)
+            if known is not None:
+                return known
             fast = cpu_memory_columns(nodes, self._resource_names, pod_reqs, False)
             if fast is not None:
                 return least_requested_fast(self.resources, *fast)

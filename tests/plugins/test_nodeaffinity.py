@@ -247,3 +247,32 @@ def test_node_change_hint() -> None:
     assert ev.hint(p, None, other) == 0
     assert ev.hint(p, other, match) == 1
     assert ev.hint(p, match, match) == 0
+
+
+def test_filter_over_a_snapshot_follows_node_label_changes() -> None:
+    """Pods with the same required affinity share one parsed selector and, from the second,
+    a mask over the snapshot's nodes; a node's label change (a new node set) is seen."""
+    from kubesched._cache import Cache, Snapshot
+
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(make_node(f"n{i}").label("zone", "a" if i % 2 else "b").obj())
+    snap = Snapshot()
+    snap.update(cache)
+    plugin = nodeaffinity.new(None, None)
+
+    def rejected(name: str) -> list[int]:
+        p = make_pod(name).node_affinity_in("zone", ["a"]).obj()
+        state = CycleState()
+        assert plugin.kubesched_pre_filter(state, p, snap.node_infos) is None
+        batch = NodeBatch(snapshot=snap, indices=np.array([0, 2, 3, 5], dtype=np.int64))
+        return sorted((plugin.kubesched_filter(state, p, batch) or {}).keys())
+
+    names = [snap.names[i] for i in (0, 2, 3, 5)]
+    want = [i for i, n in enumerate(names) if int(n[1:]) % 2 == 0]
+    assert rejected("p1") == rejected("p2") == rejected("p3") == want
+    cache.update_node(make_node("n0").label("zone", "a").obj())  # n0 now matches
+    snap.update(cache)
+    names = [snap.names[i] for i in (0, 2, 3, 5)]
+    want = [i for i, n in enumerate(names) if int(n[1:]) % 2 == 0 and n != "n0"]
+    assert rejected("p4") == rejected("p5") == want

@@ -87,3 +87,51 @@ def test_default_resources() -> None:
     plugin = new_balanced_allocation({"resources": [{"name": "cpu", "weight": 0}]}, None)
     assert [(r.name, r.weight) for r in plugin.resources] == [("cpu", 1)]
     assert [(r.name, r.weight) for r in new_balanced_allocation(None, None).resources] == [("cpu", 1), ("memory", 1)]
+
+
+@pytest.mark.parametrize("which", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"])
+def test_scores_kept_per_snapshot_row_follow_every_change(which: str) -> None:
+    """The scores a plugin keeps per snapshot row for a pod request it has seen (the pods of
+    one template) are the batch's own scores after every change: pods bound and removed on
+    the nodes (their rows recounted), a node added (a new node set)."""
+    import random
+
+    import numpy as np
+
+    from kubesched._cache import Cache, Snapshot
+    from kubesched.plugins.noderesources import new_fit
+
+    def plugin() -> Any:
+        return new_fit(None, None) if which == "NodeResourcesFit" else new_balanced_allocation(None, None)
+
+    rng = random.Random(7)
+    cache = Cache()
+    names = [f"n{i}" for i in range(30)]
+    for i, name in enumerate(names):
+        cache.add_node(make_node(name).capacity(cpu=str(2 + i % 5), memory=f"{4 + i % 3}Gi", pods="110").obj())
+    snap = Snapshot()
+    kept = plugin()
+    incoming = [make_pod("a").req(cpu="300m", memory="1Gi").obj(), make_pod("b").req(cpu="1", memory="200Mi").obj()]
+    bound: list[str] = []
+    for step in range(80):
+        if step == 40:
+            names.append("late")
+            cache.add_node(make_node("late").capacity(cpu="3", memory="5Gi", pods="110").obj())
+        elif bound and rng.random() < 0.3:
+            cache.remove_pod(bound.pop(rng.randrange(len(bound))))
+        else:
+            cpu, mem = rng.randint(1, 900), rng.randint(1, 900)
+            p = make_pod(f"p{step}").req(cpu=f"{cpu}m", memory=f"{mem}Mi").node(rng.choice(names)).obj()
+            cache.add_pod(p)
+            bound.append(p.metadata.uid)
+        snap.update(cache)
+        pod = incoming[step % 2]
+        rows = np.array(sorted(rng.sample(range(len(snap)), 12)), dtype=np.int64)
+        got, want = [], []
+        for p, out in ((kept, got), (plugin(), want)):  # a new plugin: the batch's own scores
+            batch = NodeBatch(snapshot=snap, indices=rows)
+            state = CycleState()
+            p.kubesched_pre_score(state, pod, batch)
+            out.extend(p.kubesched_score(state, pod, batch).tolist())
+        assert got == want, step
+    assert any(e.scores is not None for e in kept._row_scores._entries.values())  # the kept path ran

@@ -506,3 +506,30 @@ def test_cycle_state_errors_read_as_upstream() -> None:
     with pytest.raises(ValueError) as raised:
         InterPodAffinity().kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
     assert str(raised.value) == 'failed to read "PreScoreInterPodAffinity" from cycleState: not found'
+
+
+def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
+    """LeastAllocated and BalancedAllocation over cpu and memory take a float path (exact below
+    EXACT_LIMIT): the same scores as the integer arithmetic, on random nodes up to the limit."""
+    from kubesched.plugins.noderesources._resource_allocation import (
+        EXACT_LIMIT,
+        balanced_fast,
+        balanced_resource_scorer,
+        least_requested_fast,
+        least_resource_scorer,
+    )
+
+    rng = np.random.default_rng(1)
+    for trial in range(400):
+        k, n = int(rng.integers(1, 3)), int(rng.integers(1, 40))
+        top = [10, 4000, 2**35, EXACT_LIMIT - 1][trial % 4]
+        alloc = rng.integers(1, top + 1, size=(k, n), dtype=np.int64)
+        req = rng.integers(0, 2 * top + 2, size=(k, n), dtype=np.int64)
+        if trial % 3 == 0:
+            req = np.minimum(req, alloc)
+        specs = [ResourceSpec(["cpu", "memory"][i], int(rng.integers(1, 101)) if trial % 2 else 1) for i in range(k)]
+        want = least_resource_scorer(specs)(list(req), list(alloc))
+        assert least_requested_fast(specs, req, alloc).tolist() == want.tolist()
+        fast = balanced_fast(req, alloc)
+        assert fast is not None
+        assert fast.tolist() == balanced_resource_scorer(list(req), list(alloc)).tolist()

@@ -251,13 +251,15 @@ class Faults:
         self._delays.clear()
 
     async def _enter(self, verb: str) -> None:
-        """Called first by each verb: take its failure (if any), sleep its delay, then raise."""
+        """Called first by each verb: take its failure (if any), sleep its delay, then raise.
+        Without either the verb runs to its end without yielding (as client-go's fake clientset
+        does): a write then costs no trip through the event loop."""
         q = self._failures[verb]
         exc = q.popleft() if q else None
         seconds = self._delays.get(verb, 0)
         if seconds:
             await anyio.sleep(seconds)
-        else:
+        elif exc is not None:
             await anyio.lowlevel.checkpoint()
         if exc is not None:
             raise exc
@@ -287,7 +289,8 @@ class Watch:
         return self
 
     async def __anext__(self) -> WatchEvent:
-        await anyio.lowlevel.checkpoint()
+        if self._queue or self._ended or self._dropped:  # else the wait below yields
+            await anyio.lowlevel.checkpoint()
         while True:
             if self._dropped:
                 self._queue.clear()
