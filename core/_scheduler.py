@@ -10,7 +10,7 @@ The scheduler is three parts, one module each, as upstream splits ``*Scheduler``
 
     _scheduler.py      construction (profiles, queue, cache, extenders) and the run loops
     _eventhandlers.py  the informer: watch events ──► cluster state, cache, queue
-    _schedule_one.py   one pod: scheduling cycle, binding cycle, failure handling
+    _schedule_one.py   one pod: the scheduling cycle (_binding_cycle.py: binding cycle, failures)
     _driver.py         (simulations) turns and wake sources, used by the deterministic loop
 
 Before each cycle the loop drains the watch events already delivered, so cluster changes made at
@@ -43,7 +43,6 @@ from ._metrics import Metrics
 from ._nodeinfo import NodeInfo
 from ._queue import QueuedPodInfo, SchedulingQueue
 from ._results import ResultRecorder
-from ._taskpool import TaskPool
 from ._schedule_one import (
     PodsToActivate,
     ScheduleOne,
@@ -51,6 +50,7 @@ from ._schedule_one import (
     num_feasible_nodes_to_find,
     select_host,
 )
+from ._taskpool import TaskPool
 from ._transport import Transport
 
 log = logging.getLogger("kubesched")
