@@ -367,7 +367,7 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     would have (float rounding included)."""
     import random
 
-    from kubesched._queue import SchedulingQueue
+    from kubesched._queue_ticks import FlushTicks
 
     r = random.Random(seed)
     t0, period = r.uniform(0, 5), r.choice([1.0, 30.0, 0.1])
@@ -376,13 +376,17 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     k = 1
     while now >= t0 + period * k:
         k += 1
-    q = SchedulingQueue.__new__(SchedulingQueue)
-    q._ticks = [(t0, period, 1), (t0, period, 1)]
-    q.now = lambda: base  # type: ignore[method-assign]
-    q.flush_backoff_completed = lambda: []  # type: ignore[method-assign]
-    q.flush_unschedulable_leftover = lambda: None  # type: ignore[method-assign]
-    q.run_due_flushes()
-    assert q._ticks[0] == (t0, period, k)
+    ticks = FlushTicks(
+        lambda: base,
+        aligned=False,
+        flush_backoff=lambda: [],
+        flush_leftover=lambda: None,
+        backoff_busy=lambda: False,
+        unschedulable_busy=lambda: False,
+    )
+    ticks.ticks = [(t0, period, 1), (t0, period, 1)]
+    ticks.run_due()
+    assert ticks.ticks[0] == (t0, period, k)
 
 
 def test_metrics_listen_on_loopback_by_default() -> None:
