@@ -119,8 +119,9 @@ def test_many_seeds_on_dask_are_the_same_runs(capsys: pytest.CaptureFixture[str]
 
     argv = [PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "4-5"]
     local = compare_json(argv, capsys)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None,
-                      silence_logs=logging.CRITICAL) as cluster:
+    # the scheduler's HTTP server on a free port: 8787 may be another cluster's (a warning, an error here)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as cluster:
         assert main(["compare", *argv, "--scheduler", cluster.scheduler_address, "--output", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == local
 

@@ -139,10 +139,7 @@ def simulated(files: dict[str, Path]) -> dict[str, str | None]:
     its process, is what the placements are compared with)."""
     out = io.StringIO()
     with redirect_stdout(out):
-        code = cli.main(
-            ["simulate", str(files["cluster"]), "--config", str(files["config"]), "--output", "json"]
-        )
-    assert code == 0
+        assert cli.main(["simulate", str(files["cluster"]), "--config", str(files["config"]), "--output", "json"]) == 0
     return {p["name"]: p["nodeName"] for p in json.loads(out.getvalue())["pods"]}
 
 
@@ -613,7 +610,8 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
                 and sched.is_idle(),
                 timeout=60,
             )
-            await anyio.sleep(2.5)  # a lease renewal
+            with anyio.move_on_after(20):  # until every verb granted is used (a lease renewal among them)
+                await wait_for(lambda: {_access(m.decode(), t.decode()) for m, t in proxy.requests} >= _allowed())
         proxies.cancel_scope.cancel()
     used = {_access(m.decode(), t.decode()) for m, t in proxy.requests}
     assert any(v == "delete" for _, _, v in used), "no preemption happened"

@@ -116,8 +116,9 @@ class DaskCluster:
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.tmp = tmp
         self.procs: list[subprocess.Popen[bytes]] = []
+        # its HTTP server (metrics, health) is up even with --no-dashboard: on a free port, not 8787
         self.scheduler = self._spawn("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                                                   "--no-dashboard"])
+                                                   "--no-dashboard", "--dashboard-address", "127.0.0.1:0"])
         self.workers = [self.start_worker() for _ in range(2)]
 
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:

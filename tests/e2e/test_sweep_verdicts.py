@@ -47,7 +47,8 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     d = tmp_path_factory.mktemp("verdicts")
     (d / "packed.yaml").write_text((EXAMPLES / "scenarios" / "most-allocated-config.yaml").read_text())
     (d / "sweep.yaml").write_text(SWEEP)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+    # the scheduler's HTTP server on a free port: 8787 may be another cluster's (a warning, an error here)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
                       silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         report = run_sweep(load_sweep(str(d / "sweep.yaml")), d / "out", client)
     assert report.failed == 0, report.errors

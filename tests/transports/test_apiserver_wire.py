@@ -4,6 +4,7 @@ kinds a scheduler writes, 415 for any other)."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -28,6 +29,10 @@ from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio
 
+# The fake API server speaks plain HTTP: its clients share a TLS context that loads no CA bundle
+# (httpx loads certifi's for every client it builds otherwise, some 40 ms each).
+NO_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
 PODS = "/api/v1/namespaces/default/pods"
 PROTOBUF = {"content-type": "application/vnd.kubernetes.protobuf"}
 
@@ -43,7 +48,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with (
         FakeCluster(epoch=epoch, default_grace_seconds=0) as cluster,
         APIServer(cluster) as server,
-        httpx.AsyncClient(base_url=server.url, timeout=10) as c,
+        httpx.AsyncClient(base_url=server.url, timeout=10, verify=NO_TLS) as c,
     ):
         yield c
 
