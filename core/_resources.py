@@ -106,6 +106,10 @@ a nano unit of any suffix; beyond, rounded away from zero (so a nano rounding st
 def _kept(d: Decimal) -> Fraction:
     """``d`` exactly to 50 places after the point, rounded away from zero beyond: the work is
     bounded however many digits the text had (a Fraction of a million digits is quadratic)."""
+    if d.is_finite() and d.adjusted() >= _KEPT_DIGITS // 2 - 10:
+        # far beyond the int64 cap (and any suffix's nano scale): _bounded caps it anyway, and
+        # quantizing would need more digits than the context has
+        return Fraction(-(10**40) if d.is_signed() else 10**40)
     with localcontext(prec=_KEPT_DIGITS, rounding=ROUND_UP):
         return Fraction(d.quantize(_KEPT_QUANTUM))
 
