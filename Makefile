@@ -24,7 +24,7 @@ browser:
 # PYTHONDONTWRITEBYTECODE is set: each worker and each kubesched process a test starts would
 # otherwise compile the package (and the rewritten tests) again.
 test: $(STAMP) browser
-	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -p no:randomly -n 2 --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -p no:randomly -n 3 --dist loadgroup
 	$(VENV)/bin/ruff check core plugins transports tests
 	$(VENV)/bin/mypy
 

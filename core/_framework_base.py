@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -133,8 +134,53 @@ def _registered_events(value: Any) -> list[Any]:
     return items
 
 
+_IMPL_MARK = hookspecs.PROJECT + "_impl"
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, with its search for ``@hookimpl`` methods narrowed before it runs.
+
+    ``register`` asks :meth:`parse_hookimpl_opts` about every name in ``dir(plugin)``, and pluggy
+    answers each with ``inspect.getattr_static`` (about 40 µs a name, 35 ms a profile).  A name
+    the plugin's class defines without the marker, on the function or on its ``__func__``, is no
+    hook whatever pluggy would find, nor is an instance's own value that is no function or method;
+    every other name (slots, functions, marked methods) still goes to pluggy, so what is
+    registered does not change.
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if _plainly_no_hook(plugin, name):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+def _plainly_no_hook(plugin: Any, name: str) -> bool:
+    """Is ``name`` an attribute of ``plugin``'s class that carries no ``@hookimpl`` marker?"""
+    if inspect.isclass(plugin) or inspect.ismodule(plugin):
+        return False
+    own = getattr(plugin, "__dict__", None)
+    if own is None:  # slots: pluggy judges
+        return False
+    if name in own:  # the instance's own value is a hook only if it is a function or a method
+        return not isinstance(own[name], (types.FunctionType, types.MethodType))
+    for klass in type(plugin).__mro__:
+        value = klass.__dict__.get(name, _ABSENT)
+        if value is _ABSENT:
+            continue
+        if isinstance(value, types.MemberDescriptorType):
+            return False
+        try:
+            return not hasattr(value, _IMPL_MARK) and not hasattr(getattr(value, "__func__", None), _IMPL_MARK)
+        except Exception:  # an attribute that raises on inspection: pluggy judges
+            return False
+    return False
+
+
+_ABSENT = object()
+
+
 def _plugin_manager() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
 

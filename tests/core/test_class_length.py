@@ -10,8 +10,13 @@ split a listed class (a stage, a helper moved out as a module function), never r
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
+
+from _sources import GROUP, parsed
+
+pytestmark = GROUP
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("core", "plugins", "transports")
@@ -21,8 +26,9 @@ LIMIT = 400
 KNOWN: dict[str, int] = {}
 
 
-def class_lengths(source: str) -> Iterator[tuple[str, int]]:
-    """(qualified name, lines from the ``class`` line to the last) of every class in ``source``."""
+def class_lengths(source: str | ast.AST) -> Iterator[tuple[str, int]]:
+    """(qualified name, lines from the ``class`` line to the last) of every class in ``source``
+    (text, or its tree)."""
 
     def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, int]]:
         for child in ast.iter_child_nodes(node):
@@ -36,9 +42,10 @@ def class_lengths(source: str) -> Iterator[tuple[str, int]]:
             else:
                 yield from visit(child, prefix)
 
-    yield from visit(ast.parse(source), "")
+    yield from visit(ast.parse(source) if isinstance(source, str) else source, "")
 
 
+@functools.cache
 def lengths() -> dict[str, int]:
     """``path::Class`` -> length, for every class of the checked folders."""
     found: dict[str, int] = {}
@@ -47,7 +54,7 @@ def lengths() -> dict[str, int]:
             if "build" in path.parts:
                 continue
             rel = path.relative_to(ROOT).as_posix()
-            for name, n in class_lengths(path.read_text(encoding="utf-8")):
+            for name, n in class_lengths(parsed(path)):
                 found[f"{rel}::{name}"] = n
     return found
 

@@ -6,6 +6,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from _sources import GROUP, parsed
+
+pytestmark = GROUP
 
 CORE = Path(__file__).resolve().parents[2] / "core"
 # the applications too, but the fake API server, which serves in real time, and the sweep driver,
@@ -19,7 +22,7 @@ FORBIDDEN_CALLS = {("time", "time"), ("time", "monotonic"), ("time", "perf_count
 
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(CORE).as_posix() for p in FILES])
 def test_core_module_is_backend_neutral_and_clock_free(path: Path) -> None:
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = {a.name.split(".")[0] for a in node.names}

@@ -22,6 +22,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from _sources import GROUP, parsed
+
+pytestmark = GROUP
+
 ROOT = Path(__file__).resolve().parents[2]
 # folder -> import package, as pyproject's package-dir maps them
 PACKAGES = {"core": "kubesched", "plugins": "kubesched.plugins", "transports": "kubesched.transports"}
@@ -46,12 +50,12 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def imports_of(source: str, name: str, is_package: bool, known: Iterable[str]) -> set[str]:
+def imports_of(source: str | ast.AST, name: str, is_package: bool, known: Iterable[str]) -> set[str]:
     """The modules of ``known`` that ``source`` (module ``name``) imports, in any spelling."""
     modules = set(known)
     package = name if is_package else name.rpartition(".")[0]
     targets: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Import):
             targets.extend(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -87,7 +91,7 @@ def import_graph() -> dict[str, set[str]]:
     """Module -> the modules it imports (read once per test session)."""
     modules = _modules()
     return {
-        name: imports_of(path.read_text(encoding="utf-8"), name, is_package, modules)
+        name: imports_of(parsed(path), name, is_package, modules)
         for name, (path, is_package) in modules.items()
     }
 

@@ -13,6 +13,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from _sources import GROUP, parsed
+
+pytestmark = GROUP
 
 ROOT = Path(__file__).resolve().parents[2]
 # folder -> import package, as pyproject's package-dir maps them
@@ -40,10 +43,10 @@ def _is_applications(name: str) -> bool:
     return name == APPLICATIONS or name.startswith(APPLICATIONS + ".")
 
 
-def imports_of_applications(source: str, package: str) -> list[tuple[int, str]]:
+def imports_of_applications(source: str | ast.AST, package: str) -> list[tuple[int, str]]:
     """(line, what) for every import of ``kubesched.cli`` in ``source`` (a module of ``package``)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -85,7 +88,7 @@ def test_the_engine_never_imports_the_applications() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line} imports {what}"
         for path in ENGINE
-        for line, what in imports_of_applications(path.read_text(encoding="utf-8"), _package_of(path))
+        for line, what in imports_of_applications(parsed(path), _package_of(path))
     ]
     assert not bad, "the engine must not import kubesched.cli:\n" + "\n".join(bad)
 

@@ -7,10 +7,13 @@ import inspect
 from pathlib import Path
 
 import pytest
+from _sources import GROUP, parsed
 
 import kubesched
 import kubesched.framework
 import kubesched.hookspecs
+
+pytestmark = GROUP
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,7 +151,7 @@ def _imports(path: Path, module: str) -> list[tuple[int, str, str | None, str]]:
         for child in ast.iter_child_nodes(node):
             visit(child, func)
 
-    visit(ast.parse(path.read_text()), "")
+    visit(parsed(path), "")
     return out
 
 

@@ -81,8 +81,8 @@ def test_cli_unknown_workload_exits_2(capsys: pytest.CaptureFixture[str]) -> Non
     ("argv", "line"),
     [
         (
-            ["preemption", "--nodes", "500"],
-            "kubesched: error: 2000 pods cannot be scheduled on these sizes: the workload needs room "
+            ["preemption", "--nodes", "50", "--init-pods", "400", "--pods", "100"],
+            "kubesched: error: 200 pods cannot be scheduled on these sizes: the workload needs room "
             "for its pods (leave --nodes, --pods and --init-pods at their defaults, or keep their "
             "proportions)",
         ),
@@ -94,8 +94,9 @@ def test_cli_unknown_workload_exits_2(capsys: pytest.CaptureFixture[str]) -> Non
 def test_cli_impossible_sizes_are_one_line(
     argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``bench preemption --nodes 500``: its init pods no longer fit, so its preemptors wait for
-    ever -- one line and exit 2, not a traceback."""
+    """``bench preemption`` on fewer nodes than its init pods need (``--nodes 500`` with the other
+    sizes left alone is the same at 10x the cost): its init pods no longer fit, so its preemptors
+    wait for ever -- one line and exit 2, not a traceback."""
     assert main(["bench", *argv]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", line + "\n")
@@ -114,10 +115,10 @@ def test_gang_pods_round_to_whole_gangs() -> None:
 def test_day_runs_a_day_of_jobs_and_deployments(backend: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``kubesched bench day`` at a tiny size: every Job arriving early enough completes; the
     figures are the simulation's, and the wall time and RSS are reported (not asserted)."""
-    assert main(["bench", "day", "--nodes", "20", "--pods", "1000", "--json", "--backend", backend]) == 0
+    assert main(["bench", "day", "--nodes", "20", "--pods", "500", "--json", "--backend", backend]) == 0
     day = json.loads(capsys.readouterr().out)
     assert (day["workload"], day["nodes"]) == ("day", 20)
-    # 100 serving pods (one Deployment) and 9 Jobs of 100 pods, the last arriving at 21:20
-    assert day["pods"] == 1000 and day["succeeded"] == 900
+    # 50 serving pods (one Deployment) and 4 Jobs of 100 pods, the last arriving at 18:00
+    assert day["pods"] == 450 and day["succeeded"] == 400
     assert day["virtualSeconds"] <= 86400 and day["timeline"] > 0
     assert day["wallSeconds"] > 0 and day["peakRssMiB"] > 0
