@@ -20,7 +20,9 @@ demo: $(STAMP)
 browser:
 	@$(CHROMIUM_INSTALL)
 
-# Two xdist workers; tests marked xdist_group share one.  Bytecode is cached even where
+# Three xdist workers on two cores: the e2e tests wait on the servers and processes they start,
+# and a third worker fills those waits (-n 2 left a fifth of the CPU idle).  Tests marked
+# xdist_group share one worker.  Bytecode is cached even where
 # PYTHONDONTWRITEBYTECODE is set: each worker and each kubesched process a test starts would
 # otherwise compile the package (and the rewritten tests) again.
 test: $(STAMP) browser

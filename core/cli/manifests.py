@@ -192,6 +192,8 @@ def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
     except yaml.constructor.ConstructorError as e:
         raise _yaml_error(path, text, e) from None
     except yaml.YAMLError as e:
+        if getattr(e, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own bound:
+            raise _yaml_error(path, text, e) from None  # the pure-Python parser would recurse past it, slowly
         # parse again with the pure-Python loader: its messages are the clearer ones
         try:
             list(yaml.safe_load_all(text))

@@ -361,6 +361,34 @@ def test_idle_virtual_time_costs_no_wakeups(
     assert sleeps < 50, sleeps
 
 
+def _first_tick_after(now: float, t0: float, period: float) -> int:
+    """The k stepping one tick at a time reaches: the first k >= 1 with ``now < t0 + period * k``.
+
+    Each step computes ``t0 + period * k`` afresh, and float rounding is monotone, so the test
+    is false, then true as k grows: a bisection finds the same k as the loop ``while now >= t0 +
+    period * k: k += 1`` (which takes ten million steps for a day at a 0.1 s period)."""
+    lo, hi = 0, 1  # now >= t0 + period * lo holds for lo >= 1 (lo 0: nothing checked yet)
+    while now >= t0 + period * hi:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if now >= t0 + period * mid:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@pytest.mark.parametrize(
+    ("now", "t0", "period"), [(0.5, 1.0, 1.0), (1.0, 1.0, 1.0), (2.5, 1.0, 1.0), (123.4 + 1e-9, 0.3, 0.1)]
+)
+def test_the_bisection_finds_the_stepped_tick(now: float, t0: float, period: float) -> None:
+    k = 1
+    while now >= t0 + period * k:
+        k += 1
+    assert _first_tick_after(now, t0, period) == k
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     """After an idle stretch the queue's tick counter lands where stepping one tick at a time
@@ -373,9 +401,7 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     t0, period = r.uniform(0, 5), r.choice([1.0, 30.0, 0.1])
     base = t0 + r.choice([r.uniform(0, 1e6), float(r.randint(0, 10**6)) * period])
     now = base + 1e-9  # as run_due_flushes sees it
-    k = 1
-    while now >= t0 + period * k:
-        k += 1
+    k = _first_tick_after(now, t0, period)
     ticks = FlushTicks(
         lambda: base,
         aligned=False,

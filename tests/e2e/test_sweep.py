@@ -135,7 +135,7 @@ class DaskCluster:
         return proc
 
     def start_worker(self) -> subprocess.Popen[bytes]:
-        return self._spawn("worker", ["worker", self.address, "--nthreads", "1", "--nworkers", "1",
+        return self._spawn("worker", ["worker", self.address, "--nthreads", "1", "--no-nanny",
                                       "--host", "127.0.0.1", "--no-dashboard", "--death-timeout", "60"])
 
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
