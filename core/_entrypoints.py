@@ -75,17 +75,19 @@ def load_entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> PluginRegistry:
     are unchanged (``sys.path``, the meta path finders, each path directory's modification time,
     as importlib.metadata's own lookup cache is), and each caller gets its own copy.
     """
-    key = (group, _search_path())
-    cached = _found.get(key)
-    if cached is None:
-        cached = _found[key] = _load(group)
+    where = _search_path()
+    seen = _found.get(group)
+    if seen is None or seen[0] != where:
+        seen = _found[group] = (where, _load(group))
+    cached = seen[1]
     out = PluginRegistry(cached)
     out.unavailable.update(cached.unavailable)
     return out
 
 
-_found: dict[tuple[str, tuple[object, ...]], PluginRegistry] = {}
-"""What :func:`load_entry_point_plugins` found, by group and :func:`_search_path`."""
+_found: dict[str, tuple[tuple[object, ...], PluginRegistry]] = {}
+"""What :func:`load_entry_point_plugins` last found for each group, with the :func:`_search_path`
+it was found on (one per group: a process whose working directory keeps changing holds no more)."""
 
 
 def _search_path() -> tuple[object, ...]:

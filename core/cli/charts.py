@@ -97,6 +97,7 @@ class Page:
             + "\n</body></html>\n"
         )
 
+
 @functools.cache
 def _white_template() -> dict[str, Any]:
     """plotly's ``plotly_white`` template as a figure holds it, made once: setting it by name on

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import textwrap
 from pathlib import Path
 
@@ -82,6 +83,21 @@ def test_entry_point_name_is_the_plugin_name_and_value_its_factory(site: Path) -
 
 def test_no_entry_points_is_an_empty_registry(site: Path) -> None:
     assert load_entry_point_plugins("kubesched-test-nothing-here") == {}
+
+
+def test_a_distribution_installed_later_is_found_and_each_caller_gets_a_copy(site: Path) -> None:
+    """What was found is kept while the search path is unchanged; a distribution installed into
+    a path directory afterwards changes that directory's mtime, and is found (importlib.metadata's
+    own lookup cache keys on the same mtime)."""
+    first = load_entry_point_plugins(GROUP)
+    assert first == {}
+    first["Mine"] = object  # a caller's copy: changing it changes no later answer
+    before = site.stat().st_mtime_ns
+    mod = _mod()
+    fake_dist(site, "acme-later", {"Gate": f"{mod}:Gate"}, GOOD_PLUGIN)
+    # an install a second later (within one clock tick, the filesystem may keep the old mtime)
+    os.utime(site, ns=(before + 10**9, before + 10**9))
+    assert list(load_entry_point_plugins(GROUP)) == ["Gate"]
 
 
 BROKEN = [
