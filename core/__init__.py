@@ -2,30 +2,7 @@
 
 from __future__ import annotations
 
-from ._config import SchedulerConfig
-from ._entrypoints import load_entry_point_plugins
-from ._errors import (
-    ConfigError,
-    ConflictError,
-    KubeschedError,
-    NotFoundError,
-    TransportError,
-    UnavailableError,
-)
-from ._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from ._events import Resource as EventResource
-from ._framework import (
-    CycleState,
-    Framework,
-    PluginError,
-    PostFilterResult,
-    PreFilterResult,
-    WaitingPod,
-    per_node_filter,
-    per_node_score,
-)
-from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
-from ._objects import (
+from kubesched.api._objects import (
     Binding,
     Event,
     Lease,
@@ -35,10 +12,34 @@ from ._objects import (
     PodGroup,
     PriorityClass,
 )
-from ._queue import QueuedPodInfo, SchedulingQueue
-from ._resources import QuantityError, Resource, parse_quantity, pod_requests
-from ._scheduler import Scheduler
-from ._status import Code, Diagnosis, FitError, Status
+from kubesched.api._resources import QuantityError, Resource, parse_quantity, pod_requests
+from kubesched.config._config import SchedulerConfig
+from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
+from kubesched.runtime._entrypoints import load_entry_point_plugins
+from kubesched.runtime._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.runtime._events import Resource as EventResource
+from kubesched.runtime._framework import (
+    CycleState,
+    Framework,
+    PluginError,
+    PostFilterResult,
+    PreFilterResult,
+    WaitingPod,
+    per_node_filter,
+    per_node_score,
+)
+from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from kubesched.runtime._status import Code, Diagnosis, FitError, Status
+from kubesched.scheduler._scheduler import Scheduler
+
+from ._errors import (
+    ConfigError,
+    ConflictError,
+    KubeschedError,
+    NotFoundError,
+    TransportError,
+    UnavailableError,
+)
 from ._transport import Transport, WatchEvent
 from .hookspecs import hookimpl, hookspec
 

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
-from ._objects import Binding, Event, PersistentVolume, PersistentVolumeClaim, PodCondition
+from kubesched.api._objects import (
+    Binding,
+    Event,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PodCondition,
+)
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "SYNCED"]
 
@@ -68,7 +74,7 @@ class Transport(abc.ABC):
         self, namespace: str, name: str, annotations: Mapping[str, str]
     ) -> None:
         """Merge ``annotations`` into the pod's (the recorded plugin results, see
-        :mod:`kubesched._results`).  Optional: only a scheduler that writes them calls it."""
+        :mod:`kubesched.scheduler._results`).  Optional: only a scheduler that writes them calls it."""
         raise NotImplementedError(f"{type(self).__name__} cannot patch pod annotations")
 
     async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:

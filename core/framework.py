@@ -86,24 +86,7 @@ Preemption (upstream ``framework/preemption``)
 
 from __future__ import annotations
 
-from ._cache import Snapshot
-from ._errors import ConfigError
-from ._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from ._events import Resource as EventResource
-from ._framework import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
-    PODS_TO_ACTIVATE_KEY,
-    CycleState,
-    Framework,
-    PostFilterResult,
-    PreFilterResult,
-    WaitingPod,
-    go_duration,
-    per_node_filter,
-    per_node_score,
-)
-from ._helpers import (
+from kubesched.api._helpers import (
     NO_EXECUTE,
     NO_SCHEDULE,
     OBJECT_NAME_FIELD,
@@ -122,7 +105,7 @@ from ._helpers import (
     toleration_tolerates_taint,
     tolerations_tolerate_taint,
 )
-from ._labels import (
+from kubesched.api._labels import (
     LabelMatcher,
     LabelRequirement,
     compile_label_selector,
@@ -130,8 +113,7 @@ from ._labels import (
     requirements_match,
     selector_requirements,
 )
-from ._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
-from ._objects import (
+from kubesched.api._objects import (
     Binding,
     CSIDriver,
     CSINode,
@@ -155,13 +137,7 @@ from ._objects import (
     Volume,
     convert,
 )
-from ._preemption import (
-    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
-    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
-    MSG_WAITING_FOR_PREEMPTION,
-    Evaluator,
-)
-from ._pvhelpers import (
+from kubesched.api._pvhelpers import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -188,8 +164,7 @@ from ._pvhelpers import (
     storage_quantity,
     volume_is_for_pod,
 )
-from ._queue import QueuedPodInfo
-from ._resources import (
+from kubesched.api._resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
@@ -199,8 +174,34 @@ from ._resources import (
     pod_requests,
     quantity_value,
 )
-from ._resources import Resource as ResourceAmounts
-from ._status import Code, Rejections, Status
+from kubesched.api._resources import Resource as ResourceAmounts
+from kubesched.cache._cache import Snapshot
+from kubesched.preemption import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    MSG_WAITING_FOR_PREEMPTION,
+    Evaluator,
+)
+from kubesched.queue._scheduling_queue import QueuedPodInfo
+from kubesched.runtime._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.runtime._events import Resource as EventResource
+from kubesched.runtime._framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    Framework,
+    PostFilterResult,
+    PreFilterResult,
+    WaitingPod,
+    go_duration,
+    per_node_filter,
+    per_node_score,
+)
+from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
+from kubesched.runtime._status import Code, Rejections, Status
+
+from ._errors import ConfigError
 from .hookspecs import hookimpl
 
 __all__ = [

@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from ._cyclestate import CycleState, PostFilterResult, PreFilterResult
-    from ._events import ClusterEventWithHint
-    from ._nodeinfo import NodeBatch, NodeInfo, PodInfo
-    from ._objects import Pod
-    from ._queue import QueuedPodInfo
-    from ._status import Status
+    from kubesched.api._objects import Pod
+    from kubesched.queue._scheduling_queue import QueuedPodInfo
+    from kubesched.runtime._cyclestate import CycleState, PostFilterResult, PreFilterResult
+    from kubesched.runtime._events import ClusterEventWithHint
+    from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
+    from kubesched.runtime._status import Status
 
 PROJECT = "kubesched"
 hookspec = pluggy.HookspecMarker(PROJECT)

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from ._entrypoints import Factory, register_temporary_plugin
+from kubesched.runtime._entrypoints import Factory, register_temporary_plugin
 
 
 @pytest.fixture(params=["asyncio", "trio"])

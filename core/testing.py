@@ -24,10 +24,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ._config import SchedulerConfig
-from ._entrypoints import Factory
-from ._entrypoints import register_temporary_plugin as register_temporary_plugin
-from ._objects import (
+from kubesched.api._objects import (
     Affinity,
     Container,
     ContainerPort,
@@ -56,10 +53,13 @@ from ._objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from ._objects import uid_for as uid_for
-from ._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
-from ._simcluster import SimCluster as SimCluster
-from ._simcluster import scheduler_for as _scheduler_for
+from kubesched.api._objects import uid_for as uid_for
+from kubesched.config._config import SchedulerConfig
+from kubesched.runtime._entrypoints import Factory
+from kubesched.runtime._entrypoints import register_temporary_plugin as register_temporary_plugin
+from kubesched.scheduler._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
+from kubesched.scheduler._simcluster import SimCluster as SimCluster
+from kubesched.scheduler._simcluster import scheduler_for as _scheduler_for
 
 
 @asynccontextmanager
@@ -415,7 +415,7 @@ class NodeBuilder:
         return self
 
     def images(self, images: dict[str, int]) -> NodeBuilder:
-        from ._objects import ContainerImage
+        from kubesched.api._objects import ContainerImage
 
         self._node.status.images = [ContainerImage(names=[n], size_bytes=s) for n, s in images.items()]
         return self
@@ -433,7 +433,7 @@ class PodGroupBuilder:
     """A fluent PodGroup (scheduling.x-k8s.io/v1alpha1) builder, as sp's ``tu.MakePodGroup()``."""
 
     def __init__(self, name: str, namespace: str = "default") -> None:
-        from ._objects import PodGroup, PodGroupSpec
+        from kubesched.api._objects import PodGroup, PodGroupSpec
 
         self._pg = PodGroup(
             metadata=ObjectMeta(name=name, namespace=namespace, uid=uid_for(namespace, "podgroup/" + name)),
@@ -492,7 +492,7 @@ def make_pdb(
 
 def make_node_info(node: Node, *pods: Pod) -> Any:
     """A :class:`~kubesched.NodeInfo` for ``node`` holding ``pods`` (as the cache would)."""
-    from ._nodeinfo import NodeInfo, PodInfo
+    from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 
     ni = NodeInfo(node)
     for p in pods:
@@ -541,7 +541,7 @@ class StubScheduler:
     def __init__(self, task_group: Any = None) -> None:
         from types import SimpleNamespace
 
-        from ._scheduler import Metrics
+        from kubesched.scheduler._scheduler import Metrics
 
         self.metrics = Metrics()
         self.events: list[tuple[str, str, str, str]] = []  # (pod key, type, reason, message)
@@ -578,12 +578,11 @@ def framework_for(
     """
     import random
 
+    from kubesched.cache._cache import Cache, Snapshot
     from kubesched.plugins import IN_TREE
-
-    from ._cache import Cache, Snapshot
-    from ._framework import Framework
-    from ._queue import Nominator
-    from ._scheduler import ClusterState
+    from kubesched.queue._scheduling_queue import Nominator
+    from kubesched.runtime._framework import Framework
+    from kubesched.scheduler._scheduler import ClusterState
 
     factories: dict[str, Any] = dict(IN_TREE) if registry is None else dict(registry)
     points = {k: [(n, 1) for n in v] for k, v in enabled.items()}

@@ -1,6 +1,6 @@
 """DefaultPreemption: PostFilter preemption and the async-preemption PreEnqueue gate.
 
-Upstream ``plugins/defaultpreemption``, on top of the preemption package ``core/_preemption/``
+Upstream ``plugins/defaultpreemption``, on top of the preemption package ``core/preemption/``
 (upstream ``framework/preemption``: the Evaluator's flow, the dry run, victim selection, the
 candidate rules, sync and async preparation), which it reaches through
 :class:`kubesched.framework.Evaluator`.  This module holds the plugin, its args

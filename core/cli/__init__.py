@@ -25,10 +25,11 @@ from typing import Any, NoReturn
 
 import yaml
 
-from .._durations import parse_duration
+from kubesched.api._durations import parse_duration
+from kubesched.runtime._framework import PluginError
+from kubesched.validation._validation import go_quote
+
 from .._errors import ConfigError
-from .._framework import PluginError
-from .._validation import go_quote
 from .manifests import MAX_PODS, load_documents, load_manifests
 from .options import PROG as PROG
 from .options import check_profiles

@@ -78,10 +78,7 @@ from typing import Any
 import anyio
 import numpy as np
 
-from .._config import SchedulerConfig, parse_config
-from .._entrypoints import all_plugins
-from .._errors import ConfigError
-from .._objects import (
+from kubesched.api._objects import (
     Affinity,
     LabelSelector,
     Node,
@@ -89,7 +86,11 @@ from .._objects import (
     PodAffinity,
     PodAffinityTerm,
 )
-from .._results import AttemptRecord, ResultRecorder, append_history
+from kubesched.config._config import SchedulerConfig, parse_config
+from kubesched.runtime._entrypoints import all_plugins
+from kubesched.scheduler._results import AttemptRecord, ResultRecorder, append_history
+
+from .._errors import ConfigError
 from ..hookspecs import hookimpl
 from ..testing import make_node, make_pod
 
@@ -463,9 +464,8 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     ``progress``, when given, is told (seconds since the measured pods were created, measured
     pods bound) while the run waits for them.
     """
+    from kubesched.scheduler._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
-
-    from .._scheduler import Scheduler
 
     _check_plugins(w)
     cfg = w.config()
@@ -705,7 +705,8 @@ def day_manifests(nodes: int = DAY_NODES, pods: int = DAY_PODS, *, seed: int = 0
     minutes) arriving evenly over 24 hours for the rest."""
     import random
 
-    from .._objects import Deployment, Job, convert
+    from kubesched.api._objects import Deployment, Job, convert
+
     from .manifests import Manifest
 
     r = random.Random(seed)

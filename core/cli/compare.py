@@ -159,7 +159,8 @@ def _run_local(args: argparse.Namespace, vs: list[Variant], configs: list[Any], 
 
 def _run_dask(args: argparse.Namespace, vs: list[Variant], seeds: list[int], mode: str) -> list[dict[str, Any]]:
     """Every (variant, seed) as a sweep cell on Dask: ``[{"variant", "seed", "status", "metrics"}]``."""
-    from .._decoding import read_text
+    from kubesched.api._decoding import read_text
+
     from .sweep import check_address, connect, run_cell
 
     if args.scheduler:

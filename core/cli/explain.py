@@ -2,7 +2,7 @@
 
 It reads the plugin results recorded by ``simulate --explain`` (``pods[].annotations``) or by
 ``run --record-plugin-results`` (a pod as ``kubectl get pod -o json`` prints it, or a list of
-them): kube-scheduler-simulator's annotations (:mod:`kubesched._results`).  For each attempt
+them): kube-scheduler-simulator's annotations (:mod:`kubesched.scheduler._results`).  For each attempt
 (``result-history``, oldest first) it shows:
 
 - the outcome (bound to a node, rejected at a stage, or no node fits);
@@ -22,9 +22,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._decoding import decode_json, read_text
-from .._errors import ConfigError
-from .._results import (
+from kubesched.api._decoding import decode_json, read_text
+from kubesched.scheduler._results import (
     BIND_RESULT,
     FILTER_RESULT,
     FINALSCORE_RESULT,
@@ -44,6 +43,8 @@ from .._results import (
     SUCCESS,
     WAIT,
 )
+
+from .._errors import ConfigError
 
 NOT_RUN = "·"
 PASS = "pass"

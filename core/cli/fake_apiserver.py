@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
+from kubesched.api._objects import Node, NodeCondition
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
 from kubesched.transports.fake import FakeCluster
 
-from .._objects import Node, NodeCondition
 from .manifests import Manifest, load_manifests
 
 __all__ = ["main", "serve_manifests"]

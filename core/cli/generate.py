@@ -34,10 +34,11 @@ from typing import Any
 
 import yaml
 
-from .._durations import parse_duration
+from kubesched.api._durations import parse_duration
+from kubesched.api._resources import QuantityError, parse_quantity
+from kubesched.validation._validation import go_quote
+
 from .._errors import ConfigError
-from .._resources import QuantityError, parse_quantity
-from .._validation import go_quote
 from .manifests import MAX_PODS
 
 MAX_NODES = 100_000

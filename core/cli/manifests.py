@@ -14,15 +14,15 @@ from typing import Any
 import msgspec
 import yaml
 
+from kubesched.api._decoding import BoundedLoader, decode_json, drop_nulls, read_text
+from kubesched.api._durations import parse_duration
+from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
+from kubesched.api._schema import strict_error, unknown_fields
+from kubesched.api._schema import warning as field_warning
 from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
+from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
-from .._decoding import BoundedLoader, decode_json, drop_nulls, read_text
-from .._durations import parse_duration
 from .._errors import ConfigError
-from .._objects import KINDS, Pod, PriorityClass, convert
-from .._schema import strict_error, unknown_fields
-from .._schema import warning as field_warning
-from .._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
@@ -411,7 +411,7 @@ def _check_workload(obj: Any, kind: str, where: str, max_pods: int = MAX_PODS) -
     else:
         if spec.selector is None or not (spec.selector.match_labels or spec.selector.match_expressions):
             raise ConfigError("Required value", source=where, field="spec.selector")
-        from .._labels import selector_matches
+        from kubesched.api._labels import selector_matches
 
         if not selector_matches(spec.selector, tmpl.metadata.labels):
             raise ConfigError(
@@ -442,7 +442,7 @@ def _check_workload(obj: Any, kind: str, where: str, max_pods: int = MAX_PODS) -
 
 
 def _check_pod_template(pod: Pod) -> None:
-    from .._validation import _check_pod_spec
+    from kubesched.validation._validation import _check_pod_spec
 
     _check_pod_spec(pod)
 
@@ -500,7 +500,7 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:
     """As the PriorityClass admission does when each object is created (in arrival order)."""
-    from .._validation import check_priority_admission
+    from kubesched.validation._validation import check_priority_admission
 
     classes: dict[str, Manifest] = {}
     default = ""
@@ -531,7 +531,7 @@ def _check_priority_classes(manifests: list[Manifest]) -> None:
 
 
 def system_priority_classes() -> list[PriorityClass]:
-    from .._objects import ObjectMeta
+    from kubesched.api._objects import ObjectMeta
 
     return [PriorityClass(metadata=ObjectMeta(name=n), value=v) for n, v in SYSTEM_PRIORITY_CLASSES.items()]
 

@@ -39,7 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._decoding import decode_json, read_text
+from kubesched.api._decoding import decode_json, read_text
+
 from .._errors import ConfigError
 
 PREEMPTED = re.compile(r"^Preempted by pod (?P<uid>\S+) on node (?P<node>\S+)$")

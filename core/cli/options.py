@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from .._config import SchedulerConfig, parse_config, parse_feature_gates
-from .._durations import parse_duration
+from kubesched.api._durations import parse_duration
+from kubesched.config._config import SchedulerConfig, parse_config, parse_feature_gates
+from kubesched.runtime._framework import PluginError, build_framework
+
 from .._errors import ConfigError
-from .._framework import PluginError, build_framework
 from .manifests import load_documents
 
 PROG = "kubesched"
@@ -38,7 +39,7 @@ def load_config_file(path: str, feature_gates: str = "", text: str | None = None
 
 def check_profiles(cfg: SchedulerConfig, source: str) -> None:
     """Build every profile once so that plugin args errors surface as input errors."""
-    from .._entrypoints import all_plugins
+    from kubesched.runtime._entrypoints import all_plugins
 
     registry = all_plugins()
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._objects import Pod
+from kubesched.api._objects import Pod
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 
 ::
 
-    MetricsRecorder (kubesched._metrics) ──► SchedulerCollector ──► exposition()   simulate --metrics
+    MetricsRecorder (kubesched.metrics._metrics) ──► SchedulerCollector ──► exposition()   simulate --metrics
                                                                └──► serve()        kubesched run
     serve(): GET /metrics, /healthz, /livez, /readyz (and /<endpoint>/<check>); any other path 404
 
@@ -34,8 +34,9 @@ import anyio
 import anyio.abc
 import h11
 
+from kubesched.metrics._metrics import Histogram, HistogramVec, MetricsRecorder
+
 from .._errors import ConfigError
-from .._metrics import Histogram, HistogramVec, MetricsRecorder
 
 log = logging.getLogger("kubesched")
 

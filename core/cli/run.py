@@ -7,7 +7,7 @@
          │                                          ▲
          └── LeaderElector (--leader-elect) ────────┘ runs the scheduler only while leading;
                                                      lease lost ─► scheduler cancelled ─► exit 1
-    --metrics-port: a MetricsRecorder (kubesched._metrics) on every Scheduler in turn, served
+    --metrics-port: a MetricsRecorder (kubesched.metrics._metrics) on every Scheduler in turn, served
                     with the health endpoints on the event loop (kubesched.cli.prometheus):
                     /metrics, /healthz, /livez, /readyz; any other path 404
 
@@ -28,11 +28,12 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._config import SchedulerConfig
-from .._durations import parse_duration
+from kubesched.api._durations import parse_duration
+from kubesched.config._config import SchedulerConfig
+from kubesched.metrics._metrics import MetricsRecorder
+from kubesched.scheduler._scheduler import Scheduler
+
 from .._errors import ConfigError
-from .._metrics import MetricsRecorder
-from .._scheduler import Scheduler
 
 log = logging.getLogger("kubesched")
 
@@ -143,9 +144,9 @@ async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOpti
     """A profile that schedules ``default-scheduler`` pods while a kube-scheduler leads (its
     lease ``kube-system/kube-scheduler`` renewed within its duration) would bind the same pods
     as it: refuse, unless told to take over."""
+    from kubesched.config._config import DEFAULT_SCHEDULER_NAME
     from kubesched.transports.kube import DEFAULT_SCHEDULER_LEASE, live_lease_holder
 
-    from .._config import DEFAULT_SCHEDULER_NAME
     from .._errors import TransportError
 
     if opts.take_over_default_scheduler:

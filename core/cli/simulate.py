@@ -16,10 +16,11 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from .._config import SchedulerConfig
-from .._objects import Node, Pod
-from .._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
-from .._scheduler import Scheduler
+from kubesched.api._objects import Node, Pod
+from kubesched.api._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
+from kubesched.config._config import SchedulerConfig
+from kubesched.scheduler._scheduler import Scheduler
+
 from .manifests import MAX_PODS, Manifest, system_priority_classes
 from .output import PodRecord as PodRecord
 from .output import SimulationResult as SimulationResult
@@ -53,7 +54,7 @@ async def simulate(
     event; it must be cheap and must not touch the run.  ``explain``: record every plugin's
     result of every attempt (``SimulationResult.results``).  ``max_pods``: the most pods the
     cluster's controllers keep at once (a create beyond it is a FailedCreate event and a warning).
-    ``metrics``: record kube-scheduler's metrics (in virtual time: :mod:`kubesched._metrics`)
+    ``metrics``: record kube-scheduler's metrics (in virtual time: :mod:`kubesched.metrics._metrics`)
     and keep their final exposition (``SimulationResult.metrics``).
     """
     from kubesched.transports.fake import FakeCluster
@@ -87,7 +88,7 @@ async def simulate(
         )
         recorder = None
         if metrics:
-            from .._metrics import MetricsRecorder
+            from kubesched.metrics._metrics import MetricsRecorder
 
             recorder = MetricsRecorder(seed=seed)
             recorder.attach(sched)

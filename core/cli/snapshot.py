@@ -70,9 +70,8 @@ from typing import IO, Any
 import msgspec
 from msgspec.structs import replace
 
-from .._durations import format_duration, parse_duration
-from .._errors import ConfigError, NotFoundError, TransportError
-from .._objects import (
+from kubesched.api._durations import format_duration, parse_duration
+from kubesched.api._objects import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -99,8 +98,10 @@ from .._objects import (
     StorageClass,
     Taint,
 )
-from .._objects import JobStatus as _JobStatus
-from .._validation import SYSTEM_PRIORITY_CLASSES, dns1123_label_errors
+from kubesched.api._objects import JobStatus as _JobStatus
+from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, dns1123_label_errors
+
+from .._errors import ConfigError, NotFoundError, TransportError
 from .progress import Progress
 from .whatif import DRAIN_ANNOTATION, document, dump
 

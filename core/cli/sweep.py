@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._decoding import read_text
-from .._durations import parse_duration
+from kubesched.api._decoding import read_text
+from kubesched.api._durations import parse_duration
+from kubesched.validation._validation import go_quote
+
 from .._errors import ConfigError
-from .._validation import go_quote
 from . import sweep_page
 from .metrics import compute as compute_metrics
 

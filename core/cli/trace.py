@@ -52,8 +52,9 @@ from typing import IO, Any
 
 import yaml
 
+from kubesched.validation._validation import dns1123_subdomain_errors, go_quote, label_value_errors
+
 from .._errors import ConfigError
-from .._validation import dns1123_subdomain_errors, go_quote, label_value_errors
 from .generate import (
     ARRIVAL,
     DELETION,

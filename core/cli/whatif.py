@@ -35,11 +35,12 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from .._durations import format_duration, parse_duration
+from kubesched.api._durations import format_duration, parse_duration
+from kubesched.api._labels import selector_matches
+from kubesched.api._objects import ObjectMeta, Pod, PodCondition, PodStatus, to_builtins
+from kubesched.validation._validation import go_quote
+
 from .._errors import ConfigError
-from .._labels import selector_matches
-from .._objects import ObjectMeta, Pod, PodCondition, PodStatus, to_builtins
-from .._validation import go_quote
 from .manifests import ARRIVAL_ANNOTATION, DELETION_ANNOTATION, Manifest
 
 DRAIN_ANNOTATION = "kubesched.io/drain"

@@ -1,5 +1,5 @@
 """The storage helpers VolumeBinding calls: the shared persistent-volume helpers (upstream
-``component-helpers/storage/volume`` and ``storage/ephemeral``, one copy in ``kubesched._pvhelpers``
+``component-helpers/storage/volume`` and ``storage/ephemeral``, one copy in ``kubesched.api._pvhelpers``
 that the fake cluster's PV controller uses too) re-exported from :mod:`kubesched.framework`, and
 the ones only VolumeBinding needs (``v1helper``, ``csi-translation-lib``).
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kubesched._cache import Cache, CacheError, NodeTree, Snapshot
-from kubesched._nodeinfo import NodeBatch, PodInfo
+from kubesched.cache._cache import Cache, CacheError, NodeTree, Snapshot
+from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
 from kubesched.testing import make_node, make_pod
 
 

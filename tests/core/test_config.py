@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from kubesched import hookimpl
-from kubesched._config import (
+from kubesched._errors import ConfigError
+from kubesched.config._config import (
     DEFAULT_FEATURE_GATES,
     UPSTREAM_DEFAULT_MULTIPOINT,
     ProfileConfig,
@@ -24,9 +25,8 @@ from kubesched._config import (
     parse_config,
     parse_feature_gates,
 )
-from kubesched._errors import ConfigError
-from kubesched._framework import PluginError, build_framework
 from kubesched.plugins import IN_TREE
+from kubesched.runtime._framework import PluginError, build_framework
 
 API = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 import kubesched
-from kubesched._config import default_profile, parse_config
-from kubesched._entrypoints import (
+from kubesched.config._config import default_profile, parse_config
+from kubesched.plugins import IN_TREE
+from kubesched.runtime._entrypoints import (
     ENTRY_POINT_GROUP,
     all_plugins,
     load_entry_point_plugins,
     register_temporary_plugin,
 )
-from kubesched._scheduler import Scheduler
-from kubesched.plugins import IN_TREE
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio

@@ -22,16 +22,16 @@ import pytest
 
 import kubesched
 from kubesched import Status, hookimpl, per_node_filter
-from kubesched._config import ProfileConfig, SchedulerConfig, parse_config
-from kubesched._extender import HTTPExtender, parse_extenders
-from kubesched._framework import CycleState
-from kubesched._nodeinfo import NodeBatch, PodInfo
-from kubesched._objects import Container, ResourceRequirements
-from kubesched._preemption import Candidate
-from kubesched._queue import QueuedPodInfo
-from kubesched._scheduler import Scheduler
-from kubesched._status import Code
+from kubesched.api._objects import Container, ResourceRequirements
+from kubesched.config._config import ProfileConfig, SchedulerConfig, parse_config
 from kubesched.plugins import IN_TREE
+from kubesched.preemption import Candidate
+from kubesched.queue._scheduling_queue import QueuedPodInfo
+from kubesched.runtime._extender import HTTPExtender, parse_extenders
+from kubesched.runtime._framework import CycleState
+from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
+from kubesched.runtime._status import Code
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import framework_for, make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

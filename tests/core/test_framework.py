@@ -20,8 +20,8 @@ from kubesched import (
     per_node_filter,
     per_node_score,
 )
-from kubesched._framework import go_duration
 from kubesched.plugins import IN_TREE
+from kubesched.runtime._framework import go_duration
 from kubesched.testing import make_node, make_node_info, make_pod
 
 CALLS: list[str] = []
@@ -227,7 +227,7 @@ class _BrokenSort:
 
 
 def test_a_raising_queue_sort_falls_back_to_priority_order() -> None:
-    from kubesched._queue import QueuedPodInfo
+    from kubesched.queue._scheduling_queue import QueuedPodInfo
 
     fw = Framework(
         "default-scheduler",

@@ -29,9 +29,9 @@ from kubesched import (
     per_node_filter,
     per_node_score,
 )
-from kubesched._queue import QueuedPodInfo
-from kubesched._status import Rejections
 from kubesched.plugins import IN_TREE
+from kubesched.queue._scheduling_queue import QueuedPodInfo
+from kubesched.runtime._status import Rejections
 from kubesched.testing import make_node, make_node_info, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -501,7 +501,7 @@ def test_events_of_the_wrong_type_mean_every_event(caplog: pytest.LogCaptureFixt
     fw = _fw("StringEvents", StringEvents, "filter")
     with caplog.at_level(logging.ERROR, logger="kubesched"):
         events = [(p, e) for p, e, _ in fw.cluster_events() if p == "StringEvents"]
-    assert events == [("StringEvents", e) for e in kubesched._events.unroll_wildcard_resource()]
+    assert events == [("StringEvents", e) for e in kubesched.runtime._events.unroll_wildcard_resource()]
     assert caplog.messages == [
         'running "StringEvents" EventsToRegister: returned str among the events, expected ClusterEvent or '
         "ClusterEventWithHint"

@@ -174,8 +174,8 @@ def test_the_checker_sees_every_spelling_and_circle() -> None:
 
 def test_the_preemption_package_has_no_cycle() -> None:
     graph = import_graph()
-    assert "kubesched._preemption.evaluator" in graph
-    touching = [sorted(c) for c in cycles(graph) if any(m.startswith("kubesched._preemption") for m in c)]
+    assert "kubesched.preemption.evaluator" in graph
+    touching = [sorted(c) for c in cycles(graph) if any(m.startswith("kubesched.preemption") for m in c)]
     assert not touching
 
 

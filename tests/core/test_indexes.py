@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from kubesched._cache import Snapshot
-from kubesched._nodeinfo import NodeInfo, PodInfo, pod_value
-from kubesched._objects import Pod
-from kubesched._queue import Nominator
-from kubesched._scheduler import ClusterState
+from kubesched.api._objects import Pod
+from kubesched.cache._cache import Snapshot
+from kubesched.queue._scheduling_queue import Nominator
+from kubesched.runtime._nodeinfo import NodeInfo, PodInfo, pod_value
+from kubesched.scheduler._scheduler import ClusterState
 from kubesched.testing import make_pod
 
 
@@ -194,7 +194,7 @@ def test_snapshot_columns_below_a_priority_stay_current() -> None:
     row as pods come and go equal a recomputation from the NodeInfos."""
     import numpy as np
 
-    from kubesched._cache import Cache
+    from kubesched.cache._cache import Cache
     from kubesched.testing import make_node
 
     rng = random.Random(11)

@@ -1,6 +1,6 @@
 """The plugin manager's faster reading of a plugin's attributes finds what pluggy's finds.
 
-``kubesched._framework_base._PluginManager.parse_hookimpl_opts`` answers most names without
+``kubesched.runtime._plugins._PluginManager.parse_hookimpl_opts`` answers most names without
 ``inspect.getattr_static``; for every in-tree plugin and for plugins shaped to reach each branch
 (instance attributes, properties, static and class methods, slots, markers above and below the
 wrapper, a ``__getattr__``), its answer for every name in ``dir(plugin)`` is pluggy's own.
@@ -15,10 +15,10 @@ import pluggy
 import pytest
 
 from kubesched import hookimpl, hookspecs
-from kubesched._config import parse_config
-from kubesched._entrypoints import all_plugins
-from kubesched._framework import build_framework
-from kubesched._framework_base import _plugin_manager
+from kubesched.config._config import parse_config
+from kubesched.runtime._entrypoints import all_plugins
+from kubesched.runtime._framework import build_framework
+from kubesched.runtime._plugins import _plugin_manager
 
 
 class _Base:

@@ -185,7 +185,7 @@ def test_private_import_check_sees_relative_and_nested_imports(tmp_path: Path) -
         "from ..._framework import CycleState\n"
         "from .. import _helper\n"
         "def f():\n"
-        "    import kubesched._objects\n"
+        "    import kubesched.api._objects\n"
         "    from kubesched.framework import Pod\n"
     )
     found = [
@@ -196,7 +196,7 @@ def test_private_import_check_sees_relative_and_nested_imports(tmp_path: Path) -
         ("kubesched", "_status", ""),
         ("kubesched._framework", "CycleState", ""),
         ("kubesched.plugins", "_helper", ""),
-        ("kubesched._objects", None, "f"),
+        ("kubesched.api._objects", None, "f"),
         ("kubesched.framework", "Pod", "f"),
     ]
 

@@ -1,4 +1,4 @@
-"""The shared persistent-volume helpers (``kubesched._pvhelpers``, upstream
+"""The shared persistent-volume helpers (``kubesched.api._pvhelpers``, upstream
 ``component-helpers/storage/volume``) on the PV controller's path: no node, nothing excluded,
 ``delay_binding`` from the claim's class.  The scheduler's path (a node, the chosen volumes,
 ``delay_binding=True``) is covered by VolumeBinding's tests (``tests/plugins/test_volumebinding*``).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched._objects import (
+from kubesched.api._objects import (
     LabelSelector,
     LabelSelectorRequirement,
     ObjectMeta,
@@ -27,7 +27,7 @@ from kubesched._objects import (
     StorageClass,
     VolumeResourceRequirements,
 )
-from kubesched._pvhelpers import (
+from kubesched.api._pvhelpers import (
     ANN_BOUND_BY_CONTROLLER,
     VolumeError,
     find_matching_volume,

@@ -17,7 +17,16 @@ from typing import Any
 import anyio
 import pytest
 
-from kubesched._events import (
+from kubesched.api._objects import Pod
+from kubesched.queue._scheduling_queue import (
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    BackoffQueue,
+    QueuedPodInfo,
+    SchedulingQueue,
+    calculate_backoff_duration,
+)
+from kubesched.runtime._events import (
     ASSIGNED_POD_ADD,
     NODE_ADD,
     UNSCHEDULABLE_TIMEOUT,
@@ -26,17 +35,8 @@ from kubesched._events import (
     QueueingHint,
     Resource,
 )
-from kubesched._nodeinfo import PodInfo
-from kubesched._objects import Pod
-from kubesched._queue import (
-    DEFAULT_POD_INITIAL_BACKOFF,
-    DEFAULT_POD_MAX_BACKOFF,
-    BackoffQueue,
-    QueuedPodInfo,
-    SchedulingQueue,
-    calculate_backoff_duration,
-)
-from kubesched._status import Code, Status
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import make_pod
 
 HintFn = Callable[[Any, Any, Any], QueueingHint]
@@ -1335,9 +1335,9 @@ def test_keyed_heaps_pop_in_the_order_of_the_less_functions(windowed: bool) -> N
     for backoff expiries: the same pops, ties included, as comparing with the less functions."""
     import random
 
-    from kubesched._nodeinfo import PodInfo
-    from kubesched._queue import BackoffQueue, QueuedPodInfo, _Heap
     from kubesched.plugins.queuesort import PrioritySort
+    from kubesched.queue._scheduling_queue import BackoffQueue, QueuedPodInfo, _Heap
+    from kubesched.runtime._nodeinfo import PodInfo
 
     sort = PrioritySort()
     rng = random.Random(7)

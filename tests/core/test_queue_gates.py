@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
-from kubesched._config import parse_config
-from kubesched._events import ActionType, ClusterEvent, QueueingHint, Resource
-from kubesched._nodeinfo import PodInfo
-from kubesched._objects import Pod
-from kubesched._queue import (
+from kubesched.api._objects import Pod
+from kubesched.cli.manifests import load_manifests
+from kubesched.cli.simulate import simulate
+from kubesched.config._config import parse_config
+from kubesched.queue._scheduling_queue import (
     BackoffQueue,
     QueuedPodInfo,
     SchedulingQueue,
     align_to_window,
     is_pod_updated,
 )
-from kubesched._status import Code, Status
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
+from kubesched.runtime._events import ActionType, ClusterEvent, QueueingHint, Resource
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import make_pod
 
 HintFn = Callable[[Any, Any, Any], QueueingHint]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched import QuantityError, parse_quantity, pod_requests
-from kubesched._resources import (
+from kubesched.api._resources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
     milli_value,
@@ -99,7 +99,7 @@ def test_overhead_is_added() -> None:
 
 def test_limits_stand_in_for_missing_requests() -> None:
     pod = make_pod("p").obj()
-    from kubesched._objects import Container, ResourceRequirements
+    from kubesched.api._objects import Container, ResourceRequirements
 
     pod.spec.containers = [Container(name="c", resources=ResourceRequirements(limits={"cpu": "2", "memory": "1Gi"}))]
     r = pod_requests(pod)
@@ -127,7 +127,7 @@ def _exact(text: str) -> Fraction:
     import re as _re
     from decimal import Decimal as _D
 
-    from kubesched._resources import _BINARY, _DECIMAL, _bounded
+    from kubesched.api._resources import _BINARY, _DECIMAL, _bounded
 
     m = _re.fullmatch(r"([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+|[numkMGTPE]?)", text)
     assert m is not None

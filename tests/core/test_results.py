@@ -26,16 +26,17 @@ import numpy as np
 import pytest
 
 from kubesched import hookimpl
-from kubesched._framework import CycleState
-from kubesched._nodeinfo import NodeBatch
-from kubesched._objects import (
+from kubesched.api._objects import (
     Affinity,
     NodeAffinity,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
-from kubesched._results import (
+from kubesched.runtime._framework import CycleState
+from kubesched.runtime._nodeinfo import NodeBatch
+from kubesched.runtime._status import Code, Status
+from kubesched.scheduler._results import (
     BIND_RESULT,
     FILTER_RESULT,
     FINALSCORE_RESULT,
@@ -56,7 +57,6 @@ from kubesched._results import (
     append_history,
     go_json,
 )
-from kubesched._status import Code, Status
 from kubesched.testing import SimCluster, make_node, make_pod, scheduler_for
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,11 @@ import pytest
 
 import kubesched
 from kubesched import Status, hookimpl, per_node_filter
-from kubesched._config import ProfileConfig, SchedulerConfig
-from kubesched._framework import CycleState
-from kubesched._nodeinfo import PodInfo
-from kubesched._scheduler import Scheduler, num_feasible_nodes_to_find, select_host
+from kubesched.config._config import ProfileConfig, SchedulerConfig
 from kubesched.plugins import IN_TREE
+from kubesched.runtime._framework import CycleState
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.scheduler._scheduler import Scheduler, num_feasible_nodes_to_find, select_host
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 
@@ -106,7 +106,7 @@ async def test_filter_errors_count_only_where_a_sequential_evaluation_reaches() 
     """Chunks may filter nodes past the one where enough feasible nodes are found (the first
     chunk is sized by the last pass rate): an error there is left out, as upstream evaluating
     node after node never gets to it; an error before it fails the cycle."""
-    from kubesched._schedule_one import _CycleError
+    from kubesched.scheduler._schedule_one import _CycleError
 
     nodes = [make_node(f"node-{i}").obj() for i in range(500)]
     sched = _scheduler(nodes, pct=30)  # 150 feasible nodes to find
@@ -176,7 +176,7 @@ def test_select_host_empty() -> None:
 async def test_fit_error_message_counts_every_node() -> None:
     nodes = [make_node(f"n{i}").capacity(cpu="1", memory="1Gi").obj() for i in range(3)]
     nodes.append(make_node("tainted").capacity(cpu="8", memory="8Gi").taint("dedicated", "gpu").obj())
-    prof = ProfileConfig(multi_point=[(n, w) for n, w in kubesched._config.default_multi_point() if n != "DefaultPreemption"])
+    prof = ProfileConfig(multi_point=[(n, w) for n, w in kubesched.config._config.default_multi_point() if n != "DefaultPreemption"])
     sched = Scheduler(FakeCluster(), SchedulerConfig(profiles=[prof]))
     for n in nodes:
         sched._on_node("ADDED", n)

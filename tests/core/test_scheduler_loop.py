@@ -11,8 +11,8 @@ import pytest
 
 import kubesched
 from kubesched import Status, hookimpl, per_node_filter
-from kubesched._config import ProfileConfig, SchedulerConfig, default_multi_point
-from kubesched._scheduler import Scheduler
+from kubesched.config._config import ProfileConfig, SchedulerConfig, default_multi_point
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

@@ -1,4 +1,4 @@
-"""``core/_schema.json`` is what ``tests/tools/schema_gen.py`` makes of the official client's models
+"""``core/api/_schema.json`` is what ``tests/tools/schema_gen.py`` makes of the official client's models
 (re-run it after upgrading the ``kubernetes`` client), and the walk finds unknown fields at every
 depth."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched._schema import strict_error, unknown_fields
+from kubesched.api._schema import strict_error, unknown_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ def build() -> dict:  # type: ignore[type-arg]
 
 
 def test_the_committed_schema_is_the_generated_one() -> None:
-    committed = json.loads((ROOT / "core" / "_schema.json").read_text())
+    committed = json.loads((ROOT / "core" / "api" / "_schema.json").read_text())
     assert committed == json.loads(json.dumps(build()))
 
 

@@ -17,16 +17,7 @@ import pytest
 
 import kubesched
 from kubesched import Status, hookimpl, per_node_filter
-from kubesched._config import ProfileConfig, SchedulerConfig
-from kubesched._events import (
-    STORAGE_EVENTS,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Resource,
-    unroll_wildcard_resource,
-)
-from kubesched._objects import (
+from kubesched.api._objects import (
     CSIDriver,
     CSINode,
     CSINodeDriver,
@@ -40,7 +31,16 @@ from kubesched._objects import (
     StorageClass,
     Volume,
 )
-from kubesched._scheduler import Scheduler
+from kubesched.config._config import ProfileConfig, SchedulerConfig
+from kubesched.runtime._events import (
+    STORAGE_EVENTS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Resource,
+    unroll_wildcard_resource,
+)
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from kubesched._taskpool import TaskPool
+from kubesched.scheduler._taskpool import TaskPool
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ import pytest
 
 import kubesched
 from kubesched import CycleState, NodeInfo, Pod, Status
-from kubesched._config import parse_config
-from kubesched._scheduler import Scheduler
+from kubesched.config._config import parse_config
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import make_node, make_pod, register_temporary_plugin, scheduler_for
 from kubesched.transports.fake import FakeCluster
 
@@ -212,7 +212,7 @@ async def test_an_async_filter_raises_config_error_itself() -> None:
 
 
 async def test_a_profile_that_cannot_be_built_raises_plugin_error_itself() -> None:
-    from kubesched._config import ProfileConfig, SchedulerConfig
+    from kubesched.config._config import ProfileConfig, SchedulerConfig
 
     config = SchedulerConfig(profiles=[ProfileConfig(enabled={"filter": [("Nope", 0)]})])
     with pytest.raises(kubesched.PluginError, match='^"Nope" does not exist$'):
@@ -270,8 +270,8 @@ async def test_register_temporary_plugin_is_known_by_name_inside_the_block_only(
 
 
 def test_register_temporary_plugin_nests_and_may_replace_an_in_tree_plugin() -> None:
-    from kubesched._entrypoints import all_plugins
     from kubesched.plugins import IN_TREE
+    from kubesched.runtime._entrypoints import all_plugins
 
     with register_temporary_plugin("NodeName", OnlyNode):
         assert all_plugins()["NodeName"] is OnlyNode
@@ -318,7 +318,7 @@ def test_pytest_plugin_gives_both_backends_in_virtual_time_and_temporary_plugins
 
 
         def test_gone_after_the_test():
-            from kubesched._entrypoints import all_plugins
+            from kubesched.runtime._entrypoints import all_plugins
 
             assert "NoNodes" not in all_plugins()
         """

@@ -1,6 +1,6 @@
 """Issue 24 item 5, "fields never validated": the rules the API server and kube-scheduler apply
-that kubesched did not, in the one validation code path (``kubesched._validation``, used by
-manifest loading and by the fake API server; ``kubesched._config`` for the configuration).
+that kubesched did not, in the one validation code path (``kubesched.validation._validation``, used by
+manifest loading and by the fake API server; ``kubesched.config._config`` for the configuration).
 
 One row per upstream rule, the upstream function named in the id; messages asserted exactly.
 Upstream: pkg/apis/core/validation/validation.go (``ValidatePodSpec``, ``validateContainers``,
@@ -21,11 +21,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from kubesched._config import parse_config
-from kubesched._durations import format_duration, parse_duration, parse_duration_nanos
 from kubesched._errors import ConfigError
-from kubesched._objects import KINDS, Pod, PriorityClass, convert
-from kubesched._validation import check_priority_admission, validate_object
+from kubesched.api._durations import format_duration, parse_duration, parse_duration_nanos
+from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
+from kubesched.config._config import parse_config
+from kubesched.validation._validation import check_priority_admission, validate_object
 
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "

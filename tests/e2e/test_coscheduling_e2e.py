@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kubesched._config import parse_config
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.config._config import parse_config
 
 pytestmark = pytest.mark.anyio
 

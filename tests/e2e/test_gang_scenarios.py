@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched._config import parse_config
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import SimulationResult, simulate
+from kubesched.config._config import parse_config
 from kubesched.plugins import gang
 
 pytestmark = pytest.mark.anyio

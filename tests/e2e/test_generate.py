@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from kubesched import cli
-from kubesched._durations import parse_duration
+from kubesched.api._durations import parse_duration
 from kubesched.cli.generate import KNOBS, generate_objects, parse_dist, parse_spec
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from kubesched import cli
-from kubesched._durations import parse_duration
-from kubesched._resources import MAX_QUANTITY, parse_quantity
+from kubesched.api._durations import parse_duration
+from kubesched.api._resources import MAX_QUANTITY, parse_quantity
 
 NODE = 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}'
 SUBDOMAIN = (
@@ -294,7 +294,7 @@ def test_huge_exponent_quantity_simulates_at_once(workdir: Path, capsys: pytest.
 def test_a_million_digit_quantity_parses_in_linear_time(text: str, want: Fraction) -> None:
     """Issue 24: parsing was quadratic in the digits (a 1 MB body stopped the fake API server
     answering); upstream parses in linear time and accepts such a quantity."""
-    from kubesched._resources import parse_quantity
+    from kubesched.api._resources import parse_quantity
 
     assert parse_quantity(text) == want
 
@@ -343,7 +343,7 @@ def test_idle_virtual_time_costs_no_wakeups(
     """With only a far-away arrival pending, the loop does not wake for the queue's periodic
     flushes of empty queues (was: one wake per virtual second, ~0.12 s of wall time per virtual
     hour, so ``--until 1000h`` took minutes)."""
-    from kubesched._driver import Driver
+    from kubesched.scheduler._driver import Driver
 
     sleeps = 0
     real_sleep = Driver.sleep
@@ -395,7 +395,7 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
     would have (float rounding included)."""
     import random
 
-    from kubesched._queue_ticks import FlushTicks
+    from kubesched.queue._ticks import FlushTicks
 
     r = random.Random(seed)
     t0, period = r.uniform(0, 5), r.choice([1.0, 30.0, 0.1])
@@ -432,7 +432,7 @@ def test_yaml_merge_keys_are_not_duplicates() -> None:
     only a key written twice in one mapping is refused."""
     import yaml
 
-    from kubesched._decoding import load_yaml_documents
+    from kubesched.api._decoding import load_yaml_documents
 
     assert load_yaml_documents("base: &b {a: 1, b: 2}\nx:\n  <<: *b\n  a: 3\n") == [
         {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
@@ -556,7 +556,7 @@ def test_controllers_stop_at_the_cluster_pod_limit(workdir: Path, capsys: pytest
 def test_an_endless_input_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 24 item 5: ``simulate /dev/zero`` read until out of memory; every input is read to
     at most 1 GiB (a smaller limit here, through the same function)."""
-    from kubesched._decoding import read_text
+    from kubesched.api._decoding import read_text
 
     with pytest.raises(OSError, match="larger than 1 MiB, the most an input may hold"):
         read_text("/dev/zero", 1 << 20)

@@ -218,7 +218,7 @@ def test_indexed_job(workdir: Path, capsys: pytest.CaptureFixture[str], backend:
 def test_indexed_job_pods_carry_index_and_hostname() -> None:
     import anyio
 
-    from kubesched._objects import Job, convert
+    from kubesched.api._objects import Job, convert
     from kubesched.transports.fake import FakeCluster
 
     async def main() -> list[Any]:

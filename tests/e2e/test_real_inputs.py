@@ -244,9 +244,9 @@ def test_upstreams_own_default_configuration_loads_unchanged_as_the_default_prof
     without a warning, and builds the very profile kubesched uses by default."""
     import yaml
 
-    from kubesched._config import default_profile, parse_config
-    from kubesched._framework import build_framework
+    from kubesched.config._config import default_profile, parse_config
     from kubesched.plugins import IN_TREE
+    from kubesched.runtime._framework import build_framework
 
     config = Path(__file__).parent / "fixtures" / "kube-scheduler-default-config.yaml"
     (workdir / "in.yaml").write_text(docs(node("n1"), pod("p")))

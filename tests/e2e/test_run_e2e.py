@@ -30,8 +30,8 @@ import httpx
 import pytest
 
 from kubesched import ConflictError, Scheduler, cli
-from kubesched._objects import Binding
-from kubesched._resources import parse_quantity, pod_requests
+from kubesched.api._objects import Binding
+from kubesched.api._resources import parse_quantity, pod_requests
 from kubesched.cli import load_config_file
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.run import RunOptions, run_scheduler

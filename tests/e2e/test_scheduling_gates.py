@@ -7,10 +7,10 @@ import anyio
 import msgspec
 import pytest
 
-from kubesched._objects import PodSchedulingGate
-from kubesched._scheduler import Scheduler
+from kubesched.api._objects import PodSchedulingGate
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

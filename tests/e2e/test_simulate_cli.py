@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from kubesched import cli
-from kubesched._config import SchedulerConfig
-from kubesched._durations import parse_duration
 from kubesched._errors import ConfigError
-from kubesched._objects import PodDisruptionBudget
+from kubesched.api._durations import parse_duration
+from kubesched.api._objects import PodDisruptionBudget
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.config._config import SchedulerConfig
 from kubesched.transports.fake import FakeCluster, virtual_time
 
 # --- manifests, small builders --------------------------------------------------------------

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from kubesched import cli
-from kubesched._objects import (
+from kubesched.api._objects import (
     Deployment,
     Job,
     JobCondition,

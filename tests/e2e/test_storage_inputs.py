@@ -21,7 +21,7 @@ import pytest
 from test_simulate_cli import docs, node, simulate_cli, workdir
 
 from kubesched._errors import ConfigError
-from kubesched._objects import (
+from kubesched.api._objects import (
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,

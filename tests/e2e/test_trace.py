@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from kubesched import cli
-from kubesched._durations import parse_duration
+from kubesched.api._durations import parse_duration
 from kubesched.cli import trace
 
 NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model"

@@ -17,10 +17,6 @@ from typing import Any
 import pytest
 
 from kubesched import ConfigError, CycleState, PodInfo, QueuedPodInfo
-from kubesched._events import ActionType, ClusterEvent, Resource
-from kubesched._framework import PODS_TO_ACTIVATE_KEY, Framework
-from kubesched._scheduler import ClusterState, PodsToActivate
-from kubesched._status import Code, Status
 from kubesched.plugins import IN_TREE
 from kubesched.plugins.coscheduling import (
     NAME,
@@ -31,6 +27,10 @@ from kubesched.plugins.coscheduling import (
     new,
     parse_args,
 )
+from kubesched.runtime._events import ActionType, ClusterEvent, Resource
+from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, Framework
+from kubesched.runtime._status import Code, Status
+from kubesched.scheduler._scheduler import ClusterState, PodsToActivate
 from kubesched.testing import make_node, make_node_info, make_pod, make_pod_group
 
 WALL_EPOCH = 1_700_000_000.0

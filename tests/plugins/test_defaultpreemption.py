@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
-from kubesched._config import SchedulerConfig
-from kubesched._events import ActionType, QueueingHint, Resource
-from kubesched._status import Code
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.config._config import SchedulerConfig
 from kubesched.plugins import IN_TREE, defaultpreemption
+from kubesched.runtime._events import ActionType, QueueingHint, Resource
+from kubesched.runtime._status import Code
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -76,7 +76,7 @@ def test_args_defaults_and_values() -> None:
 
 
 async def test_bad_args_in_a_config_name_the_field() -> None:
-    from kubesched._config import parse_config
+    from kubesched.config._config import parse_config
 
     cfg = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -89,7 +89,7 @@ async def test_bad_args_in_a_config_name_the_field() -> None:
             }
         ],
     }
-    from kubesched._scheduler import Scheduler
+    from kubesched.scheduler._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
 
     with pytest.raises(ConfigError) as exc:
@@ -99,7 +99,7 @@ async def test_bad_args_in_a_config_name_the_field() -> None:
 
 
 def test_registered_in_tree_and_in_the_default_profile() -> None:
-    from kubesched._config import default_profile
+    from kubesched.config._config import default_profile
 
     assert IN_TREE["DefaultPreemption"] is defaultpreemption.new
     assert ("DefaultPreemption", 0) in default_profile().multi_point
@@ -450,7 +450,7 @@ def test_events_to_register() -> None:
 
 
 async def test_scheduler_registers_async_events_from_its_gates() -> None:
-    from kubesched._scheduler import Scheduler
+    from kubesched.scheduler._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
 
     for gate in (True, False):
@@ -531,7 +531,7 @@ async def test_e2e_preemptor_is_nominated_before_it_is_bound() -> None:
             {"m.yaml": BASIC.replace("spec: {priority: 0,", "spec: {nodeName: n1, priority: 0,")},
         ):
             cluster.create(m.obj)
-        from kubesched._scheduler import Scheduler
+        from kubesched.scheduler._scheduler import Scheduler
 
         sched = Scheduler(cluster, SchedulerConfig())
         watch = cluster.watch()

@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from kubesched import ConfigError, CycleState, QueuedPodInfo
-from kubesched._config import ProfileConfig
-from kubesched._framework import PODS_TO_ACTIVATE_KEY, Framework, build_framework
-from kubesched._nodeinfo import PodInfo
-from kubesched._scheduler import ClusterState, PodsToActivate
-from kubesched._status import Code
+from kubesched.config._config import ProfileConfig
 from kubesched.plugins import IN_TREE, gang
+from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, Framework, build_framework
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code
+from kubesched.scheduler._scheduler import ClusterState, PodsToActivate
 from kubesched.testing import make_pod
 
 GANG = gang.DEFAULT_GROUP_NAME_LABEL
@@ -181,7 +181,7 @@ def test_args_invalid(raw: dict[str, Any], field: str, message: str | None) -> N
 
 
 def test_args_error_names_the_config_field() -> None:
-    from kubesched._config import parse_config
+    from kubesched.config._config import parse_config
 
     cfg = parse_config(
         {
@@ -314,7 +314,7 @@ def test_sort_equal_times_are_equal_unless_both_are_gangs() -> None:
 def test_queue_pops_gang_by_gang() -> None:
     """In the scheduling queue: members queued alternately leave it gang by gang; plain pods
     of the same second keep their arrival order (the queue's first-in, first-out tie)."""
-    from kubesched._queue import SchedulingQueue
+    from kubesched.queue._scheduling_queue import SchedulingQueue
 
     fw, _ = framework()
     q = SchedulingQueue({"default-scheduler": fw}, now=lambda: 0.0)

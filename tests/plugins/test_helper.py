@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubesched._objects import LabelSelector, LabelSelectorRequirement
+from kubesched.api._objects import LabelSelector, LabelSelectorRequirement
 from kubesched.framework import (
     compile_label_selector,
     is_extended_resource_name,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from kubesched import CycleState, NodeBatch
-from kubesched._cache import Cache, Snapshot
-from kubesched._objects import Container, ContainerImage
+from kubesched.api._objects import Container, ContainerImage
+from kubesched.cache._cache import Cache, Snapshot
 from kubesched.plugins import imagelocality
 from kubesched.testing import make_node, make_pod
 

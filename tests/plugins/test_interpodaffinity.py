@@ -19,11 +19,7 @@ import numpy as np
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeBatch
-from kubesched._cache import Cache, Snapshot
-from kubesched._config import parse_config
-from kubesched._events import QueueingHint
-from kubesched._nodeinfo import PodInfo
-from kubesched._objects import (
+from kubesched.api._objects import (
     Affinity,
     LabelSelector,
     LabelSelectorRequirement,
@@ -33,10 +29,14 @@ from kubesched._objects import (
     PodAffinityTerm,
     WeightedPodAffinityTerm,
 )
-from kubesched._status import Code, Status
+from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cli.manifests import load_manifests
 from kubesched.cli.simulate import simulate
+from kubesched.config._config import parse_config
 from kubesched.plugins import interpodaffinity as ipa
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import framework_for, make_node, make_pod
 
 NAME = ipa.NAME

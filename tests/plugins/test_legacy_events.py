@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 import kubesched
-from kubesched._config import ProfileConfig, SchedulerConfig
-from kubesched._events import ActionType as A
-from kubesched._events import Resource as R
-from kubesched._scheduler import Scheduler
+from kubesched.config._config import ProfileConfig, SchedulerConfig
 from kubesched.plugins import IN_TREE
+from kubesched.runtime._events import ActionType as A
+from kubesched.runtime._events import Resource as R
+from kubesched.scheduler._scheduler import Scheduler
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 
@@ -77,7 +77,7 @@ def test_events_to_register_follow_the_gate(name: str, hints: bool | None) -> No
 
 
 def _scheduler(hints: bool) -> Scheduler:
-    prof = ProfileConfig(multi_point=list(kubesched._config.default_multi_point()))
+    prof = ProfileConfig(multi_point=list(kubesched.config._config.default_multi_point()))
     cfg = SchedulerConfig(profiles=[prof])
     cfg.feature_gates["SchedulerQueueingHints"] = hints
     return Scheduler(FakeCluster(), cfg)

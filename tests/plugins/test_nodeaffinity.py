@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeBatch, PreFilterResult
-from kubesched._objects import (
+from kubesched.api._objects import (
     Affinity,
     NodeAffinity,
     NodeSelector,
@@ -15,8 +15,8 @@ from kubesched._objects import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
-from kubesched._status import Code
 from kubesched.plugins import nodeaffinity
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 R = NodeSelectorRequirement
@@ -252,7 +252,7 @@ def test_node_change_hint() -> None:
 def test_filter_over_a_snapshot_follows_node_label_changes() -> None:
     """Pods with the same required affinity share one parsed selector and, from the second,
     a mask over the snapshot's nodes; a node's label change (a new node set) is seen."""
-    from kubesched._cache import Cache, Snapshot
+    from kubesched.cache._cache import Cache, Snapshot
 
     cache = Cache()
     for i in range(6):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kubesched import CycleState, NodeBatch
-from kubesched._events import QueueingHint
-from kubesched._objects import Container, ContainerPort
-from kubesched._status import Code
+from kubesched.api._objects import Container, ContainerPort
 from kubesched.plugins import nodeports
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 

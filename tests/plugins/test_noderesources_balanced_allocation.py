@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeBatch
-from kubesched._status import Code
 from kubesched.plugins.noderesources import new_balanced_allocation
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 GPU = "nvidia.com/gpu"
@@ -98,7 +98,7 @@ def test_scores_kept_per_snapshot_row_follow_every_change(which: str) -> None:
 
     import numpy as np
 
-    from kubesched._cache import Cache, Snapshot
+    from kubesched.cache._cache import Cache, Snapshot
     from kubesched.plugins.noderesources import new_fit
 
     def plugin() -> Any:

@@ -13,8 +13,6 @@ import numpy as np
 import pytest
 
 from kubesched import ConfigError, CycleState, Framework, NodeBatch, Status
-from kubesched._events import ActionType
-from kubesched._status import Code
 from kubesched.plugins import IN_TREE
 from kubesched.plugins._helper import build_broken_linear_function
 from kubesched.plugins.noderesources import (
@@ -31,6 +29,8 @@ from kubesched.plugins.noderesources._args import (
     ScoringStrategy,
     validate_fit_args,
 )
+from kubesched.runtime._events import ActionType
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 EXT_A = "example.com/aaa"

@@ -19,10 +19,7 @@ import pytest
 from msgspec.structs import replace
 
 from kubesched import CycleState, NodeBatch
-from kubesched._events import ActionType as A
-from kubesched._events import QueueingHint
-from kubesched._events import Resource as R
-from kubesched._objects import (
+from kubesched.api._objects import (
     AWSElasticBlockStoreVolumeSource,
     CSINode,
     CSINodeDriver,
@@ -43,8 +40,11 @@ from kubesched._objects import (
     Volume,
     VolumeNodeResources,
 )
-from kubesched._status import Code, Status
 from kubesched.plugins import nodevolumelimits as nvl
+from kubesched.runtime._events import ActionType as A
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._events import Resource as R
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import framework_for, make_node, make_node_info, make_pod
 
 EBS, GCE = "ebs.csi.aws.com", "pd.csi.storage.gke.io"
@@ -654,7 +654,7 @@ def test_events_to_register() -> None:
 
 def test_the_counts_follow_the_snapshot_row_by_row() -> None:
     """A node's volumes are recounted when its pods change (the snapshot replaces its row)."""
-    from kubesched._cache import Cache, Snapshot
+    from kubesched.cache._cache import Cache, Snapshot
 
     cluster = framework_for({}).cluster
     fill(cluster, (EBS,), [], csi_node("csinode", 1, EBS))

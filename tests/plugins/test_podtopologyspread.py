@@ -24,13 +24,13 @@ import numpy as np
 import pytest
 
 from kubesched import CycleState, NodeBatch
-from kubesched._cache import Cache, Snapshot
 from kubesched._errors import ConfigError
-from kubesched._events import QueueingHint
-from kubesched._nodeinfo import PodInfo
-from kubesched._objects import LabelSelector, LabelSelectorRequirement, Taint, Toleration
-from kubesched._status import Code
+from kubesched.api._objects import LabelSelector, LabelSelectorRequirement, Taint, Toleration
+from kubesched.cache._cache import Cache, Snapshot
 from kubesched.plugins import podtopologyspread as pts
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_pod
 
 

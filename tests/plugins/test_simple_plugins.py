@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from kubesched import Binding, CycleState, NodeBatch, QueuedPodInfo
-from kubesched._nodeinfo import NodeInfo, PodInfo
-from kubesched._status import Code
 from kubesched.plugins import (
     IN_TREE,
     defaultbinder,
@@ -15,6 +13,8 @@ from kubesched.plugins import (
     queuesort,
     schedulinggates,
 )
+from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 # --- NodeName (nodename/node_name_test.go › TestNodeName) ---------------------------------------

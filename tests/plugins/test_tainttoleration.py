@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kubesched import CycleState, NodeBatch
-from kubesched._objects import Taint, Toleration
-from kubesched._status import Code
+from kubesched.api._objects import Taint, Toleration
 from kubesched.framework import toleration_tolerates_taint
 from kubesched.plugins import tainttoleration
+from kubesched.runtime._status import Code
 from kubesched.testing import make_node, make_node_info, make_pod
 
 

@@ -23,11 +23,11 @@ from volumebinding_fixtures import (
 )
 
 from kubesched import CycleState, NodeBatch
-from kubesched._objects import OwnerReference
-from kubesched._status import Code, Status
+from kubesched.api._objects import OwnerReference
 from kubesched.plugins import volumebinding
 from kubesched.plugins.volumebinding import plugin as vbplugin
 from kubesched.plugins.volumebinding.binder import PodVolumes
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import framework_for, make_node_info
 
 U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE

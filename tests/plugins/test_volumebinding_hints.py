@@ -21,10 +21,10 @@ from volumebinding_fixtures import (
 )
 
 from kubesched._errors import ConfigError
-from kubesched._events import ActionType, ClusterEvent, QueueingHint
-from kubesched._events import Resource as R
-from kubesched._status import Code
 from kubesched.plugins import IN_TREE, volumebinding
+from kubesched.runtime._events import ActionType, ClusterEvent, QueueingHint
+from kubesched.runtime._events import Resource as R
+from kubesched.runtime._status import Code
 
 U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 HOST = "kubernetes.io/hostname"

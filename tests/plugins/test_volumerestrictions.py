@@ -15,12 +15,7 @@ import pytest
 from msgspec.structs import replace
 
 from kubesched import CycleState, NodeBatch
-from kubesched._clusterstate import ClusterState
-from kubesched._events import ActionType as A
-from kubesched._events import QueueingHint
-from kubesched._events import Resource as R
-from kubesched._nodeinfo import PodInfo
-from kubesched._objects import (
+from kubesched.api._objects import (
     AWSElasticBlockStoreVolumeSource,
     GCEPersistentDiskVolumeSource,
     ISCSIVolumeSource,
@@ -32,8 +27,13 @@ from kubesched._objects import (
     RBDVolumeSource,
     Volume,
 )
-from kubesched._status import Code, Status
+from kubesched.cache._clusterstate import ClusterState
 from kubesched.plugins import volumerestrictions as vr
+from kubesched.runtime._events import ActionType as A
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._events import Resource as R
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import framework_for, make_node, make_node_info, make_pod
 
 DISK = Status(Code.UNSCHEDULABLE, vr.ERR_REASON_DISK_CONFLICT)
@@ -446,7 +446,7 @@ def test_used_claims_outside_the_snapshot_read_the_given_nodes() -> None:
 
 def test_claims_in_use_follow_the_snapshot_row_by_row() -> None:
     """The counts of claims in use track pods bound to and removed from the snapshot's rows."""
-    from kubesched._cache import Cache, Snapshot
+    from kubesched.cache._cache import Cache, Snapshot
 
     cluster = ClusterState()
     cluster.pvcs[("default", PVC1)] = RWOP_CLAIMS[0]

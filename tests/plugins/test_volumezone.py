@@ -17,11 +17,7 @@ import numpy as np
 import pytest
 
 from kubesched import CycleState, NodeBatch
-from kubesched._clusterstate import ClusterState
-from kubesched._events import ActionType as A
-from kubesched._events import QueueingHint
-from kubesched._events import Resource as R
-from kubesched._objects import (
+from kubesched.api._objects import (
     ObjectMeta,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -31,8 +27,12 @@ from kubesched._objects import (
     StorageClass,
     Volume,
 )
-from kubesched._status import Code, Status
+from kubesched.cache._clusterstate import ClusterState
 from kubesched.plugins import volumezone as vz
+from kubesched.runtime._events import ActionType as A
+from kubesched.runtime._events import QueueingHint
+from kubesched.runtime._events import Resource as R
+from kubesched.runtime._status import Code, Status
 from kubesched.testing import framework_for, make_node, make_node_info, make_pod
 
 BETA_ZONE, BETA_REGION = vz.LABEL_FAILURE_DOMAIN_BETA_ZONE, vz.LABEL_FAILURE_DOMAIN_BETA_REGION

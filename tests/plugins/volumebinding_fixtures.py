@@ -14,9 +14,8 @@ from typing import Any
 
 import msgspec
 
-from kubesched._clusterstate import ClusterState
 from kubesched._errors import ConflictError, NotFoundError
-from kubesched._objects import (
+from kubesched.api._objects import (
     CSIDriver,
     CSIDriverSpec,
     CSINode,
@@ -47,7 +46,8 @@ from kubesched._objects import (
     VolumeNodeAffinity,
     VolumeResourceRequirements,
 )
-from kubesched._objects import CSIVolumeSource as CSIVolumeSourceObj
+from kubesched.api._objects import CSIVolumeSource as CSIVolumeSourceObj
+from kubesched.cache._clusterstate import ClusterState
 from kubesched.plugins.volumebinding.binder import BindingInfo, PodVolumes, VolumeBinder
 from kubesched.plugins.volumebinding.helpers import (
     ANN_BIND_COMPLETED,

@@ -1,4 +1,4 @@
-"""Generate ``core/_schema.json``: the field names of every Kubernetes type kubesched reads.
+"""Generate ``core/api/_schema.json``: the field names of every Kubernetes type kubesched reads.
 
 The official ``kubernetes`` Python client (a test dependency) carries, for each API type, its
 fields' JSON names (``attribute_map``) and types (``openapi_types``): that is the schema the API
@@ -6,7 +6,7 @@ server's strict decoding checks names against.  This script walks it from the ki
 takes and writes the part it needs; ``tests/core/test_schema.py`` checks the committed file is
 what it generates, so a client upgrade that adds fields shows up as a test failure to re-run::
 
-    .venv/bin/python tests/tools/schema_gen.py > core/_schema.json
+    .venv/bin/python tests/tools/schema_gen.py > core/api/_schema.json
 """
 
 from __future__ import annotations

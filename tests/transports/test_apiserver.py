@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from kubesched import ConflictError, UnavailableError
-from kubesched._objects import Event, ObjectReference
+from kubesched.api._objects import Event, ObjectReference
 from kubesched.testing import make_pod
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
 from kubesched.transports.fake import EventRecord, FakeCluster

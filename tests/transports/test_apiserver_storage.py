@@ -323,7 +323,7 @@ async def test_the_kube_transport_lists_watches_and_updates_volumes() -> None:
     import anyio
 
     from kubesched import ConflictError, NotFoundError
-    from kubesched._objects import ObjectReference
+    from kubesched.api._objects import ObjectReference
     from kubesched.transports.kube import KubeTransport
 
     pv_body = {"metadata": {"name": "pv1"},
@@ -383,6 +383,6 @@ async def test_the_kube_transport_lists_watches_and_updates_volumes() -> None:
 
 
 def StorageClassStruct(name: str) -> Any:  # noqa: N802 - a builder named for what it makes
-    from kubesched._objects import ObjectMeta, StorageClass
+    from kubesched.api._objects import ObjectMeta, StorageClass
 
     return StorageClass(metadata=ObjectMeta(name=name), provisioner="csi.example.com")

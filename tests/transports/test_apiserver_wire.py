@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched._objects import (
+from kubesched.api._objects import (
     ContainerPort,
     Event,
     PodGroupSpec,

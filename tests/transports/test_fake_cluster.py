@@ -24,7 +24,7 @@ from kubesched import (
     UnavailableError,
     WatchEvent,
 )
-from kubesched._objects import (
+from kubesched.api._objects import (
     LabelSelector,
     LabelSelectorRequirement,
     ObjectMeta,

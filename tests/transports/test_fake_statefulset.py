@@ -12,7 +12,7 @@ import anyio
 import pytest
 from msgspec.structs import replace
 
-from kubesched._objects import (
+from kubesched.api._objects import (
     Binding,
     LabelSelector,
     ObjectMeta,

@@ -16,7 +16,7 @@ import pytest
 from msgspec.structs import replace
 
 from kubesched._errors import ConflictError, NotFoundError
-from kubesched._objects import (
+from kubesched.api._objects import (
     CSIPersistentVolumeSource,
     LabelSelector,
     ObjectMeta,
@@ -518,7 +518,7 @@ async def test_wait_for_first_consumer_provisions_in_the_selected_nodes_zone() -
 async def test_wait_for_first_consumer_topology(
     class_topology: dict[str, list[str]] | None, csi_keys: list[str], labels: dict[str, str], want: list[Any]
 ) -> None:
-    from kubesched._objects import CSINode, CSINodeDriver, CSINodeSpec
+    from kubesched.api._objects import CSINode, CSINodeDriver, CSINodeSpec
 
     async with FakeCluster() as cluster:
         node = make_node("n1")

@@ -31,7 +31,7 @@ from kubesched import (
     UnavailableError,
     WatchEvent,
 )
-from kubesched._objects import ObjectMeta, ObjectReference, PodCondition
+from kubesched.api._objects import ObjectMeta, ObjectReference, PodCondition
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.kube import (
     RESOURCES,

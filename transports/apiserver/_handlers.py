@@ -23,10 +23,14 @@ import anyio.to_thread
 import msgspec
 import yaml
 
-from kubesched._decoding import decode_json, drop_nulls, load_yaml_documents
-from kubesched._schema import VALIDATION_MODES, knows, strict_error, unknown_fields
-from kubesched._schema import warning as field_warning
-from kubesched._validation import dns1123_label_errors, dns1123_subdomain_errors, go_quote
+from kubesched.api._decoding import decode_json, drop_nulls, load_yaml_documents
+from kubesched.api._schema import VALIDATION_MODES, knows, strict_error, unknown_fields
+from kubesched.api._schema import warning as field_warning
+from kubesched.validation._validation import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    go_quote,
+)
 
 from . import _protobuf as protobuf
 from ._fieldlabels import field_labels

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched._objects import Binding, Event, convert
+from kubesched.api._objects import Binding, Event, convert
 
 from ._http import (
     HTTPError,

@@ -37,8 +37,8 @@ from urllib.parse import unquote
 import anyio
 import anyio.abc
 
-from kubesched._validation import validate_object as _validate
 from kubesched.transports.fake import FakeCluster
+from kubesched.validation._validation import validate_object as _validate
 
 from . import _discovery as disco
 from ._conn import Connection

@@ -39,7 +39,7 @@ import msgspec
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched._objects import KINDS, convert
+from kubesched.api._objects import KINDS, convert
 from kubesched.transports.fake import FakeCluster
 
 from ._events import core_event, event_from_core

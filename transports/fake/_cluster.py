@@ -53,8 +53,9 @@ from anyio.abc import TaskGroup
 from msgspec.structs import replace
 
 from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched._labels import selector_matches
-from kubesched._objects import (
+from kubesched._transport import Transport
+from kubesched.api._labels import selector_matches
+from kubesched.api._objects import (
     Binding,
     Event,
     Node,
@@ -64,7 +65,6 @@ from kubesched._objects import (
     Pod,
     PodCondition,
 )
-from kubesched._transport import Transport
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission

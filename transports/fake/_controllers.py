@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from msgspec.structs import replace
 
-from kubesched._durations import parse_duration
-from kubesched._objects import (
+from kubesched.api._durations import parse_duration
+from kubesched.api._objects import (
     Deployment,
     Job,
     JobCondition,
@@ -58,7 +58,7 @@ from kubesched._objects import (
     ReplicaSetSpec,
     to_builtins,
 )
-from kubesched._objects import copy as _copy
+from kubesched.api._objects import copy as _copy
 
 from ._store import Change, Controller
 

@@ -21,8 +21,8 @@ import math
 
 from msgspec.structs import replace
 
-from kubesched._labels import selector_matches
-from kubesched._objects import Pod, PodDisruptionBudget, PodDisruptionBudgetStatus
+from kubesched.api._labels import selector_matches
+from kubesched.api._objects import Pod, PodDisruptionBudget, PodDisruptionBudgetStatus
 
 from ._store import Change, Controller, Key, Store
 

@@ -35,7 +35,7 @@ CSI); claims go at once (no ``kubernetes.io/pvc-protection``).  PVC admission as
 StorageClass (``storageclass.kubernetes.io/is-default-class``) to a claim that names none.
 
 The matching and binding helpers are upstream's ``component-helpers/storage/volume``, in the one
-copy the scheduler's VolumeBinding uses too (``kubesched._pvhelpers``): ``FindMatchingVolume`` with
+copy the scheduler's VolumeBinding uses too (``kubesched.api._pvhelpers``): ``FindMatchingVolume`` with
 no node, nothing excluded and the claim's ``IsDelayBindingMode`` (:func:`find_best_match_for_claim`,
 the controller's ``findBestMatchForClaim``, tries it per access-mode group).
 """
@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from msgspec.structs import replace
 
-from kubesched._durations import parse_duration
-from kubesched._objects import (
+from kubesched.api._durations import parse_duration
+from kubesched.api._objects import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
     CinderVolumeSource,
@@ -71,7 +71,7 @@ from kubesched._objects import (
     StorageClass,
     VolumeNodeAffinity,
 )
-from kubesched._pvhelpers import (
+from kubesched.api._pvhelpers import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -92,7 +92,7 @@ from kubesched._pvhelpers import (
     is_volume_bound_to_claim,
     storage_quantity,
 )
-from kubesched._resources import QuantityError
+from kubesched.api._resources import QuantityError
 
 from ._store import Change, Controller
 

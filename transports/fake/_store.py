@@ -38,7 +38,8 @@ import anyio.lowlevel
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched._objects import (
+from kubesched._transport import WatchEvent, WatchEventType
+from kubesched.api._objects import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -56,8 +57,7 @@ from kubesched._objects import (
     StorageClass,
     uid_for,
 )
-from kubesched._objects import copy as _copy
-from kubesched._transport import WatchEvent, WatchEventType
+from kubesched.api._objects import copy as _copy
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {

@@ -33,8 +33,8 @@ from kubesched._errors import (
     NotFoundError,
     TransportError,
 )
-from kubesched._nodeinfo import parse_time
-from kubesched._objects import Lease
+from kubesched.api._objects import Lease
+from kubesched.runtime._nodeinfo import parse_time
 
 from ._client import ApiClient
 from ._transport import KubeTransport, micro_time

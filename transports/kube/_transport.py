@@ -45,7 +45,8 @@ import httpx
 import msgspec
 
 from kubesched._errors import ConflictError
-from kubesched._objects import (
+from kubesched._transport import Transport, WatchEvent
+from kubesched.api._objects import (
     Binding,
     Event,
     PersistentVolume,
@@ -54,7 +55,6 @@ from kubesched._objects import (
     PodCondition,
     to_builtins,
 )
-from kubesched._transport import Transport, WatchEvent
 
 from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient
 from ._config import ClusterConfig

@@ -33,7 +33,8 @@ import anyio.lowlevel
 import msgspec
 
 from kubesched._errors import NotFoundError, TransportError, UnavailableError
-from kubesched._objects import (
+from kubesched._transport import WatchEvent, WatchEventType
+from kubesched.api._objects import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -48,7 +49,6 @@ from kubesched._objects import (
     StatefulSet,
     StorageClass,
 )
-from kubesched._transport import WatchEvent, WatchEventType
 
 from ._client import ApiClient, GoneError, status_message
 

@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched import CycleState, NodeInfo, Pod, Status, hookimpl, per_node_filter
-from kubesched._nodeinfo import PodInfo
-from kubesched._preemption import Candidate, Evaluator, pick_one_node_for_preemption
-from kubesched._status import Code
 from kubesched.plugins import IN_TREE
+from kubesched.preemption import Candidate, Evaluator, pick_one_node_for_preemption
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 
 PRIOS = [-10, 0, 5, 10, 100]

@@ -15,16 +15,16 @@ import anyio
 import pytest
 
 from kubesched import CycleState, NodeInfo, Pod, Status, hookimpl, per_node_filter
-from kubesched._objects import copy
-from kubesched._preemption import (
+from kubesched.api._objects import copy
+from kubesched.plugins import IN_TREE
+from kubesched.preemption import (
     Candidate,
     calculate_num_candidates,
     filter_pods_with_pdb_violation,
     more_important_pod,
     pick_one_node_for_preemption,
 )
-from kubesched._status import Code
-from kubesched.plugins import IN_TREE
+from kubesched.runtime._status import Code
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 
 NEG, LOW, MID, HIGH, VHIGH = -100, 0, 100, 1000, 10000
@@ -983,7 +983,7 @@ async def test_preempt(
 @pytest.mark.anyio
 async def test_preempt_rejects_a_waiting_victim() -> None:
     """PreemptPod: a victim waiting on Permit is rejected, not deleted; the event is recorded."""
-    from kubesched._framework import WaitingPod
+    from kubesched.runtime._framework import WaitingPod
 
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
@@ -1008,7 +1008,7 @@ async def test_preempt_rejects_a_waiting_victim() -> None:
 
 @pytest.mark.anyio
 async def test_sync_preemption_clears_lower_priority_nominations() -> None:
-    from kubesched._nodeinfo import PodInfo
+    from kubesched.runtime._nodeinfo import PodInfo
 
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
@@ -1040,7 +1040,7 @@ async def test_lower_nominations_cleared_when_every_victim_is_terminating(
     victims; ``prepareCandidate`` clears them after its deletions.  So when the only victim is
     already terminating, both paths delete nothing and still clear the lower nomination (the
     higher one stays), and the async path leaves ``preempting`` again."""
-    from kubesched._nodeinfo import PodInfo
+    from kubesched.runtime._nodeinfo import PodInfo
 
     victim = pod("v", LOW, L, "node1")
     victim.metadata.deletion_timestamp = t(1)
@@ -1115,7 +1115,7 @@ async def test_sync_preemption_error_is_returned() -> None:
 
 def test_g7_preemption_to_resolve_pod_topology_spread() -> None:
     """G7 DP/TestDryRunPreemption/preemption to resolve pod topology spread filter failure."""
-    from kubesched._objects import LabelSelector, LabelSelectorRequirement
+    from kubesched.api._objects import LabelSelector, LabelSelectorRequirement
 
     sel = LabelSelector(match_expressions=[LabelSelectorRequirement(key="foo", operator="Exists")])
     p = (
@@ -1167,7 +1167,7 @@ def test_fit_error_appends_the_post_filter_message_without_a_period() -> None:
     message (itself a FitError text) ends in one ".", as in seed 002's scheduler log
     ("... 4 No preemption victims found for incoming pod."); Coscheduling's "... even after
     PostFilter" ends in none."""
-    from kubesched._status import Diagnosis, FitError
+    from kubesched.runtime._status import Diagnosis, FitError
 
     d = Diagnosis(
         node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")},

@@ -1,0 +1,284 @@
+"""Kubernetes quantities and pod resource requests, computed exactly as upstream.
+
+A quantity is parsed to an exact :class:`fractions.Fraction`; CPU is then held in millicores
+(``MilliValue``, rounded up) and everything else in whole units (``Value``, rounded up), as
+kube-scheduler's ``framework.Resource`` does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import ROUND_UP, Decimal, localcontext
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubesched.api._objects import Container, Pod, ResourceList
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# The non-zero defaults used for scoring a container that requests no cpu / memory
+# (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+# ASCII digits only (``\\d`` would also take "١٢"), as upstream's parser
+_QUANTITY = re.compile(
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exp>[eE][+-]?[0-9]+)|(?P<dec>[numkMGTPE]?))$"
+)
+# upstream's bounds: the value is capped at the largest int64 and rounded up to a nano unit
+# (``maxAllowed``, ``amount.Round(amount, Nano, inf.RoundUp)`` in resource.ParseQuantity)
+MAX_QUANTITY = Fraction(2**63 - 1)
+_NANO = Fraction(1, 10**9)
+_INT32_MAX = 2**31 - 1
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Parse a Kubernetes quantity (``"500m"``, ``"1Gi"``, ``"1e3"``, ``2``) exactly."""
+    if isinstance(value, bool):
+        raise QuantityError(f"quantities must match the regular expression: {value!r}")
+    if isinstance(value, int):
+        return _bounded(Fraction(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"invalid quantity {value!r}")
+        return _bounded(Fraction(value))
+    text = str(value).strip()
+    m = _QUANTITY.match(text)
+    if not m:
+        raise QuantityError(
+            f"quantities must match the regular expression "
+            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}"
+        )
+    d = Decimal(m["num"])  # linear in the digits, as upstream's parser
+    if m["exp"]:
+        exp = int(m["exp"][1:]) if len(m["exp"]) < 20 else _INT32_MAX + 1
+        if abs(exp) > _INT32_MAX:  # upstream parses the exponent as an int32
+            raise QuantityError(f"unable to parse quantity's suffix: {value!r}")
+        if d == 0:
+            return Fraction(0)
+        # the decimal magnitude first, so that 1e999999999 costs nothing
+        magnitude = d.adjusted() + exp
+        if magnitude > 19:
+            return MAX_QUANTITY if d > 0 else -MAX_QUANTITY
+        if magnitude < -10:
+            return _NANO if d > 0 else -_NANO
+        with localcontext(prec=_KEPT_DIGITS, rounding=ROUND_UP):
+            d = d.scaleb(exp)
+        return _bounded(_kept(d))
+    if d.adjusted() > _KEPT_DIGITS // 2:  # beyond every quantity, whatever the suffix
+        return MAX_QUANTITY if d > 0 else -MAX_QUANTITY
+    num = _kept(d)
+    if m["bin"]:
+        return _bounded(num * _BINARY[m["bin"]])
+    return _bounded(num * _DECIMAL[m["dec"] or ""])
+
+
+_KEPT_DIGITS = 100
+"""Significant digits a mantissa keeps: exact up to 50 digits after the point, far finer than
+a nano unit of any suffix; beyond, rounded away from zero (so a nano rounding stays exact)."""
+
+
+def _kept(d: Decimal) -> Fraction:
+    """``d`` exactly to 50 places after the point, rounded away from zero beyond: the work is
+    bounded however many digits the text had (a Fraction of a million digits is quadratic)."""
+    if d.is_finite() and d.adjusted() >= _KEPT_DIGITS // 2 - 10:
+        # far beyond the int64 cap (and any suffix's nano scale): _bounded caps it anyway, and
+        # quantizing would need more digits than the context has
+        return Fraction(-(10**40) if d.is_signed() else 10**40)
+    with localcontext(prec=_KEPT_DIGITS, rounding=ROUND_UP):
+        return Fraction(d.quantize(_KEPT_QUANTUM))
+
+
+_KEPT_QUANTUM = Decimal(1).scaleb(-(_KEPT_DIGITS // 2))
+
+
+def _bounded(q: Fraction) -> Fraction:
+    """``q`` rounded away from zero to a nano unit and capped at the largest int64, as upstream."""
+    if q.denominator != 1 and (q * 10**9).denominator != 1:
+        nanos = math.ceil(abs(q) * 10**9)
+        q = Fraction(nanos, 10**9) if q > 0 else Fraction(-nanos, 10**9)
+    if q > MAX_QUANTITY:
+        return MAX_QUANTITY
+    if q < -MAX_QUANTITY:
+        return -MAX_QUANTITY
+    return q
+
+
+def milli_value(q: Fraction) -> int:
+    """``Quantity.MilliValue()``: thousandths, rounded up."""
+    return math.ceil(q * 1000)
+
+
+def whole_value(q: Fraction) -> int:
+    """``Quantity.Value()``: whole units, rounded up."""
+    return math.ceil(q)
+
+
+@functools.lru_cache(maxsize=4096)
+def quantity_value(name: str, value: str | int | float) -> int:
+    """The scheduler's integer for one resource: millicores for cpu, whole units otherwise."""
+    q = parse_quantity(value)
+    return milli_value(q) if name == CPU else whole_value(q)
+
+
+@dataclass(slots=True)
+class Resource:
+    """``framework.Resource``: cpu in millicores, the rest in whole units."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_list(cls, rl: ResourceList | None) -> Resource:
+        r = cls()
+        if rl:
+            for name, value in rl.items():
+                r.set(name, quantity_value(name, value))
+        return r
+
+    def get(self, name: str) -> int:
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pod_number
+        return self.scalar.get(name, 0)
+
+    def set(self, name: str, value: int) -> None:
+        if name == CPU:
+            self.milli_cpu = value
+        elif name == MEMORY:
+            self.memory = value
+        elif name == EPHEMERAL_STORAGE:
+            self.ephemeral_storage = value
+        elif name == PODS:
+            self.allowed_pod_number = value
+        else:
+            self.scalar[name] = value
+
+    def add(self, other: Resource, sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        self.allowed_pod_number += sign * other.allowed_pod_number
+        for k, v in other.scalar.items():
+            self.scalar[k] = self.scalar.get(k, 0) + sign * v
+
+    def clone(self) -> Resource:
+        return Resource(
+            self.milli_cpu,
+            self.memory,
+            self.ephemeral_storage,
+            self.allowed_pod_number,
+            dict(self.scalar),
+        )
+
+    def names(self) -> list[str]:
+        return [CPU, MEMORY, EPHEMERAL_STORAGE, PODS, *self.scalar]
+
+    def is_zero(self) -> bool:
+        return not (
+            self.milli_cpu
+            or self.memory
+            or self.ephemeral_storage
+            or any(self.scalar.values())
+        )
+
+
+def _container_requests(c: Container) -> dict[str, int]:
+    """A container's requests; a resource with only a limit requests its limit (API defaulting)."""
+    out: dict[str, int] = {}
+    limits = c.resources.limits or {}
+    requests = c.resources.requests or {}
+    for name, value in limits.items():
+        if name not in requests:
+            out[name] = quantity_value(name, value)
+    for name, value in requests.items():
+        out[name] = quantity_value(name, value)
+    return out
+
+
+def _non_missing(reqs: dict[str, int]) -> dict[str, int]:
+    out = dict(reqs)
+    out.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+    out.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
+    return out
+
+
+def _add(into: dict[str, int], other: dict[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max(into: dict[str, int], other: dict[str, int]) -> None:
+    for k, v in other.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def pod_requests(pod: Pod, *, non_zero: bool = False) -> Resource:
+    """``resourcehelper.PodRequests``: the pod's effective requests.
+
+    Containers are summed; restartable (sidecar) init containers add to the sum and to every
+    later init container's peak; the peak of the init phase is taken against the sum; the pod
+    overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
+    100m / 200Mi (the scoring defaults); an explicit zero stays zero.
+    """
+    reqs: dict[str, int] = {}
+    for c in pod.spec.containers:
+        cr = _container_requests(c)
+        _add(reqs, _non_missing(cr) if non_zero else cr)
+    restartable: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for c in pod.spec.init_containers:
+        cr = _container_requests(c)
+        if non_zero:
+            cr = _non_missing(cr)
+        if c.restart_policy == "Always":
+            _add(reqs, cr)
+            _add(restartable, cr)
+            cr = dict(restartable)
+        else:
+            tmp = dict(cr)
+            _add(tmp, restartable)
+            cr = tmp
+        _max(init_peak, cr)
+    _max(reqs, init_peak)
+    if pod.spec.overhead:
+        for name, value in pod.spec.overhead.items():
+            reqs[name] = reqs.get(name, 0) + quantity_value(name, value)
+    r = Resource()
+    for name, value in reqs.items():
+        r.set(name, value)
+    return r

@@ -1,0 +1,1 @@
+"""What the scheduler measures, as kube-scheduler's ``pkg/scheduler/metrics`` (see ``_metrics``)."""

@@ -1,0 +1,82 @@
+"""The values a scheduling cycle hands its plugins: ``CycleState`` (upstream's
+``framework/cycle_state.go``) and the results of PreFilter and PostFilter (``interface.go``).
+
+The leaf below the hook specifications (``hookspecs``) and the runtime (``_framework``, which
+re-exports these names): both name them, neither owns them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesched.api._objects import Pod
+    from kubesched.scheduler._results import AttemptRecord
+
+
+class CycleState:
+    """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics")
+
+    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        # the attempt's plugin results, when recording (:mod:`kubesched.scheduler._results`); a clone
+        # (preemption's dry runs) records nothing
+        self.recording: AttemptRecord | None = None
+        # ``ShouldRecordPluginMetrics``: this cycle is one of the sampled ones whose plugin calls
+        # are timed (set only while a MetricsRecorder is attached; a clone keeps it)
+        self.record_plugin_metrics = record_plugin_metrics
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise KeyError("not found") from None  # upstream's framework.ErrNotFound
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState(record_plugin_metrics=self.record_plugin_metrics)
+        for k, v in self._data.items():
+            clone = getattr(v, "clone", None)
+            c._data[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
+
+@dataclass
+class PreFilterResult:
+    """Narrows the nodes to evaluate to ``node_names`` (None: all nodes)."""
+
+    node_names: set[str] | None = None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return PreFilterResult(set(other.node_names))
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass
+class PostFilterResult:
+    """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it);
+    ``victims``: the pods preempted to make room there (recorded by ``--explain``)."""
+
+    nominated_node_name: str | None = None
+    victims: list[Pod] = field(default_factory=list, compare=False)
+
+
+__all__ = ["CycleState", "PostFilterResult", "PreFilterResult"]

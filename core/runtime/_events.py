@@ -1,0 +1,221 @@
+"""Cluster events: what can move a rejected pod back to the active queue.
+
+A plugin that rejects pods declares (``kubesched_events_to_register``) the events that may undo
+its rejection, each with an optional queueing hint; the queue moves a pod only for events some
+of its rejecting plugins registered (``framework.ClusterEvent``, ``QueueingHint``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api._resources import pod_requests
+
+
+class ActionType(enum.IntFlag):
+    """``framework.ActionType``: what happened to the object."""
+
+    ADD = 1 << 0
+    DELETE = 1 << 1
+    UPDATE_NODE_ALLOCATABLE = 1 << 2
+    UPDATE_NODE_LABEL = 1 << 3
+    UPDATE_NODE_TAINT = 1 << 4
+    UPDATE_NODE_CONDITION = 1 << 5
+    UPDATE_NODE_ANNOTATION = 1 << 6
+    UPDATE_POD_LABEL = 1 << 7
+    UPDATE_POD_SCALE_DOWN = 1 << 8
+    UPDATE_POD_TOLERATION = 1 << 9
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
+    UPDATE_POD_OTHER = 1 << 11
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_TOLERATION
+        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_POD_OTHER
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+class Resource(enum.StrEnum):
+    """``framework.EventResource``."""
+
+    POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnscheduledPod"
+    NODE = "Node"
+    PDB = "PodDisruptionBudget"
+    POD_GROUP = "PodGroup"
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "storage.k8s.io/StorageClass"
+    CSI_NODE = "storage.k8s.io/CSINode"
+    CSI_DRIVER = "storage.k8s.io/CSIDriver"
+    CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
+    VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    WILDCARD = "*"
+
+
+class QueueingHint(enum.IntEnum):
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    resource: Resource
+    action: ActionType
+    label: str = ""
+
+    def is_wildcard(self) -> bool:
+        return self.resource == Resource.WILDCARD and self.action == ActionType.ALL
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        """``ClusterEvent.Match``: does this *registered* event cover ``incoming``?
+
+        A registered ``*`` resource matches any resource (with an overlapping action); an
+        incoming wildcard event (UnschedulableTimeout, ForceActivate) is matched only by a
+        registered wildcard event.
+        """
+        if self.is_wildcard():
+            return True
+        if not (self.action & incoming.action):
+            return False
+        if self.resource == Resource.WILDCARD or self.resource == incoming.resource:
+            return True
+        return self.resource == Resource.POD and incoming.resource in (
+            Resource.ASSIGNED_POD,
+            Resource.UNSCHEDULED_POD,
+        )
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource.value}{self.action!r}"
+
+
+QueueingHintFn = Callable[[Any, Any, Any], QueueingHint]
+"""``(pod, old_obj, new_obj) -> QueueingHint``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+
+# Events the scheduler itself generates (pkg/scheduler/framework/events.go).
+WILDCARD = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")
+NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(Resource.NODE, ActionType.DELETE, "NodeDelete")
+ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+UNSCHEDULED_POD_ADD = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
+UNSCHEDULED_POD_UPDATE = ClusterEvent(
+    Resource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate"
+)
+UNSCHEDULED_POD_DELETE = ClusterEvent(
+    Resource.UNSCHEDULED_POD, ActionType.DELETE, "UnscheduledPodDelete"
+)
+# Not cluster events upstream, only labels of how a pod entered a queue (metrics, logs).
+SCHEDULE_ATTEMPT_FAILURE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ScheduleAttemptFailure")
+BACKOFF_COMPLETE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "BackoffComplete")
+POP_FROM_BACKOFF_Q = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "PopFromBackoffQ")
+
+
+def node_update_events(old: Any, new: Any) -> list[ClusterEvent]:
+    """``NodeSchedulingPropertiesChange``: the update actions between two Node versions."""
+    actions = ActionType(0)
+    if old.status.allocatable != new.status.allocatable:
+        actions |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if old.metadata.labels != new.metadata.labels:
+        actions |= ActionType.UPDATE_NODE_LABEL
+    if old.spec.taints != new.spec.taints or old.spec.unschedulable != new.spec.unschedulable:
+        actions |= ActionType.UPDATE_NODE_TAINT
+    if old.status.conditions != new.status.conditions:
+        actions |= ActionType.UPDATE_NODE_CONDITION
+    if old.metadata.annotations != new.metadata.annotations:
+        actions |= ActionType.UPDATE_NODE_ANNOTATION
+    return [
+        ClusterEvent(Resource.NODE, a, f"Node{a.name}")
+        for a in ActionType
+        if a in actions and a.bit_count() == 1
+    ]
+
+
+# The storage objects' informers (``addAllEventHandlers``' ``buildEvtResHandler``): one event per
+# watch event type, labelled as upstream's ``ClusterEvent.Label()`` prints it (resource, action).
+STORAGE_RESOURCES = (
+    Resource.PERSISTENT_VOLUME,
+    Resource.PERSISTENT_VOLUME_CLAIM,
+    Resource.CSI_NODE,
+    Resource.CSI_DRIVER,
+    Resource.CSI_STORAGE_CAPACITY,
+    Resource.STORAGE_CLASS,
+)
+_WATCH_ACTIONS = {"ADDED": ActionType.ADD, "MODIFIED": ActionType.UPDATE, "DELETED": ActionType.DELETE}
+_ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
+STORAGE_EVENTS: dict[tuple[Resource, str], ClusterEvent] = {
+    (r, watch): ClusterEvent(r, action, f"{r.value}{_ACTION_NAMES[action]}")
+    for r in STORAGE_RESOURCES
+    for watch, action in _WATCH_ACTIONS.items()
+}
+"""(resource, watch event type) → the cluster event its informer sends, e.g.
+``PersistentVolumeAdd``, ``storage.k8s.io/StorageClassUpdate``, ``storage.k8s.io/CSINodeDelete``."""
+
+
+def unroll_wildcard_resource() -> list[ClusterEvent]:
+    """``UnrollWildCardResource``: what a plugin without EnqueueExtensions is registered for.
+
+    Every resource with ActionType All, but *not* the wildcard event itself, so a pod gated by
+    such a plugin is not released by UnschedulableTimeout.  Upstream's list, less the kinds
+    kubesched does not watch (ResourceClaim, DeviceClass).
+    """
+    return [
+        ClusterEvent(Resource.POD, ActionType.ALL, "PodAll"),
+        ClusterEvent(Resource.NODE, ActionType.ALL, "NodeAll"),
+        *(ClusterEvent(r, ActionType.ALL, f"{r.value}All") for r in STORAGE_RESOURCES),
+    ]
+
+
+def _pod_scaled_down(old: Any, new: Any) -> bool:
+    """``extractPodScaleDown``: some request of the old pod shrank (or vanished)."""
+    if old.spec is new.spec:  # a status or metadata update shares the spec object
+        return False
+    o, n = pod_requests(old), pod_requests(new)
+    if (
+        o.milli_cpu > n.milli_cpu
+        or o.memory > n.memory
+        or o.ephemeral_storage > n.ephemeral_storage
+    ):
+        return True
+    return any(v > n.scalar.get(k, 0) for k, v in o.scalar.items())
+
+
+def pod_update_events(old: Any, new: Any, resource: Resource | None = None) -> list[ClusterEvent]:
+    """``PodSchedulingPropertiesChange``: the update actions between two Pod versions.
+
+    The resource is AssignedPod or UnscheduledPod after ``new.spec.nodeName`` unless given.
+    """
+    if resource is None:
+        resource = Resource.ASSIGNED_POD if new.spec.node_name else Resource.UNSCHEDULED_POD
+    out: list[ClusterEvent] = []
+    if old.metadata.labels != new.metadata.labels:
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_LABEL))
+    if _pod_scaled_down(old, new):
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCALE_DOWN))
+    if old.spec.scheduling_gates and not new.spec.scheduling_gates:
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED))
+    if old.spec.tolerations != new.spec.tolerations:
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_TOLERATION))
+    if not out:
+        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_OTHER))
+    return out

@@ -1,0 +1,311 @@
+"""The PreFilter and Filter runners of a :class:`~kubesched.runtime._framework.Framework` (upstream
+``RunPreFilterPlugins``, ``RunPreFilterExtensionAddPod`` / ``RemovePod``, ``RunFilterPlugins``,
+``RunFilterPluginsWithNominatedPods``): batch Filter calls over a :class:`NodeBatch`, each
+result checked once per call, never per node.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.api._objects import Pod
+from kubesched.runtime._cyclestate import CycleState, PreFilterResult
+from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
+from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
+from kubesched.runtime._status import Code, Rejections, Status, merge_rejections
+from kubesched.scheduler._results import verdict as _verdict
+
+_FILTER_RESULT = "a mapping {index in batch: Status} or None"
+
+
+def _filter_result_error(out: Any, n: int) -> str:
+    """What is wrong with a Filter result (only on the error path: it looks at every entry)."""
+    if not isinstance(out, Mapping):
+        return _wrong(out, _FILTER_RESULT)
+    for k, st in out.items():
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            return f"returned the key {k!r} ({type(k).__name__}), expected {_FILTER_RESULT}"
+        if not -n <= int(k) < n:
+            return f"returned node index {k} for a batch of {n} node(s)"
+        if st is not None and not isinstance(st, Status):
+            return f"returned {type(st).__name__} for node index {k}, expected a Status"
+    return f"returned a {type(out).__name__} whose keys are not indices in a batch of {n} node(s)"
+
+
+def _all_rejected(distinct: Sequence[Any]) -> bool | None:
+    """Whether each of a Filter result's distinct statuses rejects its nodes (None: one of them is
+    not a Status at all)."""
+    out = True
+    for st in distinct:
+        if not isinstance(st, Status):
+            if st is not None:
+                return None
+            out = False
+        elif st.code == Code.SUCCESS or not st.is_rejected():
+            out = False
+    return out
+
+
+def _all_nodes(n: int, st: Status) -> Rejections:
+    """``st`` for every node of a batch of ``n``."""
+    return Rejections(np.arange(n), np.zeros(n, dtype=np.int64), [st])
+
+
+class FilterRunners(PluginCalls):
+    """PreFilter, its extensions and Filter, run over a profile's plugins (a part of the
+    Framework)."""
+
+    plugins: dict[str, Any]
+    points: dict[str, list[PluginEntry]]
+    snapshot: Any
+    nominator: Any
+    _filter: list[tuple[str, Any]]
+    _add_pod: list[tuple[str, Any]]
+    _remove_pod: list[tuple[str, Any]]
+
+    # --- PreFilter ------------------------------------------------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """``RunPreFilterPlugins``: (merged result, first failure, plugins that rejected)."""
+        result: PreFilterResult | None = None
+        rejected: set[str] = set()
+        returned_names: list[str] = []
+        rec = state.recording
+        call = self._call_timed if state.record_plugin_metrics else self._call
+        for e in self.points.get("preFilter", []):
+            out = call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+            st: Status | None = None
+            r: PreFilterResult | None = None
+            if out is None:
+                pass
+            elif isinstance(out, Status):
+                st = out
+            elif isinstance(out, PreFilterResult):
+                r = out
+            elif (
+                isinstance(out, tuple)
+                and len(out) == 2
+                and (out[0] is None or isinstance(out[0], PreFilterResult))
+                and (out[1] is None or isinstance(out[1], Status))
+            ):
+                r, st = out
+                if st is not None:
+                    st.plugin = e.name
+            else:
+                expected = "a PreFilterResult, a Status, (PreFilterResult, Status) or None"
+                st = Status(Code.ERROR, _wrong(out, expected), plugin=e.name)
+            if r is not None:
+                result = r if result is None else result.merge(r)
+                if r.node_names is not None:
+                    returned_names.append(e.name)
+            if rec is not None:
+                rec.prefilter_status[e.name] = _verdict(st)
+                if r is not None and r.node_names is not None:
+                    rec.prefilter_result[e.name] = sorted(r.node_names)
+            if st is not None and st.is_skip():
+                state.skip_filter_plugins.add(e.name)
+                continue
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    rejected.add(e.name)
+                    return None, st, rejected
+                msg = st.message
+                if not msg.startswith("running "):
+                    st = Status(Code.ERROR, f'running PreFilter plugin "{e.name}": {msg}', plugin=e.name, error=st.error)
+                return None, st, rejected
+            if result is not None and result.node_names is not None and not result.node_names:
+                names = " ".join(returned_names)
+                st = Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
+                    if len(returned_names) > 1
+                    else f"node(s) didn't satisfy plugin {returned_names[0]}",
+                    plugin=e.name,
+                )
+                rejected.update(returned_names)
+                return result, st, rejected
+        return result, None, set(returned_names)
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in (*self._add_pod, *self._remove_pod))
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        call = self._call_timed if state.record_plugin_metrics else self._call
+        for name, fn in self._add_pod:
+            if name in state.skip_filter_plugins:
+                continue
+            e = PluginEntry(name, self.plugins[name])
+            st = _as_status(call(e, "AddPod", fn, state, pod, pod_to_add, node_info), name)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{name}": {st.message}', plugin=name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        call = self._call_timed if state.record_plugin_metrics else self._call
+        for name, fn in self._remove_pod:
+            if name in state.skip_filter_plugins:
+                continue
+            e = PluginEntry(name, self.plugins[name])
+            st = _as_status(call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), name)
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{name}": {st.message}', plugin=name)
+        return None
+
+    # --- Filter ---------------------------------------------------------------------------
+    def run_filter_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Mapping[int, Status]:
+        """``RunFilterPlugins`` over a batch: {position in batch: first failing status}.
+
+        Plugins run in profile order; a node rejected by one plugin is not shown to the next.
+        The result is a :class:`Rejections` (arrays) for a batch of several nodes.
+        """
+        if len(nodes) == 1:
+            return self._run_filter_plugins_one(state, pod, nodes)
+        parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
+        alive = nodes
+        positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
+        skip = state.skip_filter_plugins
+        timed = state.record_plugin_metrics
+        for name, fn in self._filter:
+            if name in skip:
+                continue
+            n = len(alive)
+            if n == 0:
+                break
+            try:
+                out = self._call_plain_timed(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
+            except Exception as err:
+                st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
+                parts.append((positions, _all_nodes(n, st)))
+                break
+            if out is None:
+                continue
+            # one look at the result per call (its type, its distinct statuses), none per node
+            if type(out) is not dict and not isinstance(out, Mapping):
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
+                break
+            if not out:
+                continue
+            # Plugins share one Status among the nodes they reject for the same reason: look at
+            # each distinct status once and record the rejected positions in bulk.
+            if isinstance(out, Rejections):
+                rej = out
+                distinct: Sequence[Status | None] = out.statuses
+            else:
+                sts = list(out.values())
+                distinct = list(dict(zip(map(id, sts), sts, strict=True)).values())
+                rej = None
+            all_rejected = _all_rejected(distinct)
+            if all_rejected is None:  # a value that is not a Status
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
+                break
+            keep = np.ones(n, dtype=bool)
+            try:
+                if all_rejected:
+                    for rejected in distinct:
+                        assert rejected is not None
+                        rejected.plugin = name
+                    if rej is None:
+                        rej = Rejections.of(out)
+                    keep[rej.positions] = False
+                    result: Mapping[int, Status] = rej
+                else:
+                    bad: dict[int, Status] = {}
+                    for i, st in out.items():
+                        if st is None or st.code == Code.SUCCESS:
+                            continue
+                        st.plugin = name
+                        if not st.is_rejected():
+                            msg = f'running "{name}" filter plugin: {st.message}'
+                            st = Status(Code.ERROR, msg, plugin=name, error=st.error)
+                        bad[int(i)] = st
+                    if not bad:
+                        continue
+                    keep[np.fromiter(bad.keys(), np.int64, len(bad))] = False
+                    result = bad
+            except (TypeError, ValueError, IndexError, OverflowError):  # keys that are no index in the batch
+                parts.append((positions, _all_nodes(n, self._bad_filter_result(name, out, n))))
+                break
+            parts.append((positions, result))
+            idx = keep.nonzero()[0]
+            positions = idx if positions is None else positions[idx]
+            alive = alive.subset(idx)
+        if not parts:
+            return {}
+        return merge_rejections(parts)
+
+    def _run_filter_plugins_one(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status]:
+        """:meth:`run_filter_plugins` for a batch of one node, without the position bookkeeping."""
+        failed: dict[int, Status] = {}
+        skip = state.skip_filter_plugins
+        timed = state.record_plugin_metrics
+        for name, fn in self._filter:
+            if name in skip:
+                continue
+            try:
+                out = self._call_plain_timed(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
+            except Exception as err:
+                msg = f'running "{name}" filter plugin: {err}'
+                return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
+            if out is None:
+                continue
+            if type(out) is not dict and not isinstance(out, Mapping):
+                return {0: self._bad_filter_result(name, out, 1)}
+            if not out:
+                continue
+            for i, st in out.items():
+                # the batch's index rules: 0 or -1 (as numpy indexing), and a Status or None
+                if type(i) is not bool and i in (0, -1) and (st is None or isinstance(st, Status)):
+                    if st is None or st.code == Code.SUCCESS:
+                        continue
+                    st.plugin = name
+                    if not st.is_rejected():
+                        st = Status(Code.ERROR, f'running "{name}" filter plugin: {st.message}', plugin=name, error=st.error)
+                    failed[0] = st
+                    continue
+                return {0: self._bad_filter_result(name, out, 1)}
+            if failed:
+                break
+        return failed
+
+    @staticmethod
+    def _bad_filter_result(name: str, out: Any, n: int) -> Status:
+        """The Error for every node of a batch whose Filter result is not ``{index: Status}``."""
+        return Status(Code.ERROR, f'running "{name}" filter plugin: {_filter_result_error(out, n)}', plugin=name)
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
+    ) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods``: the two-pass filter for one node."""
+        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
+        nominator = self.nominator
+        nominated = nominator.for_node(node_info.name) if nominator else None
+        if nominated:
+            uid = pod.metadata.uid
+            nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
+        if nominated:
+            # pass 1: with the nominated pods of equal or higher priority added
+            state_to_use = state.clone()
+            info_to_use = node_info.clone()
+            for p in nominated:
+                info_to_use.add_pod(p)
+                err = self.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
+                if err is not None:
+                    return err
+            st = self._run_filter_plugins_one(state_to_use, pod, NodeBatch([info_to_use])).get(0)
+            if st is not None:
+                return st
+        # pass 2 (the only one without nominated pods): the node as it is
+        return self._run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)

@@ -1,0 +1,361 @@
+"""The binding cycle and the failure handling of one pod (upstream ``schedule_one.go``'s
+``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``).
+
+    _binding_task ── one task per pod, after a successful scheduling cycle
+      binding_cycle: WaitOnPermit, PreBind, Bind (a binder extender first), PostBind,
+                     the Scheduled event
+      [failure] handle_binding_cycle_error: Unreserve, forget, requeue
+    handle_scheduling_failure: requeue, nominate, the FailedScheduling event and the
+                     PodScheduled condition (written by one report task per pod, in order)
+
+:class:`BindingCycle` is a part of :class:`kubesched.Scheduler` (its methods run on the
+scheduler), as :class:`~kubesched.scheduler._schedule_one.ScheduleOne`, which builds on it.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kubesched._errors import NotFoundError, TransportError
+from kubesched.api._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
+from kubesched.queue._scheduling_queue import QueuedPodInfo
+from kubesched.runtime import _events as ev
+from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Framework
+from kubesched.runtime._nodeinfo import PodInfo
+from kubesched.runtime._status import Code, Diagnosis, FitError, Status
+from kubesched.scheduler._driver import TURN
+
+if TYPE_CHECKING:
+    from kubesched._transport import Transport
+    from kubesched.cache._cache import Cache
+    from kubesched.cache._clusterstate import ClusterState
+    from kubesched.metrics._metrics import Metrics
+    from kubesched.queue._scheduling_queue import SchedulingQueue
+    from kubesched.scheduler._driver import Driver
+    from kubesched.scheduler._results import AttemptRecord, ResultRecorder
+
+log = logging.getLogger("kubesched")
+
+NOTE_LENGTH_LIMIT = 1024
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+def truncate_message(msg: str) -> str:
+    if len(msg) <= NOTE_LENGTH_LIMIT:
+        return msg
+    suffix = " ..."
+    return msg[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+class PodsToActivate(dict[str, Pod]):
+    """``framework.PodsToActivate``: pods a plugin wants activated after this cycle (uid → pod)."""
+
+    def clone(self) -> PodsToActivate:
+        return self
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+
+# Nominating info: None is Noop (keep the pod's nomination); a string is Override ("" clears).
+CLEAR_NOMINATION = ""
+
+
+class BindingCycle:
+    """The binding cycles and failure reports of :class:`kubesched.Scheduler`."""
+
+    transport: Transport
+    cluster: ClusterState
+    cache: Cache
+    queue: SchedulingQueue
+    extenders: list[Any]
+    metrics: Metrics
+    driver: Driver
+    recorder: ResultRecorder | None
+    scheduled_count: int
+    _binding_tasks: int
+    _reports: dict[str, collections.deque[tuple[Any, ...]]]
+    _touch: Callable[[], None]
+    spawn: Callable[..., None]
+
+    @staticmethod
+    def _single_node_status(st: Status, host: str) -> Status:
+        """A Reserve / Permit rejection as a FitError over the one chosen node."""
+        if not st.is_rejected():
+            return st
+        d = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
+        fe = FitError("", 1, d)
+        out = Status(st.code, str(fe), plugin=st.plugin)
+        out.error = fe
+        return out
+
+    # --- binding cycle ------------------------------------------------------------------------
+    async def _binding_task(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        start: float,
+        ticket: int | None = None,
+    ) -> None:
+        turn = [ticket]
+        token = TURN.set(turn)  # this cycle's turn, for Driver.park_until (reset: pool workers)
+        try:
+            await self.driver.take(ticket)
+            st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
+            bound = st is None or st.is_success()
+            if st is not None and not bound:
+                await self.handle_binding_cycle_error(fw, state, qpi, assumed_pi, result, st, start)
+            else:
+                self.metrics.scheduled(fw.profile_name, qpi, start)
+            if state.recording is not None:
+                self._emit_results(qpi.pod, state.recording, bound=bound)
+        finally:
+            TURN.reset(token)
+            self.driver.end(turn[0])
+            self._binding_tasks -= 1
+            self.driver.deactivate()
+            self._touch()
+
+    async def binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        turn: list[int | None] | None = None,
+    ) -> Status | None:
+        """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind."""
+        if turn is None:
+            turn = [None]
+        assumed = assumed_pi.pod
+        host = result.suggested_host
+        wp = fw.get_waiting_pod(assumed_pi.uid)
+        if wp is not None:
+            if wp.released:
+                turn[0] = self.driver.ticket()
+            else:
+                # parked at Permit: the loop need not wait for it until it is released
+
+                def released() -> None:
+                    turn[0] = self.driver.ticket()
+                    self.driver.activate()
+
+                wp.on_release = released
+                self.driver.deactivate()
+        st = await fw.wait_on_permit(assumed)
+        await self.driver.take(turn[0])
+        if st is not None and not st.is_success():
+            return self._single_node_status(st, host)
+        self.queue.done(assumed_pi.uid)
+        st = await fw.run_pre_bind_plugins(state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        st = await self.bind(fw, state, assumed, host)
+        if st is not None and not st.is_success():
+            return st
+        self.scheduled_count += 1
+        await self.record_event(
+            assumed, "Normal", "Scheduled", "Binding",
+            f"Successfully assigned {assumed.metadata.namespace}/{assumed.metadata.name} to {host}",
+        )
+        await fw.run_post_bind_plugins(state, assumed, host)
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return None
+
+    async def bind(self, fw: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
+        try:
+            for ext in self.extenders:  # ``extendersBinding``: a binder extender goes first
+                if not ext.is_binder() or not ext.is_interested(pod):
+                    continue
+                try:
+                    await ext.bind(pod, host)
+                except Exception as e:
+                    if ext.is_ignorable():
+                        log.info("skipping extender %s in bind as it returned error: %s", ext.name, e)
+                        continue
+                    return Status.as_error(e)
+                return None
+            st = await fw.run_bind_plugins(state, pod, host)
+            if st is not None and st.is_skip():
+                return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
+            return st
+        finally:
+            self.cache.finish_binding(pod.metadata.uid, anyio.current_time())
+
+    async def handle_binding_cycle_error(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        status: Status,
+        start: float,
+    ) -> None:
+        """``handleBindingCycleError``: Unreserve, forget, move others, then the failure handler."""
+        assumed = assumed_pi.pod
+        await fw.run_reserve_plugins_unreserve(state, assumed, result.suggested_host)
+        forgot = False
+        try:
+            self.cache.forget_pod(assumed_pi.uid)
+            forgot = True
+        except Exception as e:
+            log.error("scheduler cache ForgetPod failed: %s", e)
+        if forgot and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        await self.handle_scheduling_failure(fw, qpi, status, CLEAR_NOMINATION, start)
+        if forgot and status.is_rejected():
+            uid = assumed_pi.uid
+            self.queue.move_all_to_active_or_backoff(
+                ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.metadata.uid != uid
+            )
+
+    # --- recorded results (``--explain``) ---------------------------------------------------------
+    def _emit_results(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> None:
+        """The attempt is over: the recorder keeps its results, or (``patch``) a background
+        task encodes them and writes them onto the pod."""
+        assert self.recorder is not None
+        if self.recorder.patch:
+            self.spawn(self._write_results, pod, record, bound)
+        else:
+            self.recorder.finish(pod, record)
+
+    async def _write_results(self, pod: Pod, record: AttemptRecord, bound: bool) -> None:
+        assert self.recorder is not None
+        current = self.cluster.pods.get(pod.metadata.uid) or pod
+        annotations = self.recorder.encode(current, record, bound=bound)
+        namespace, name = pod.metadata.namespace, pod.metadata.name
+        try:
+            await self.transport.patch_pod_annotations(namespace, name, annotations)
+        except NotFoundError:
+            pass
+        except TransportError as e:
+            log.warning("writing the scheduling results of %s/%s failed: %s", namespace, name, e)
+
+    # --- failure ------------------------------------------------------------------------------
+    async def handle_scheduling_failure(
+        self,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        nominating: str | None,
+        start: float,
+    ) -> None:
+        """``handleSchedulingFailure``: requeue, nominate, FailedScheduling event, status patch."""
+        reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+        self.metrics.failed(status.is_rejected(), fw.profile_name, qpi.uid, start)
+        pod = qpi.pod
+        err = status.error
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        cached = self.cluster.pods.get(qpi.uid)
+        if cached is None or cached.spec.node_name:
+            self.queue.done(qpi.uid)
+        else:
+            old = qpi.pod_info
+            if cached.spec is old.pod.spec and cached.metadata.labels == old.pod.metadata.labels:
+                qpi.pod_info = old.with_pod(cached)  # the same derived data: no recomputation
+            else:
+                qpi.pod_info = PodInfo(cached)
+            try:
+                self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+            except ValueError as e:
+                log.error("%s", e)
+        self.queue.nominator.add(qpi.pod_info, nominating)
+        msg = status.message
+        pod = qpi.pod
+        condition = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
+        nnn: str | None = None
+        if nominating is not None and pod.status.nominated_node_name != nominating:
+            nnn = nominating
+        item = (pod, truncate_message(msg), condition, nnn)
+        if (
+            getattr(self.transport, "instant_writes", False)
+            and not self.driver.deterministic
+            and pod.metadata.uid not in self._reports
+        ):
+            # a live scheduler whose writes complete within the call: made here, as upstream's
+            # handleSchedulingFailure makes them, rather than by a task of their own (a
+            # simulation keeps the task, whose turn orders its writes)
+            await self._report_failure(*item)
+        else:
+            self._report(pod, item)
+
+    def _report(self, pod: Pod, item: tuple[Any, ...]) -> None:
+        """Queue a failure report (event + status patch); one writer per pod, in order."""
+        uid = pod.metadata.uid
+        pending = self._reports.get(uid)
+        if pending is not None:
+            pending.append(item)
+            return
+        self._reports[uid] = collections.deque([item])
+        self.spawn(self._report_writer, uid)
+
+    async def _report_writer(self, uid: str) -> None:
+        pending = self._reports[uid]
+        try:
+            while pending:
+                await self._report_failure(*pending.popleft())
+        finally:
+            del self._reports[uid]
+
+    async def _report_failure(self, pod: Pod, note: str, condition: PodCondition, nnn: str | None) -> None:
+        await self.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note)
+        cur = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        unchanged = (
+            cur is not None
+            and cur.status == condition.status
+            and cur.reason == condition.reason
+            and cur.message == condition.message
+        )
+        if unchanged and nnn is None:
+            return
+        try:
+            await self.transport.patch_pod_status(
+                pod.metadata.namespace, pod.metadata.name, condition=condition, nominated_node_name=nnn
+            )
+        except NotFoundError:
+            pass
+        except TransportError as e:
+            log.warning("updating pod %s status failed: %s", pod.key, e)
+
+    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        event = Event(
+            metadata=ObjectMeta(namespace=pod.metadata.namespace, name=f"{pod.metadata.name}.{reason.lower()}"),
+            reporting_controller="default-scheduler",
+            reporting_instance="kubesched",
+            action=action,
+            reason=reason,
+            type=type_,
+            note=note,
+            regarding=ObjectReference(
+                api_version="v1", kind="Pod", namespace=pod.metadata.namespace,
+                name=pod.metadata.name, uid=pod.metadata.uid,
+            ),
+        )
+        try:
+            await self.transport.record_event(event)
+        except TransportError as e:
+            log.warning("recording event %s for %s failed: %s", reason, pod.key, e)

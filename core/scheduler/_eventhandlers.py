@@ -1,0 +1,360 @@
+"""The informer and the event handlers (upstream ``eventhandlers.go``).
+
+The informer lists then watches the transport and hands every event to :meth:`_handle`, which
+keeps the cluster state, the cache and the queue current, exactly as upstream's handlers do:
+
+    Pod, assigned      ──► cache add / update / remove ──► queue: AssignedPodAdd/Update/Delete
+    Pod, unassigned    ──► queue add / update / delete (pods of this scheduler's profiles only)
+    Node               ──► cache ──► queue: NodeAdd, the node-update events (preCheckForNode
+                           when queueing hints are off)
+    PDB, PriorityClass ──► cluster state (read by plugins)
+    PodGroup           ──► cluster state ──► queue: PodGroupChange
+    PersistentVolume(Claim), StorageClass, CSINode, CSIDriver, CSIStorageCapacity
+                       ──► cluster state ──► queue: <Resource><Add|Update|Delete> (upstream's
+                           buildEvtResHandler; a StorageClass add only when WaitForFirstConsumer
+                           while queueing hints are off)
+
+A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
+as deleted (:meth:`_reconcile_relist`).  :class:`EventHandlers` is a part of
+:class:`kubesched.Scheduler` (its methods run on the scheduler), kept apart to be read alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kubesched._errors import TransportError
+from kubesched._transport import WatchEvent
+from kubesched.api._objects import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    ReplicaSet,
+    StatefulSet,
+    StorageClass,
+)
+from kubesched.runtime import _events as ev
+from kubesched.runtime._nodeinfo import NodeInfo
+from kubesched.scheduler._results import only_results_changed
+
+if TYPE_CHECKING:
+    from kubesched._transport import Transport
+    from kubesched.cache._cache import Cache
+    from kubesched.cache._clusterstate import ClusterState
+    from kubesched.queue._scheduling_queue import SchedulingQueue
+    from kubesched.runtime._framework import Framework
+    from kubesched.scheduler._driver import Driver
+    from kubesched.scheduler._results import ResultRecorder
+
+log = logging.getLogger("kubesched")
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+# the storage kinds: their ClusterState table (keyed by name, or by (namespace, name) for the
+# namespaced ones) and their event resource
+_STORAGE: dict[type[Any], tuple[str, ev.Resource, bool]] = {
+    PersistentVolume: ("pvs", ev.Resource.PERSISTENT_VOLUME, False),
+    PersistentVolumeClaim: ("pvcs", ev.Resource.PERSISTENT_VOLUME_CLAIM, True),
+    StorageClass: ("storage_classes", ev.Resource.STORAGE_CLASS, False),
+    CSINode: ("csi_nodes", ev.Resource.CSI_NODE, False),
+    CSIDriver: ("csi_drivers", ev.Resource.CSI_DRIVER, False),
+    CSIStorageCapacity: ("csi_storage_capacities", ev.Resource.CSI_STORAGE_CAPACITY, True),
+}
+
+
+class EventHandlers:
+    """The informer half of :class:`kubesched.Scheduler`."""
+
+    transport: Transport
+    cluster: ClusterState
+    cache: Cache
+    queue: SchedulingQueue
+    profiles: dict[str, Framework]
+    driver: Driver
+    deterministic: bool
+    recorder: ResultRecorder | None
+    _watch: Any
+    _relist_seen: set[tuple[str, Any]] | None
+    _synced: anyio.Event
+    _touch: Callable[[], None]
+
+    # --- informer ---------------------------------------------------------------------------
+    async def _informer(self) -> None:
+        """List then watch; on a dropped watch, re-list with backoff and reconcile."""
+        backoff = 1.0
+        while True:
+            self._watch = self.transport.watch()
+            try:
+                async for event in self._watch:
+                    self._handle(event)
+                    self._drain()
+                    self._touch()
+                    if event.type == "SYNCED":
+                        backoff = 1.0
+                        if self.deterministic:
+                            # from now on only the loop takes events, at fixed points; a
+                            # delivery just wakes it
+                            self._watch.on_push = self.driver.kick
+                            return
+                return
+            except TransportError as e:
+                log.warning("watch failed (%s); re-listing in %.0fs", e, backoff)
+                self._relist_seen = set()  # not idle until the re-list is reconciled
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+
+    def _reconcile_relist(self) -> None:
+        """After a re-list: objects the new listing did not show were deleted meanwhile."""
+        seen = self._relist_seen
+        self._relist_seen = None
+        if seen is None:
+            return
+        for uid, pod in list(self.cluster.pods.items()):
+            if ("Pod", uid) not in seen:
+                self._on_pod("DELETED", pod)
+        for name, node in list(self.cluster.nodes.items()):
+            if ("Node", name) not in seen:
+                self._on_node("DELETED", node)
+        for table, kind in (
+            (self.cluster.pdbs, "PodDisruptionBudget"),
+            (self.cluster.pod_groups, "PodGroup"),
+            (self.cluster.replica_sets, "ReplicaSet"),
+            (self.cluster.stateful_sets, "StatefulSet"),
+        ):
+            for key in list(table):
+                if (kind, key) not in seen:
+                    del table[key]
+        for cls, (attr, _, namespaced) in _STORAGE.items():
+            storage: dict[Any, Any] = getattr(self.cluster, attr)
+            for key, obj in list(storage.items()):
+                if (cls.__name__, key if namespaced else ("", key)) not in seen:
+                    self._on_storage(cls, "DELETED", obj)
+
+    def _drain(self) -> None:
+        """Handle the events already delivered (a batch counts as one activity)."""
+        get = getattr(self._watch, "get_nowait", None)
+        if get is None:
+            return
+        handled = False
+        while True:
+            event = get()
+            if event is None:
+                if handled:
+                    self._touch()
+                return
+            self._handle(event)
+            handled = True
+
+    def _handle(self, event: WatchEvent) -> None:
+        if event.type == "SYNCED":
+            self._reconcile_relist()
+            self._synced.set()
+            return
+        obj = event.obj
+        kind = type(obj)
+        if self._relist_seen is not None:
+            md = obj.metadata
+            if kind is Pod:
+                self._relist_seen.add(("Pod", md.uid))
+            elif kind is Node:
+                self._relist_seen.add(("Node", md.name))
+            else:
+                self._relist_seen.add((kind.__name__, (md.namespace, md.name)))
+        if kind is Pod:
+            type_ = event.type
+            if obj.status.phase in TERMINAL_PHASES:
+                # upstream's pod informer watches with the field selector
+                # status.phase!=Succeeded,status.phase!=Failed: a pod that turns terminal
+                # leaves it (a DELETED), one already terminal is never seen
+                if obj.metadata.uid not in self.cluster.pods:
+                    return
+                type_ = "DELETED"
+            self._on_pod(type_, obj)
+        elif kind is Node:
+            self._on_node(event.type, obj)
+        elif kind is PodDisruptionBudget:
+            key = (obj.metadata.namespace, obj.metadata.name)
+            if event.type == "DELETED":
+                self.cluster.pdbs.pop(key, None)
+            else:
+                self.cluster.pdbs[key] = obj
+        elif kind is PriorityClass:
+            if event.type == "DELETED":
+                self.cluster.priority_classes.pop(obj.metadata.name, None)
+            else:
+                self.cluster.priority_classes[obj.metadata.name] = obj
+        elif kind is PodGroup:
+            key = (obj.metadata.namespace, obj.metadata.name)
+            old = self.cluster.pod_groups.get(key)
+            if event.type == "DELETED":
+                self.cluster.pod_groups.pop(key, None)
+                return
+            self.cluster.pod_groups[key] = obj
+            action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE_POD_OTHER
+            self.queue.move_all_to_active_or_backoff(
+                ev.ClusterEvent(ev.Resource.POD_GROUP, action, "PodGroupChange"), old, obj
+            )
+        elif kind in _STORAGE:
+            self._on_storage(kind, event.type, obj)
+        elif kind is ReplicaSet or kind is StatefulSet:
+            # PodTopologySpread's default constraints take the selector of a pod's controller
+            # (``helper.DefaultSelector``); no pod moves for them, as upstream registers none
+            key = (obj.metadata.namespace, obj.metadata.name)
+            table = self.cluster.replica_sets if kind is ReplicaSet else self.cluster.stateful_sets
+            if event.type == "DELETED":
+                table.pop(key, None)
+            else:
+                table[key] = obj
+
+    def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
+        """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —
+        ``MoveAllToActiveOrBackoffQueue`` with the kind's Add (nil, new), Update (old, new) or
+        Delete (old, nil) event; the queue moves only the pods a plugin that registered it
+        rejected (and drops an event none registered)."""
+        attr, resource, namespaced = _STORAGE[kind]
+        table: dict[Any, Any] = getattr(self.cluster, attr)
+        md = obj.metadata
+        key = (md.namespace, md.name) if namespaced else md.name
+        old = table.get(key)
+        if type_ == "DELETED":
+            table.pop(key, None)
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "DELETED")], obj, None)
+            return
+        table[key] = obj
+        if old is None:
+            if (
+                kind is StorageClass
+                and not self.queue.queueing_hints
+                and obj.volume_binding_mode != "WaitForFirstConsumer"
+            ):
+                # hints off: only a late-binding class can let a pod with an unbound immediate
+                # claim pass (upstream's comment on CheckVolumeBindingPred)
+                return
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "ADDED")], None, obj)
+        else:
+            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "MODIFIED")], old, obj)
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.profiles
+
+    def _pod_exists(self, pod: Pod) -> bool:
+        return pod.metadata.uid in self.cluster.pods
+
+    def _on_node(self, type_: str, node: Node) -> None:
+        name = node.metadata.name
+        old = self.cluster.nodes.get(name)
+        if type_ == "DELETED":
+            self.cluster.nodes.pop(name, None)
+            self.cache.remove_node(name)
+            return
+        self.cluster.nodes[name] = node
+        if old is None:
+            self.cache.add_node(node)
+        else:
+            self.cache.update_node(node)
+        # preCheckForNode: only with queueing hints off (upstream skips it when they are on)
+        pre_check = None
+        if not self.queue.queueing_hints:
+            pre_check = _pre_check_for_node(self.cache.node_infos[name])
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
+        else:
+            for e in ev.node_update_events(old, node):
+                self.queue.move_all_to_active_or_backoff(e, old, node, pre_check)
+
+    def _on_pod(self, type_: str, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        old = self.cluster.pods.get(uid)
+        if self.recorder is not None:
+            if type_ == "DELETED":
+                self.recorder.forget(uid)
+            elif old is not None and only_results_changed(old, pod):
+                self.cluster.pods[uid] = pod  # our own result annotations: nothing to requeue
+                return
+        if type_ == "DELETED":
+            self.cluster.pods.pop(uid, None)
+            self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
+            if pod.spec.node_name or (old is not None and old.spec.node_name):
+                self._reject_waiting(uid)
+                self.cache.remove_pod(uid)
+                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+            else:
+                rejected = self._reject_waiting(uid)
+                self.queue.delete(pod)
+                if rejected:
+                    self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+                else:
+                    self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_DELETE, pod, None)
+            return
+        self.cluster.pods[uid] = pod
+        self.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = uid
+        if pod.spec.node_name:
+            if old is not None and not old.spec.node_name:
+                # it left the queue: scheduled (by us, confirmed) or bound by someone else
+                self.queue.delete(old)
+            if old is None or not old.spec.node_name:
+                self.cache.add_pod(pod)
+                self.queue.assigned_pod_added(pod)
+            else:
+                self.cache.update_pod(pod)
+                events = ev.pod_update_events(old, pod, ev.Resource.ASSIGNED_POD)
+                if pod.metadata.deletion_timestamp and not old.metadata.deletion_timestamp:
+                    events = [ev.ClusterEvent(ev.Resource.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)]
+                self.queue.assigned_pod_updated(old, pod, events)
+            return
+        if not self._responsible(pod):
+            return
+        if old is None:
+            if pod.metadata.deletion_timestamp:
+                return
+            self.queue.add(pod)
+        elif not self.cache.is_assumed(uid):
+            self.queue.update(old, pod)
+
+    def _reject_waiting(self, uid: str) -> bool:
+        return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
+
+
+def _pre_check_for_node(ni: NodeInfo) -> Callable[[Pod], bool]:
+    """``preCheckForNode`` (legacy queue, hints off): an unschedulable pod is moved on a node
+    add / update only if it passes ``AdmissionCheck`` on the cache's NodeInfo (resources fit,
+    required node affinity / nodeSelector, nodeName, host ports) and tolerates the node's
+    NoSchedule / NoExecute taints.  Preemption is not considered (as upstream)."""
+    from kubesched.api._helpers import (
+        RequiredNodeAffinity,
+        do_not_schedule_taints_filter,
+        find_matching_untolerated_taint,
+    )
+    from kubesched.plugins import nodename, nodeports
+    from kubesched.plugins.noderesources import fit
+
+    node = ni.node
+    assert node is not None
+
+    def check(pod: Pod) -> bool:
+        if fit.fits(pod, ni):
+            return False
+        if not RequiredNodeAffinity(pod).match(node):
+            return False
+        if not nodename.fits(pod, node):
+            return False
+        if not nodeports.fits(pod, ni):
+            return False
+        taint = find_matching_untolerated_taint(
+            node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+        )
+        return taint is None
+
+    return check
+

@@ -1,0 +1,406 @@
+"""One pod's way through the scheduler (upstream ``schedule_one.go``): read this module top to
+bottom to follow it.
+
+    schedule_one(qpi)                                   a popped pod, on its profile's Framework
+      scheduling_cycle ── serial, CPU only, on a snapshot of the cache
+        schedule_pod
+          find_nodes_that_fit_pod    PreFilter; the nominated node first; then
+            find_nodes_that_pass_filters
+                                     Filter over node batches from the round-robin start until
+                                     numFeasibleNodesToFind pass (nominated pods counted in);
+                                     extenders' Filter
+          prioritize_nodes           PreScore, Score (+ NormalizeScore, weights), extenders
+          select_host                reservoir choice among the top scores
+        [FitError] PostFilter (preemption) ──► nominating info
+        assume (cache), Reserve, Permit (Wait parks the pod as a waiting pod)
+      [failure] handle_scheduling_failure: requeue, nominate, FailedScheduling event + status
+      spawn _binding_task ── one task per pod, concurrent
+        binding_cycle: WaitOnPermit, PreBind, Bind (a binder extender first), PostBind,
+                       the Scheduled event
+        [failure] handle_binding_cycle_error: Unreserve, forget, requeue
+
+:class:`ScheduleOne` is a part of :class:`kubesched.Scheduler` (its methods run on the
+scheduler), kept apart so this path reads alone; the binding cycle and the failure handling
+are :class:`~kubesched.scheduler._binding_cycle.BindingCycle`'s (:mod:`kubesched.scheduler._binding_cycle`).  In a simulation the binding cycles and the
+failure reports take turns (:mod:`kubesched.scheduler._driver`) so that decisions do not depend on the
+event loop's order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+import numpy as np
+
+from kubesched.api._objects import Pod
+from kubesched.queue._scheduling_queue import QueuedPodInfo
+from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
+from kubesched.runtime._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
+from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
+from kubesched.runtime._status import Code, Diagnosis, FitError, Status
+from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle
+from kubesched.scheduler._binding_cycle import PodsToActivate as PodsToActivate
+from kubesched.scheduler._binding_cycle import ScheduleResult as ScheduleResult
+from kubesched.scheduler._filterpass import CycleError as _CycleError
+from kubesched.scheduler._filterpass import sampled_filter
+
+if TYPE_CHECKING:
+    from kubesched.cache._cache import Cache, Snapshot
+    from kubesched.config._config import SchedulerConfig
+    from kubesched.scheduler._taskpool import TaskPool
+
+log = logging.getLogger("kubesched")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_BASE = 50
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind`` (cases B1–B6)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = global_percentage if percentage is None else percentage
+    if pct <= 0:
+        pct = DEFAULT_PERCENTAGE_BASE - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str:
+    """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
+    if len(names) == 0:
+        raise ValueError("empty priorityList")
+    return names[_select_index(scores, rng)]
+
+
+def _select_index(scores: np.ndarray, rng: random.Random) -> int:
+    """:func:`select_host`'s choice as a position in ``scores``."""
+    ties = (scores == scores[scores.argmax()]).nonzero()[0]  # argmax: cheaper than max()
+    # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
+    # one draw gives the same distribution
+    return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+
+
+class ScheduleOne(BindingCycle):
+    """The scheduling cycle of :class:`kubesched.Scheduler` (the binding cycle and the failure
+    handling: :class:`~kubesched.scheduler._binding_cycle.BindingCycle`)."""
+
+    config: SchedulerConfig
+    cache: Cache
+    snapshot: Snapshot
+    profiles: dict[str, Framework]
+    rng: random.Random
+    next_start_node_index: int
+    _filter_pass_rate: float  # feasible / evaluated in the last main Filter pass
+    _tg: anyio.abc.TaskGroup | None
+    _pool: TaskPool | None
+    last_activity: float
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """``ScheduleOne`` for a popped pod."""
+        pod = qpi.pod
+        fw = self.profiles.get(pod.spec.scheduler_name)
+        if fw is None:
+            self.queue.done(qpi.uid)
+            return
+        if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
+            self.queue.done(qpi.uid)
+            return
+        start = self.last_activity = anyio.current_time()
+        counts = self.metrics.pod_attempts
+        if counts is not None:
+            counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
+        state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        if self.recorder is not None:
+            state.recording = self.recorder.begin()
+        result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+        if status is not None and not status.is_success():
+            await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
+            if state.recording is not None:
+                self._emit_results(qpi.pod, state.recording, bound=False)
+            return
+        self._binding_tasks += 1
+        self.driver.activate()
+        assert self._pool is not None
+        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
+        ticket = None if waiting else self.driver.ticket()
+        self._pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
+
+    async def scheduling_cycle(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
+    ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
+        """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
+        pod = qpi.pod
+        try:
+            result = await self.schedule_pod(fw, state, qpi.pod_info)
+        except FitError as fe:
+            if not fw.has_post_filter_plugins():
+                return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
+            statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
+            if state.recording is not None:
+                state.recording.postfilter_nodes = list(fe.diagnosis.node_to_status)
+            pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
+            fe.diagnosis.post_filter_msg = pf_status.message
+            nominating = pf_result.nominated_node_name if pf_result is not None else None
+            return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
+        except _CycleError as ce:
+            return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
+        host = result.suggested_host
+        assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
+        assumed_pi = qpi.pod_info.with_pod(assumed)
+        try:
+            self.cache.assume_pod(assumed_pi, host)
+        except Exception as e:
+            return result, assumed_pi, Status.as_error(e), CLEAR_NOMINATION
+        if state.recording is not None:
+            state.recording.selected_node = host
+        self.queue.nominator.delete(assumed_pi.uid)
+        st = fw.run_reserve_plugins_reserve(state, assumed, host)
+        if st is not None and not st.is_success():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        st = fw.run_permit_plugins(state, assumed, host)
+        if st is not None and not st.is_success() and not st.is_wait():
+            await fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed_pi.uid)
+            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+        to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
+        if to_activate:
+            self.queue.activate(list(to_activate.values()))
+            to_activate.clear()
+        return result, assumed_pi, None, None
+
+    @staticmethod
+    def _fit_status(fe: FitError) -> Status:
+        st = Status(Code.UNSCHEDULABLE, str(fe))
+        st.error = fe
+        return st
+
+    # --- finding nodes -----------------------------------------------------------------------
+    async def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
+        """``schedulePod``: snapshot, filter, score, select.  Raises FitError / _CycleError."""
+        self.snapshot.update(self.cache)
+        n = len(self.snapshot)
+        if n == 0:
+            raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
+        feasible, diagnosis = await self.find_nodes_that_fit_pod(fw, state, pi)
+        if len(feasible) == 0:
+            fe = FitError(pi.key, n, diagnosis)
+            raise fe
+        if len(feasible) == 1:
+            return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
+        total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
+        host = feasible.name_at(_select_index(total, self.rng))
+        return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
+
+    async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
+        extenders = self.extenders
+        if not extenders and not fw.has_score_plugins():
+            return np.ones(len(nodes), dtype=np.int64)
+        st = fw.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise _CycleError(st)
+        total, _, st = fw.run_score_plugins(state, pod, nodes)
+        if st is not None:
+            raise _CycleError(st)
+        if extenders and len(nodes):
+            total = total + await self._prioritize_extenders(pod, nodes)
+        return total
+
+    async def _prioritize_extenders(self, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """The interested extenders' Prioritize, concurrently; an extender's error is ignored
+        (the other scores decide).  Each score counts ``score × weight × (100 / 10)``."""
+        results: list[tuple[list[tuple[str, int]], int]] = []
+
+        async def call(ext: Any) -> None:
+            try:
+                results.append(await ext.prioritize(pod, nodes))
+            except Exception as e:
+                log.debug("extender %s's Prioritize failed; no score given by it: %s", ext.name, e)
+
+        async with anyio.create_task_group() as tg:
+            for ext in self.extenders:
+                if ext.is_interested(pod):
+                    tg.start_soon(call, ext)
+        extra = np.zeros(len(nodes), dtype=np.int64)
+        position = {name: i for i, name in enumerate(nodes.names)}
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        for host_scores, weight in results:
+            for host, score in host_scores:
+                i = position.get(host)
+                if i is not None:
+                    extra[i] += score * weight * scale
+        return extra
+
+    async def find_nodes_that_fit_pod(
+        self, fw: Framework, state: CycleState, pi: PodInfo
+    ) -> tuple[NodeBatch, Diagnosis]:
+        """``findNodesThatFitPod``: PreFilter, the nominated node first, then sampled Filter."""
+        pod = pi.pod
+        snap = self.snapshot
+        diagnosis = Diagnosis()
+        pre_res, st, rejected = fw.run_pre_filter_plugins(state, pod, snap.node_infos)
+        diagnosis.unschedulable_plugins = set(rejected)
+        if st is not None and not st.is_success():
+            if not st.is_rejected():
+                raise _CycleError(st)
+            diagnosis.absent_status = st
+            diagnosis.pre_filter_msg = st.message
+            if st.code == Code.PENDING:
+                diagnosis.pending_plugins = set(rejected)
+            return NodeBatch([]), diagnosis
+        nnn = pod.status.nominated_node_name
+        if nnn:
+            idx = snap.index.get(nnn)
+            if idx is not None:
+                feasible = await self.find_nodes_that_pass_filters(
+                    fw, state, pi, diagnosis, np.array([idx], dtype=np.int64), advance=False
+                )
+                if len(feasible):
+                    return feasible, diagnosis
+        if pre_res is not None and pre_res.node_names is not None:
+            candidates = np.array(
+                sorted(snap.index[n] for n in pre_res.node_names if n in snap.index), dtype=np.int64
+            )
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejected))}]",
+            )
+        else:
+            candidates = np.arange(len(snap), dtype=np.int64)
+        feasible = await self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
+        return feasible, diagnosis
+
+    async def find_nodes_that_pass_filters(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: Diagnosis,
+        candidates: np.ndarray,
+        *,
+        advance: bool,
+    ) -> NodeBatch:
+        """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
+        feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
+        n = len(candidates)
+        if n == 0:
+            return NodeBatch([])
+        to_find = num_feasible_nodes_to_find(
+            fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
+        )
+        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
+            to_find = 1  # neither extender filters nor scoring: the first feasible node will do
+        start = self.next_start_node_index % n if advance else 0
+        rate = self._filter_pass_rate if advance else 1.0
+        snap = self.snapshot
+        chosen, processed, pass_rate = sampled_filter(fw, state, pi, diagnosis, snap, candidates, start, to_find, rate)
+        if advance:
+            if pass_rate is not None:
+                self._filter_pass_rate = pass_rate
+            self.next_start_node_index = (self.next_start_node_index + processed) % n
+        return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
+
+    async def _pass_extenders(
+        self, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis, main_pass: bool
+    ) -> NodeBatch:
+        """``findNodesThatPassExtenders``: each interested extender filters what the previous
+        kept; its failed nodes get Unschedulable / UnschedulableAndUnresolvable statuses."""
+        if not self.extenders:
+            return nodes
+        before = len(nodes)
+        for ext in self.extenders:
+            if len(nodes) == 0:
+                break
+            if not ext.is_interested(pi.pod):
+                continue
+            try:
+                kept, failed, unresolvable = await ext.filter(pi.pod, nodes)
+            except Exception as e:
+                if ext.is_ignorable():
+                    log.info("skipping extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
+                    continue
+                raise _CycleError(Status.as_error(e)) from e
+            for name, msg in unresolvable.items():
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+            for name, msg in failed.items():
+                if name not in unresolvable:  # failedAndUnresolvableNodes takes precedence
+                    diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, msg)
+            nodes = kept
+        if main_pass and len(nodes) != before:
+            # extenders have no queueing hints: any cluster event may make the pod schedulable
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return nodes
+
+
+
+class _FullStatusMap(Mapping[str, Status]):
+    """``NodeToStatus`` for PostFilter: explicit statuses plus the absent-node default."""
+
+    def __init__(self, diagnosis: Diagnosis, names: list[str], index: Mapping[str, int]) -> None:
+        self._d = diagnosis
+        self._names = names
+        self._index = index
+
+    def _default(self) -> Status:
+        return self._d.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def __getitem__(self, name: str) -> Status:
+        st = self._d.status_of(name, self._index)
+        if st is not None:
+            return st
+        if name in self._index:
+            return self._default()
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        st = self._d.status_of(name, self._index)
+        if st is not None:
+            return st
+        return self._default()
+
+    def rows_with_code(self, code: Code) -> np.ndarray | None:
+        """The snapshot rows, in order, of the nodes whose status has ``code``; None when the
+        absent-node default has it (every node without an explicit status would count)."""
+        if self._default().code == code:
+            return None
+        arrays = self._d.filtered
+        if arrays is not None:
+            rows, rej = arrays
+            with_code = np.array([st.code == code for st in rej.statuses], dtype=bool)
+            out: np.ndarray = rows[with_code[rej.which]]
+            out.sort()
+            return out
+        index = self._index
+        items = self._d.node_to_status
+        sts = list(items.values())
+        distinct = dict(zip(map(id, sts), sts, strict=True))  # plugins share Status objects
+        good = {key for key, st in distinct.items() if st.code == code}
+        if len(good) == len(distinct):
+            names: list[str] = list(items)
+        else:
+            names = [n for n, st in items.items() if id(st) in good]
+        arr = np.fromiter(map(index.get, names, itertools.repeat(-1)), np.int64, len(names))
+        arr = arr[arr >= 0]
+        arr.sort()
+        return arr
+
+    def __iter__(self) -> Any:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+

@@ -1,0 +1,383 @@
+"""The scheduler (upstream ``scheduler.go``): its construction and its run loops.
+
+``Scheduler.run()`` owns one task group: the informer (the transport's watch, applied to the
+cluster state, the cache and the queue), the queue's periodic flushes, the scheduling loop, and
+every binding cycle and background task (async preemption, status writes).  Leaving it cancels
+everything.  The scheduling cycle (``schedule_one``) is CPU work on a snapshot; the binding cycle
+does the I/O in its own task, so a slow bind never stalls scheduling.
+
+The scheduler is three parts, one module each, as upstream splits ``*Scheduler``'s methods:
+
+    _scheduler.py      construction (profiles, queue, cache, extenders) and the run loops
+    _eventhandlers.py  the informer: watch events ──► cluster state, cache, queue
+    _schedule_one.py   one pod: the scheduling cycle (_binding_cycle.py: binding cycle, failures)
+    _driver.py         (simulations) turns and wake sources, used by the deterministic loop
+
+Before each cycle the loop drains the watch events already delivered, so cluster changes made at
+one virtual instant are always seen by the cycles that run at that instant: the same input gives
+the same decisions on either backend.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from kubesched._transport import Transport
+from kubesched.cache._cache import Cache, Snapshot
+from kubesched.cache._clusterstate import ClusterState
+from kubesched.config._config import SchedulerConfig
+from kubesched.metrics._metrics import Metrics
+from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
+from kubesched.runtime import _events as ev
+from kubesched.runtime._extender import (
+    build_extenders,
+    ignored_extended_resources,
+    with_ignored_resources,
+)
+from kubesched.runtime._framework import Framework, build_framework
+from kubesched.runtime._nodeinfo import NodeInfo
+from kubesched.scheduler._driver import Driver
+from kubesched.scheduler._eventhandlers import EventHandlers
+from kubesched.scheduler._results import ResultRecorder
+from kubesched.scheduler._schedule_one import (
+    PodsToActivate,
+    ScheduleOne,
+    ScheduleResult,
+    num_feasible_nodes_to_find,
+    select_host,
+)
+from kubesched.scheduler._taskpool import TaskPool
+
+log = logging.getLogger("kubesched")
+
+LIVELOCK_ATTEMPTS_PER_POD = 100
+"""A simulation that attempts one pod this many times at one virtual instant is in a livelock (a
+pod is retried at the same instant only when something bypasses its backoff, e.g. a plugin's
+activation): it stops rather than spin forever."""
+
+
+class Scheduler(EventHandlers, ScheduleOne):
+    """A kube-scheduler: profiles (Frameworks), a queue, a cache, over a transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        config: SchedulerConfig | None = None,
+        *,
+        registry: Mapping[str, Callable[[Any, Framework], Any]] | None = None,
+        seed: int = 0,
+        record_timings: bool = False,
+        assumed_pod_ttl: float = 0.0,
+        deterministic: bool = False,
+        record_plugin_results: bool = False,
+        patch_plugin_results: bool = False,
+    ) -> None:
+        """``deterministic`` (simulations): before each scheduling cycle, let every binding cycle
+        and background task that can make progress at this instant finish (or park at Permit),
+        so that the same input gives the same decisions on any event loop.  A live scheduler
+        leaves it off: a slow bind must never stall the scheduling loop.
+
+        ``record_plugin_results``: record every plugin's result of every attempt as
+        kube-scheduler-simulator's annotations (:mod:`kubesched.scheduler._results`), kept in
+        ``self.recorder.latest``; ``patch_plugin_results``: also write them onto the pods."""
+        from kubesched.runtime._entrypoints import all_plugins
+
+        self.transport = transport
+        self.config = config or SchedulerConfig()
+        self.registry = all_plugins()  # entry points < in-tree < the caller's registry
+        if registry:
+            self.registry.update(registry)
+        self.rng = random.Random(seed)
+        self.cluster = ClusterState()
+        self.cache = Cache(ttl=assumed_pod_ttl)
+        self.snapshot = Snapshot()
+        self.metrics = Metrics(record_timings=record_timings)
+        if deterministic:
+            self.metrics.pod_attempts = {}
+        self.record_timings = record_timings
+        self.recorder: ResultRecorder | None = None
+        if record_plugin_results or patch_plugin_results:
+            self.recorder = ResultRecorder(patch=patch_plugin_results)
+        self.profiles: dict[str, Framework] = {}
+        # ``buildExtenders``: HTTP extenders, in config order (``extenders: list[Any]`` so tests may
+        # put fakes with the same methods); ignoredByScheduler resources go to NodeResourcesFit
+        self.extenders: list[Any] = list(build_extenders(self.config.extenders))
+        ignored = ignored_extended_resources([e.config for e in self.extenders])
+        for prof in self.config.profiles:
+            fw = build_framework(with_ignored_resources(prof, ignored), self.registry, self.config.feature_gates)
+            # before the queue asks the profiles for their events (EventsToRegister may
+            # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
+            fw.feature_gates = dict(self.config.feature_gates)
+            fw.deterministic = deterministic
+            self.profiles[prof.scheduler_name] = fw
+        self.queue = SchedulingQueue(
+            self.profiles,
+            pod_initial_backoff=self.config.pod_initial_backoff_seconds,
+            pod_max_backoff=self.config.pod_max_backoff_seconds,
+            pod_exists=self._pod_exists,
+            queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
+            pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
+        )
+        for fw in self.profiles.values():
+            fw.snapshot = self.snapshot
+            fw.nominator = self.queue.nominator
+            fw.cluster = self.cluster
+            fw.client = transport
+            fw.scheduler = self
+            fw.feature_gates = dict(self.config.feature_gates)
+            wall_clock = getattr(transport, "wall_clock", None)
+            if callable(wall_clock):
+                fw.wall_clock = wall_clock
+            fw.rng = self.rng
+        self.next_start_node_index = 0
+        self._filter_pass_rate = 1.0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers
+        self._watch: Any = None
+        self._relist_seen: set[tuple[str, Any]] | None = None
+        self._synced = anyio.Event()
+        self._binding_tasks = 0
+        self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
+        self.deterministic = deterministic
+        self.driver = Driver(deterministic, self._drain)
+        self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop
+        self._activity: anyio.Event | None = None  # live wait_idle: set when something ends
+        # (instant, attempts, last pod) when a simulation stopped in a livelock (``_stall``)
+        self.stalled: tuple[float, int, str] | None = None
+        self._background_tasks = 0
+        self.scheduled_count = 0
+        self.on_idle_check: Callable[[], None] | None = None
+        self.last_activity = 0.0
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._pool = TaskPool(tg)
+                tg.start_soon(self._informer)
+                await self._synced.wait()
+                if self.deterministic:
+                    self.queue.start_ticks()
+                else:
+                    tg.start_soon(self.queue.run)
+                if self.cache.ttl > 0:
+                    tg.start_soon(self._cleanup_assumed_pods)
+                tg.start_soon(self._deterministic_loop if self.deterministic else self._scheduling_loop)
+                task_status.started()
+        finally:
+            if self.extenders:  # their HTTP clients
+                with anyio.CancelScope(shield=True):
+                    for ext in self.extenders:
+                        aclose = getattr(ext, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+
+    async def _cleanup_assumed_pods(self) -> None:
+        """Every second, expire assumed pods whose binding finished long ago (upstream's TTL)."""
+        while True:
+            await anyio.sleep(1.0)
+            for uid in self.cache.cleanup_expired(anyio.current_time()):
+                log.warning("assumed pod %s expired without its Add", uid)
+                pod = self.cluster.pods.get(uid)
+                if pod is not None:
+                    self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` as a background task of the scheduler's task group."""
+        assert self._tg is not None and self._pool is not None, "the scheduler is not running"
+        self._background_tasks += 1
+        self.driver.activate()
+        self._pool.start_soon(self._background, fn, args, self.driver.ticket())
+
+    async def _background(
+        self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], ticket: int | None
+    ) -> None:
+        try:
+            await self.driver.take(ticket)
+            await fn(*args)
+        except Exception:
+            log.exception("background task %s failed", getattr(fn, "__name__", fn))
+        finally:
+            self.driver.end(ticket)
+            self._background_tasks -= 1
+            self.driver.deactivate()
+            self._touch()
+
+    def _touch(self) -> None:
+        self.last_activity = anyio.current_time()
+        self._activity_ended()
+
+    def _activity_ended(self) -> None:
+        """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
+        task, a watch event handled): a live :meth:`wait_idle` looks again."""
+        event = self._activity
+        if event is not None:
+            self._activity = None
+            event.set()
+
+    def is_idle(self) -> bool:
+        """Nothing queued to run, in flight, binding, waiting on Permit, or in the background."""
+        if self.queue.busy() or self._binding_tasks or self._background_tasks:
+            return False
+        if any(fw.waiting_pods for fw in self.profiles.values()):
+            return False
+        if self._relist_seen is not None:  # re-listing after a dropped watch
+            return False
+        pending = getattr(self._watch, "pending", None)
+        return not (callable(pending) and pending())
+
+    def add_wake_source(self, next_due: Callable[[], float | None], run_due: Callable[[], object]) -> None:
+        """A timed event source for the deterministic loop: when it is next due, and what to do
+        then (e.g. the fake cluster's terminations, a simulation's arrivals)."""
+        self.driver.add_wake_source(next_due, run_due)
+
+    def _next_wake(self, *, for_idle: bool = False) -> float | None:
+        times = self.driver.source_times()
+        times += [t for fw in self.profiles.values() if (t := fw.next_permit_deadline()) is not None]
+        if not for_idle or self.queue.busy():
+            # only a flush that can move a pod: idle virtual time costs no wall time
+            tick = self.queue.next_useful_tick()
+            if tick is not None:
+                times.append(tick)
+        return min(times, default=None)
+
+    async def wait_idle(self) -> None:
+        """Wait until the running scheduler has nothing to do: no pod in the active or backoff
+        queue or in a scheduling cycle, no binding cycle, no pod waiting on Permit, no background
+        task (async preemption, status writes), no watch event delivered but not handled.
+
+        It returns once the scheduler runs and its cache is synced (``await
+        tg.start(scheduler.run)``), and it may be called any number of times, by several tasks.
+        Pods the scheduler found unschedulable stay pending: that is idle.  A pod that keeps
+        failing with an Error is retried after each backoff, for ever: the scheduler is then
+        never idle, so bound the wait (``with anyio.fail_after(...)``).
+
+        Live (the default), it looks again whenever an attempt, a binding cycle, a background task
+        or a watch event ends: no polling, in real or virtual time.  Deterministic (simulations),
+        it also waits for every timed event (arrivals, terminations, Permit timeouts) to have
+        run, and returns at once if the simulation stopped in a livelock (``stalled``).
+        """
+        if not self._synced.is_set():
+            await self._synced.wait()
+        if self.deterministic:
+            if self.stalled is not None:
+                return
+            if self._idle_waiter is None:
+                self._idle_waiter = anyio.Event()
+            waiter = self._idle_waiter
+            if self._next_wake(for_idle=True) is None:
+                self.driver.kick()  # the loop may be asleep for good: have it look now
+            await waiter.wait()
+            return
+        while True:
+            if self.is_idle():
+                # let everything already runnable at this instant run, then look again
+                await anyio.lowlevel.checkpoint()
+                if self.is_idle():
+                    return
+                continue
+            if self._activity is None:
+                self._activity = anyio.Event()
+            await self._activity.wait()
+
+    async def _deterministic_loop(self) -> None:
+        """One scheduling loop that owns every timed event of a simulation.
+
+        At each instant: let runnable tasks finish (in turn order), then run what is due in a
+        fixed order — timed sources (terminations, arrivals), delivered watch events, the queue's
+        flushes, Permit timeouts — and only then pop the next pod.  Nothing depends on the
+        order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
+        """
+        self.queue.on_change = self.driver.kick
+        instant = -1.0
+        attempts: dict[str, int] = {}  # pod uid -> its attempts at this instant
+        while True:
+            await self.driver.settle()
+            now = self._run_due()
+            if self.driver.active > 0:
+                continue
+            qpi = self.queue.pop_nowait()
+            if qpi is not None:
+                if now != instant:
+                    instant = now
+                    attempts.clear()
+                n = attempts[qpi.uid] = attempts.get(qpi.uid, 0) + 1
+                if n > LIVELOCK_ATTEMPTS_PER_POD:
+                    self._stall(now, sum(attempts.values()), qpi)
+                    return
+                self.driver.begin_cycle()
+                try:
+                    await self.schedule_one(qpi)
+                finally:
+                    self.driver.end_cycle()
+                continue
+            if self._idle_waiter is not None and self._next_wake(for_idle=True) is None and self.is_idle():
+                self._idle_waiter.set()
+                self._idle_waiter = None
+            wake = self._next_wake()
+            await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
+
+    def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:
+        """Virtual time stopped advancing: pods keep re-entering the active queue at this
+        instant (a livelock among plugins, e.g. activations that bypass backoff).  A real
+        scheduler would spin here forever; a simulation stops and says so."""
+        self.stalled = (now, attempts, qpi.pod.key)
+        if self._idle_waiter is not None:
+            self._idle_waiter.set()
+            self._idle_waiter = None
+
+    def _run_due(self) -> float:
+        """Everything due at this instant, before the next pop, in a fixed order: timed sources,
+        delivered watch events, the queue's periodic flushes, Permit timeouts."""
+        self.driver.run_hooks()
+        self._drain()
+        self.queue.run_due_flushes()
+        now = anyio.current_time()
+        for fw in self.profiles.values():
+            fw.expire_waiting_pods(now)
+        return now
+
+    async def _scheduling_loop(self) -> None:
+        while True:
+            self._run_due()
+            qpi = self.queue.pop_nowait()
+            if qpi is None:
+                await self.queue.wait_for_pods()
+                continue
+            await self.schedule_one(qpi)
+            self._activity_ended()
+            await anyio.lowlevel.checkpoint()
+
+    # --- helpers for plugins --------------------------------------------------------------------
+    def node_info(self, name: str) -> NodeInfo | None:
+        return self.snapshot.get(name)
+
+    async def park_until(self, when: float) -> None:
+        """Sleep until ``when`` (``anyio.current_time``) inside a binding cycle, waiting on the
+        cluster (VolumeBinding's PreBind), without holding up a simulation's loop: what is due
+        meanwhile (a volume provisioned after a delay) still happens (:mod:`kubesched.scheduler._driver`)."""
+        await self.driver.park_until(when)
+
+
+__all__ = [
+    "ClusterState",
+    "Metrics",
+    "PodsToActivate",
+    "ScheduleResult",
+    "Scheduler",
+    "num_feasible_nodes_to_find",
+    "select_host",
+]
