@@ -1,4 +1,4 @@
-"""Core code never names asyncio or trio, and takes time only from anyio (DESIGN §7)."""
+"""Core code never names asyncio or trio, and takes time only from anyio (so a simulation can run in virtual time)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Gang scheduling end to end, through ``simulate``: the seed's two scenarios, a gang that cannot
-fit, two gangs competing, and the all-or-nothing invariant as a property (issue 3, items 4-5)."""
+"""Gang scheduling end to end, through ``simulate``: the gang design's two logged scenarios, a gang that cannot
+fit, two gangs competing, and the all-or-nothing invariant as a property."""
 
 from __future__ import annotations
 
@@ -115,9 +115,9 @@ def scheduled(result: SimulationResult) -> set[str]:
     return {e["object"].split("/", 1)[1] for e in events(result, "Scheduled")}
 
 
-# --- seed 002's two logged runs --------------------------------------------------------------
+# --- the gang design's two logged runs -------------------------------------------------------
 #
-# The seed ran on kind: a tainted control-plane node and three workers ("0/4 nodes").  Its
+# The design's runs were on kind: a tainted control-plane node and three workers ("0/4 nodes").  Its
 # Deployment's ReplicaSet created the pods in slow-start batches (1, then 2, then the rest);
 # the first pod was scheduled before the others existed.  Here the batches arrive 8 ms apart,
 # as in the log's timestamps.
@@ -135,7 +135,7 @@ def kind_cluster() -> list[dict[str, Any]]:
 
 
 def seed_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
-    """A pod of the seed's Deployment (nginx, no requests), gang ``test``."""
+    """A pod of the design's Deployment (nginx, no requests), gang ``test``."""
     doc = pod(name, "test", count, arrival=arrival)
     doc["metadata"]["labels"].update(SEED_LABELS)
     del doc["spec"]["containers"][0]["resources"]
@@ -162,7 +162,7 @@ async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -
     """Seed 002, first test run: replicas 3, available-count 2.  lwqgd comes first and is
     turned away at PreFilter ("0 running + 1 pending < 2"), with the log's exact message;
     rcv2h waits at Permit ("0 waiting + 0 permitted + 0 running + 1 < 2"), 9lzm6 lets both
-    through; lwqgd, back from its backoff (its own status update requeued it: the seed's
+    through; lwqgd, back from its backoff (its own status update requeued it: the design's
     plugin registers every event), passes on the two permitted members.  All three bind."""
     docs = kind_cluster()
     docs += [
@@ -237,7 +237,7 @@ async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() ->
     ]
 
 
-# --- the seed's rules, end to end ------------------------------------------------------------
+# --- the gang design's rules, end to end ------------------------------------------------------------
 
 
 def gang_config(args: dict[str, Any]) -> Any:
@@ -272,7 +272,7 @@ async def test_queue_sort_by_creation_time_alone() -> None:
 async def test_rejected_gang_stays_rejected_until_its_state_expires() -> None:
     """Three members, two 1-CPU nodes, Permit wait 5 s, expiration 20 s.  The two that fit
     wait from 0 s, time out at 5 s and mark the gang rejected: every member is turned away
-    ("gang big has been rejected") although the third node arrives at 12 s.  The seed's
+    ("gang big has been rejected") although the third node arrives at 12 s.  The design's
     CleanUp forgets the gang at its first pass after 0 + 20 s (t=21 s); a node arriving at 30 s
     requeues the members and the gang binds whole."""
     late = node("n3", cpu="1")
@@ -359,7 +359,7 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
     )
     assert failed[0]["message"] == no_victims
     assert failed[1]["message"] == never
-    # m-0 times out first and unreserves: m-1 is rejected by its Unreserve (the seed's text)
+    # m-0 times out first and unreserves: m-1 is rejected by its Unreserve (the design's text)
     assert [(e["time"], e["object"], e["message"]) for e in failed if e["time"] == 10.0][:2] == [
         (10.0, "default/m-0", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
         (10.0, "default/m-1", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
@@ -377,7 +377,7 @@ async def test_a_late_member_waits_alone_the_seeds_limitation() -> None:
     ("not enough available pod", Unschedulable: preemption runs and finds no victims) and wait
     in the unschedulable pods; a pod Add moves no other pod (upstream's queue), so the last
     member, arriving at 30 s, waits at Permit alone, times out at 90 s and marks the gang
-    rejected -- the deadlock-by-timeout the seed describes as its limitation."""
+    rejected -- the deadlock-by-timeout the design describes as its limitation."""
     docs = [node("n1"), node("n2")]
     docs += [pod("a-0", "a", 3), pod("a-1", "a", 3), pod("a-2", "a", 3, arrival="30s")]
     result = await run(docs, until=200)

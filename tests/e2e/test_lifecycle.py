@@ -1,4 +1,4 @@
-"""Simulated time (issue 10): pods that finish, objects that change, the workload controllers,
+"""Simulated time: pods that finish, objects that change, the workload controllers,
 the ``timeline`` and ``workloads`` of the JSON report, and their bad input."""
 
 from __future__ import annotations

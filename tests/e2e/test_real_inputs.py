@@ -1,4 +1,4 @@
-"""Trust on real inputs (issue 22): what users bring is taken as the API server and kubectl take
+"""Trust on real inputs: what users bring is taken as the API server and kubectl take
 it, or refused in one line; a run is never cut short without a word.
 
 Unknown fields (strict field validation, ``--validate``), explicit nulls, ``kubectl get -o yaml``

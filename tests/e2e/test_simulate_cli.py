@@ -1,4 +1,4 @@
-"""``kubesched simulate``: the DESIGN §8 contract, end to end through the command line.
+"""``kubesched simulate``: its input and output contract (README, docs/results.md), end to end through the command line.
 
 Bad input: exit code 2 and one line on stderr naming the file, the document and the field.
 Good input: the JSON report's fields and types, the same bytes on asyncio and trio, ``--until``,

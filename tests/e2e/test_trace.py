@@ -1,4 +1,4 @@
-"""``kubesched trace openb``: the Alibaba GPU cluster trace v2023 as scenarios (issue 26, items 3-4).
+"""``kubesched trace openb``: the Alibaba GPU cluster trace v2023 as scenarios.
 
 Small CSVs in the trace's own format, written here (no trace data ships in the repository): the
 exact objects of a 2-node, 4-task trace, both shared-GPU modes, the fill experiment's rule and its

@@ -1,4 +1,4 @@
-"""DefaultPreemption: args, PostFilter (DP/TestPostFilter), PreEnqueue (§J6–J8), events, and
+"""DefaultPreemption: args, PostFilter (DP/TestPostFilter), PreEnqueue (the preempting pods), events, and
 end-to-end preemption through ``kubesched simulate``."""
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def _state(fw: Any, pod: Pod) -> CycleState:
     return state
 
 
-# --- PreEnqueue (§J6–J8) and events ------------------------------------------------------------------
+# --- PreEnqueue and events ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
