@@ -134,7 +134,7 @@ def kind_cluster() -> list[dict[str, Any]]:
     return docs
 
 
-def seed_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
+def design_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
     """A pod of the design's Deployment (nginx, no requests), gang ``test``."""
     doc = pod(name, "test", count, arrival=arrival)
     doc["metadata"]["labels"].update(SEED_LABELS)
@@ -158,7 +158,7 @@ SEED_PREFILTER_MESSAGE = (
 )
 
 
-async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -> None:
+async def test_gang_design_run_one_three_replicas_available_count_two_all_bound() -> None:
     """Seed 002, first test run: replicas 3, available-count 2.  lwqgd comes first and is
     turned away at PreFilter ("0 running + 1 pending < 2"), with the log's exact message;
     rcv2h waits at Permit ("0 waiting + 0 permitted + 0 running + 1 < 2"), 9lzm6 lets both
@@ -166,9 +166,9 @@ async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -
     plugin registers every event), passes on the two permitted members.  All three bind."""
     docs = kind_cluster()
     docs += [
-        seed_pod("unicore-gang-test-f6567d6fb-lwqgd", 2, None),
-        seed_pod("unicore-gang-test-f6567d6fb-rcv2h", 2, "8ms"),
-        seed_pod("unicore-gang-test-f6567d6fb-9lzm6", 2, "8ms"),
+        design_pod("unicore-gang-test-f6567d6fb-lwqgd", 2, None),
+        design_pod("unicore-gang-test-f6567d6fb-rcv2h", 2, "8ms"),
+        design_pod("unicore-gang-test-f6567d6fb-9lzm6", 2, "8ms"),
     ]
     result = await run(docs)
     where = placements(result)
@@ -192,7 +192,7 @@ async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -
     ]
 
 
-async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() -> None:
+async def test_gang_design_run_two_four_replicas_with_anti_affinity_none_bound() -> None:
     """Seed 002, second test run: replicas 4, available-count 4, one per host, three workers.
     The first pod is turned away at PreFilter with the log's message; three pods reserve a
     worker each and wait ("2 waiting + 0 permitted + 0 running + 1 < 4" for the third); the
@@ -201,7 +201,7 @@ async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() ->
     rejected."""
     docs = kind_cluster()
     docs += [
-        seed_pod(f"unicore-gang-test-5d95486756-{n}", 4, arrival, anti_affinity=True)
+        design_pod(f"unicore-gang-test-5d95486756-{n}", 4, arrival, anti_affinity=True)
         for n, arrival in [("6rxmr", None), ("gkmbj", "8ms"), ("gvfpk", "8ms"), ("mgwg5", "16ms")]
     ]
     at_30 = json.loads((await run(docs, until=30.0)).to_json())
@@ -262,9 +262,9 @@ async def test_queue_sort_by_creation_time_alone() -> None:
     ]
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
-    seed_order = await simulate(manifests, config(), until=60)
-    assert placements(seed_order) == {"blocker": "n1", "low": "n1", "high": None}
-    assert [(e["time"], e["object"]) for e in events(seed_order, "Scheduled")] == [(5.0, "default/low")]
+    design_order = await simulate(manifests, config(), until=60)
+    assert placements(design_order) == {"blocker": "n1", "low": "n1", "high": None}
+    assert [(e["time"], e["object"]) for e in events(design_order, "Scheduled")] == [(5.0, "default/low")]
     by_priority = await simulate(manifests, gang_config({"prioritySort": True}), until=60)
     assert placements(by_priority) == {"blocker": "n1", "low": None, "high": "n1"}
 
