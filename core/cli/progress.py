@@ -94,3 +94,20 @@ def _isatty(stream: IO[str]) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+class SnapshotProgress(Progress):
+    """The progress line: the kind being read and how many objects so far (a terminal only)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("snapshot", **kwargs)
+        self.kind = ""
+        self.read = 0
+        self.written = 0
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row("[bold]snapshot[/bold]", self.kind, f"{self.read:,} objects read, {self.written:,} written")
+        return grid
+
+

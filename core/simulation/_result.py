@@ -126,7 +126,7 @@ class SimulationResult:
         text = render_text(self)
         if self.results is None:
             return text
-        from .explain import explain_pod
+        from kubesched.reporting._explain import explain_pod
 
         for rec in self.pods:
             text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
