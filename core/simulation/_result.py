@@ -1,9 +1,8 @@
-"""What ``kubesched simulate`` produces, and how it is shown: :class:`SimulationResult` (the
-pods' records, the events, the summary), written as the JSON report (the output contract) or as
-the text a person reads (``--output text``, :func:`render_text`).
+"""What a simulation produces, and how it is shown: :class:`SimulationResult` (the pods'
+records, the events, the summary), written as the JSON report (the output contract of
+``kubesched simulate``) or as the text a person reads (``--output text``, :func:`render_text`).
 
-``simulate`` (the run) builds the result and re-exports these names; this module never imports
-it.
+The run (:mod:`._simulation`) builds the result; this module never imports it.
 """
 
 from __future__ import annotations
