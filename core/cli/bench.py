@@ -57,7 +57,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def _check_sizes(args: argparse.Namespace) -> None:
     for flag in ("nodes", "pods", "init_pods"):
         value = getattr(args, flag, None)

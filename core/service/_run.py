@@ -8,7 +8,7 @@
          └── LeaderElector (--leader-elect) ────────┘ runs the scheduler only while leading;
                                                      lease lost ─► scheduler cancelled ─► exit 1
     --metrics-port: a MetricsRecorder (kubesched.metrics._metrics) on every Scheduler in turn, served
-                    with the health endpoints on the event loop (kubesched.cli.prometheus):
+                    with the health endpoints on the event loop (kubesched.prometheus):
                     /metrics, /healthz, /livez, /readyz; any other path 404
 
 Settings come from the KubeSchedulerConfiguration's ``clientConnection`` (kubeconfig, qps,
@@ -168,7 +168,7 @@ async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOpti
 
 
 class _Health:
-    """The state kube-scheduler's health checks look at (``kubesched.cli.prometheus``)."""
+    """The state kube-scheduler's health checks look at (``kubesched.prometheus``)."""
 
     def __init__(self, opts: RunOptions, stopping: list[str]) -> None:
         self.opts = opts

@@ -552,5 +552,3 @@ def summary(red: Reducer, target: str) -> str:
     if red.left_out:
         line += "; left out " + ", ".join(f"{n} {what}" for what, n in sorted(red.left_out.items()))
     return line
-
-
