@@ -176,6 +176,7 @@ from kubesched.api._resources import (
 )
 from kubesched.api._resources import Resource as ResourceAmounts
 from kubesched.cache._cache import Snapshot
+from kubesched.config._versions import DEFAULT_VERSION, Version
 from kubesched.preemption import (
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
@@ -225,6 +226,7 @@ __all__ = [
     "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
+    "DEFAULT_VERSION",
     "EPHEMERAL_STORAGE",
     "Evaluator",
     "EventResource",
@@ -275,6 +277,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER",
+    "Version",
     "Volume",
     "VolumeError",
     "WaitingPod",

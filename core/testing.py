@@ -71,6 +71,7 @@ async def scheduler_for(
     enable: Sequence[str | tuple[str, int]] = (),
     plugin_args: Mapping[str, Mapping[str, Any]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    emulated_version: str | None = None,
     seed: int = 0,
     **cluster_options: Any,
 ) -> AsyncIterator[SimCluster]:
@@ -82,7 +83,8 @@ async def scheduler_for(
       document (a dict, validated like ``--config``); or, instead, ``enable``: plugin names (or
       ``(name, weight)``) added to the default profile's ``multiPoint``, with ``plugin_args``
       (name → args) as its ``pluginConfig``.
-    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``.
+    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``, over the defaults of
+      ``emulated_version`` (``"1.32"``; default: the newest kubesched emulates).
     - ``cluster_options``: passed to ``FakeCluster`` (``default_grace_seconds=...``).
 
     The scheduler is running and its cache synced with ``objects`` when the block starts::
@@ -108,6 +110,7 @@ async def scheduler_for(
             enable=enable,
             plugin_args=plugin_args,
             feature_gates=feature_gates,
+            emulated_version=emulated_version,
             seed=seed,
             **cluster_options,
         ) as sim:
@@ -569,12 +572,14 @@ def framework_for(
     feature_gates: dict[str, bool] | None = None,
     task_group: Any = None,
     seed: int = 0,
+    emulated_version: str | None = None,
 ) -> Any:
     """A :class:`~kubesched.Framework` wired to a fixed cluster, as upstream's ``tf.NewFramework``.
 
     ``enabled`` maps extension points to plugin names (PrioritySort and DefaultBinder are added
     when absent).  Bound ``pods`` fill the snapshot; every pod is in ``handle.cluster``.  The
     handle's ``client`` is a :class:`RecordingClient`, its ``scheduler`` a :class:`StubScheduler`.
+    ``emulated_version`` (``"1.32"``; default: the newest) is what the plugins see.
     """
     import random
 
@@ -588,7 +593,13 @@ def framework_for(
     points = {k: [(n, 1) for n in v] for k, v in enabled.items()}
     points.setdefault("queueSort", [("PrioritySort", 1)])
     points.setdefault("bind", [("DefaultBinder", 1)])
-    fw = Framework("default-scheduler", points, factories, plugin_args or {})
+    from kubesched.config._versions import DEFAULT_VERSION, parse_version
+
+    version = parse_version(emulated_version) if emulated_version is not None else DEFAULT_VERSION
+    fw = Framework(
+        "default-scheduler", points, factories, plugin_args or {},
+        feature_gates=feature_gates, emulated_version=version,
+    )  # fmt: skip
     cache = Cache()
     for n in nodes:
         cache.add_node(n)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.framework import DEFAULT_VERSION, Version
+
 # --- scores ------------------------------------------------------------------------------------
 
 
@@ -102,8 +104,15 @@ def queueing_hints_enabled(handle: Any) -> bool:
     return bool(gates.get("SchedulerQueueingHints", True))
 
 
+def emulated_version(handle: Any) -> Version:
+    """The Kubernetes minor the handle's scheduler emulates (the newest for a plugin built with
+    no handle).  Plugins read it once, when built: a per-cycle check is an attribute."""
+    return DEFAULT_VERSION if handle is None else handle.emulated_version  # type: ignore[no-any-return]
+
+
 __all__ = [
     "build_broken_linear_function",
+    "emulated_version",
     "default_normalize_score",
     "go_div",
     "go_slice",

@@ -1,7 +1,10 @@
 """TaintToleration: taints repel pods that do not tolerate them (``plugins/tainttoleration``).
 
 - Filter: the first NoSchedule / NoExecute taint of the node the pod does not tolerate rejects
-  the node, UnschedulableAndUnresolvable "node(s) had untolerated taint {key: value}".
+  the node, UnschedulableAndUnresolvable "node(s) had untolerated taint {key: value}" through
+  Kubernetes 1.33 (v1.33.3 taint_toleration.go), "node(s) had untolerated taint(s)" from 1.34
+  (v1.34.7, v1.35.4 taint_toleration.go: kubernetes#134740, in 1.35.0 and cherry-picked to the
+  1.34 patch releases as #135023; each minor is emulated as its latest patch).
 - Score: the number of the node's PreferNoSchedule taints not tolerated by the pod's
   PreferNoSchedule (or empty-effect) tolerations; normalized reversed (fewer is better).
 """
@@ -27,7 +30,7 @@ from kubesched.framework import (
     tolerations_tolerate_taint,
 )
 
-from ._helper import default_normalize_score, queueing_hints_enabled
+from ._helper import default_normalize_score, emulated_version, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,8 +42,12 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 
 
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+"""The Filter reason from 1.34 on (v1.34.7 taint_toleration.go; the taint is only logged)."""
+
+
 def err_reason_untolerated(taint: Taint) -> str:
-    """The Filter reason for one untolerated taint."""
+    """The Filter reason for one untolerated taint, through 1.33 (v1.33.3 taint_toleration.go)."""
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
@@ -67,6 +74,7 @@ class TaintToleration:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
+        self.names_the_taint = emulated_version(handle) < (1, 34)
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -136,7 +144,8 @@ class TaintToleration:
                 continue
             taint = find_matching_untolerated_taint(taints, tols, do_not_schedule_taints_filter)
             if taint is not None:
-                out[i] = Status.unresolvable(err_reason_untolerated(taint))
+                reason = err_reason_untolerated(taint) if self.names_the_taint else ERR_REASON_UNTOLERATED
+                out[i] = Status.unresolvable(reason)
         return out or None
 
     # --- Score ----------------------------------------------------------------------------
@@ -176,6 +185,7 @@ def new(args: dict[str, Any] | None, handle: Any) -> TaintToleration:
 
 __all__ = [
     "ERR_REASON_NOT_MATCH",
+    "ERR_REASON_UNTOLERATED",
     "NAME",
     "TaintToleration",
     "count_intolerable_taints_prefer_no_schedule",

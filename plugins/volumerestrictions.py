@@ -12,8 +12,9 @@
   the same disk (GCE PD: same pdName unless both read-only; AWS EBS: same volumeID; iSCSI: same
   IQN unless both read-only; RBD: a common monitor, same pool and image, unless both read-only);
   else Unschedulable "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
-  access mode already in-use by another pod" when the count above is not zero (preemption may
-  help: the victim's RemovePod lowers it).
+  access mode already in-use by another pod" (before 1.34: "node has pod using
+  PersistentVolumeClaim with the same name and ReadWriteOncePod access mode") when the count above
+  is not zero (preemption may help: the victim's RemovePod lowers it).
 - EnqueueExtensions: Pod/Delete (queue when the deleted pod, in the pod's namespace, mounted a
   conflicting disk or a claim the pod uses), Node/Add (with hints off also node taint and label
   updates, kubernetes#109437), PersistentVolumeClaim/Add (a claim of the pod was created).
@@ -42,7 +43,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import emulated_version, queueing_hints_enabled
 from ._volumes import PVC_RESOURCE, READ_WRITE_ONCE_POD, not_found
 
 if TYPE_CHECKING:
@@ -51,9 +52,14 @@ if TYPE_CHECKING:
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
+# ErrReasonReadWriteOncePodConflict: v1.34.7, v1.35.4 volume_restrictions.go (kubernetes#129145);
+# v1.30.6, v1.31.8 and v1.33.3 still have the old text
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
     "already in-use by another pod"
+)
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34 = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 )
 
 _DISKS = NAME + "/disks"  # PodInfo.extra key and snapshot pod index of a pod's restricted disks
@@ -214,6 +220,11 @@ class VolumeRestrictions:
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
         self._claims = UsedClaims()
+        self._rwop_reason = (
+            ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
+            if emulated_version(handle) >= (1, 34)
+            else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34
+        )
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -334,7 +345,7 @@ class VolumeRestrictions:
         if s is None:
             st: Status | None = _state_error()
         elif s.conflicting > 0:
-            st = Status(Code.UNSCHEDULABLE, ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+            st = Status(Code.UNSCHEDULABLE, self._rwop_reason)
         else:
             st = None
         if st is not None:
@@ -373,6 +384,7 @@ def new(args: Any, handle: Any) -> VolumeRestrictions:
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
+    "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34",
     "NAME",
     "PRE_FILTER_STATE_KEY",
     "PreFilterState",

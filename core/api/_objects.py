@@ -235,6 +235,14 @@ class PodSchedulingGate(_Obj):
     name: str
 
 
+class PodResourceClaim(_Obj):
+    """``pod.spec.resourceClaims[]``: a claim by name, or a template to make one from."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 # --- volumes (pod.spec.volumes): the sources the volume plugins read ---------------------------
 
 
@@ -570,6 +578,7 @@ class PodSpec(_Obj):
     affinity: Affinity | None = None
     tolerations: list[Toleration] = []
     scheduling_gates: list[PodSchedulingGate] = []
+    resource_claims: list[PodResourceClaim] = []
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     termination_grace_period_seconds: Int64 | None = None
     active_deadline_seconds: Int64 | None = None

@@ -54,8 +54,11 @@ def day_manifests(nodes: int = DAY_NODES, pods: int = DAY_PODS, *, seed: int = 0
     return out
 
 
-def run_day(nodes: int | None = None, pods: int | None = None, *, backend: str = "asyncio") -> dict[str, Any]:
-    """``kubesched bench day``: the simulation's wall time and peak RSS (virtual time inside)."""
+def run_day(
+    nodes: int | None = None, pods: int | None = None, *, backend: str = "asyncio", emulated_version: str = ""
+) -> dict[str, Any]:
+    """``kubesched bench day``: the simulation's wall time and peak RSS (virtual time inside), at
+    ``emulated_version`` (MAJOR.MINOR; "" for the newest kubesched emulates)."""
     import resource
 
     from kubesched.simulation._simulation import Simulation
@@ -63,7 +66,10 @@ def run_day(nodes: int | None = None, pods: int | None = None, *, backend: str =
 
     nodes = DAY_NODES if nodes is None else nodes
     pods = DAY_PODS if pods is None else pods
-    sim = Simulation(day_manifests(nodes, pods), until=86400.0)
+    from kubesched.scenario._config import load_config_file
+
+    config = load_config_file("", emulated_version=emulated_version) if emulated_version else None
+    sim = Simulation(day_manifests(nodes, pods), config, until=86400.0)
     result, wall = virtual_time.run_measured(sim.run, backend=backend)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     s = result.summary

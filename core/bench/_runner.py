@@ -14,6 +14,7 @@ import numpy as np
 from kubesched._errors import ConfigError
 from kubesched.api._objects import Pod
 from kubesched.bench._workloads import PROBE, GangProbe, PodMaker, Workload
+from kubesched.config._versions import Version
 from kubesched.scheduler._results import AttemptRecord, ResultRecorder, append_history
 
 __all__ = ["BenchResult", "run", "run_workload", "sized"]
@@ -82,7 +83,7 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     from kubesched.transports.fake import FakeCluster
 
     _check_plugins(w)
-    cfg = w.config()
+    cfg = w.config(w.emulated_version)
     probes: list[GangProbe] = []
 
     def new_probe(args: Any, handle: Any) -> GangProbe:
@@ -229,8 +230,10 @@ def sized(
     pods: int | None = None,
     init_pods: int | None = None,
     record_plugin_results: bool = False,
+    emulated_version: Version | None = None,
 ) -> Workload:
-    """``w`` with the sizes given (None: the case's own; measured gang pods: whole gangs)."""
+    """``w`` with the sizes given (None: the case's own; measured gang pods: whole gangs), at
+    ``emulated_version`` (None: the newest kubesched emulates)."""
     count = w.pods if pods is None else pods
     if w.gang_size:
         count = max(w.gang_size, count - count % w.gang_size)
@@ -240,6 +243,7 @@ def sized(
         pods=count,
         init_pods=w.init_pods if init_pods is None else init_pods,
         record_plugin_results=record_plugin_results,
+        emulated_version=w.emulated_version if emulated_version is None else emulated_version,
     )
 
 

@@ -83,6 +83,7 @@ from kubesched.api._objects import (
     PodAffinityTerm,
 )
 from kubesched.config._config import SchedulerConfig, parse_config
+from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
 from kubesched.hookspecs import hookimpl
 from kubesched.runtime._entrypoints import all_plugins
 from kubesched.testing import make_node, make_pod
@@ -107,7 +108,9 @@ class Workload:
     make_node: Callable[[int], Node]
     make_init_pod: PodMaker
     make_pod: PodMaker
-    config: Callable[[], SchedulerConfig] = SchedulerConfig
+    config: Callable[[Version], SchedulerConfig] = lambda v: _default_config(v)
+    """The profile at an emulated Kubernetes version."""
+    emulated_version: Version = DEFAULT_VERSION
     requires: tuple[str, ...] = ()
     """Plugins the case exercises: missing from kubesched.plugins.IN_TREE → ConfigError."""
     gang_size: int = 0
@@ -245,16 +248,23 @@ def _gang_pod(size: int) -> PodMaker:
 # --- profiles ------------------------------------------------------------------------------------
 
 
-def _with_gates(**gates: bool) -> Callable[[], SchedulerConfig]:
-    def build() -> SchedulerConfig:
-        cfg = SchedulerConfig()
-        cfg.feature_gates = {**cfg.feature_gates, **gates}
-        return cfg
+def _default_config(version: Version, gates: dict[str, bool] | None = None) -> SchedulerConfig:
+    """The default profile of ``version`` (with ``gates`` over its defaults)."""
+    return parse_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+        version=version,
+        feature_gates={**default_feature_gates(version), **(gates or {})},
+    )
+
+
+def _with_gates(**gates: bool) -> Callable[[Version], SchedulerConfig]:
+    def build(version: Version) -> SchedulerConfig:
+        return _default_config(version, gates)
 
     return build
 
 
-def _gang_config() -> SchedulerConfig:
+def _gang_config(version: Version) -> SchedulerConfig:
     """The demo's profile (``Gang`` under multiPoint and as queueSort instead of PrioritySort),
     plus the bench's probe, which only records times."""
     return parse_config(
@@ -275,6 +285,7 @@ def _gang_config() -> SchedulerConfig:
             ],
         },
         registry={**all_plugins(), PROBE: GangProbe},
+        version=version,
     )
 
 

@@ -33,6 +33,7 @@ from kubesched._errors import ConfigError
 from kubesched.api._durations import parse_duration
 from kubesched.cli.options import PROG as PROG
 from kubesched.cli.options import warn_line as warn_line
+from kubesched.config._versions import DEFAULT_VERSION, VERSION_RANGE
 from kubesched.runtime._framework import PluginError
 from kubesched.scenario import (
     MAX_PODS,
@@ -64,7 +65,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     manifests = load_manifests(
         files, texts, validation=validation_mode(args.validate), warn=warn_line, max_pods=args.max_pods
     )
-    cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path), warn=warn_line)
+    cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path), warn=warn_line,
+                            emulated_version=args.emulated_version or DEFAULT_VERSION)
     until = parse_until(args.until)
     pods = sum(1 for m in manifests if m.kind == "Pod")
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
@@ -147,7 +149,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.log_level != "debug":  # one line per request is for debugging
         logging.getLogger("httpx").setLevel(logging.WARNING)
     config_path = args.config or ""
-    cfg = load_config_file(config_path, args.feature_gates or "", warn=warn_line)
+    cfg = load_config_file(config_path, args.feature_gates or "", warn=warn_line,
+                           emulated_version=args.emulated_version or DEFAULT_VERSION)
     check_profiles(cfg, config_path)
     opts = RunOptions(seed=args.seed, record_plugin_results=args.record_plugin_results)
     if config_path:
@@ -235,13 +238,17 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="The Kubernetes scheduler, in Python.")
-    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    p.add_argument("--version", action="version",
+                   version=f"{PROG} {_version()} (emulates Kubernetes {VERSION_RANGE}, default {DEFAULT_VERSION})")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="schedule manifests on a fake cluster in virtual time")
     s.add_argument("files", nargs="*", metavar="FILE", help="YAML/JSON manifests (none: the built-in demo)")
     s.add_argument("--config", help="a KubeSchedulerConfiguration file")
     s.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
+    s.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
+                   "feature gates, default plugins, messages and queue")
     s.add_argument("--output", choices=("json", "text"), default=None,
                    help="what to print on stdout (default json; nothing with --html unless given)")
     s.add_argument("--seed", type=_int, default=0)
@@ -273,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "compare",
         help="run one scenario under several configurations / feature gates, metrics side by side",
-        description="Each --config (and/or --feature-gates) is a variant; given several times, "
-        "--config and --feature-gates pair up in order, and one given once applies to every "
+        description="Each --config (and/or --feature-gates, --emulated-version) is a variant; given "
+        "several times, they pair up in order, and one given once applies to every "
         "variant. --config default is the built-in default profile.",
     )
     c.add_argument("files", nargs="+", metavar="SCENARIO", help="YAML/JSON manifests")
@@ -282,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a KubeSchedulerConfiguration (repeat: one variant each; 'default': the defaults)")
     c.add_argument("--feature-gates", action="append", default=[], metavar="K=V,...",
                    help="feature gates (repeat: one variant each, paired with --config in order)")
+    c.add_argument("--emulated-version", action="append", default=[], metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}; repeat: "
+                   "one variant each, paired with --config / --feature-gates in order)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--validate", default="strict", metavar="strict|warn|ignore",
                    help="unknown fields in manifests: an error (default), a warning each, or dropped (as kubectl)")
@@ -315,6 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--record-plugin-results", action="store_true",
                    help="record every plugin's result of every attempt (the cost of --explain)")
+    b.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
+                   "feature gates, default plugins, messages and queue")
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
@@ -326,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     conn.add_argument("--kube-api-burst", type=_int, default=None, help="client-side burst (default 100)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration file")
     r.add_argument("--feature-gates", default="", help="K=V,... e.g. SchedulerAsyncPreemption=false")
+    r.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
+                   "feature gates, default plugins, messages and queue")
     le = r.add_argument_group("leader election")
     le.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=None,
                     help="run only while holding the lease (default: off, or the config's leaderElection)")

@@ -11,6 +11,7 @@ import json
 from kubesched._errors import ConfigError
 from kubesched.bench import WORKLOADS, run, run_day, sized
 from kubesched.cli.progress import Progress
+from kubesched.config._versions import parse_version
 
 __all__ = ["cmd_bench"]
 
@@ -18,7 +19,7 @@ __all__ = ["cmd_bench"]
 def cmd_bench(args: argparse.Namespace) -> int:
     """``kubesched bench WORKLOAD|all``: one line (or one JSON object) per workload."""
     if args.workload == "day":
-        day = run_day(args.nodes, args.pods, backend=args.backend)
+        day = run_day(args.nodes, args.pods, backend=args.backend, emulated_version=args.emulated_version)
         print(json.dumps(day) if args.json else (
             f"day: {day['nodes']} nodes, {day['pods']} pods ({day['succeeded']} succeeded, "
             f"{day['attempts']} attempts) over {day['virtualSeconds']:g} virtual seconds in "
@@ -35,9 +36,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             field="WORKLOAD",
         )
     _check_sizes(args)
+    version = parse_version(args.emulated_version) if args.emulated_version else None
     for name in names:
         w = sized(WORKLOADS[name], nodes=args.nodes, pods=args.pods, init_pods=args.init_pods,
-                  record_plugin_results=args.record_plugin_results)
+                  record_plugin_results=args.record_plugin_results, emulated_version=version)
         try:
             with Progress(f"bench {name}", total_pods=w.pods, time_label="elapsed") as progress:
                 result = run(w, progress=progress if progress.enabled else None, backend=args.backend)

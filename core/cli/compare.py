@@ -15,6 +15,7 @@ from typing import Any
 from kubesched._errors import ConfigError
 from kubesched.cli.options import warn_line
 from kubesched.cli.progress import Progress
+from kubesched.config._versions import DEFAULT_VERSION
 from kubesched.experiments import (
     CompareVariant,
     cell_metrics,
@@ -38,14 +39,17 @@ def _progress(what: str, until: float | None, pods: int) -> Iterator[Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    vs = variants(list(args.config), list(args.feature_gates))
+    vs = variants(list(args.config), list(args.feature_gates), list(args.emulated_version))
     until = parse_until(args.until)
     seeds = parse_seeds(args.seeds) if getattr(args, "seeds", None) else None
     dask = bool(getattr(args, "dask", False) or getattr(args, "scheduler", None))
     if dask and seeds is None:
         raise ConfigError("runs on Dask only with --seeds", field="--dask" if args.dask else "--scheduler")
     # every input is checked before the first run
-    configs = [simulation_config(v.config, v.feature_gates, warn=warn_line) for v in vs]
+    configs = [
+        simulation_config(v.config, v.feature_gates, warn=warn_line, emulated_version=v.emulated_version or DEFAULT_VERSION)
+        for v in vs
+    ]
     mode = validation_mode(args.validate)
     load_manifests(list(args.files), validation=mode, warn=warn_line)  # warned once, before any run
     if seeds is not None:

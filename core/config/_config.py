@@ -16,14 +16,20 @@ from typing import Any
 
 from kubesched._errors import ConfigError
 from kubesched.config._extender_config import parse_extenders
+from kubesched.config._versions import (
+    DEFAULT_VERSION,
+    Version,
+    default_feature_gates,
+)
+from kubesched.config._versions import parse_feature_gates as _parse_feature_gates
 from kubesched.hookspecs import EXTENSION_POINTS
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
-# upstream's default MultiPoint set, in order, with score weights (EBSLimits, GCEPDLimits and
-# AzureDiskLimits, once between VolumeRestrictions and VolumeBinding, are gone from v1)
+# upstream's default MultiPoint set, in order, with score weights, as of v1.31
+# (v1.31.8 … v1.35.4 pkg/scheduler/apis/config/v1/default_plugins.go getDefaultPlugins)
 UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -44,24 +50,28 @@ UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
 )
+# v1.30.6 default_plugins.go has the in-tree volume-limit plugins between VolumeRestrictions and
+# NodeVolumeLimits; v1.31 removed them (and refuses them: validation.go invalidPluginsByVersion).
+# kubesched does not implement them: with CSI migration GA (locked) for their volume types, their
+# Filter passes every pod (v1.30.6 nodevolumelimits/non_csi.go: a migrated plugin is skipped).
+V1_30_VOLUME_LIMIT_PLUGINS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
 
 # upstream's other in-tree plugins: a pluginConfig entry for one of them is accepted and, as
 # upstream does for a plugin no extension point enables, not used
 UPSTREAM_OTHER_PLUGINS = frozenset({"DynamicResources"})
-# plugins removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion)
+# plugins removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion,
+# from v1.31; v1.30.6's list is empty)
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 
-# ``--feature-gates``: the gates kubesched knows, with their defaults.
-# - SchedulerQueueingHints: off selects the legacy queue (no hints, moveRequestCycle).
-# - SchedulerPopFromBackoffQ: upstream enabled it by default in newer releases (KEP-5142: a 1 s
-#   backoff ordering window, pop from backoffQ when activeQ is empty); kubesched keeps it off by
-#   default, so the default queue is the non-windowed one that cases A1-A5 describe.
-DEFAULT_FEATURE_GATES: dict[str, bool] = {
-    "SchedulerAsyncPreemption": True,
-    "SchedulerPopFromBackoffQ": False,
-    "SchedulerQueueingHints": True,
-    "StorageCapacityScoring": False,
-}
+
+def invalid_plugins(version: Version) -> tuple[str, ...]:
+    """The plugin names ``kubescheduler.config.k8s.io/v1`` refuses at ``version``."""
+    return INVALID_PLUGINS if version >= (1, 31) else ()
+
+
+# ``--feature-gates``: the gates kubesched knows, with their defaults at the default emulated
+# version (kubesched.config._versions holds them per version).
+DEFAULT_FEATURE_GATES: dict[str, bool] = default_feature_gates(DEFAULT_VERSION)
 
 
 @dataclass
@@ -88,22 +98,44 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float = 10.0
     extenders: list[dict[str, Any]] = field(default_factory=list)
     feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
+    emulated_version: Version = DEFAULT_VERSION
+    """The Kubernetes minor emulated (``--emulated-version``); ``feature_gates`` hold its gates."""
     warnings: list[str] = field(default_factory=list)
     """What a user should be told about the configuration (e.g. plugins left out), one line each."""
 
 
-def default_multi_point(registry: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
-    """Upstream's default multiPoint set, restricted to the plugins kubesched has."""
+def default_multi_point(
+    registry: Mapping[str, Any] | None = None,
+    version: Version = DEFAULT_VERSION,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> list[tuple[str, int]]:
+    """Upstream's default multiPoint set at ``version`` with ``feature_gates`` (default: that
+    version's defaults), restricted to the plugins kubesched has.
+
+    ``applyFeatureGates`` (v1.34.7, v1.35.4 default_plugins.go): with DynamicResourceAllocation on,
+    DynamicResources comes right before DefaultPreemption (so that its PostFilter runs first),
+    with no weight before v1.35 and weight 2 from v1.35 (v1.35.4 ``{Name: DynamicResources,
+    Weight: ptr.To[int32](2)}``).
+    """
     if registry is None:
         from kubesched.plugins import IN_TREE
 
         registry = IN_TREE
-    return [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in registry]
+    gates = default_feature_gates(version) if feature_gates is None else feature_gates
+    out = list(UPSTREAM_DEFAULT_MULTIPOINT)
+    if gates.get("DynamicResourceAllocation", False):
+        at = next(i for i, (n, _) in enumerate(out) if n == "DefaultPreemption")
+        out.insert(at, ("DynamicResources", 2 if version >= (1, 35) else 0))
+    return [(n, w) for n, w in out if n in registry]
 
 
-def default_profile(name: str = DEFAULT_SCHEDULER_NAME) -> ProfileConfig:
-    """The default profile: upstream's multiPoint set (of the plugins kubesched has)."""
-    return ProfileConfig(scheduler_name=name, multi_point=default_multi_point())
+def default_profile(
+    name: str = DEFAULT_SCHEDULER_NAME,
+    version: Version = DEFAULT_VERSION,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> ProfileConfig:
+    """The default profile: upstream's multiPoint set at ``version`` (of the plugins kubesched has)."""
+    return ProfileConfig(scheduler_name=name, multi_point=default_multi_point(None, version, feature_gates))
 
 
 def _err(fld: str, msg: str) -> ConfigError:
@@ -194,9 +226,10 @@ _SECTION_FIELDS = {
     },
     "clientConnection": {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"},
 }
-NOT_IMPLEMENTED_PLUGINS = {
-    "DynamicResources": "pods with resource claims are placed as if they had none",
-}
+NOT_IMPLEMENTED_PLUGINS = dict.fromkeys(
+    V1_30_VOLUME_LIMIT_PLUGINS,
+    "a v1.30 in-tree volume-limit plugin; with CSI migration (GA) its Filter passes every pod",
+)
 """Upstream plugins a profile may enable (upstream's own configuration dump does) that kubesched
 does not implement: each is left out with one warning saying what that means."""
 _UPSTREAM_DEFAULT_NAMES = frozenset(n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT)
@@ -204,8 +237,16 @@ _PROFILE_FIELDS = {"schedulerName", "plugins", "pluginConfig", "percentageOfNode
 _POINTS = {"multiPoint", "preEnqueue", *EXTENSION_POINTS}
 
 
-def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> SchedulerConfig:
-    """Validate a decoded KubeSchedulerConfiguration document; raise ConfigError naming the field."""
+def parse_config(
+    data: Any,
+    *,
+    registry: Mapping[str, Any] | None = None,
+    version: Version = DEFAULT_VERSION,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> SchedulerConfig:
+    """Validate a decoded KubeSchedulerConfiguration document as the kube-scheduler of
+    ``version`` with ``feature_gates`` (default: that version's) does; raise ConfigError naming
+    the field."""
     if not isinstance(data, Mapping):
         raise ConfigError("a KubeSchedulerConfiguration must be a mapping")
     api, kind = data.get("apiVersion"), data.get("kind")
@@ -236,7 +277,8 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
         from kubesched.runtime._entrypoints import all_plugins
 
         registry = all_plugins()  # in-tree and entry-point plugins
-    cfg = SchedulerConfig(profiles=[])
+    gates = default_feature_gates(version) if feature_gates is None else dict(feature_gates)
+    cfg = SchedulerConfig(profiles=[], feature_gates=gates, emulated_version=version)
     cfg.parallelism = _int(data, "parallelism", 16)
     if cfg.parallelism <= 0:
         raise _err("parallelism", f"Invalid value: {cfg.parallelism}: should be an integer value greater than zero")
@@ -263,7 +305,7 @@ def parse_config(data: Any, *, registry: Mapping[str, Any] | None = None) -> Sch
     names: set[str] = set()
     queue_sorts: list[tuple[Any, Any]] = []
     for i, raw in enumerate(profiles):
-        p = _parse_profile(raw, f"profiles[{i}]", registry, cfg.warnings)
+        p = _parse_profile(raw, f"profiles[{i}]", registry, cfg.warnings, version, gates)
         if p.scheduler_name in names:
             raise _err(f"profiles[{i}].schedulerName", f'Duplicate value: "{p.scheduler_name}"')
         names.add(p.scheduler_name)
@@ -409,7 +451,12 @@ def _why_missing(registry: Mapping[str, Any], name: str) -> str:
 
 
 def _parse_profile(
-    raw: Any, path: str, registry: Mapping[str, Any], warnings: list[str]
+    raw: Any,
+    path: str,
+    registry: Mapping[str, Any],
+    warnings: list[str],
+    version: Version = DEFAULT_VERSION,
+    gates: Mapping[str, bool] | None = None,
 ) -> ProfileConfig:
     if raw is None:
         raw = {}
@@ -451,7 +498,7 @@ def _parse_profile(
         disabled = {n for n, _ in _plugin_list(pset.get("disabled"), f"{fld}.disabled")}
         seen_here: set[str] = set()
         for i, (n, _) in enumerate(enabled):
-            if n in INVALID_PLUGINS:
+            if n in invalid_plugins(version):
                 raise _invalid_in_v1(f"{fld}.enabled[{i}]", n)
             if n not in registry and n in NOT_IMPLEMENTED_PLUGINS:
                 warn = (
@@ -478,7 +525,7 @@ def _parse_profile(
             if disabled:
                 prof.disabled[point] = disabled
     # the default set is upstream's in-tree one: entry-point plugins are enabled only by name
-    defaults = [(n, w) for n, w in default_multi_point() if n in registry]
+    defaults = [(n, w) for n, w in default_multi_point(None, version, gates) if n in registry]
     prof.multi_point = merge_plugin_set(defaults, user_mp_enabled, user_mp_disabled)
     pc = raw.get("pluginConfig") or []
     seen_config: set[str] = set()
@@ -495,9 +542,14 @@ def _parse_profile(
         if pname in seen_config:
             raise _err(fld, f'Duplicate value: "{pname}"')
         seen_config.add(pname)
-        if pname in INVALID_PLUGINS:
+        if pname in invalid_plugins(version):
             raise _invalid_in_v1(fld, pname)
-        if pname not in registry and pname not in UPSTREAM_OTHER_PLUGINS and pname not in _UPSTREAM_DEFAULT_NAMES:
+        if (
+            pname not in registry
+            and pname not in UPSTREAM_OTHER_PLUGINS
+            and pname not in _UPSTREAM_DEFAULT_NAMES
+            and not (version < (1, 31) and pname in V1_30_VOLUME_LIMIT_PLUGINS)
+        ):
             raise _err(
                 f"{fld}.name",
                 f'Invalid value: "{pname}": plugin "{pname}" does not exist{_why_missing(registry, pname)}',
@@ -512,26 +564,9 @@ def _parse_profile(
     return prof
 
 
-_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-
-
-def parse_feature_gates(text: str, base: Mapping[str, bool] | None = None) -> dict[str, bool]:
-    """``--feature-gates K=V,K2=V2`` on top of the defaults, as component-base's ``featureGate.Set``.
-
-    Values are Go booleans (``strconv.ParseBool``); the errors are upstream's.
-    """
-    gates = dict(base if base is not None else DEFAULT_FEATURE_GATES)
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise ConfigError(f"missing bool value for {part}", field="--feature-gates")
-        k, v = (s.strip() for s in part.split("=", 1))
-        if k not in DEFAULT_FEATURE_GATES:
-            raise ConfigError(f"unrecognized feature gate: {k}", field="--feature-gates")
-        if v not in _GO_TRUE and v not in _GO_FALSE:
-            raise ConfigError(
-                f'invalid value of {k}={v}, err: strconv.ParseBool: parsing "{v}": invalid syntax',
-                field="--feature-gates",
-            )
-        gates[k] = v in _GO_TRUE
-    return gates
+def parse_feature_gates(
+    text: str, base: Mapping[str, bool] | None = None, version: Version = DEFAULT_VERSION
+) -> dict[str, bool]:
+    """``--feature-gates K=V,K2=V2`` on top of ``base`` (default: ``version``'s defaults), as
+    component-base's ``featureGate.Set`` at ``version`` (:func:`kubesched.config._versions.parse_feature_gates`)."""
+    return _parse_feature_gates(text, base, version)

@@ -1,8 +1,9 @@
 """Comparing: one scenario, several scheduler configurations, side by side (``kubesched compare``).
 
-A variant is a configuration and/or feature gates.  ``--config`` and ``--feature-gates`` may each
-be given several times: given several times both, they pair up in order (and must be as many);
-given once, one applies to every variant.  ``--config default`` is the built-in default profile
+A variant is a configuration and/or feature gates and/or an emulated Kubernetes version.
+``--config``, ``--feature-gates`` and ``--emulated-version`` may each be given several times:
+those given several times pair up in order (and must be as many); one given once applies to
+every variant.  ``--config default`` is the built-in default profile
 (unless a file of that name exists).  A variant is labelled by its configuration's file name,
 followed by its feature gates when those differ between variants::
 
@@ -10,6 +11,7 @@ followed by its feature gates when those differ between variants::
         --config default --config examples/scenarios/most-allocated-config.yaml
     kubesched compare examples/scenarios/preemption.yaml \\
         --feature-gates SchedulerAsyncPreemption=true --feature-gates SchedulerAsyncPreemption=false
+    kubesched compare examples/scenarios/spread.yaml --emulated-version 1.30 --emulated-version 1.36
 
 Every run is a ``simulate`` of the same files with the same seed and ``--until``; the metrics are
 :mod:`kubesched.reporting`'s, so they mean what they mean in the report.  The first variant is
@@ -51,29 +53,41 @@ class CompareVariant:
     label: str
     config: str  # a path, or "" for the built-in defaults
     feature_gates: str
+    emulated_version: str = ""  # MAJOR.MINOR, "" for the default
 
 
-def variants(configs: list[str], gates: list[str]) -> list[CompareVariant]:
-    """The variants that ``--config`` × ``--feature-gates`` describe (see the module docstring)."""
-    n, k = len(configs), len(gates)
+def variants(configs: list[str], gates: list[str], versions: Sequence[str] = ()) -> list[CompareVariant]:
+    """The variants that ``--config`` × ``--feature-gates`` × ``--emulated-version`` describe
+    (see the module docstring)."""
+    n, k, e = len(configs), len(gates), len(versions)
     if n > 1 and k > 1 and n != k:
         raise ConfigError(
             f"{n} --config and {k} --feature-gates: given several times both, they pair up and must be as many",
             field="--feature-gates",
         )
     count = max(n, k)
+    if e > 1 and count > 1 and e != count:
+        raise ConfigError(
+            f"{e} --emulated-version and {count} --config/--feature-gates: given several times, they pair up "
+            "and must be as many",
+            field="--emulated-version",
+        )
+    count = max(count, e)
     if count < 2:
-        raise ConfigError("compare needs at least two variants: give --config or --feature-gates twice or more",
-                          field="--config")
+        raise ConfigError("compare needs at least two variants: give --config, --feature-gates or "
+                          "--emulated-version twice or more", field="--config")
     out = []
     for i in range(count):
         cfg = configs[i] if n > 1 else (configs[0] if n == 1 else DEFAULT)
         fg = gates[i] if k > 1 else (gates[0] if k == 1 else "")
+        ver = versions[i] if e > 1 else (versions[0] if e == 1 else "")
         path = "" if cfg == DEFAULT and not Path(cfg).exists() else cfg
         label = Path(cfg).name if path else DEFAULT
         if k > 1:
             label += f" [{fg}]" if fg else " [no gates]"
-        out.append(CompareVariant(label, path, fg))
+        if e > 1:
+            label += f" [{ver}]"
+        out.append(CompareVariant(label, path, fg, ver))
     seen: dict[str, int] = {}
     for v in out:
         seen[v.label] = seen.get(v.label, 0) + 1
@@ -205,7 +219,8 @@ def run_dask(
     tasks = [
         {"scenario": ", ".join(files), "files": texts, "text": None, "generate": None, "variant": v.label,
          "configName": v.config, "config": read_text(v.config) if v.config else None,
-         "featureGates": v.feature_gates, "seed": seed, "until": until, "validation": validation}
+         "featureGates": v.feature_gates, "seed": seed, "until": until, "validation": validation,
+         **({"emulatedVersion": v.emulated_version} if v.emulated_version else {})}
         for v in vs for seed in seeds
     ]  # fmt: skip
     client, cluster = connect(scheduler, workers, 5.0)
@@ -233,7 +248,7 @@ def one_seed_json(files: Sequence[str], seed: int, vs: Sequence[CompareVariant],
         "better": {k: measure(k).better for k in rows[0]},
         "variants": [
             {"name": v.label, "config": v.config or None, "featureGates": v.feature_gates or None,
-             "metrics": row, **({"difference": d} if d is not None else {})}
+             **({"emulatedVersion": v.emulated_version} if v.emulated_version else {}), "metrics": row, **({"difference": d} if d is not None else {})}
             for v, row, d in zip(vs, rows, diffs, strict=True)
         ],
     }  # fmt: skip
@@ -289,6 +304,7 @@ def _variant_json(v: CompareVariant, sv: ScenarioVerdicts, runs: list[dict[str, 
 
     out: dict[str, Any] = {
         "name": v.label, "config": v.config or None, "featureGates": v.feature_gates or None,
+        **({"emulatedVersion": v.emulated_version} if v.emulated_version else {}),
         "runs": [{"seed": r["seed"], "status": r["status"], "metrics": r["metrics"]}
                  for r in runs if r["variant"] == v.label],
         "metrics": {k: iv(sv.mean(k, v.label)) for k in sv.metrics},

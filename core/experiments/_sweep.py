@@ -42,12 +42,13 @@ from typing import Any, Protocol
 from kubesched._errors import ConfigError
 from kubesched.api._decoding import read_text
 from kubesched.api._durations import parse_duration
+from kubesched.config._versions import DEFAULT_VERSION
 from kubesched.experiments._sweep_page import render as render_page
 from kubesched.reporting._result_metrics import compute as compute_metrics
 from kubesched.validation._validation import go_quote
 
 SWEEP_KEYS = ("scenarios", "variants", "baseline", "seeds", "until")
-VARIANT_KEYS = ("name", "config", "featureGates")
+VARIANT_KEYS = ("name", "config", "featureGates", "emulatedVersion")
 SCENARIO_KEYS = ("generate", "name")
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
 DIGEST_COLUMN = "cell"
@@ -70,6 +71,7 @@ class Variant:
     config_name: str = ""  # the config file, as errors name it
     config_text: str | None = None
     feature_gates: str = ""
+    emulated_version: str = ""  # MAJOR.MINOR; "" for the default
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,9 @@ class Cell:
 
     def task(self) -> dict[str, Any]:
         """Everything a worker needs to run this cell (no paths: the inputs themselves)."""
-        extra = {} if self.validation == "Strict" else {"validation": self.validation}
+        extra: dict[str, Any] = {} if self.validation == "Strict" else {"validation": self.validation}
+        if self.variant.emulated_version:  # absent for the default: the digests of old cells hold
+            extra["emulatedVersion"] = self.variant.emulated_version
         return {
             **extra,
             "scenario": self.scenario.label,
@@ -181,12 +185,12 @@ def load_sweep(path: str, *, warn: Callable[[str], object] | None = None) -> Swe
 
     raw_variants = data.get("variants", [{"name": "default"}])
     if not isinstance(raw_variants, list) or not raw_variants:
-        raise ConfigError("Required value: a list of {name, config?, featureGates?}", source=path, field="variants")
+        raise ConfigError("Required value: a list of {name, config?, featureGates?, emulatedVersion?}", source=path, field="variants")
     variants: list[Variant] = []
     for i, item in enumerate(raw_variants):
         fld = f"variants[{i}]"
         if not isinstance(item, dict):
-            raise ConfigError(f"Invalid value: {go_quote(item)}: must be a mapping {{name, config?, featureGates?}}",
+            raise ConfigError(f"Invalid value: {go_quote(item)}: must be a mapping {{name, config?, featureGates?, emulatedVersion?}}",
                               source=path, field=fld)
         for key in item:
             if key not in VARIANT_KEYS:
@@ -208,15 +212,21 @@ def load_sweep(path: str, *, warn: Callable[[str], object] | None = None) -> Swe
                                   field=f"{fld}.featureGates.{k}")
             parts.append(f"{k}={'true' if v else 'false'}")
         gates = ",".join(parts)
+        version = item.get("emulatedVersion") or ""
+        if not isinstance(version, str):  # YAML reads 1.30 as the number 1.3
+            raise ConfigError(f'Invalid value: {go_quote(version)}: must be a string MAJOR.MINOR, quoted ("1.30")',
+                              source=path, field=f"{fld}.emulatedVersion")
         text = read(config, f"{fld}.config") if config else None
         config_name = str(base / config) if config else ""
         try:
-            simulation_config(config_name, gates, text, warn=warn)
+            simulation_config(config_name, gates, text, warn=warn, emulated_version=version or DEFAULT_VERSION)
         except ConfigError as e:
             if e.field == "--feature-gates":
                 raise ConfigError(e.message, source=path, field=f"{fld}.featureGates") from None
+            if e.field == "--emulated-version":
+                raise ConfigError(e.message, source=path, field=f"{fld}.emulatedVersion") from None
             raise
-        variants.append(Variant(name, config_name, text, gates))
+        variants.append(Variant(name, config_name, text, gates, version))
     _unique([v.name for v in variants], path, "variants")
 
     raw_seeds = data.get("seeds", [0])
@@ -270,7 +280,8 @@ def simulate_cell(task: dict[str, Any]) -> dict[str, Any]:
     else:
         texts = {label: task["text"]}
     manifests = load_manifests(list(texts), texts, validation=task.get("validation", "Strict"))
-    cfg = simulation_config(task["configName"], task["featureGates"], task["config"], warn=_worker_warning)
+    cfg = simulation_config(task["configName"], task["featureGates"], task["config"], warn=_worker_warning,
+                            emulated_version=task.get("emulatedVersion") or DEFAULT_VERSION)
     until = parse_until(task["until"])
     result = Simulation(manifests, cfg, seed=task["seed"], until=until).run_in_virtual_time("trio")
     obj: dict[str, Any] = json.loads(result.to_json())

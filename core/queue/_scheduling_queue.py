@@ -51,6 +51,7 @@ Two feature gates change the model (both passed in by the Scheduler):
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -127,10 +128,12 @@ class SchedulingQueue:
         namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
         queueing_hints: bool = True,
         pop_from_backoff_q: bool = False,
+        requeue_spread_on_assigned_pod: bool = True,
     ) -> None:
         self.profiles = dict(profiles)
         self.queueing_hints = queueing_hints
         self.pop_from_backoff_q = pop_from_backoff_q
+        self._helped_by = functools.partial(cross_topology_pods, spread=requeue_spread_on_assigned_pod)
         first = next(iter(self.profiles.values()))
         self._less = first.queue_sort_less
         # a key that orders as the QueueSort does, when the profile knows one (PrioritySort)
@@ -145,12 +148,9 @@ class SchedulingQueue:
             active_less=self._less,
             active_sort_key=sort_key,
         )
+        backoff = self.backoff if pop_from_backoff_q else None
         self.activeq = ActiveQueue(
-            self._less,
-            sort_key,
-            queueing_hints=queueing_hints,
-            backoff=self.backoff if pop_from_backoff_q else None,
-            changed=self._changed,
+            self._less, sort_key, queueing_hints=queueing_hints, backoff=backoff, changed=self._changed
         )
         self.active_q = self.activeq.heap
         self.backoff_q = self.backoff.pod_backoff_q
@@ -388,7 +388,7 @@ class SchedulingQueue:
 
     def assigned_pod_added(self, pod: Pod) -> None:
         """``AssignedPodAdded``: only pods the new pod may help (affinity, topology spread)."""
-        pods = cross_topology_pods(self.unschedulable.values(), pod, self._namespace_labels)
+        pods = self._helped_by(self.unschedulable.values(), pod, self._namespace_labels)
         self._move_pods(pods, ev.ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: Pod, new: Pod, events: Sequence[ClusterEvent]) -> None:
@@ -398,7 +398,7 @@ class SchedulingQueue:
             if _POD_SCALE_DOWN.matches(e):
                 self.move_all_to_active_or_backoff(e, old, new)
             else:
-                pods = cross_topology_pods(self.unschedulable.values(), new, self._namespace_labels)
+                pods = self._helped_by(self.unschedulable.values(), new, self._namespace_labels)
                 self._move_pods(pods, e, old, new)
 
     # --- update / delete ---------------------------------------------------------------------
@@ -528,13 +528,18 @@ def cross_topology_pods(
     unschedulable: Iterable[QueuedPodInfo],
     pod: Pod,
     namespace_labels: Callable[[str], Mapping[str, str]] | None,
+    spread: bool = True,
 ) -> list[QueuedPodInfo]:
-    """``getUnschedulablePodsWithCrossTopologyTerm``: the pods ``pod`` (assigned) may help."""
+    """``getUnschedulablePodsWithCrossTopologyTerm`` (v1.31.8 … v1.35.4 scheduling_queue.go):
+    the pods ``pod`` (assigned) may help: PodTopologySpread's rejections in its namespace (from
+    Kubernetes 1.31, kubernetes#122627) and the pods with a required pod-affinity term matching
+    it.  Without ``spread`` (1.30), v1.30.6's ``getUnschedulablePodsWithMatchingAffinityTerm``:
+    only the latter."""
     ns = pod.metadata.namespace
     ns_labels = namespace_labels(ns) if namespace_labels is not None else {}
     out = []
     for qpi in unschedulable:
-        if POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and qpi.pod.metadata.namespace == ns:
+        if spread and POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and qpi.pod.metadata.namespace == ns:
             out.append(qpi)
             continue
         if any(_term_matches(t, qpi.pod, pod, ns_labels) for t in _required_affinity_terms(qpi.pod)):

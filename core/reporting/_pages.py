@@ -143,6 +143,8 @@ def render_single(title: str, m: Metrics) -> str:
     page = _Page(title)
     end = _end([m])
     page.h2("Summary")
+    if m.emulated_version:
+        page.note(f"emulated Kubernetes version: {m.emulated_version}")
     page.raw(_summary_groups(m))
     if m.missing:
         page.note("not in this result: " + ", ".join(m.missing))
@@ -312,6 +314,9 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         return fig
 
     page.h2("Side by side")
+    versions = [f"{label}: {m.emulated_version}" for label, m in zip(labels, ms, strict=True) if m.emulated_version]
+    if versions:
+        page.note("emulated Kubernetes version: " + "; ".join(versions))
     page.raw(_summary_table(labels, ms))
     for label, m in zip(labels, ms, strict=True):
         if m.missing:

@@ -139,6 +139,7 @@ class Metrics:
     node_pods_peak: dict[str, int] = field(default_factory=dict)
     node_pods_mean: dict[str, float] = field(default_factory=dict)
     open_ended: int = 0  # deleted pods (not victims) with no recorded end: held to the end
+    emulated_version: str | None = None  # summary.emulatedVersion; None in results older than it
     preemption_list: list[Preemption] = field(default_factory=list)
     jobs: list[tuple[str, float]] = field(default_factory=list)  # (ns/name, completion seconds)
     jobs_incomplete: int = 0
@@ -252,6 +253,8 @@ def compute(obj: dict[str, Any]) -> Metrics:
     m.preemptions = int(summary.get("preemptions", 0))
     m.attempts = int(summary.get("attempts", 0))
     m.virtual_seconds = float(summary.get("virtualSeconds", 0.0))
+    version = summary.get("emulatedVersion")
+    m.emulated_version = version if isinstance(version, str) else None
     m.resources = _resources(obj)
 
     # pods: latency and the per-pod table

@@ -28,6 +28,7 @@ import anyio
 import numpy as np
 
 from kubesched import hookspecs
+from kubesched.config._versions import DEFAULT_VERSION, Version
 from kubesched.runtime._cyclestate import CycleState as CycleState
 from kubesched.runtime._cyclestate import PostFilterResult as PostFilterResult
 from kubesched.runtime._cyclestate import PreFilterResult as PreFilterResult
@@ -160,6 +161,7 @@ class Framework(FilterRunners):
         percentage_of_nodes_to_score: int | None = None,
         arg_paths: Mapping[str, str] | None = None,
         feature_gates: Mapping[str, bool] | None = None,
+        emulated_version: Version = DEFAULT_VERSION,
     ) -> None:
         """Build the profile's plugins.
 
@@ -183,6 +185,7 @@ class Framework(FilterRunners):
         self.now: Callable[[], float] = anyio.current_time
         self.wall_clock: Callable[[], float] = lambda: 0.0
         self.feature_gates: dict[str, bool] = dict(feature_gates or {})  # plugins see them when built
+        self.emulated_version = emulated_version  # the Kubernetes minor emulated; plugins read it when built
         self.rng: random.Random = random.Random(0)
         self.deterministic = False
         # the scheduler's MetricsRecorder while one is attached (:mod:`kubesched.metrics._metrics`)
@@ -531,6 +534,7 @@ def build_framework(
     profile: Any,
     registry: Mapping[str, Callable[[Any, Framework], Any]],
     feature_gates: Mapping[str, bool] | None = None,
+    emulated_version: Version = DEFAULT_VERSION,
 ) -> Framework:
     """A Framework for a :class:`kubesched.config._config.ProfileConfig` (``feature_gates``: what its
     plugins see when they are built)."""
@@ -544,4 +548,5 @@ def build_framework(
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         arg_paths=profile.arg_paths,
         feature_gates=feature_gates,
+        emulated_version=emulated_version,
     )

@@ -14,7 +14,19 @@ from collections.abc import Callable
 
 from kubesched._errors import ConfigError
 from kubesched.api._durations import parse_duration
-from kubesched.config._config import SchedulerConfig, parse_config, parse_feature_gates
+from kubesched.config._config import (
+    API_VERSION,
+    KIND,
+    SchedulerConfig,
+    parse_config,
+    parse_feature_gates,
+)
+from kubesched.config._versions import (
+    DEFAULT_VERSION,
+    Version,
+    default_feature_gates,
+    parse_version,
+)
 from kubesched.runtime._framework import PluginError, build_framework
 from kubesched.scenario._manifests import load_documents
 
@@ -22,26 +34,33 @@ Warn = Callable[[str], object]
 
 
 def load_config_file(
-    path: str, feature_gates: str = "", text: str | None = None, *, warn: Warn | None = None
+    path: str,
+    feature_gates: str = "",
+    text: str | None = None,
+    *,
+    warn: Warn | None = None,
+    emulated_version: str | Version = DEFAULT_VERSION,
 ) -> SchedulerConfig:
-    """A KubeSchedulerConfiguration file (or the defaults when ``path`` is empty), with
-    ``feature_gates`` (``K=V,...``) over the file's.  ``text`` gives the content directly;
-    ``warn`` is told each of the file's warnings (a plugin left out), once, before anything runs
-    (they stay in ``SchedulerConfig.warnings``)."""
+    """A KubeSchedulerConfiguration file (or the defaults when ``path`` is empty) as the
+    kube-scheduler of ``emulated_version`` (``MAJOR.MINOR``) reads it, with ``feature_gates``
+    (``K=V,...``) over that version's defaults.  ``text`` gives the content directly; ``warn`` is
+    told each of the file's warnings (a plugin left out), once, before anything runs (they stay
+    in ``SchedulerConfig.warnings``)."""
+    version = parse_version(emulated_version) if isinstance(emulated_version, str) else emulated_version
+    gates = parse_feature_gates(feature_gates, default_feature_gates(version), version)
     if path:
         docs = load_documents(path, text)
         if len(docs) != 1:
             raise ConfigError(f"expected one KubeSchedulerConfiguration document, found {len(docs)}", source=path)
         try:
-            cfg = parse_config(docs[0][1])
+            cfg = parse_config(docs[0][1], version=version, feature_gates=gates)
         except ConfigError as e:
             raise e.at(source=path) from None
         if warn is not None:
             for warning in cfg.warnings:
                 warn(f"{path}, {warning}")
     else:
-        cfg = SchedulerConfig()
-    cfg.feature_gates = parse_feature_gates(feature_gates, cfg.feature_gates)
+        cfg = parse_config({"apiVersion": API_VERSION, "kind": KIND}, version=version, feature_gates=gates)
     return cfg
 
 
@@ -53,7 +72,7 @@ def check_profiles(cfg: SchedulerConfig, source: str) -> None:
 
     for i, prof in enumerate(cfg.profiles):
         try:
-            build_framework(prof, registry)
+            build_framework(prof, registry, cfg.feature_gates, cfg.emulated_version)
         except ConfigError as e:
             raise e.at(source=source) from None
         except PluginError as e:
@@ -62,10 +81,16 @@ def check_profiles(cfg: SchedulerConfig, source: str) -> None:
 
 
 def simulation_config(
-    config_path: str, feature_gates: str, text: str | None = None, *, warn: Warn | None = None
+    config_path: str,
+    feature_gates: str,
+    text: str | None = None,
+    *,
+    warn: Warn | None = None,
+    emulated_version: str | Version = DEFAULT_VERSION,
 ) -> SchedulerConfig:
-    """The configuration of a simulation: the file (or the defaults), the gates, checked."""
-    cfg = load_config_file(config_path, feature_gates, text, warn=warn)
+    """The configuration of a simulation: the file (or the defaults), the emulated version, the
+    gates, checked."""
+    cfg = load_config_file(config_path, feature_gates, text, warn=warn, emulated_version=emulated_version)
     check_profiles(cfg, config_path)
     if cfg.extenders:
         # an HTTP call takes real time, which a virtual clock would jump over (every call

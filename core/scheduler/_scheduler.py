@@ -113,7 +113,10 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.extenders: list[Any] = list(build_extenders(self.config.extenders))
         ignored = ignored_extended_resources([e.config for e in self.extenders])
         for prof in self.config.profiles:
-            fw = build_framework(with_ignored_resources(prof, ignored), self.registry, self.config.feature_gates)
+            fw = build_framework(
+                with_ignored_resources(prof, ignored), self.registry, self.config.feature_gates,
+                self.config.emulated_version,
+            )
             # before the queue asks the profiles for their events (EventsToRegister may
             # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
             fw.feature_gates = dict(self.config.feature_gates)
@@ -126,6 +129,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             pod_exists=self._pod_exists,
             queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
+            requeue_spread_on_assigned_pod=self.config.emulated_version >= (1, 31),
         )
         for fw in self.profiles.values():
             fw.snapshot = self.snapshot
@@ -134,6 +138,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             fw.client = transport
             fw.scheduler = self
             fw.feature_gates = dict(self.config.feature_gates)
+            fw.emulated_version = self.config.emulated_version
             wall_clock = getattr(transport, "wall_clock", None)
             if callable(wall_clock):
                 fw.wall_clock = wall_clock

@@ -24,6 +24,12 @@ import anyio.lowlevel
 
 from kubesched.api._objects import Pod, PodCondition
 from kubesched.config._config import API_VERSION, KIND, SchedulerConfig, parse_config
+from kubesched.config._versions import (
+    DEFAULT_VERSION,
+    Version,
+    default_feature_gates,
+    parse_version,
+)
 from kubesched.runtime._entrypoints import Factory, all_plugins
 from kubesched.scheduler._scheduler import Scheduler
 
@@ -123,14 +129,20 @@ def _config(
     registry: Mapping[str, Factory],
     enable: Sequence[str | tuple[str, int]],
     plugin_args: Mapping[str, Mapping[str, Any]] | None,
+    version: Version | None = None,
+    gates: Mapping[str, bool] | None = None,
 ) -> SchedulerConfig:
     if config is not None and (enable or plugin_args):
         raise ValueError("give either config= or enable= / plugin_args=, not both")
     if isinstance(config, SchedulerConfig):
+        if version is not None and version != config.emulated_version:
+            raise ValueError("give emulated_version= or a SchedulerConfig of that version, not both")
         return config
     if config is None:
         if not enable and not plugin_args:
-            return SchedulerConfig()
+            if version is None and gates is None:
+                return SchedulerConfig()
+            config = {"apiVersion": API_VERSION, "kind": KIND}
         enabled = [
             {"name": p} if isinstance(p, str) else {"name": p[0], "weight": p[1]} for p in enable
         ]
@@ -138,7 +150,10 @@ def _config(
         if plugin_args:
             profile["pluginConfig"] = [{"name": n, "args": dict(a)} for n, a in plugin_args.items()]
         config = {"apiVersion": API_VERSION, "kind": KIND, "profiles": [profile]}
-    return parse_config(config, registry=registry)
+    version = version or DEFAULT_VERSION
+    if gates is not None:
+        gates = {**default_feature_gates(version), **gates}
+    return parse_config(config, registry=registry, version=version, feature_gates=gates)
 
 
 @asynccontextmanager
@@ -150,6 +165,7 @@ async def scheduler_for(
     enable: Sequence[str | tuple[str, int]] = (),
     plugin_args: Mapping[str, Mapping[str, Any]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    emulated_version: str | Version | None = None,
     seed: int = 0,
     **cluster_options: Any,
 ) -> AsyncIterator[SimCluster]:
@@ -161,7 +177,8 @@ async def scheduler_for(
       document (a dict, validated like ``--config``); or, instead, ``enable``: plugin names (or
       ``(name, weight)``) added to the default profile's ``multiPoint``, with ``plugin_args``
       (name → args) as its ``pluginConfig``.
-    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``.
+    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``, over the defaults of
+      ``emulated_version`` (``"1.32"``; default: the newest kubesched emulates).
     - ``cluster_options``: passed to ``FakeCluster`` (``default_grace_seconds=...``).
 
     The scheduler is running and its cache synced with ``objects`` when the block starts::
@@ -176,7 +193,8 @@ async def scheduler_for(
     extra = dict(plugins or {})
     registry = all_plugins()  # keeps ``.unavailable``: why a broken entry point is missing
     registry.update(extra)
-    cfg = _config(config, registry, enable, plugin_args)
+    version = parse_version(emulated_version) if isinstance(emulated_version, str) else emulated_version
+    cfg = _config(config, registry, enable, plugin_args, version, feature_gates)
     if feature_gates:
         cfg.feature_gates = {**cfg.feature_gates, **feature_gates}
     failure: Exception | None = None

@@ -367,6 +367,7 @@ class _Run:
         result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
         result.summary["cutShort"] = None
         result.summary["noProfile"] = sum(1 for r in pods if r.no_profile)
+        result.summary["emulatedVersion"] = str(sched.config.emulated_version)
         if ended != "idle" and any(unfinished.values()):
             self._cut_short(result, ended, end, unfinished)
         if cluster.controllers.refused_creates:

@@ -8,7 +8,9 @@ Filter (``fitsRequest``), vectorized over the batch's columns, with the node's *
   skipped): ``req > allocatable - requested`` → "Insufficient <name>".
 
 The status is UnschedulableAndUnresolvable when some request exceeds the node's allocatable
-outright (preemption cannot help), Unschedulable otherwise.  Score uses the configured scoring
+outright (preemption cannot help) from Kubernetes 1.34 on (v1.34.7 fit.go ``fitsRequest``,
+``InsufficientResource.Unresolvable``, kubernetes#131345); Unschedulable otherwise, and always
+before 1.34 (v1.30.6 … v1.33.3 fit.go).  Score uses the configured scoring
 strategy (LeastAllocated by default) over the non-zero requests.
 """
 
@@ -39,6 +41,7 @@ from kubesched.framework import (
     pod_requests,
 )
 
+from .._helper import emulated_version
 from ._args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -195,6 +198,9 @@ class Fit:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.handle = handle
+        # v1.34.7 pkg/scheduler/framework/plugins/noderesources/fit.go: a request above the node's
+        # allocatable is UnschedulableAndUnresolvable (kubernetes#131345); v1.33.3: Unschedulable
+        self.unresolvable_above_allocatable = emulated_version(handle) >= (1, 34)
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
         self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
@@ -299,9 +305,10 @@ class Fit:
         if len(failed) == 0:
             return None
         keys = keys[failed]
-        over = need_unresolvable > alloc  # a request above the node's allocatable cannot be fixed
-        if over.any():
-            keys |= (over & short).any(axis=0)[failed].astype(np.int64) << 62
+        if self.unresolvable_above_allocatable:
+            over = need_unresolvable > alloc  # a request above the node's allocatable cannot be fixed
+            if over.any():
+                keys |= (over & short).any(axis=0)[failed].astype(np.int64) << 62
         first = int(keys[0])
         if (keys == first).all():  # the usual case: one reason for every rejected node
             distinct, which = [first], np.zeros(len(keys), dtype=np.int64)
@@ -375,6 +382,7 @@ class Fit:
                     unresolvable = unresolvable or value > a
         if not reasons:
             return None
+        unresolvable = unresolvable and self.unresolvable_above_allocatable
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
         return Status(code, *reasons)
 

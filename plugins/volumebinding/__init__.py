@@ -9,8 +9,9 @@ The flow (``binder`` has the stages, ``assume_cache`` the in-memory bindings)::
                 create the persistentvolumeclaim "x"'), a lost one, one being deleted, an
                 ephemeral one the pod does not own, and "pod has unbound immediate
                 PersistentVolumeClaims"; the claims by state go into the CycleState
-    Filter      per node (all UnschedulableAndUnresolvable): "node(s) had volume
-                node affinity conflict" (a bound claim's PV), "node(s) didn't find
+    Filter      per node (all UnschedulableAndUnresolvable): "node(s) didn't match
+                PersistentVolume's node affinity" (a bound claim's PV; before 1.33 "node(s)
+                had volume node affinity conflict"), "node(s) didn't find
                 available persistent volumes to bind", "node(s) did not have enough free storage"
                 (CSIStorageCapacity), "node(s) unavailable due to one or more pvc(s) bound to
                 non-existent pv(s)"
@@ -33,6 +34,7 @@ from .args import DEFAULT_BIND_TIMEOUT_SECONDS, DEFAULT_SHAPE, VolumeBindingArgs
 from .binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NODE_CONFLICT_BEFORE_1_33,
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     BindingInfo,
@@ -48,6 +50,7 @@ __all__ = [
     "DEFAULT_SHAPE",
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT_BEFORE_1_33",
     "ERR_REASON_NOT_ENOUGH_SPACE",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",

@@ -27,6 +27,7 @@ import msgspec
 
 from kubesched.framework import compile_label_selector
 
+from .._helper import emulated_version
 from .assume_cache import CacheNotFoundError, PVAssumeCache, PVCAssumeCache, object_version
 from .helpers import (
     ANN_BIND_COMPLETED,
@@ -57,12 +58,12 @@ from .helpers import (
 if TYPE_CHECKING:
     from kubesched.framework import Node, Pod
 
-# ConflictReasons (Filter's UnschedulableAndUnresolvable reasons).  ErrReasonNodeConflict: the storage
-# acceptance names "node(s) had volume node affinity conflict", upstream's text through v1.32 (binder.go);
-# v1.33+ reads "node(s) didn't match PersistentVolume's node affinity" (kubernetes#129887).  The
-# issue's text is kept, as the issue asks.
+# ConflictReasons (Filter's UnschedulableAndUnresolvable reasons).  ErrReasonNodeConflict changed in
+# 1.33 (kubernetes#129887): v1.30.6, v1.31.8 binder.go "node(s) had volume node affinity conflict";
+# v1.33.3 … v1.35.4 binder.go "node(s) didn't match PersistentVolume's node affinity".
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+ERR_REASON_NODE_CONFLICT_BEFORE_1_33 = "node(s) had volume node affinity conflict"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -146,6 +147,9 @@ class VolumeBinder:
     def __init__(self, handle: Any, bind_timeout: float) -> None:
         self.handle = handle
         self.bind_timeout = bind_timeout
+        self.node_conflict_reason = (
+            ERR_REASON_NODE_CONFLICT if emulated_version(handle) >= (1, 33) else ERR_REASON_NODE_CONFLICT_BEFORE_1_33
+        )
         self.pv_cache = PVAssumeCache(lambda: self.handle.cluster.pvs)
         self.pvc_cache = PVCAssumeCache(lambda: self.handle.cluster.pvcs)
 
@@ -228,7 +232,7 @@ class VolumeBinder:
                 unbound_ok, sufficient, dynamic = self._check_volume_provisions(to_provision, node)
         reasons: list[str] = []
         if not bound_ok:
-            reasons.append(ERR_REASON_NODE_CONFLICT)
+            reasons.append(self.node_conflict_reason)
         if not unbound_ok:
             reasons.append(ERR_REASON_BIND_CONFLICT)
         if not sufficient:
@@ -529,6 +533,7 @@ __all__ = [
     "BIND_POLL_INTERVAL",
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT_BEFORE_1_33",
     "ERR_REASON_NOT_ENOUGH_SPACE",
     "ERR_REASON_PV_NOT_EXIST",
     "BindingInfo",

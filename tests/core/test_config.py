@@ -25,6 +25,7 @@ from kubesched.config._config import (
     parse_config,
     parse_feature_gates,
 )
+from kubesched.config._versions import Version, default_feature_gates
 from kubesched.plugins import IN_TREE
 from kubesched.runtime._framework import PluginError, build_framework
 
@@ -298,21 +299,24 @@ def test_upstream_default_multi_point() -> None:
 
 
 def test_default_profile_is_the_upstream_set_of_the_plugins_kubesched_has() -> None:
+    # 1.36: DynamicResourceAllocation is on, DynamicResources (weight 2) before DefaultPreemption
     want = [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in IN_TREE]
+    at = [n for n, _ in want].index("DefaultPreemption")
+    want.insert(at, ("DynamicResources", 2))
     assert default_multi_point() == want
     prof = default_profile()
     assert (prof.scheduler_name, prof.multi_point, prof.enabled, prof.disabled) == (
         "default-scheduler", want, {}, {}
     )
     # plugins that are in-tree but not upstream defaults join only when configured
-    assert {n for n, _ in want} <= {n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT}
+    assert {n for n, _ in want} <= {n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT} | {"DynamicResources"}
     for extra in ("Gang", "Coscheduling"):
         assert extra not in dict(want)
 
 
 def test_default_framework_lists_the_defaults_in_upstream_order_and_weights() -> None:
     listed = build_framework(default_profile(), IN_TREE).list_plugins()
-    order = [n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT]
+    order = [n for n, _ in default_multi_point()]
     for point, entries in listed.items():
         names = [n for n, _ in entries]
         assert names == sorted(names, key=order.index), point
@@ -573,8 +577,11 @@ def test_validation_errors_name_the_field(data: Any, message: str) -> None:
 
 def test_plugin_config_of_an_upstream_plugin_kubesched_lacks_is_accepted_and_unused() -> None:
     # upstream builds only the plugins some extension point needs; their pluginConfig is unused
-    cfg = parse_config(profile_config(pluginConfig=[{"name": "DynamicResources", "args": {"filterTimeout": "10s"}}]))
-    assert "DynamicResources" not in cfg.profiles[0].plugin_args
+    # (GCEPDLimits: a v1.30.6 in-tree plugin, gone from 1.31)
+    v = Version(1, 30)
+    doc = profile_config(pluginConfig=[{"name": "GCEPDLimits", "args": {}}])
+    cfg = parse_config(doc, version=v, feature_gates=default_feature_gates(v))
+    assert "GCEPDLimits" not in cfg.profiles[0].plugin_args
 
 
 PLUGIN_ARGS_CASES = [
@@ -643,24 +650,25 @@ def test_feature_gates(text: str, want: dict[str, bool]) -> None:
 
 
 def test_feature_gates_on_top_of_a_base() -> None:
-    base = {**DEFAULT_FEATURE_GATES, "SchedulerQueueingHints": False}
+    base = {**DEFAULT_FEATURE_GATES, "SchedulerPopFromBackoffQ": False}
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
+        "DynamicResourceAllocation": True,
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
-        "SchedulerQueueingHints": False,
+        "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
 
 
 def test_feature_gate_defaults_are_upstreams() -> None:
-    # SchedulerPopFromBackoffQ is on by default in newer upstream releases; kubesched keeps it
-    # off by default (the non-windowed queue of cases A1-A5); StorageCapacityScoring is alpha
-    # (kube_features.go: off), VolumeBinding's Score only runs with it
+    # the defaults of the default emulated version, 1.36 (per version: tests/core/test_versions.py);
+    # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
+        "DynamicResourceAllocation": True,
         "SchedulerAsyncPreemption": True,
-        "SchedulerPopFromBackoffQ": False,
+        "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
     }

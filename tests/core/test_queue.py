@@ -1134,12 +1134,24 @@ def test_pop_discards_pod_already_in_flight() -> None:
 # --- AssignedPodAdded / AssignedPodUpdated ------------------------------------------------------
 
 
-def test_assigned_pod_added_moves_only_cross_topology_pods() -> None:
+@pytest.mark.parametrize(
+    ("spread", "active", "unschedulable"),
+    [
+        # v1.31.8 … v1.35.4 scheduling_queue.go getUnschedulablePodsWithCrossTopologyTerm (kubernetes#122627)
+        pytest.param(True, ["affinity", "spread"], ["fit", "spread2"], id="1.31+"),
+        # v1.30.6 scheduling_queue.go getUnschedulablePodsWithMatchingAffinityTerm
+        pytest.param(False, ["affinity"], ["fit", "spread", "spread2"], id="1.30"),
+    ],
+)
+def test_assigned_pod_added_moves_only_cross_topology_pods(
+    spread: bool, active: list[str], unschedulable: list[str]
+) -> None:
     """TestPriorityQueue_AssignedPodAdded_ (adapted): only pods whose required pod affinity matches
-    the new pod, or rejected by PodTopologySpread in its namespace, are considered."""
+    the new pod, or (from 1.31) rejected by PodTopologySpread in its namespace, are considered."""
     c = FakeClock()
     q = new_queue(
         c,
+        requeue_spread_on_assigned_pod=spread,
         events=[
             ("InterPodAffinity", ClusterEvent(Resource.POD, ActionType.ALL), None),
             ("PodTopologySpread", ClusterEvent(Resource.POD, ActionType.ALL), None),
@@ -1157,8 +1169,8 @@ def test_assigned_pod_added_moves_only_cross_topology_pods() -> None:
     c.step(DEFAULT_POD_MAX_BACKOFF)
     bound = make_pod("bound").label("service", "securityscan").node("node1").obj()
     q.assigned_pod_added(bound)
-    assert sorted(names(q.pending_pods()["active"])) == ["affinity", "spread"]
-    assert sorted(names(q.pending_pods()["unschedulable"])) == ["fit", "spread2"]
+    assert sorted(names(q.pending_pods()["active"])) == active
+    assert sorted(names(q.pending_pods()["unschedulable"])) == unschedulable
 
 
 def test_assigned_pod_scale_down_moves_all() -> None:

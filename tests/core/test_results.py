@@ -150,7 +150,7 @@ async def test_filter_and_score_verdicts_match_the_plugins() -> None:
         make_node("n-c").capacity(cpu="4", memory="8Gi", pods="10").obj(),
     ]
     pod = make_pod("p").req(cpu="2", memory="1Gi").obj()
-    async with recording(nodes) as sim:
+    async with recording(nodes, emulated_version="1.33") as sim:  # the taint named: v1.33.3's text
         state, want_filter = oracle_filter(sim, pod)
         raw, final = oracle_scores(sim, state, pod, ["n-a", "n-b", "n-c"])
         sim.create(pod)

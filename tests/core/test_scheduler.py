@@ -12,6 +12,7 @@ import pytest
 import kubesched
 from kubesched import Status, hookimpl, per_node_filter
 from kubesched.config._config import ProfileConfig, SchedulerConfig
+from kubesched.config._versions import Version, default_feature_gates
 from kubesched.plugins import IN_TREE
 from kubesched.runtime._framework import CycleState
 from kubesched.runtime._nodeinfo import PodInfo
@@ -176,8 +177,11 @@ def test_select_host_empty() -> None:
 async def test_fit_error_message_counts_every_node() -> None:
     nodes = [make_node(f"n{i}").capacity(cpu="1", memory="1Gi").obj() for i in range(3)]
     nodes.append(make_node("tainted").capacity(cpu="8", memory="8Gi").taint("dedicated", "gpu").obj())
-    prof = ProfileConfig(multi_point=[(n, w) for n, w in kubesched.config._config.default_multi_point() if n != "DefaultPreemption"])
-    sched = Scheduler(FakeCluster(), SchedulerConfig(profiles=[prof]))
+    v = Version(1, 33)  # the taint named in the reason: v1.33.3 taint_toleration.go
+    mp = kubesched.config._config.default_multi_point(None, v)
+    prof = ProfileConfig(multi_point=[(n, w) for n, w in mp if n != "DefaultPreemption"])
+    cfg = SchedulerConfig(profiles=[prof], emulated_version=v, feature_gates=default_feature_gates(v))
+    sched = Scheduler(FakeCluster(), cfg)
     for n in nodes:
         sched._on_node("ADDED", n)
     fw = sched.profiles["default-scheduler"]

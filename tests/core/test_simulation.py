@@ -59,10 +59,10 @@ def test_config_warnings_go_to_the_callers_warn_once(capsys: pytest.CaptureFixtu
     prints them as ``kubesched: warning: FILE, ...``) and stay in ``SchedulerConfig.warnings``."""
     text = (
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
-        "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled: [{name: DynamicResources}]\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled: [{name: EBSLimits}]\n"
     )
     seen: list[str] = []
-    cfg = simulation_config("c.yaml", "", text, warn=seen.append)
+    cfg = simulation_config("c.yaml", "", text, warn=seen.append, emulated_version="1.30")
     assert cfg.warnings and seen == [f"c.yaml, {w}" for w in cfg.warnings]
     assert capsys.readouterr() == ("", "")
 

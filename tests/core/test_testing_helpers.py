@@ -79,8 +79,8 @@ async def test_scheduler_for_runs_plugins_given_by_factory() -> None:
 
 
 async def test_a_pending_pod_tells_why() -> None:
-    async with scheduler_for(
-        nodes("n1"), plugins={"OnlyNode": OnlyNode}, enable=["OnlyNode"]
+    async with scheduler_for(  # 1.33: no DynamicResources in the default profile
+        nodes("n1"), plugins={"OnlyNode": OnlyNode}, enable=["OnlyNode"], emulated_version="1.33"
     ) as sim:
         sim.create(make_pod("p").obj())
         await sim.settle()
@@ -99,6 +99,7 @@ async def test_settle_waits_through_backoff_in_virtual_time() -> None:
         plugins={"FlakyFilter": FlakyFilter},
         enable=["FlakyFilter"],
         plugin_args={"FlakyFilter": {"failures": 2}},
+        emulated_version="1.32",  # before SchedulerPopFromBackoffQ (1.33: backoffs end on 1 s windows)
     ) as sim:
         start = anyio.current_time()
         sim.create(make_pod("p").obj())

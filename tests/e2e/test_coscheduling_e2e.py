@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kubesched.config._config import parse_config
+from kubesched.config._versions import Version
 from kubesched.scenario import load_manifests
 from kubesched.simulation import simulate
 
@@ -69,7 +70,8 @@ spec:
 async def run(*docs: str) -> dict[str, Any]:
     text = "---".join(docs)
     manifests = load_manifests(["gang.yaml"], texts={"gang.yaml": text})
-    result = await simulate(manifests, parse_config(CONFIG), until=600)
+    # the messages are 1.33's: no DynamicResources PostFilter reason
+    result = await simulate(manifests, parse_config(CONFIG, version=Version(1, 33)), until=600)
     return result.to_json_obj()
 
 

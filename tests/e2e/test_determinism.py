@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kubesched import Code, Status, hookimpl
 from kubesched.config._config import parse_config
+from kubesched.config._versions import Version
 from kubesched.plugins import IN_TREE
 from kubesched.scenario import load_manifests
 from kubesched.simulation import simulate
@@ -80,7 +81,7 @@ def _pod(meta: dict[str, Any], r: random.Random) -> dict[str, Any]:
 
 def _simulate(text: str, backend: str, async_preemption: bool = True) -> str:
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
-    cfg = parse_config(GANG_CONFIG)
+    cfg = parse_config(GANG_CONFIG, version=Version(1, 32))  # written for 1.32's queue (no 1 s backoff windows)
     cfg.feature_gates["SchedulerAsyncPreemption"] = async_preemption
 
     async def go() -> str:

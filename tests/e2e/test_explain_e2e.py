@@ -62,7 +62,7 @@ spec:
   containers: [{name: c, image: nginx, resources: {requests: {cpu: "9", memory: 1Gi}}}]
 """
 
-TAINT_MSG = "node(s) had untolerated taint {dedicated: gpu}"
+TAINT_MSG = "node(s) had untolerated taint(s)"
 
 
 def _files(tmp_path: Path, scheduler: str = "default-scheduler") -> Path:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.config._config import parse_config
+from kubesched.config._versions import Version, default_feature_gates
 from kubesched.plugins import gang
 from kubesched.scenario import load_manifests
 from kubesched.simulation import SimulationResult, simulate
@@ -87,7 +88,10 @@ def config(wait: float | None = None) -> Any:
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
             "profiles": [prof],
-        }
+        },
+        # written for 1.32 (no DynamicResources reason, backoffs not on 1 s windows) with async preemption
+        version=Version(1, 32),
+        feature_gates={**default_feature_gates(Version(1, 32)), "SchedulerAsyncPreemption": True},
     )
 
 

@@ -204,7 +204,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         cli.main(["--version"])
     assert info.value.code == 0
-    assert capsys.readouterr().out == f"kubesched {version('kubesched')}\n"
+    assert capsys.readouterr().out == (
+        f"kubesched {version('kubesched')} (emulates Kubernetes 1.30–1.36, default 1.36)\n"
+    )
 
 
 def test_html_without_output_prints_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

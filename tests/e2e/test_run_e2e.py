@@ -315,8 +315,8 @@ async def test_same_placements_as_simulate(
         c = h.condition("too-big")
         assert c.reason == "Unschedulable"
         assert c.message == (
-            "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: batch}, "
-            "3 Insufficient cpu. preemption: 0/4 nodes are available: "
+            "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
+            "3 Insufficient cpu. no new claims to deallocate, preemption: 0/4 nodes are available: "
             "4 Preemption is not helpful for scheduling."
         )
         assert h.condition("not-ours") is None  # another scheduler's pod: untouched

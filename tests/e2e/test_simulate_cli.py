@@ -362,8 +362,9 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         assert type(e["time"]) is float
         assert e["type"] in ("Normal", "Warning")
     assert list(result["summary"]) == ["pods", "scheduled", "pending", "deleted", "preemptions", "attempts",
-                                       "virtualSeconds", "succeeded", "cutShort", "noProfile"]  # fmt: skip
-    assert all(type(v) is int for k, v in result["summary"].items() if k not in ("virtualSeconds", "cutShort"))
+                                       "virtualSeconds", "succeeded", "cutShort", "noProfile", "emulatedVersion"]  # fmt: skip
+    assert all(type(v) is int for k, v in result["summary"].items() if k not in ("virtualSeconds", "cutShort", "emulatedVersion"))
+    assert result["summary"]["emulatedVersion"] == "1.36"
     assert result["summary"]["cutShort"] is None  # the run ended by itself
     assert type(result["summary"]["virtualSeconds"]) is float
     # nodes: in input order, capacity (allocatable) and what the bound pods request at the end
@@ -381,8 +382,8 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     [cond] = p2["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
     assert cond["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "available: 1 Preemption is not helpful for scheduling."
     )
     assert result["events"][0] == {"time": 0.0, "type": "Normal", "reason": "Scheduled", "object": "default/p1",
                                    "message": "Successfully assigned default/p1 to n1"}  # fmt: skip
@@ -390,7 +391,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     assert failed and all(e["object"] == "default/p2" and e["message"] == cond["message"] for e in failed)
     assert result["summary"] == {"pods": 2, "scheduled": 1, "pending": 1, "deleted": 0, "preemptions": 0,
                                  "attempts": result["summary"]["attempts"], "virtualSeconds": 0.0, "succeeded": 0,
-                                 "cutShort": None, "noProfile": 0}  # fmt: skip
+                                 "cutShort": None, "noProfile": 0, "emulatedVersion": "1.36"}  # fmt: skip
     assert result["summary"]["attempts"] >= 2
 
 
@@ -516,8 +517,8 @@ def test_text_output(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # pkg/scheduler/framework/types.go, v1.28+) appends DefaultPreemption's message, a FitError
     # text ending in ".", with " %v": one period.
     assert failed["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "available: 1 Preemption is not helpful for scheduling."
     )
     assert lines[-1].startswith("2 pods: 1 scheduled, 1 pending, 0 deleted;")
 

@@ -364,7 +364,7 @@ def test_killing_a_worker_mid_sweep_loses_no_cell(dask_cluster: DaskCluster, tmp
     ("sweep", "line"),
     [
         pytest.param("scenarios: [preemption.yaml]\nvariants: [{name: a, configs: packed.yaml}]\n",
-                     'sweep.yaml, variants[0].configs: unknown field "configs" (allowed: name, config, featureGates)',
+                     'sweep.yaml, variants[0].configs: unknown field "configs" (allowed: name, config, featureGates, emulatedVersion)',
                      id="unknown variant key"),
         pytest.param("scenarios: [preemption.yaml]\nvariant: []\n",
                      'sweep.yaml, variant: unknown field "variant" (allowed: scenarios, variants, baseline, seeds, until)',

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.scenario import load_manifests
+from kubesched.scenario import load_config_file, load_manifests
 from kubesched.simulation import simulate
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +55,8 @@ spec:
 async def run(*docs: str) -> dict[str, Any]:
     text = "---".join(docs)
     manifests = load_manifests(["spread.yaml"], texts={"spread.yaml": text})
-    result = await simulate(manifests, until=600)
+    # the messages are 1.33's: no DynamicResources PostFilter reason
+    result = await simulate(manifests, load_config_file("", emulated_version="1.33"), until=600)
     return result.to_json_obj()
 
 

@@ -14,7 +14,7 @@ from kubesched.config._config import SchedulerConfig
 from kubesched.plugins import IN_TREE, defaultpreemption
 from kubesched.runtime._events import ActionType, QueueingHint, Resource
 from kubesched.runtime._status import Code
-from kubesched.scenario import load_manifests
+from kubesched.scenario import load_config_file, load_manifests
 from kubesched.simulation import simulate
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 
@@ -482,7 +482,8 @@ spec: {priority: 100, containers: [{name: c, resources: {requests: {cpu: 500m}}}
 
 
 async def _simulate(text: str, gates: dict[str, bool] | None = None) -> dict[str, Any]:
-    cfg = SchedulerConfig()
+    # written for 1.33 (DynamicResources, default from 1.34, would add its PostFilter's reason)
+    cfg = load_config_file("", emulated_version="1.33")
     cfg.feature_gates.update(gates or {})
     result = await simulate(load_manifests(["m.yaml"], {"m.yaml": text}), cfg)
     return json.loads(result.to_json())

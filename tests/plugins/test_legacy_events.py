@@ -16,6 +16,7 @@ import pytest
 
 import kubesched
 from kubesched.config._config import ProfileConfig, SchedulerConfig
+from kubesched.framework import DEFAULT_VERSION
 from kubesched.plugins import IN_TREE
 from kubesched.runtime._events import ActionType as A
 from kubesched.runtime._events import Resource as R
@@ -61,7 +62,7 @@ CASES: dict[str, tuple[set[tuple[Any, Any]], set[tuple[Any, Any]]]] = {
 
 def _events(name: str, hints: bool | None) -> set[tuple[Any, Any]]:
     gates = {} if hints is None else {"SchedulerQueueingHints": hints}
-    handle = SimpleNamespace(feature_gates=gates)
+    handle = SimpleNamespace(feature_gates=gates, emulated_version=DEFAULT_VERSION)
     plugin = IN_TREE[name](None, handle)
     return {(e.event.resource, e.event.action) for e in plugin.kubesched_events_to_register()}
 

@@ -533,3 +533,40 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         fast = balanced_fast(req, alloc)
         assert fast is not None
         assert fast.tolist() == balanced_resource_scorer(list(req), list(alloc)).tolist()
+
+
+def _fit_at(version: str, args: Any = None) -> Fit:
+    from kubesched.testing import framework_for
+
+    fw = framework_for({"preFilter": [FIT_NAME], "filter": [FIT_NAME]}, plugin_args={FIT_NAME: args or {}},
+                       emulated_version=version)  # fmt: skip
+    plugin: Fit = fw.plugin(FIT_NAME)
+    return plugin
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"])
+@pytest.mark.parametrize(("pod", "existing", "args", "want"), ENOUGH_REQUESTS)
+def test_enough_requests_per_version(version: str, pod, existing, args, want) -> None:
+    """TestEnoughRequests at each version: a request above the node's allocatable is
+    UnschedulableAndUnresolvable from 1.34 (v1.34.7 fit.go, kubernetes#131345), Unschedulable
+    before (v1.30.6 … v1.33.3 fit.go: fitsRequest has no Unresolvable)."""
+    ni = enough_node(*(res_pod(u) for u in existing))
+    got = run_filter(_fit_at(version, args), pod, ni)
+    if want is None:
+        assert got is None
+        return
+    code = want.code if version >= "1.34" else Code.UNSCHEDULABLE
+    assert got is not None
+    assert (got.code, got.reasons) == (code, want.reasons)
+
+
+@pytest.mark.parametrize(("version", "code"), [("1.33", Code.UNSCHEDULABLE), ("1.34", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)])
+def test_filter_batch_above_allocatable_per_version(version: str, code: Code) -> None:
+    """The batch path (several nodes) answers as the one-node path at each version."""
+    nodes = [make_node_info(make_node(n).capacity(cpu="1", memory="1Gi").obj()) for n in ("a", "b")]
+    pod = make_pod("p").req(cpu="2").obj()
+    plugin = _fit_at(version)
+    state = CycleState()
+    plugin.kubesched_pre_filter(state, pod, [])
+    out = plugin.kubesched_filter(state, pod, NodeBatch.of(nodes))
+    assert {i: (s.code, s.reasons) for i, s in out.items()} == {i: (code, ("Insufficient cpu",)) for i in (0, 1)}

@@ -174,7 +174,7 @@ def test_in_tree_registry() -> None:
     assert set(IN_TREE) == {
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
-        "DefaultPreemption",
+        "DefaultPreemption", "DynamicResources",
         "Coscheduling",
         "Gang",
         "NodePorts", "PodTopologySpread", "ImageLocality",

@@ -57,7 +57,10 @@ FILTER_CASES = [
 
 @pytest.mark.parametrize(("pod", "taints", "want"), FILTER_CASES)
 def test_filter(pod, taints, want) -> None:
-    plugin = tainttoleration.new(None, None)
+    # the cases' texts name the taint: v1.33.3 taint_toleration_test.go (1.34+: test_filter_text_per_version)
+    from kubesched.testing import framework_for
+
+    plugin = framework_for({"filter": ["TaintToleration"]}, emulated_version="1.33").plugin("TaintToleration")
     out = plugin.kubesched_filter(CycleState(), pod, NodeBatch.of([node_with("nodeA", *taints)]))
     if want is None:
         assert out is None
@@ -126,3 +129,24 @@ def test_node_change_hint() -> None:
     assert ev.hint(pod, None, tainted) == 0
     assert ev.hint(pod, tainted, tolerated) == 1
     assert ev.hint(pod, tolerated, tolerated) == 0
+
+
+@pytest.mark.parametrize(
+    ("version", "want"),
+    [
+        # v1.30.6 … v1.33.3 taint_toleration.go: the taint in the reason
+        pytest.param("1.30", "node(s) had untolerated taint {dedicated: user1}", id="1.30 (v1.30.6)"),
+        pytest.param("1.33", "node(s) had untolerated taint {dedicated: user1}", id="1.33 (v1.33.3)"),
+        # v1.34.7, v1.35.4 taint_toleration.go (kubernetes#134740, #135023 in 1.34's patches)
+        pytest.param("1.34", "node(s) had untolerated taint(s)", id="1.34 (v1.34.7)"),
+        pytest.param("1.36", "node(s) had untolerated taint(s)", id="1.36"),
+    ],
+)
+def test_filter_text_per_version(version: str, want: str) -> None:
+    """TestTaintTolerationFilter › A pod having no tolerations can't be scheduled onto a node with
+    nonempty taints, at each version's tag."""
+    from kubesched.testing import framework_for
+
+    plugin = framework_for({"filter": ["TaintToleration"]}, emulated_version=version).plugin("TaintToleration")
+    out = plugin.kubesched_filter(CycleState(), pod_with(), NodeBatch.of([node_with("nodeA", ("dedicated", "user1", "NoSchedule"))]))
+    assert (out[0].code, out[0].reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (want,))

@@ -28,6 +28,7 @@ from kubesched.api._objects import (
     Volume,
 )
 from kubesched.cache._clusterstate import ClusterState
+from kubesched.framework import DEFAULT_VERSION
 from kubesched.plugins import volumerestrictions as vr
 from kubesched.runtime._events import ActionType as A
 from kubesched.runtime._events import QueueingHint
@@ -93,10 +94,15 @@ def pvc(name: str, *modes: str, ns: str = "default") -> PersistentVolumeClaim:
 
 
 def plugin(
-    pods: Sequence[Pod] = (), nodes: Sequence[Any] = (), pvcs: Sequence[PersistentVolumeClaim] = ()
+    pods: Sequence[Pod] = (),
+    nodes: Sequence[Any] = (),
+    pvcs: Sequence[PersistentVolumeClaim] = (),
+    emulated_version: str | None = None,
 ) -> Any:
     """``newPluginWithListers``: the plugin over a snapshot of ``nodes`` and bound ``pods``."""
-    fw = framework_for({"preFilter": [vr.NAME], "filter": [vr.NAME]}, list(nodes), list(pods))
+    fw = framework_for(
+        {"preFilter": [vr.NAME], "filter": [vr.NAME]}, list(nodes), list(pods), emulated_version=emulated_version
+    )
     for c in pvcs:
         fw.cluster.pvcs[(c.metadata.namespace, c.metadata.name)] = c
     return fw.plugin(vr.NAME), fw
@@ -283,6 +289,27 @@ def test_access_mode_conflicts(
             assert got is not None and got.reasons == want.reasons
 
 
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        # v1.30.6, v1.31.8 and v1.33.3 volume_restrictions.go: ErrReasonReadWriteOncePodConflict
+        pytest.param("1.30", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.30 (v1.30.6)"),
+        pytest.param("1.32", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.32"),
+        pytest.param("1.33", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.33 (v1.33.3)"),
+        # v1.34.7, v1.35.4 volume_restrictions.go (kubernetes#129145)
+        pytest.param("1.34", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT, id="1.34 (v1.34.7)"),
+        pytest.param("1.36", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT, id="1.36"),
+    ],
+)
+def test_access_mode_conflict_text_per_version(version: str, reason: str) -> None:
+    """TestAccessModeConflicts/"access mode conflict, unschedulable" at each version's tag."""
+    holder = pod_with(name="pod-with-one-pvc", node="node-1", pvcs=(PVC1,))
+    pl, fw = plugin([holder], [make_node("node-1").obj()], RWOP_CLAIMS, emulated_version=version)
+    pre, got = run(pl, fw, pod_with(name="pod-with-one-conflict", pvcs=(PVC1,)), _node_info(holder))
+    assert pre is None
+    assert got is not None and got.code == Code.UNSCHEDULABLE and got.reasons == (reason,)
+
+
 def test_read_write_once_pod_prefilter_extensions_follow_preemption() -> None:
     """AddPod / RemovePod (preemption's dry run): removing the pod that holds the claim lifts the
     rejection, adding it back restores it; the state clones independently."""
@@ -318,7 +345,7 @@ def test_filter_and_extensions_without_prefilter_state_are_errors() -> None:
 
 def test_a_pod_without_volumes_costs_nothing() -> None:
     """PreFilter skips a pod without volumes without looking at any node or claim."""
-    pl = vr.new(None, SimpleNamespace(cluster=None, snapshot=None))
+    pl = vr.new(None, SimpleNamespace(cluster=None, snapshot=None, emulated_version=DEFAULT_VERSION))
     assert pl.kubesched_pre_filter(CycleState(), pod_with(), None) == SKIP
 
 
@@ -419,7 +446,7 @@ def test_is_schedulable_after_pvc_added(
 
 @pytest.mark.parametrize("hints", [True, False], ids=["hints on", "hints off"])
 def test_events_to_register(hints: bool) -> None:
-    pl = vr.new(None, SimpleNamespace(feature_gates={"SchedulerQueueingHints": hints}))
+    pl = vr.new(None, SimpleNamespace(feature_gates={"SchedulerQueueingHints": hints}, emulated_version=DEFAULT_VERSION))
     got = {
         (e.event.resource, e.event.action): e.hint is not None
         for e in pl.kubesched_events_to_register()
@@ -436,7 +463,7 @@ def test_used_claims_outside_the_snapshot_read_the_given_nodes() -> None:
     """PreFilter given node infos that are not the snapshot's counts their pods' claims."""
     cluster = ClusterState()
     cluster.pvcs[("default", PVC1)] = RWOP_CLAIMS[0]
-    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=None))
+    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=None, emulated_version=DEFAULT_VERSION))
     state = CycleState()
     holder = pod_with(name="holder", node="node-1", pvcs=(PVC1,))
     assert pl.kubesched_pre_filter(state, pod_with(pvcs=(PVC1,)), [_node_info(holder)]) is None
@@ -454,7 +481,7 @@ def test_claims_in_use_follow_the_snapshot_row_by_row() -> None:
     for n in ("node-1", "node-2"):
         cache.add_node(make_node(n).obj())
     snap.update(cache)
-    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=snap))
+    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=snap, emulated_version=DEFAULT_VERSION))
     pod = pod_with(name="new", pvcs=(PVC1,))
 
     def conflicting() -> int:

@@ -48,6 +48,7 @@ from kubesched.api._objects import (
 )
 from kubesched.api._objects import CSIVolumeSource as CSIVolumeSourceObj
 from kubesched.cache._clusterstate import ClusterState
+from kubesched.framework import DEFAULT_VERSION
 from kubesched.plugins.volumebinding.binder import BindingInfo, PodVolumes, VolumeBinder
 from kubesched.plugins.volumebinding.helpers import (
     ANN_BIND_COMPLETED,
@@ -471,6 +472,7 @@ class FakeHandle:
         self.cluster = ClusterState()
         self.client = FakeClient(self.cluster)
         self.feature_gates: dict[str, bool] = dict(feature_gates or {})
+        self.emulated_version = DEFAULT_VERSION
 
     def add(self, *objs: Any) -> FakeHandle:
         c = self.cluster

@@ -1,0 +1,273 @@
+"""The Kubernetes minors kubesched emulates, and its feature gates per minor.
+
+``--emulated-version MAJOR.MINOR`` (KEP-4330's compatibility versions, as upstream's components
+take it) picks one release: its feature gates' defaults and locks, its default plugin set, its
+plugins' texts and its queue.  :data:`FEATURE_GATES` is upstream's ``VersionedSpecs``
+(``pkg/features/kube_features.go``, ``defaultVersionedKubernetesFeatureGates``): per gate, the
+entries ``(since, default, prerelease, lockToDefault)``; the entry in force at a version is the
+last one whose ``since`` is not after it (component-base ``featureSpecAtEmulationVersion``).
+
+A gate with no entry at the emulated version did not exist in that release: the code behaves as
+the code before the gate (off, for a new feature; on, for a GA gate that was removed), and
+``--feature-gates`` refuses it as that release's binary does (``unrecognized feature gate: X``).
+Each minor is its latest patch release where they differ (see docs/versions.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from kubesched._errors import ConfigError
+
+
+class Version(NamedTuple):
+    """A Kubernetes ``MAJOR.MINOR``; compares as a tuple (``v >= (1, 34)``)."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+SUPPORTED_VERSIONS: tuple[Version, ...] = tuple(Version(1, m) for m in range(30, 37))
+OLDEST_VERSION = SUPPORTED_VERSIONS[0]
+NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
+DEFAULT_VERSION = NEWEST_VERSION
+VERSION_RANGE = f"{OLDEST_VERSION}–{NEWEST_VERSION}"
+
+_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
+
+
+def parse_version(text: str, *, field: str = "--emulated-version") -> Version:
+    """``MAJOR.MINOR`` of a supported minor, else one :class:`ConfigError` naming the range."""
+    m = _VERSION.fullmatch(text.strip()) if isinstance(text, str) else None
+    if m is not None:
+        v = Version(int(m[1]), int(m[2]))
+        if v in SUPPORTED_VERSIONS:
+            return v
+    raise ConfigError(
+        f'Invalid value: "{text}": must be a Kubernetes minor version MAJOR.MINOR from '
+        f"{OLDEST_VERSION} to {NEWEST_VERSION}",
+        field=field,
+    )
+
+
+ALPHA, BETA, GA, DEPRECATED = "Alpha", "Beta", "GA", "Deprecated"
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One ``VersionedSpecs`` entry: from ``since`` on, the gate is ``prerelease`` with this
+    ``default`` (and, with ``lock_to_default``, cannot be set against it)."""
+
+    since: Version
+    default: bool
+    prerelease: str
+    lock_to_default: bool = False
+
+
+@dataclass(frozen=True)
+class VersionedGate:
+    """A feature gate's history (``specs``, oldest first) and what kubesched does with it.
+
+    ``removed``: the first minor whose binary no longer knows the gate (its last default
+    stays in force).  ``source``: where the entries are read.  ``effect``: what the gate
+    changes in kubesched.
+    """
+
+    name: str
+    specs: tuple[FeatureSpec, ...]
+    source: str
+    effect: str
+    removed: Version | None = None
+
+    def spec_at(self, v: Version) -> FeatureSpec | None:
+        """The entry in force at ``v``; None when the gate does not exist there."""
+        if self.removed is not None and v >= self.removed:
+            return None
+        found = None
+        for spec in self.specs:
+            if spec.since <= v:
+                found = spec
+        return found
+
+    def value_without_gate(self, v: Version) -> bool:
+        """What the code does at ``v`` where the gate does not exist: before it, the old code
+        (off); after its removal, its last default."""
+        if self.removed is not None and v >= self.removed:
+            return self.specs[-1].default
+        return False
+
+
+def _s(since: str, default: bool, prerelease: str, lock: bool = False) -> FeatureSpec:
+    major, minor = since.split(".")
+    return FeatureSpec(Version(int(major), int(minor)), default, prerelease, lock)
+
+
+# Every gate kubesched models.  The 1.30 and 1.31 binaries had no VersionedSpecs yet: their
+# entries are read from those tags' ``defaultKubernetesFeatureGates`` and agree with the history
+# the later VersionedSpecs carry (an entry before 1.30 is that history's, kept as upstream has it).
+# No v1.36 tag was read: the 1.36 column is a stored copy of upstream's VersionedSpecs newer than
+# v1.36.0 (entries up to 1.37; kept only up to 1.36) where it has the gate; it no longer has
+# SchedulerQueueingHints (removed after its lock), which stays GA locked in 1.36 as in 1.35.
+FEATURE_GATES: dict[str, VersionedGate] = {
+    g.name: g
+    for g in (
+        VersionedGate(
+            "DynamicResourceAllocation",
+            (_s("1.26", False, ALPHA), _s("1.32", False, BETA), _s("1.34", True, GA), _s("1.35", True, GA, True)),
+            "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); "
+            "v1.35.4 pkg/features/kube_features.go VersionedSpecs; 1.36: upstream's VersionedSpecs after v1.36.0",
+            "the DynamicResources plugin joins the default profile, before DefaultPreemption "
+            "(v1.34.7 pkg/scheduler/apis/config/v1/default_plugins.go applyFeatureGates)",
+        ),
+        VersionedGate(
+            "SchedulerAsyncPreemption",
+            (_s("1.32", False, ALPHA), _s("1.33", True, BETA)),
+            "v1.35.4 pkg/features/kube_features.go VersionedSpecs (absent from v1.31.8); 1.36: upstream's "
+            "VersionedSpecs after v1.36.0",
+            "DefaultPreemption deletes the victims in the background; the preemptor waits in "
+            "PreEnqueue (\"waiting for the preemption for this pod to be finished\")",
+        ),
+        VersionedGate(
+            "SchedulerPopFromBackoffQ",
+            (_s("1.33", True, BETA),),
+            "v1.33.3, v1.35.4 pkg/features/kube_features.go VersionedSpecs; 1.36: upstream's VersionedSpecs "
+            "after v1.36.0",
+            "backoffQ ordered in 1 s windows; Pop takes from backoffQ when activeQ is empty",
+        ),
+        VersionedGate(
+            "SchedulerQueueingHints",
+            (_s("1.28", False, BETA), _s("1.32", True, BETA), _s("1.34", True, GA, True)),
+            "v1.30.6, v1.31.8 pkg/features/kube_features.go (Beta, off); "
+            "v1.34.7, v1.35.4 pkg/features/kube_features.go VersionedSpecs; 1.36 unverified (kept as 1.35)",
+            "plugins' QueueingHints decide which cluster events requeue a pod; off: the legacy queue "
+            "(every registered event requeues, moveRequestCycle)",
+        ),
+        VersionedGate(
+            "StorageCapacityScoring",
+            (_s("1.33", False, ALPHA),),
+            "v1.33.3, v1.35.4 pkg/features/kube_features.go VersionedSpecs (beta on from 1.37 in upstream's "
+            "VersionedSpecs after v1.36.0)",
+            "VolumeBinding's Score (by the capacity of the node's storage)",
+        ),
+    )
+}
+
+
+def gates_at(v: Version) -> dict[str, VersionedGate]:
+    """The gates the binary of ``v`` knows."""
+    return {name: g for name, g in FEATURE_GATES.items() if g.spec_at(v) is not None}
+
+
+def default_feature_gates(v: Version = DEFAULT_VERSION) -> dict[str, bool]:
+    """Every modelled gate's value at ``v`` when none is set: its default where it exists, the
+    code's behaviour without it where it does not."""
+    out = {}
+    for name, g in sorted(FEATURE_GATES.items()):
+        spec = g.spec_at(v)
+        out[name] = spec.default if spec is not None else g.value_without_gate(v)
+    return out
+
+
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def parse_feature_gates(
+    text: str, base: Mapping[str, bool] | None = None, version: Version = DEFAULT_VERSION
+) -> dict[str, bool]:
+    """``--feature-gates K=V,K2=V2`` on top of ``base`` (default: the defaults at ``version``),
+    checked against the gates ``version`` knows, as component-base's ``featureGate.Set``
+    (v0.36.0 featuregate/feature_gate.go ``unsafeSetFromMap``): values are Go booleans
+    (``strconv.ParseBool``), an unknown gate or one set against its lock is an error, in
+    upstream's words."""
+    gates = dict(base if base is not None else default_feature_gates(version))
+    wanted: dict[str, bool] = {}  # ``Set`` parses every pair before it checks a gate
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ConfigError(f"missing bool value for {part}", field="--feature-gates")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if v not in _GO_TRUE and v not in _GO_FALSE:
+            raise ConfigError(
+                f'invalid value of {k}={v}, err: strconv.ParseBool: parsing "{v}": invalid syntax',
+                field="--feature-gates",
+            )
+        wanted[k] = v in _GO_TRUE
+    known = gates_at(version)
+    for k, value in wanted.items():
+        gate = known.get(k)
+        if gate is None:
+            raise ConfigError(f"unrecognized feature gate: {k}", field="--feature-gates")
+        spec = gate.spec_at(version)
+        assert spec is not None
+        if spec.lock_to_default and spec.default != value:
+            raise ConfigError(
+                f"cannot set feature gate {k} to {str(value).lower()}, feature is locked to "
+                f"{str(spec.default).lower()}",
+                field="--feature-gates",
+            )
+        gates[k] = value
+    return gates
+
+
+def _cell(g: VersionedGate, v: Version) -> str:
+    spec = g.spec_at(v)
+    if spec is None:
+        return "—"
+    text = f"{spec.prerelease} {'on' if spec.default else 'off'}"
+    return text + " (locked)" if spec.lock_to_default else text
+
+
+def feature_gate_table() -> str:
+    """docs/feature-gates.md: every gate kubesched models, its default and lock per minor."""
+    head = "| gate | " + " | ".join(str(v) for v in SUPPORTED_VERSIONS) + " |"
+    rule = "|---|" + "---|" * len(SUPPORTED_VERSIONS)
+    rows = [
+        f"| {g.name} | " + " | ".join(_cell(g, v) for v in SUPPORTED_VERSIONS) + " |"
+        for g in sorted(FEATURE_GATES.values(), key=lambda g: g.name)
+    ]
+    notes = [f"- **{g.name}**: {g.effect}. Source: {g.source}." for g in sorted(FEATURE_GATES.values(), key=lambda g: g.name)]
+    return "\n".join(
+        [
+            "# Feature gates per emulated version",
+            "",
+            "Generated from `kubesched.config._versions.FEATURE_GATES` by `feature_gate_table()`; a test",
+            "checks that this file is current.  `—`: the gate does not exist in that release (setting it",
+            "is `unrecognized feature gate: X`, and the code behaves as before the gate).  `(locked)`:",
+            "setting it against its default is `cannot set feature gate X to false, feature is locked to",
+            "true`.  Choose the release with `--emulated-version MAJOR.MINOR` (default "
+            f"{DEFAULT_VERSION}).",
+            "",
+            head,
+            rule,
+            *rows,
+            "",
+            "What each gate changes, and where its entries are read:",
+            "",
+            *notes,
+            "",
+        ]
+    )
+
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "FEATURE_GATES",
+    "NEWEST_VERSION",
+    "OLDEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "VERSION_RANGE",
+    "FeatureSpec",
+    "Version",
+    "VersionedGate",
+    "default_feature_gates",
+    "feature_gate_table",
+    "gates_at",
+    "parse_feature_gates",
+    "parse_version",
+]

@@ -1,0 +1,144 @@
+"""``--emulated-version``: the issue's acceptance lines, end to end through ``kubesched simulate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kubesched.cli import main
+
+NODE_1CPU = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "1", memory: 4Gi, pods: "110"}}
+"""
+POD_2CPU = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: pause, resources: {requests: {cpu: "2"}}}]
+"""
+OLD = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+DRA_OLD = ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+           "available: 1 No preemption victims found for incoming pod.")
+NEW = ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+       "available: 1 Preemption is not helpful for scheduling.")
+
+
+def simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, *flags: str) -> dict:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    assert main(["simulate", str(path), *flags]) == 0
+    out: dict = json.loads(capsys.readouterr().out)
+    return out
+
+
+def message(result: dict, pod: str = "p") -> str:
+    (record,) = [p for p in result["pods"] if p["name"] == pod]
+    return str(record["conditions"][0]["message"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "want"),
+    [
+        pytest.param(("--emulated-version", "1.30"), OLD, id="1.30"),
+        pytest.param(("--emulated-version", "1.32", "--feature-gates", "DynamicResourceAllocation=true"), DRA_OLD,
+                     id="1.32 with DynamicResourceAllocation (v1.31.8 PostFilter, before kubernetes#129823)"),
+        pytest.param(("--emulated-version", "1.33", "--feature-gates", "DynamicResourceAllocation=true"), OLD,
+                     id="1.33 with DynamicResourceAllocation (v1.33.3, kubernetes#129823)"),
+        # v1.34.7: Fit is UnschedulableAndUnresolvable above allocatable (kubernetes#131345), and
+        # DynamicResources (GA, on) answers for a pod without claims again (see docs/versions.md)
+        pytest.param(("--emulated-version", "1.34"), NEW, id="1.34 (v1.34.7)"),
+        pytest.param((), NEW, id="the default, 1.36"),
+    ],
+)  # fmt: skip
+def test_two_cpus_on_a_one_cpu_node(tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...],
+                                    want: str) -> None:  # fmt: skip
+    result = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + POD_2CPU, *flags)
+    assert message(result) == want
+    assert result["summary"]["emulatedVersion"] == (flags[1] if flags else "1.36")
+
+
+@pytest.mark.parametrize("version", ["1.29", "2.0", "abc"])
+def test_unsupported_versions_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      version: str) -> None:  # fmt: skip
+    path = tmp_path / "s.yaml"
+    path.write_text(NODE_1CPU)
+    assert main(["simulate", str(path), "--emulated-version", version]) == 2
+    err = capsys.readouterr().err
+    assert err == (f'kubesched: error: --emulated-version: Invalid value: "{version}": must be a Kubernetes minor '
+                   "version MAJOR.MINOR from 1.30 to 1.36\n")  # fmt: skip
+
+
+def test_a_gate_against_the_version_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(NODE_1CPU)
+    assert main(["simulate", str(path), "--emulated-version", "1.34", "--feature-gates",
+                 "SchedulerQueueingHints=false"]) == 2  # fmt: skip
+    assert capsys.readouterr().err == ("kubesched: error: --feature-gates: cannot set feature gate "
+                                       "SchedulerQueueingHints to false, feature is locked to true\n")  # fmt: skip
+
+
+def test_version_states_the_range(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert "emulates Kubernetes 1.30–1.36, default 1.36" in capsys.readouterr().out
+
+
+PV_ZONE_B = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/pv}
+  claimRef: {namespace: default, name: claim}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [elsewhere]}]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim, namespace: default}
+spec: {accessModes: [ReadWriteOnce], volumeName: pv, resources: {requests: {storage: 1Gi}}}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: v, persistentVolumeClaim: {claimName: claim}}]
+  containers: [{name: c, image: pause}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        # v1.30.6, v1.31.8 binder.go ErrReasonNodeConflict
+        pytest.param("1.32", "node(s) had volume node affinity conflict", id="1.32"),
+        # v1.33.3 binder.go (kubernetes#129887)
+        pytest.param("1.33", "node(s) didn't match PersistentVolume's node affinity", id="1.33 (v1.33.3)"),
+    ],
+)
+def test_volume_node_affinity_text_per_version(tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str,
+                                               reason: str) -> None:  # fmt: skip
+    result = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + PV_ZONE_B, "--emulated-version", version)
+    assert message(result).startswith(f"0/1 nodes are available: 1 {reason}.")
+
+
+def test_a_pod_with_claims_stays_pending_where_dra_is_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pod = POD_2CPU.replace('"2"', '"100m"').replace("spec:\n", "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: c}]\n")
+    on = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + pod)
+    assert on["pods"][0]["nodeName"] is None
+    assert message(on) == (
+        "0/1 nodes are available: kubesched does not emulate dynamic resource allocation: the pod's resource "
+        "claims cannot be allocated. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    off = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + pod, "--emulated-version", "1.33")
+    assert off["pods"][0]["nodeName"] == "n1"  # DRA off: the claims are not the scheduler's business

@@ -1,0 +1,66 @@
+"""DynamicResources for pods without claims, per version (k/k ``plugins/dynamicresources``:
+PreFilter and PostFilter at v1.30.6, v1.31.8, v1.33.3, v1.34.7, v1.35.4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched import CycleState
+from kubesched.api._objects import PodResourceClaim
+from kubesched.plugins import dynamicresources as dra
+from kubesched.runtime._status import Code
+from kubesched.testing import framework_for, make_node, make_pod
+
+DRA_ON = {"DynamicResourceAllocation": True}
+
+
+def plugin(version: str, gates: dict[str, bool] | None = None) -> dra.DynamicResources:
+    fw = framework_for({"preFilter": [dra.NAME], "postFilter": [dra.NAME]}, [make_node("n1").obj()],
+                       feature_gates=DRA_ON if gates is None else gates, emulated_version=version)  # fmt: skip
+    pl: dra.DynamicResources = fw.plugin(dra.NAME)
+    return pl
+
+
+@pytest.mark.parametrize(
+    ("version", "reasons"),
+    [
+        # v1.30.6 / v1.31.8 dynamicresources.go PostFilter: len(state.claims) == 0
+        pytest.param("1.30", (dra.MSG_NO_NEW_CLAIMS,), id="1.30 (v1.30.6)"),
+        pytest.param("1.31", (dra.MSG_NO_NEW_CLAIMS,), id="1.31 (v1.31.8)"),
+        pytest.param("1.32", (dra.MSG_NO_NEW_CLAIMS,), id="1.32 (before kubernetes#129823)"),
+        # v1.33.3: len(pod.Spec.ResourceClaims) == 0 → NewStatus(Unschedulable), no reason
+        pytest.param("1.33", (), id="1.33 (v1.33.3, kubernetes#129823)"),
+        # v1.34.7 / v1.35.4: state.claims.empty() → "no new claims to deallocate"
+        pytest.param("1.34", (dra.MSG_NO_NEW_CLAIMS,), id="1.34 (v1.34.7)"),
+        pytest.param("1.35", (dra.MSG_NO_NEW_CLAIMS,), id="1.35 (v1.35.4)"),
+        pytest.param("1.36", (dra.MSG_NO_NEW_CLAIMS,), id="1.36 (as 1.35)"),
+    ],
+)
+def test_pod_without_claims(version: str, reasons: tuple[str, ...]) -> None:
+    pl = plugin(version)
+    pod = make_pod("p").obj()
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, pod, []).code == Code.SKIP
+    result, status = pl.kubesched_post_filter(state, pod, {})
+    assert result is None
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, reasons)
+
+
+def test_disabled_plugin_in_a_profile() -> None:
+    """Enabled by a configuration while the gate is off: every tag's ``!pl.enabled`` answers."""
+    pl = plugin("1.32", {"DynamicResourceAllocation": False})
+    pod = make_pod("p").obj()
+    pod.spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="c")]
+    assert pl.kubesched_pre_filter(CycleState(), pod, []).code == Code.SKIP
+    _, status = pl.kubesched_post_filter(CycleState(), pod, {})
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ("plugin disabled",))
+
+
+def test_pod_with_claims_stays_pending_with_a_reason() -> None:
+    pl = plugin("1.36")
+    pod = make_pod("p").obj()
+    pod.spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="c")]
+    status = pl.kubesched_pre_filter(CycleState(), pod, [])
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dra.MSG_CLAIMS_NOT_EMULATED,))
+    _, status = pl.kubesched_post_filter(CycleState(), pod, {})
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ())
