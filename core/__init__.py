@@ -40,7 +40,7 @@ from ._errors import (
     TransportError,
     UnavailableError,
 )
-from ._transport import Transport, WatchEvent
+from ._transport import Transport, WatchEvent, WatchEventType
 from .hookspecs import hookimpl, hookspec
 
 __version__ = "0.1.0"
@@ -86,6 +86,7 @@ __all__ = [
     "UnavailableError",
     "WaitingPod",
     "WatchEvent",
+    "WatchEventType",
     "hookimpl",
     "hookspec",
     "load_entry_point_plugins",

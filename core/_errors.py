@@ -1,4 +1,24 @@
-"""The exception hierarchy: bad input, and the transport's typed failures (one module, as httpx)."""
+"""The exception hierarchy: bad input, and the transport's typed failures (one module, as httpx).
+
+Every exception kubesched raises on purpose derives from :class:`KubeschedError`, so that one
+``except KubeschedError`` in a service catches them all.  Most are here; four live beside the code
+that raises them, with a second base where callers catch them by it:
+
+    KubeschedError
+    ├── ConfigError                     bad input (manifests, configurations, plugin args)
+    ├── TransportError                  the transport's typed failures
+    │   ├── ConflictError, NotFoundError, UnavailableError
+    │   └── GoneError                   (kubesched.transports.kube: 410, the watch must relist)
+    ├── PluginError                     a profile that cannot be built (runtime/_plugins.py)
+    ├── FitError                        the pod fits no node (runtime/_status.py)
+    ├── QuantityError (also ValueError) not a Kubernetes quantity (api/_resources.py)
+    ├── VolumeError                     the storage helpers' errors (api/_pvhelpers.py)
+    ├── ExtenderError                   an HTTP extender failed (runtime/_extender.py)
+    └── LeaderElectionLost              (kubesched.transports.kube)
+
+Task groups wrap what their tasks raise in an ExceptionGroup; the public entry points raise the
+plain exception instead (:func:`plain_exception` says which).
+"""
 
 from __future__ import annotations
 
@@ -40,3 +60,40 @@ class NotFoundError(TransportError):
 
 class UnavailableError(TransportError):
     """The API could not be reached or answered 5xx; the call may be retried."""
+
+
+def plain_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The one plain exception that a task group's ``group`` stands for, or None to let the group
+    go on as it is.
+
+    A task group (anyio, trio) wraps what its tasks raise in an ExceptionGroup, even a single
+    error; kubesched's public entry points (``Scheduler.run``, the transports' ``async with``,
+    :func:`kubesched.testing.scheduler_for`) raise plain exceptions instead, by this rule:
+
+    - the leaves are the exceptions of ``group`` and of the groups nested in it, in order;
+    - if one leaf is not an :class:`Exception` (a cancellation, KeyboardInterrupt, SystemExit)
+      the group goes on unchanged (None), for the event loop's cancel scopes to handle;
+    - one leaf: that exception;
+    - several: the first :class:`KubeschedError` among them (the first leaf if none is), with
+      one note per other leaf ("also raised: TypeError: ...") so that none goes unseen.
+
+    The caller raises the exception outside its ``except`` block, so that the group does not
+    become its ``__context__``.
+    """
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(reversed(exc.exceptions))
+        else:
+            leaves.append(exc)
+    errors = [e for e in leaves if isinstance(e, Exception)]
+    if not errors or len(errors) != len(leaves):
+        return None
+    first = next((e for e in errors if isinstance(e, KubeschedError)), errors[0])
+    for other in errors:
+        note = f"also raised: {type(other).__name__}: {other}"
+        if other is not first and note not in getattr(first, "__notes__", ()):
+            first.add_note(note)
+    return first

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from kubesched import hookspecs
-from kubesched._errors import ConfigError
+from kubesched._errors import ConfigError, KubeschedError
 from kubesched.metrics._metrics import batch_code, status_code
 from kubesched.runtime._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
 from kubesched.runtime._status import Code, Status
@@ -34,7 +34,7 @@ _POINT_OF = {
 }
 
 
-class PluginError(Exception):
+class PluginError(KubeschedError):
     """A profile that cannot be built (unknown plugin, bad args, no QueueSort...).
 
     ``field`` is the path below the profile it concerns (``plugins.queueSort``), if known.

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched.api._objects import Binding, Event, convert
+from kubesched import ConflictError, NotFoundError, UnavailableError
+from kubesched.api import Binding, Event, convert
 
 from ._http import (
     HTTPError,

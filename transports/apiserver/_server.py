@@ -38,7 +38,7 @@ import anyio
 import anyio.abc
 
 from kubesched.transports.fake import FakeCluster
-from kubesched.validation._validation import validate_object as _validate
+from kubesched.validation import validate_object as _validate
 
 from . import _discovery as disco
 from ._conn import Connection

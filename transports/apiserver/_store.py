@@ -38,8 +38,8 @@ from typing import Any, Protocol
 import msgspec
 from msgspec.structs import replace
 
-from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched.api._objects import KINDS, convert
+from kubesched import ConfigError, ConflictError, NotFoundError, UnavailableError
+from kubesched.api import KINDS, convert
 from kubesched.transports.fake import FakeCluster
 
 from ._events import core_event, event_from_core

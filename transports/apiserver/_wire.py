@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import fields, replace
 
-from kubesched.api._objects import to_builtins
+from kubesched.api import to_builtins
 
 __all__ = [
     "builtins",

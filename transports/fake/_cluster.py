@@ -52,10 +52,8 @@ import anyio
 from anyio.abc import TaskGroup
 from msgspec.structs import replace
 
-from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched._transport import Transport
-from kubesched.api._labels import selector_matches
-from kubesched.api._objects import (
+from kubesched import ConflictError, NotFoundError, Transport, UnavailableError
+from kubesched.api import (
     Binding,
     Event,
     Node,
@@ -64,6 +62,7 @@ from kubesched.api._objects import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    selector_matches,
 )
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY

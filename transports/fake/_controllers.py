@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from msgspec.structs import replace
 
-from kubesched.api._durations import parse_duration
-from kubesched.api._objects import (
+from kubesched.api import (
     Deployment,
     Job,
     JobCondition,
@@ -56,9 +55,10 @@ from kubesched.api._objects import (
     PodTemplateSpec,
     ReplicaSet,
     ReplicaSetSpec,
+    parse_duration,
     to_builtins,
 )
-from kubesched.api._objects import copy as _copy
+from kubesched.api import copy as _copy
 
 from ._store import Change, Controller
 

@@ -26,15 +26,15 @@ from urllib.parse import quote
 import anyio
 import msgspec
 
-from kubesched._errors import (
+from kubesched import (
     ConfigError,
     ConflictError,
     KubeschedError,
     NotFoundError,
     TransportError,
 )
-from kubesched.api._objects import Lease
-from kubesched.runtime._nodeinfo import parse_time
+from kubesched.api import Lease
+from kubesched.framework import parse_time
 
 from ._client import ApiClient
 from ._transport import KubeTransport, micro_time

@@ -44,9 +44,8 @@ import anyio.abc
 import httpx
 import msgspec
 
-from kubesched._errors import ConflictError
-from kubesched._transport import Transport, WatchEvent
-from kubesched.api._objects import (
+from kubesched import ConflictError, Transport, WatchEvent
+from kubesched.api import (
     Binding,
     Event,
     PersistentVolume,
