@@ -14,6 +14,7 @@ from kubesched.api._objects import (
 )
 from kubesched.api._resources import QuantityError, Resource, parse_quantity, pod_requests
 from kubesched.config._config import SchedulerConfig
+from kubesched.config._load import load_config
 from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
 from kubesched.runtime._entrypoints import load_entry_point_plugins
 from kubesched.runtime._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
@@ -89,6 +90,7 @@ __all__ = [
     "WatchEventType",
     "hookimpl",
     "hookspec",
+    "load_config",
     "load_entry_point_plugins",
     "parse_quantity",
     "per_node_filter",

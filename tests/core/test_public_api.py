@@ -28,6 +28,7 @@ EXPECTED_ALL = {
     "WaitingPod", "WatchEvent", "hookimpl", "hookspec", "parse_quantity", "per_node_filter",
     "per_node_score", "pod_requests", "__version__",
     "WatchEventType",  # what a transport's watch yields (transports import only public names)
+    "load_config",  # a configuration validated before any scheduler starts (embedding)
 }
 
 
