@@ -40,6 +40,7 @@ from ._errors import (
     NotFoundError,
     TransportError,
     UnavailableError,
+    plain_exception,
 )
 from ._transport import Transport, WatchEvent, WatchEventType
 from .hookspecs import hookimpl, hookspec
@@ -95,6 +96,7 @@ __all__ = [
     "parse_quantity",
     "per_node_filter",
     "per_node_score",
+    "plain_exception",
     "pod_requests",
     "__version__",
 ]

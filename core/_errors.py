@@ -62,7 +62,9 @@ class UnavailableError(TransportError):
     """The API could not be reached or answered 5xx; the call may be retried."""
 
 
-def plain_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+def plain_exception(
+    group: BaseExceptionGroup[BaseException], *, keep: BaseException | None = None
+) -> Exception | None:
     """The one plain exception that a task group's ``group`` stands for, or None to let the group
     go on as it is.
 
@@ -70,7 +72,9 @@ def plain_exception(group: BaseExceptionGroup[BaseException]) -> Exception | Non
     error; kubesched's public entry points (``Scheduler.run``, the transports' ``async with``,
     :func:`kubesched.testing.scheduler_for`) raise plain exceptions instead, by this rule:
 
-    - the leaves are the exceptions of ``group`` and of the groups nested in it, in order;
+    - the leaves are the exceptions of ``group`` and of the groups nested in it, in order; an
+      exception the caller's own code raised (``keep``: what the block of an ``async with``
+      raised) is one leaf, even if it is an ExceptionGroup of its own;
     - if one leaf is not an :class:`Exception` (a cancellation, KeyboardInterrupt, SystemExit)
       the group goes on unchanged (None), for the event loop's cancel scopes to handle;
     - one leaf: that exception;
@@ -78,16 +82,31 @@ def plain_exception(group: BaseExceptionGroup[BaseException]) -> Exception | Non
       one note per other leaf ("also raised: TypeError: ...") so that none goes unseen.
 
     The caller raises the exception outside its ``except`` block, so that the group does not
-    become its ``__context__``.
+    become its ``__context__``::
+
+        error = None
+        try:
+            async with anyio.create_task_group() as tg:
+                ...
+        except BaseExceptionGroup as group:
+            if (error := plain_exception(group)) is None:
+                raise
+        if error is not None:
+            raise error
     """
+    kept = _leaves(keep) if isinstance(keep, BaseExceptionGroup) else None
     leaves: list[BaseException] = []
     stack: list[BaseException] = [group]
     while stack:
         exc = stack.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            stack.extend(reversed(exc.exceptions))
-        else:
+        if not isinstance(exc, BaseExceptionGroup):
             leaves.append(exc)
+        elif keep is not None and (exc is keep or (kept is not None and _same(_leaves(exc), kept))):
+            # ``keep`` itself, or the copy trio's nursery makes of it (split off its
+            # cancellations: the same leaves, the same traceback)
+            leaves.append(keep)
+        else:
+            stack.extend(reversed(exc.exceptions))
     errors = [e for e in leaves if isinstance(e, Exception)]
     if not errors or len(errors) != len(leaves):
         return None
@@ -97,3 +116,14 @@ def plain_exception(group: BaseExceptionGroup[BaseException]) -> Exception | Non
         if other is not first and note not in getattr(first, "__notes__", ()):
             first.add_note(note)
     return first
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+def _same(a: list[BaseException], b: list[BaseException]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from kubesched._errors import plain_exception
 from kubesched.api._objects import (
     Affinity,
     Container,
@@ -95,11 +96,11 @@ async def scheduler_for(
     A configuration or a profile that cannot be built raises its own error, not an
     ExceptionGroup: :class:`~kubesched.ConfigError` for bad plugin args or a plugin declaring
     ``async def`` a hook that must be a plain function, :class:`~kubesched.PluginError` for a
-    profile that cannot be assembled (an unknown plugin).  An error in the block comes out as
-    itself too.
+    profile that cannot be assembled (an unknown plugin).  An error in the block, or one that
+    stops the scheduler, comes out as itself too (:func:`kubesched.plain_exception`).
     """
-    entered = False
     failure: Exception | None = None
+    raised: BaseException | None = None  # by the block: itself, even an ExceptionGroup
     try:
         async with _scheduler_for(
             objects,
@@ -111,33 +112,16 @@ async def scheduler_for(
             seed=seed,
             **cluster_options,
         ) as sim:
-            entered = True
-            yield sim
-    except BaseExceptionGroup as group:
-        # the scheduler is built inside the fake cluster's task group: a setup error comes out
-        # wrapped in a group of one
-        failure = None if entered else _sole_error(group)
-        if failure is None:
+            try:
+                yield sim
+            except BaseException as e:
+                raised = e
+                raise
+    except BaseExceptionGroup as group:  # from the task group the scheduler runs in
+        if (failure := plain_exception(group, keep=raised)) is None:
             raise
     if failure is not None:
         raise failure  # outside the handler: no group as its context
-
-
-def _sole_error(group: BaseExceptionGroup[BaseException]) -> Exception | None:
-    """The one exception a (nested) group holds, if it holds exactly one and it is an Exception."""
-    leaves: list[BaseException] = []
-
-    def walk(g: BaseExceptionGroup[BaseException]) -> None:
-        for e in g.exceptions:
-            if isinstance(e, BaseExceptionGroup):
-                walk(e)
-            else:
-                leaves.append(e)
-
-    walk(group)
-    if len(leaves) == 1 and isinstance(leaves[0], Exception):
-        return leaves[0]
-    return None
 
 
 class PodBuilder:

@@ -31,6 +31,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
@@ -159,7 +160,21 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.last_activity = 0.0
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced."""
+        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced.
+
+        What ends it otherwise (a watch that fails for good, a bug) comes out as the plain
+        exception, not wrapped in the run's task group's ExceptionGroup
+        (:func:`kubesched.plain_exception` says which when several tasks failed at once)."""
+        error: Exception | None = None
+        try:
+            await self._run(task_status)
+        except BaseExceptionGroup as group:
+            if (error := plain_exception(group)) is None:
+                raise
+        if error is not None:
+            raise error  # outside the handler: the group is not its context
+
+    async def _run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg

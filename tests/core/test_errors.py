@@ -6,14 +6,19 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import AsyncIterator
 from types import ModuleType
+from typing import Any
 
+import anyio
 import pytest
 
 import kubesched
 import kubesched.plugins
 import kubesched.transports
-from kubesched._errors import plain_exception
+from kubesched import plain_exception
+from kubesched.config._config import default_profile
+from kubesched.transports.fake import FakeCluster
 
 
 def _public(name: str) -> bool:
@@ -120,8 +125,81 @@ def test_several_without_a_kubesched_error_give_the_first() -> None:
     assert first.__notes__ == ["also raised: TypeError: t"]
 
 
+def test_the_callers_own_group_is_one_leaf_even_as_trio_copies_it() -> None:
+    mine = ExceptionGroup("mine", [KeyError("a"), ValueError("b")])
+    assert plain_exception(ExceptionGroup("tg", [mine]), keep=mine) is mine
+    copy = mine.derive(mine.exceptions)  # what trio's nursery wraps: the same leaves
+    assert plain_exception(ExceptionGroup("tg", [copy]), keep=mine) is mine
+    other = ExceptionGroup("other", [KeyError("a")])
+    assert isinstance(plain_exception(ExceptionGroup("tg", [other]), keep=mine), KeyError)
+    assert plain_exception(mine, keep=mine) is mine
+
+
 def test_a_cancellation_leaves_the_group_alone() -> None:
     """Cancel scopes look for their cancellation in the group: it goes on as it is."""
     assert plain_exception(BaseExceptionGroup("g", [_Cancelled()])) is None
     assert plain_exception(BaseExceptionGroup("g", [ValueError("x"), _Cancelled()])) is None
     assert plain_exception(BaseExceptionGroup("g", [KeyboardInterrupt()])) is None
+
+
+# --- the public entry points raise plain exceptions ----------------------------------------------
+
+
+class BrokenWatch(kubesched.Transport):
+    """A transport whose watch fails with an error that is not a TransportError (a bug): nothing
+    to retry, the scheduler stops."""
+
+    def __init__(self, *, after_sync: bool = False) -> None:
+        self.after_sync = after_sync
+
+    def watch(self) -> AsyncIterator[kubesched.WatchEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[kubesched.WatchEvent]:
+        if self.after_sync:
+            yield kubesched.WatchEvent("SYNCED")
+            await anyio.sleep(1)
+        raise RuntimeError("the watch broke")
+
+    async def bind(self, binding: kubesched.Binding) -> None:
+        raise NotImplementedError
+
+    async def patch_pod_status(self, namespace: str, name: str, **kw: Any) -> None:
+        raise NotImplementedError
+
+    async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        raise NotImplementedError
+
+    async def record_event(self, event: kubesched.Event) -> None:
+        raise NotImplementedError
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("after_sync", [False, True], ids=["before it started", "while it runs"])
+async def test_scheduler_run_raises_what_stopped_it(after_sync: bool) -> None:
+    scheduler = kubesched.Scheduler(BrokenWatch(after_sync=after_sync))
+    with pytest.raises(RuntimeError, match="^the watch broke$") as exc:
+        await scheduler.run()
+    assert exc.type is RuntimeError
+    assert not isinstance(exc.value.__context__, BaseExceptionGroup)
+
+
+@pytest.mark.anyio
+async def test_scheduler_run_started_in_a_task_group_fails_its_start_plainly() -> None:
+    scheduler = kubesched.Scheduler(BrokenWatch())
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(RuntimeError, match="^the watch broke$"):
+            await tg.start(scheduler.run)
+
+
+@pytest.mark.anyio
+async def test_a_profile_that_cannot_be_built_in_the_fake_cluster_is_plain() -> None:
+    """What a service writes: the scheduler built inside ``async with FakeCluster()``."""
+    profile = default_profile()
+    profile.multi_point.append(("Nope", 1))
+    with pytest.raises(kubesched.PluginError, match='^"Nope" does not exist$'):
+        async with FakeCluster() as cluster:
+            kubesched.Scheduler(cluster, kubesched.SchedulerConfig(profiles=[profile]))
+    with pytest.raises(kubesched.KubeschedError):
+        async with FakeCluster() as cluster:
+            kubesched.Scheduler(cluster, kubesched.SchedulerConfig(profiles=[profile]))

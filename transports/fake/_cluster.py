@@ -64,6 +64,7 @@ from kubesched.api import (
     PodCondition,
     selector_matches,
 )
+from kubesched.transports._taskgroups import exit_task_group
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
@@ -186,8 +187,8 @@ class FakeCluster(Transport):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-        if self._tg is not None:
-            await self._tg.__aexit__(exc_type, exc, tb)
+        if self._tg is not None:  # what failed (the block, a controller) comes out as itself
+            await exit_task_group(self._tg, exc_type, exc, tb)
 
     async def aclose(self) -> None:
         """End every watch (after its queued events) and stop the termination timers."""

@@ -54,6 +54,7 @@ from kubesched.api import (
     PodCondition,
     to_builtins,
 )
+from kubesched.transports._taskgroups import exit_task_group
 
 from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient
 from ._config import ClusterConfig
@@ -177,9 +178,9 @@ class KubeTransport(Transport):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-        if self._tg is not None:
+        if self._tg is not None:  # what failed (the block, a watch) comes out as itself
             tg, self._tg = self._tg, None
-            await tg.__aexit__(exc_type, exc, tb)
+            await exit_task_group(tg, exc_type, exc, tb)
 
     async def aclose(self) -> None:
         """End every watch and close the HTTP connections."""
