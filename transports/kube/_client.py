@@ -159,7 +159,7 @@ class ApiClient:
 
     def backoff(self, attempt: int) -> float:
         """The delay before retry ``attempt`` (0-based): exponential with full jitter on top."""
-        base = min(self.retry_max, self.retry_base * (2**attempt))
+        base = min(self.retry_max, self.retry_base * (1 << attempt))
         return base * (1.0 + self.rng.random())
 
     async def _send_once(

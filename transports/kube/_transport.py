@@ -320,12 +320,14 @@ class KubeTransport(Transport):
         body = await self._replacement(path, pvc)
         return _pvc_decoder.decode(await self.api.request("PUT", path, body=body))
 
-    async def _replacement(self, path: str, obj: msgspec.Struct) -> dict[str, Any]:
+    async def _replacement(
+        self, path: str, obj: PersistentVolume | PersistentVolumeClaim
+    ) -> dict[str, Any]:
         """The body of a PUT of ``obj``: the stored object (GET; 404 → NotFoundError) with the
         struct laid over it, at the struct's resourceVersion (the server refuses a stale one)."""
         current = msgspec.json.decode(await self.api.request("GET", path))
         body = _laid_over(current, obj)
-        rv = obj.metadata.resource_version  # type: ignore[attr-defined]
+        rv = obj.metadata.resource_version
         body.setdefault("metadata", {})["resourceVersion"] = rv
         if not rv:
             body["metadata"].pop("resourceVersion")
