@@ -1,8 +1,9 @@
 """The exception hierarchy: bad input, and the transport's typed failures (one module, as httpx).
 
 Every exception kubesched raises on purpose derives from :class:`KubeschedError`, so that one
-``except KubeschedError`` in a service catches them all.  Most are here; four live beside the code
-that raises them, with a second base where callers catch them by it:
+``except KubeschedError`` in a service catches them all.  The input and transport errors are
+here; the others live beside the code that raises them, keeping a second base where callers
+catch them by it (``QuantityError`` is still a ``ValueError``):
 
     KubeschedError
     ├── ConfigError                     bad input (manifests, configurations, plugin args)
