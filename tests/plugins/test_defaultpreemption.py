@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import SchedulerConfig
 from kubesched.plugins import IN_TREE, defaultpreemption
 from kubesched.runtime._events import ActionType, QueueingHint, Resource
 from kubesched.runtime._status import Code
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.testing import framework_for, make_node, make_pdb, make_pod
 
 pytestmark = pytest.mark.anyio
