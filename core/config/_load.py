@@ -67,15 +67,29 @@ def load_config(
         config = parse_config(document, registry=plugins)
     except ConfigError as e:
         raise e.at(source=name) from None
+    check_profiles(config, name, plugins)
+    return config
+
+
+def check_profiles(
+    config: SchedulerConfig,
+    source: str = "",
+    registry: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+) -> None:
+    """Build every profile of ``config`` once (with its feature gates), so that bad plugin args,
+    a hook declared ``async def`` that must be plain, or a profile that cannot be assembled (no
+    QueueSort plugin) are a :class:`~kubesched.ConfigError` now, prefixed with ``source`` and
+    naming the profile's field.  ``registry``: the plugins to build from (default: the in-tree,
+    entry-point and temporarily registered ones)."""
+    plugins = all_plugins() if registry is None else registry
     for i, profile in enumerate(config.profiles):
         try:
             build_framework(profile, plugins, config.feature_gates)
         except ConfigError as e:
-            raise e.at(source=name) from None
+            raise e.at(source=source) from None
         except PluginError as e:
             field = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
-            raise ConfigError(str(e), source=name, field=field) from None
-    return config
+            raise ConfigError(str(e), source=source, field=field) from None
 
 
 def _document(source: ConfigSource) -> tuple[str, Any]:
@@ -109,4 +123,4 @@ def _is_text(source: str) -> bool:
     return not source or "\n" in source or source.lstrip().startswith("{")
 
 
-__all__ = ["ConfigSource", "load_config"]
+__all__ = ["ConfigSource", "check_profiles", "load_config"]
