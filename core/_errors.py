@@ -65,7 +65,7 @@ class UnavailableError(TransportError):
 
 def plain_exception(
     group: BaseExceptionGroup[BaseException], *, keep: BaseException | None = None
-) -> Exception | None:
+) -> BaseException | None:
     """The one plain exception that a task group's ``group`` stands for, or None to let the group
     go on as it is.
 
@@ -76,11 +76,13 @@ def plain_exception(
     - the leaves are the exceptions of ``group`` and of the groups nested in it, in order; an
       exception the caller's own code raised (``keep``: what the block of an ``async with``
       raised) is one leaf, even if it is an ExceptionGroup of its own;
-    - if one leaf is not an :class:`Exception` (a cancellation, KeyboardInterrupt, SystemExit)
-      the group goes on unchanged (None), for the event loop's cancel scopes to handle;
+    - if a leaf is a cancellation (trio's ``Cancelled``, asyncio's ``CancelledError``: any
+      BaseException but KeyboardInterrupt and SystemExit) the group goes on unchanged (None),
+      for the event loop's cancel scopes to find it;
     - one leaf: that exception;
-    - several: the first :class:`KubeschedError` among them (the first leaf if none is), with
-      one note per other leaf ("also raised: TypeError: ...") so that none goes unseen.
+    - several: the first KeyboardInterrupt or SystemExit (the user stops the program), else the
+      first :class:`KubeschedError`, else the first leaf; with one note per other leaf ("also
+      raised: TypeError: ...") so that none goes unseen.
 
     The caller raises the exception outside its ``except`` block, so that the group does not
     become its ``__context__``::
@@ -108,11 +110,13 @@ def plain_exception(
             leaves.append(keep)
         else:
             stack.extend(reversed(exc.exceptions))
-    errors = [e for e in leaves if isinstance(e, Exception)]
-    if not errors or len(errors) != len(leaves):
+    if not all(isinstance(e, Exception | KeyboardInterrupt | SystemExit) for e in leaves):
         return None
-    first = next((e for e in errors if isinstance(e, KubeschedError)), errors[0])
-    for other in errors:
+    first = next(
+        (e for e in leaves if not isinstance(e, Exception)),
+        next((e for e in leaves if isinstance(e, KubeschedError)), leaves[0]),
+    )
+    for other in leaves:
         note = f"also raised: {type(other).__name__}: {other}"
         if other is not first and note not in getattr(first, "__notes__", ()):
             first.add_note(note)

@@ -99,7 +99,7 @@ async def scheduler_for(
     profile that cannot be assembled (an unknown plugin).  An error in the block, or one that
     stops the scheduler, comes out as itself too (:func:`kubesched.plain_exception`).
     """
-    failure: Exception | None = None
+    failure: BaseException | None = None
     raised: BaseException | None = None  # by the block: itself, even an ExceptionGroup
     try:
         async with _scheduler_for(

@@ -19,7 +19,7 @@ async def exit_task_group(
     """``tg.__aexit__``, raising the one plain exception its ExceptionGroup stands for
     (:func:`kubesched.plain_exception`): what the ``async with`` block raised stays whole, even
     an ExceptionGroup of its own; a cancellation goes on as the group it came in."""
-    error: Exception | None = None
+    error: BaseException | None = None
     try:
         await tg.__aexit__(exc_type, exc, tb)
     except BaseExceptionGroup as group:

@@ -165,7 +165,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         What ends it otherwise (a watch that fails for good, a bug) comes out as the plain
         exception, not wrapped in the run's task group's ExceptionGroup
         (:func:`kubesched.plain_exception` says which when several tasks failed at once)."""
-        error: Exception | None = None
+        error: BaseException | None = None
         try:
             await self._run(task_status)
         except BaseExceptionGroup as group:

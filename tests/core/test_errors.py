@@ -139,7 +139,18 @@ def test_a_cancellation_leaves_the_group_alone() -> None:
     """Cancel scopes look for their cancellation in the group: it goes on as it is."""
     assert plain_exception(BaseExceptionGroup("g", [_Cancelled()])) is None
     assert plain_exception(BaseExceptionGroup("g", [ValueError("x"), _Cancelled()])) is None
-    assert plain_exception(BaseExceptionGroup("g", [KeyboardInterrupt()])) is None
+    assert plain_exception(BaseExceptionGroup("g", [KeyboardInterrupt(), _Cancelled()])) is None
+
+
+def test_an_interrupt_comes_first() -> None:
+    """Ctrl-C (or sys.exit) in a task stops the program, whatever else failed meanwhile."""
+    interrupt = KeyboardInterrupt()
+    assert plain_exception(BaseExceptionGroup("g", [interrupt])) is interrupt
+    error = kubesched.ConfigError("bad")
+    assert plain_exception(BaseExceptionGroup("g", [error, interrupt])) is interrupt
+    assert interrupt.__notes__ == ["also raised: ConfigError: bad"]
+    leaving = SystemExit(3)
+    assert plain_exception(BaseExceptionGroup("g", [leaving])) is leaving
 
 
 # --- the public entry points raise plain exceptions ----------------------------------------------
@@ -203,3 +214,19 @@ async def test_a_profile_that_cannot_be_built_in_the_fake_cluster_is_plain() -> 
     with pytest.raises(kubesched.KubeschedError):
         async with FakeCluster() as cluster:
             kubesched.Scheduler(cluster, kubesched.SchedulerConfig(profiles=[profile]))
+
+
+@pytest.mark.anyio
+async def test_a_simulation_raises_what_failed_in_its_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubesched.simulation import Simulation, _simulation
+
+    async def failing(self: Any) -> None:
+        async def fail() -> None:
+            raise kubesched.ConfigError("late trouble", source="in.yaml: document 1 (Pod p)")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fail)
+
+    monkeypatch.setattr(_simulation._Run, "run", failing)
+    with pytest.raises(kubesched.ConfigError, match=r"^in.yaml: document 1 \(Pod p\): late trouble$"):
+        await Simulation([]).run()

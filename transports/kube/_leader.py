@@ -279,7 +279,7 @@ class LeaderElector:
         """
         await self.acquire()
         lost = False
-        error: Exception | None = None
+        error: BaseException | None = None
         raised: list[BaseException] = []  # what ``work`` raised: one exception, even a group
         try:
             async with anyio.create_task_group() as tg:
