@@ -71,7 +71,8 @@ def plain_exception(
 
     A task group (anyio, trio) wraps what its tasks raise in an ExceptionGroup, even a single
     error; kubesched's public entry points (``Scheduler.run``, the transports' ``async with``,
-    :func:`kubesched.testing.scheduler_for`) raise plain exceptions instead, by this rule:
+    ``Simulation.run``, :func:`kubesched.testing.scheduler_for`) raise plain exceptions instead,
+    by this rule:
 
     - the leaves are the exceptions of ``group`` and of the groups nested in it, in order; an
       exception the caller's own code raised (``keep``: what the block of an ``async with``
