@@ -1,11 +1,14 @@
 """``kubesched.load_config``: a KubeSchedulerConfiguration read, validated and checked before any
 scheduler starts, as ``kubesched run --config`` checks it::
 
-    path ─► read ─┐
-    text ─────────┴─► documents (YAML; JSON by     ─► exactly one ─► parse_config ─► each profile ─► SchedulerConfig
-                      name or leading "{")                           (fields,        built once
-    mapping ─────────────────────────────────────────────────────►    plugin names,  (plugin args,
-                                                                       entry points)  hooks)
+    path ──► read ──┐
+    text ───────────┴──► its documents (YAML; JSON by a .json name or a leading "{")
+                                        │ exactly one
+    mapping ────────────────────────────┤
+                                        ▼
+                    parse_config (fields, plugin names, entry points)
+                                        ▼
+                    every profile built once (plugin args, hooks) ──► SchedulerConfig
 
 Every failure is one :class:`~kubesched.ConfigError` whose text is the line the command line
 prints for the same file after ``kubesched: error:`` (``bad.yaml,
