@@ -14,6 +14,13 @@ For plugin authors: :func:`scheduler_for` runs a scheduler on a fake cluster in 
         await sim.settle()
         assert sim.placements() == {"p": "n1"}
 
+A plugin's unit test builds it over a :class:`FakeHandle` (a ``kubesched.framework.Handle`` over
+a fixed cluster that records events, activations and API writes), or runs a whole profile with
+:func:`framework_for`::
+
+    handle = FakeHandle([node], [pod], feature_gates={"SchedulerQueueingHints": False})
+    plugin = MyPlugin(None, handle)
+
 ``pytest_plugins = ["kubesched.pytest_plugin"]`` in a conftest adds the fixtures (both anyio
 backends in virtual time, ``temporary_plugin``).
 """
