@@ -1,4 +1,5 @@
-"""Gang: label-based gang scheduling, exactly as seed 002 defines it.
+"""Gang: label-based gang scheduling, the lightweight coscheduling design (scheduler-plugins
+``kep/2-lightweight-coscheduling``, superseded upstream by Coscheduling), specified below.
 
 A pod joins a gang with two labels (keys set in the plugin's args)::
 
@@ -6,9 +7,8 @@ A pod joins a gang with two labels (keys set in the plugin's args)::
     gang.kubesched.io/available-count: "3"      # how many members must be placed together
 
 A pod with only one of the two is "not gang-pod" for PreFilter and Permit (QueueSort and
-Unreserve read the name alone, as the seed does).  A gang is its name, in every namespace: the
-seed lists the gang's pods by label and keys its state by the name alone.  Hook by hook
-(``../shared/seeds/002_fea61fb3c6a3824a.txt``)::
+Unreserve read the name alone, as the design does).  A gang is its name, in every namespace: the
+design lists the gang's pods by label and keys its state by the name alone.  Hook by hook::
 
     QueueSort   by time alone: a gang pod has its gang's time (the creationTimestamp of the first
                 member the queue compared), another pod its own; gangs at the same time by name
@@ -26,25 +26,25 @@ seed lists the gang's pods by label and keys its state by the name alone.  Hook 
                 gangExpirationSeconds ago is forgotten (its time, its permitted pods, its
                 rejection mark): a new gang with the same name starts fresh
 
-``gangExpirationSeconds`` (the seed's ``GangExpirationTime``, whose value the seed does not give)
+``gangExpirationSeconds`` (the design's ``GangExpirationTime``, whose value the design does not give)
 defaults to 300 s: longer than the Permit wait (60 s), so a gang rejected by a timeout stays
 rejected (its members are turned away at PreFilter, holding nothing) instead of re-forming at
 once, and equal to the queue's podMaxInUnschedulablePodsDuration (5 min), so by the time its
 members come back from the unschedulable pods on the periodic flush, the gang starts fresh.
 
-The seed's CleanUp is a goroutine ticking every second from the plugin's start; here each hook
+The design's CleanUp is a goroutine ticking every second from the plugin's start; here each hook
 first drops what the ticks up to now would have dropped, which gives the same answers at every
 instant without a timer of its own (nothing reacts to a clean-up but the next hook).
 
-The seed implements no EnqueueExtensions: a pod the plugin rejected is moved back by any Pod or
+The design implements no EnqueueExtensions: a pod the plugin rejected is moved back by any Pod or
 Node event (upstream's ``UnrollWildCardResource``).
 
-Departures from the seed, off by default (args): ``prioritySort`` orders by priority first (the
-seed's order within equal priority); ``shortGangUnresolvable`` turns away a gang short of members
+Departures from the design, off by default (args): ``prioritySort`` orders by priority first (the
+design's order within equal priority); ``shortGangUnresolvable`` turns away a gang short of members
 as UnschedulableAndUnresolvable, so that preemption is not tried on its behalf.
 
 Every hook is a plain function: the framework runs them one at a time on the event loop, so the
-seed's mutex is not needed.
+design's mutex is not needed.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ DEFAULT_AVAILABLE_COUNT_LABEL = "gang.kubesched.io/available-count"
 DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60
 DEFAULT_GANG_EXPIRATION_SECONDS = 300
 CLEANUP_PERIOD = 1.0
-"""The seed's CleanUp sleeps a second between two passes."""
+"""The design's CleanUp sleeps a second between two passes."""
 
 GO_ZERO_TIME = -62135596800.0
 """``time.Time{}`` in Unix seconds: the creation time of a pod that has none."""
@@ -189,7 +189,7 @@ def atoi(s: str) -> int | str:
 
 @lru_cache(maxsize=4096)
 def creation_second(ts: str | None) -> float:
-    """A creationTimestamp in whole seconds (the API server keeps no more; the seed relies on
+    """A creationTimestamp in whole seconds (the API server keeps no more; the design relies on
     it), Go's zero time when there is none."""
     t = parse_time(ts)
     return GO_ZERO_TIME if t is None else float(math.floor(t))
@@ -203,7 +203,7 @@ def _pod_key(pod: Pod) -> str:
 
 
 class Gang:
-    """All-or-nothing placement of the pods that share a gang label (seed 002)."""
+    """All-or-nothing placement of the pods that share a gang label."""
 
     name = NAME
 
@@ -214,7 +214,7 @@ class Gang:
         self.count_label = args.available_count_label
         self.timeout = float(args.permit_waiting_time_seconds)
         self.expiration = float(args.gang_expiration_seconds)
-        # the seed's four maps, by gang name
+        # the design's four maps, by gang name
         self.created_at: dict[str, float] = {}  # firstGangPodCreatedAt
         self.permitted_at: dict[str, float] = {}  # firstGangPodPermittedAt
         self.permitted: dict[str, set[str]] = {}  # permittedGangPods ("namespace/name")
@@ -229,7 +229,7 @@ class Gang:
 
     # --- CleanUp -----------------------------------------------------------------------------
     def clean_up(self) -> None:
-        """Forget every gang the seed's CleanUp would have forgotten by now: the passes run
+        """Forget every gang the design's CleanUp would have forgotten by now: the passes run
         at the plugin's start + 1 s, + 2 s, ...; a pass drops a gang whose first Permit time
         plus the expiration is before it."""
         if not self._expiries and self._started is not None:
@@ -275,7 +275,7 @@ class Gang:
 
     def member(self, pod: Pod) -> tuple[str, str] | None:
         """(gang name, available-count label) of a pod with both labels; None for a pod the
-        seed calls "not gang-pod"."""
+        design calls "not gang-pod"."""
         labels = pod.metadata.labels
         gang = labels.get(self.name_label, "")
         count = labels.get(self.count_label, "")
@@ -322,7 +322,7 @@ class Gang:
     # --- QueueSort ---------------------------------------------------------------------------
     @hookimpl
     def kubesched_queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        """The seed's ``Less``: earlier time first, the gang's time for a gang pod (fixed by
+        """The design's ``Less``: earlier time first, the gang's time for a gang pod (fixed by
         the first member compared); two gangs at the same time by name.  Equal otherwise
         (the queue then keeps first in, first out).  With ``prioritySort``, priority first."""
         if self.args.priority_sort and a.priority != b.priority:
@@ -373,7 +373,7 @@ class Gang:
     # --- Reserve -----------------------------------------------------------------------------
     @hookimpl
     def kubesched_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Nothing: the seed is a Reserve plugin for its Unreserve."""
+        """Nothing: the design is a Reserve plugin for its Unreserve."""
         return None
 
     @hookimpl

@@ -178,7 +178,7 @@ class Executor:
         return None
 
     def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
-        """``prepareCandidateAsync`` (seed 000): mark the pod ``preempting`` and work in the
+        """``prepareCandidateAsync`` (upstream ``framework/preemption/preemption.go``, the ``SchedulerAsyncPreemption`` gate): mark the pod ``preempting`` and work in the
         background: clear lower-priority nominations to the node first, then, if some victim
         is not already terminating, delete N-1 victims, leave ``preempting``, delete the last."""
         self._observe_victims(c)

@@ -338,7 +338,7 @@ class FitError(Exception):
     (``" %v."``); the PostFilter message follows with ``" %v"`` and no period of its own
     (``framework/types.go`` ``FitError.Error()`` since v1.28, kubernetes#117588), so a preemption
     message reads ``"... preemption: 0/3 nodes are available: 3 No preemption victims found for
-    incoming pod."`` with one period, as in seed 002's scheduler log.
+    incoming pod."`` with one period, as kube-scheduler v1.28+ logs it.
     """
 
     def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:

@@ -57,8 +57,8 @@ from .helpers import (
 if TYPE_CHECKING:
     from kubesched.framework import Node, Pod
 
-# ConflictReasons (Filter's UnschedulableAndUnresolvable reasons).  ErrReasonNodeConflict: issue 23
-# names "node(s) had volume node affinity conflict", upstream's text through v1.32 (binder.go);
+# ConflictReasons (Filter's UnschedulableAndUnresolvable reasons).  ErrReasonNodeConflict: the storage
+# acceptance names "node(s) had volume node affinity conflict", upstream's text through v1.32 (binder.go);
 # v1.33+ reads "node(s) didn't match PersistentVolume's node affinity" (kubernetes#129887).  The
 # issue's text is kept, as the issue asks.
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"

@@ -1,4 +1,4 @@
-"""Plugins that misbehave are named and contained (issue 22, item 8).
+"""Plugins that misbehave are named and contained.
 
 - At load time: a hook that must be a plain function but is declared ``async def`` is a
   ConfigError naming the plugin and the hook.

@@ -1,4 +1,4 @@
-"""Modules never import each other in a circle (STYLE.md; issue 27).
+"""Modules never import each other in a circle (docs/architecture.md, Rooms).
 
 The graph: every module of ``kubesched`` (``core/``, ``core/cli/``), ``kubesched.plugins`` and
 ``kubesched.transports``, and an edge for every import of one of them in any spelling — at module
@@ -32,7 +32,7 @@ PACKAGES = {"core": "kubesched", "plugins": "kubesched.plugins", "transports": "
 
 _API = "kubesched.transports.apiserver."
 KNOWN: frozenset[frozenset[str]] = frozenset()
-"""The cycles that remain: none (issue 27 item 2)."""
+"""The cycles that remain: none."""
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -1,4 +1,4 @@
-"""The engine never imports the applications (DESIGN §1).
+"""The engine never imports the applications (docs/architecture.md, Rooms).
 
 ``kubesched.cli`` (``core/cli/``) may import anything; every other module of ``core/``, and
 ``plugins/`` and ``transports/``, must not import ``kubesched.cli`` in any spelling: ``import

@@ -148,7 +148,7 @@ def _exact(text: str) -> Fraction:
     st.sampled_from(["", "m", "n", "u", "k", "M", "G", "E", "Ki", "Gi", "Ei", "e3", "e-3", "e-9", "e18", "e-12", "e-30", "e25"]),
 )
 def test_linear_parsing_equals_the_exact_value(ip: str, fp: str, point: bool, sign: str, suffix: str) -> None:
-    """Issue 24: the mantissa is kept to 50 places (rounded away from zero beyond): the same
+    """The mantissa is kept to 50 places (rounded away from zero beyond): the same
     quantity as the exact computation, however long the digits."""
     text = sign + ip + ("." + fp if point else "") + suffix
     assert parse_quantity(text) == _exact(text)

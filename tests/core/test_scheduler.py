@@ -1,4 +1,4 @@
-"""The scheduling cycle: node sampling (§B), selectHost (§C), failure handling."""
+"""The scheduling cycle: node sampling (numFeasibleNodesToFind), selectHost, failure handling."""
 
 from __future__ import annotations
 

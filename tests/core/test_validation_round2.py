@@ -1,4 +1,4 @@
-"""Issue 24 item 5, "fields never validated": the rules the API server and kube-scheduler apply
+"""Fields once never validated: the rules the API server and kube-scheduler apply
 that kubesched did not, in the one validation code path (``kubesched.validation._validation``, used by
 manifest loading and by the fake API server; ``kubesched.config._config`` for the configuration).
 
@@ -358,7 +358,7 @@ def test_priority_admission_resolves_the_system_classes() -> None:
 
 
 def test_a_pod_without_a_class_keeps_its_priority() -> None:
-    """kubesched's input contract (DESIGN §8): ``spec.priority``, else the class; no class named,
+    """kubesched's input contract: ``spec.priority``, else the class; no class named,
     nothing to disagree with."""
     check_priority_admission(convert(pod({"priority": 5}), Pod), None)
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched import Code, Status, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import IN_TREE
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.transports.fake.virtual_time import run
 
 GANG_CONFIG = {
@@ -103,7 +103,7 @@ def test_asyncio_and_trio_agree_byte_for_byte(seed: int, async_preemption: bool)
 )
 def test_known_hard_scenarios_agree(seed: int, async_preemption: bool) -> None:
     """Scenarios that once diverged: same-instant Permit timeouts, preemption of waiting pods,
-    and (issue 24 item 7) sync preemption of a gang member waiting at Permit, where the waiting
+    and sync preemption of a gang member waiting at Permit, where the waiting
     pod's FailedScheduling and the preemptor's came in either order.  A task made runnable during
     a scheduling cycle now takes its turn after the cycle ends."""
     text = scenario(seed)
@@ -180,7 +180,7 @@ def test_a_livelock_at_one_instant_stops_the_simulation_instead_of_hanging() -> 
     assert "scheduling attempts without virtual time advancing (the last for default/spin-" in warnings[0]
 
 
-# --- preemptions with several victims (issue 15 point 8) -------------------------------------
+# --- preemptions with several victims ---------------------------------------------------------
 
 
 def preemption_scenario(seed: int) -> str:

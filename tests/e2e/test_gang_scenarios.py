@@ -1,5 +1,5 @@
-"""Gang scheduling end to end, through ``simulate``: the seed's two scenarios, a gang that cannot
-fit, two gangs competing, and the all-or-nothing invariant as a property (issue 3, items 4-5)."""
+"""Gang scheduling end to end, through ``simulate``: the gang design's two logged scenarios, a gang that cannot
+fit, two gangs competing, and the all-or-nothing invariant as a property."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import SimulationResult, simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import gang
+from kubesched.scenario import load_manifests
+from kubesched.simulation import SimulationResult, simulate
 
 pytestmark = pytest.mark.anyio
 
@@ -115,9 +115,9 @@ def scheduled(result: SimulationResult) -> set[str]:
     return {e["object"].split("/", 1)[1] for e in events(result, "Scheduled")}
 
 
-# --- seed 002's two logged runs --------------------------------------------------------------
+# --- the gang design's two logged runs -------------------------------------------------------
 #
-# The seed ran on kind: a tainted control-plane node and three workers ("0/4 nodes").  Its
+# The design's runs were on kind: a tainted control-plane node and three workers ("0/4 nodes").  Its
 # Deployment's ReplicaSet created the pods in slow-start batches (1, then 2, then the rest);
 # the first pod was scheduled before the others existed.  Here the batches arrive 8 ms apart,
 # as in the log's timestamps.
@@ -134,8 +134,8 @@ def kind_cluster() -> list[dict[str, Any]]:
     return docs
 
 
-def seed_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
-    """A pod of the seed's Deployment (nginx, no requests), gang ``test``."""
+def design_pod(name: str, count: int, arrival: str | None, anti_affinity: bool = False) -> dict[str, Any]:
+    """A pod of the design's Deployment (nginx, no requests), gang ``test``."""
     doc = pod(name, "test", count, arrival=arrival)
     doc["metadata"]["labels"].update(SEED_LABELS)
     del doc["spec"]["containers"][0]["resources"]
@@ -158,17 +158,17 @@ SEED_PREFILTER_MESSAGE = (
 )
 
 
-async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -> None:
+async def test_gang_design_run_one_three_replicas_available_count_two_all_bound() -> None:
     """Seed 002, first test run: replicas 3, available-count 2.  lwqgd comes first and is
     turned away at PreFilter ("0 running + 1 pending < 2"), with the log's exact message;
     rcv2h waits at Permit ("0 waiting + 0 permitted + 0 running + 1 < 2"), 9lzm6 lets both
-    through; lwqgd, back from its backoff (its own status update requeued it: the seed's
+    through; lwqgd, back from its backoff (its own status update requeued it: the design's
     plugin registers every event), passes on the two permitted members.  All three bind."""
     docs = kind_cluster()
     docs += [
-        seed_pod("unicore-gang-test-f6567d6fb-lwqgd", 2, None),
-        seed_pod("unicore-gang-test-f6567d6fb-rcv2h", 2, "8ms"),
-        seed_pod("unicore-gang-test-f6567d6fb-9lzm6", 2, "8ms"),
+        design_pod("unicore-gang-test-f6567d6fb-lwqgd", 2, None),
+        design_pod("unicore-gang-test-f6567d6fb-rcv2h", 2, "8ms"),
+        design_pod("unicore-gang-test-f6567d6fb-9lzm6", 2, "8ms"),
     ]
     result = await run(docs)
     where = placements(result)
@@ -192,7 +192,7 @@ async def test_seed_002_run_one_three_replicas_available_count_two_all_bound() -
     ]
 
 
-async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() -> None:
+async def test_gang_design_run_two_four_replicas_with_anti_affinity_none_bound() -> None:
     """Seed 002, second test run: replicas 4, available-count 4, one per host, three workers.
     The first pod is turned away at PreFilter with the log's message; three pods reserve a
     worker each and wait ("2 waiting + 0 permitted + 0 running + 1 < 4" for the third); the
@@ -201,7 +201,7 @@ async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() ->
     rejected."""
     docs = kind_cluster()
     docs += [
-        seed_pod(f"unicore-gang-test-5d95486756-{n}", 4, arrival, anti_affinity=True)
+        design_pod(f"unicore-gang-test-5d95486756-{n}", 4, arrival, anti_affinity=True)
         for n, arrival in [("6rxmr", None), ("gkmbj", "8ms"), ("gvfpk", "8ms"), ("mgwg5", "16ms")]
     ]
     at_30 = json.loads((await run(docs, until=30.0)).to_json())
@@ -237,7 +237,7 @@ async def test_seed_002_run_two_four_replicas_with_anti_affinity_none_bound() ->
     ]
 
 
-# --- the seed's rules, end to end ------------------------------------------------------------
+# --- the gang design's rules, end to end ------------------------------------------------------------
 
 
 def gang_config(args: dict[str, Any]) -> Any:
@@ -262,9 +262,9 @@ async def test_queue_sort_by_creation_time_alone() -> None:
     ]
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
-    seed_order = await simulate(manifests, config(), until=60)
-    assert placements(seed_order) == {"blocker": "n1", "low": "n1", "high": None}
-    assert [(e["time"], e["object"]) for e in events(seed_order, "Scheduled")] == [(5.0, "default/low")]
+    design_order = await simulate(manifests, config(), until=60)
+    assert placements(design_order) == {"blocker": "n1", "low": "n1", "high": None}
+    assert [(e["time"], e["object"]) for e in events(design_order, "Scheduled")] == [(5.0, "default/low")]
     by_priority = await simulate(manifests, gang_config({"prioritySort": True}), until=60)
     assert placements(by_priority) == {"blocker": "n1", "low": None, "high": "n1"}
 
@@ -272,7 +272,7 @@ async def test_queue_sort_by_creation_time_alone() -> None:
 async def test_rejected_gang_stays_rejected_until_its_state_expires() -> None:
     """Three members, two 1-CPU nodes, Permit wait 5 s, expiration 20 s.  The two that fit
     wait from 0 s, time out at 5 s and mark the gang rejected: every member is turned away
-    ("gang big has been rejected") although the third node arrives at 12 s.  The seed's
+    ("gang big has been rejected") although the third node arrives at 12 s.  The design's
     CleanUp forgets the gang at its first pass after 0 + 20 s (t=21 s); a node arriving at 30 s
     requeues the members and the gang binds whole."""
     late = node("n3", cpu="1")
@@ -359,7 +359,7 @@ async def test_gang_that_cannot_fit_waits_times_out_and_releases_its_nodes() -> 
     )
     assert failed[0]["message"] == no_victims
     assert failed[1]["message"] == never
-    # m-0 times out first and unreserves: m-1 is rejected by its Unreserve (the seed's text)
+    # m-0 times out first and unreserves: m-1 is rejected by its Unreserve (the design's text)
     assert [(e["time"], e["object"], e["message"]) for e in failed if e["time"] == 10.0][:2] == [
         (10.0, "default/m-0", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
         (10.0, "default/m-1", "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Gang."),
@@ -377,7 +377,7 @@ async def test_a_late_member_waits_alone_the_seeds_limitation() -> None:
     ("not enough available pod", Unschedulable: preemption runs and finds no victims) and wait
     in the unschedulable pods; a pod Add moves no other pod (upstream's queue), so the last
     member, arriving at 30 s, waits at Permit alone, times out at 90 s and marks the gang
-    rejected -- the deadlock-by-timeout the seed describes as its limitation."""
+    rejected -- the deadlock-by-timeout the design describes as its limitation."""
     docs = [node("n1"), node("n2")]
     docs += [pod("a-0", "a", 3), pod("a-1", "a", 3), pod("a-2", "a", 3, arrival="30s")]
     result = await run(docs, until=200)

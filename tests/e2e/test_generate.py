@@ -1,7 +1,7 @@
 """``kubesched generate``: synthetic workloads, deterministic by seed, as ordinary manifests.
 
 Checked by the output itself: the same spec and seed give the same bytes; the objects are the
-manifests DESIGN §8 describes (Nodes in pools, PriorityClasses, Pods, Jobs, gang Jobs with a
+manifests ``kubesched simulate`` takes (Nodes in pools, PriorityClasses, Pods, Jobs, gang Jobs with a
 PodGroup or the Gang labels, Deployments, with arrival / duration / deletion annotations); the
 distributions' parameters hold statistically (fixed seeds, so these are exact, repeatable
 checks); bare-Pod workloads run through today's ``simulate``; ``--help`` documents every knob.
@@ -20,7 +20,7 @@ import yaml
 
 from kubesched import cli
 from kubesched.api._durations import parse_duration
-from kubesched.cli.generate import KNOBS, generate_objects, parse_dist, parse_spec
+from kubesched.generate import KNOBS, generate_objects, parse_dist, parse_spec
 
 
 def gen(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

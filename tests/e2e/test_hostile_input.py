@@ -1,5 +1,5 @@
-"""Hostile input to ``kubesched simulate`` (issue 15): each class of defect found by fuzzing, one
-row per example.  The contract (DESIGN §8): exit code 2 and exactly one stderr line naming the
+"""Hostile input to ``kubesched simulate``: each class of defect found by fuzzing, one
+row per example.  The contract: exit code 2 and exactly one stderr line naming the
 file, the document and the field; never a hang, a traceback or exit 0 on what upstream refuses.
 
 Messages are upstream's where upstream has one (pkg/apis/core/validation, pkg/apis/policy/validation,
@@ -156,7 +156,7 @@ CASES = [
                  [], 'in.yaml: document 1: strict decoding error: duplicate field "metadata.name" (line 5)', id="duplicate YAML key"),
     pytest.param({"in.yaml": "apiVersion: v1\nkind: Pod\nmetadata: &m {name: p, labels: *m}\n"},
                  [], "in.yaml: document 1: malformed YAML at line 1 column 1: document contains a recursive alias",
-                 id="recursive YAML alias (issue 24)"),
+                 id="recursive YAML alias"),
     pytest.param({"in.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: &c [{name: c, args: *c}]}\n"},
                  [], "in.yaml: document 1: malformed YAML at line 1 column 1: document contains a recursive alias",
                  id="recursive YAML alias in a list"),
@@ -292,7 +292,7 @@ def test_huge_exponent_quantity_simulates_at_once(workdir: Path, capsys: pytest.
     ],
 )
 def test_a_million_digit_quantity_parses_in_linear_time(text: str, want: Fraction) -> None:
-    """Issue 24: parsing was quadratic in the digits (a 1 MB body stopped the fake API server
+    """Parsing was once quadratic in the digits (a 1 MB body stopped the fake API server
     answering); upstream parses in linear time and accepts such a quantity."""
     from kubesched.api._resources import parse_quantity
 
@@ -418,7 +418,7 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
 def test_metrics_listen_on_loopback_by_default() -> None:
     """``kubesched run --metrics-port`` listened on every interface; now 127.0.0.1 unless
     ``--metrics-bind-address`` (upstream's ``--bind-address``) says otherwise."""
-    from kubesched.cli.run import RunOptions
+    from kubesched.service import RunOptions
 
     assert RunOptions().metrics_address == "127.0.0.1"
     parser = cli.build_parser()
@@ -467,7 +467,7 @@ HUGE_DEPLOYMENT = (
 
 
 def test_an_enormous_workload_is_refused_in_one_line(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 24: ``replicas: 2147483647`` ran until killed; now a documented limit (1,000,000
+    """``replicas: 2147483647`` once ran until killed; now a documented limit (1,000,000
     pods per workload), overridable with --max-pods."""
     code, out, err = run(capsys, {"in.yaml": HUGE_DEPLOYMENT % 2147483647})
     assert (code, out) == (2, "")
@@ -501,7 +501,7 @@ _MALFORMED_RESULTS = {
 def test_report_and_explain_of_a_malformed_result_are_one_line(
     case: str, command: str, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 24: tracebacks on a 100,000-deep JSON, a 401-digit number, "running": "x" in the
+    """Once tracebacks on a 100,000-deep JSON, a 401-digit number, "running": "x" in the
     timeline...: one line and exit 2, or a page (a value that means nothing is drawn as such)."""
     Path("r.json").write_text(_MALFORMED_RESULTS[case], encoding="utf-8")
     argv = ["report", "r.json", "-o", "r.html"] if command == "report" else ["explain", "r.json", "p"]
@@ -530,13 +530,13 @@ def test_report_and_explain_of_a_malformed_result_are_one_line(
     ],
 )
 def test_generate_enormous_is_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
-    """Issue 24 item 3: ``generate --pods 1e9`` ran until killed; now the documented bounds."""
+    """``generate --pods 1e9`` once ran until killed; now the documented bounds."""
     assert cli.main(["generate", *argv]) == 2
     assert capsys.readouterr() == ("", f"kubesched: error: {line}\n")
 
 
 def test_controllers_stop_at_the_cluster_pod_limit(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 24 item 3: many workloads each under the per-workload limit may not together fill
+    """Many workloads each under the per-workload limit may not together fill
     memory either: the controllers stop at --max-pods pods, as FailedCreate events and a warning."""
     two = HUGE_DEPLOYMENT % 8 + "---\n" + (HUGE_DEPLOYMENT % 8).replace("web", "api")
     code, out, err = run(capsys, {"in.yaml": docs(NODE.replace('"10"', '"100"'), two)}, "--max-pods", "10")
@@ -554,7 +554,7 @@ def test_controllers_stop_at_the_cluster_pod_limit(workdir: Path, capsys: pytest
 
 
 def test_an_endless_input_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 24 item 5: ``simulate /dev/zero`` read until out of memory; every input is read to
+    """``simulate /dev/zero`` once read until out of memory; every input is read to
     at most 1 GiB (a smaller limit here, through the same function)."""
     from kubesched.api._decoding import read_text
 

@@ -1,4 +1,4 @@
-"""Real inputs through kubectl against the fake API server (issue 22): strict field validation
+"""Real inputs through kubectl against the fake API server: strict field validation
 as kubectl asks for it, explicit nulls, and a round trip — ``kubectl get ... -o yaml`` of a
 served scenario, fed back to ``simulate``, places the pending pods as the scenario does."""
 

@@ -36,12 +36,12 @@ from kubesched.api._objects import (
     PriorityClass,
     ReplicaSet,
 )
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.snapshot import (
+from kubesched.cli.progress import SnapshotProgress
+from kubesched.scenario import load_manifests
+from kubesched.snapshot import (
     SIMULATE_EPOCH,
     Options,
     Reducer,
-    SnapshotProgress,
     snapshot,
     summary,
 )
@@ -247,7 +247,7 @@ def documents(path: Path) -> list[dict[str, Any]]:
 def test_a_snapshot_simulates_as_the_scenario_it_was_served_from(
     served: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 26's acceptance: the pending pods land where ``simulate`` of the original puts
+    """The round trip: the pending pods land where ``simulate`` of the original puts
     them, with the same seed (the preemption included), and no Secret or ConfigMap is asked for."""
     before = len(served.server.requests)
     snap = tmp_path / "cluster.yaml"

@@ -1,5 +1,5 @@
 """Through the official Python client: an informer (list, then watch) sees the scheduler's
-status writes change nothing outside ``status`` and ``metadata`` (issue 22: trust on real inputs),
+status writes change nothing outside ``status`` and ``metadata`` (trust on real inputs),
 for pods loaded from files, made by a controller, and POSTed in JSON and in protobuf.
 """
 
@@ -19,11 +19,11 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
-from kubesched.cli.fake_apiserver import serve_manifests
-from kubesched.cli.manifests import load_manifests
+from kubesched.scenario import load_manifests
+from kubesched.service import serve_manifests
 from kubesched.transports.apiserver import APIServer
 
-# --- an informer through the scheduler's writes (issue 22: trust on real inputs) ----------------
+# --- an informer through the scheduler's writes (trust on real inputs) -------------------------
 # A kube-scheduler's informer takes a pod's update for a change only when the pod differs outside
 # its status, resourceVersion and managedFields (isPodUpdated).  The pods: loaded from a file by
 # `kubesched fake-apiserver FILE`, made by the fake cluster's ReplicaSet controller from a file's

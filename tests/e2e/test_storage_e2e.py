@@ -1,4 +1,4 @@
-"""Storage end to end through ``simulate`` with the default profile (issue 23's acceptance).
+"""Storage end to end through ``simulate`` with the default profile: zones, node affinity, attach limits, ReadWriteOncePod.
 
 - A StatefulSet of 3 over three zones with a WaitForFirstConsumer class: kube-scheduler spreads
   the set's pods over the zones (PodTopologySpread's default constraints take the set's selector)
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 
 pytestmark = pytest.mark.anyio
 

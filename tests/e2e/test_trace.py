@@ -1,4 +1,4 @@
-"""``kubesched trace openb``: the Alibaba GPU cluster trace v2023 as scenarios (issue 26, items 3-4).
+"""``kubesched trace openb``: the Alibaba GPU cluster trace v2023 as scenarios.
 
 Small CSVs in the trace's own format, written here (no trace data ships in the repository): the
 exact objects of a 2-node, 4-task trace, both shared-GPU modes, the fill experiment's rule and its
@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from kubesched import cli
+from kubesched import traces as trace
 from kubesched.api._durations import parse_duration
-from kubesched.cli import trace
 
 NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model"
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"

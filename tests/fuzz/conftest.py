@@ -1,4 +1,4 @@
-"""The fuzz suite (issue 15): Hypothesis, derandomized and bounded, whose properties are the
+"""The fuzz suite: Hypothesis, derandomized and bounded, whose properties are the
 input contract.  One real ``kubesched fake-apiserver`` process serves the request fuzzing."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ fake-apiserver`` process for the module).
 
 Properties: every request gets an HTTP answer (never a dropped connection, never a hang); a
 client's error is a 4xx ``Status`` whose ``code`` is the HTTP status (never a 500); and after the
-hostile requests of issue 15 the server still answers a normal request within 100 ms with its RSS
+hostile requests found by fuzzing the server still answers a normal request within 100 ms with its RSS
 back within 20% of where it started.
 """
 
@@ -194,7 +194,7 @@ def test_server_validates_as_simulate(apiserver_process: ServerProcess) -> None:
         assert doc["details"]["causes"][0] == {"reason": "FieldValueInvalid", "field": field, "message": message}
 
 
-# --- issue 24: request options, refused bodies, slow clients, watches that do not read, big
+# --- request options, refused bodies, slow clients, watches that do not read, big
 # quantities ---------------------------------------------------------------------------------------
 
 import socket as _socket  # noqa: E402
@@ -346,7 +346,7 @@ def test_fuzz_oversized_bodies_are_answered(apiserver_process: ServerProcess, ex
 
 SMALL_TIMEOUTS = """
 import anyio
-from kubesched.cli.fake_apiserver import serve_manifests
+from kubesched.service import serve_manifests
 anyio.run(lambda: serve_manifests([], ready=lambda s: print(s.url, flush=True),
                                   read_header_timeout=0.5, idle_timeout=0.5, watch_backlog_events=50))
 """

@@ -1,7 +1,7 @@
-"""Fuzzing the fields issue 24 item 5 found never validated, one class at a time.
+"""Fuzzing the fields that were once never validated, one class at a time.
 
 Each class draws values that upstream refuses (the rule written out here from upstream's source,
-not from kubesched's code) for one field, and asserts the input contract (DESIGN §8): exit 2
+not from kubesched's code) for one field, and asserts the input contract of ``kubesched simulate``: exit 2
 with exactly one stderr line naming the file, the document and that field; never exit 0, never a
 traceback.  Where upstream accepts what looks wrong (a negative PriorityClass value, a negative
 qps), the property is the opposite: exit 0.  The fake API server answers the same refusals with

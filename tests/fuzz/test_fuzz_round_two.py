@@ -1,6 +1,6 @@
-"""Fuzzing the classes of issue 24 (hostile input, round two).
+"""Fuzzing hostile input, round two: recursive aliases, long digit strings, huge counts, malformed results.
 
-Each property is the input contract of DESIGN §8 (exit 0 with nothing on stderr, or exit 2 with
+Each property is the input contract of ``kubesched simulate`` (exit 0 with nothing on stderr, or exit 2 with
 one line naming the file) on a class the second campaign found: recursive YAML aliases, long
 digit strings, enormous workload counts, malformed results for ``report`` and ``explain``.
 Derandomized and bounded like the rest of the fuzz suite.

@@ -1,6 +1,6 @@
 """Fuzzing ``kubesched simulate``: the manifest loader, the config loader and the command line.
 
-The properties are the input contract (DESIGN §8): exit 0 with nothing on stderr, or exit 2 with
+The properties are the input contract of ``kubesched simulate``: exit 0 with nothing on stderr, or exit 2 with
 exactly one stderr line that names the file; never a traceback (any exception escaping
 ``cli.main`` fails the example), never longer than the deadline, and never exit 0 on input that
 upstream's validation refuses (the ``invalid`` strategies: each draws a change a real API server

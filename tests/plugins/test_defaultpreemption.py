@@ -1,4 +1,4 @@
-"""DefaultPreemption: args, PostFilter (DP/TestPostFilter), PreEnqueue (§J6–J8), events, and
+"""DefaultPreemption: args, PostFilter (DP/TestPostFilter), PreEnqueue (the preempting pods), events, and
 end-to-end preemption through ``kubesched simulate``."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import SchedulerConfig
 from kubesched.plugins import IN_TREE, defaultpreemption
 from kubesched.runtime._events import ActionType, QueueingHint, Resource
 from kubesched.runtime._status import Code
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.testing import FakeHandle, framework_for, make_node, make_pdb, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -357,7 +357,7 @@ def _state(fw: Any, pod: Pod) -> CycleState:
     return state
 
 
-# --- PreEnqueue (§J6–J8) and events ------------------------------------------------------------------
+# --- PreEnqueue and events ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""Gang: the label-based gang plugin of seed 002, hook by hook (args, QueueSort, PreFilter,
-Permit, Unreserve, CleanUp), each checked against the seed's code and log
-(``../shared/seeds/002_fea61fb3c6a3824a.txt``)."""
+"""Gang: the label-based gang plugin, hook by hook (args, QueueSort, PreFilter,
+Permit, Unreserve, CleanUp), each checked against the design's code and log
+(its specification is the plugin's docstring)."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def test_profile_turns_gang_on_like_coscheduling() -> None:
 
 
 def test_no_enqueue_extensions_so_every_pod_and_node_event_requeues() -> None:
-    """The seed implements no EnqueueExtensions: upstream registers such a plugin for every
+    """The design implements no EnqueueExtensions: upstream registers such a plugin for every
     resource (UnrollWildCardResource), with no hint."""
     fw, g = framework()
     assert not hasattr(g, "kubesched_events_to_register")
@@ -227,7 +227,7 @@ def test_no_enqueue_extensions_so_every_pod_and_node_event_requeues() -> None:
     ]
 
 
-# --- QueueSort (seed: Less) ------------------------------------------------------------------
+# --- QueueSort (the design's Less) ------------------------------------------------------------------
 
 
 def ts(seconds: float) -> str:
@@ -260,7 +260,7 @@ def test_sort_priority_first_with_the_prioritySort_departure() -> None:
     late_high = qpi(fw, make_pod("late"), 2, prio=1000)
     assert g.kubesched_queue_sort_less(late_high, early_low)
     assert not g.kubesched_queue_sort_less(early_low, late_high)
-    # equal priority: the seed's order
+    # equal priority: the design's order
     assert g.kubesched_queue_sort_less(qpi(fw, make_pod("a"), 1), qpi(fw, make_pod("b"), 2))
 
 
@@ -274,7 +274,7 @@ def test_sort_gang_time_is_its_first_compared_members_creation_time() -> None:
     assert g.kubesched_queue_sort_less(m1, plain)  # fixes gang train at t=10
     assert g.kubesched_queue_sort_less(m2, plain)  # m2 has its gang's time, 10 < 20
     assert g.created_at == {"train": gang.creation_second(ts(10))}
-    # in the same comparison the first argument's member is stored first (the seed's order)
+    # in the same comparison the first argument's member is stored first (the design's order)
     fw2, g2 = framework()
     late, early = qpi(fw2, member("late", "x"), 30), qpi(fw2, member("early", "x"), 10)
     g2.kubesched_queue_sort_less(late, early)
@@ -470,7 +470,7 @@ async def test_permit_waits_then_allows_the_whole_gang() -> None:
     st_, timeout = out
     assert st_.code == Code.WAIT and timeout == 30
     assert st_.message == "waiting for pod count to reach availableCnt 3: 0 waiting, 0 running"
-    assert dict(state.read(PODS_TO_ACTIVATE_KEY)) == {}  # the seed activates no one
+    assert dict(state.read(PODS_TO_ACTIVATE_KEY)) == {}  # the design activates no one
 
     assert reserve_and_permit(fw, t1).code == Code.WAIT
     assert reserve_and_permit(fw, t2, "n2").code == Code.WAIT
@@ -482,7 +482,7 @@ async def test_permit_waits_then_allows_the_whole_gang() -> None:
 
 
 @pytest.mark.anyio
-async def test_permit_counts_as_the_seed_logs() -> None:
+async def test_permit_counts_as_the_design_logs() -> None:
     """Seed 002's first logged run, available-count 2 of 3: rcv2h waits ("0 waiting + 0
     permitted + 0 running + 1 < 2"), 9lzm6 allows both ("1 waiting + ... >= 2"), lwqgd passes
     on "0 waiting + 2 permitted + 0 running + 1"; then, once they run, on running alone."""
@@ -568,7 +568,7 @@ async def test_unreserve_leaves_other_gangs_alone() -> None:
 
 @pytest.mark.anyio
 async def test_a_gang_is_its_name_in_every_namespace() -> None:
-    """The seed matches waiting pods by the label alone: a member in another namespace is
+    """The design matches waiting pods by the label alone: a member in another namespace is
     allowed (and rejected) with the gang."""
     fw, g = framework()
     x, y = add(fw, member("x", count=2, ns="one"), member("y", count=2, ns="two"))
@@ -615,7 +615,7 @@ def test_clean_up_forgets_a_gang_at_the_first_pass_after_its_expiry(
 
 
 def test_a_gang_rejected_before_any_permit_keeps_its_mark() -> None:
-    """The seed's CleanUp only looks at gangs with a first Permit time: a gang marked by an
+    """The design's CleanUp only looks at gangs with a first Permit time: a gang marked by an
     Unreserve before any member reached Permit stays rejected."""
     clock = FakeHandle(clock=0.0)
     fw, g = framework({"gangExpirationSeconds": 1}, clock)

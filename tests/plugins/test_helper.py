@@ -1,4 +1,4 @@
-"""plugins/_helper: DefaultNormalizeScore (semantics §4.4); and the helpers the plugins take from
+"""plugins/_helper: DefaultNormalizeScore (``plugins/helper/normalize_score.go``); and the helpers the plugins take from
 kubesched.framework: label selectors, resource names."""
 
 from __future__ import annotations

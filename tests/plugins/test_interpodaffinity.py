@@ -30,13 +30,13 @@ from kubesched.api._objects import (
     WeightedPodAffinityTerm,
 )
 from kubesched.cache._cache import Cache, Snapshot
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import interpodaffinity as ipa
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Status
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.testing import FakeHandle, framework_for, make_node, make_pod
 
 NAME = ipa.NAME

@@ -1,5 +1,5 @@
 """The fake API server refuses the list, watch, delete, patch and binding options upstream refuses,
-with upstream's codes and messages (issue 24 item 6).
+with upstream's codes and messages.
 
 Each row names the upstream function that decides it.  Where upstream's watch cache answers a
 client's bad resourceVersion or a Binding to a non-Node with a 500 (kubernetes/kubernetes#101350,

@@ -1,4 +1,4 @@
-"""The fake API server under slow, idle and greedy clients (issue 24 items 2 and 6): upstream's
+"""The fake API server under slow, idle and greedy clients: upstream's
 header and idle timeouts, a refused body read before it is answered, a watch that does not read
 closed once its backlog is full, each change encoded once for every watch, and no request's CPU
 work or memory keeping the others (or a signal) waiting.
@@ -339,7 +339,7 @@ def quantity_pod(name: str, digits: int) -> bytes:
 def test_big_quantities_keep_no_client_waiting_and_sigterm_stops_the_server(
     server_process: ServerProcess,
 ) -> None:
-    """Issue 24 item 2: a POST of a pod whose quantity has a million digits (or three, up to the
+    """A POST of a pod whose quantity has a million digits (or three, up to the
     3 MiB body limit) is parsed in linear time: a GET meanwhile is answered within 1 s, and
     SIGTERM stops the server at once, even while a big body is being decoded."""
     with httpx.Client(base_url=server_process.url, timeout=60) as client:
@@ -395,7 +395,7 @@ def _open_watches(server: ServerProcess, n: int, rv: str) -> list[socket.socket]
 
 
 def test_a_thousand_watches_that_do_not_read(server_process: ServerProcess) -> None:
-    """Issue 24 item 6's acceptance: 1000 watches that never read while pods (of 8 KB) are
+    """1000 watches that never read while pods (of 8 KB) are
     created: the server's RSS stays bounded, a GET is answered within 1 s throughout, and once
     the watches close their memory is given back (and a second thousand reuses it, no growth)."""
     server = server_process

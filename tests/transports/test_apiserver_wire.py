@@ -92,7 +92,7 @@ async def _node(client: httpx.AsyncClient, name: str) -> None:
         pytest.param(
             TopologySpreadConstraint(max_skew=1, when_unsatisfiable="DoNotSchedule"),
             {"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"},
-            id="spread constraint maxSkew 1 (issue 14)",
+            id="spread constraint maxSkew 1",
         ),
         pytest.param(
             convert({"topologyKey": "zone"}, TopologySpreadConstraint),

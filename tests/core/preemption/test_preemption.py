@@ -1,4 +1,4 @@
-"""The preemption Evaluator: dry run (§G), eligibility (§J1–J5), node choice, Preempt.
+"""The preemption Evaluator: dry run (DryRunPreemption), eligibility (PodEligibleToPreemptOthers), node choice, Preempt.
 
 Why one file: upstream's default_preemption_test.go tables, one row per case, in upstream's
 order.
@@ -174,7 +174,7 @@ def _as_dict(candidates: Sequence[Candidate]) -> dict[str, tuple[list[str], int]
     }
 
 
-# --- §G: DryRunPreemption ------------------------------------------------------------------------
+# --- DryRunPreemption ----------------------------------------------------------------------------
 
 FOO = {"app": "foo"}
 
@@ -488,7 +488,7 @@ def test_offset_comes_from_the_scheduler_rng() -> None:
     ]
 
 
-# --- §J1–J5: PodEligibleToPreemptOthers ----------------------------------------------------------
+# --- PodEligibleToPreemptOthers -----------------------------------------------------------------
 
 J_CASES = [
     pytest.param(
@@ -1163,7 +1163,7 @@ def test_fit_error_appends_the_post_filter_message_without_a_period() -> None:
     """Upstream pkg/scheduler/framework/types.go, FitError.Error() (v1.28 and later,
     kubernetes#117588): the PreFilter message or the histogram goes through SeparatorFormat
     " %v.", the PostFilterMsg through " %v" with no period of its own.  DefaultPreemption's
-    message (itself a FitError text) ends in one ".", as in seed 002's scheduler log
+    message (itself a FitError text) ends in one ".", as kube-scheduler v1.28+ logs it
     ("... 4 No preemption victims found for incoming pod."); Coscheduling's "... even after
     PostFilter" ends in none."""
     from kubesched.runtime._status import Diagnosis, FitError

@@ -1,4 +1,4 @@
-"""Loading Kubernetes manifests for ``kubesched simulate``: decode, validate, order by arrival.
+"""Loading a scenario's Kubernetes manifests: decode, validate, order by arrival.
 
 Every error is one :class:`ConfigError` line naming the file, the document and the field.
 """
@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from kubesched._errors import ConfigError
 from kubesched.api._decoding import BoundedLoader, decode_json, drop_nulls, read_text
 from kubesched.api._durations import parse_duration
 from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
@@ -22,11 +23,11 @@ from kubesched.api._schema import warning as field_warning
 from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
-from .._errors import ConfigError
-
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
 DELETION_ANNOTATION = "kubesched.io/deletion"
+DRAIN_ANNOTATION = "kubesched.io/drain"
+"""On a Node: when it is drained (cordoned, its pods evicted): :mod:`kubesched.simulation._drains`."""
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
 NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
@@ -536,4 +537,7 @@ def system_priority_classes() -> list[PriorityClass]:
     return [PriorityClass(metadata=ObjectMeta(name=n), value=v) for n, v in SYSTEM_PRIORITY_CLASSES.items()]
 
 
-__all__ = ["ARRIVAL_ANNOTATION", "Manifest", "load_documents", "load_manifests"]
+__all__ = [
+    "ARRIVAL_ANNOTATION", "DELETION_ANNOTATION", "DRAIN_ANNOTATION", "DURATION_ANNOTATION", "MAX_PODS", "Manifest",
+    "load_documents", "load_manifests", "system_priority_classes",
+]
