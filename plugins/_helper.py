@@ -13,11 +13,12 @@ qualified names, :func:`~kubesched.framework.go_value`) live in the engine and a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import Handle
+if TYPE_CHECKING:
+    from kubesched.framework import Handle
 
 # --- scores ------------------------------------------------------------------------------------
 
