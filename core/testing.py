@@ -686,8 +686,10 @@ class FakeHandle(FrameworkHandle):
         super().__init__(parts, self.waiting, None)
 
     def add(self, *objects: Any) -> FakeHandle:
-        """Put API objects into :attr:`cluster` as the informer would (Pods, Nodes, and the
-        kinds of :data:`_TABLES`); the snapshot is left as it is.  Returns the handle."""
+        """Put API objects into :attr:`cluster` as the informer would: Pods, Nodes, PDBs,
+        PriorityClasses, PodGroups, ReplicaSets, StatefulSets and the storage kinds (PV, PVC,
+        StorageClass, CSINode, CSIDriver, CSIStorageCapacity).  The snapshot is left as it is.
+        Returns the handle."""
         for obj in objects:
             _put(self.cluster, obj)
         return self
