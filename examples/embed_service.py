@@ -28,6 +28,7 @@ import anyio
 import numpy as np
 
 import kubesched
+from kubesched.framework import Handle
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 from kubesched.transports.fake.virtual_time import run as run_in_virtual_time
@@ -45,7 +46,7 @@ class TeamAffinity:
     name = "TeamAffinity"
 
     def __init__(
-        self, args: dict[str, Any] | None, handle: Any, audit: Callable[[str], None]
+        self, args: dict[str, Any] | None, handle: Handle, audit: Callable[[str], None]
     ) -> None:
         unknown = sorted(set(args or {}) - {"label"})
         if unknown:  # reported as profiles[0].pluginConfig[0].args.<field>
@@ -94,7 +95,7 @@ class PlacementService:
     def __init__(self) -> None:
         self.audit_log: list[str] = []
 
-    def team_affinity(self, args: Any, handle: Any) -> TeamAffinity:
+    def team_affinity(self, args: Any, handle: Handle) -> TeamAffinity:
         """The plugin factory ``(args, handle) -> plugin`` given to the scheduler's registry."""
         return TeamAffinity(args, handle, self.audit_log.append)
 

@@ -14,6 +14,7 @@ import numpy as np
 from kubesched._errors import ConfigError, plain_exception
 from kubesched.api._objects import Pod
 from kubesched.bench._workloads import PROBE, GangProbe, PodMaker, Workload
+from kubesched.runtime._handle import Handle
 from kubesched.scheduler._results import AttemptRecord, ResultRecorder, append_history
 
 __all__ = ["BenchResult", "run", "run_workload", "sized"]
@@ -85,7 +86,7 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     cfg = w.config()
     probes: list[GangProbe] = []
 
-    def new_probe(args: Any, handle: Any) -> GangProbe:
+    def new_probe(args: Any, handle: Handle) -> GangProbe:
         probes.append(GangProbe(args, handle))
         return probes[-1]
 

@@ -85,6 +85,7 @@ from kubesched.api._objects import (
 from kubesched.config._config import SchedulerConfig, parse_config
 from kubesched.hookspecs import hookimpl
 from kubesched.runtime._entrypoints import all_plugins
+from kubesched.runtime._handle import Handle
 from kubesched.testing import make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -284,7 +285,7 @@ class GangProbe:
 
     name = PROBE
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any, handle: Handle) -> None:
         self.started: dict[str, float] = {}
         self.bound: dict[str, float] = {}
 

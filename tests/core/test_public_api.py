@@ -13,6 +13,7 @@ from _sources import GROUP, parsed
 import kubesched
 import kubesched.framework
 import kubesched.hookspecs
+import kubesched.plugins
 
 pytestmark = GROUP
 
@@ -71,7 +72,7 @@ FRAMEWORK_ALL = [
     "BETA_STORAGE_CLASS_ANNOTATION", "Binding", "CPU", "CSIDriver", "CSINode", "CSIStorageCapacity",
     "ClusterEvent", "ClusterEventWithHint", "Code", "ConfigError", "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE", "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
-    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "LabelMatcher",
+    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "Handle", "LabelMatcher",
     "LabelRequirement", "LabelSelector", "LabelSelectorRequirement", "MAX_NODE_SCORE", "MEMORY",
     "MIN_NODE_SCORE", "MSG_WAITING_FOR_PREEMPTION", "NOT_SUPPORTED_PROVISIONER", "NO_EXECUTE",
     "NO_SCHEDULE", "Node", "NodeAffinity", "NodeBatch", "NodeInfo", "NodeSelectorMatcher",
@@ -123,6 +124,32 @@ def test_every_framework_class_and_function_has_a_docstring() -> None:
     ]
     assert not missing
     assert inspect.getdoc(kubesched.framework)
+
+
+def _handle_members() -> list[str]:
+    return [n for n, v in vars(kubesched.framework.Handle).items() if not n.startswith("_") and (callable(v) or isinstance(v, property))]
+
+
+def test_every_handle_member_has_a_docstring_and_a_row_in_the_docs() -> None:
+    """The Handle Protocol is the plugin's whole door: each member says what it is, and
+    docs/hooks.md's table lists it."""
+    members = _handle_members()
+    assert {"snapshot", "cluster", "nominator", "client", "activate", "spawn", "metrics_recorder"} <= set(members)
+    assert not [n for n in members if not inspect.getdoc(getattr(kubesched.framework.Handle, n))]
+    text = (ROOT / "docs" / "hooks.md").read_text()
+    section = text[text.index("## The handle") :]
+    section = section[: section.index("\n## ", 1)]
+    assert not [n for n in members if f"`{n}" not in section]
+
+
+def test_the_scheduler_handle_and_the_fake_handle_implement_the_protocol() -> None:
+    """Every member of Handle is on the handle a Framework gives its plugins and on FakeHandle."""
+    from kubesched.testing import FakeHandle, framework_for
+
+    for handle in (framework_for({}).handle, FakeHandle(), kubesched.framework.Framework(
+        "p", {"queueSort": [("PrioritySort", 1)], "bind": [("DefaultBinder", 1)]}, kubesched.plugins.IN_TREE
+    ).handle):
+        assert not [n for n in _handle_members() if not hasattr(handle, n)], type(handle)
 
 
 def _module_name(path: Path, root: Path, package: str) -> str:
