@@ -32,10 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.framework import Code, ConfigError, Status, hookimpl
 
-from ._helper import emulated_version
-
 if TYPE_CHECKING:
-    from kubesched.framework import CycleState, NodeInfo, Pod, PostFilterResult
+    from kubesched.framework import CycleState, Handle, NodeInfo, Pod, PostFilterResult
 
 NAME = "DynamicResources"
 MSG_NO_NEW_CLAIMS = "no new claims to deallocate"
@@ -50,7 +48,7 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         if args:
             # DynamicResourcesArgs (filterTimeout from 1.34, bindingTimeout from 1.35) tune
             # allocation, which kubesched does not do: accepted as upstream decodes them
@@ -58,13 +56,12 @@ class DynamicResources:
             for key in args:
                 if key not in allowed:
                     raise ConfigError(f'strict decoding error: unknown field "{key}"')
-        self.handle = handle
-        gates = handle.feature_gates if handle is not None else {}
-        self.enabled = bool(gates.get("DynamicResourceAllocation", False))
+        self.handle: Handle = handle
+        self.enabled = bool(handle.feature_gates.get("DynamicResourceAllocation", False))
         reasons: tuple[str, ...] = (MSG_NO_NEW_CLAIMS,)
         if not self.enabled:
             reasons = (MSG_PLUGIN_DISABLED,)
-        elif emulated_version(handle) == (1, 33):
+        elif handle.emulated_version == (1, 33):
             reasons = ()  # v1.33.3 dynamicresources.go PostFilter, a pod without claims (#129823)
         self._postfilter_reasons = reasons
 
@@ -83,7 +80,7 @@ class DynamicResources:
         return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
 
 
-def new(args: Mapping[str, Any] | None, handle: Any) -> DynamicResources:
+def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
     return DynamicResources(args, handle)
 
 

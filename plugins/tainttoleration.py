@@ -22,6 +22,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     do_not_schedule_taints_filter,
@@ -30,7 +31,7 @@ from kubesched.framework import (
     tolerations_tolerate_taint,
 )
 
-from ._helper import default_normalize_score, emulated_version, queueing_hints_enabled
+from ._helper import default_normalize_score, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -72,9 +73,9 @@ class TaintToleration:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
-        self.names_the_taint = emulated_version(handle) < (1, 34)
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
+        self.names_the_taint = handle.emulated_version < (1, 34)
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -179,7 +180,7 @@ def _tainted_or_missing(ni: NodeInfo) -> bool:
     return ni.node is None or bool(ni.node.spec.taints)
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> TaintToleration:
+def new(args: dict[str, Any] | None, handle: Handle) -> TaintToleration:
     return TaintToleration(args, handle)
 
 

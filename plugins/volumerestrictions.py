@@ -38,12 +38,13 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
 )
 
-from ._helper import emulated_version, queueing_hints_enabled
+from ._helper import queueing_hints_enabled
 from ._volumes import PVC_RESOURCE, READ_WRITE_ONCE_POD, not_found
 
 if TYPE_CHECKING:
@@ -217,12 +218,12 @@ class VolumeRestrictions:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
         self._claims = UsedClaims()
         self._rwop_reason = (
             ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
-            if emulated_version(handle) >= (1, 34)
+            if handle.emulated_version >= (1, 34)
             else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34
         )
 
@@ -299,8 +300,8 @@ class VolumeRestrictions:
         """How many of the claims ``rwop`` of namespace ``ns`` a pod on one of ``nodes`` uses
         (``StorageInfos().IsPVCUsedByPods``: at most one pod can), counted row by row over the
         snapshot when ``nodes`` are its nodes."""
-        snap = getattr(self.handle, "snapshot", None)
-        if snap is not None and nodes is snap.node_infos:
+        snap = self.handle.snapshot
+        if nodes is snap.node_infos:
             return sum(1 for c in rwop if self._claims.is_used(snap, ns, c))
         used: set[str] = set()
         for ni in nodes:
@@ -377,7 +378,7 @@ def _conflicting_positions(want: tuple[Disk, ...], nodes: NodeBatch) -> list[int
     return out
 
 
-def new(args: Any, handle: Any) -> VolumeRestrictions:
+def new(args: Any, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(args, handle)
 
 

@@ -11,10 +11,11 @@ from typing import Any
 import anyio
 import numpy as np
 
-from kubesched._errors import ConfigError
+from kubesched._errors import ConfigError, plain_exception
 from kubesched.api._objects import Pod
 from kubesched.bench._workloads import PROBE, GangProbe, PodMaker, Workload
 from kubesched.config._versions import Version
+from kubesched.runtime._handle import Handle
 from kubesched.scheduler._results import AttemptRecord, ResultRecorder, append_history
 
 __all__ = ["BenchResult", "run", "run_workload", "sized"]
@@ -86,7 +87,7 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     cfg = w.config(w.emulated_version)
     probes: list[GangProbe] = []
 
-    def new_probe(args: Any, handle: Any) -> GangProbe:
+    def new_probe(args: Any, handle: Handle) -> GangProbe:
         probes.append(GangProbe(args, handle))
         return probes[-1]
 
@@ -248,17 +249,15 @@ def sized(
 
 
 def _unwrapped(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args)``; a ConfigError raised inside a task group comes out as itself."""
+    """``fn(*args)``; what fails inside a task group (a ConfigError...) comes out as itself
+    (:func:`kubesched.plain_exception`)."""
     try:
         return fn(*args, **kwargs)
     except BaseExceptionGroup as group:
-        match, _ = group.split(ConfigError)
-        found: BaseException | None = match
-        while isinstance(found, BaseExceptionGroup) and len(found.exceptions) == 1:
-            found = found.exceptions[0]
-        if isinstance(found, ConfigError):
-            raise found from None
-        raise
+        error = plain_exception(group)
+        if error is None:
+            raise
+    raise error  # outside the handler: the group is not its context
 
 
 def run(w: Workload, *, progress: Callable[[float, int], None] | None = None, backend: str = "asyncio") -> BenchResult:

@@ -86,6 +86,7 @@ from kubesched.config._config import SchedulerConfig, parse_config
 from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
 from kubesched.hookspecs import hookimpl
 from kubesched.runtime._entrypoints import all_plugins
+from kubesched.runtime._handle import Handle
 from kubesched.testing import make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -295,7 +296,7 @@ class GangProbe:
 
     name = PROBE
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any, handle: Handle) -> None:
         self.started: dict[str, float] = {}
         self.bound: dict[str, float] = {}
 

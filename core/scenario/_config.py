@@ -21,13 +21,13 @@ from kubesched.config._config import (
     parse_config,
     parse_feature_gates,
 )
+from kubesched.config._load import check_profiles as _check_profiles
 from kubesched.config._versions import (
     DEFAULT_VERSION,
     Version,
     default_feature_gates,
     parse_version,
 )
-from kubesched.runtime._framework import PluginError, build_framework
 from kubesched.scenario._manifests import load_documents
 
 Warn = Callable[[str], object]
@@ -65,19 +65,9 @@ def load_config_file(
 
 
 def check_profiles(cfg: SchedulerConfig, source: str) -> None:
-    """Build every profile once so that plugin args errors surface as input errors."""
-    from kubesched.runtime._entrypoints import all_plugins
-
-    registry = all_plugins()
-
-    for i, prof in enumerate(cfg.profiles):
-        try:
-            build_framework(prof, registry, cfg.feature_gates, cfg.emulated_version)
-        except ConfigError as e:
-            raise e.at(source=source) from None
-        except PluginError as e:
-            fld = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
-            raise ConfigError(str(e), source=source or "config", field=fld) from None
+    """Build every profile once so that plugin args errors surface as input errors (as
+    :func:`kubesched.load_config` does; a profile of the defaults is named ``config``)."""
+    _check_profiles(cfg, source or "config")
 
 
 def simulation_config(

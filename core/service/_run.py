@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kubesched._errors import ConfigError
+from kubesched._errors import ConfigError, plain_exception
 from kubesched.api._durations import parse_duration
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import MetricsRecorder
@@ -110,23 +110,17 @@ def apply_config_sections(opts: RunOptions, doc: Mapping[str, Any], source: str 
         raise e.at(source=source) from None
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
-    return [exc]
-
-
 @contextlib.asynccontextmanager
 async def _unwrapped_errors() -> AsyncIterator[None]:
-    """A task group's ExceptionGroup holding one error re-raised as that error (a ConfigError
-    then reaches the CLI as one clear line)."""
+    """A task group's ExceptionGroup re-raised as the one exception it stands for
+    (:func:`kubesched.plain_exception`: a ConfigError then reaches the CLI as one clear line)."""
     try:
         yield
     except BaseExceptionGroup as eg:
-        leaves = _leaves(eg)
-        if len(leaves) == 1:
-            raise leaves[0] from None
-        raise
+        error = plain_exception(eg)
+        if error is None:
+            raise
+        raise error from None
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, stopping: list[str]) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
+from kubesched._errors import plain_exception
 from kubesched.config._config import SchedulerConfig
 from kubesched.scenario._config import simulation_config
 from kubesched.scenario._manifests import (
@@ -146,9 +147,16 @@ class Simulation:
         if self._ran:
             raise RuntimeError("a Simulation runs once: its manifests' objects went into its cluster")
         self._ran = True
-        async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods) as cluster:
-            self.result = await _Run(self, cluster).run()
-        return self.result
+        error: BaseException | None = None
+        try:
+            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods) as cluster:
+                result = self.result = await _Run(self, cluster).run()
+        except BaseExceptionGroup as group:  # from the run's task group: what failed, as itself
+            if (error := plain_exception(group)) is None:
+                raise
+        if error is not None:
+            raise error  # outside the handler: the group is not its context
+        return result
 
     def run_in_virtual_time(self, backend: str = "trio") -> SimulationResult:
         """:meth:`run` on a new event loop of ``backend`` (asyncio or trio) in virtual time."""

@@ -31,6 +31,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     NodeInfo,
     QueueingHint,
     Rejections,
@@ -41,7 +42,6 @@ from kubesched.framework import (
     pod_requests,
 )
 
-from .._helper import emulated_version
 from ._args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -196,11 +196,11 @@ class Fit:
 
     name = FIT_NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         # v1.34.7 pkg/scheduler/framework/plugins/noderesources/fit.go: a request above the node's
         # allocatable is UnschedulableAndUnresolvable (kubernetes#131345); v1.33.3: Unschedulable
-        self.unresolvable_above_allocatable = emulated_version(handle) >= (1, 34)
+        self.unresolvable_above_allocatable = handle.emulated_version >= (1, 34)
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
         self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
@@ -225,8 +225,7 @@ class Fit:
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        gates = getattr(self.handle, "feature_gates", None) or {}
-        if not gates.get("SchedulerQueueingHints", True):
+        if not self.handle.feature_gates.get("SchedulerQueueingHints", True):
             # upstream: without queueing hints the node events also include taint and label
             # updates (a Node/Add may be missed through preCheck, kubernetes#109437)
             node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
@@ -408,7 +407,7 @@ class Fit:
         return self.scorer(requested, allocatable)
 
 
-def new_fit(args: dict[str, Any] | None, handle: Any) -> Fit:
+def new_fit(args: dict[str, Any] | None, handle: Handle) -> Fit:
     return Fit(args, handle)
 
 

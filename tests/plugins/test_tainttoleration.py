@@ -9,7 +9,7 @@ from kubesched.api._objects import Taint, Toleration
 from kubesched.framework import toleration_tolerates_taint
 from kubesched.plugins import tainttoleration
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 
 def pod_with(*tols: tuple[str, str, str, str]):
@@ -58,9 +58,7 @@ FILTER_CASES = [
 @pytest.mark.parametrize(("pod", "taints", "want"), FILTER_CASES)
 def test_filter(pod, taints, want) -> None:
     # the cases' texts name the taint: v1.33.3 taint_toleration_test.go (1.34+: test_filter_text_per_version)
-    from kubesched.testing import framework_for
-
-    plugin = framework_for({"filter": ["TaintToleration"]}, emulated_version="1.33").plugin("TaintToleration")
+    plugin = tainttoleration.new(None, FakeHandle(emulated_version="1.33"))
     out = plugin.kubesched_filter(CycleState(), pod, NodeBatch.of([node_with("nodeA", *taints)]))
     if want is None:
         assert out is None
@@ -92,7 +90,7 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize(("pod", "nodes", "want"), SCORE_CASES)
 def test_score(pod, nodes, want) -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, FakeHandle())
     batch = NodeBatch.of([node_with(name, *taints) for name, taints in nodes])
     state = CycleState()
     assert plugin.kubesched_pre_score(state, pod, batch) is None
@@ -120,7 +118,7 @@ def test_toleration_matching(tol, taint, want) -> None:
 
 
 def test_node_change_hint() -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, FakeHandle())
     ev = plugin.kubesched_events_to_register()[0]
     pod = pod_with(("foo", "Exists", "", "NoSchedule"))
     tainted = make_node("n").taint("bar", "x", "NoSchedule").obj()
