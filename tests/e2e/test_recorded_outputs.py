@@ -7,7 +7,13 @@ outputs recorded under ``recorded/``.  A change that alters behaviour on purpose
 
     KUBESCHED_RECORD=1 .venv/bin/pytest tests/e2e/test_recorded_outputs.py
 
-and the diff of ``recorded/`` is then part of the change, for review.
+and the diff of ``recorded/`` is then part of the change, for review.  ``recorded/`` is the
+default emulated version's (1.36).
+
+``recorded-1.32/`` holds the recordings made before kubesched emulated one Kubernetes minor at a
+time (its defaults were a mix of releases); ``--emulated-version 1.32`` reproduces every one of
+them byte for byte but the one line it adds to the JSON summary (``"emulatedVersion": "1.32"``).
+It is never re-recorded.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from kubesched.cli import main
 
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded"
+RECORDED_1_32 = HERE / "recorded-1.32"
 EXAMPLES = HERE.parent.parent / "examples" / "scenarios"
 RECORD = os.environ.get("KUBESCHED_RECORD") == "1"
 
@@ -154,6 +161,31 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return out
 
 
+def _random_argv(seed: int, tmp_path: Path) -> list[str]:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(random_scenario(seed))
+    config = tmp_path / "gang.yaml"
+    config.write_text(GANG_CONFIG)
+    argv = [str(scenario), "--seed", str(seed), "--until", "10m"]
+    if seed % 2:
+        argv += ["--config", str(config)]
+    if seed % 3 == 0:
+        argv += ["--feature-gates", "SchedulerAsyncPreemption=false"]
+    if seed % 4 == 1:
+        argv += ["--backend", "asyncio"]
+    return argv
+
+
+def _check_1_32(name: str, out: str) -> None:
+    """``out`` (a ``--emulated-version 1.32`` run) is the recording made before versions, but
+    for the summary's ``emulatedVersion`` line."""
+    assert out.count(_V1_32_LINE) == (1 if name.endswith("json") else 0)
+    assert out.replace(_V1_32_LINE, "") == (RECORDED_1_32 / f"{name}.out").read_text()
+
+
+_V1_32_LINE = ',\n    "emulatedVersion": "1.32"'
+
+
 def _check(name: str, out: str) -> None:
     path = RECORDED / f"{name}.out"
     if RECORD:
@@ -171,15 +203,18 @@ def test_examples_match_recorded_output(name: str, argv: list[str], capsys: pyte
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)
 def test_random_scenarios_match_recorded_output(seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text(random_scenario(seed))
-    config = tmp_path / "gang.yaml"
-    config.write_text(GANG_CONFIG)
-    argv = [str(scenario), "--seed", str(seed), "--until", "10m"]
-    if seed % 2:
-        argv += ["--config", str(config)]
-    if seed % 3 == 0:
-        argv += ["--feature-gates", "SchedulerAsyncPreemption=false"]
-    if seed % 4 == 1:
-        argv += ["--backend", "asyncio"]
-    _check(f"random-{seed:02d}.json", _run(argv, capsys))
+    _check(f"random-{seed:02d}.json", _run(_random_argv(seed, tmp_path), capsys))
+
+
+@pytest.mark.parametrize(("name", "argv"), CASES, ids=[c[0] for c in CASES])
+def test_examples_at_1_32_match_the_recordings_before_versions(
+    name: str, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_1_32(name, _run([*argv, "--emulated-version", "1.32"], capsys))
+
+
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+def test_random_scenarios_at_1_32_match_the_recordings_before_versions(
+    seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_1_32(f"random-{seed:02d}.json", _run([*_random_argv(seed, tmp_path), "--emulated-version", "1.32"], capsys))
