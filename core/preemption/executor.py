@@ -1,6 +1,7 @@
 """Preparing the chosen candidate: its victims deleted, sync or async (upstream ``executor.go``).
 
-Preempting one victim (:meth:`Executor.preempt_pod`): a victim waiting on Permit is rejected;
+Preempting one victim (:meth:`Executor.preempt_pod`): a victim waiting on Permit is rejected
+(from Kubernetes 1.36 preempted: it goes to the backoff queue, not to the unschedulable pods);
 any other gets a DisruptionTarget condition and is deleted (NotFound counts as done); then a
 ``Preempted`` event is recorded on it.
 
@@ -61,6 +62,9 @@ class Executor:
     def __init__(self, plugin_name: str, handle: Handle) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
+        # Kubernetes 1.36 (kubernetes#135719): a victim waiting at Permit is preempted into the
+        # backoff queue (``waitingPod.Preempt``); before, it is rejected (``Reject``: unschedulable)
+        self.preempt_waiting_to_backoff = handle.emulated_version >= (1, 36)
         # uids of preemptors whose victims are being deleted in the background
         self.preempting: set[str] = set()
         # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
@@ -78,9 +82,9 @@ class Executor:
         """
         fh = self.handle
         wp = fh.get_waiting_pod(victim.metadata.uid)
-        if wp is not None:
+        if wp is not None and not self.preempt_waiting_to_backoff:
             wp.reject(self.plugin_name, "preempted")
-        else:
+        elif wp is None or not wp.preempt(self.plugin_name, "preempted"):
             client = fh.client
             condition = PodCondition(
                 type=DISRUPTION_TARGET,

@@ -53,6 +53,17 @@ class WaitingPod:
         self._result = Status(Code.UNSCHEDULABLE, msg, plugin=plugin)
         self._release()
 
+    def preempt(self, plugin: str, msg: str) -> bool:
+        """Release the pod at once as Error(msg), for a preemptor taking its place: the pod goes
+        to the backoff queue, not to the unschedulable pods (Kubernetes 1.36, kubernetes#135719:
+        ``waitingPod.Preempt``).  False when the pod was already released."""
+        if self._done.is_set():
+            return False
+        self.pending.clear()
+        self._result = Status(Code.ERROR, msg, plugin=plugin)
+        self._release()
+        return True
+
     def _release(self) -> None:
         self._done.set()
         if self.on_release is not None:
@@ -134,9 +145,10 @@ class WaitingPods:
             st = await wp.wait()
         finally:
             self.pods.pop(pod.metadata.uid, None)
-        if st.is_success():
-            return None
-        return st
+        if st.is_success() or st.is_rejected():
+            return None if st.is_success() else st
+        # v1.35.4 framework/runtime/framework.go WaitOnPermit: any other code is an error
+        return Status(Code.ERROR, f"waiting on permit for pod: {st.message}", plugin=st.plugin)
 
     def next_deadline(self) -> float | None:
         """The earliest instant a waiting pod's wait ends."""

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kubesched import Code, Status, hookimpl
 from kubesched.config._config import parse_config
-from kubesched.config._versions import Version
+from kubesched.config._versions import Version, default_feature_gates
 from kubesched.plugins import IN_TREE
 from kubesched.scenario import load_manifests
 from kubesched.simulation import simulate
@@ -248,3 +248,29 @@ def test_preemption_scenarios_evict_several_victims_at_once() -> None:
         if text.count('"Preempted"') >= 2:
             found += 1
     assert found >= 5
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        pytest.param("1.35", "0/1 nodes are available: 1 preempted.", id="1.35: Reject, unschedulable"),
+        # 1.36 (kubernetes#135719): waitingPod.Preempt, an Error (v1.35.4 framework.go WaitOnPermit
+        # wraps it), and the victim goes to the backoff queue
+        pytest.param("1.36", "waiting on permit for pod: preempted", id="1.36: Preempt, backoffQ"),
+    ],
+)
+def test_a_preempted_waiting_pod_per_version(version: str, message: str) -> None:
+    """Seed 19's gang member preempted at Permit, without the 1 s backoff windows (to compare
+    only the victim's way out)."""
+    v = Version(*map(int, version.split(".")))
+    gates = {**default_feature_gates(v), "SchedulerPopFromBackoffQ": False, "SchedulerAsyncPreemption": False}
+    cfg = parse_config(GANG_CONFIG, version=v, feature_gates=gates)
+    manifests = load_manifests(["s.yaml"], texts={"s.yaml": scenario(19)})
+
+    async def go() -> str:
+        return (await simulate(manifests, cfg, seed=3, until=120.0)).to_json()
+
+    events = json.loads(run(go, backend="trio"))["events"]
+    mine = [(e["reason"], e["message"]) for e in events if e["object"] == "default/g0-0" and e["time"] == 0.0]
+    assert mine[-2][0] == "Preempted"
+    assert mine[-1] == ("FailedScheduling", message)

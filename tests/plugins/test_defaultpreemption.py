@@ -70,7 +70,7 @@ def test_args_defaults_and_values() -> None:
     pl = defaultpreemption.new(None, FakeHandle())
     assert (pl.min_candidate_nodes_percentage, pl.min_candidate_nodes_absolute) == (10, 100)
     pl = defaultpreemption.new(
-        {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, None
+        {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, FakeHandle()
     )
     assert pl.evaluator.calculate_num_candidates(50) == 3
 

@@ -981,14 +981,23 @@ async def test_preempt(
 
 
 @pytest.mark.anyio
-async def test_preempt_rejects_a_waiting_victim() -> None:
-    """PreemptPod: a victim waiting on Permit is rejected, not deleted; the event is recorded."""
+@pytest.mark.parametrize(
+    ("version", "code"),
+    [
+        # v1.35.4 framework/preemption/preemption.go: waitingPod.Reject → Unschedulable
+        pytest.param("1.35", Code.UNSCHEDULABLE, id="1.35: rejected"),
+        # 1.36 (kubernetes#135719): waitingPod.Preempt → Error, the victim goes to backoffQ
+        pytest.param("1.36", Code.ERROR, id="1.36: preempted"),
+    ],
+)
+async def test_preempt_rejects_a_waiting_victim(version: str, code: Code) -> None:
+    """PreemptPod: a victim waiting on Permit is released, not deleted; the event is recorded."""
     from kubesched.runtime._framework import WaitingPod
 
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
     nodes = [node("node1", {"cpu": "400m", "memory": "400"})]
-    fh = FakeHandle(nodes, [victim, preemptor])
+    fh = FakeHandle(nodes, [victim, preemptor], emulated_version=version)
     fw = _framework([FIT], nodes, [victim, preemptor], pre=[FIT], handle=fh)
     wp = WaitingPod(victim, {"Gang": 60.0}, anyio.current_time())
     fw.waiting_pods[victim.metadata.uid] = wp
@@ -999,7 +1008,7 @@ async def test_preempt_rejects_a_waiting_victim() -> None:
     assert fw.handle.client.deleted == [] and fw.handle.client.patched == []
     out = await wp.wait()
     assert (
-        out.code == Code.UNSCHEDULABLE
+        out.code == code
         and out.reasons == ("preempted",)
         and out.plugin == "DefaultPreemption"
     )
