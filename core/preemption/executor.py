@@ -71,8 +71,7 @@ class Executor:
     def _observe_victims(self, c: Candidate) -> None:
         metrics = self._metrics()
         if metrics is not None:
-            metrics.preemptions += 1
-            metrics.preemption_victims.append(len(c.victims))
+            metrics.preempted(len(c.victims))
 
     async def preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod) -> None:
         """``PreemptPod``: reject a waiting victim, else DisruptionTarget + delete; then the event.

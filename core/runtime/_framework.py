@@ -30,6 +30,19 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 
+from kubesched.metrics._metrics import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    RESERVE,
+    SCORE,
+    UNRESERVE,
+)
 from kubesched.runtime._binding_runners import MAX_PERMIT_TIMEOUT as MAX_PERMIT_TIMEOUT
 from kubesched.runtime._binding_runners import BindingRunners
 from kubesched.runtime._cyclestate import CycleState as CycleState
@@ -230,12 +243,25 @@ class Framework:
             return a.priority > b.priority
         return a.timestamp < b.timestamp
 
+    # --- extension points ------------------------------------------------------------------
+    # Each runner observes its extension point into the recorder, when one is attached
+    # (``framework_extension_point_duration_seconds``, as upstream's deferred Observe): one
+    # test of ``calls.recorder`` when none is.
     def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None:
+        """``RunPreEnqueuePlugins`` (``first``: the plugin that gated the pod last runs first);
+        its plugins are timed in a sampled run, each run sampled on its own."""
+        rec = self.calls.recorder
+        if rec is None:
+            return self._run_pre_enqueue_plugins(pod, first, self.calls.call)
+        t0 = rec.now()
+        st = self._run_pre_enqueue_plugins(pod, first, self.calls.timed if rec.sample() else self.calls.call)
+        rec.extension_point_since(PRE_ENQUEUE, st, self.profile_name, t0)
+        return st
+
+    def _run_pre_enqueue_plugins(self, pod: Pod, first: str, call: Callable[..., Any]) -> Status | None:
         entries = self.points.get("preEnqueue", [])
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
-        rec = self.metrics_recorder
-        call = self.calls.timed if rec is not None and rec.sample() else self.calls.call
         for e in entries:
             st = _as_status(call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
             if st is not None and not st.is_success():
@@ -252,7 +278,13 @@ class Framework:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """``RunPreFilterPlugins``: (merged result, first failure, plugins that rejected)."""
-        return self.filters.run_pre_filter_plugins(state, pod, nodes)
+        rec = self.calls.recorder
+        if rec is None:
+            return self.filters.run_pre_filter_plugins(state, pod, nodes)
+        t0 = rec.now()
+        out = self.filters.run_pre_filter_plugins(state, pod, nodes)
+        rec.extension_point_since(PRE_FILTER, out[1], self.profile_name, t0)
+        return out
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
         """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
@@ -297,6 +329,17 @@ class Framework:
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         """``RunPostFilterPlugins``: the first Success wins; otherwise the merged reasons."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self._run_post_filter_plugins(state, pod, node_statuses)
+        t0 = rec.now()
+        out = await self._run_post_filter_plugins(state, pod, node_statuses)
+        rec.extension_point_since(POST_FILTER, out[1], self.profile_name, t0)
+        return out
+
+    async def _run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None
@@ -336,34 +379,68 @@ class Framework:
     # --- Score (the profile's ScoreRunners) ------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         """``RunPreScorePlugins``: a Skip leaves the plugin's Score out of this cycle."""
-        return self.scores.run_pre_score_plugins(state, pod, nodes)
+        rec = self.calls.recorder
+        if rec is None:
+            return self.scores.run_pre_score_plugins(state, pod, nodes)
+        t0 = rec.now()
+        st = self.scores.run_pre_score_plugins(state, pod, nodes)
+        rec.extension_point_since(PRE_SCORE, st, self.profile_name, t0)
+        return st
 
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: NodeBatch
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
-        return self.scores.run_score_plugins(state, pod, nodes)
+        rec = self.calls.recorder
+        if rec is None:
+            return self.scores.run_score_plugins(state, pod, nodes)
+        t0 = rec.now()
+        out = self.scores.run_score_plugins(state, pod, nodes)
+        rec.extension_point_since(SCORE, out[2], self.profile_name, t0)
+        return out
 
     # --- Reserve, Permit and the binding cycle (the profile's BindingRunners) -----------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunReservePluginsReserve``: the first rejection or error, else None."""
-        return self.binding.run_reserve_plugins_reserve(state, pod, node_name)
+        rec = self.calls.recorder
+        if rec is None:
+            return self.binding.run_reserve_plugins_reserve(state, pod, node_name)
+        t0 = rec.now()
+        st = self.binding.run_reserve_plugins_reserve(state, pod, node_name)
+        rec.extension_point_since(RESERVE, st, self.profile_name, t0)
+        return st
 
     async def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """``RunReservePluginsUnreserve``: every Reserve plugin's Unreserve, in reverse order."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_reserve_plugins_unreserve(state, pod, node_name)
+        t0 = rec.now()
         await self.binding.run_reserve_plugins_unreserve(state, pod, node_name)
+        rec.extension_point_since(UNRESERVE, None, self.profile_name, t0)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
+        rec = self.calls.recorder
+        t0 = rec.now() if rec is not None else 0.0
         st, timeouts = self.binding.run_permit_plugins(state, pod, node_name)
         if st is None and timeouts:
             self.waiting.add(pod, timeouts, timed=not self.deterministic)
-            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
+            st = Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
+        if rec is not None:
+            rec.extension_point_since(PERMIT, st, self.profile_name, t0)
         return st
 
     async def wait_on_permit(self, pod: Pod) -> Status | None:
-        """``WaitOnPermit``: None once allowed (or never waiting), else the rejection."""
-        return await self.waiting.wait(pod)
+        """``WaitOnPermit``: None once allowed (or never waiting), else the rejection; a
+        waiting pod's wait is observed (``permit_wait_duration_seconds``)."""
+        rec = self.calls.recorder
+        if rec is None or self.waiting.get(pod.metadata.uid) is None:
+            return await self.waiting.wait(pod)
+        t0 = rec.now()
+        st = await self.waiting.wait(pod)
+        rec.permit_waited(st, t0)
+        return st
 
     def next_permit_deadline(self) -> float | None:
         return self.waiting.next_deadline()
@@ -382,15 +459,32 @@ class Framework:
 
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPreBindPlugins``: the first rejection or error, else None."""
-        return await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(PRE_BIND, st, self.profile_name, t0)
+        return st
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunBindPlugins``: the first Bind plugin that does not Skip decides (a Skip if all do)."""
-        return await self.binding.run_bind_plugins(state, pod, node_name)
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = await self.binding.run_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(BIND, st, self.profile_name, t0)
+        return st
 
     async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """``RunPostBindPlugins``: informational, every one of them."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_post_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
         await self.binding.run_post_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(POST_BIND, None, self.profile_name, t0)
 
     # --- handle conveniences ----------------------------------------------------------------
     def activate(self, pods: Sequence[Pod]) -> None:

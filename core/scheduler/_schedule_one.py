@@ -39,6 +39,7 @@ import msgspec
 import numpy as np
 
 from kubesched.api._objects import Pod
+from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
 from kubesched.runtime._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
@@ -142,9 +143,13 @@ class ScheduleOne(BindingCycle):
     ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
         """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
         pod = qpi.pod
+        rec = self.metrics.recorder  # ``scheduling_algorithm_duration_seconds``
+        t0 = rec.algorithm_start() if rec is not None else 0.0
         try:
             result = await self.schedule_pod(fw, state, qpi.pod_info)
         except FitError as fe:
+            if rec is not None:
+                rec.algorithm_failed(qpi.uid)  # observed by the failure handler
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
             statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
@@ -155,7 +160,11 @@ class ScheduleOne(BindingCycle):
             nominating = pf_result.nominated_node_name if pf_result is not None else None
             return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
         except _CycleError as ce:
+            if rec is not None:
+                rec.algorithm_failed(qpi.uid)
             return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
+        if rec is not None:
+            rec.algorithm_done(t0)
         host = result.suggested_host
         assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
         assumed_pi = qpi.pod_info.with_pod(assumed)
@@ -295,7 +304,41 @@ class ScheduleOne(BindingCycle):
         advance: bool,
     ) -> NodeBatch:
         """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
-        feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
+        feasible ones are found; exactly the nodes a sequential upstream would evaluate.  Then
+        the extenders' Filter (``findNodesThatPassExtenders``).
+
+        With a recorder, the Filter pass is observed as the Filter extension point (the
+        extenders' time left out; an extender's error makes it an Error), unless the profile
+        has no Filter plugins (upstream returns before it starts the clock)."""
+        rec = self.metrics.recorder
+        if rec is None or not fw.has_filter_plugins():
+            nodes = self._filter_pass(fw, state, pi, diagnosis, candidates, advance)
+            return await self._pass_extenders(pi, nodes, diagnosis, advance)
+        t0 = rec.now()
+        try:
+            nodes = self._filter_pass(fw, state, pi, diagnosis, candidates, advance)
+        except Exception:
+            rec.extension_point(FILTER, ERROR, fw.profile_name, rec.now() - t0)
+            raise
+        took = rec.now() - t0
+        try:
+            nodes = await self._pass_extenders(pi, nodes, diagnosis, advance)
+        except Exception:
+            rec.extension_point(FILTER, ERROR, fw.profile_name, took)
+            raise
+        rec.extension_point(FILTER, SUCCESS, fw.profile_name, took)
+        return nodes
+
+    def _filter_pass(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: Diagnosis,
+        candidates: np.ndarray,
+        advance: bool,
+    ) -> NodeBatch:
+        """The Filter pass of :meth:`find_nodes_that_pass_filters` (the extenders' excepted)."""
         n = len(candidates)
         if n == 0:
             return NodeBatch([])
@@ -312,7 +355,7 @@ class ScheduleOne(BindingCycle):
             if pass_rate is not None:
                 self._filter_pass_rate = pass_rate
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
+        return NodeBatch(snapshot=snap, indices=chosen)
 
     async def _pass_extenders(
         self, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis, main_pass: bool

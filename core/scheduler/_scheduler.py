@@ -35,7 +35,7 @@ from kubesched._transport import Transport
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
-from kubesched.metrics._metrics import Metrics
+from kubesched.metrics._metrics import Metrics, MetricsRecorder
 from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
 from kubesched.runtime import _events as ev
 from kubesched.runtime._extender import (
@@ -194,6 +194,15 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
+
+    def set_metrics_recorder(self, recorder: MetricsRecorder | None) -> None:
+        """Record upstream's metrics into ``recorder`` from now on (None: stop), as
+        :meth:`MetricsRecorder.attach` asks: the counters, the queue and each profile hold it
+        and observe where the work happens."""
+        self.metrics.set_recorder(recorder)
+        self.queue.metrics_recorder = recorder
+        for fw in self.profiles.values():
+            fw.metrics_recorder = recorder
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Run ``fn(*args)`` as a background task of the scheduler's task group."""
