@@ -360,6 +360,6 @@ class MetricsRecorder:
                 profile = qpi.pod.spec.scheduler_name
                 for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
                     reasons[(plugin, profile)] = reasons.get((plugin, profile), 0) + 1
-        goroutines: dict[tuple[str, ...], float] = {("binding",): float(getattr(sched, "_binding_tasks", 0))}
+        goroutines: dict[tuple[str, ...], float] = {("binding",): float(sched.binding.tasks)}
         return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": goroutines}
 
