@@ -14,6 +14,7 @@ from kubesched.api._objects import (
 )
 from kubesched.api._resources import QuantityError, Resource, parse_quantity, pod_requests
 from kubesched.config._config import SchedulerConfig
+from kubesched.config._load import load_config
 from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
 from kubesched.runtime._entrypoints import load_entry_point_plugins
 from kubesched.runtime._events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
@@ -39,8 +40,9 @@ from ._errors import (
     NotFoundError,
     TransportError,
     UnavailableError,
+    plain_exception,
 )
-from ._transport import Transport, WatchEvent
+from ._transport import Transport, WatchEvent, WatchEventType
 from .hookspecs import hookimpl, hookspec
 
 __version__ = "0.1.0"
@@ -86,12 +88,15 @@ __all__ = [
     "UnavailableError",
     "WaitingPod",
     "WatchEvent",
+    "WatchEventType",
     "hookimpl",
     "hookspec",
+    "load_config",
     "load_entry_point_plugins",
     "parse_quantity",
     "per_node_filter",
     "per_node_score",
+    "plain_exception",
     "pod_requests",
     "__version__",
 ]

@@ -14,8 +14,11 @@ Results and statuses
 
 Cycle and handle
     :class:`CycleState` (per-cycle plugin data), :data:`PODS_TO_ACTIVATE_KEY`,
-    :class:`Framework` (the ``handle`` a factory receives: snapshot, waiting pods, listers,
-    ``spawn``), :class:`WaitingPod` (Permit), :class:`QueuedPodInfo` (QueueSort),
+    :class:`Handle` (what a factory receives, as upstream's ``New(ctx, args, handle)``: the
+    snapshot, the listers, the nominator, the waiting pods, the client, the feature gates, the
+    clock and rng, ``activate``, ``spawn``, the extenders, metrics; type a plugin's ``handle``
+    with it and mypy checks every use), :class:`Framework` (a profile's runtime),
+    :class:`WaitingPod` (Permit), :class:`QueuedPodInfo` (QueueSort),
     :data:`MAX_NODE_SCORE` / :data:`MIN_NODE_SCORE`, and the adapters :func:`per_node_filter` /
     :func:`per_node_score` that turn a per-node function into a batch hook.
 
@@ -198,6 +201,7 @@ from kubesched.runtime._framework import (
     per_node_filter,
     per_node_score,
 )
+from kubesched.runtime._handle import Handle
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
 from kubesched.runtime._status import Code, Rejections, Status
 
@@ -229,6 +233,7 @@ __all__ = [
     "Evaluator",
     "EventResource",
     "Framework",
+    "Handle",
     "LabelMatcher",
     "LabelRequirement",
     "LabelSelector",

@@ -14,20 +14,35 @@ For plugin authors: :func:`scheduler_for` runs a scheduler on a fake cluster in 
         await sim.settle()
         assert sim.placements() == {"p": "n1"}
 
+A plugin's unit test builds it over a :class:`FakeHandle` (a ``kubesched.framework.Handle`` over
+a fixed cluster that records events, activations and API writes), or runs a whole profile with
+:func:`framework_for`::
+
+    handle = FakeHandle([node], [pod], feature_gates={"SchedulerQueueingHints": False})
+    plugin = MyPlugin(None, handle)
+
 ``pytest_plugins = ["kubesched.pytest_plugin"]`` in a conftest adds the fixtures (both anyio
 backends in virtual time, ``temporary_plugin``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+import anyio.abc
+
+from kubesched._errors import UnavailableError, plain_exception
+from kubesched._transport import Transport, WatchEvent
 from kubesched.api._objects import (
     Affinity,
+    Binding,
     Container,
     ContainerPort,
+    Event,
     LabelSelector,
     LabelSelectorRequirement,
     Node,
@@ -43,6 +58,7 @@ from kubesched.api._objects import (
     PodDisruptionBudget,
     PodDisruptionBudgetSpec,
     PodDisruptionBudgetStatus,
+    PodGroup,
     PodSchedulingGate,
     PodSpec,
     PodStatus,
@@ -54,9 +70,16 @@ from kubesched.api._objects import (
     WeightedPodAffinityTerm,
 )
 from kubesched.api._objects import uid_for as uid_for
+from kubesched.cache._cache import Cache, Snapshot
+from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
+from kubesched.metrics._metrics import Metrics
+from kubesched.queue._nominator import Nominator
 from kubesched.runtime._entrypoints import Factory
 from kubesched.runtime._entrypoints import register_temporary_plugin as register_temporary_plugin
+from kubesched.runtime._framework import Framework
+from kubesched.runtime._handle import Extender, FrameworkHandle, HandleParts
+from kubesched.runtime._waiting_pods import WaitingPods
 from kubesched.scheduler._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from kubesched.scheduler._simcluster import SimCluster as SimCluster
 from kubesched.scheduler._simcluster import scheduler_for as _scheduler_for
@@ -95,11 +118,11 @@ async def scheduler_for(
     A configuration or a profile that cannot be built raises its own error, not an
     ExceptionGroup: :class:`~kubesched.ConfigError` for bad plugin args or a plugin declaring
     ``async def`` a hook that must be a plain function, :class:`~kubesched.PluginError` for a
-    profile that cannot be assembled (an unknown plugin).  An error in the block comes out as
-    itself too.
+    profile that cannot be assembled (an unknown plugin).  An error in the block, or one that
+    stops the scheduler, comes out as itself too (:func:`kubesched.plain_exception`).
     """
-    entered = False
-    failure: Exception | None = None
+    failure: BaseException | None = None
+    raised: BaseException | None = None  # by the block: itself, even an ExceptionGroup
     try:
         async with _scheduler_for(
             objects,
@@ -111,33 +134,16 @@ async def scheduler_for(
             seed=seed,
             **cluster_options,
         ) as sim:
-            entered = True
-            yield sim
-    except BaseExceptionGroup as group:
-        # the scheduler is built inside the fake cluster's task group: a setup error comes out
-        # wrapped in a group of one
-        failure = None if entered else _sole_error(group)
-        if failure is None:
+            try:
+                yield sim
+            except BaseException as e:
+                raised = e
+                raise
+    except BaseExceptionGroup as group:  # from the task group the scheduler runs in
+        if (failure := plain_exception(group, keep=raised)) is None:
             raise
     if failure is not None:
         raise failure  # outside the handler: no group as its context
-
-
-def _sole_error(group: BaseExceptionGroup[BaseException]) -> Exception | None:
-    """The one exception a (nested) group holds, if it holds exactly one and it is an Exception."""
-    leaves: list[BaseException] = []
-
-    def walk(g: BaseExceptionGroup[BaseException]) -> None:
-        for e in g.exceptions:
-            if isinstance(e, BaseExceptionGroup):
-                walk(e)
-            else:
-                leaves.append(e)
-
-    walk(group)
-    if len(leaves) == 1 and isinstance(leaves[0], Exception):
-        return leaves[0]
-    return None
 
 
 class PodBuilder:
@@ -503,112 +509,233 @@ def make_node_info(node: Node, *pods: Pod) -> Any:
 # --- a framework handle over a fixed cluster (plugin unit tests) ---------------------------------
 
 
-class RecordingClient:
-    """A transport stand-in that records the scheduler's writes (no watch).
+class RecordingClient(Transport):
+    """A transport that records the scheduler's writes (its watch lists nothing).
 
-    ``fail`` maps a verb (``"patch"``, ``"delete"``) to the pod names whose call raises; a
-    ``block`` event, when set, makes every delete wait for it (to hold a preemption open).
+    ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``) to the pod names whose call
+    raises; a ``block`` event, when set, makes every delete wait for it (to hold a preemption
+    open).
     """
 
     def __init__(self) -> None:
+        self.bound: list[Binding] = []
         self.patched: list[tuple[str, str, Any, str | None]] = []
         self.deleted: list[tuple[str, str, str | None]] = []
+        self.events: list[Event] = []
         self.fail: dict[str, set[str]] = {}
-        self.block: Any = None
+        self.block: anyio.Event | None = None
+
+    def _check(self, verb: str, namespace: str, name: str) -> None:
+        if name in self.fail.get(verb, ()):
+            raise UnavailableError(f"{verb} of {namespace}/{name} failed")
+
+    async def watch(self) -> AsyncIterator[WatchEvent]:
+        yield WatchEvent("SYNCED")
+
+    async def bind(self, binding: Binding) -> None:
+        self._check("bind", binding.metadata.namespace, binding.metadata.name)
+        self.bound.append(binding)
 
     async def patch_pod_status(
-        self, namespace: str, name: str, *, condition: Any = None, nominated_node_name: str | None = None
+        self, namespace: str, name: str, *, condition: PodCondition | None = None, nominated_node_name: str | None = None
     ) -> None:
-        from ._errors import UnavailableError
-
-        if name in self.fail.get("patch", ()):
-            raise UnavailableError(f"patch of {namespace}/{name} failed")
+        self._check("patch", namespace, name)
         self.patched.append((namespace, name, condition, nominated_node_name))
 
     async def delete_pod(self, namespace: str, name: str, *, uid: str | None = None) -> None:
-        from ._errors import UnavailableError
-
         if self.block is not None:
             await self.block.wait()
-        if name in self.fail.get("delete", ()):
-            raise UnavailableError(f"delete of {namespace}/{name} failed")
+        self._check("delete", namespace, name)
         self.deleted.append((namespace, name, uid))
 
+    async def record_event(self, event: Event) -> None:
+        self.events.append(event)
 
-class StubScheduler:
-    """What a plugin reaches through ``handle.scheduler``: metrics, events, spawn, activate."""
 
-    def __init__(self, task_group: Any = None) -> None:
-        from types import SimpleNamespace
+_TABLES: dict[str, tuple[str, bool]] = {
+    "Node": ("nodes", False),
+    "PodDisruptionBudget": ("pdbs", True),
+    "PriorityClass": ("priority_classes", False),
+    "PodGroup": ("pod_groups", True),
+    "ReplicaSet": ("replica_sets", True),
+    "StatefulSet": ("stateful_sets", True),
+    "PersistentVolume": ("pvs", False),
+    "PersistentVolumeClaim": ("pvcs", True),
+    "StorageClass": ("storage_classes", False),
+    "CSINode": ("csi_nodes", False),
+    "CSIDriver": ("csi_drivers", False),
+    "CSIStorageCapacity": ("csi_storage_capacities", True),
+}
+"""The cluster state's table of each kind :meth:`FakeHandle.add` takes (besides Pods): its
+attribute, and whether it is keyed by (namespace, name) rather than by name."""
 
-        from kubesched.scheduler._scheduler import Metrics
 
-        self.metrics = Metrics()
-        self.events: list[tuple[str, str, str, str]] = []  # (pod key, type, reason, message)
+def _table(cluster: ClusterState, obj: Any) -> tuple[dict[Any, Any], Any]:
+    """The table of ``cluster`` holding ``obj``'s kind, and its key there."""
+    if obj.kind not in _TABLES:
+        raise TypeError(f"FakeHandle keeps no {obj.kind}")
+    name, namespaced = _TABLES[obj.kind]
+    table: dict[Any, Any] = getattr(cluster, name)
+    meta = obj.metadata
+    return table, (meta.namespace, meta.name) if namespaced else meta.name
+
+
+def _put(cluster: ClusterState, obj: Any) -> None:
+    """``obj`` into ``cluster``, as the informer stores it (a pod without a uid by its key)."""
+    if obj.kind == "Pod":
+        uid = obj.metadata.uid or f"{obj.metadata.namespace}/{obj.metadata.name}"
+        cluster.pods[uid] = obj
+        cluster.pod_keys[(obj.metadata.namespace, obj.metadata.name)] = uid
+    else:
+        table, key = _table(cluster, obj)
+        table[key] = obj
+
+
+class FakeHandle(FrameworkHandle):
+    """A :class:`kubesched.framework.Handle` over a fixed cluster, for a plugin's unit tests (as
+    upstream's ``tf.NewFramework`` with fake listers).
+
+    - ``nodes`` and the bound ``pods`` fill :attr:`snapshot`; every pod, node, ``pdbs`` and
+      ``pod_groups`` are in :attr:`cluster` (a new one, or the ``cluster`` given; a
+      ``snapshot`` given is used as it is);
+      :meth:`add` / :meth:`delete` change the cluster later.
+    - :attr:`client` is a :class:`RecordingClient` unless ``client`` is given.
+    - ``clock``: a fixed time for :meth:`now` (set :attr:`clock` to move it; ``wall_epoch`` +
+      clock is :meth:`wall_clock`); None: anyio's clock.
+    - :meth:`record_event` appends ``(pod key, type, reason, note)`` to :attr:`events`;
+      :meth:`activate` appends the pods' keys to :attr:`activated`; :meth:`spawn` starts the
+      task in ``task_group`` (a RuntimeError without one).
+    - waiting pods: a real :class:`WaitingPods` (:attr:`waiting`), empty.
+    - the plugin runners raise a RuntimeError: build a Framework with :func:`framework_for` to
+      run plugins (its handle shares this handle's parts).
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[Node] = (),
+        pods: Iterable[Pod] = (),
+        *,
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        pod_groups: Iterable[PodGroup] = (),
+        cluster: ClusterState | None = None,
+        snapshot: Snapshot | None = None,
+        client: Transport | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
+        clock: float | None = None,
+        wall_epoch: float = 0.0,
+        seed: int = 0,
+        deterministic: bool = False,
+        extenders: Sequence[Extender] = (),
+        task_group: anyio.abc.TaskGroup | None = None,
+    ) -> None:
+        nodes, pods = list(nodes), list(pods)
+        if cluster is None:
+            cluster = ClusterState()
+        for obj in (*nodes, *pods, *pdbs, *pod_groups):
+            _put(cluster, obj)
+        if snapshot is None:
+            cache = Cache()
+            for n in nodes:
+                cache.add_node(n)
+            for p in pods:
+                if p.spec.node_name:
+                    cache.add_pod(p)
+            snapshot = Snapshot()
+            snapshot.update(cache)
+        self.clock = clock
+        self.wall_epoch = wall_epoch
+        self.events: list[tuple[str, str, str, str]] = []
         self.activated: list[str] = []
-        self.extenders: list[Any] = []
         self.task_group = task_group
-        self.queue = SimpleNamespace(activate=lambda pods: self.activated.extend(p.key for p in pods))
+        self.waiting = WaitingPods()
+        parts = HandleParts(
+            snapshot=snapshot,
+            cluster=cluster,
+            nominator=Nominator(),
+            client=client if client is not None else RecordingClient(),
+            record_event=self._record_event,
+            instant_writes=lambda: False,
+            feature_gates=dict(feature_gates or {}),
+            now=self._now,
+            wall_clock=self._wall_clock,
+            rng=random.Random(seed),
+            deterministic=deterministic,
+            activate=self._activate,
+            spawn=self._spawn,
+            park_until=anyio.sleep_until,
+            extenders=extenders,
+            metrics=Metrics(),
+        )
+        super().__init__(parts, self.waiting, None)
 
-    def spawn(self, fn: Any, *args: Any) -> None:
-        assert self.task_group is not None, "StubScheduler(task_group=...) is needed to spawn"
-        self.task_group.start_soon(fn, *args)
+    def add(self, *objects: Any) -> FakeHandle:
+        """Put API objects into :attr:`cluster` as the informer would: Pods, Nodes, PDBs,
+        PriorityClasses, PodGroups, ReplicaSets, StatefulSets and the storage kinds (PV, PVC,
+        StorageClass, CSINode, CSIDriver, CSIStorageCapacity).  The snapshot is left as it is.
+        Returns the handle."""
+        for obj in objects:
+            _put(self.cluster, obj)
+        return self
 
-    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+    def delete(self, *objects: Any) -> None:
+        """Take API objects out of :attr:`cluster` (by namespace and name)."""
+        for obj in objects:
+            if obj.kind == "Pod":
+                uid = self.cluster.pod_keys.pop((obj.metadata.namespace, obj.metadata.name), None)
+                if uid is not None:
+                    self.cluster.pods.pop(uid, None)
+            else:
+                table, key = _table(self.cluster, obj)
+                table.pop(key, None)
+
+    def _now(self) -> float:
+        return anyio.current_time() if self.clock is None else self.clock
+
+    def _wall_clock(self) -> float:
+        return self.wall_epoch + (self.clock or 0.0)
+
+    async def _record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         self.events.append((pod.key, type_, reason, note))
+
+    def _activate(self, pods: Sequence[Pod]) -> None:
+        self.activated.extend(p.key for p in pods)
+
+    def _spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        if self.task_group is None:
+            raise RuntimeError("FakeHandle(task_group=...) is needed to spawn")
+
+        async def run() -> None:
+            await fn(*args)
+
+        self.task_group.start_soon(run)
 
 
 def framework_for(
     enabled: dict[str, list[str]],
-    nodes: list[Node] = (),  # type: ignore[assignment]
-    pods: list[Pod] = (),  # type: ignore[assignment]
+    nodes: Iterable[Node] = (),
+    pods: Iterable[Pod] = (),
     *,
-    registry: dict[str, Any] | None = None,
-    plugin_args: dict[str, Any] | None = None,
-    pdbs: list[PodDisruptionBudget] = (),  # type: ignore[assignment]
-    feature_gates: dict[str, bool] | None = None,
-    task_group: Any = None,
+    registry: Mapping[str, Factory] | None = None,
+    plugin_args: Mapping[str, Any] | None = None,
+    pdbs: Iterable[PodDisruptionBudget] = (),
+    feature_gates: Mapping[str, bool] | None = None,
+    task_group: anyio.abc.TaskGroup | None = None,
     seed: int = 0,
-) -> Any:
+    handle: FakeHandle | None = None,
+) -> Framework:
     """A :class:`~kubesched.Framework` wired to a fixed cluster, as upstream's ``tf.NewFramework``.
 
     ``enabled`` maps extension points to plugin names (PrioritySort and DefaultBinder are added
-    when absent).  Bound ``pods`` fill the snapshot; every pod is in ``handle.cluster``.  The
-    handle's ``client`` is a :class:`RecordingClient`, its ``scheduler`` a :class:`StubScheduler`.
+    when absent).  Its plugins' handle has the parts of ``handle``, a :class:`FakeHandle` (by
+    default one over ``nodes``, ``pods`` and ``pdbs``, with ``feature_gates``, ``seed`` and
+    ``task_group``): keep that FakeHandle to read the events, activations and API writes.
     """
-    import random
-
-    from kubesched.cache._cache import Cache, Snapshot
     from kubesched.plugins import IN_TREE
-    from kubesched.queue._scheduling_queue import Nominator
-    from kubesched.runtime._framework import Framework
-    from kubesched.scheduler._scheduler import ClusterState
 
-    factories: dict[str, Any] = dict(IN_TREE) if registry is None else dict(registry)
+    factories: dict[str, Factory] = dict(IN_TREE) if registry is None else dict(registry)
     points = {k: [(n, 1) for n in v] for k, v in enabled.items()}
     points.setdefault("queueSort", [("PrioritySort", 1)])
     points.setdefault("bind", [("DefaultBinder", 1)])
-    fw = Framework("default-scheduler", points, factories, plugin_args or {})
-    cache = Cache()
-    for n in nodes:
-        cache.add_node(n)
-    cluster = ClusterState()
-    for p in pods:
-        cluster.pods[p.metadata.uid] = p
-        cluster.pod_keys[(p.metadata.namespace, p.metadata.name)] = p.metadata.uid
-        if p.spec.node_name:
-            cache.add_pod(p)
-    for n in nodes:
-        cluster.nodes[n.metadata.name] = n
-    for pdb in pdbs:
-        cluster.pdbs[(pdb.metadata.namespace, pdb.metadata.name)] = pdb
-    snapshot = Snapshot()
-    snapshot.update(cache)
-    fw.snapshot = snapshot
-    fw.nominator = Nominator()
-    fw.cluster = cluster
-    fw.client = RecordingClient()
-    fw.scheduler = StubScheduler(task_group)
-    fw.feature_gates = dict(feature_gates or {})
-    fw.rng = random.Random(seed)
-    return fw
+    if handle is None:
+        handle = FakeHandle(nodes, pods, pdbs=pdbs, feature_gates=feature_gates, seed=seed, task_group=task_group)
+    return Framework("default-scheduler", points, factories, plugin_args or {}, parts=handle.parts)

@@ -3,8 +3,11 @@
 The service below owns everything the scheduler runs on:
 
 - a transport (here the in-memory ``FakeCluster``; a live cluster would be the ``kube`` one),
-- a ``kubesched.Scheduler`` built from it, a configuration, and a ``registry=`` holding a plugin
-  the service builds itself (so the plugin can talk to the service: here, an audit log),
+- a configuration, read and checked by ``kubesched.load_config`` before anything starts (a bad
+  one is a ``kubesched.ConfigError`` naming the field; every kubesched error is a
+  ``kubesched.KubeschedError``),
+- a ``kubesched.Scheduler`` built from them and a ``registry=`` holding a plugin the service
+  builds itself (so the plugin can talk to the service: here, an audit log),
 - the task group the scheduler runs in: ``await tg.start(scheduler.run)`` returns once the
   scheduler's cache holds the cluster, and cancelling the group shuts it down cleanly.
 
@@ -25,6 +28,7 @@ import anyio
 import numpy as np
 
 import kubesched
+from kubesched.framework import Handle
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 from kubesched.transports.fake.virtual_time import run as run_in_virtual_time
@@ -42,8 +46,11 @@ class TeamAffinity:
     name = "TeamAffinity"
 
     def __init__(
-        self, args: dict[str, Any] | None, handle: Any, audit: Callable[[str], None]
+        self, args: dict[str, Any] | None, handle: Handle, audit: Callable[[str], None]
     ) -> None:
+        unknown = sorted(set(args or {}) - {"label"})
+        if unknown:  # reported as profiles[0].pluginConfig[0].args.<field>
+            raise kubesched.ConfigError(f'unknown field "{unknown[0]}"', field=unknown[0])
         self.label = (args or {}).get("label", TEAM_LABEL)
         self.audit = audit
 
@@ -66,17 +73,19 @@ class TeamAffinity:
         self.audit(f"t={anyio.current_time():5.1f}s  bound {pod.metadata.name} to {node_name}")
 
 
-def scheduler_config() -> kubesched.SchedulerConfig:
-    """The default profile, plus TeamAffinity on every extension point it implements.
-
-    The same as a KubeSchedulerConfiguration with ``plugins.multiPoint.enabled: [{name:
-    TeamAffinity, weight: 5}]`` and its ``pluginConfig`` args.
-    """
-    config = kubesched.SchedulerConfig()
-    profile = config.profiles[0]
-    profile.multi_point.append((TeamAffinity.name, 5))
-    profile.plugin_args[TeamAffinity.name] = {"label": TEAM_LABEL}
-    return config
+CONFIG = f"""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{{name: TeamAffinity, weight: 5}}]
+  pluginConfig:
+  - name: TeamAffinity
+    args: {{label: {TEAM_LABEL}}}
+"""
+"""The default profile, plus TeamAffinity on every extension point it implements (a service
+would read this from a file: ``kubesched.load_config(path)``)."""
 
 
 class PlacementService:
@@ -86,16 +95,18 @@ class PlacementService:
     def __init__(self) -> None:
         self.audit_log: list[str] = []
 
-    def team_affinity(self, args: Any, handle: Any) -> TeamAffinity:
+    def team_affinity(self, args: Any, handle: Handle) -> TeamAffinity:
         """The plugin factory ``(args, handle) -> plugin`` given to the scheduler's registry."""
         return TeamAffinity(args, handle, self.audit_log.append)
 
     async def run(
         self, nodes: Sequence[kubesched.Node], waves: Sequence[Sequence[kubesched.Pod]]
     ) -> dict[str, str | None]:
-        """Start a scheduler, feed it ``waves`` of pods 30 s apart, return pod → node."""
+        """Start a scheduler, feed it ``waves`` of pods 30 s apart, return pod → node.
+
+        A bad configuration raises ``kubesched.ConfigError`` here, before anything starts."""
         registry = {TeamAffinity.name: self.team_affinity}
-        config = scheduler_config()
+        config = kubesched.load_config(CONFIG, registry=registry)
         async with FakeCluster() as cluster:
             for node in nodes:
                 cluster.create(node)
@@ -146,4 +157,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     ns = parser.parse_args()
-    run_in_virtual_time(main, backend=ns.backend)
+    try:
+        run_in_virtual_time(main, backend=ns.backend)
+    except kubesched.KubeschedError as err:  # one line, as the kubesched command prints it
+        raise SystemExit(f"embed_service: error: {err}") from None

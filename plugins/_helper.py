@@ -13,9 +13,12 @@ qualified names, :func:`~kubesched.framework.go_value`) live in the engine and a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kubesched.framework import Handle
 
 # --- scores ------------------------------------------------------------------------------------
 
@@ -67,7 +70,8 @@ def build_broken_linear_function(
             if p <= x:
                 if i == 0:
                     return ys[0]
-                return ys[i - 1] + go_div((ys[i] - ys[i - 1]) * (p - xs[i - 1]), xs[i] - xs[i - 1])
+                step: int = go_div((ys[i] - ys[i - 1]) * (p - xs[i - 1]), xs[i] - xs[i - 1])
+                return ys[i - 1] + step
         return ys[-1]
 
     def f(p: Any) -> Any:
@@ -93,13 +97,12 @@ def go_slice(items: Iterable[Any]) -> str:
     return "[" + " ".join(str(i) for i in items) + "]"
 
 
-def queueing_hints_enabled(handle: Any) -> bool:
+def queueing_hints_enabled(handle: Handle) -> bool:
     """``fts.EnableSchedulingQueueHint``: the ``SchedulerQueueingHints`` gate as the handle
-    carries it (on when the handle has no gates).  Off, upstream plugins register extra node
+    carries it (on unless the gates turn it off).  Off, upstream plugins register extra node
     update events because a Node/Add may be filtered out by ``preCheckForNode``
     (kubernetes#109437)."""
-    gates = getattr(handle, "feature_gates", None) or {}
-    return bool(gates.get("SchedulerQueueingHints", True))
+    return bool(handle.feature_gates.get("SchedulerQueueingHints", True))
 
 
 __all__ = [

@@ -45,6 +45,7 @@ from kubesched.framework import (
     Code,
     ConfigError,
     EventResource,
+    Handle,
     PostFilterResult,
     Status,
     go_value,
@@ -252,9 +253,9 @@ class Coscheduling:
 
     name = NAME
 
-    def __init__(self, args: CoschedulingArgs, handle: Any) -> None:
+    def __init__(self, args: CoschedulingArgs, handle: Handle) -> None:
         self.args = args
-        self.handle = handle
+        self.handle: Handle = handle
         self.schedule_timeout = float(args.permit_waiting_time_seconds)
         self.pg_backoff = float(args.pod_group_backoff_seconds)
         self.reject_percentage = args.pod_group_reject_percentage
@@ -520,7 +521,7 @@ class Coscheduling:
                 wp.reject(NAME, msg)
 
 
-def new(args: Mapping[str, Any] | None, handle: Any) -> Coscheduling:
+def new(args: Mapping[str, Any] | None, handle: Handle) -> Coscheduling:
     return Coscheduling(parse_args(args), handle)
 
 

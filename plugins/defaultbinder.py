@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.framework import Binding, ObjectMeta, ObjectReference, Status, hookimpl
+from kubesched.framework import Binding, Handle, ObjectMeta, ObjectReference, Status, hookimpl
 
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, Pod
@@ -20,8 +20,8 @@ class DefaultBinder:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     async def kubesched_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -38,7 +38,7 @@ class DefaultBinder:
         return None
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> DefaultBinder:
+def new(args: dict[str, Any] | None, handle: Handle) -> DefaultBinder:
     return DefaultBinder(args, handle)
 
 

@@ -31,6 +31,7 @@ from kubesched.framework import (
     ConfigError,
     Evaluator,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     go_value,
@@ -95,8 +96,8 @@ class DefaultPreemption:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         pct, absolute = parse_args(args)
         self.min_candidate_nodes_percentage = pct
         self.min_candidate_nodes_absolute = absolute
@@ -110,20 +111,16 @@ class DefaultPreemption:
 
     def async_enabled(self) -> bool:
         """The ``SchedulerAsyncPreemption`` gate, as the handle has it now."""
-        gates = getattr(self.handle, "feature_gates", None) or {}
-        return bool(gates.get(ASYNC_PREEMPTION_GATE, False))
+        return bool(self.handle.feature_gates.get(ASYNC_PREEMPTION_GATE, False))
 
     @hookimpl
     async def kubesched_post_filter(
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
-        scheduler = getattr(self.handle, "scheduler", None)
         try:
             result, status = await self.evaluator.preempt(state, pod, node_statuses)
         finally:
-            metrics = getattr(scheduler, "metrics", None)
-            if metrics is not None:
-                metrics.preemption_attempts += 1
+            self.handle.metrics.preemption_attempts += 1
         msg = status.message
         if msg:
             return result, Status(status.code, "preemption: " + msg, error=status.error)
@@ -155,7 +152,7 @@ class DefaultPreemption:
         return QueueingHint.QUEUE_SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Any) -> DefaultPreemption:
+def new(args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
     return DefaultPreemption(args, handle)
 
 

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.framework import (
     Code,
     ConfigError,
+    Handle,
     Status,
     go_value,
     hookimpl,
@@ -206,9 +207,9 @@ class Gang:
 
     name = NAME
 
-    def __init__(self, args: GangArgs, handle: Any) -> None:
+    def __init__(self, args: GangArgs, handle: Handle) -> None:
         self.args = args
-        self.handle = handle
+        self.handle: Handle = handle
         self.name_label = args.group_name_label
         self.count_label = args.available_count_label
         self.timeout = float(args.permit_waiting_time_seconds)
@@ -295,7 +296,8 @@ class Gang:
         if state is not None:
             cached = state.get(MEMBERS_STATE_KEY)
             if cached is not None and cached[0] == gang:
-                return cached[1]
+                members: tuple[list[Pod], list[Pod]] = cached[1]
+                return members
         running: list[Pod] = []
         pending: list[Pod] = []
         for p in self.handle.cluster.pods_with_label(None, self.name_label, gang):
@@ -424,7 +426,7 @@ class Gang:
         return None
 
 
-def new(args: Mapping[str, Any] | None, handle: Any) -> Gang:
+def new(args: Mapping[str, Any] | None, handle: Handle) -> Gang:
     return Gang(parse_args(args), handle)
 
 

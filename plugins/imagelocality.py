@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, hookimpl
+from kubesched.framework import MAX_NODE_SCORE, Handle, hookimpl
 
 from ._helper import go_div
 
@@ -74,8 +74,8 @@ class ImageLocality:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -85,11 +85,11 @@ class ImageLocality:
         snap = nodes.snapshot
         positions: np.ndarray | None
         if snap is None:
-            snap = getattr(self.handle, "snapshot", None)
+            snap = self.handle.snapshot
             positions = None  # by name, when needed
         else:
             positions = nodes.indices
-        if snap is not None and len(snap):
+        if len(snap):
             states = snap.image_states()
             total = len(snap)
         else:  # no snapshot: the batch is the whole cluster
@@ -123,7 +123,7 @@ class ImageLocality:
         return np.fromiter((index.get(name, -1) for name in nodes.names), np.int64, len(nodes))
 
 
-def new(args: Any, handle: Any) -> ImageLocality:
+def new(args: Any, handle: Handle) -> ImageLocality:
     return ImageLocality(args, handle)
 
 

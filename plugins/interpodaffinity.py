@@ -28,7 +28,7 @@ upstream's filtering.go and scoring.go share the PreFilter/PreScore state kept h
 Namespaces.  A term selects the pods of ``namespaces``, or of the pod's own namespace when both
 ``namespaces`` and ``namespaceSelector`` are unset; ``namespaceSelector: {}`` selects every
 namespace.  kubesched has no Namespace objects: a namespace's labels are
-``handle.cluster.namespace_labels[ns]`` when the cluster state carries such a mapping, else just
+``handle.cluster.namespace_labels[ns]`` when the cluster state knows them, else just
 ``kubernetes.io/metadata.name: <ns>`` (what the API server puts on every namespace) — so a
 non-empty selector on other labels matches no namespace unless the mapping says so.
 
@@ -65,6 +65,7 @@ from kubesched.framework import (
     Code,
     ConfigError,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     compile_label_selector,
@@ -656,8 +657,8 @@ class InterPodAffinity:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         args = args or {}
         for key in args:
             if key not in ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"):
@@ -682,7 +683,7 @@ class InterPodAffinity:
     # --- namespaces -------------------------------------------------------------------------------
     def namespace_labels(self) -> NamespaceLabels:
         """A per-cycle ``namespace → labels`` function (see the module docstring)."""
-        mapping = getattr(getattr(self.handle, "cluster", None), "namespace_labels", None)
+        mapping = self.handle.cluster.namespace_labels
         memo: dict[str, Mapping[str, str]] = {}
 
         def labels_of(ns: str) -> Mapping[str, str]:
@@ -697,8 +698,8 @@ class InterPodAffinity:
         return labels_of
 
     def _all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:
-        snap = getattr(self.handle, "snapshot", None)
-        if snap is not None and (nodes is None or nodes is snap.node_infos):
+        snap = self.handle.snapshot
+        if nodes is None or nodes is snap.node_infos:
             return _AllNodes(snap, snap.node_infos)
         return _AllNodes(None, list(nodes or ()))
 
@@ -1003,7 +1004,7 @@ class InterPodAffinity:
         return None
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> InterPodAffinity:
+def new(args: dict[str, Any] | None, handle: Handle) -> InterPodAffinity:
     return InterPodAffinity(args, handle)
 
 

@@ -28,6 +28,7 @@ from kubesched.framework import (
     Code,
     ConfigError,
     EventResource,
+    Handle,
     NodeBatch,
     NodeSelectorMatcher,
     PreferredSchedulingTerms,
@@ -88,8 +89,8 @@ class NodeAffinity:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         # parsed required affinities by encoded (nodeSelector, required terms); by the id of
         # their RequiredNodeAffinity
         self._compiled: dict[bytes, _Compiled] = {}
@@ -268,7 +269,7 @@ class NodeAffinity:
         return None
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> NodeAffinity:
+def new(args: dict[str, Any] | None, handle: Handle) -> NodeAffinity:
     return NodeAffinity(args, handle)
 
 

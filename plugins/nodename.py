@@ -9,6 +9,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
@@ -34,8 +35,8 @@ class NodeName:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -57,7 +58,7 @@ class NodeName:
         return {i: st for i, n in enumerate(nodes.names) if n != want} or None
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> NodeName:
+def new(args: dict[str, Any] | None, handle: Handle) -> NodeName:
     return NodeName(args, handle)
 
 

@@ -24,6 +24,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
@@ -90,8 +91,8 @@ class NodePorts:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -157,7 +158,7 @@ class NodePorts:
         return out or None
 
 
-def new(args: Any, handle: Any) -> NodePorts:
+def new(args: Any, handle: Handle) -> NodePorts:
     return NodePorts(args, handle)
 
 

@@ -15,6 +15,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     Taint,
@@ -46,8 +47,8 @@ class NodeUnschedulable:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -117,7 +118,7 @@ def _cordoned_or_missing(ni: NodeInfo) -> bool:
     return ni.node is None or ni.node.spec.unschedulable
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> NodeUnschedulable:
+def new(args: dict[str, Any] | None, handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable(args, handle)
 
 

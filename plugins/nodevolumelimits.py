@@ -46,6 +46,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     ephemeral_claim_name,
@@ -364,8 +365,8 @@ class NodeVolumeLimits:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
         # per snapshot row: (its NodeInfo, the attachable volumes of its pods); per node name:
         # (its CSINode, the limits)
         self._rows_of: tuple[Any, int] | None = None
@@ -588,7 +589,7 @@ def _count(driver: Any) -> int:
     return int(a.count) if a is not None and a.count is not None else 0
 
 
-def new(args: Any, handle: Any) -> NodeVolumeLimits:
+def new(args: Any, handle: Handle) -> NodeVolumeLimits:
     return NodeVolumeLimits(args, handle)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.framework import hookimpl
+from kubesched.framework import Handle, hookimpl
 
 if TYPE_CHECKING:
     from kubesched.framework import QueuedPodInfo
@@ -20,8 +20,8 @@ class PrioritySort:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     def kubesched_queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -35,7 +35,7 @@ class PrioritySort:
         return -q.priority, q.timestamp
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> PrioritySort:
+def new(args: dict[str, Any] | None, handle: Handle) -> PrioritySort:
     return PrioritySort(args, handle)
 
 

@@ -9,6 +9,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
@@ -27,8 +28,8 @@ class SchedulingGates:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     @hookimpl
     def kubesched_pre_enqueue(self, pod: Pod) -> Status | None:
@@ -55,7 +56,7 @@ class SchedulingGates:
         return QueueingHint.QUEUE
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> SchedulingGates:
+def new(args: dict[str, Any] | None, handle: Handle) -> SchedulingGates:
     return SchedulingGates(args, handle)
 
 

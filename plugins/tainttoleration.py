@@ -19,6 +19,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     do_not_schedule_taints_filter,
@@ -65,8 +66,8 @@ class TaintToleration:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -170,7 +171,7 @@ def _tainted_or_missing(ni: NodeInfo) -> bool:
     return ni.node is None or bool(ni.node.spec.taints)
 
 
-def new(args: dict[str, Any] | None, handle: Any) -> TaintToleration:
+def new(args: dict[str, Any] | None, handle: Handle) -> TaintToleration:
     return TaintToleration(args, handle)
 
 

@@ -37,6 +37,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
@@ -211,8 +212,8 @@ class VolumeRestrictions:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
         self._claims = UsedClaims()
 
     # --- EnqueueExtensions --------------------------------------------------------------------
@@ -288,8 +289,8 @@ class VolumeRestrictions:
         """How many of the claims ``rwop`` of namespace ``ns`` a pod on one of ``nodes`` uses
         (``StorageInfos().IsPVCUsedByPods``: at most one pod can), counted row by row over the
         snapshot when ``nodes`` are its nodes."""
-        snap = getattr(self.handle, "snapshot", None)
-        if snap is not None and nodes is snap.node_infos:
+        snap = self.handle.snapshot
+        if nodes is snap.node_infos:
             return sum(1 for c in rwop if self._claims.is_used(snap, ns, c))
         used: set[str] = set()
         for ni in nodes:
@@ -366,7 +367,7 @@ def _conflicting_positions(want: tuple[Disk, ...], nodes: NodeBatch) -> list[int
     return out
 
 
-def new(args: Any, handle: Any) -> VolumeRestrictions:
+def new(args: Any, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(args, handle)
 
 

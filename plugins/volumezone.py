@@ -35,6 +35,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     get_persistent_volume_claim_class,
@@ -110,8 +111,8 @@ class VolumeZone:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -273,7 +274,7 @@ def _matches(
     return out
 
 
-def new(args: Any, handle: Any) -> VolumeZone:
+def new(args: Any, handle: Handle) -> VolumeZone:
     return VolumeZone(args, handle)
 
 

@@ -1,6 +1,7 @@
 """Decoding untrusted YAML and JSON with bounds, as upstream's decoders have them.
 
-Both manifest loading (``kubesched simulate``) and the fake API server decode with these: a
+Manifests (``kubesched simulate``), configurations (:func:`kubesched.load_config`) and the fake
+API server decode with these (:func:`load_documents`: a file's documents, each error one line): a
 document nests at most :data:`MAX_DEPTH` levels; YAML aliases may not expand a document past a
 small allowance (go-yaml's rule against alias bombs); a duplicate key is refused (upstream's
 strict decoding); a lone UTF-16 surrogate in JSON becomes U+FFFD, as Go's decoder makes it.  A
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubesched._errors import ConfigError
 
 # libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -260,7 +263,6 @@ def load_yaml_documents(text: str) -> list[Any]:
     return list(yaml.load_all(text, Loader=BoundedLoader))
 
 
-__all__ = ["MAX_DEPTH", "BoundedLoader", "decode_json", "load_yaml_documents"]
 
 
 def drop_nulls(value: Any) -> Any:
@@ -271,3 +273,99 @@ def drop_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [drop_nulls(v) for v in value]
     return value
+
+
+# --- the documents of one file -------------------------------------------------------------------
+
+
+def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
+    """The documents of one YAML / JSON file (1-based document numbers): ``.json`` is JSON, any
+    other name YAML.  Every failure is one :class:`~kubesched.ConfigError` line naming the file
+    (and, for YAML, the document).
+
+    ``text`` gives the content directly (``path`` then only names it in errors).
+    """
+    p = Path(path)
+    if text is None:
+        try:
+            text = read_text(p)
+        except OSError as e:
+            raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
+        except ValueError:  # a NUL byte in the file name
+            raise ConfigError("cannot read: invalid file name", source=repr(path)) from None
+    return parse_documents(text, source=path, json=p.suffix == ".json")
+
+
+def parse_documents(text: str, *, source: str = "", json: bool = False) -> list[tuple[int, Any]]:
+    """The documents of a YAML stream, or of a JSON text (``json``), with their 1-based numbers;
+    empty YAML documents are left out, and a JSON ``...List`` stands for its ``items``.  Errors
+    are :class:`~kubesched.ConfigError` lines whose source is ``source`` (may be empty)."""
+    if json:
+        try:
+            data = decode_json(text)
+        except ValueError as e:
+            raise ConfigError(str(e), source=source) from None
+        kind = data.get("kind") if isinstance(data, dict) else None
+        items = data.get("items") if isinstance(kind, str) and kind.endswith("List") else None
+        docs = items if isinstance(items, list) else [data]
+        return list(enumerate(docs, start=1))
+    try:
+        docs = list(yaml.load_all(text, Loader=BoundedLoader))
+    except yaml.constructor.ConstructorError as e:
+        raise _yaml_error(source, text, e) from None
+    except yaml.YAMLError as e:
+        if getattr(e, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own bound:
+            raise _yaml_error(source, text, e) from None  # the pure-Python parser would recurse past it, slowly
+        # parse again with the pure-Python loader: its messages are the clearer ones
+        try:
+            list(yaml.safe_load_all(text))
+        except yaml.YAMLError as e2:
+            raise _yaml_error(source, text, e2) from None
+        except RecursionError:
+            pass
+        raise _yaml_error(source, text, e) from None
+    return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+
+
+def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:
+    """One line for a YAML syntax error: where, and what."""
+    mark = getattr(e, "problem_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if mark is not None:
+        offset = _offset(text, mark)
+    elif isinstance(getattr(e, "position", None), int):  # a ReaderError (a forbidden character)
+        offset = e.position  # type: ignore[attr-defined]
+    else:
+        offset = 0
+    doc = _document_at(text, offset)
+    source = f"{path}: document {doc}" if path else f"document {doc}"
+    if problem.startswith("strict decoding error"):  # well-formed YAML, a field given twice
+        return ConfigError(f"{problem} (line {mark.line + 1})" if mark else problem, source=source)
+    return ConfigError(f"malformed YAML{where}: {problem}", source=source)
+
+
+def _document_at(text: str, offset: int) -> int:
+    """The 1-based number of the document holding ``offset`` (``---`` lines separate them)."""
+    before = text[:offset]
+    n = len(re.findall(r"(?m)^---", before))
+    starts_with_marker = re.match(r"(?:\s*#[^\n]*\n|\s*\n)*---", text) is not None
+    return max(1, n if starts_with_marker else n + 1)
+
+
+def _offset(text: str, mark: Any) -> int:
+    lines = text.split("\n")
+    return int(sum(len(line) + 1 for line in lines[: mark.line]) + mark.column)
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
+    "BoundedLoader",
+    "decode_json",
+    "drop_nulls",
+    "load_documents",
+    "load_yaml_documents",
+    "parse_documents",
+    "read_text",
+]

@@ -38,6 +38,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from kubesched._errors import KubeschedError
 from kubesched.api._helpers import NodeSelectorMatcher
 from kubesched.api._labels import compile_label_selector
 from kubesched.api._objects import (
@@ -70,7 +71,7 @@ _FILESYSTEM = "Filesystem"
 _STORAGE = "storage"
 
 
-class VolumeError(Exception):
+class VolumeError(KubeschedError):
     """An error the storage helpers (and VolumeBinding's binder) return upstream."""
 
 

@@ -15,6 +15,8 @@ from decimal import ROUND_UP, Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from kubesched._errors import KubeschedError
+
 if TYPE_CHECKING:
     from kubesched.api._objects import Container, Pod, ResourceList
 
@@ -53,7 +55,7 @@ _NANO = Fraction(1, 10**9)
 _INT32_MAX = 2**31 - 1
 
 
-class QuantityError(ValueError):
+class QuantityError(KubeschedError, ValueError):
     """A string that is not a Kubernetes quantity."""
 
 

@@ -8,6 +8,7 @@ look pods up by label (gangs, pod groups).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
 from kubesched.api._objects import (
@@ -207,6 +208,9 @@ class ClusterState:
         self.csi_nodes: dict[str, CSINode] = {}
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.csi_storage_capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
+        # namespace -> its labels, for the namespaces whose labels are known (no informer
+        # lists Namespaces: InterPodAffinity's namespaceSelector falls back to the name label)
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         uid = self.pod_keys.get((namespace, name))

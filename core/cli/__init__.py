@@ -1,15 +1,19 @@
 """The ``kubesched`` command line: ``simulate``, ``explain``, ``report``, ``compare``, ``generate``,
-``sweep``, ``bench``, ``run`` and ``fake-apiserver``.
+``trace``, ``sweep``, ``bench``, ``run``, ``fake-apiserver``, ``snapshot`` and ``whatif``.
 
 Bad input is one line on stderr naming the file, the document and the field, and exit code 2.
 
-This package is the application layer; the engine (the rest of ``kubesched``) never imports it.
-One module per command or concern: :mod:`.simulate` (and :mod:`.output`, its result and its text),
-:mod:`.explain`, :mod:`.report` and :mod:`.compare` (over :mod:`.metrics`, :mod:`.measures` and
-:mod:`.charts`), :mod:`.generate`, :mod:`.sweep` (its page :mod:`.sweep_page`, its verdicts
-:mod:`.verdicts` over :mod:`.stats`), :mod:`.run`, :mod:`.bench`, :mod:`.fake_apiserver`, :mod:`.demo` (the built-in scenario),
-:mod:`.manifests` (loading input files) and :mod:`.options` (what the commands share: ``--config``,
-``--validate``, ``--until``, the warning line; re-exported here).
+This package is the application layer: it parses arguments, calls the library and prints; the
+library and the engine (the rest of ``kubesched``) never import it.  What each command does is
+a library package's: ``simulate`` :mod:`kubesched.simulation` (its input :mod:`kubesched.scenario`),
+``explain`` and ``report`` :mod:`kubesched.reporting`, ``compare`` and ``sweep``
+:mod:`kubesched.experiments`, ``generate`` :mod:`kubesched.generate`, ``trace``
+:mod:`kubesched.traces`, ``snapshot`` :mod:`kubesched.snapshot`, ``whatif``
+:mod:`kubesched.scenario`, ``bench`` :mod:`kubesched.bench`, ``run`` and ``fake-apiserver``
+:mod:`kubesched.service`.  Here: the parser and one ``cmd_*`` per command, a module for each
+command with flags or output of its own (:mod:`.compare`, :mod:`.sweep`, :mod:`.generate`,
+:mod:`.trace`, :mod:`.snapshot`, :mod:`.whatif`, :mod:`.bench`, :mod:`.fake_apiserver`), the
+progress lines (:mod:`.progress`) and the warning line (:mod:`.options`).
 """
 
 from __future__ import annotations
@@ -25,27 +29,28 @@ from typing import Any, NoReturn
 
 import yaml
 
+from kubesched._errors import ConfigError
 from kubesched.api._durations import parse_duration
+from kubesched.cli.options import PROG as PROG
+from kubesched.cli.options import warn_line as warn_line
 from kubesched.runtime._framework import PluginError
+from kubesched.scenario import (
+    MAX_PODS,
+    check_profiles,
+    load_config_file,
+    load_documents,
+    load_manifests,
+    parse_until,
+    simulation_config,
+    validation_mode,
+)
 from kubesched.validation._validation import go_quote
-
-from .._errors import ConfigError
-from .manifests import MAX_PODS, load_documents, load_manifests
-from .options import PROG as PROG
-from .options import check_profiles
-from .options import load_config_file as load_config_file
-from .options import parse_until as parse_until
-from .options import simulation_config as simulation_config
-from .options import validation_mode as validation_mode
-from .options import warn_line as warn_line
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from kubesched.transports.fake import virtual_time
-
-    from .demo import DEMO_CONFIG, DEMO_MANIFESTS
-    from .progress import Progress
-    from .simulate import simulate
+    from kubesched.cli.progress import Progress
+    from kubesched.scenario import DEMO_CONFIG, DEMO_MANIFESTS
+    from kubesched.simulation import Simulation
 
     files = list(args.files)
     config_path = args.config or ""
@@ -59,16 +64,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     manifests = load_manifests(
         files, texts, validation=validation_mode(args.validate), warn=warn_line, max_pods=args.max_pods
     )
-    cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path))
+    cfg = simulation_config(config_path, args.feature_gates or "", texts.get(config_path), warn=warn_line)
     until = parse_until(args.until)
     pods = sum(1 for m in manifests if m.kind == "Pod")
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
-        result = virtual_time.run(
-            functools.partial(simulate, manifests, cfg, seed=args.seed, until=until,
-                              progress=progress if progress.enabled else None, explain=args.explain,
-                              max_pods=args.max_pods, metrics=args.metrics is not None),
-            backend=args.backend,
-        )
+        sim = Simulation(
+            manifests, cfg, seed=args.seed, until=until, progress=progress if progress.enabled else None,
+            explain=args.explain, max_pods=args.max_pods, metrics=args.metrics is not None,
+        )  # fmt: skip
+        result = sim.run_in_virtual_time(args.backend)
     if args.metrics is not None and result.metrics is not None:
         try:
             Path(args.metrics).write_text(result.metrics, encoding="utf-8")
@@ -81,10 +85,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
     if args.html:
-        from . import report
+        from kubesched import reporting
 
         name = ", ".join(Path(f).name for f in files)
-        report.write(args.html, report.render([name], [result.to_json_obj()]))
+        reporting.write(args.html, reporting.render([name], [result.to_json_obj()]))
     for warning in result.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     output = args.output or (None if args.html else "json")
@@ -96,18 +100,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import report
-    from .metrics import load_result
+    from kubesched import reporting
 
-    results = [load_result(path) for path in args.results]
-    report.write(args.o, report.render(_labels(args.results), results))
+    results = [reporting.load_result(path) for path in args.results]
+    reporting.write(args.o, reporting.render(_labels(args.results), results))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import run_compare
+    from kubesched.cli.compare import cmd_compare as compare
 
-    return run_compare(args)
+    return compare(args)
 
 
 def _labels(paths: Sequence[str]) -> list[str]:
@@ -125,9 +128,9 @@ def _labels(paths: Sequence[str]) -> list[str]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from kubesched.cli.bench import cmd_bench as bench
 
-    return run_bench(args)
+    return bench(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -135,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from .run import RunOptions, apply_config_sections, run_scheduler
+    from kubesched.service import RunOptions, apply_config_sections, run_scheduler
 
     logging.basicConfig(
         level=args.log_level.upper(), stream=sys.stderr,
@@ -144,7 +147,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.log_level != "debug":  # one line per request is for debugging
         logging.getLogger("httpx").setLevel(logging.WARNING)
     config_path = args.config or ""
-    cfg = load_config_file(config_path, args.feature_gates or "")
+    cfg = load_config_file(config_path, args.feature_gates or "", warn=warn_line)
     check_profiles(cfg, config_path)
     opts = RunOptions(seed=args.seed, record_plugin_results=args.record_plugin_results)
     if config_path:
@@ -163,26 +166,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import cmd_generate as generate
+    from kubesched.cli.generate import cmd_generate as generate
 
     return generate(args)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import cmd_sweep as sweep
+    from kubesched.cli.sweep import cmd_sweep as sweep
 
     return sweep(args)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .explain import explain
+    from kubesched.reporting import explain
 
     sys.stdout.write(explain(args.result, args.pod, max_nodes=args.nodes, top=args.top))
     return 0
 
 
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
-    from .fake_apiserver import main as serve
+    from kubesched.cli.fake_apiserver import main as serve
 
     timeouts = {}
     for flag, key in (("--read-header-timeout", "read_header_timeout"), ("--idle-timeout", "idle_timeout")):
@@ -342,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "kube-scheduler-simulator's annotations (kube-scheduler-simulator.sigs.k8s.io/*)")
     r.set_defaults(func=cmd_run)
 
-    from .generate import add_arguments as generate_arguments
+    from kubesched.cli.generate import add_arguments as generate_arguments
 
     g = sub.add_parser(
         "generate",
@@ -352,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_arguments(g)
     g.set_defaults(func=cmd_generate)
 
-    from .trace import add_arguments as trace_arguments
+    from kubesched.cli.trace import add_arguments as trace_arguments
 
     trace_arguments(sub.add_parser(
         "trace",
@@ -401,10 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="close a kept-alive connection idle this long (kube-apiserver's 90s)")
     f.set_defaults(func=cmd_fake_apiserver)
 
-    from .snapshot import add_arguments as snapshot_arguments
-    from .snapshot import cmd_snapshot
-    from .whatif import add_arguments as whatif_arguments
-    from .whatif import cmd_whatif
+    from kubesched.cli.snapshot import add_arguments as snapshot_arguments
+    from kubesched.cli.snapshot import cmd_snapshot
+    from kubesched.cli.whatif import add_arguments as whatif_arguments
+    from kubesched.cli.whatif import cmd_whatif
 
     snap = sub.add_parser("snapshot", help="read a live cluster (or the fake API server) into a scenario for simulate",
                           description="Write the cluster's nodes, pods, workloads, PDBs, PodGroups and PriorityClasses "

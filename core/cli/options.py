@@ -1,109 +1,19 @@
-"""What several commands share: the meaning of their common options (``--config`` with
-``--feature-gates``, ``--validate``, ``--until``) and the warning line on stderr.
+"""What every command prints alike: the program's name and the warning line on stderr.
 
-Below the commands: ``kubesched.cli`` (which re-exports these names) and the command modules
-(``compare``, ``sweep``, ``fake_apiserver``...) import it, never the package itself.
+The meaning of the options several commands share (``--config`` with ``--feature-gates``,
+``--validate``, ``--until``) is the library's: :mod:`kubesched.scenario`.
 """
 
 from __future__ import annotations
 
 import sys
 
-from kubesched.api._durations import parse_duration
-from kubesched.config._config import SchedulerConfig, parse_config, parse_feature_gates
-from kubesched.runtime._framework import PluginError, build_framework
-
-from .._errors import ConfigError
-from .manifests import load_documents
-
 PROG = "kubesched"
 
 
-def load_config_file(path: str, feature_gates: str = "", text: str | None = None) -> SchedulerConfig:
-    """A KubeSchedulerConfiguration file (or the defaults when ``path`` is empty)."""
-    if path:
-        docs = load_documents(path, text)
-        if len(docs) != 1:
-            raise ConfigError(f"expected one KubeSchedulerConfiguration document, found {len(docs)}", source=path)
-        try:
-            cfg = parse_config(docs[0][1])
-        except ConfigError as e:
-            raise e.at(source=path) from None
-        for warning in cfg.warnings:  # once per plugin left out, before anything runs
-            print(f"{PROG}: warning: {path}, {warning}", file=sys.stderr)
-    else:
-        cfg = SchedulerConfig()
-    cfg.feature_gates = parse_feature_gates(feature_gates, cfg.feature_gates)
-    return cfg
-
-
-def check_profiles(cfg: SchedulerConfig, source: str) -> None:
-    """Build every profile once so that plugin args errors surface as input errors."""
-    from kubesched.runtime._entrypoints import all_plugins
-
-    registry = all_plugins()
-
-    for i, prof in enumerate(cfg.profiles):
-        try:
-            build_framework(prof, registry)
-        except ConfigError as e:
-            raise e.at(source=source) from None
-        except PluginError as e:
-            fld = f"profiles[{i}].{e.field}" if e.field else f"profiles[{i}]"
-            raise ConfigError(str(e), source=source or "config", field=fld) from None
-
-
-def simulation_config(config_path: str, feature_gates: str, text: str | None = None) -> SchedulerConfig:
-    """The configuration of a simulation: the file (or the defaults), the gates, checked."""
-    cfg = load_config_file(config_path, feature_gates, text)
-    check_profiles(cfg, config_path)
-    if cfg.extenders:
-        # an HTTP call takes real time, which a virtual clock would jump over (every call
-        # would time out at once): extenders are for ``kubesched run``
-        raise ConfigError(
-            "HTTP extenders need real time and are not supported by simulate (use kubesched run)",
-            source=config_path,
-            field="extenders",
-        )
-    return cfg
-
-
-_VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
-
-
-def validation_mode(text: str) -> str:
-    """``--validate`` as kubectl takes it: strict (or true), warn, ignore (or false)."""
-    mode = _VALIDATE.get(text.lower())
-    if mode is None:
-        raise ConfigError(
-            f'Invalid value: "{text}": must be one of strict, warn, ignore, true, false', field="--validate"
-        )
-    return mode
-
-
 def warn_line(line: str) -> None:
+    """``kubesched: warning: LINE`` on stderr (what the library's ``warn`` callbacks are given)."""
     print(f"{PROG}: warning: {line}", file=sys.stderr)
 
 
-def parse_until(text: str | None) -> float | None:
-    """``--until``: a duration, not negative; None when not given (no cap)."""
-    if text is None:
-        return None
-    try:
-        until = parse_duration(text)
-    except ValueError as e:
-        raise ConfigError(str(e), field="--until") from None
-    if until < 0:
-        raise ConfigError(f'Invalid value: "{text}": must not be negative', field="--until")
-    return until
-
-
-__all__ = [
-    "PROG",
-    "check_profiles",
-    "load_config_file",
-    "parse_until",
-    "simulation_config",
-    "validation_mode",
-    "warn_line",
-]
+__all__ = ["PROG", "warn_line"]

@@ -1,4 +1,4 @@
-"""A progress line on stderr for long runs (``simulate``, ``compare``, ``bench``).
+"""A progress line on stderr for long runs (``simulate``, ``compare``, ``bench``, ``snapshot``).
 
 Shown only when stderr is a terminal; otherwise :class:`Progress` does nothing at all, so piped
 or captured output never carries control characters.  Updating is two attribute stores (the run's
@@ -94,3 +94,21 @@ def _isatty(stream: IO[str]) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+class SnapshotProgress(Progress):
+    """``kubesched snapshot``'s line: the kind being read and how many objects so far (a
+    :class:`kubesched.snapshot.Progress`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("snapshot", **kwargs)
+        self.kind = ""
+        self.read = 0
+        self.written = 0
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row("[bold]snapshot[/bold]", self.kind, f"{self.read:,} objects read, {self.written:,} written")
+        return grid

@@ -254,7 +254,7 @@ class MetricsRecorder:
         self.extension_point_duration = HistogramVec(EXTENSION_POINT_BUCKETS)  # (point, status, profile)
         self.plugin_duration = HistogramVec(PLUGIN_DURATION_BUCKETS)  # (plugin, point, status)
         self.permit_wait_duration = HistogramVec(PERMIT_WAIT_BUCKETS)  # (result,)
-        self.incoming: dict[tuple[str, str], int] = {}  # (queue, event), kept by the queue
+        self.incoming: dict[tuple[str, str], int] = {}  # (queue, event): pod_incoming, from the queue
         self.preemption_victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
         self.profiles: list[str] = []
         self.scheduler: Any = None

@@ -43,6 +43,7 @@ from .victims import filter_pods_with_pdb_violation
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod, PodDisruptionBudget
     from kubesched.runtime._framework import CycleState
+    from kubesched.runtime._handle import Handle
     from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 
     from .types import MoreImportantPodFunc
@@ -176,7 +177,7 @@ class ColumnDryRun:
     """The dry run on columns for one Evaluator: its stripped nodes and the strip pass rate of
     its last run (which sizes the next one's first chunk)."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self.stripped = StrippedNodes(handle)
         # the share of nodes that passed the last dry run's strip

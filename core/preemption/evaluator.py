@@ -15,8 +15,12 @@ brackets)::
 
 Which dry run: the column form when its preconditions hold (:meth:`Evaluator._can_use_columns`:
 no AddPod/RemovePod extension in the cycle, the default ``select_victims_on_node``, eligibility
-by priority alone, a framework and snapshot with columns); otherwise the reference form, node
+by priority alone); otherwise the reference form, node
 by node.  Both give the same candidates, victims, statuses and errors.
+
+Everything it needs of the scheduler comes through the plugin's handle
+(:class:`kubesched.framework.Handle`): the snapshot and listers, the nominator, the Filter
+runners for the dry run, the extenders, the client, events, metrics and background tasks.
 
 The Evaluator carries DefaultPreemption's ``Interface`` methods (upstream's ``default_preemption.go``
 implements them on the plugin): a custom preemption plugin may subclass it and override
@@ -31,7 +35,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -65,6 +69,7 @@ from .victims import select_victims_on_node
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod, PodDisruptionBudget
     from kubesched.runtime._framework import CycleState
+    from kubesched.runtime._handle import Handle
     from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 
 log = logging.getLogger("kubesched.preemption")
@@ -86,7 +91,7 @@ def _status_of(m: Mapping[str, Status], name: str) -> Status:
 class Evaluator(Executor):
     """``preemption.Evaluator`` with DefaultPreemption's ``Interface`` methods built in.
 
-    ``handle`` is the profile's :class:`~kubesched.Framework`.  A custom preemption plugin may
+    ``handle`` is the plugin's :class:`~kubesched.framework.Handle`.  A custom preemption plugin may
     subclass this and override :meth:`select_victims_on_node`, :meth:`ordered_score_funcs`,
     :meth:`pod_eligible_to_preempt_others` or :meth:`get_offset_and_num_candidates`; or just
     replace :attr:`is_eligible_pod` / :attr:`more_important_pod` (upstream ``IsEligiblePod`` and
@@ -98,7 +103,7 @@ class Evaluator(Executor):
     def __init__(
         self,
         plugin_name: str,
-        handle: Any,
+        handle: Handle,
         *,
         min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
         min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
@@ -132,8 +137,7 @@ class Evaluator(Executor):
         if src is not None:
             offset = src(num_nodes)
         else:
-            rng = getattr(self.handle, "rng", None)
-            offset = rng.randrange(num_nodes) if rng is not None else 0
+            offset = self.handle.rng.randrange(num_nodes)
         return offset, self.calculate_num_candidates(num_nodes)
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
@@ -155,8 +159,7 @@ class Evaluator(Executor):
                 and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
             ):
                 return True, ""
-            snapshot = getattr(self.handle, "snapshot", None)
-            node_info = snapshot.get(nom) if snapshot is not None else None
+            node_info = self.handle.snapshot.get(nom)
             if node_info is not None:
                 for pi in node_info.pods:
                     if self.is_preemption_allowed(
@@ -205,12 +208,10 @@ class Evaluator(Executor):
         ``(PostFilterResult(node), Success)``: nominate ``node``.
         """
         fh = self.handle
-        cluster = getattr(fh, "cluster", None)
-        if cluster is not None:
-            current = cluster.get_pod(pod.metadata.namespace, pod.metadata.name)
-            if current is None:
-                return None, Status(Code.ERROR, f'pod "{pod.metadata.name}" not found')
-            pod = current
+        current = fh.cluster.get_pod(pod.metadata.namespace, pod.metadata.name)
+        if current is None:
+            return None, Status(Code.ERROR, f'pod "{pod.metadata.name}" not found')
+        pod = current
         nominated_status = _status_of(m, pod.status.nominated_node_name)
         ok, msg = self.pod_eligible_to_preempt_others(pod, nominated_status)
         if not ok:
@@ -255,8 +256,7 @@ class Evaluator(Executor):
         count = len(potential) if rows is None else len(rows)
         if not count:
             return [], {}, []
-        cluster = getattr(self.handle, "cluster", None)
-        pdbs = cluster.list_pdbs() if cluster is not None else []
+        pdbs = self.handle.cluster.list_pdbs()
         offset, num = self.get_offset_and_num_candidates(count)
         if rows is not None:
             return self.dry_run_preemption_columns(state, pod, rows, pdbs, offset, num)
@@ -268,8 +268,8 @@ class Evaluator(Executor):
         """The snapshot rows of the nodes whose status is exactly Unschedulable, in snapshot
         order, when the column dry run applies to them (``all_nodes`` is the whole snapshot);
         None otherwise."""
-        snap: Any = getattr(self.handle, "snapshot", None)
-        if snap is None or not self._can_use_columns(state):
+        snap = self.handle.snapshot
+        if not self._can_use_columns(state):
             return None
         infos = snap.node_infos
         if len(all_nodes) != len(infos) or (
@@ -299,18 +299,10 @@ class Evaluator(Executor):
     def _can_use_columns(self, state: CycleState) -> bool:
         """The column dry run applies: the default ``select_victims_on_node``, no AddPod/RemovePod
         extension in the cycle (the cycle state then stays as PreFilter left it), priority-only
-        eligibility, a framework and a snapshot with columns."""
+        eligibility."""
         if type(self).select_victims_on_node is not Evaluator.select_victims_on_node:
             return False
-        fh = self.handle
-        has_extensions = getattr(fh, "has_pre_filter_extensions", None)
-        return (
-            has_extensions is not None
-            and not has_extensions(state)
-            and self._strip_cacheable()
-            and hasattr(fh, "run_filter_plugins_with_nominated_pods_rows")
-            and hasattr(getattr(fh, "snapshot", None), "column_below")
-        )
+        return not self.handle.has_pre_filter_extensions(state) and self._strip_cacheable()
 
     def dry_run_preemption(
         self,
@@ -371,8 +363,7 @@ class Evaluator(Executor):
         ``is_ignorable()``, ``name`` and ``process_preemption(pod, {node: Candidate}, snapshot)``
         returning ``{node: Candidate}`` or an awaitable of it (an HTTP extender's call).
         """
-        scheduler = getattr(self.handle, "scheduler", None)
-        extenders = list(getattr(scheduler, "extenders", ()) or ())
+        extenders = self.handle.extenders
         if not extenders:
             return candidates, None
         victims_map = {c.name: c for c in candidates}
@@ -390,7 +381,7 @@ class Evaluator(Executor):
                 if ext.is_ignorable():
                     log.info(
                         "skipped extender %s as it returned error and has ignorable flag set: %s",
-                        getattr(ext, "name", ext),
+                        ext.name,
                         err,
                     )
                     continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -39,6 +39,7 @@ from .util import pod_priority
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
+    from kubesched.runtime._handle import Handle
 
     from .types import Candidate
 
@@ -55,9 +56,9 @@ def _condition_changes(pod: Pod, cond: PodCondition) -> bool:
 
 class Executor:
     """``preemption.Executor``: deletes a candidate's victims, sync or async; the Evaluator
-    embeds it (as upstream's embeds ``*Executor``).  ``handle`` is the profile's Framework."""
+    embeds it (as upstream's embeds ``*Executor``).  ``handle`` is the plugin's handle."""
 
-    def __init__(self, plugin_name: str, handle: Any) -> None:
+    def __init__(self, plugin_name: str, handle: Handle) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         # uids of preemptors whose victims are being deleted in the background
@@ -65,13 +66,8 @@ class Executor:
         # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
         self.last_victims_pending_preemption: dict[str, tuple[str, str]] = {}
 
-    def _metrics(self) -> Any:
-        return getattr(getattr(self.handle, "scheduler", None), "metrics", None)
-
     def _observe_victims(self, c: Candidate) -> None:
-        metrics = self._metrics()
-        if metrics is not None:
-            metrics.preempted(len(c.victims))
+        self.handle.metrics.preempted(len(c.victims))
 
     async def preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod) -> None:
         """``PreemptPod``: reject a waiting victim, else DisruptionTarget + delete; then the event.
@@ -79,7 +75,7 @@ class Executor:
         Raises the transport's error (NotFound counts as done).
         """
         fh = self.handle
-        wp = fh.get_waiting_pod(victim.metadata.uid) if hasattr(fh, "get_waiting_pod") else None
+        wp = fh.get_waiting_pod(victim.metadata.uid)
         if wp is not None:
             wp.reject(self.plugin_name, "preempted")
         else:
@@ -103,15 +99,13 @@ class Executor:
                 )
             except NotFoundError:
                 return
-        scheduler = getattr(fh, "scheduler", None)
-        if scheduler is not None:
-            await scheduler.record_event(
-                victim,
-                "Normal",
-                "Preempted",
-                "Preempting",
-                f"Preempted by pod {preemptor.metadata.uid} on node {c.name}",
-            )
+        await fh.record_event(
+            victim,
+            "Normal",
+            "Preempted",
+            "Preempting",
+            f"Preempted by pod {preemptor.metadata.uid} on node {c.name}",
+        )
 
     async def _preempt_all(
         self, c: Candidate, preemptor: Pod, victims: Sequence[Pod]
@@ -125,9 +119,7 @@ class Executor:
         completes every write within the call (the fake cluster without injected delays):
         there, tasks would only add their own cost.
         """
-        driver = getattr(getattr(self.handle, "scheduler", None), "driver", None)
-        instant = getattr(getattr(self.handle, "client", None), "instant_writes", False)
-        if instant or (driver is not None and driver.deterministic):
+        if self.handle.deterministic or self.handle.instant_writes():
             for v in victims:
                 try:
                     await self.preempt_pod(c, preemptor, v)
@@ -152,19 +144,15 @@ class Executor:
 
     def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
         """``getLowerPriorityNominatedPods``."""
-        nominator = getattr(self.handle, "nominator", None)
-        if nominator is None:
-            return []
         prio = pod_priority(pod)
-        return [pi.pod for pi in nominator.for_node(node_name) if pi.priority < prio]
+        return [pi.pod for pi in self.handle.nominator.for_node(node_name) if pi.priority < prio]
 
     async def clear_nominated_node_name(self, pods: Sequence[Pod]) -> list[BaseException]:
         """``clearNominatedNodeName``: drop each pod's nomination (nominator and status)."""
         errs: list[BaseException] = []
-        nominator = getattr(self.handle, "nominator", None)
+        nominator = self.handle.nominator
         for p in pods:
-            if nominator is not None:
-                nominator.delete(p.metadata.uid)
+            nominator.delete(p.metadata.uid)
             if not p.status.nominated_node_name:
                 continue
             try:
@@ -246,8 +234,7 @@ class Executor:
         pending = self.last_victims_pending_preemption.get(uid)
         if pending is None:
             return True
-        cluster = getattr(self.handle, "cluster", None)
-        victim = cluster.get_pod(*pending) if cluster is not None else None
+        victim = self.handle.cluster.get_pod(*pending)
         return not (victim is None or victim.metadata.deletion_timestamp)
 
 

@@ -29,6 +29,8 @@ from kubesched.runtime._nodeinfo import pod_value
 from .util import more_important_pod, pod_start_ns, sort_by_importance
 
 if TYPE_CHECKING:
+    from kubesched.cache._cache import Snapshot
+    from kubesched.runtime._handle import Handle
     from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 
     from .types import MoreImportantPodFunc
@@ -142,7 +144,7 @@ class StrippedNodes:
     """The stripped entries of one Evaluator: per node name (:meth:`entry`) and per snapshot row
     (:meth:`rows`, with the victims' values)."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
         # node name -> its entry, valid while the node is unchanged
         self._by_name: dict[str, Stripped] = {}
@@ -155,8 +157,8 @@ class StrippedNodes:
         entry = cache.get(ni.name)
         if entry is None or entry.original is not ni or entry.prio != prio:
             entry = Stripped(ni, prio, [pi for pi in ni.pods if pi.priority < prio])
-            snapshot: Any = getattr(self.handle, "snapshot", None)
-            if snapshot is not None and snapshot.get(ni.name) is ni:
+            snapshot = self.handle.snapshot
+            if snapshot.get(ni.name) is ni:
                 if len(cache) > 4 * max(len(snapshot), 1024):
                     cache.clear()
                 cache[ni.name] = entry
@@ -176,17 +178,17 @@ class StrippedNodes:
         return potential
 
     def rows(
-        self, snap: Any, rows: np.ndarray, prio: int
+        self, snap: Snapshot, rows: np.ndarray, prio: int
     ) -> tuple[list[Stripped], np.ndarray, np.ndarray] | None:
         """The stripped entries of the snapshot's ``rows`` (``by_importance`` made, in the
         default order), their numbers of potential victims, and the values of
         :data:`BLOCK_KEYS` of those pods in importance order (``(len(BLOCK_KEYS), len(rows),
         most victims)``, zero past a row's count).  Kept per row while the row's NodeInfo
         generation is the same (one array comparison finds the stale rows); None if the
-        snapshot has no generations."""
-        generations = getattr(snap, "generations", None)
+        snapshot's generations are not those of its nodes."""
+        generations = snap.generations
         n = len(snap.node_infos)
-        if generations is None or len(generations) != n:
+        if len(generations) != n:
             return None
         memo = self._rows_memo
         if (

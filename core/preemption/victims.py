@@ -33,6 +33,7 @@ from .util import pod_priority, sort_by_importance
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod, PodDisruptionBudget
     from kubesched.runtime._framework import CycleState
+    from kubesched.runtime._handle import Handle
     from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 
 
@@ -87,7 +88,7 @@ def filter_pods_with_pdb_violation(
 
 
 def select_victims_on_node(
-    fh: Any,
+    fh: Handle,
     allowed: Callable[[NodeInfo, PodInfo, Pod], bool],
     less: Callable[[Pod, Pod], bool],
     state: CycleState,
@@ -97,7 +98,7 @@ def select_victims_on_node(
 ) -> tuple[list[Pod], int, Status | None]:
     """``SelectVictimsOnNode``: the fewest, least important pods whose removal lets ``pod`` fit.
 
-    ``fh`` is the framework (Filter with nominated pods, the AddPod/RemovePod extensions);
+    ``fh`` is the plugin's handle (Filter with nominated pods, the AddPod/RemovePod extensions);
     ``allowed(node_info, victim, pod)`` says which pods may be preempted (``isPreemptionAllowed``)
     and ``less`` orders them (``MoreImportantPod``).  ``state`` and ``node_info`` are copies
     and are changed.  Returns (victims in importance order, number of PDB-violating victims,

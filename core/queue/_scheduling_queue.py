@@ -123,8 +123,7 @@ class SchedulingQueue:
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         pod_max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
         now: Callable[[], float] | None = None,
-        pod_exists: Callable[[Pod], bool] | None = None,
-        pod_lister: Callable[[Pod], Pod | None] | None = None,
+        nominator: Nominator | None = None,
         namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
         queueing_hints: bool = True,
         pop_from_backoff_q: bool = False,
@@ -157,7 +156,7 @@ class SchedulingQueue:
         self.backoff_q = self.backoff.pod_backoff_q
         self.error_backoff_q = self.backoff.pod_error_backoff_q
         self.unschedulable: dict[str, QueuedPodInfo] = {}
-        self.nominator = Nominator(pod_exists, pod_lister)
+        self.nominator = nominator if nominator is not None else Nominator()  # the scheduler's
         self.nominator.lookup = self._pod_info_of
         self._namespace_labels = namespace_labels
         self.move_request_cycle = -1

@@ -7,8 +7,8 @@ A distribution offers plugins by declaring entry points in its ``pyproject.toml`
 
 The entry point's *name* is the plugin name a KubeSchedulerConfiguration refers to; its *value*
 is a factory ``(args, handle) -> plugin`` (a class whose ``__init__`` takes ``(args, handle)``
-is one).  ``args`` is the plugin's ``pluginConfig`` args (a dict, or None); ``handle`` is the
-profile's :class:`~kubesched.Framework`.
+is one).  ``args`` is the plugin's ``pluginConfig`` args (a dict, or None); ``handle`` is a
+:class:`kubesched.framework.Handle`.
 
 How the registries combine (as upstream's out-of-tree registry merged into the in-tree one):
 
@@ -37,11 +37,13 @@ from importlib import metadata
 from typing import Any
 
 from kubesched.runtime._framework import PluginRegistry
+from kubesched.runtime._handle import Handle
 
 ENTRY_POINT_GROUP = "kubesched"
 """The entry-point group third-party plugins register under."""
 
-Factory = Callable[[Any, Any], Any]
+Factory = Callable[[Any, Handle], Any]
+"""A plugin's factory: ``(args, handle) -> plugin``, as upstream's ``New(ctx, args, handle)``."""
 
 log = logging.getLogger("kubesched")
 

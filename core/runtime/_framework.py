@@ -1,9 +1,10 @@
 """The framework runtime: one profile's plugins, run extension point by extension point.
 
-``Framework`` is upstream's ``frameworkImpl`` and its ``Handle``: it builds the profile's plugins
-from factories (:mod:`kubesched.runtime._plugins`), knows which extension points each implements,
-and runs them in profile order with their weights.  Its parts are objects it holds, each with the
-plugin lists it runs::
+``Framework`` is upstream's ``frameworkImpl``: it builds the profile's plugins from factories
+(:mod:`kubesched.runtime._plugins`), handing each the profile's handle
+(:mod:`kubesched.runtime._handle`: the scheduler's parts, the waiting pods, the Filter runners
+preemption uses), knows which extension points each implements, and runs them in profile order
+with their weights.  Its parts are objects it holds, each with the plugin lists it runs::
 
     Framework ── calls            PluginCalls: the wrapper of every plugin call (and its timing)
               ├─ filters          FilterRunners: PreFilter (AddPod, RemovePod), Filter
@@ -20,14 +21,13 @@ are batch calls over a :class:`NodeBatch`; their results are checked once per ca
 node.  A hook that must be a plain function but is declared ``async def`` is refused when the
 profile is built.
 """
+
 from __future__ import annotations
 
 import logging
-import random
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import numpy as np
 
 from kubesched.metrics._metrics import (
@@ -50,6 +50,7 @@ from kubesched.runtime._cyclestate import PostFilterResult as PostFilterResult
 from kubesched.runtime._cyclestate import PreFilterResult as PreFilterResult
 from kubesched.runtime._events import ClusterEvent
 from kubesched.runtime._filter_runners import FilterRunners
+from kubesched.runtime._handle import FrameworkHandle, Handle, HandleParts
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, RowOverlay
 from kubesched.runtime._nominated_filter import NominatedFilter
 from kubesched.runtime._plugins import (
@@ -74,7 +75,9 @@ from kubesched.runtime._waiting_pods import go_duration as go_duration
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
+    from kubesched.cache._cache import Snapshot
     from kubesched.metrics._metrics import MetricsRecorder
+    from kubesched.queue._nominator import Nominator
     from kubesched.queue._scheduling_queue import QueuedPodInfo
 
 log = logging.getLogger("kubesched")
@@ -125,15 +128,15 @@ def per_node_score(fn: Callable[..., int]) -> Callable[..., np.ndarray]:
 class Framework:
     """One profile: its plugins by extension point, and the runtime that calls them.
 
-    It is also the handle plugins receive: snapshot, nominator, waiting pods, the cluster's
-    listers, the transport, and the nominated-pods filter for preemption.
+    Its plugins' factories receive :attr:`handle` (a :class:`FrameworkHandle` over the
+    scheduler's parts, built here, before them).
     """
 
     def __init__(
         self,
         profile_name: str,
         plugins: Mapping[str, Sequence[tuple[str, int]]],
-        factories: Mapping[str, Callable[[Any, Framework], Any]],
+        factories: Mapping[str, Callable[[Any, Handle], Any]],
         plugin_args: Mapping[str, Any] | None = None,
         *,
         multi_point: Sequence[tuple[str, int]] = (),
@@ -141,12 +144,17 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
         arg_paths: Mapping[str, str] | None = None,
         feature_gates: Mapping[str, bool] | None = None,
+        parts: HandleParts | None = None,
     ) -> None:
         """Build the profile's plugins.
 
         ``plugins`` holds the plugins enabled per extension point (``(name, weight)``);
         ``multi_point`` the profile's multiPoint set, expanded onto every extension point each
         plugin implements unless ``disabled`` there (upstream ``expandMultiPointPlugins``).
+
+        ``parts``: what the scheduler lends the profile's :attr:`handle` (its snapshot, listers,
+        nominator, client...); without them (a Framework built alone) the handle's parts are
+        :meth:`HandleParts.detached`, with ``feature_gates``.
         """
         self.profile_name = profile_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -155,21 +163,17 @@ class Framework:
         self.points: dict[str, list[PluginEntry]] = {}
         self.waiting = WaitingPods()  # the pods waiting at Permit
         self.waiting_pods = self.waiting.pods
-        # injected by the scheduler (Handle)
-        self.snapshot: Any = None
-        self.nominator: Any = None
-        self.cluster: Any = None  # ClusterState: listers of pods, nodes, PDBs, pod groups
-        self.client: Any = None  # Transport
-        self.scheduler: Any = None
-        self.now: Callable[[], float] = anyio.current_time
-        self.wall_clock: Callable[[], float] = lambda: 0.0
-        self.feature_gates: dict[str, bool] = dict(feature_gates or {})  # plugins see them when built
-        self.rng: random.Random = random.Random(0)
-        self.deterministic = False
+        if parts is None:
+            parts = HandleParts.detached(feature_gates)
+        # what the plugins' factories get: the scheduler's parts, the waiting pods, the runners
+        self.handle = FrameworkHandle(parts, self.waiting, self)
+        self.snapshot: Snapshot = parts.snapshot
+        self.nominator: Nominator = parts.nominator
+        self.deterministic = parts.deterministic
         # the wrappers of every plugin call, and the MetricsRecorder they time into
         self.calls = PluginCalls()
         build_plugins(
-            self, self.pm, self.plugins, self.points, profile_name, plugins, factories, plugin_args,
+            self.handle, self.pm, self.plugins, self.points, profile_name, plugins, factories, plugin_args,
             multi_point=multi_point, disabled=disabled, arg_paths=arg_paths,
         )
         self.filters = FilterRunners(self.points, self.calls)
@@ -486,24 +490,15 @@ class Framework:
         await self.binding.run_post_bind_plugins(state, pod, node_name)
         rec.extension_point_since(POST_BIND, None, self.profile_name, t0)
 
-    # --- handle conveniences ----------------------------------------------------------------
-    def activate(self, pods: Sequence[Pod]) -> None:
-        if self.scheduler is not None:
-            self.scheduler.queue.activate(pods)
-
-    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        """Start a background task in the scheduler's task group."""
-        assert self.scheduler is not None, "the framework is not attached to a running scheduler"
-        self.scheduler.spawn(fn, *args)
-
 
 def build_framework(
     profile: Any,
-    registry: Mapping[str, Callable[[Any, Framework], Any]],
+    registry: Mapping[str, Callable[[Any, Handle], Any]],
     feature_gates: Mapping[str, bool] | None = None,
+    parts: HandleParts | None = None,
 ) -> Framework:
-    """A Framework for a :class:`kubesched.config._config.ProfileConfig` (``feature_gates``: what its
-    plugins see when they are built)."""
+    """A Framework for a :class:`kubesched.config._config.ProfileConfig`, its handle over the
+    scheduler's ``parts`` (without them, detached: ``feature_gates`` are what its plugins see)."""
     return Framework(
         profile.scheduler_name,
         profile.enabled,
@@ -514,4 +509,5 @@ def build_framework(
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         arg_paths=profile.arg_paths,
         feature_gates=feature_gates,
+        parts=parts,
     )

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from kubesched import hookspecs
-from kubesched._errors import ConfigError
+from kubesched._errors import ConfigError, KubeschedError
 from kubesched.metrics._metrics import batch_code, status_code
 from kubesched.runtime._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
 from kubesched.runtime._status import Code, Status
 
 if TYPE_CHECKING:
     from kubesched.metrics._metrics import MetricsRecorder
+    from kubesched.runtime._handle import Handle
 
 log = logging.getLogger("kubesched")
 
@@ -34,7 +35,7 @@ _POINT_OF = {
 }
 
 
-class PluginError(Exception):
+class PluginError(KubeschedError):
     """A profile that cannot be built (unknown plugin, bad args, no QueueSort...).
 
     ``field`` is the path below the profile it concerns (``plugins.queueSort``), if known.
@@ -45,7 +46,7 @@ class PluginError(Exception):
         self.field = field
 
 
-class PluginRegistry(dict[str, Callable[[Any, Any], Any]]):
+class PluginRegistry(dict[str, Callable[[Any, "Handle"], Any]]):
     """Plugin name → factory ``(args, handle) -> plugin``, and the plugins that could not be
     offered: ``unavailable`` maps a name to why (an entry point that failed to load), so that a
     profile naming one is told more than "does not exist"."""
@@ -200,13 +201,13 @@ def _plugin_manager() -> pluggy.PluginManager:
 
 
 def build_plugins(
-    handle: Any,
+    handle: Handle,
     pm: pluggy.PluginManager,
     built: dict[str, Any],
     points: dict[str, list[PluginEntry]],
     profile_name: str,
     plugins: Mapping[str, Sequence[tuple[str, int]]],
-    factories: Mapping[str, Callable[[Any, Any], Any]],
+    factories: Mapping[str, Callable[[Any, Handle], Any]],
     plugin_args: Mapping[str, Any] | None,
     *,
     multi_point: Sequence[tuple[str, int]],

@@ -8,6 +8,8 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
+from kubesched._errors import KubeschedError
+
 
 class Code(enum.IntEnum):
     """``framework.Code``, in upstream's order."""
@@ -331,7 +333,7 @@ class Diagnosis:
         )
 
 
-class FitError(Exception):
+class FitError(KubeschedError):
     """``framework.FitError``: the pod fits no node; its text is upstream's message.
 
     The PreFilter message or the reasons histogram is added with upstream's ``SeparatorFormat``

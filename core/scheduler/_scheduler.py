@@ -27,19 +27,21 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.api._objects import Pod
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import Metrics, MetricsRecorder
+from kubesched.queue._nominator import Nominator
 from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
 from kubesched.runtime import _events as ev
 from kubesched.runtime._extender import (
@@ -48,6 +50,7 @@ from kubesched.runtime._extender import (
     with_ignored_resources,
 )
 from kubesched.runtime._framework import Framework, build_framework
+from kubesched.runtime._handle import Handle, HandleParts
 from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._binding_cycle import BindingCycle
 from kubesched.scheduler._driver import Driver
@@ -78,7 +81,7 @@ class Scheduler:
         transport: Transport,
         config: SchedulerConfig | None = None,
         *,
-        registry: Mapping[str, Callable[[Any, Framework], Any]] | None = None,
+        registry: Mapping[str, Callable[[Any, Handle], Any]] | None = None,
         seed: int = 0,
         record_timings: bool = False,
         assumed_pod_ttl: float = 0.0,
@@ -117,36 +120,42 @@ class Scheduler:
         # put fakes with the same methods); ignoredByScheduler resources go to NodeResourcesFit
         extenders: list[Any] = list(build_extenders(self.config.extenders))
         ignored = ignored_extended_resources([e.config for e in extenders])
+        self.deterministic = deterministic
+        self.driver = Driver(deterministic, self._drain)
+        # the nominator lives in the queue; it is made first, for the profiles' handles
+        nominator = Nominator(self._pod_exists)
+        wall_clock = getattr(transport, "wall_clock", None)
+        parts = HandleParts(
+            snapshot=self.snapshot,
+            cluster=self.cluster,
+            nominator=nominator,
+            client=transport,
+            record_event=self.record_event,
+            instant_writes=self._instant_writes,
+            feature_gates=dict(self.config.feature_gates),
+            now=anyio.current_time,
+            wall_clock=wall_clock if callable(wall_clock) else _no_wall_clock,
+            rng=self.rng,
+            deterministic=deterministic,
+            activate=self._activate,
+            spawn=self.spawn,
+            park_until=self.driver.park_until,
+            extenders=extenders,
+            metrics=self.metrics,
+        )
         for prof in self.config.profiles:
-            fw = build_framework(with_ignored_resources(prof, ignored), self.registry, self.config.feature_gates)
-            # before the queue asks the profiles for their events (EventsToRegister may
-            # depend on a gate, e.g. DefaultPreemption's SchedulerAsyncPreemption)
-            fw.feature_gates = dict(self.config.feature_gates)
-            fw.deterministic = deterministic
+            fw = build_framework(with_ignored_resources(prof, ignored), self.registry, parts=parts)
             self.profiles[prof.scheduler_name] = fw
         self.queue = SchedulingQueue(
             self.profiles,
             pod_initial_backoff=self.config.pod_initial_backoff_seconds,
             pod_max_backoff=self.config.pod_max_backoff_seconds,
-            pod_exists=self._pod_exists,
+            nominator=nominator,
             queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
-        for fw in self.profiles.values():
-            fw.snapshot = self.snapshot
-            fw.nominator = self.queue.nominator
-            fw.cluster = self.cluster
-            fw.client = transport
-            fw.scheduler = self
-            fw.feature_gates = dict(self.config.feature_gates)
-            wall_clock = getattr(transport, "wall_clock", None)
-            if callable(wall_clock):
-                fw.wall_clock = wall_clock
-            fw.rng = self.rng
         self._tg: anyio.abc.TaskGroup | None = None
         self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers
-        self.deterministic = deterministic
-        self.driver = Driver(deterministic, self._drain)
         self.binding = BindingCycle(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
@@ -182,13 +191,9 @@ class Scheduler:
 
     @property
     def extenders(self) -> list[Any]:
-        """The HTTP extenders (``buildExtenders``), in config order; settable (tests put fakes
-        with the same methods)."""
+        """The HTTP extenders (``buildExtenders``), in config order: the one list the parts and
+        the profiles' handles share (tests change it in place to put fakes)."""
         return self.scheduling.extenders
-
-    @extenders.setter
-    def extenders(self, extenders: list[Any]) -> None:
-        self.scheduling.extenders = self.binding.extenders = extenders
 
     @property
     def scheduled_count(self) -> int:
@@ -212,7 +217,21 @@ class Scheduler:
         await self.binding.record_event(pod, type_, reason, action, note)
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced."""
+        """Run until cancelled.  ``task_status.started()`` fires once the cache is synced.
+
+        What ends it otherwise (a watch that fails for good, a bug) comes out as the plain
+        exception, not wrapped in the run's task group's ExceptionGroup
+        (:func:`kubesched.plain_exception` says which when several tasks failed at once)."""
+        error: BaseException | None = None
+        try:
+            await self._run(task_status)
+        except BaseExceptionGroup as group:
+            if (error := plain_exception(group)) is None:
+                raise
+        if error is not None:
+            raise error  # outside the handler: the group is not its context
+
+    async def _run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -423,9 +442,18 @@ class Scheduler:
             self._activity_ended()
             await anyio.lowlevel.checkpoint()
 
-    # --- helpers for plugins --------------------------------------------------------------------
+    # --- what the profiles' handles lend ---------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
         return self.snapshot.get(name)
+
+    def _activate(self, pods: Sequence[Pod]) -> None:
+        """The handles' ``activate``: the queue's (built after the profiles)."""
+        self.queue.activate(pods)
+
+    def _instant_writes(self) -> bool:
+        """The handles' ``instant_writes``: a transport that says its writes complete within
+        the call (the fake cluster without injected delays); others are taken not to."""
+        return bool(getattr(self.transport, "instant_writes", False))
 
     async def park_until(self, when: float) -> None:
         """Sleep until ``when`` (``anyio.current_time``) inside a binding cycle, waiting on the
@@ -433,6 +461,10 @@ class Scheduler:
         meanwhile (a volume provisioned after a delay) still happens (:mod:`kubesched.scheduler._driver`)."""
         await self.driver.park_until(when)
 
+
+def _no_wall_clock() -> float:
+    """The wall clock of a transport that has none."""
+    return 0.0
 
 __all__ = [
     "ClusterState",

@@ -253,7 +253,8 @@ def _least_requested(r: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _most_requested(r: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``mostRequestedScore``: min(r, c) * 100 / c."""
-    return go_div(np.minimum(r, c) * MAX_NODE_SCORE, c)
+    score: np.ndarray = go_div(np.minimum(r, c) * MAX_NODE_SCORE, c)
+    return score
 
 
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:

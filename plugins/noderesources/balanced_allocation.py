@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import Status, hookimpl
+from kubesched.framework import Handle, Status, hookimpl
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
@@ -35,8 +35,8 @@ class BalancedAllocation:
 
     name = BALANCED_NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
         self._row_scores = RowScores(self._names, True, balanced_fast)
@@ -69,7 +69,7 @@ class BalancedAllocation:
         return balanced_resource_scorer(requested, allocatable)
 
 
-def new_balanced_allocation(args: dict[str, Any] | None, handle: Any) -> BalancedAllocation:
+def new_balanced_allocation(args: dict[str, Any] | None, handle: Handle) -> BalancedAllocation:
     return BalancedAllocation(args, handle)
 
 

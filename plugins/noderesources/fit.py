@@ -29,6 +29,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    Handle,
     NodeInfo,
     QueueingHint,
     Rejections,
@@ -193,8 +194,8 @@ class Fit:
 
     name = FIT_NAME
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
         self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
@@ -219,8 +220,7 @@ class Fit:
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        gates = getattr(self.handle, "feature_gates", None) or {}
-        if not gates.get("SchedulerQueueingHints", True):
+        if not self.handle.feature_gates.get("SchedulerQueueingHints", True):
             # upstream: without queueing hints the node events also include taint and label
             # updates (a Node/Add may be missed through preCheck, kubernetes#109437)
             node_actions |= ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
@@ -400,7 +400,7 @@ class Fit:
         return self.scorer(requested, allocatable)
 
 
-def new_fit(args: dict[str, Any] | None, handle: Any) -> Fit:
+def new_fit(args: dict[str, Any] | None, handle: Handle) -> Fit:
     return Fit(args, handle)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from kubesched.framework import (
     ConfigError,
+    Handle,
     LabelRequirement,
     NodeBatch,
     RequiredNodeAffinity,
@@ -196,7 +197,7 @@ class CriticalPaths:
     __slots__ = ("paths",)
 
     def __init__(self, paths: list[list[Any]] | None = None) -> None:
-        self.paths = paths if paths is not None else [["", MAX_INT32], ["", MAX_INT32]]
+        self.paths: list[list[Any]] = paths if paths is not None else [["", MAX_INT32], ["", MAX_INT32]]
 
     def update(self, value: str, num: int) -> None:
         p = self.paths
@@ -324,6 +325,7 @@ def _taints_mask(pod: Pod, nodes: NodeBatch) -> np.ndarray:
     infos = nodes.infos if len(tainted) else ()
     for i in tainted.tolist():
         node = infos[i].node
+        assert node is not None  # a node flagged as tainted has its Node
         if find_matching_untolerated_taint(
             node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
         ):
@@ -464,8 +466,8 @@ class SpreadBase:
 
 
 
-    def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
         defaulting, self.default_constraints = parse_args(args)
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
         self._counts: OrderedDict[tuple[str, Selector], tuple[Any, int, np.ndarray, np.ndarray]] = (
@@ -478,8 +480,7 @@ class SpreadBase:
         (:func:`default_selector`); none when that selector is empty."""
         if not self.default_constraints:
             return []
-        cluster = getattr(self.handle, "cluster", None)
-        selector = default_selector(pod, cluster) if cluster is not None else None
+        selector = default_selector(pod, self.handle.cluster)
         if selector is None:
             return []
         constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
@@ -494,10 +495,10 @@ class SpreadBase:
         return self.build_default_constraints(pod, action)
 
     def _all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:
-        snap = getattr(self.handle, "snapshot", None)
+        snap = self.handle.snapshot
         if nodes is None:
-            nodes = snap.node_infos if snap is not None else []
-        if snap is not None and nodes is snap.node_infos:
+            nodes = snap.node_infos
+        if nodes is snap.node_infos:
             return _AllNodes(self, nodes, snap)
         return _AllNodes(self, nodes, None)
 

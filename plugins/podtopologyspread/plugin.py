@@ -10,6 +10,7 @@ from kubesched.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    Handle,
     QueueingHint,
     hookimpl,
 )
@@ -121,7 +122,7 @@ class PodTopologySpread(Filtering, Scoring):
         return QueueingHint.QUEUE if old_match else QueueingHint.QUEUE_SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Any) -> PodTopologySpread:
+def new(args: Mapping[str, Any] | None, handle: Handle) -> PodTopologySpread:
     return PodTopologySpread(args, handle)
 
 

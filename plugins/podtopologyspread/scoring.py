@@ -79,7 +79,8 @@ def topology_normalizing_weight(size: int) -> float:
 def _go_round(x: np.ndarray) -> np.ndarray:
     """``math.Round`` (half away from zero) for non-negative floats."""
     f = np.floor(x)
-    return np.where(x - f >= 0.5, f + 1, f)
+    rounded: np.ndarray = np.where(x - f >= 0.5, f + 1, f)
+    return rounded
 
 
 
@@ -89,8 +90,8 @@ class Scoring(SpreadBase):
     # --- Score --------------------------------------------------------------------------------
     def init_pre_score_state(self, pod: Pod, filtered: NodeBatch) -> PreScoreState | None:
         """``PreScore``'s state; None when there is nothing to score (Skip).  Raises ValueError."""
-        snap = getattr(self.handle, "snapshot", None)
-        alln = self._all_nodes(snap.node_infos if snap is not None else list(filtered.infos))
+        snap = self.handle.snapshot  # empty (a handle without a cluster): the filtered nodes
+        alln = self._all_nodes(snap.node_infos if len(snap) else list(filtered.infos))
         if alln.n == 0:
             return None
         s = PreScoreState()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from kubesched.framework import compile_label_selector
+from kubesched.framework import Handle, compile_label_selector
 
 from .assume_cache import CacheNotFoundError, PVAssumeCache, PVCAssumeCache, object_version
 from .helpers import (
@@ -143,8 +143,8 @@ class VolumeBinder:
     """``volumeBinder``: the caches over ``handle.cluster`` and the API calls through
     ``handle.client``."""
 
-    def __init__(self, handle: Any, bind_timeout: float) -> None:
-        self.handle = handle
+    def __init__(self, handle: Handle, bind_timeout: float) -> None:
+        self.handle: Handle = handle
         self.bind_timeout = bind_timeout
         self.pv_cache = PVAssumeCache(lambda: self.handle.cluster.pvs)
         self.pvc_cache = PVCAssumeCache(lambda: self.handle.cluster.pvcs)
@@ -388,8 +388,8 @@ class VolumeBinder:
         bindings = pod_volumes.static_bindings
         claims = [p.pvc for p in pod_volumes.dynamic_provisions or []]  # never nil upstream
         await self.bind_api_update(pod, bindings, claims)
-        # a simulation's scheduler parks the cycle while it polls (Scheduler.park_until)
-        park_until = getattr(getattr(self.handle, "scheduler", None), "park_until", None) or anyio.sleep_until
+        # a simulation's scheduler parks the cycle while it polls
+        park_until = self.handle.park_until
         start = anyio.current_time()
         deadline = start + self.bind_timeout
         tick = 1

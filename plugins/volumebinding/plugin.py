@@ -13,6 +13,7 @@ from kubesched.framework import (
     Code,
     ConfigError,
     EventResource,
+    Handle,
     QueueingHint,
     Status,
     hookimpl,
@@ -74,21 +75,20 @@ class VolumeBinding:
 
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle: Handle = handle
         self.args: VolumeBindingArgs = parse_args(args)
-        gates = getattr(handle, "feature_gates", None)
+        gates = handle.feature_gates
         self._scorers: dict[bool, VolumeCapacityScorer | None] = {}
-        if gates:  # the gates are known: validate as upstream's New does
+        if gates:  # gates given: validate as upstream's New does with the gate's value
             self._scorer_for(bool(gates.get(STORAGE_CAPACITY_SCORING, False)))
-        elif self.args.shape is not None:  # they come later: check what can be checked now
+        elif self.args.shape is not None:  # none given: check what holds whatever the gate
             validate_shape(self.args, True)
         self.binder = VolumeBinder(handle, float(self.args.bind_timeout_seconds))
 
     # --- the StorageCapacityScoring gate ------------------------------------------------------
     def storage_capacity_scoring(self) -> bool:
-        gates = getattr(self.handle, "feature_gates", None) or {}
-        return bool(gates.get(STORAGE_CAPACITY_SCORING, False))
+        return bool(self.handle.feature_gates.get(STORAGE_CAPACITY_SCORING, False))
 
     def _scorer_for(self, enabled: bool) -> VolumeCapacityScorer | None:
         if enabled not in self._scorers:
@@ -279,6 +279,7 @@ class VolumeBinding:
         shared: dict[tuple[str, ...], Status] = {}
         for i, ni in enumerate(nodes.infos):
             node = ni.node
+            assert node is not None  # a node in a Filter batch has its Node
             try:
                 pod_volumes, reasons = self.binder.find_pod_volumes(pod, claims, node)
             except VolumeError as e:
@@ -286,10 +287,10 @@ class VolumeBinding:
                 continue
             if reasons:
                 key = tuple(reasons)
-                st = shared.get(key)
-                if st is None:
-                    st = shared[key] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
-                out[i] = st
+                rejected = shared.get(key)
+                if rejected is None:
+                    rejected = shared[key] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
+                out[i] = rejected
                 continue
             s.pod_volumes_by_node[node.metadata.name] = pod_volumes
             s.has_static_bindings = s.has_static_bindings or bool(pod_volumes.static_bindings)
@@ -410,7 +411,7 @@ def _class_resources(
     return out
 
 
-def new(args: Any, handle: Any) -> VolumeBinding:
+def new(args: Any, handle: Handle) -> VolumeBinding:
     return VolumeBinding(args, handle)
 
 

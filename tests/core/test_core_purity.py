@@ -13,7 +13,7 @@ pytestmark = GROUP
 CORE = Path(__file__).resolve().parents[2] / "core"
 # the applications too, but the fake API server, which serves in real time, and the sweep driver,
 # which reports the wall time its Dask tasks took (never part of a simulation's result)
-REAL_TIME = {"cli/fake_apiserver.py", "cli/sweep.py"}
+REAL_TIME = {"service/_fake_apiserver.py", "experiments/_sweep.py"}
 FILES = sorted(p for p in CORE.rglob("*.py") if p.relative_to(CORE).as_posix() not in REAL_TIME)
 
 FORBIDDEN_MODULES = {"asyncio", "trio", "sniffio"}

@@ -32,7 +32,7 @@ from kubesched.runtime._framework import CycleState
 from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
 from kubesched.runtime._status import Code
 from kubesched.scheduler._scheduler import Scheduler
-from kubesched.testing import framework_for, make_node, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 
 
@@ -680,32 +680,31 @@ async def test_call_extenders_with_http_extenders(servers: Callable[[], Extender
         make_pod("a").uid("uid-a").node("node1").obj(),
         make_pod("b").uid("uid-b").node("node2").obj(),
     ]
-    fw = framework_for(
-        {"postFilter": ["DefaultPreemption"]},
-        [make_node("node1").obj(), make_node("node2").obj()],
-        pods,
-    )
-    fw.scheduler.extenders = [
+    extenders = [
         HTTPExtender(ext_config(broken, preemptVerb="preempt", ignorable=True)),
         HTTPExtender(ext_config(narrowing, preemptVerb="preempt")),
         HTTPExtender(ext_config(filter_only, filterVerb="filter")),
     ]
+    nodes = [make_node("node1").obj(), make_node("node2").obj()]
+    fw = framework_for(
+        {"postFilter": ["DefaultPreemption"]}, handle=FakeHandle(nodes, pods, extenders=extenders)
+    )
     ev = fw.plugin("DefaultPreemption").evaluator
     cands = [Candidate("node1", [pods[0]]), Candidate("node2", [pods[1]])]
     got, st = await ev.call_extenders(make_pod("p").obj(), cands)
     assert st is None
     assert [(c.name, [v.metadata.name for v in c.victims]) for c in got] == [("node2", ["b"])]
     # not ignorable: the error fails preemption
-    fw.scheduler.extenders[0] = HTTPExtender(ext_config(broken, preemptVerb="preempt"))
+    extenders[0] = HTTPExtender(ext_config(broken, preemptVerb="preempt"))
     got, st = await ev.call_extenders(make_pod("p").obj(), cands)
     assert st is not None and st.code == Code.ERROR
     assert st.message == f"failed preempt with extender at URL {broken.url}/preempt, code 500"
     # an empty victim list from a non-ignorable extender is an error
     narrowing.route("preempt", lambda body: {"NodeNameToMetaVictims": {"node1": {"Pods": []}}})
-    fw.scheduler.extenders = fw.scheduler.extenders[1:]
+    del extenders[0]  # the handle's list
     got, st = await ev.call_extenders(make_pod("p").obj(), cands)
     assert st is not None and st.message == 'expected at least one victim pod on node "node1"'
-    for ext in fw.scheduler.extenders:
+    for ext in extenders:
         await ext.aclose()
     assert filter_only.requests == []
 

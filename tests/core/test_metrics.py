@@ -1,4 +1,4 @@
-"""``kubesched.cli.metrics``: every number of the report and of compare, on hand-computed results."""
+"""``kubesched.reporting`` (the numbers): every number of the report and of compare, on hand-computed results."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from kubesched import reporting as metrics
 from kubesched._errors import ConfigError
-from kubesched.cli import metrics
-from kubesched.cli.metrics import compute, percentile, side_by_side, stdev
+from kubesched.reporting import compute, percentile, side_by_side, stdev
 
 
 def pod(name: str, created: float | None, bound: float | None, *, node: str | None = None, **kw: Any) -> dict[str, Any]:

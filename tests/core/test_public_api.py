@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from _sources import GROUP, parsed
 import kubesched
 import kubesched.framework
 import kubesched.hookspecs
+import kubesched.plugins
 
 pytestmark = GROUP
 
@@ -26,6 +28,9 @@ EXPECTED_ALL = {
     "Resource", "SchedulingQueue", "Status", "Transport", "TransportError", "UnavailableError",
     "WaitingPod", "WatchEvent", "hookimpl", "hookspec", "parse_quantity", "per_node_filter",
     "per_node_score", "pod_requests", "__version__",
+    "WatchEventType",  # what a transport's watch yields (transports import only public names)
+    "load_config",  # a configuration validated before any scheduler starts (embedding)
+    "plain_exception",  # the one exception a task group's ExceptionGroup stands for
 }
 
 
@@ -67,7 +72,7 @@ FRAMEWORK_ALL = [
     "BETA_STORAGE_CLASS_ANNOTATION", "Binding", "CPU", "CSIDriver", "CSINode", "CSIStorageCapacity",
     "ClusterEvent", "ClusterEventWithHint", "Code", "ConfigError", "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE", "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
-    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "LabelMatcher",
+    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "Handle", "LabelMatcher",
     "LabelRequirement", "LabelSelector", "LabelSelectorRequirement", "MAX_NODE_SCORE", "MEMORY",
     "MIN_NODE_SCORE", "MSG_WAITING_FOR_PREEMPTION", "NOT_SUPPORTED_PROVISIONER", "NO_EXECUTE",
     "NO_SCHEDULE", "Node", "NodeAffinity", "NodeBatch", "NodeInfo", "NodeSelectorMatcher",
@@ -121,6 +126,32 @@ def test_every_framework_class_and_function_has_a_docstring() -> None:
     assert inspect.getdoc(kubesched.framework)
 
 
+def _handle_members() -> list[str]:
+    return [n for n, v in vars(kubesched.framework.Handle).items() if not n.startswith("_") and (callable(v) or isinstance(v, property))]
+
+
+def test_every_handle_member_has_a_docstring_and_a_row_in_the_docs() -> None:
+    """The Handle Protocol is the plugin's whole door: each member says what it is, and
+    docs/hooks.md's table lists it."""
+    members = _handle_members()
+    assert {"snapshot", "cluster", "nominator", "client", "activate", "spawn", "metrics_recorder"} <= set(members)
+    assert not [n for n in members if not inspect.getdoc(getattr(kubesched.framework.Handle, n))]
+    text = (ROOT / "docs" / "hooks.md").read_text()
+    section = text[text.index("## The handle") :]
+    section = section[: section.index("\n## ", 1)]
+    assert not [n for n in members if f"`{n}" not in section]
+
+
+def test_the_scheduler_handle_and_the_fake_handle_implement_the_protocol() -> None:
+    """Every member of Handle is on the handle a Framework gives its plugins and on FakeHandle."""
+    from kubesched.testing import FakeHandle, framework_for
+
+    for handle in (framework_for({}).handle, FakeHandle(), kubesched.framework.Framework(
+        "p", {"queueSort": [("PrioritySort", 1)], "bind": [("DefaultBinder", 1)]}, kubesched.plugins.IN_TREE
+    ).handle):
+        assert not [n for n in _handle_members() if not hasattr(handle, n)], type(handle)
+
+
 def _module_name(path: Path, root: Path, package: str) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -156,8 +187,12 @@ def _imports(path: Path, module: str) -> list[tuple[int, str, str | None, str]]:
 
 
 def _is_private_engine_module(name: str) -> bool:
+    """``kubesched._errors``, ``kubesched.api._objects``: a private module anywhere below kubesched
+    (the plugins' own, ``kubesched.plugins._helper``, are theirs to use)."""
     parts = name.split(".")
-    return parts[0] == "kubesched" and len(parts) > 1 and parts[1].startswith("_")
+    if parts[:2] == ["kubesched", "plugins"]:
+        return False
+    return parts[0] == "kubesched" and any(p.startswith("_") for p in parts[1:])
 
 
 PLUGIN_FILES = sorted((ROOT / "plugins").rglob("*.py"))
@@ -214,3 +249,71 @@ def test_the_engine_does_not_import_the_plugins_helper_module() -> None:
                 bad.append(f"{path.relative_to(ROOT)}:{line}")
     bad = sorted(set(bad))
     assert not bad
+
+
+# --- kubesched.api and kubesched.validation: the faces of the engine's subsystem packages -------
+# (what transports/ and tools use instead of the private modules behind them)
+
+API_ALL = [
+    "ANN_BETA_STORAGE_PROVISIONER", "ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER",
+    "ANN_DYNAMICALLY_PROVISIONED", "ANN_SELECTED_NODE", "ANN_STORAGE_PROVISIONER",
+    "AWSElasticBlockStoreVolumeSource", "Affinity", "AzureDiskVolumeSource",
+    "BETA_STORAGE_CLASS_ANNOTATION", "Binding", "BoundedLoader", "CPU", "CSIDriver",
+    "CSIDriverSpec", "CSINode", "CSINodeDriver", "CSINodeSpec", "CSIPersistentVolumeSource",
+    "CSIStorageCapacity", "CSIVolumeSource", "CinderVolumeSource", "Container", "ContainerImage",
+    "ContainerPort", "Deployment", "EPHEMERAL_STORAGE", "EphemeralVolumeSource", "Event",
+    "GCEPersistentDiskVolumeSource", "HostPathVolumeSource", "ISCSIVolumeSource", "Job",
+    "JobCondition", "JobSpec", "JobStatus", "KINDS", "LabelMatcher", "LabelRequirement",
+    "LabelSelector", "LabelSelectorRequirement", "Lease", "LeaseSpec", "LocalVolumeSource",
+    "MAX_DEPTH", "MAX_DURATION_SECONDS", "MAX_INPUT_BYTES", "MAX_QUANTITY", "MEMORY",
+    "NOT_SUPPORTED_PROVISIONER", "NO_EXECUTE", "NO_SCHEDULE", "Node", "NodeAffinity",
+    "NodeCondition", "NodeSelector", "NodeSelectorMatcher", "NodeSelectorRequirement",
+    "NodeSelectorTerm", "NodeSpec", "NodeStatus", "OBJECT_NAME_FIELD", "ObjectMeta",
+    "ObjectReference", "OwnerReference", "PODS", "PREFER_NO_SCHEDULE", "PersistentVolume",
+    "PersistentVolumeClaim", "PersistentVolumeClaimSpec", "PersistentVolumeClaimStatus",
+    "PersistentVolumeClaimTemplate", "PersistentVolumeClaimVolumeSource", "PersistentVolumeSpec",
+    "PersistentVolumeStatus", "Pod", "PodAffinity", "PodAffinityTerm", "PodCondition",
+    "PodDisruptionBudget", "PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus", "PodGroup",
+    "PodGroupSpec", "PodGroupStatus", "PodSchedulingGate", "PodSpec", "PodStatus",
+    "PodTemplateSpec", "PreferredSchedulingTerm", "PreferredSchedulingTerms", "PriorityClass",
+    "Quantity", "QuantityError", "RBDVolumeSource", "ReplicaSet", "ReplicaSetSpec",
+    "ReplicaSetStatus", "RequiredNodeAffinity", "Resource", "ResourceList", "ResourceRequirements",
+    "StatefulSet", "StatefulSetOrdinals", "StatefulSetPersistentVolumeClaimRetentionPolicy",
+    "StatefulSetSpec", "StatefulSetStatus", "StorageClass", "TAINT_NODE_UNSCHEDULABLE", "Taint",
+    "Toleration", "TopologySelectorLabelRequirement", "TopologySelectorTerm",
+    "TopologySpreadConstraint", "TypedLocalObjectReference", "VALIDATION_MODES",
+    "VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER", "Volume", "VolumeError", "VolumeNodeAffinity",
+    "VolumeNodeResources", "VolumeResourceRequirements", "WeightedPodAffinityTerm",
+    "check_access_modes", "check_node_affinity", "check_volume_mode_mismatches", "claim_reference",
+    "compile_label_selector", "convert", "copy", "decode_json", "do_not_schedule_taints_filter",
+    "drop_nulls", "ephemeral_claim_name", "field_warning", "find_matching_untolerated_taint",
+    "find_matching_volume", "format_duration", "get_bind_volume_to_claim",
+    "get_persistent_volume_claim_class", "get_persistent_volume_class", "go_value",
+    "is_controlled_by", "is_delay_binding_mode", "is_extended_resource_name", "is_native_resource",
+    "is_scalar_resource_name", "is_volume_bound_to_claim", "knows", "label_node",
+    "label_selector_matches", "load_documents", "load_yaml_documents", "milli_value",
+    "parse_documents", "parse_duration", "parse_duration_nanos", "parse_quantity", "parse_time_ns",
+    "pod_requests", "qualified_name_errors", "quantity_value", "read_text", "requirements_match",
+    "rfc3339_ns", "selector_matches", "selector_requirements", "storage_quantity", "strict_error",
+    "to_builtins", "toleration_tolerates_taint", "tolerations_tolerate_taint", "uid_for",
+    "unknown_fields", "volume_is_for_pod", "whole_value"
+]  # fmt: skip
+
+VALIDATION_ALL = [
+    "SYSTEM_PRIORITY_CLASSES", "check_priority_admission", "dns1123_label_errors",
+    "dns1123_subdomain_errors", "go_quote", "label_value_errors", "validate_labels", "validate_name",
+    "validate_namespace_name", "validate_object",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [("kubesched.api", API_ALL), ("kubesched.validation", VALIDATION_ALL)],
+)
+def test_subsystem_faces_are_pinned_sorted_and_re_exports(module: str, expected: list[str]) -> None:
+    face = importlib.import_module(module)
+    assert face.__all__ == expected
+    assert sorted(expected) == expected
+    assert inspect.getdoc(face)
+    defined_here = [n for n in expected if getattr(getattr(face, n), "__module__", None) == module]
+    assert not defined_here, "re-exports only"

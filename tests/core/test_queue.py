@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from kubesched.api._objects import Pod
+from kubesched.queue._nominator import Nominator
 from kubesched.queue._scheduling_queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -37,7 +38,7 @@ from kubesched.runtime._events import (
 )
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Status
-from kubesched.testing import make_pod
+from kubesched.testing import FakeHandle, make_pod
 
 HintFn = Callable[[Any, Any, Any], QueueingHint]
 PreEnqueueFn = Callable[[Pod], Status | None]
@@ -1243,7 +1244,7 @@ def test_nominator_checks_lister(lister_pod: str, want: str) -> None:
         "deleted": None,
         "bound": make_pod("p").node("node2").nominated_node("node1").obj(),
     }[lister_pod]
-    q = new_queue(pod_lister=lambda p: current)
+    q = new_queue(nominator=Nominator(pod_lister=lambda p: current))
     q.nominator.add(PodInfo(pod))
     assert q.nominator.node_of(pod.metadata.uid) == want
 
@@ -1339,7 +1340,7 @@ def test_keyed_heaps_pop_in_the_order_of_the_less_functions(windowed: bool) -> N
     from kubesched.queue._scheduling_queue import BackoffQueue, QueuedPodInfo, _Heap
     from kubesched.runtime._nodeinfo import PodInfo
 
-    sort = PrioritySort()
+    sort = PrioritySort(None, FakeHandle())
     rng = random.Random(7)
     for _ in range(30):
         pods = [

@@ -15,8 +15,6 @@ from typing import Any
 import pytest
 
 from kubesched.api._objects import Pod
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
 from kubesched.queue._scheduling_queue import (
     BackoffQueue,
@@ -28,6 +26,8 @@ from kubesched.queue._scheduling_queue import (
 from kubesched.runtime._events import ActionType, ClusterEvent, QueueingHint, Resource
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Status
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.testing import make_pod
 
 HintFn = Callable[[Any, Any, Any], QueueingHint]

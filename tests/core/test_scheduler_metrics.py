@@ -1,4 +1,4 @@
-"""kube-scheduler's metrics (``kubesched.metrics._metrics``, rendered by ``kubesched.cli.prometheus``):
+"""kube-scheduler's metrics (``kubesched.metrics._metrics``, rendered by ``kubesched.prometheus``):
 upstream's buckets, what each metric counts in a simulation (virtual time, so every number is
 exact), that a recorder changes no decision and costs nothing when absent, and the health
 endpoints' answers (``k8s.io/apiserver/pkg/server/healthz``)."""
@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli import load_config_file
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.prometheus import Endpoints, exposition, go_float, ping, registry
-from kubesched.cli.simulate import simulate
 from kubesched.metrics import _metrics
 from kubesched.metrics._metrics import Histogram, MetricsRecorder, exponential_buckets
+from kubesched.prometheus import Endpoints, exposition, go_float, ping, registry
+from kubesched.scenario import load_config_file, load_manifests
 from kubesched.scheduler._scheduler import Scheduler
+from kubesched.simulation import simulate
 from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio

@@ -10,11 +10,17 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli.charts import clock, identical, time_ticks
-from kubesched.cli.measures import measure
-from kubesched.cli.metrics import compute
-from kubesched.cli.stats import Verdict, interval, mean_text, paired, t_cdf, t_quantile
-from kubesched.cli.verdicts import grid, text_table
+from kubesched.experiments import (
+    Verdict,
+    grid,
+    interval,
+    mean_text,
+    paired,
+    t_cdf,
+    t_quantile,
+    text_table,
+)
+from kubesched.reporting import clock, compute, identical, measure, time_ticks
 
 
 @pytest.mark.parametrize(
@@ -108,7 +114,7 @@ def test_fractions_are_shown_in_percent() -> None:
 
 
 def test_every_metric_has_a_human_name_and_a_stated_direction() -> None:
-    from kubesched.cli.sweep import cell_metrics
+    from kubesched.experiments import cell_metrics
 
     row = cell_metrics({"pods": [], "events": [], "summary": {"pods": 1, "scheduled": 1, "attempts": 1},
                         "timeline": [{"time": 0, "pending": 0, "running": 0, "allocated": {"cpu": 0},

@@ -13,8 +13,8 @@ import json
 import pytest
 
 from kubesched._errors import ConfigError
-from kubesched.cli import bench, main
-from kubesched.cli.bench import WORKLOADS, run_workload
+from kubesched.bench import WORKLOADS, run_workload, sized
+from kubesched.cli import main
 
 SMALL = [
     pytest.param("basic", 20, 10, 20, id="SchedulingBasic"),
@@ -103,12 +103,7 @@ def test_cli_impossible_sizes_are_one_line(
 
 
 def test_gang_pods_round_to_whole_gangs() -> None:
-    class Args:
-        nodes = None
-        init_pods = None
-        pods = 10
-
-    assert bench._sized(WORKLOADS["gang"], Args()).pods == 9  # type: ignore[arg-type]
+    assert sized(WORKLOADS["gang"], pods=10).pods == 9
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

@@ -15,9 +15,9 @@ import pytest
 
 from kubesched._errors import ConfigError
 from kubesched.cli import main
-from kubesched.cli.compare import variants
-from kubesched.cli.metrics import compute
 from kubesched.cli.progress import Progress
+from kubesched.experiments import variants
+from kubesched.reporting import compute
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples" / "scenarios"
 PACKING = str(EXAMPLES / "packing.yaml")
@@ -77,7 +77,7 @@ def test_json_names_the_baseline_the_better_direction_and_the_differences(capsys
 
 
 def test_many_seeds_give_means_and_paired_differences(capsys: pytest.CaptureFixture[str]) -> None:
-    from kubesched.cli.sweep import cell_metrics
+    from kubesched.experiments import cell_metrics
 
     doc = compare_json([PACKING, "--config", "default", "--config", MOST_ALLOCATED, "--seeds", "1-3"], capsys)
     assert doc["seeds"] == [1, 2, 3] and doc["baseline"] == "default"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 
 pytestmark = pytest.mark.anyio
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched import Code, Status, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import IN_TREE
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.transports.fake.virtual_time import run
 
 GANG_CONFIG = {

@@ -1,5 +1,6 @@
 """examples/embed_service.py: a service embedding the scheduler, on both backends, in virtual time;
-and ``Scheduler.wait_idle`` in a service running in real time."""
+the README's embedding example, read from the README itself (so it cannot drift); and
+``Scheduler.wait_idle`` in a service running in real time."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "embed_service.py"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "embed_service.py"
+README = ROOT / "README.md"
+README_MARKER = "<!-- embedding example: tests/e2e/test_embed_service.py runs this block -->"
 
 PLACEMENTS = {
     "search-1": "node-a",  # TeamAffinity: the search team's node
@@ -65,6 +69,74 @@ def test_runs_as_a_script(backend: str) -> None:
         "t= 30.0s  bound search-2 to node-a",
     ]
     assert lines[4:] == [f"{pod:<10} -> {node or 'Pending'}" for pod, node in PLACEMENTS.items()]
+
+
+def test_a_bad_configuration_is_one_error_before_anything_starts() -> None:
+    example = load_example()
+    example.CONFIG = example.CONFIG.replace("{label: ", "{lable: ")
+    with pytest.raises(kubesched.ConfigError) as exc:
+        anyio.run(example.main)
+    assert str(exc.value) == 'profiles[0].pluginConfig[0].args.lable: unknown field "lable"'
+    assert isinstance(exc.value, kubesched.KubeschedError)
+
+
+def test_a_bad_configuration_ends_the_script_with_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "embed_service.py"
+    script.write_text(EXAMPLE.read_text().replace("weight: 5}}", "weight: -5}}"))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        "embed_service: error: profiles[0].plugins.multiPoint.enabled[0].weight: Invalid value: -5: "
+        "weight must be non-negative\n"
+    )
+
+
+# --- the README's embedding example --------------------------------------------------------------
+
+
+def readme_example() -> str:
+    """The python block that follows the marker in the README."""
+    text = README.read_text(encoding="utf-8")
+    assert text.count(README_MARKER) == 1
+    after = text.split(README_MARKER, 1)[1]
+    assert after.startswith("\n```python\n")
+    return after[len("\n```python\n") :].split("\n```\n", 1)[0]
+
+
+def _run_readme_example(backend: str, config: str | None = None) -> Any:
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(readme_example(), str(README), "exec"), namespace)
+    if config is not None:
+        namespace["CONFIG"] = config
+    return anyio.run(namespace["main"], backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_readme_example_places_both_pods_on_one_node(backend: str) -> None:
+    code = readme_example()
+    assert "kubesched.load_config(" in code and "except kubesched.KubeschedError" in code
+    placements = _run_readme_example(backend)
+    assert placements == {"a": "n2", "b": "n2"}  # MostAllocated packs
+    assert f"print(anyio.run(main))  # {placements}:" in code  # what the README says it prints
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_readme_example_ends_with_one_line_for_a_bad_configuration(backend: str) -> None:
+    bad = readme_example().split('CONFIG = """', 1)[1].split('"""', 1)[0].replace("weight: 1}", "weight: 200}")
+    with pytest.raises(SystemExit) as exc:
+        _run_readme_example(backend, config=bad)
+    assert str(exc.value) == (
+        "bad configuration: profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: "
+        "Invalid value: 200: resource weight of cpu not in valid range (0, 100]"
+    )
+
+
+def test_the_readme_example_runs_as_a_script(tmp_path: Path) -> None:
+    script = tmp_path / "readme_example.py"
+    script.write_text(readme_example())
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "{'a': 'n2', 'b': 'n2'}\n"
 
 
 # --- Scheduler.wait_idle in a real-time service ----------------------------------------------------

@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 import pytest
 
-from kubesched.cli import load_config_file, main
-from kubesched.cli.explain import explain
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.run import RunOptions, run_scheduler
+from kubesched.cli import main
+from kubesched.reporting import explain
+from kubesched.scenario import load_config_file, load_manifests
+from kubesched.service import RunOptions, run_scheduler
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
 from kubesched.transports.fake import FakeCluster
 

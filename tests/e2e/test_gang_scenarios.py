@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import SimulationResult, simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import gang
+from kubesched.scenario import load_manifests
+from kubesched.simulation import SimulationResult, simulate
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ import yaml
 
 from kubesched import cli
 from kubesched.api._durations import parse_duration
-from kubesched.cli.generate import KNOBS, generate_objects, parse_dist, parse_spec
+from kubesched.generate import KNOBS, generate_objects, parse_dist, parse_spec
 
 
 def gen(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

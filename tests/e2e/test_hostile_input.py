@@ -418,7 +418,7 @@ def test_flush_ticks_skip_ahead_exactly(seed: int) -> None:
 def test_metrics_listen_on_loopback_by_default() -> None:
     """``kubesched run --metrics-port`` listened on every interface; now 127.0.0.1 unless
     ``--metrics-bind-address`` (upstream's ``--bind-address``) says otherwise."""
-    from kubesched.cli.run import RunOptions
+    from kubesched.service import RunOptions
 
     assert RunOptions().metrics_address == "127.0.0.1"
     parser = cli.build_parser()

@@ -171,8 +171,8 @@ def test_a_pod_deleted_by_the_manifest_terminates_with_its_grace_period(
 
 
 def test_a_pod_update_relabels_it_at_its_arrival() -> None:
-    from kubesched.cli.manifests import load_manifests
-    from kubesched.cli.simulate import simulate
+    from kubesched.scenario import load_manifests
+    from kubesched.simulation import simulate
     from kubesched.transports.fake import virtual_time
 
     Path("in.yaml").write_text(docs(

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from kubesched import ConfigError, Scheduler, Status, cli, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import ProfileConfig, SchedulerConfig, default_multi_point
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.testing import register_temporary_plugin
 from kubesched.transports.fake import FakeCluster
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_simulate_cli import by_name, docs, node, pod, report, simulate_cli, workdir
 
-from kubesched import cli
+from kubesched import ConfigError, cli
 
 __all__ = ["workdir"]  # the fixture, shared with test_simulate_cli
 
@@ -279,11 +279,11 @@ def test_config_sections_decoded_strictly(
 def test_a_sweep_cell_validates_as_asked() -> None:
     """A sweep's cells are strict by default (the cell fails with the one line), and take
     ``--validate`` as simulate does; the default keeps the cell's digest."""
-    from kubesched.cli.sweep import Cell, Scenario, Variant, simulate_cell
+    from kubesched.experiments import Cell, Scenario, Variant, simulate_cell
 
     scenario = Scenario("typo.yaml", text=docs(node("n1"), TYPO))
     strict = Cell(scenario, Variant("default"), 1, None)
-    with pytest.raises(cli.ConfigError, match=r'strict decoding error: unknown field "spec.nodeSelecter"'):
+    with pytest.raises(ConfigError, match=r'strict decoding error: unknown field "spec.nodeSelecter"'):
         simulate_cell(strict.task())
     assert "validation" not in strict.task()
     for mode in ("Warn", "Ignore"):
@@ -309,8 +309,8 @@ def test_compare_takes_validate_too(workdir: Path, capsys: pytest.CaptureFixture
 def test_fake_apiserver_files_carry_kubelet_labels(workdir: Path) -> None:
     """``kubesched fake-apiserver FILE`` loads its files as simulate does: a Node of the file
     has its kubelet's labels when it is served."""
-    from kubesched.cli.fake_apiserver import _admit
-    from kubesched.cli.manifests import load_manifests
+    from kubesched.scenario import load_manifests
+    from kubesched.service._fake_apiserver import _admit
 
     (workdir / "in.yaml").write_text(
         "apiVersion: v1\nkind: Node\nmetadata: {name: bare}\n"

@@ -122,7 +122,7 @@ def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
 
 def test_the_browser_check_sees_errors_and_blocked_requests(tmp_path: Path) -> None:
     """The two checks above can fail: a script error and a request to the network are seen."""
-    from kubesched.cli.report import CSP
+    from kubesched.reporting import CSP
 
     page = tmp_path / "bad.html"
     page.write_text(

@@ -32,9 +32,8 @@ import pytest
 from kubesched import ConflictError, Scheduler, cli
 from kubesched.api._objects import Binding
 from kubesched.api._resources import parse_quantity, pod_requests
-from kubesched.cli import load_config_file
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.run import RunOptions, run_scheduler
+from kubesched.scenario import load_config_file, load_manifests
+from kubesched.service import RunOptions, run_scheduler
 from kubesched.transports.apiserver import APIServer
 from kubesched.transports.fake import FakeCluster
 
@@ -622,7 +621,7 @@ async def test_deploy_rbac_allows_exactly_the_verbs_used(
 def test_deploy_config_is_valid() -> None:
     import yaml
 
-    from kubesched.cli.run import apply_config_sections
+    from kubesched.service import apply_config_sections
 
     cm = yaml.safe_load((DEPLOY / "config.yaml").read_text())
     text = cm["data"]["config.yaml"]

@@ -20,10 +20,9 @@ import httpx
 import pytest
 
 from kubesched import Scheduler
-from kubesched.cli import load_config_file
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.run import RunOptions, run_scheduler
 from kubesched.metrics._metrics import EXTENSION_POINT_BUCKETS, MetricsRecorder
+from kubesched.scenario import load_config_file, load_manifests
+from kubesched.service import RunOptions, run_scheduler
 from kubesched.transports.apiserver import APIServer
 from kubesched.transports.fake import FakeCluster
 

@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from kubesched.api._objects import PodSchedulingGate
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
+from kubesched.scenario import load_manifests
 from kubesched.scheduler._scheduler import Scheduler
+from kubesched.simulation import simulate
 from kubesched.testing import make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 

@@ -21,9 +21,9 @@ from kubesched import cli
 from kubesched._errors import ConfigError
 from kubesched.api._durations import parse_duration
 from kubesched.api._objects import PodDisruptionBudget
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import SchedulerConfig
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 from kubesched.transports.fake import FakeCluster, virtual_time
 
 # --- manifests, small builders --------------------------------------------------------------
@@ -635,7 +635,7 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
 ) -> None:
     import anyio
 
-    import kubesched.cli.simulate
+    from kubesched.simulation import Simulation
 
     async def failing(*args: Any, **kwargs: Any) -> None:
         async def fail() -> None:
@@ -644,7 +644,7 @@ def test_bad_input_found_inside_the_run_is_one_line_too(
         async with anyio.create_task_group() as tg:
             tg.start_soon(fail)
 
-    monkeypatch.setattr(kubesched.cli.simulate, "simulate", failing)
+    monkeypatch.setattr(Simulation, "run", failing)
     (workdir / "in.yaml").write_text(docs(GOOD_POD))
     code, out, err = simulate_cli(capsys, "in.yaml")
     assert (code, out, err) == (2, "", "kubesched: error: in.yaml: document 1 (Pod ok), spec: late trouble\n")

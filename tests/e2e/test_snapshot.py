@@ -36,12 +36,12 @@ from kubesched.api._objects import (
     PriorityClass,
     ReplicaSet,
 )
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.snapshot import (
+from kubesched.cli.progress import SnapshotProgress
+from kubesched.scenario import load_manifests
+from kubesched.snapshot import (
     SIMULATE_EPOCH,
     Options,
     Reducer,
-    SnapshotProgress,
     snapshot,
     summary,
 )

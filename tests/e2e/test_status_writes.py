@@ -19,8 +19,8 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
-from kubesched.cli.fake_apiserver import serve_manifests
-from kubesched.cli.manifests import load_manifests
+from kubesched.scenario import load_manifests
+from kubesched.service import serve_manifests
 from kubesched.transports.apiserver import APIServer
 
 # --- an informer through the scheduler's writes (trust on real inputs) -------------------------

@@ -28,7 +28,7 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
-from kubesched.cli.manifests import load_manifests
+from kubesched.scenario import load_manifests
 
 __all__ = ["workdir"]  # the fixture, shared with test_simulate_cli
 

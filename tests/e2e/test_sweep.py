@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from kubesched import cli
-from kubesched.cli.sweep import FIXED_COLUMNS, cell_metrics, format_value
+from kubesched.experiments import FIXED_COLUMNS, cell_metrics, format_value
 
 # the module's Dask cluster and its two sweeps start once: every test here runs on one xdist worker
 pytestmark = pytest.mark.xdist_group("dask-sweep")

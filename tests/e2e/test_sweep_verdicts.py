@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cli.sweep import load_sweep, run_sweep
-from kubesched.cli.verdicts import summary_text
+from kubesched.experiments import load_sweep, run_sweep, summary_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # the module's sweep runs once: every test here runs on one xdist worker
@@ -61,7 +60,7 @@ def table(out: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def sv_metrics(out: Path) -> list[str]:
-    from kubesched.cli.verdicts import grid
+    from kubesched.experiments import grid
 
     return grid(*table(out))[0].metrics
 
@@ -78,7 +77,7 @@ def test_the_verdict_and_its_interval_match_a_hand_computation(swept: Path) -> N
     assert round(-2.6 - half, 1) == -3.3 and round(-2.6 + half, 1) == -1.9
     verdict = "packed: \u22122.6 peak nodes used [\u22123.3, \u22121.9], better in 5/5 seeds"
 
-    from kubesched.cli.verdicts import grid
+    from kubesched.experiments import grid
 
     [sv] = grid(columns, rows)
     v = sv.verdict("nodesUsedPeak", "packed")

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
 
 pytestmark = pytest.mark.anyio
 

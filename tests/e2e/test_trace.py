@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from kubesched import cli
+from kubesched import traces as trace
 from kubesched.api._durations import parse_duration
-from kubesched.cli import trace
 
 NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model"
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"

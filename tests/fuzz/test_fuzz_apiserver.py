@@ -346,7 +346,7 @@ def test_fuzz_oversized_bodies_are_answered(apiserver_process: ServerProcess, ex
 
 SMALL_TIMEOUTS = """
 import anyio
-from kubesched.cli.fake_apiserver import serve_manifests
+from kubesched.service import serve_manifests
 anyio.run(lambda: serve_manifests([], ready=lambda s: print(s.url, flush=True),
                                   read_header_timeout=0.5, idle_timeout=0.5, watch_backlog_events=50))
 """

@@ -30,8 +30,8 @@ from kubesched.plugins.coscheduling import (
 from kubesched.runtime._events import ActionType, ClusterEvent, Resource
 from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, Framework
 from kubesched.runtime._status import Code, Status
-from kubesched.scheduler._scheduler import ClusterState, PodsToActivate
-from kubesched.testing import make_node, make_node_info, make_pod, make_pod_group
+from kubesched.scheduler._scheduler import PodsToActivate
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod, make_pod_group
 
 WALL_EPOCH = 1_700_000_000.0
 """The fake handle's wall clock at loop time 0 ("now" in the upstream tests)."""
@@ -54,38 +54,15 @@ class FakeWaitingPod:
         self.rejected = (plugin, msg)
 
 
-class FakeHandle:
-    """What the plugin uses of the framework handle: cluster listers, clocks, waiting pods."""
+def fake_handle(pods: Any = (), pgs: Any = ()) -> FakeHandle:
+    """A handle over ``pods`` and the pod groups ``pgs``, its clock at 0 (``handle.clock``)."""
+    return FakeHandle(pods=pods, pod_groups=pgs, clock=0.0, wall_epoch=WALL_EPOCH)
 
-    def __init__(self, pods: Any = (), pgs: Any = ()) -> None:
-        self.cluster = ClusterState()
-        for p in pods:
-            self.add_pod(p)
-        for pg in pgs:
-            self.cluster.pod_groups[(pg.metadata.namespace, pg.metadata.name)] = pg
-        self.t = 0.0
-        self.waiting: dict[str, FakeWaitingPod] = {}
 
-    def add_pod(self, pod: Any) -> None:
-        self.cluster.pods[pod.metadata.uid] = pod
-        self.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = pod.metadata.uid
-
-    def delete_pod(self, pod: Any) -> None:
-        self.cluster.pods.pop(pod.metadata.uid, None)
-        self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
-
-    def now(self) -> float:
-        return self.t
-
-    def wall_clock(self) -> float:
-        return WALL_EPOCH + self.t
-
-    def wait(self, pod: Any) -> FakeWaitingPod:
-        wp = self.waiting[pod.metadata.uid] = FakeWaitingPod(pod)
-        return wp
-
-    def iterate_over_waiting_pods(self) -> Any:
-        return iter(list(self.waiting.values()))
+def wait(handle: FakeHandle, pod: Any) -> FakeWaitingPod:
+    """Make ``pod`` one of the handle's waiting pods (a FakeWaitingPod recording its fate)."""
+    wp = handle.waiting.pods[pod.metadata.uid] = FakeWaitingPod(pod)
+    return wp
 
 
 def gpod(name: str, pg: str | None = None, ns: str = "ns") -> Any:
@@ -172,14 +149,14 @@ def test_args_defaults() -> None:
 )
 def test_args_validation(raw: dict[str, Any], field: str, message: str) -> None:
     with pytest.raises(ConfigError) as ei:
-        new(raw, FakeHandle())
+        new(raw, fake_handle())
     assert ei.value.field == field
     assert ei.value.message == message
 
 
 def test_in_tree_registry_and_events() -> None:
     assert IN_TREE[NAME] is new
-    pl = plugin(FakeHandle())
+    pl = plugin(fake_handle())
     events = [e.event for e in pl.kubesched_events_to_register()]
     assert events == [
         ClusterEvent(Resource.POD, ActionType.ADD),
@@ -347,13 +324,13 @@ LESS_CASES = [
 def test_less(
     p1: Any, t1: float | None, p2: Any, t2: float | None, pgs: list[Any], want: bool
 ) -> None:
-    pl = plugin(FakeHandle(pgs=pgs))
+    pl = plugin(fake_handle(pgs=pgs))
     assert pl.kubesched_queue_sort_less(qpi(p1, t1), qpi(p2, t2)) is want
 
 
 def test_less_same_group_orders_by_name() -> None:
     # Members of one group share the group's time: "namespace/name" keeps them in a fixed order.
-    pl = plugin(FakeHandle(pgs=[tpg("pg1", "ns", 5)]))
+    pl = plugin(fake_handle(pgs=[tpg("pg1", "ns", 5)]))
     a, b = qpi(lpod("a", "ns", 0, "pg1"), 9), qpi(lpod("b", "ns", 0, "pg1"), 1)
     assert pl.kubesched_queue_sort_less(a, b)
     assert not pl.kubesched_queue_sort_less(b, a)
@@ -362,13 +339,13 @@ def test_less_same_group_orders_by_name() -> None:
 def test_mark_and_clear_pod_group_schedule_failure() -> None:
     # CT › TestMarkAndClearPodGroupScheduleFailure
     created = WALL_EPOCH - 10
-    handle = FakeHandle(
+    handle = fake_handle(
         pgs=[make_pod_group("pg1", "ns").min_member(3).creation_timestamp(rfc3339(created)).obj()]
     )
     pl = plugin(handle)
     q = qpi(gpod("p1", "pg1").obj(), 0.0)
     assert pl.creation_timestamp(q) == created
-    handle.t = 1.0
+    handle.clock = 1.0
     pl.mark_failure("ns/pg1")
     assert pl.creation_timestamp(q) > created
     assert pl.creation_timestamp(q) == WALL_EPOCH + 1
@@ -378,11 +355,11 @@ def test_mark_and_clear_pod_group_schedule_failure() -> None:
 
 def test_failed_group_goes_behind_a_newer_group() -> None:
     # The head-of-line fix: after a failure, a group sorts by the failure time.
-    handle = FakeHandle(pgs=[tpg("old", "ns", 0), tpg("new", "ns", 5)])
+    handle = fake_handle(pgs=[tpg("old", "ns", 0), tpg("new", "ns", 5)])
     pl = plugin(handle)
     a, b = qpi(lpod("a", "ns", 0, "old"), 0), qpi(lpod("b", "ns", 0, "new"), 0)
     assert pl.kubesched_queue_sort_less(a, b)
-    handle.t = 10.0
+    handle.clock = 10.0
     pl.mark_failure("ns/old")
     assert pl.kubesched_queue_sort_less(b, a)
 
@@ -468,7 +445,7 @@ PREFILTER_CASES = [
 
 @pytest.mark.parametrize(("pod", "pending", "pgs", "ok"), PREFILTER_CASES)
 def test_pre_filter(pod: Any, pending: list[Any], pgs: list[Any], ok: bool) -> None:
-    handle = FakeHandle([*pending, pod], [b.obj() for b in pgs])
+    handle = fake_handle([*pending, pod], [b.obj() for b in pgs])
     pl = plugin(handle, permit_waiting_time_seconds=10)
     st = pl.kubesched_pre_filter(new_state(), pod, cpu_nodes("4", "node-a", "node-b", pods=pending))
     if ok:
@@ -480,14 +457,14 @@ def test_pre_filter(pod: Any, pending: list[Any], pgs: list[Any], ok: bool) -> N
 
 def test_pre_filter_messages() -> None:
     pod = gpod("p", "pg1").obj()
-    pl = plugin(FakeHandle([pod], [pg_("pg1", 2).obj()]))
+    pl = plugin(fake_handle([pod], [pg_("pg1", 2).obj()]))
     st = pl.kubesched_pre_filter(new_state(), pod, [])
     assert st == Status(
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "pre-filter pod p cannot find enough sibling pods, current pods number: 1, minMember of group: 2",
     )
     pods = [gpod("p1a", "pg1").obj(), gpod("p1b", "pg1").obj()]
-    pl = plugin(FakeHandle(pods, [pg_("pg1", 2).min_resources(cpu="10").obj()]))
+    pl = plugin(fake_handle(pods, [pg_("pg1", 2).min_resources(cpu="10").obj()]))
     st = pl.kubesched_pre_filter(new_state(), pods[0], cpu_nodes("4", "node-a", "node-b"))
     # the documented difference (module docstring, README): scheduler-plugins' %v prints the
     # quantity's Go struct, map[cpu:{{2 0} {<nil>}  DecimalSI}]; kubesched writes it as Kubernetes does
@@ -497,19 +474,19 @@ def test_pre_filter_messages() -> None:
 def test_pre_filter_counts_bound_members() -> None:
     bound = gpod("p1b", "pg1").node("node-a").obj()
     pod = gpod("p1a", "pg1").obj()
-    pl = plugin(FakeHandle([bound, pod], [pg_("pg1", 2).obj()]))
+    pl = plugin(fake_handle([bound, pod], [pg_("pg1", 2).obj()]))
     assert pl.kubesched_pre_filter(new_state(), pod, cpu_nodes("4", "node-a", pods=[bound])) is None
 
 
 def test_pre_filter_permitted_pg_cache() -> None:
     # A group that passed the minResources check is not checked again for the permit waiting time.
     pods = [gpod("p1a", "pg1").obj(), gpod("p1b", "pg1").obj()]
-    handle = FakeHandle(pods, [pg_("pg1", 2).min_resources(cpu="6").obj()])
+    handle = fake_handle(pods, [pg_("pg1", 2).min_resources(cpu="6").obj()])
     pl = plugin(handle, permit_waiting_time_seconds=10)
     assert pl.kubesched_pre_filter(new_state(), pods[0], cpu_nodes("4", "a", "b")) is None
     full = cpu_nodes("4", "a", "b", pods=[make_pod("x").node("a").req(cpu="4").obj()])
     assert pl.kubesched_pre_filter(new_state(), pods[1], full) is None
-    handle.t = 10.5
+    handle.clock = 10.5
     assert pl.kubesched_pre_filter(new_state(), pods[1], full) is not None
 
 
@@ -585,7 +562,7 @@ CORE_PERMIT_CASES = [
 
 @pytest.mark.parametrize(("pod", "existing", "want"), CORE_PERMIT_CASES)
 def test_permit_core(pod: Any, existing: list[Any], want: Any) -> None:
-    pl = plugin(FakeHandle([*existing, pod], [pg_("pg1", 2).obj()]), permit_waiting_time_seconds=10)
+    pl = plugin(fake_handle([*existing, pod], [pg_("pg1", 2).obj()]), permit_waiting_time_seconds=10)
     out = pl.kubesched_permit(new_state(), pod, "node")
     if want is Code.WAIT:
         assert isinstance(out, tuple)
@@ -615,7 +592,7 @@ PLUGIN_PERMIT_CASES = [
 @pytest.mark.parametrize(("pod", "want"), PLUGIN_PERMIT_CASES)
 def test_permit_plugin(pod: Any, want: Code) -> None:
     pl = plugin(
-        FakeHandle([pod], [pg_("pg1", 1).obj(), pg_("pg2", 2).obj()]),
+        fake_handle([pod], [pg_("pg1", 1).obj(), pg_("pg2", 2).obj()]),
         permit_waiting_time_seconds=10,
     )
     out = pl.kubesched_permit(new_state(), pod, "node")
@@ -636,7 +613,7 @@ def test_permit_wait_time(timeout: int | None, permit_wait: int, want: float) ->
     if timeout is not None:
         b.schedule_timeout(timeout)
     pod = gpod("p", "pg1").obj()
-    pl = plugin(FakeHandle([pod], [b.obj()]), permit_waiting_time_seconds=permit_wait)
+    pl = plugin(fake_handle([pod], [b.obj()]), permit_waiting_time_seconds=permit_wait)
     out = pl.kubesched_permit(new_state(), pod, "node")
     assert isinstance(out, tuple) and out[1] == want
 
@@ -644,14 +621,14 @@ def test_permit_wait_time(timeout: int | None, permit_wait: int, want: float) ->
 def test_permit_quorum_allows_waiting_members_and_clears_failure() -> None:
     pods = [gpod(f"p{i}", "pg1").obj() for i in range(3)]
     other = gpod("q", "pg2").obj()
-    handle = FakeHandle([*pods, other], [pg_("pg1", 3).obj(), pg_("pg2", 2).obj()])
+    handle = fake_handle([*pods, other], [pg_("pg1", 3).obj(), pg_("pg2", 2).obj()])
     pl = plugin(handle)
     waiting = []
     for p in pods[:2]:
         out = pl.kubesched_permit(new_state(), p, "n")
         assert isinstance(out, tuple) and out[0].code == Code.WAIT
-        waiting.append(handle.wait(p))
-    w_other = handle.wait(other)
+        waiting.append(wait(handle, p))
+    w_other = wait(handle, other)
     pl.mark_failure("ns/pg1")
     assert pl.kubesched_permit(new_state(), pods[2], "n") is None
     assert [w.allowed_by for w in waiting] == [[NAME], [NAME]]
@@ -662,7 +639,7 @@ def test_permit_quorum_allows_waiting_members_and_clears_failure() -> None:
 def test_permit_first_member_activates_siblings() -> None:
     # PT › TestPodGroupBackoffTime › "prevent pod falling into infinite scheduling loop"
     pods = [gpod(f"pod{i}", "pg1").obj() for i in (1, 2, 3)]
-    handle = FakeHandle(pods, [pg_("pg1", 3).obj()])
+    handle = fake_handle(pods, [pg_("pg1", 3).obj()])
     pl = plugin(handle, permit_waiting_time_seconds=10, pod_group_backoff_seconds=1)
     state = new_state()
     out = pl.kubesched_permit(state, pods[0], "test")
@@ -677,7 +654,7 @@ def test_permit_first_member_activates_siblings() -> None:
     pl.kubesched_post_filter(CycleState(), pods[1], {})
     st = pl.kubesched_pre_filter(CycleState(), pods[2], [])
     assert st == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "podGroup ns/pg1 failed recently")
-    handle.t = 1.5  # the backoff expired
+    handle.clock = 1.5  # the backoff expired
     assert pl.kubesched_pre_filter(CycleState(), pods[2], []) is None
 
 
@@ -714,7 +691,7 @@ POSTFILTER_CASES = [
 @pytest.mark.parametrize(("pod", "existing", "pgs", "want"), POSTFILTER_CASES)
 def test_post_filter(pod: Any, existing: list[Any], pgs: list[Any], want: Status) -> None:
     pl = plugin(
-        FakeHandle([*existing, pod], [b.obj() for b in pgs]), permit_waiting_time_seconds=10
+        fake_handle([*existing, pod], [b.obj() for b in pgs]), permit_waiting_time_seconds=10
     )
     result, st = pl.kubesched_post_filter(CycleState(), pod, {"node": Status(Code.SUCCESS)})
     assert st == want
@@ -723,11 +700,11 @@ def test_post_filter(pod: Any, existing: list[Any], pgs: list[Any], want: Status
 
 def test_post_filter_rejects_waiting_members_and_marks_failure() -> None:
     pods = [gpod(f"p{i}", "pg1").obj() for i in range(3)]
-    handle = FakeHandle(pods, [pg_("pg1", 3).obj()])
+    handle = fake_handle(pods, [pg_("pg1", 3).obj()])
     pl = plugin(handle)
     pl.kubesched_permit(new_state(), pods[0], "n")
-    w = handle.wait(pods[0])
-    handle.t = 7.0
+    w = wait(handle, pods[0])
+    handle.clock = 7.0
     _, st = pl.kubesched_post_filter(CycleState(), pods[2], {})
     assert st.code == Code.UNSCHEDULABLE
     assert w.rejected == (NAME, "optimistic rejection in PostFilter")
@@ -744,20 +721,20 @@ def test_post_filter_rejects_waiting_members_and_marks_failure() -> None:
 )
 def test_post_filter_reject_percentage(pct: int, rejects: bool) -> None:
     pods = [gpod(f"p{i}", "pg1").obj() for i in range(10)]
-    handle = FakeHandle(pods, [pg_("pg1", 10).obj()])
+    handle = fake_handle(pods, [pg_("pg1", 10).obj()])
     pl = plugin(handle, pod_group_reject_percentage=pct)
     for p in pods[:9]:
         pl.kubesched_permit(new_state(), p, "n")
-        handle.wait(p)
+        wait(handle, p)
     _, st = pl.kubesched_post_filter(CycleState(), pods[9], {})
     assert bool(st.reasons) is rejects
-    assert all((w.rejected is not None) is rejects for w in handle.waiting.values())
+    assert all((w.rejected is not None) is rejects for w in handle.waiting.pods.values())
 
 
 def test_post_filter_no_backoff_for_an_incomplete_group() -> None:
     # Backoff only when the group has at least minMember pods: more may still be coming.
     pods = [gpod("p0", "pg1").obj()]
-    pl = plugin(FakeHandle(pods, [pg_("pg1", 3).obj()]), pod_group_backoff_seconds=5)
+    pl = plugin(fake_handle(pods, [pg_("pg1", 3).obj()]), pod_group_backoff_seconds=5)
     pl.kubesched_post_filter(CycleState(), pods[0], {})
     assert not pl.backed_off_pg.get("ns/pg1")
 
@@ -768,18 +745,18 @@ def test_post_filter_no_backoff_for_an_incomplete_group() -> None:
 def test_unreserve_rejects_waiting_members_and_forgets_the_pod() -> None:
     pods = [gpod(f"p{i}", "pg1").obj() for i in range(3)]
     outsider = gpod("o", "pg1", ns="other").obj()
-    handle = FakeHandle([*pods, outsider], [pg_("pg1", 3).obj()])
+    handle = fake_handle([*pods, outsider], [pg_("pg1", 3).obj()])
     pl = plugin(handle)
     for p in pods[:2]:
         pl.kubesched_permit(new_state(), p, "n")
-        handle.wait(p)
-    w_out = handle.wait(outsider)
+        wait(handle, p)
+    w_out = wait(handle, outsider)
     pl.permitted_pg.add("ns/pg1", 60)
     assert pl.kubesched_reserve(CycleState(), pods[0], "n") is None
-    handle.waiting.pop(pods[0].metadata.uid)  # its own wait ended (timeout / reject)
+    handle.waiting.pods.pop(pods[0].metadata.uid)  # its own wait ended (timeout / reject)
     pl.kubesched_unreserve(CycleState(), pods[0], "n")
     assert pl.assigned_pods("ns/pg1") == {"p1"}
-    assert handle.waiting[pods[1].metadata.uid].rejected == (NAME, "rejection in Unreserve")
+    assert handle.waiting.pods[pods[1].metadata.uid].rejected == (NAME, "rejection in Unreserve")
     assert w_out.rejected is None
     assert not pl.permitted_pg.get("ns/pg1")
     assert "ns/pg1" in pl.last_failure
@@ -791,12 +768,12 @@ def test_assigned_pods_follow_the_cluster() -> None:
     # The informer's add handler counts pods that arrive bound; the delete handler forgets them.
     bound = gpod("b", "pg1").node("n").obj()
     pod = gpod("p", "pg1").obj()
-    handle = FakeHandle([bound, pod], [pg_("pg1", 3).obj()])
+    handle = fake_handle([bound, pod], [pg_("pg1", 3).obj()])
     pl = plugin(handle)
     pl.kubesched_permit(new_state(), pod, "n")
     assert pl.assigned_pods("ns/pg1") == {"b", "p"}
-    handle.delete_pod(bound)
-    handle.delete_pod(pod)
+    handle.delete(bound)
+    handle.delete(pod)
     assert pl.assigned_pods("ns/pg1") == set()
     assert pl.assigned == {}
 
@@ -812,8 +789,8 @@ def _framework(**args: Any) -> Framework:
         {NAME: args},
         multi_point=[(NAME, 0), ("DefaultBinder", 0)],
         disabled={"queueSort": {"*"}},
+        parts=FakeHandle(wall_epoch=WALL_EPOCH).parts,
     )
-    fw.cluster = ClusterState()
     return fw
 
 
@@ -829,12 +806,11 @@ async def test_framework_waiting_pods_released_at_quorum() -> None:
     import anyio
 
     fw = _framework(permitWaitingTimeSeconds=5)
-    fw.wall_clock = lambda: WALL_EPOCH
     pods = [gpod(f"p{i}", "pg1").obj() for i in range(3)]
     for p in pods:
-        fw.cluster.pods[p.metadata.uid] = p
-        fw.cluster.pod_keys[(p.metadata.namespace, p.metadata.name)] = p.metadata.uid
-    fw.cluster.pod_groups[("ns", "pg1")] = pg_("pg1", 3).obj()
+        fw.handle.cluster.pods[p.metadata.uid] = p
+        fw.handle.cluster.pod_keys[(p.metadata.namespace, p.metadata.name)] = p.metadata.uid
+    fw.handle.cluster.pod_groups[("ns", "pg1")] = pg_("pg1", 3).obj()
     results: dict[str, Status | None] = {}
 
     async def bind(p: Any) -> None:
@@ -856,11 +832,10 @@ async def test_framework_waiting_pods_time_out() -> None:
     import anyio
 
     fw = _framework(permitWaitingTimeSeconds=5)
-    fw.wall_clock = lambda: WALL_EPOCH
     p = gpod("p0", "pg1").obj()
-    fw.cluster.pods[p.metadata.uid] = p
-    fw.cluster.pod_keys[("ns", "p0")] = p.metadata.uid
-    fw.cluster.pod_groups[("ns", "pg1")] = pg_("pg1", 2).obj()
+    fw.handle.cluster.pods[p.metadata.uid] = p
+    fw.handle.cluster.pod_keys[("ns", "p0")] = p.metadata.uid
+    fw.handle.cluster.pod_groups[("ns", "pg1")] = pg_("pg1", 2).obj()
     start = anyio.current_time()
     assert fw.run_permit_plugins(new_state(), p, "n").is_wait()
     st = await fw.wait_on_permit(p)

@@ -10,13 +10,13 @@ import anyio
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeInfo, Pod, Status, hookimpl
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import SchedulerConfig
 from kubesched.plugins import IN_TREE, defaultpreemption
 from kubesched.runtime._events import ActionType, QueueingHint, Resource
 from kubesched.runtime._status import Code
-from kubesched.testing import framework_for, make_node, make_pdb, make_pod
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
+from kubesched.testing import FakeHandle, framework_for, make_node, make_pdb, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -62,12 +62,12 @@ FIT = "NodeResourcesFit"
 )
 def test_args_validation(args: dict[str, Any], field: str, message: str) -> None:
     with pytest.raises(ConfigError) as exc:
-        defaultpreemption.new(args, None)
+        defaultpreemption.new(args, FakeHandle())
     assert exc.value.field == field and exc.value.message == message
 
 
 def test_args_defaults_and_values() -> None:
-    pl = defaultpreemption.new(None, None)
+    pl = defaultpreemption.new(None, FakeHandle())
     assert (pl.min_candidate_nodes_percentage, pl.min_candidate_nodes_absolute) == (10, 100)
     pl = defaultpreemption.new(
         {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, None
@@ -331,7 +331,7 @@ async def test_post_filter(
     assert status.code == want_code
     assert status.message == want_msg
     assert (result.nominated_node_name if result is not None else None) == want_node
-    assert fw.scheduler.metrics.preemption_attempts == 1
+    assert fw.handle.metrics.preemption_attempts == 1
 
 
 async def test_post_filter_keeps_nomination_when_not_eligible() -> None:
@@ -391,7 +391,7 @@ async def test_pre_enqueue(gate: bool, check: str, want: str | None) -> None:
             feature_gates={"SchedulerAsyncPreemption": gate},
             task_group=tg,
         )
-        fw.client.block = anyio.Event()  # hold the preemption's deletions open
+        fw.handle.client.block = anyio.Event()  # hold the preemption's deletions open
         pl = fw.plugin("DefaultPreemption")
         result, status = (
             (await pl.kubesched_post_filter(_state(fw, trigger), trigger, {"node1": U}))
@@ -408,7 +408,7 @@ async def test_pre_enqueue(gate: bool, check: str, want: str | None) -> None:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 want,
             )
-        fw.client.block.set()
+        fw.handle.client.block.set()
     assert pl.kubesched_pre_enqueue(p(check, HIGH)) is None  # the preemption is over
 
 
@@ -424,14 +424,14 @@ async def test_pre_enqueue_open_once_last_victim_is_terminating() -> None:
             feature_gates={"SchedulerAsyncPreemption": True},
             task_group=tg,
         )
-        fw.client.block = anyio.Event()
+        fw.handle.client.block = anyio.Event()
         pl = fw.plugin("DefaultPreemption")
         await pl.kubesched_post_filter(_state(fw, trigger), trigger, {"node1": U})
         await anyio.wait_all_tasks_blocked()
         assert pl.kubesched_pre_enqueue(trigger) is not None
         victim.metadata.deletion_timestamp = "1970-01-01T00:00:30Z"
         assert pl.kubesched_pre_enqueue(trigger) is None
-        fw.client.block.set()
+        fw.handle.client.block.set()
 
 
 def test_events_to_register() -> None:
@@ -445,7 +445,7 @@ def test_events_to_register() -> None:
         evs[0].event.resource == Resource.ASSIGNED_POD and evs[0].event.action == ActionType.DELETE
     )
     assert evs[0].hint(p("x"), p("y", None, "n"), None) == QueueingHint.QUEUE_SKIP
-    fw.feature_gates["SchedulerAsyncPreemption"] = False
+    fw.handle.feature_gates["SchedulerAsyncPreemption"] = False  # read when asked
     assert pl.kubesched_events_to_register() == []
 
 

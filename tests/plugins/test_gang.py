@@ -15,8 +15,8 @@ from kubesched.plugins import IN_TREE, gang
 from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, Framework, build_framework
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code
-from kubesched.scheduler._scheduler import ClusterState, PodsToActivate
-from kubesched.testing import make_pod
+from kubesched.scheduler._scheduler import PodsToActivate
+from kubesched.testing import FakeHandle, make_pod
 
 GANG = gang.DEFAULT_GROUP_NAME_LABEL
 COUNT = gang.DEFAULT_AVAILABLE_COUNT_LABEL
@@ -27,27 +27,18 @@ def member(name: str, group: str = "train", count: int | str = 3, ns: str = "def
     return make_pod(name, ns).label(GANG, group).label(COUNT, str(count)).req(cpu="1")
 
 
-class Clock:
-    """A settable clock for the plugin's CleanUp passes."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def framework(args: dict[str, Any] | None = None) -> tuple[Framework, gang.Gang]:
-    """A profile with Gang on (multiPoint + queueSort) over an empty informer cache."""
+def framework(
+    args: dict[str, Any] | None = None, handle: FakeHandle | None = None
+) -> tuple[Framework, gang.Gang]:
+    """A profile with Gang on (multiPoint + queueSort) over an empty informer cache, its clock
+    at 0 (the plugin's CleanUp clock: give a ``handle`` to move its ``clock``)."""
     prof = ProfileConfig(
         enabled={"queueSort": [("Gang", 0)], "bind": [("DefaultBinder", 0)]},
         disabled={"queueSort": {"PrioritySort"}},
         plugin_args={"Gang": args} if args is not None else {},
     )
     prof.multi_point = [("Gang", 0)]
-    fw = build_framework(prof, IN_TREE)
-    fw.cluster = ClusterState()
-    fw.now = Clock()  # the plugin's clock (CleanUp); tests that move it replace it
+    fw = build_framework(prof, IN_TREE, parts=(handle or FakeHandle(clock=0.0)).parts)
     return fw, fw.plugin("Gang")
 
 
@@ -56,8 +47,8 @@ def add(fw: Framework, *pods: Any) -> list[Any]:
     out = []
     for p in pods:
         pod = p.obj() if hasattr(p, "obj") else p
-        fw.cluster.pods[pod.metadata.uid] = pod
-        fw.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = pod.metadata.uid
+        fw.handle.cluster.pods[pod.metadata.uid] = pod
+        fw.handle.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = pod.metadata.uid
         out.append(pod)
     return out
 
@@ -556,7 +547,7 @@ async def test_unreserve_rejects_waiting_members_and_marks_the_gang_rejected() -
     # the members unreserve in turn (idempotent), then go away: the mark stays
     for p in (t2, t3, t2):
         await fw.run_reserve_plugins_unreserve(cycle_state(), p, "n1")
-    fw.cluster.pods.clear()
+    fw.handle.cluster.pods.clear()
     (t5,) = add(fw, member("t5", count=1))
     st_ = g.kubesched_pre_filter(cycle_state(), t5, [])
     assert st_ is not None and st_.message == "gang train has been rejected"
@@ -600,26 +591,25 @@ def test_clean_up_forgets_a_gang_at_the_first_pass_after_its_expiry(
     """CleanUp runs every second from the plugin's start (t=0 here) and drops a gang whose
     first member reached Permit more than gangExpirationSeconds before the pass: its rejection
     mark, its time and its permitted pods go; a new gang of the same name starts fresh."""
-    fw, g = framework({"gangExpirationSeconds": expiration})
-    clock = Clock()
-    fw.now = clock
+    clock = FakeHandle(clock=0.0)
+    fw, g = framework({"gangExpirationSeconds": expiration}, clock)
     t1, t2, t3 = add(fw, member("t1"), member("t2"), member("t3"))
     g.kubesched_pre_filter(cycle_state(), t1, [])  # the plugin's clock starts (t=0)
-    clock.t = first_permit
+    clock.clock = first_permit
     out = g.kubesched_permit(cycle_state(), t1, "n1")
     assert isinstance(out, tuple) and out[0].code == Code.WAIT
     g.kubesched_queue_sort_less(qpi(fw, member("t2"), 0), qpi(fw, make_pod("p"), 0))
     g.rejected.add("train")  # as Unreserve marks it
     g.permitted["train"] = {"default/t1"}
-    clock.t = cleared_at - 0.5
+    clock.clock = cleared_at - 0.5
     st_ = g.kubesched_pre_filter(cycle_state(), t3, [])
     assert st_ is not None and st_.message == "gang train has been rejected"
     assert "train" in g.created_at
-    clock.t = cleared_at
+    clock.clock = cleared_at
     assert g.kubesched_pre_filter(cycle_state(), t3, []) is None
     assert g.rejected == set() and g.created_at == {} and g.permitted == {} and g.permitted_at == {}
     # the next member to reach Permit starts a new session
-    clock.t = cleared_at + 1
+    clock.clock = cleared_at + 1
     g.kubesched_permit(cycle_state(), t2, "n2")
     assert g.permitted_at == {"train": cleared_at + 1}
 
@@ -627,11 +617,10 @@ def test_clean_up_forgets_a_gang_at_the_first_pass_after_its_expiry(
 def test_a_gang_rejected_before_any_permit_keeps_its_mark() -> None:
     """The design's CleanUp only looks at gangs with a first Permit time: a gang marked by an
     Unreserve before any member reached Permit stays rejected."""
-    fw, g = framework({"gangExpirationSeconds": 1})
-    clock = Clock()
-    fw.now = clock
+    clock = FakeHandle(clock=0.0)
+    fw, g = framework({"gangExpirationSeconds": 1}, clock)
     (t1,) = add(fw, member("t1", count=1))
     g.kubesched_unreserve(cycle_state(), t1, "n1")
-    clock.t = 1000
+    clock.clock = 1000
     st_ = g.kubesched_pre_filter(cycle_state(), t1, [])
     assert st_ is not None and st_.message == "gang train has been rejected"

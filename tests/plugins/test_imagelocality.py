@@ -4,7 +4,6 @@ TestNormalizedImageName)."""
 from __future__ import annotations
 
 import hashlib
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from kubesched import CycleState, NodeBatch
 from kubesched.api._objects import Container, ContainerImage
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.plugins import imagelocality
-from kubesched.testing import make_node, make_pod
+from kubesched.testing import FakeHandle, make_node, make_pod
 
 MB = 1024 * 1024
 
@@ -101,7 +100,7 @@ def test_image_locality_priority(pod, node_images, want, batch_kind) -> None:
         cache.add_node(image_node(f"node{i + 1}", images))
     snap = Snapshot()
     snap.update(cache)
-    pl = imagelocality.new(None, SimpleNamespace(snapshot=snap))
+    pl = imagelocality.new(None, FakeHandle(snapshot=snap))
     batch = (
         NodeBatch(snapshot=snap, indices=np.arange(len(snap)))
         if batch_kind == "snapshot"
@@ -117,7 +116,7 @@ def test_without_snapshot_the_batch_is_the_cluster() -> None:
         make_node_info(image_node("node1", N403002000)),
         make_node_info(image_node("node2", N25010)),
     ]
-    pl = imagelocality.new(None, None)
+    pl = imagelocality.new(None, FakeHandle())
     assert np.asarray(
         pl.kubesched_score(CycleState(), spec("gcr.io/40", "gcr.io/300"), NodeBatch.of(infos))
     ).tolist() == [7, 0]

@@ -30,14 +30,14 @@ from kubesched.api._objects import (
     WeightedPodAffinityTerm,
 )
 from kubesched.cache._cache import Cache, Snapshot
-from kubesched.cli.manifests import load_manifests
-from kubesched.cli.simulate import simulate
 from kubesched.config._config import parse_config
 from kubesched.plugins import interpodaffinity as ipa
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Status
-from kubesched.testing import framework_for, make_node, make_pod
+from kubesched.scenario import load_manifests
+from kubesched.simulation import simulate
+from kubesched.testing import FakeHandle, framework_for, make_node, make_pod
 
 NAME = ipa.NAME
 AFF = ipa.ERR_REASON_AFFINITY_RULES_NOT_MATCH
@@ -151,10 +151,12 @@ def setup(
     pods: list[Pod],
     args: dict[str, Any] | None = None,
     namespaces: dict[str, dict[str, str]] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> tuple[Any, ipa.InterPodAffinity]:
     points = {p: [NAME] for p in ("preFilter", "filter", "preScore", "score")}
-    fw = framework_for(points, nodes, pods, plugin_args={NAME: args or {}})
-    fw.cluster.namespace_labels = dict(NAMESPACES if namespaces is None else namespaces)
+    handle = FakeHandle(nodes, pods, snapshot=snapshot)
+    fw = framework_for(points, plugin_args={NAME: args or {}}, handle=handle)
+    fw.handle.cluster.namespace_labels = dict(NAMESPACES if namespaces is None else namespaces)
     return fw, fw.plugin(NAME)
 
 
@@ -1304,7 +1306,7 @@ def run_score(fw: Any, p: ipa.InterPodAffinity, incoming: Pod) -> tuple[Any, lis
     scores = np.asarray(p.kubesched_score(state, incoming, batch), dtype=np.int64)
     assert p.kubesched_normalize_score(state, incoming, scores) is None
     by_name = dict(zip(batch.names, scores.tolist(), strict=True))
-    return None, [by_name[x.metadata.name] for x in fw.cluster.nodes.values()]
+    return None, [by_name[x.metadata.name] for x in fw.handle.cluster.nodes.values()]
 
 
 @pytest.mark.parametrize(("incoming", "pods", "nodes", "want_pre", "want", "ignore"), PREFERRED)
@@ -1394,16 +1396,16 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(
 )
 def test_args_validation(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as exc:
-        ipa.new(args, None)
+        ipa.new(args, FakeHandle())
     assert exc.value.field == "hardPodAffinityWeight"
     assert str(exc.value) == message
 
 
 def test_args_defaults() -> None:
-    p = ipa.new(None, None)
+    p = ipa.new(None, FakeHandle())
     assert p.hard_pod_affinity_weight == 1
     assert p.ignore_preferred_terms_of_existing_pods is False
-    assert ipa.new({"hardPodAffinityWeight": 0}, None).hard_pod_affinity_weight == 0
+    assert ipa.new({"hardPodAffinityWeight": 0}, FakeHandle()).hard_pod_affinity_weight == 0
 
 
 def test_match_label_keys_merged_into_selector() -> None:
@@ -1413,7 +1415,7 @@ def test_match_label_keys_merged_into_selector() -> None:
     )
     incoming = pod({"app": "web", "rev": "2", "team": "a"}, anti=[t])
     parsed = ipa.parse_pod_terms(incoming).req_anti[0]
-    no_ns = ipa.InterPodAffinity().namespace_labels()
+    no_ns = ipa.InterPodAffinity(None, FakeHandle()).namespace_labels()
     assert parsed.matches("", {"app": "web", "rev": "2", "team": "b"}, no_ns)
     assert not parsed.matches("", {"app": "web", "rev": "1", "team": "b"}, no_ns)  # other revision
     assert not parsed.matches("", {"app": "web", "rev": "2", "team": "a"}, no_ns)  # same team
@@ -1431,13 +1433,13 @@ def test_namespace_selector_defaults_to_metadata_name_label() -> None:
     by_name = LabelSelector(match_labels={"kubernetes.io/metadata.name": "prod"})
     t = term("zone", req("app", "Exists"), ns_selector=by_name)
     parsed = ipa.parse_pod_terms(pod(affinity=[t])).req_aff[0]
-    labels_of = ipa.InterPodAffinity().namespace_labels()
+    labels_of = ipa.InterPodAffinity(None, FakeHandle()).namespace_labels()
     assert parsed.matches("prod", {"app": "x"}, labels_of)
     assert not parsed.matches("dev", {"app": "x"}, labels_of)
 
 
 def test_pod_change_hint() -> None:
-    p = ipa.new(None, None)
+    p = ipa.new(None, FakeHandle())
     target = pod({"x": "y"}, affinity=[In("app", "zone", "web")], anti=[In("app", "zone", "db")])
     web = pod({"app": "web"}, node="n1")
     db = pod({"app": "db"}, node="n1")
@@ -1454,7 +1456,7 @@ def test_pod_change_hint() -> None:
 
 
 def test_node_change_hint() -> None:
-    p = ipa.new(None, None)
+    p = ipa.new(None, FakeHandle())
     target = pod(affinity=[In("app", "zone", "web")])
     assert (
         p.is_schedulable_after_node_change(target, None, node("n", {"zone": "a"}))
@@ -1480,8 +1482,7 @@ def test_snapshot_index_follows_dirty_rows() -> None:
         cache.add_node(x)
     snap = Snapshot()
     snap.update(cache)
-    fw, p = setup(nodes, [])
-    fw.snapshot = snap
+    fw, p = setup(nodes, [], snapshot=snap)
     incoming = pod({"app": "web"}, anti=[In("app", "kubernetes.io/hostname", "web")])
     names = [x.metadata.name for x in nodes]
     assert run_filter(fw, p, incoming, names) == (None, [None] * 4)

@@ -9,7 +9,6 @@ Expected sets are upstream's ``EventsToRegister`` (``enableSchedulingQueueHint``
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from kubesched.plugins import IN_TREE
 from kubesched.runtime._events import ActionType as A
 from kubesched.runtime._events import Resource as R
 from kubesched.scheduler._scheduler import Scheduler
-from kubesched.testing import make_node, make_pod
+from kubesched.testing import FakeHandle, make_node, make_pod
 from kubesched.transports.fake import FakeCluster
 
 ADD, DELETE = A.ADD, A.DELETE
@@ -61,7 +60,7 @@ CASES: dict[str, tuple[set[tuple[Any, Any]], set[tuple[Any, Any]]]] = {
 
 def _events(name: str, hints: bool | None) -> set[tuple[Any, Any]]:
     gates = {} if hints is None else {"SchedulerQueueingHints": hints}
-    handle = SimpleNamespace(feature_gates=gates)
+    handle = FakeHandle(feature_gates=gates)
     plugin = IN_TREE[name](None, handle)
     return {(e.event.resource, e.event.action) for e in plugin.kubesched_events_to_register()}
 

@@ -17,7 +17,7 @@ from kubesched.api._objects import (
 )
 from kubesched.plugins import nodeaffinity
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 R = NodeSelectorRequirement
 
@@ -136,7 +136,7 @@ def test_node_affinity(p, labels, args, want_pre, want) -> None:
     labels = dict(labels)
     name = labels.pop("name", "node1")
     ni = make_node_info(node(labels, name))
-    plugin = nodeaffinity.new(args, None)
+    plugin = nodeaffinity.new(args, FakeHandle())
     state = CycleState()
     pre = plugin.kubesched_pre_filter(state, p, [ni])
     if want_pre == SKIP:
@@ -159,7 +159,7 @@ def test_node_affinity(p, labels, args, want_pre, want) -> None:
 def test_filter_batch_mixed() -> None:
     p = pod(term(("zone", "In", ["a", "b"])), term(("gpu", "Exists", [])))
     nodes = [node({"zone": "a"}, "n1"), node({"zone": "c"}, "n2"), node({"gpu": "1"}, "n3"), node({}, "n4")]
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, FakeHandle())
     state = CycleState()
     plugin.kubesched_pre_filter(state, p, [])
     out = plugin.kubesched_filter(state, p, NodeBatch.of([make_node_info(n) for n in nodes]))
@@ -210,7 +210,7 @@ LABEL5 = {"foo": "bar", "key": "value", "az": "az1"}
     ],
 )
 def test_score(p, nodes, args, want) -> None:
-    plugin = nodeaffinity.new(args, None)
+    plugin = nodeaffinity.new(args, FakeHandle())
     batch = NodeBatch.of([make_node_info(node(labels, name)) for name, labels in nodes])
     state = CycleState()
     pre = plugin.kubesched_pre_score(state, p, batch)
@@ -232,7 +232,7 @@ def test_added_affinity_validation() -> None:
         }
     }
     with pytest.raises(ConfigError) as ei:
-        nodeaffinity.new(args, None)
+        nodeaffinity.new(args, FakeHandle())
     assert ei.value.field == (
         "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values"
     )
@@ -240,7 +240,7 @@ def test_added_affinity_validation() -> None:
 
 
 def test_node_change_hint() -> None:
-    ev = nodeaffinity.new(None, None).kubesched_events_to_register()[0]
+    ev = nodeaffinity.new(None, FakeHandle()).kubesched_events_to_register()[0]
     p = pod(term(("foo", "In", ["bar"])))
     match, other = node({"foo": "bar"}), node({"foo": "baz"})
     assert ev.hint(p, None, match) == 1
@@ -259,7 +259,7 @@ def test_filter_over_a_snapshot_follows_node_label_changes() -> None:
         cache.add_node(make_node(f"n{i}").label("zone", "a" if i % 2 else "b").obj())
     snap = Snapshot()
     snap.update(cache)
-    plugin = nodeaffinity.new(None, None)
+    plugin = nodeaffinity.new(None, FakeHandle())
 
     def rejected(name: str) -> list[int]:
         p = make_pod(name).node_affinity_in("zone", ["a"]).obj()

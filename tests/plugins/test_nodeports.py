@@ -10,7 +10,7 @@ from kubesched.api._objects import Container, ContainerPort
 from kubesched.plugins import nodeports
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 
 def new_pod(host: str, *port_infos: str):
@@ -139,7 +139,7 @@ CASES = [
 
 @pytest.mark.parametrize(("pod", "ni", "want"), CASES)
 def test_node_ports(pod, ni, want) -> None:
-    pl = nodeports.new(None, None)
+    pl = nodeports.new(None, FakeHandle())
     state = CycleState()
     st = pl.kubesched_pre_filter(state, pod, [ni])
     if want == "skip":
@@ -155,7 +155,7 @@ def test_node_ports(pod, ni, want) -> None:
 
 
 def test_pre_filter_disabled() -> None:
-    out = nodeports.new(None, None).kubesched_filter(
+    out = nodeports.new(None, FakeHandle()).kubesched_filter(
         CycleState(), make_pod("p").obj(), NodeBatch.of([node_info()])
     )
     assert out[0].code == Code.ERROR
@@ -229,4 +229,4 @@ def test_fits(pod, existing, fits) -> None:
 )
 def test_is_schedulable_after_pod_deleted(old, hint) -> None:
     pod = make_pod("p").host_port(8080).obj()
-    assert nodeports.new(None, None).is_schedulable_after_pod_deleted(pod, old, None) == hint
+    assert nodeports.new(None, FakeHandle()).is_schedulable_after_pod_deleted(pod, old, None) == hint

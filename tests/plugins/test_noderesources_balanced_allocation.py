@@ -9,7 +9,7 @@ import pytest
 from kubesched import ConfigError, CycleState, NodeBatch
 from kubesched.plugins.noderesources import new_balanced_allocation
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 GPU = "nvidia.com/gpu"
 CM = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})
@@ -53,7 +53,7 @@ CASES = [
 
 @pytest.mark.parametrize(("args", "incoming", "nodes", "want"), CASES)
 def test_score(args, incoming, nodes, want) -> None:
-    plugin = new_balanced_allocation(args, None)
+    plugin = new_balanced_allocation(args, FakeHandle())
     state = CycleState()
     batch = NodeBatch.of(nodes())
     assert plugin.kubesched_pre_score(state, incoming, batch) is None
@@ -62,7 +62,7 @@ def test_score(args, incoming, nodes, want) -> None:
 
 def test_best_effort_pod_skips() -> None:
     """E1 TestNodeResourcesBalancedAllocation › nothing scheduled, nothing requested, skip in PreScore."""
-    plugin = new_balanced_allocation(None, None)
+    plugin = new_balanced_allocation(None, FakeHandle())
     batch = NodeBatch.of([node("n1", 4000, 10000), node("n2", 4000, 10000)])
     st = plugin.kubesched_pre_score(CycleState(), make_pod("p").obj(), batch)
     assert st is not None and st.code == Code.SKIP
@@ -79,14 +79,14 @@ def test_best_effort_pod_skips() -> None:
 )
 def test_args_validation(args, field, message) -> None:
     with pytest.raises(ConfigError) as ei:
-        new_balanced_allocation(args, None)
+        new_balanced_allocation(args, FakeHandle())
     assert (ei.value.field, ei.value.message) == (field, message)
 
 
 def test_default_resources() -> None:
     plugin = new_balanced_allocation({"resources": [{"name": "cpu", "weight": 0}]}, None)
     assert [(r.name, r.weight) for r in plugin.resources] == [("cpu", 1)]
-    assert [(r.name, r.weight) for r in new_balanced_allocation(None, None).resources] == [("cpu", 1), ("memory", 1)]
+    assert [(r.name, r.weight) for r in new_balanced_allocation(None, FakeHandle()).resources] == [("cpu", 1), ("memory", 1)]
 
 
 @pytest.mark.parametrize("which", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"])
@@ -102,7 +102,7 @@ def test_scores_kept_per_snapshot_row_follow_every_change(which: str) -> None:
     from kubesched.plugins.noderesources import new_fit
 
     def plugin() -> Any:
-        return new_fit(None, None) if which == "NodeResourcesFit" else new_balanced_allocation(None, None)
+        return new_fit(None, FakeHandle()) if which == "NodeResourcesFit" else new_balanced_allocation(None, FakeHandle())
 
     rng = random.Random(7)
     cache = Cache()

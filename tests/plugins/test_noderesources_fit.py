@@ -31,7 +31,7 @@ from kubesched.plugins.noderesources._args import (
 )
 from kubesched.runtime._events import ActionType
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
@@ -149,7 +149,7 @@ ENOUGH_REQUESTS = [
 @pytest.mark.parametrize(("pod", "existing", "args", "want"), ENOUGH_REQUESTS)
 def test_enough_requests(pod, existing, args, want) -> None:
     ni = enough_node(*(res_pod(u) for u in existing))
-    got = run_filter(new_fit(args, None), pod, ni)
+    got = run_filter(new_fit(args, FakeHandle()), pod, ni)
     if want is None:
         assert got is None
     else:
@@ -160,7 +160,7 @@ def test_enough_requests(pod, existing, args, want) -> None:
 def test_fits_request_details() -> None:
     """TestEnoughRequests › wantInsufficientResources of two cases (requested / used / capacity)."""
     ni = enough_node(res_pod(E(10, 20)))
-    plugin = new_fit(None, None)
+    plugin = new_fit(None, FakeHandle())
     got = fits_request(plugin_req(res_pod(E(1, 1))), ni, plugin.ignored)
     assert got == [
         InsufficientResource("cpu", "Insufficient cpu", 1, 10, 10),
@@ -197,7 +197,7 @@ NOT_ENOUGH = [
 @pytest.mark.parametrize(("pod", "existing"), NOT_ENOUGH)
 def test_not_enough_requests(pod, existing) -> None:
     """Allocatable pods 1 and one pod already there: only "Too many pods", Unschedulable."""
-    got = run_filter(new_fit(None, None), pod, _one_pod_node(res_pod(existing)))
+    got = run_filter(new_fit(None, FakeHandle()), pod, _one_pod_node(res_pod(existing)))
     assert got is not None
     assert (got.code, got.reasons) == (Code.UNSCHEDULABLE, ("Too many pods",))
 
@@ -211,7 +211,7 @@ def test_filter_batch_statuses_per_node() -> None:
         make_node_info(make_node("d").capacity(cpu="4", memory="512Mi").obj()),
     ]
     pod = make_pod("p").req(cpu="2", memory="1Gi").obj()
-    plugin = new_fit(None, None)
+    plugin = new_fit(None, FakeHandle())
     state = CycleState()
     plugin.kubesched_pre_filter(state, pod, [])
     out = plugin.kubesched_filter(state, pod, NodeBatch.of(nodes))
@@ -222,7 +222,7 @@ def test_filter_batch_statuses_per_node() -> None:
 
 
 def test_filter_without_prefilter_is_error() -> None:
-    plugin = new_fit(None, None)
+    plugin = new_fit(None, FakeHandle())
     out = plugin.kubesched_filter(CycleState(), make_pod("p").obj(), NodeBatch.of([enough_node()]))
     assert out[0].code == Code.ERROR
     # upstream fit.go getPreFilterState: fmt.Errorf("error reading %q from cycleState: %w", ..., ErrNotFound)
@@ -264,7 +264,7 @@ def node(name: str, cpu_m: int | None, mem: int | None, *pods, **scalars: int):
 
 
 def score(args: dict[str, Any] | None, pod, nodes) -> list[int]:
-    plugin = new_fit(args, None)
+    plugin = new_fit(args, FakeHandle())
     state = CycleState()
     batch = NodeBatch.of(nodes)
     assert plugin.kubesched_pre_score(state, pod, batch) is None
@@ -418,7 +418,7 @@ def test_v1_defaulting() -> None:
 )
 def test_args_validation(args, field, message) -> None:
     with pytest.raises(ConfigError) as ei:
-        new_fit(args, None)
+        new_fit(args, FakeHandle())
     assert (ei.value.field, ei.value.message) == (field, message)
 
 
@@ -442,7 +442,7 @@ def test_broken_linear_function(points, values) -> None:
 
 
 def test_events_and_hints() -> None:
-    plugin = new_fit(None, None)
+    plugin = new_fit(None, FakeHandle())
     evs = plugin.kubesched_events_to_register()
     assert evs[0].event.action & ActionType.DELETE
     assert evs[1].event.action == ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
@@ -497,14 +497,14 @@ def test_cycle_state_errors_read_as_upstream() -> None:
     from kubesched.plugins.tainttoleration import TaintToleration
 
     pod = make_pod("p").host_port(8080).obj()
-    out = NodePorts().kubesched_filter(CycleState(), pod, NodeBatch.of([enough_node()]))
+    out = NodePorts(None, FakeHandle()).kubesched_filter(CycleState(), pod, NodeBatch.of([enough_node()]))
     assert out is not None
     assert out[0].message == 'reading "PreFilterNodePorts" from cycleState: not found'
     with pytest.raises(ValueError) as raised:
-        TaintToleration().kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
+        TaintToleration(None, FakeHandle()).kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
     assert str(raised.value) == 'failed to read "PreScoreTaintToleration" from cycleState: not found'
     with pytest.raises(ValueError) as raised:
-        InterPodAffinity().kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
+        InterPodAffinity(None, FakeHandle()).kubesched_score(CycleState(), pod, NodeBatch.of([enough_node()]))
     assert str(raised.value) == 'failed to read "PreScoreInterPodAffinity" from cycleState: not found'
 
 

@@ -45,7 +45,7 @@ from kubesched.runtime._events import ActionType as A
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._events import Resource as R
 from kubesched.runtime._status import Code, Status
-from kubesched.testing import framework_for, make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_node_info, make_pod
 
 EBS, GCE = "ebs.csi.aws.com", "pd.csi.storage.gke.io"
 EBS_IN_TREE, HOSTPATH_IN_TREE = "kubernetes.io/aws-ebs", "kubernetes.io/hostpath"
@@ -288,7 +288,7 @@ def test_csi_limits(
     want: Status | None,
 ) -> None:
     node = csi_node(limit_source, max_vols, *drivers)
-    handle = SimpleNamespace(cluster=framework_for({}).cluster, snapshot=None)
+    handle = FakeHandle()
     fill(handle.cluster, drivers, extra, node)
     pl = nvl.new(None, handle)
     state = CycleState()
@@ -317,9 +317,9 @@ def test_csi_limits_over_a_snapshot_batch(
     nodes = [make_node(NODE).obj(), make_node("empty").obj(), make_node("no-csinode").obj()]
     fw = framework_for({"preFilter": [nvl.NAME], "filter": [nvl.NAME]}, nodes, bound)
     node = csi_node(limit_source, max_vols, *drivers)
-    fill(fw.cluster, drivers, extra, node)
+    fill(fw.handle.cluster, drivers, extra, node)
     if node is not None:
-        fw.cluster.csi_nodes["empty"] = replace(node, metadata=ObjectMeta(name="empty"))
+        fw.handle.cluster.csi_nodes["empty"] = replace(node, metadata=ObjectMeta(name="empty"))
     pl = fw.plugin(nvl.NAME)
     state = CycleState()
     assert pl.kubesched_pre_filter(state, new, fw.snapshot.node_infos) is None
@@ -336,7 +336,7 @@ def test_csi_limits_over_a_snapshot_batch(
 
 
 def test_a_pod_without_volumes_skips_and_filters_nothing() -> None:
-    pl = nvl.new(None, SimpleNamespace(cluster=None, snapshot=None))
+    pl = nvl.new(None, FakeHandle())
     p = pod()
     assert pl.kubesched_pre_filter(CycleState(), p, None) == SKIP
     assert (
@@ -347,7 +347,7 @@ def test_a_pod_without_volumes_skips_and_filters_nothing() -> None:
 
 def test_an_invalid_inline_ebs_id_is_an_error_on_nodes_with_a_csinode() -> None:
     """``checkAttachableInlineVolume``: a migratable inline volume that does not translate."""
-    handle = SimpleNamespace(cluster=framework_for({}).cluster, snapshot=None)
+    handle = FakeHandle()
     fill(handle.cluster, (EBS,), [], csi_node("csinode", 2, EBS))
     pl = nvl.new(None, handle)
     p = pod(replace(ebs_inline("aws://us-west-2a/02399794d890f9375"), name="bad"))
@@ -479,7 +479,7 @@ def test_is_schedulable_after_pod_deleted(
     deleted: Pod, scheduled: bool, want: QueueingHint
 ) -> None:
     deleted = replace(deleted, spec=replace(deleted.spec, node_name=NODE if scheduled else ""))
-    pl = nvl.new(None, None)
+    pl = nvl.new(None, FakeHandle())
     assert (
         pl.is_schedulable_after_pod_deleted(pod(claims=("csi-ebs.csi.aws.com-2",)), deleted, None)
         == want
@@ -490,7 +490,7 @@ def test_a_deleted_nominated_pod_queues() -> None:
     deleted = pod(claims=("x",))
     deleted.status.nominated_node_name = NODE
     assert (
-        nvl.new(None, None).is_schedulable_after_pod_deleted(pod(claims=("y",)), deleted, None)
+        nvl.new(None, FakeHandle()).is_schedulable_after_pod_deleted(pod(claims=("y",)), deleted, None)
         == QueueingHint.QUEUE
     )
 
@@ -536,7 +536,7 @@ _Q = "TestCSILimitsAddedPVCQHint/"
 def test_is_schedulable_after_pvc_added(
     new: Pod, added: PersistentVolumeClaim, want: QueueingHint
 ) -> None:
-    assert nvl.new(None, None).is_schedulable_after_pvc_added(new, None, added) == want
+    assert nvl.new(None, FakeHandle()).is_schedulable_after_pvc_added(new, None, added) == want
 
 
 def _va(attacher: str) -> Any:
@@ -600,7 +600,7 @@ def test_is_schedulable_after_volume_attachment_deleted(
     new: Pod, attacher: str, want: QueueingHint
 ) -> None:
     assert (
-        nvl.new(None, None).is_schedulable_after_volume_attachment_deleted(new, _va(attacher), None)
+        nvl.new(None, FakeHandle()).is_schedulable_after_volume_attachment_deleted(new, _va(attacher), None)
         == want
     )
 
@@ -630,7 +630,7 @@ def test_is_schedulable_after_csi_node_updated(
 ) -> None:
     p = pod(claims=("csi-ebs.csi.aws.com-0",), name="test-pod", ns="ns1")
     assert (
-        nvl.new(None, None).is_schedulable_after_csi_node_updated(p, _csinode(old), _csinode(new))
+        nvl.new(None, FakeHandle()).is_schedulable_after_csi_node_updated(p, _csinode(old), _csinode(new))
         == want
     )
 
@@ -638,7 +638,7 @@ def test_is_schedulable_after_csi_node_updated(
 def test_events_to_register() -> None:
     """Upstream's five events, the same with queueing hints on or off."""
     for gates in ({"SchedulerQueueingHints": True}, {"SchedulerQueueingHints": False}):
-        pl = nvl.new(None, SimpleNamespace(feature_gates=gates))
+        pl = nvl.new(None, FakeHandle(feature_gates=gates))
         got = [
             (e.event.resource, e.event.action, e.hint is not None)
             for e in pl.kubesched_events_to_register()
@@ -656,12 +656,12 @@ def test_the_counts_follow_the_snapshot_row_by_row() -> None:
     """A node's volumes are recounted when its pods change (the snapshot replaces its row)."""
     from kubesched.cache._cache import Cache, Snapshot
 
-    cluster = framework_for({}).cluster
+    cluster = FakeHandle().cluster
     fill(cluster, (EBS,), [], csi_node("csinode", 1, EBS))
     cache, snap = Cache(), Snapshot()
     cache.add_node(make_node(NODE).obj())
     snap.update(cache)
-    pl = nvl.new(None, SimpleNamespace(cluster=cluster, snapshot=snap))
+    pl = nvl.new(None, FakeHandle(cluster=cluster, snapshot=snap))
 
     def verdict() -> Status | None:
         out = pl.kubesched_filter(
@@ -689,7 +689,7 @@ def test_the_counts_follow_the_snapshot_row_by_row() -> None:
 def test_a_node_far_from_its_limit_still_reports_an_existing_pods_error() -> None:
     """Counting is skipped on a node with room to spare, except when resolving a pod on it fails
     (a generic ephemeral volume whose claim the pod does not own), which upstream reports."""
-    handle = SimpleNamespace(cluster=framework_for({}).cluster, snapshot=None)
+    handle = FakeHandle()
     fill(handle.cluster, (EBS,), [conflicting_claim], csi_node("csinode", 100, EBS))
     pl = nvl.new(None, handle)
     ni = make_node_info(make_node(NODE).obj(), ephemeral_pod)

@@ -17,7 +17,6 @@ match numbers sorted by value).
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ from kubesched.plugins import podtopologyspread as pts
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_pod
+from kubesched.testing import FakeHandle, make_node, make_pod
 
 
 def exists(key: str) -> LabelSelector:
@@ -87,7 +86,7 @@ def snapshot_of(nodes: list[Any], pods: list[Any]) -> Snapshot:
 
 
 def handle(snap: Snapshot) -> Any:
-    return SimpleNamespace(snapshot=snap)
+    return FakeHandle(snapshot=snap)
 
 
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
@@ -1416,7 +1415,7 @@ def test_counts_refresh_incrementally() -> None:
         cache.add_node(n)
     snap = Snapshot()
     snap.update(cache)
-    pl = pts.new({"defaultingType": "List"}, SimpleHandle(snap))
+    pl = pts.new({"defaultingType": "List"}, FakeHandle(snapshot=snap))
     incoming = spod((1, "zone", DNS, FOO))
     s1 = pl.cal_pre_filter_state(incoming, snap.node_infos)
     assert s1.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 0}
@@ -1425,11 +1424,6 @@ def test_counts_refresh_incrementally() -> None:
     s2 = pl.cal_pre_filter_state(incoming, snap.node_infos)
     assert s2.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 1}
     assert s1.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 0}
-
-
-class SimpleHandle:
-    def __init__(self, snap) -> None:
-        self.snapshot = snap
 
 
 # --- TestPodTopologySpreadScore ----------------------------------------------------------------
@@ -1921,12 +1915,12 @@ def test_pre_score_state() -> None:
 )
 def test_args_validation(args, field, message) -> None:
     with pytest.raises(ConfigError) as e:
-        pts.new(args, None)
+        pts.new(args, FakeHandle())
     assert (e.value.field, e.value.message) == (field, message)
 
 
 def test_system_defaults() -> None:
-    pl = pts.new(None, None)
+    pl = pts.new(None, FakeHandle())
     assert pl.system_defaulted
     assert [(c.topology_key, c.max_skew, c.when_unsatisfiable) for c in pl.default_constraints] == [
         ("kubernetes.io/hostname", 3, "ScheduleAnyway"),
@@ -1935,7 +1929,7 @@ def test_system_defaults() -> None:
 
 
 def test_queueing_hints() -> None:
-    pl = pts.new(None, None)
+    pl = pts.new(None, FakeHandle())
     target = spod((1, "zone", DNS, FOO))
     assigned = P("other", "node-a", foo="")
     assert pl.is_schedulable_after_pod_change(target, None, assigned) == QueueingHint.QUEUE

@@ -15,7 +15,7 @@ from kubesched.plugins import (
 )
 from kubesched.runtime._nodeinfo import NodeInfo, PodInfo
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 # --- NodeName (nodename/node_name_test.go › TestNodeName) ---------------------------------------
 
@@ -30,7 +30,7 @@ from kubesched.testing import make_node, make_node_info, make_pod
 )
 def test_node_name(pod_node: str, node: str, fits: bool) -> None:
     pod = make_pod("p").node(pod_node).obj() if pod_node else make_pod("p").obj()
-    out = nodename.new(None, None).kubesched_filter(CycleState(), pod, NodeBatch.of([make_node_info(make_node(node).obj())]))
+    out = nodename.new(None, FakeHandle()).kubesched_filter(CycleState(), pod, NodeBatch.of([make_node_info(make_node(node).obj())]))
     if fits:
         assert out is None
     else:
@@ -38,7 +38,7 @@ def test_node_name(pod_node: str, node: str, fits: bool) -> None:
 
 
 def test_node_name_add_hint() -> None:
-    ev = nodename.new(None, None).kubesched_events_to_register()[0]
+    ev = nodename.new(None, FakeHandle()).kubesched_events_to_register()[0]
     pod = make_pod("p").node("foo").obj()
     assert ev.hint(pod, None, make_node("foo").obj()) == 1
     assert ev.hint(pod, None, make_node("bar").obj()) == 0
@@ -63,7 +63,7 @@ def _tolerating_pod():
 )
 def test_node_unschedulable(pod, unschedulable, want) -> None:
     ni = make_node_info(make_node("n").unschedulable(unschedulable).obj())
-    out = nodeunschedulable.new(None, None).kubesched_filter(CycleState(), pod, NodeBatch.of([ni]))
+    out = nodeunschedulable.new(None, FakeHandle()).kubesched_filter(CycleState(), pod, NodeBatch.of([ni]))
     if want is None:
         assert out is None
     else:
@@ -71,12 +71,12 @@ def test_node_unschedulable(pod, unschedulable, want) -> None:
 
 
 def test_node_unschedulable_without_node() -> None:
-    out = nodeunschedulable.new(None, None).kubesched_filter(CycleState(), make_pod("p").obj(), NodeBatch.of([NodeInfo(name="x")]))
+    out = nodeunschedulable.new(None, FakeHandle()).kubesched_filter(CycleState(), make_pod("p").obj(), NodeBatch.of([NodeInfo(name="x")]))
     assert out[0].reasons == ("node(s) had unknown conditions",)
 
 
 def test_node_unschedulable_hints() -> None:
-    node_ev, pod_ev = nodeunschedulable.new(None, None).kubesched_events_to_register()
+    node_ev, pod_ev = nodeunschedulable.new(None, FakeHandle()).kubesched_events_to_register()
     cordoned = make_node("n").unschedulable().obj()
     ready = make_node("n").obj()
     pod = make_pod("p").obj()
@@ -99,7 +99,7 @@ def test_node_unschedulable_hints() -> None:
     ],
 )
 def test_scheduling_gates(gates, want) -> None:
-    st = schedulinggates.new(None, None).kubesched_pre_enqueue(make_pod("p").scheduling_gates(*gates).obj())
+    st = schedulinggates.new(None, FakeHandle()).kubesched_pre_enqueue(make_pod("p").scheduling_gates(*gates).obj())
     if want is None:
         assert st is None
     else:
@@ -107,7 +107,7 @@ def test_scheduling_gates(gates, want) -> None:
 
 
 def test_scheduling_gates_events() -> None:
-    (ev,) = schedulinggates.new(None, None).kubesched_events_to_register()
+    (ev,) = schedulinggates.new(None, FakeHandle()).kubesched_events_to_register()
     pod = make_pod("p").obj()
     assert ev.hint(pod, pod, pod) == 1
     assert ev.hint(pod, make_pod("q").obj(), make_pod("q").obj()) == 0
@@ -130,7 +130,7 @@ def _qpi(priority: int, ts: float) -> QueuedPodInfo:
     ],
 )
 def test_priority_sort(a, b, want) -> None:
-    assert queuesort.new(None, None).kubesched_queue_sort_less(a, b) is want
+    assert queuesort.new(None, FakeHandle()).kubesched_queue_sort_less(a, b) is want
 
 
 # --- DefaultBinder (defaultbinder/default_binder_test.go › TestDefaultBinder) --------------------
@@ -147,16 +147,11 @@ class _Client:
         self.bindings.append(binding)
 
 
-class _Handle:
-    def __init__(self, client: _Client) -> None:
-        self.client = client
-
-
 @pytest.mark.anyio
 async def test_default_binder_success() -> None:
     client = _Client()
     pod = make_pod("foo", "ns").obj()
-    st = await defaultbinder.new(None, _Handle(client)).kubesched_bind(CycleState(), pod, "foohost.kubernetes.mydomain.com")
+    st = await defaultbinder.new(None, FakeHandle(client=client)).kubesched_bind(CycleState(), pod, "foohost.kubernetes.mydomain.com")
     assert st is None
     (b,) = client.bindings
     assert (b.metadata.namespace, b.metadata.name, b.metadata.uid) == ("ns", "foo", pod.metadata.uid)
@@ -166,7 +161,7 @@ async def test_default_binder_success() -> None:
 @pytest.mark.anyio
 async def test_default_binder_error() -> None:
     pod = make_pod("foo", "ns").obj()
-    st = await defaultbinder.new(None, _Handle(_Client(RuntimeError("binding error")))).kubesched_bind(CycleState(), pod, "n")
+    st = await defaultbinder.new(None, FakeHandle(client=_Client(RuntimeError("binding error")))).kubesched_bind(CycleState(), pod, "n")
     assert st is not None and st.code == Code.ERROR and st.message == "binding error"
 
 
@@ -182,4 +177,4 @@ def test_in_tree_registry() -> None:
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
     }
     for name, factory in IN_TREE.items():
-        assert factory(None, None).name == name
+        assert factory(None, FakeHandle()).name == name

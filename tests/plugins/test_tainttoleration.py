@@ -9,7 +9,7 @@ from kubesched.api._objects import Taint, Toleration
 from kubesched.framework import toleration_tolerates_taint
 from kubesched.plugins import tainttoleration
 from kubesched.runtime._status import Code
-from kubesched.testing import make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
 
 def pod_with(*tols: tuple[str, str, str, str]):
@@ -57,7 +57,7 @@ FILTER_CASES = [
 
 @pytest.mark.parametrize(("pod", "taints", "want"), FILTER_CASES)
 def test_filter(pod, taints, want) -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, FakeHandle())
     out = plugin.kubesched_filter(CycleState(), pod, NodeBatch.of([node_with("nodeA", *taints)]))
     if want is None:
         assert out is None
@@ -89,7 +89,7 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize(("pod", "nodes", "want"), SCORE_CASES)
 def test_score(pod, nodes, want) -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, FakeHandle())
     batch = NodeBatch.of([node_with(name, *taints) for name, taints in nodes])
     state = CycleState()
     assert plugin.kubesched_pre_score(state, pod, batch) is None
@@ -117,7 +117,7 @@ def test_toleration_matching(tol, taint, want) -> None:
 
 
 def test_node_change_hint() -> None:
-    plugin = tainttoleration.new(None, None)
+    plugin = tainttoleration.new(None, FakeHandle())
     ev = plugin.kubesched_events_to_register()[0]
     pod = pod_with(("foo", "Exists", "", "NoSchedule"))
     tainted = make_node("n").taint("bar", "x", "NoSchedule").obj()

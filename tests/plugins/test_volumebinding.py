@@ -11,8 +11,10 @@ import anyio
 import pytest
 from volumebinding_fixtures import (
     FakeHandle,
+    add,
     capacity,
     csi_driver,
+    fake_handle,
     make_pod,
     make_pv,
     make_pvc,
@@ -410,9 +412,9 @@ CASES = [
 
 
 def setup(case: Case) -> tuple[Any, FakeHandle]:
-    handle = FakeHandle({GATE: case.gate})
-    handle.add(IMMEDIATE_SC, WAIT_SC, WAIT_HDD_SC, WAIT_SC_CAP, DRIVER_CAP)
-    handle.add(*case.nodes, *case.pvcs, *case.pvs, *case.capacities)
+    handle = fake_handle({GATE: case.gate})
+    add(handle, IMMEDIATE_SC, WAIT_SC, WAIT_HDD_SC, WAIT_SC_CAP, DRIVER_CAP)
+    add(handle, *case.nodes, *case.pvcs, *case.pvs, *case.capacities)
     args: dict[str, Any] = {"bindTimeoutSeconds": 300}
     if case.shape is not None:
         args["shape"] = case.shape
@@ -469,7 +471,7 @@ def test_volume_binding(case: Case) -> None:
     ],
 )
 def test_pre_bind_pre_flight(data: Any, want: Status | None) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     state = CycleState()
     if data == "all-bound":
         s = vbplugin.StateData()
@@ -484,6 +486,7 @@ def test_pre_bind_pre_flight(data: Any, want: Status | None) -> None:
 
 
 def _framework(objs: list[Any], nodes: list[Any], pods: list[Any] = (), **kw: Any) -> Any:  # type: ignore[assignment]
+    handle = add(fake_handle(nodes=nodes, pods=list(pods)), WAIT_SC, IMMEDIATE_SC, *objs)
     fw = framework_for(
         {
             "preFilter": ["VolumeBinding"],
@@ -493,15 +496,9 @@ def _framework(objs: list[Any], nodes: list[Any], pods: list[Any] = (), **kw: An
             "reserve": ["VolumeBinding"],
             "preBind": ["VolumeBinding"],
         },
-        nodes,
-        list(pods),
         plugin_args={"VolumeBinding": kw or None},
+        handle=handle,
     )
-    handle = FakeHandle()
-    handle.cluster = fw.cluster
-    handle.client.cluster = fw.cluster
-    handle.add(WAIT_SC, IMMEDIATE_SC, *objs)
-    fw.client = handle.client
     return fw, handle
 
 

@@ -13,6 +13,7 @@ from volumebinding_fixtures import (
     TEST_POD,
     WAIT_CLASS,
     FakeHandle,
+    add,
     add_provision_ann,
     assume_volumes,
     binding,
@@ -413,7 +414,7 @@ def test_check_bindings_messages() -> None:
         str(e.value)
         == 'failed to check binding: could not find v1.PersistentVolumeClaim "testns/unbound-pvc"'
     )
-    handle.delete_pod(TEST_POD)
+    handle.delete(TEST_POD)
     with pytest.raises(VolumeError) as e:
         binder.check_bindings(TEST_POD, [], [])
     assert str(e.value) == 'pod does not exist any more: pod "test-pod" not found'
@@ -537,7 +538,7 @@ async def _delayed(s: Bind, handle: FakeHandle) -> None:
         )
         await client.update_persistent_volume_claim(new)
     elif s.delay == "delete-pod":
-        handle.delete_pod(TEST_POD)
+        handle.delete(TEST_POD)
     elif s.delay == "delete-pvc":
         pvc = s.init_pvcs[0]
         client.delete_pvc(pvc.metadata.namespace, pvc.metadata.name)
@@ -556,7 +557,7 @@ async def test_bind_pod_volumes(s: Bind) -> None:
             bindings = [BindingInfo(s.binding.pvc, s.binding.pv)]
         if s.claim_to_provision is not None:
             claims = [s.claim_to_provision]
-        handle.add(*s.nodes)
+        add(handle, *s.nodes)
         for pv in s.init_pvs:
             handle.client.add_pv(pv)
         for pvc in s.init_pvcs:
@@ -590,7 +591,7 @@ async def test_bind_pod_volumes_messages() -> None:
         await binder.bind_pod_volumes(TEST_POD, PodVolumes(bindings, []))
     assert str(e.value) == "binding volumes: context deadline exceeded"
     assert anyio.current_time() - start == pytest.approx(10)
-    handle.delete_pod(TEST_POD)
+    handle.delete(TEST_POD)
     start = anyio.current_time()
     with pytest.raises(VolumeError) as e:
         await binder.bind_pod_volumes(TEST_POD, PodVolumes([], []))

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from volumebinding_fixtures import (
-    FakeHandle,
     capacity,
     csi_driver,
     csi_node,
+    fake_handle,
     make_pod,
     make_pvc,
     replace,
@@ -73,7 +73,7 @@ POD_A = make_pod("pod-a").obj()
     ],
 )
 def test_is_schedulable_after_csi_node_change(old: Any, new: Any, want: QueueingHint) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.is_schedulable_after_csi_node_change(POD_A, old, new) == want
 
 
@@ -140,7 +140,7 @@ def _pvc(name: str, ns: str = "default") -> Any:
     ],
 )
 def test_is_schedulable_after_pvc_change(pod: Any, old: Any, new: Any, want: QueueingHint) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.is_schedulable_after_persistent_volume_claim_change(pod, old, new) == want
 
 
@@ -175,7 +175,7 @@ def test_is_schedulable_after_pvc_change(pod: Any, old: Any, new: Any, want: Que
     ],
 )
 def test_is_schedulable_after_storage_class_change(old: Any, new: Any, want: QueueingHint) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.is_schedulable_after_storage_class_change(POD_A, old, new) == want
 
 
@@ -262,7 +262,7 @@ _CAP = "TestIsSchedulableAfterCSIStorageCapacityChange/"
 def test_is_schedulable_after_csi_storage_capacity_change(
     old: Any, new: Any, want: QueueingHint
 ) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.is_schedulable_after_csi_storage_capacity_change(POD_A, old, new) == want
 
 
@@ -328,7 +328,7 @@ POD_CSI = make_pod("pod-a").csi("test1").obj()
 def test_is_schedulable_after_csi_driver_change(
     pod: Any, old: Any, new: Any, want: QueueingHint
 ) -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.is_schedulable_after_csi_driver_change(pod, old, new) == want
 
 
@@ -337,7 +337,7 @@ def test_is_schedulable_after_csi_driver_change(
 
 @pytest.mark.parametrize("hints", [True, False], ids=["queueing hints on", "queueing hints off"])
 def test_events_to_register(hints: bool) -> None:
-    pl = volumebinding.new(None, FakeHandle({"SchedulerQueueingHints": hints}))
+    pl = volumebinding.new(None, fake_handle({"SchedulerQueueingHints": hints}))
     add_update = ActionType.ADD | ActionType.UPDATE
     node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL
     if not hints:
@@ -358,10 +358,10 @@ def test_events_to_register(hints: bool) -> None:
 
 
 def test_args_defaults() -> None:
-    pl = volumebinding.new(None, FakeHandle())
+    pl = volumebinding.new(None, fake_handle())
     assert pl.args == volumebinding.VolumeBindingArgs(bind_timeout_seconds=600, shape=None)
     assert pl.binder.bind_timeout == 600
-    assert volumebinding.new({"bindTimeoutSeconds": 0}, FakeHandle()).binder.bind_timeout == 0
+    assert volumebinding.new({"bindTimeoutSeconds": 0}, fake_handle()).binder.bind_timeout == 0
 
 
 @pytest.mark.parametrize(
@@ -405,25 +405,25 @@ def test_args_defaults() -> None:
 )
 def test_args_errors(args: dict[str, Any], gates: dict[str, bool], message: str) -> None:
     with pytest.raises(ConfigError) as e:
-        volumebinding.new(args, FakeHandle(gates))
+        volumebinding.new(args, fake_handle(gates))
     assert str(e.value) == message
 
 
 def test_args_shape_defaults_with_the_gate() -> None:
     """``SetDefaults_VolumeBindingArgs``: [{0, 10}, {100, 0}] with StorageCapacityScoring on."""
-    pl = volumebinding.new(None, FakeHandle({GATE: True}))
+    pl = volumebinding.new(None, fake_handle({GATE: True}))
     scorer = pl.scorer()
     assert scorer is not None
     from kubesched.plugins.volumebinding.binder import StorageResource
 
     assert scorer({"c": StorageResource(10, 100)}) == 90
-    assert volumebinding.new(None, FakeHandle({GATE: False})).scorer() is None
+    assert volumebinding.new(None, fake_handle({GATE: False})).scorer() is None
 
 
 def test_gates_read_when_the_handle_has_them() -> None:
     """The scheduler sets the gates after building its plugins: the shape's gate check then
     happens at the first use, where a shape with the gate off means no scoring."""
-    handle = FakeHandle()
+    handle = fake_handle()
     pl = volumebinding.new(
         {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}, handle
     )

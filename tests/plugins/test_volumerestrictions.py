@@ -7,7 +7,6 @@ batch path and EventsToRegister."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._events import Resource as R
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Status
-from kubesched.testing import framework_for, make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_node_info, make_pod
 
 DISK = Status(Code.UNSCHEDULABLE, vr.ERR_REASON_DISK_CONFLICT)
 RWOP = Status(Code.UNSCHEDULABLE, vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
@@ -98,7 +97,7 @@ def plugin(
     """``newPluginWithListers``: the plugin over a snapshot of ``nodes`` and bound ``pods``."""
     fw = framework_for({"preFilter": [vr.NAME], "filter": [vr.NAME]}, list(nodes), list(pods))
     for c in pvcs:
-        fw.cluster.pvcs[(c.metadata.namespace, c.metadata.name)] = c
+        fw.handle.cluster.pvcs[(c.metadata.namespace, c.metadata.name)] = c
     return fw.plugin(vr.NAME), fw
 
 
@@ -318,7 +317,7 @@ def test_filter_and_extensions_without_prefilter_state_are_errors() -> None:
 
 def test_a_pod_without_volumes_costs_nothing() -> None:
     """PreFilter skips a pod without volumes without looking at any node or claim."""
-    pl = vr.new(None, SimpleNamespace(cluster=None, snapshot=None))
+    pl = vr.new(None, FakeHandle())
     assert pl.kubesched_pre_filter(CycleState(), pod_with(), None) == SKIP
 
 
@@ -419,7 +418,7 @@ def test_is_schedulable_after_pvc_added(
 
 @pytest.mark.parametrize("hints", [True, False], ids=["hints on", "hints off"])
 def test_events_to_register(hints: bool) -> None:
-    pl = vr.new(None, SimpleNamespace(feature_gates={"SchedulerQueueingHints": hints}))
+    pl = vr.new(None, FakeHandle(feature_gates={"SchedulerQueueingHints": hints}))
     got = {
         (e.event.resource, e.event.action): e.hint is not None
         for e in pl.kubesched_events_to_register()
@@ -436,7 +435,7 @@ def test_used_claims_outside_the_snapshot_read_the_given_nodes() -> None:
     """PreFilter given node infos that are not the snapshot's counts their pods' claims."""
     cluster = ClusterState()
     cluster.pvcs[("default", PVC1)] = RWOP_CLAIMS[0]
-    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=None))
+    pl = vr.new(None, FakeHandle(cluster=cluster))
     state = CycleState()
     holder = pod_with(name="holder", node="node-1", pvcs=(PVC1,))
     assert pl.kubesched_pre_filter(state, pod_with(pvcs=(PVC1,)), [_node_info(holder)]) is None
@@ -454,7 +453,7 @@ def test_claims_in_use_follow_the_snapshot_row_by_row() -> None:
     for n in ("node-1", "node-2"):
         cache.add_node(make_node(n).obj())
     snap.update(cache)
-    pl = vr.new(None, SimpleNamespace(cluster=cluster, snapshot=snap))
+    pl = vr.new(None, FakeHandle(cluster=cluster, snapshot=snap))
     pod = pod_with(name="new", pvcs=(PVC1,))
 
     def conflicting() -> int:

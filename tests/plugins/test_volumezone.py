@@ -10,7 +10,6 @@ which name the singular one, and so does kubesched (``storageclass.storage.k8s.i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from kubesched.runtime._events import ActionType as A
 from kubesched.runtime._events import QueueingHint
 from kubesched.runtime._events import Resource as R
 from kubesched.runtime._status import Code, Status
-from kubesched.testing import framework_for, make_node, make_node_info, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_node_info, make_pod
 
 BETA_ZONE, BETA_REGION = vz.LABEL_FAILURE_DOMAIN_BETA_ZONE, vz.LABEL_FAILURE_DOMAIN_BETA_REGION
 ZONE, REGION = vz.LABEL_TOPOLOGY_ZONE, vz.LABEL_TOPOLOGY_REGION
@@ -81,7 +80,7 @@ def plugin(
         cluster.pvcs[(c.metadata.namespace, c.metadata.name)] = c
     for sc in classes:
         cluster.storage_classes[sc.metadata.name] = sc
-    return vz.new(None, SimpleNamespace(cluster=cluster, feature_gates={}))
+    return vz.new(None, FakeHandle(cluster=cluster))
 
 
 def run(pl: Any, pod: Pod, n: Any) -> tuple[Status | None, Status | None]:
@@ -585,7 +584,7 @@ def test_is_schedulable_after_pv_change(old: Any, new: Any, want: QueueingHint) 
 
 @pytest.mark.parametrize("hints", [True, False], ids=["hints on", "hints off"])
 def test_events_to_register(hints: bool) -> None:
-    pl = vz.new(None, SimpleNamespace(feature_gates={"SchedulerQueueingHints": hints}))
+    pl = vz.new(None, FakeHandle(feature_gates={"SchedulerQueueingHints": hints}))
     got = {
         (e.event.resource, e.event.action): e.hint is not None
         for e in pl.kubesched_events_to_register()

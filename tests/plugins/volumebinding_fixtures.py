@@ -5,7 +5,8 @@ and the fixtures of ``binder_test.go``).
   a stale resourceVersion is a conflict, an update that changes nothing keeps the version, any
   other bumps it; every write reaches the informer (``handle.cluster``) at once, as the test
   informers do, unless ``propagate`` is off.
-- :class:`FakeHandle` holds a ClusterState, the client and the feature gates.
+- :func:`fake_handle` is a ``kubesched.testing.FakeHandle`` with that client; :func:`add` puts
+  objects into its cluster (and PVs and PVCs into the client's store).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from kubesched.plugins.volumebinding.helpers import (
     MIGRATED_PLUGINS_ANNOTATION,
     VolumeError,
 )
+from kubesched.testing import FakeHandle
 
 replace = msgspec.structs.replace
 
@@ -464,43 +466,24 @@ class FakeClient:
         self.cluster.pvcs.pop((namespace, name), None)
 
 
-class FakeHandle:
-    """What the plugin reads from its handle."""
+def fake_handle(feature_gates: dict[str, bool] | None = None, **kw: Any) -> FakeHandle:
+    """A :class:`kubesched.testing.FakeHandle` whose client is a :class:`FakeClient` over its
+    cluster (``kw``: FakeHandle's, e.g. nodes and pods)."""
+    cluster = ClusterState()
+    return FakeHandle(cluster=cluster, client=FakeClient(cluster), feature_gates=feature_gates, **kw)
 
-    def __init__(self, feature_gates: dict[str, bool] | None = None) -> None:
-        self.cluster = ClusterState()
-        self.client = FakeClient(self.cluster)
-        self.feature_gates: dict[str, bool] = dict(feature_gates or {})
 
-    def add(self, *objs: Any) -> FakeHandle:
-        c = self.cluster
-        for o in objs:
-            kind = o.kind
-            if kind == "PersistentVolume":
-                self.client.add_pv(o)
-            elif kind == "PersistentVolumeClaim":
-                self.client.add_pvc(o)
-            elif kind == "StorageClass":
-                c.storage_classes[o.metadata.name] = o
-            elif kind == "CSIDriver":
-                c.csi_drivers[o.metadata.name] = o
-            elif kind == "CSINode":
-                c.csi_nodes[o.metadata.name] = o
-            elif kind == "CSIStorageCapacity":
-                c.csi_storage_capacities[(o.metadata.namespace, o.metadata.name)] = o
-            elif kind == "Node":
-                c.nodes[o.metadata.name] = o
-            elif kind == "Pod":
-                uid = o.metadata.uid or f"{o.metadata.namespace}/{o.metadata.name}"
-                c.pods[uid] = o
-                c.pod_keys[(o.metadata.namespace, o.metadata.name)] = uid
-            else:
-                raise AssertionError(kind)
-        return self
-
-    def delete_pod(self, pod: Pod) -> None:
-        uid = self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name))
-        del self.cluster.pods[uid]
+def add(handle: FakeHandle, *objs: Any) -> FakeHandle:
+    """Put objects into the handle's cluster; PVs and PVCs also into its client's API store."""
+    client: Any = handle.client
+    for o in objs:
+        if o.kind == "PersistentVolume":
+            client.add_pv(o)
+        elif o.kind == "PersistentVolumeClaim":
+            client.add_pvc(o)
+        else:
+            handle.add(o)
+    return handle
 
 
 # --- binder_test.go's objects and testEnv ----------------------------------------------------------------------
@@ -614,10 +597,10 @@ def new_env(
     pod: Any = None,
 ) -> tuple[VolumeBinder, FakeHandle]:
     """``newTestBinder`` with ``initVolumes(pvs, api_pvs)``, ``initClaims(pvcs, api_pvcs)``."""
-    handle = FakeHandle()
-    handle.add(*binder_classes(), *nodes, *csi_nodes, *capacities)
+    handle = fake_handle()
+    add(handle, *binder_classes(), *nodes, *csi_nodes, *capacities)
     if driver is not None:
-        handle.add(driver)
+        add(handle, driver)
     for pv in pvs or []:
         handle.client.add_pv(pv, cache=True)
     if api_pvs is not None:
@@ -627,7 +610,7 @@ def new_env(
     if api_pvcs is not None:
         handle.client.pvcs = {(p.metadata.namespace, p.metadata.name): p for p in api_pvcs}
     if pod is not None:
-        handle.add(pod)
+        add(handle, pod)
     return VolumeBinder(handle, 10.0), handle
 
 

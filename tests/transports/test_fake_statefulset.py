@@ -296,8 +296,8 @@ async def test_max_pods_refuses_a_stateful_pod() -> None:
 
 async def test_simulate_reports_stateful_pods_and_the_set_as_a_workload() -> None:
     """``simulate``'s JSON: pods[].owner ``StatefulSet/ns/name`` and a ``workloads`` entry."""
-    from kubesched.cli.manifests import Manifest
-    from kubesched.cli.simulate import simulate
+    from kubesched.scenario import Manifest
+    from kubesched.simulation import simulate
 
     node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").obj()
     objs = [(node, "Node"), (statefulset(replicas=2, claims=()), "StatefulSet")]

@@ -794,6 +794,32 @@ async def test_losing_the_lease_stops_the_work(api: MockApi) -> None:
         assert 20 + 10 - 2 <= lost_at <= 20 + 10 + 2.5  # within renewDeadline of the last renewal
 
 
+@pytest.mark.parametrize(
+    "raised",
+    [
+        pytest.param(ValueError("work failed"), id="an error"),
+        pytest.param(ExceptionGroup("work's own", [KeyError("a")]), id="an exception group of its own"),
+    ],
+)
+async def test_what_the_work_raises_comes_out_as_itself(api: MockApi, raised: Exception) -> None:
+    """Not wrapped in the ExceptionGroup of the elector's task group; the lease is released."""
+    leases = LeaseServer()
+    api.handlers.append(leases)
+    async with transport(api) as t:
+        el = LeaderElector(t, identity="a")
+
+        async def work() -> None:
+            await anyio.sleep(5)
+            raise raised
+
+        with pytest.raises(type(raised)) as exc:
+            await el.run(work)
+        assert exc.value is raised
+        assert not el.is_leader
+    assert leases.lease is not None
+    assert "holderIdentity" not in leases.lease["spec"]
+
+
 async def test_release_on_cancel_and_default_lease_name_guard(api: MockApi) -> None:
     leases = LeaseServer()
     api.handlers.append(leases)

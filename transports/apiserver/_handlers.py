@@ -23,10 +23,17 @@ import anyio.to_thread
 import msgspec
 import yaml
 
-from kubesched.api._decoding import decode_json, drop_nulls, load_yaml_documents
-from kubesched.api._schema import VALIDATION_MODES, knows, strict_error, unknown_fields
-from kubesched.api._schema import warning as field_warning
-from kubesched.validation._validation import (
+from kubesched.api import (
+    VALIDATION_MODES,
+    decode_json,
+    drop_nulls,
+    field_warning,
+    knows,
+    load_yaml_documents,
+    strict_error,
+    unknown_fields,
+)
+from kubesched.validation import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
     go_quote,

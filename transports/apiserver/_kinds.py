@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched.api._objects import Binding, Event, convert
+from kubesched import ConflictError, NotFoundError, UnavailableError
+from kubesched.api import Binding, Event, convert
 
 from ._http import (
     HTTPError,
@@ -245,6 +245,10 @@ def scale_of(spec: ResourceSpec, obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_JSON_TYPES: dict[type, str] = {str: "string", list: "array", dict: "object"}
+"""encoding/json's name for a JSON value of each Python type (numbers and bools apart)."""
+
+
 def _undecodable_scale(value: Any, field: str, go_type: str) -> HTTPError:
     """400 for a Scale field of the wrong JSON type, in encoding/json's words."""
     if isinstance(value, bool):
@@ -252,7 +256,7 @@ def _undecodable_scale(value: Any, field: str, go_type: str) -> HTTPError:
     elif isinstance(value, int | float):
         what = f"number {msgspec.json.encode(value).decode()}"
     else:
-        what = {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+        what = _JSON_TYPES.get(type(value), "value")
     return bad_request(
         'Scale in version "v1" cannot be handled as a Scale: '
         f"json: cannot unmarshal {what} into Go struct field {field} of type {go_type}"

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.validation._validation import go_quote
+from kubesched.validation import go_quote
 
 from ._http import HTTPError, bad_request
 

@@ -37,8 +37,9 @@ from urllib.parse import unquote
 import anyio
 import anyio.abc
 
+from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake import FakeCluster
-from kubesched.validation._validation import validate_object as _validate
+from kubesched.validation import validate_object as _validate
 
 from . import _discovery as disco
 from ._conn import Connection
@@ -163,9 +164,9 @@ class APIServer:
         for w in list(self.store.watchers):
             w.end()
         try:
-            if self._tg is not None:
+            if self._tg is not None:  # what failed (the block, the server) comes out as itself
                 self._tg.cancel_scope.cancel()
-                await self._tg.__aexit__(exc_type, exc, tb)
+                await exit_task_group(self._tg, exc_type, exc, tb)
         finally:
             self._tg = None
             if self._listener is not None:

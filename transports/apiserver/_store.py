@@ -38,8 +38,8 @@ from typing import Any, Protocol
 import msgspec
 from msgspec.structs import replace
 
-from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched.api._objects import KINDS, convert
+from kubesched import ConfigError, ConflictError, NotFoundError, UnavailableError
+from kubesched.api import KINDS, convert
 from kubesched.transports.fake import FakeCluster
 
 from ._events import core_event, event_from_core
@@ -187,7 +187,7 @@ class Store:
         old = self.objects[store].pop(key)
         gone = with_rv(old, self.cluster.next_resource_version())
         self.record(Change(int(rv_of(gone)), store, "DELETED", gone, old))
-        return gone  # type: ignore[no-any-return]
+        return gone
 
     # --- following the cluster -------------------------------------------------------------
 
@@ -472,10 +472,10 @@ class ClusterBackend(Backend):
         store.drain()
         return store.wired[spec.store].get((namespace if spec.namespaced else "", name))
 
-    def encode(self, obj: Any) -> dict[str, Any]:
+    def encode(self, obj: Decoded | dict[str, Any]) -> dict[str, Any]:
         if isinstance(obj, Decoded):
             return overlay(obj.wire, obj.obj)
-        return obj  # type: ignore[no-any-return]
+        return obj
 
     def decode(self, store: Store, spec: Row, body: dict[str, Any]) -> Any:
         name = (body.get("metadata") or {}).get("name", "")
@@ -559,8 +559,8 @@ class ObjectsBackend(Backend):
     def get(self, store: Store, spec: Row, namespace: str, name: str) -> Any | None:
         return store.objects[spec.store].get((namespace if spec.namespaced else "", name))
 
-    def encode(self, obj: Any) -> dict[str, Any]:
-        return obj  # type: ignore[no-any-return]
+    def encode(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return obj
 
     def decode(self, store: Store, spec: Row, body: dict[str, Any]) -> Any:
         return body

@@ -9,12 +9,12 @@ JSON its client wrote (with the server's defaults) with the Struct's fields laid
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Protocol, TypeVar, overload
 
 import msgspec
 from msgspec.structs import fields, replace
 
-from kubesched.api._objects import to_builtins
+from kubesched.api import ObjectMeta, to_builtins
 
 __all__ = [
     "builtins",
@@ -28,6 +28,16 @@ __all__ = [
 ]
 
 
+class APIObject(Protocol):
+    """A Struct of the FakeCluster: what this module reads of one."""
+
+    @property
+    def metadata(self) -> ObjectMeta: ...
+
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+
+
 def ns_name(obj: Any) -> tuple[str, str]:
     if isinstance(obj, dict):
         m = obj.get("metadata") or {}
@@ -35,25 +45,30 @@ def ns_name(obj: Any) -> tuple[str, str]:
     return obj.metadata.namespace, obj.metadata.name
 
 
-def labels_of(obj: Any) -> dict[str, str]:
+def labels_of(obj: dict[str, Any] | APIObject) -> dict[str, str]:
     if isinstance(obj, dict):
         return (obj.get("metadata") or {}).get("labels") or {}
-    return obj.metadata.labels  # type: ignore[no-any-return]
+    return obj.metadata.labels
 
 
-def rv_of(obj: Any) -> str:
+def rv_of(obj: dict[str, Any] | APIObject) -> str:
     if isinstance(obj, dict):
         return str((obj.get("metadata") or {}).get("resourceVersion", ""))
-    return obj.metadata.resource_version  # type: ignore[no-any-return]
+    return obj.metadata.resource_version
 
 
-def uid_of(obj: Any) -> str:
+def uid_of(obj: dict[str, Any] | APIObject) -> str:
     if isinstance(obj, dict):
         return str((obj.get("metadata") or {}).get("uid", ""))
-    return obj.metadata.uid  # type: ignore[no-any-return]
+    return obj.metadata.uid
 
 
+@overload
+def with_rv(obj: dict[str, Any], rv: str) -> dict[str, Any]: ...
+@overload
+def with_rv(obj: _S, rv: str) -> _S: ...
 def with_rv(obj: Any, rv: str) -> Any:
+    """The object (a wire dict or a Struct) at resourceVersion ``rv``: a copy."""
     if isinstance(obj, dict):
         return {**obj, "metadata": {**obj.get("metadata", {}), "resourceVersion": rv}}
     return replace(obj, metadata=replace(obj.metadata, resource_version=rv))
@@ -66,14 +81,14 @@ def builtins(obj: Any) -> dict[str, Any]:
 
 def private_copy(d: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of a wire form (plain JSON builtins), shared with nothing."""
-    return msgspec.json.decode(msgspec.json.encode(d))  # type: ignore[no-any-return]
+    return msgspec.json.decode(msgspec.json.encode(d), type=dict[str, Any])
 
 
 _NO_DEFAULT: Any = object()
 
 
 @cache
-def _fields(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
+def _fields(cls: type[msgspec.Struct]) -> tuple[tuple[str, str, Any], ...]:
     """(attribute, wire name, default value) of each field of a Struct type."""
     out = []
     for f in fields(cls):
@@ -87,7 +102,7 @@ def _fields(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
     return tuple(out)
 
 
-def overlay(raw: dict[str, Any], obj: Any) -> dict[str, Any]:
+def overlay(raw: dict[str, Any], obj: msgspec.Struct) -> dict[str, Any]:
     """``raw`` (a wire form of the object, e.g. as its client wrote it) with every field the
     Struct ``obj`` declares set from ``obj``: a field ``obj`` has at its default is left as
     ``raw`` has it when ``raw`` says the same, and removed when ``raw`` says otherwise (the

@@ -15,9 +15,9 @@ Updates and the scheduler's writes are not admitted.
 
 from __future__ import annotations
 
-from kubesched._errors import ConfigError
-from kubesched.api._objects import Pod, PodCondition, PriorityClass
-from kubesched.validation._validation import check_priority_admission
+from kubesched import ConfigError
+from kubesched.api import Pod, PodCondition, PriorityClass
+from kubesched.validation import check_priority_admission
 
 from ._store import Change, Controller
 

@@ -52,10 +52,8 @@ import anyio
 from anyio.abc import TaskGroup
 from msgspec.structs import replace
 
-from kubesched._errors import ConflictError, NotFoundError, UnavailableError
-from kubesched._transport import Transport
-from kubesched.api._labels import selector_matches
-from kubesched.api._objects import (
+from kubesched import ConflictError, NotFoundError, Transport, UnavailableError
+from kubesched.api import (
     Binding,
     Event,
     Node,
@@ -64,7 +62,9 @@ from kubesched.api._objects import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    selector_matches,
 )
+from kubesched.transports._taskgroups import exit_task_group
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
@@ -187,8 +187,8 @@ class FakeCluster(Transport):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-        if self._tg is not None:
-            await self._tg.__aexit__(exc_type, exc, tb)
+        if self._tg is not None:  # what failed (the block, a controller) comes out as itself
+            await exit_task_group(self._tg, exc_type, exc, tb)
 
     async def aclose(self) -> None:
         """End every watch (after its queued events) and stop the termination timers."""

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from msgspec.structs import replace
 
-from kubesched.api._durations import parse_duration
-from kubesched.api._objects import (
+from kubesched.api import (
     Deployment,
     Job,
     JobCondition,
@@ -56,9 +55,10 @@ from kubesched.api._objects import (
     PodTemplateSpec,
     ReplicaSet,
     ReplicaSetSpec,
+    parse_duration,
     to_builtins,
 )
-from kubesched.api._objects import copy as _copy
+from kubesched.api import copy as _copy
 
 from ._store import Change, Controller
 
@@ -103,7 +103,15 @@ def pod_template_hash(template: PodTemplateSpec) -> str:
     return safe_encode(str(h))
 
 
-def controller_of(obj: Any) -> OwnerReference | None:
+class APIObject(Protocol):
+    """Any API object: what the controllers read of every kind (``controller_of``)."""
+
+    @property
+    def metadata(self) -> ObjectMeta: ...
+
+
+def controller_of(obj: APIObject) -> OwnerReference | None:
+    """The owner reference marked ``controller`` (``metav1.GetControllerOf``), if any."""
     for ref in obj.metadata.owner_references:
         if ref.controller:
             return ref
@@ -320,10 +328,10 @@ class Controllers(Controller):
                     break
                 idx = next_index
                 busy.add(idx)
-            name = self._create_pod(job, "Job", job.spec.template, idx)
-            if name is None:
+            created = self._create_pod(job, "Job", job.spec.template, idx)
+            if created is None:
                 break
-            state.active[name] = idx
+            state.active[created] = idx
         self._job_status(job, state)
 
     def _finish_job(self, job: Job, state: _JobState, cond: str, reason: str, message: str, type_: str) -> None:
@@ -460,12 +468,14 @@ class Controllers(Controller):
 
     def _owned_rs(self, d: Deployment) -> list[ReplicaSet]:
         ns = d.metadata.namespace
-        out = []
+        out: list[ReplicaSet] = []
         for key in sorted(self._rs_active):
             if key[0] != ns:
                 continue
-            rs = self.cluster.get("ReplicaSet", *key)
-            ref = controller_of(rs) if rs is not None else None
+            rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
+            if rs is None:
+                continue
+            ref = controller_of(rs)
             if ref is not None and ref.kind == "Deployment" and ref.uid == d.metadata.uid:
                 out.append(rs)
         return out

@@ -21,8 +21,7 @@ import math
 
 from msgspec.structs import replace
 
-from kubesched.api._labels import selector_matches
-from kubesched.api._objects import Pod, PodDisruptionBudget, PodDisruptionBudgetStatus
+from kubesched.api import Pod, PodDisruptionBudget, PodDisruptionBudgetStatus, selector_matches
 
 from ._store import Change, Controller, Key, Store
 

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from kubesched.api._objects import PodCondition
+from kubesched.api import PodCondition
 
 from ._store import Change, Controller, Key, Store
 

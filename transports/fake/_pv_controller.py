@@ -35,9 +35,10 @@ CSI); claims go at once (no ``kubernetes.io/pvc-protection``).  PVC admission as
 StorageClass (``storageclass.kubernetes.io/is-default-class``) to a claim that names none.
 
 The matching and binding helpers are upstream's ``component-helpers/storage/volume``, in the one
-copy the scheduler's VolumeBinding uses too (``kubesched.api._pvhelpers``): ``FindMatchingVolume`` with
-no node, nothing excluded and the claim's ``IsDelayBindingMode`` (:func:`find_best_match_for_claim`,
-the controller's ``findBestMatchForClaim``, tries it per access-mode group).
+copy the scheduler's VolumeBinding uses too (the persistent-volume helpers of ``kubesched.api``):
+``FindMatchingVolume`` with no node, nothing excluded and the claim's ``IsDelayBindingMode``
+(:func:`find_best_match_for_claim`, the controller's ``findBestMatchForClaim``, tries it per
+access-mode group).
 """
 
 from __future__ import annotations
@@ -51,8 +52,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from msgspec.structs import replace
 
-from kubesched.api._durations import parse_duration
-from kubesched.api._objects import (
+from kubesched.api import (
+    ANN_BETA_STORAGE_PROVISIONER,
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_DYNAMICALLY_PROVISIONED,
+    ANN_SELECTED_NODE,
+    ANN_STORAGE_PROVISIONER,
+    BETA_STORAGE_CLASS_ANNOTATION,
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
     CinderVolumeSource,
@@ -68,19 +76,10 @@ from kubesched.api._objects import (
     PersistentVolumeClaimStatus,
     PersistentVolumeSpec,
     Pod,
+    QuantityError,
     StorageClass,
-    VolumeNodeAffinity,
-)
-from kubesched.api._pvhelpers import (
-    ANN_BETA_STORAGE_PROVISIONER,
-    ANN_BIND_COMPLETED,
-    ANN_BOUND_BY_CONTROLLER,
-    ANN_DYNAMICALLY_PROVISIONED,
-    ANN_SELECTED_NODE,
-    ANN_STORAGE_PROVISIONER,
-    BETA_STORAGE_CLASS_ANNOTATION,
-    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     VolumeError,
+    VolumeNodeAffinity,
     check_access_modes,
     check_volume_mode_mismatches,
     claim_reference,
@@ -90,9 +89,9 @@ from kubesched.api._pvhelpers import (
     get_persistent_volume_class,
     is_delay_binding_mode,
     is_volume_bound_to_claim,
+    parse_duration,
     storage_quantity,
 )
-from kubesched.api._resources import QuantityError
 
 from ._store import Change, Controller
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec.structs import replace
 
-from kubesched.api._objects import (
+from kubesched.api import (
     ObjectMeta,
     OwnerReference,
     PersistentVolumeClaim,
@@ -48,7 +48,7 @@ from kubesched.api._objects import (
     Volume,
     uid_for,
 )
-from kubesched.api._objects import copy as _copy
+from kubesched.api import copy as _copy
 
 from ._controllers import MAX_PODS, controller_of, pod_template_hash
 from ._store import Change, Controller

@@ -37,9 +37,15 @@ import anyio
 import anyio.lowlevel
 from msgspec.structs import replace
 
-from kubesched._errors import ConfigError, ConflictError, NotFoundError, UnavailableError
-from kubesched._transport import WatchEvent, WatchEventType
-from kubesched.api._objects import (
+from kubesched import (
+    ConfigError,
+    ConflictError,
+    NotFoundError,
+    UnavailableError,
+    WatchEvent,
+    WatchEventType,
+)
+from kubesched.api import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -57,7 +63,7 @@ from kubesched.api._objects import (
     StorageClass,
     uid_for,
 )
-from kubesched.api._objects import copy as _copy
+from kubesched.api import copy as _copy
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {

@@ -47,7 +47,7 @@ class _JumpingSelector(selectors.BaseSelector):
         target = self._loop._now + timeout
         scheduled = self._loop._scheduled
         if scheduled:  # asyncio caps a wait at one day: jump straight to the next timer
-            target = max(target, scheduled[0]._when)
+            target = max(target, scheduled[0].when())
         # snap to whole nanoseconds so a timer set for t fires at exactly t, as on trio
         self._loop._now = round(target, 9)
         return []
@@ -64,6 +64,9 @@ class _JumpingSelector(selectors.BaseSelector):
 
 class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
     """An asyncio event loop whose ``time()`` is virtual and jumps to the next timer when idle."""
+
+    _scheduled: list[asyncio.TimerHandle]
+    """asyncio's heap of timers, earliest first (``BaseEventLoop`` keeps it; typeshed leaves it out)."""
 
     def __init__(self) -> None:
         self._now = 0.0

@@ -19,7 +19,7 @@ import anyio
 import httpx
 import msgspec
 
-from kubesched._errors import ConfigError, UnavailableError
+from kubesched import ConfigError, UnavailableError
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 TOKEN_FILE_REFRESH = 60.0  # client-go re-reads a token file at most once a minute

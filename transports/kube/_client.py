@@ -4,7 +4,7 @@ Every request (lists, watch starts, writes) first takes a token from a :class:`T
 50, burst 100 by default, as kube-scheduler's ``clientConnection``), reading time from anyio
 only, so it runs in virtual time in tests.
 
-Errors map to :mod:`kubesched._errors`: 404 → NotFoundError, 409 → ConflictError, 410 →
+Errors map to :mod:`kubesched` (its exception hierarchy): 404 → NotFoundError, 409 → ConflictError, 410 →
 GoneError (the watch's resourceVersion is too old), 5xx / 429 / connection failures →
 UnavailableError, any other status → TransportError.  ``request(..., retry=True)`` retries the
 retryable ones with exponential backoff and jitter; a 429's ``Retry-After`` is honoured.
@@ -24,7 +24,7 @@ import anyio.lowlevel
 import httpx
 import msgspec
 
-from kubesched._errors import ConflictError, NotFoundError, TransportError, UnavailableError
+from kubesched import ConflictError, NotFoundError, TransportError, UnavailableError
 
 from ._config import ClusterConfig
 
@@ -159,7 +159,7 @@ class ApiClient:
 
     def backoff(self, attempt: int) -> float:
         """The delay before retry ``attempt`` (0-based): exponential with full jitter on top."""
-        base = min(self.retry_max, self.retry_base * (2**attempt))
+        base = min(self.retry_max, self.retry_base * (1 << attempt))
         return base * (1.0 + self.rng.random())
 
     async def _send_once(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from kubesched._errors import ConfigError
+from kubesched import ConfigError
 
 from ._auth import BearerAuth, ExecConfig, ExecCredentialAuth, TokenFileAuth
 

@@ -26,15 +26,16 @@ from urllib.parse import quote
 import anyio
 import msgspec
 
-from kubesched._errors import (
+from kubesched import (
     ConfigError,
     ConflictError,
     KubeschedError,
     NotFoundError,
     TransportError,
+    plain_exception,
 )
-from kubesched.api._objects import Lease
-from kubesched.runtime._nodeinfo import parse_time
+from kubesched.api import Lease
+from kubesched.framework import parse_time
 
 from ._client import ApiClient
 from ._transport import KubeTransport, micro_time
@@ -272,16 +273,23 @@ class LeaderElector:
         """Acquire the lease, then run ``work()`` while renewing it.
 
         Returns when ``work`` returns; raises :class:`LeaderElectionLost` (after cancelling
-        ``work``) when a renewal fails for ``renew_deadline``.  When ``work`` ends or the caller
+        ``work``) when a renewal fails for ``renew_deadline``, and what ``work`` raises as itself
+        (not in an ExceptionGroup).  When ``work`` ends or the caller
         is cancelled, the lease is released (``release_on_cancel``).
         """
         await self.acquire()
         lost = False
+        error: BaseException | None = None
+        raised: list[BaseException] = []  # what ``work`` raised: one exception, even a group
         try:
             async with anyio.create_task_group() as tg:
 
                 async def _work() -> None:
-                    await work()
+                    try:
+                        await work()
+                    except BaseException as e:
+                        raised.append(e)
+                        raise
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(_work)
@@ -295,11 +303,16 @@ class LeaderElector:
                     self.renew_deadline,
                 )
                 tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # what ``work`` raised, as itself
+            if (error := plain_exception(group, keep=raised[0] if raised else None)) is None:
+                raise
         finally:
             self.is_leader = False
             if not lost and self.release_on_cancel:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self.renew_deadline):
                     await self.release()
+        if error is not None:
+            raise error  # outside the handler: the group is not its context
         if lost:
             raise LeaderElectionLost(f"lost the lease {self.namespace}/{self.name}")
 

@@ -44,9 +44,8 @@ import anyio.abc
 import httpx
 import msgspec
 
-from kubesched._errors import ConflictError
-from kubesched._transport import Transport, WatchEvent
-from kubesched.api._objects import (
+from kubesched import ConflictError, Transport, WatchEvent
+from kubesched.api import (
     Binding,
     Event,
     PersistentVolume,
@@ -55,6 +54,7 @@ from kubesched.api._objects import (
     PodCondition,
     to_builtins,
 )
+from kubesched.transports._taskgroups import exit_task_group
 
 from ._client import DEFAULT_BURST, DEFAULT_QPS, ApiClient
 from ._config import ClusterConfig
@@ -178,9 +178,9 @@ class KubeTransport(Transport):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-        if self._tg is not None:
+        if self._tg is not None:  # what failed (the block, a watch) comes out as itself
             tg, self._tg = self._tg, None
-            await tg.__aexit__(exc_type, exc, tb)
+            await exit_task_group(tg, exc_type, exc, tb)
 
     async def aclose(self) -> None:
         """End every watch and close the HTTP connections."""
@@ -320,12 +320,14 @@ class KubeTransport(Transport):
         body = await self._replacement(path, pvc)
         return _pvc_decoder.decode(await self.api.request("PUT", path, body=body))
 
-    async def _replacement(self, path: str, obj: msgspec.Struct) -> dict[str, Any]:
+    async def _replacement(
+        self, path: str, obj: PersistentVolume | PersistentVolumeClaim
+    ) -> dict[str, Any]:
         """The body of a PUT of ``obj``: the stored object (GET; 404 → NotFoundError) with the
         struct laid over it, at the struct's resourceVersion (the server refuses a stale one)."""
         current = msgspec.json.decode(await self.api.request("GET", path))
         body = _laid_over(current, obj)
-        rv = obj.metadata.resource_version  # type: ignore[attr-defined]
+        rv = obj.metadata.resource_version
         body.setdefault("metadata", {})["resourceVersion"] = rv
         if not rv:
             body["metadata"].pop("resourceVersion")

@@ -32,9 +32,8 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from kubesched._errors import NotFoundError, TransportError, UnavailableError
-from kubesched._transport import WatchEvent, WatchEventType
-from kubesched.api._objects import (
+from kubesched import NotFoundError, TransportError, UnavailableError, WatchEvent, WatchEventType
+from kubesched.api import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,

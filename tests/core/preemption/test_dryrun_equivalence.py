@@ -27,7 +27,7 @@ from kubesched.plugins import IN_TREE
 from kubesched.preemption import Candidate, Evaluator, pick_one_node_for_preemption
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code
-from kubesched.testing import framework_for, make_node, make_pdb, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_pdb, make_pod
 
 PRIOS = [-10, 0, 5, 10, 100]
 
@@ -155,10 +155,10 @@ def _run(case: dict[str, Any], mode: str, order: Any = None) -> tuple[Any, ...]:
         for earlier in case["earlier"]:
             state0 = CycleState()
             fw.run_pre_filter_plugins(state0, earlier, fw.snapshot.node_infos)
-            run(state0, earlier, fw.snapshot.node_infos, fw.cluster.list_pdbs(), 0, len(case["nodes"]))
+            run(state0, earlier, fw.snapshot.node_infos, fw.handle.cluster.list_pdbs(), 0, len(case["nodes"]))
     calls0 = counter.calls
     cands, statuses, errs = run(
-        state, p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), case["offset"], case["num"]
+        state, p, fw.snapshot.node_infos, fw.handle.cluster.list_pdbs(), case["offset"], case["num"]
     )
     best = ev.select_candidate(cands)
     return (
@@ -209,7 +209,7 @@ def test_custom_eligibility_goes_node_by_node(how: str, seed: int) -> None:
     fw = _framework(case)
     ev = fw.plugin("DefaultPreemption").evaluator
     if how == "subclass":
-        ev = _OwnEligibility("DefaultPreemption", fw)
+        ev = _OwnEligibility("DefaultPreemption", fw.handle)
     else:
         ev.is_eligible_pod = lambda ni, victim, preemptor: victim.pod.metadata.name[-1] != "0"
     p = case["preemptor"]
@@ -234,7 +234,7 @@ def test_custom_eligibility_goes_node_by_node(how: str, seed: int) -> None:
     statuses = {ni.name: Status(Code.UNSCHEDULABLE) for ni in infos}
     got, _, _ = ev.find_candidates(state, infos, p, statuses)
     assert ran == ["per-node"]
-    pdbs = fw.cluster.list_pdbs()
+    pdbs = fw.handle.cluster.list_pdbs()
     offset, num = ev.get_offset_and_num_candidates(len(infos))
     want, _, _ = per_node(state, p, infos, pdbs, offset, num)
     assert [(c.name, [v.metadata.name for v in c.victims]) for c in got] == [
@@ -282,7 +282,7 @@ def test_select_candidate_default_rules_equal_pick_one_node(seed: int) -> None:
         ]
         victims.sort(key=lambda p: -(p.spec.priority or 0))
         cands.append(Candidate(f"n{i}", victims, r.choice([0, 0, 1])))
-    ev = Evaluator("DefaultPreemption", None)
+    ev = Evaluator("DefaultPreemption", FakeHandle())
     best = ev.select_candidate(cands)
     assert best is not None
     assert best.name == pick_one_node_for_preemption({c.name: c for c in cands})

@@ -25,7 +25,7 @@ from kubesched.preemption import (
     pick_one_node_for_preemption,
 )
 from kubesched.runtime._status import Code
-from kubesched.testing import framework_for, make_node, make_pdb, make_pod
+from kubesched.testing import FakeHandle, framework_for, make_node, make_pdb, make_pod
 
 NEG, LOW, MID, HIGH, VHIGH = -100, 0, 100, 1000, 10000
 S = {"cpu": "100m", "memory": "100"}
@@ -430,7 +430,7 @@ def test_dry_run_preemption(case: dict[str, Any]) -> None:
         offset, num = ev.get_offset_and_num_candidates(len(nodes))
         before = counter.calls
         got, _, _ = ev.dry_run_preemption(
-            state, p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), offset, num
+            state, p, fw.snapshot.node_infos, fw.handle.cluster.list_pdbs(), offset, num
         )
         assert _as_dict(got) == case["expected"][cycle], f"cycle {cycle}"
         if case["calls"][cycle] is not None:
@@ -451,7 +451,7 @@ def test_dry_run_order_non_violating_first() -> None:
     ev = fw.plugin("DefaultPreemption").evaluator
     p = case["incoming"][0]
     got, _, _ = ev.dry_run_preemption(
-        _state(fw, p), p, fw.snapshot.node_infos, fw.cluster.list_pdbs(), 4, 2
+        _state(fw, p), p, fw.snapshot.node_infos, fw.handle.cluster.list_pdbs(), 4, 2
     )
     assert [c.name for c in got] == ["node3", "node5", "node1"]
 
@@ -928,21 +928,21 @@ async def test_preempt(
 ) -> None:
     preemptor, pods = copy(preemptor), [copy(p) for p in pods]  # the rows are shared
     async with anyio.create_task_group() as tg:
-        fw = _framework(
-            [FIT],
-            [node(n) for n in node_names],
+        nodes = [node(n) for n in node_names]
+        fh = FakeHandle(
+            nodes,
             [preemptor, *pods],
-            pre=[FIT],
             feature_gates={"SchedulerAsyncPreemption": async_preemption},
+            extenders=extenders,
             task_group=tg,
         )
-        fw.scheduler.extenders = extenders
+        fw = _framework([FIT], nodes, [preemptor, *pods], pre=[FIT], handle=fh)
         ev = fw.plugin("DefaultPreemption").evaluator
         statuses = {n: Status(Code.UNSCHEDULABLE) for n in node_names}
         res, st = await ev.preempt(_state(fw, preemptor), preemptor, statuses)
         assert st.is_success() or st.is_rejected()
         assert (res.nominated_node_name if res is not None else None) == want
-    client = fw.client
+    client = fw.handle.client
     deleted = sorted(name for _, name, _ in client.deleted)
     assert deleted == sorted(expected)
     patched = sorted(name for _, name, cond, _ in client.patched if cond is not None)
@@ -954,16 +954,16 @@ async def test_preempt(
             "PreemptionByScheduler",
             "default-scheduler: preempting to accommodate a higher priority pod",
         )
-    assert sorted(e[0] for e in fw.scheduler.events) == [f"default/{n}" for n in deleted]
-    for _key, type_, reason, msg in fw.scheduler.events:
+    assert sorted(e[0] for e in fh.events) == [f"default/{n}" for n in deleted]
+    for _key, type_, reason, msg in fh.events:
         assert (type_, reason, msg) == (
             "Normal",
             "Preempted",
             f"Preempted by pod {preemptor.metadata.uid} on node {want}",
         )
     if want:
-        assert fw.scheduler.metrics.preemptions == 1
-        assert fw.scheduler.metrics.preemption_victims == [len(expected)]
+        assert fw.handle.metrics.preemptions == 1
+        assert fw.handle.metrics.preemption_victims == [len(expected)]
     assert not ev.preempting
 
     # The victims are terminating now: preempting again deletes nothing more.
@@ -974,7 +974,7 @@ async def test_preempt(
         preemptor.status.nominated_node_name = res.nominated_node_name
     client.deleted.clear()
     async with anyio.create_task_group() as tg:
-        fw.scheduler.task_group = tg
+        fh.task_group = tg
         res2, _ = await ev.preempt(_state(fw, preemptor), preemptor, {})
     assert client.deleted == []
     assert res2 is None or not res2.nominated_node_name
@@ -987,23 +987,23 @@ async def test_preempt_rejects_a_waiting_victim() -> None:
 
     victim = pod("v", LOW, L, "node1")
     preemptor = pod("p", HIGH, L)
-    fw = _framework(
-        [FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT]
-    )
+    nodes = [node("node1", {"cpu": "400m", "memory": "400"})]
+    fh = FakeHandle(nodes, [victim, preemptor])
+    fw = _framework([FIT], nodes, [victim, preemptor], pre=[FIT], handle=fh)
     wp = WaitingPod(victim, {"Gang": 60.0}, anyio.current_time())
     fw.waiting_pods[victim.metadata.uid] = wp
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
         _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
     )
     assert st.is_success() and res is not None and res.nominated_node_name == "node1"
-    assert fw.client.deleted == [] and fw.client.patched == []
+    assert fw.handle.client.deleted == [] and fw.handle.client.patched == []
     out = await wp.wait()
     assert (
         out.code == Code.UNSCHEDULABLE
         and out.reasons == ("preempted",)
         and out.plugin == "DefaultPreemption"
     )
-    assert [e[2] for e in fw.scheduler.events] == ["Preempted"]
+    assert [e[2] for e in fh.events] == ["Preempted"]
 
 
 @pytest.mark.anyio
@@ -1026,7 +1026,7 @@ async def test_sync_preemption_clears_lower_priority_nominations() -> None:
         _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
     )
     assert st.is_success()
-    assert ("default", "n", None, "") in fw.client.patched
+    assert ("default", "n", None, "") in fw.handle.client.patched
     assert [pi.pod.metadata.name for pi in fw.nominator.for_node("node1")] == ["h"]
 
 
@@ -1048,14 +1048,14 @@ async def test_lower_nominations_cleared_when_every_victim_is_terminating(
     lower = make_pod("n").priority(MID).nominated_node("node1").obj()
     higher = make_pod("h").priority(VHIGH).nominated_node("node1").req(cpu="1m").obj()
     async with anyio.create_task_group() as tg:
-        fw = _framework(
-            [FIT],
-            [node("node1", {"cpu": "400m", "memory": "400"})],
+        nodes = [node("node1", {"cpu": "400m", "memory": "400"})]
+        fh = FakeHandle(
+            nodes,
             [victim, preemptor, lower, higher],
-            pre=[FIT],
             feature_gates={"SchedulerAsyncPreemption": async_preemption},
             task_group=tg,
         )
+        fw = _framework([FIT], nodes, [victim, preemptor, lower, higher], pre=[FIT], handle=fh)
         fw.nominator.add(PodInfo(lower))
         fw.nominator.add(PodInfo(higher))
         ev = fw.plugin("DefaultPreemption").evaluator
@@ -1063,12 +1063,12 @@ async def test_lower_nominations_cleared_when_every_victim_is_terminating(
             _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
         )
         assert st.is_success() and res is not None and res.nominated_node_name == "node1"
-    assert fw.client.deleted == []
-    assert [p for p in fw.client.patched if p[2] is not None] == []  # no DisruptionTarget
-    assert ("default", "n", None, "") in fw.client.patched
+    assert fw.handle.client.deleted == []
+    assert [p for p in fw.handle.client.patched if p[2] is not None] == []  # no DisruptionTarget
+    assert ("default", "n", None, "") in fw.handle.client.patched
     assert [pi.pod.metadata.name for pi in fw.nominator.for_node("node1")] == ["h"]
     assert not ev.preempting
-    assert fw.scheduler.activated == []
+    assert fh.activated == []
 
 
 @pytest.mark.anyio
@@ -1076,15 +1076,14 @@ async def test_async_preemption_failure_activates_the_preemptor() -> None:
     victims = [pod("v1", LOW, S, "node1"), pod("v2", LOW, S, "node1"), pod("v3", LOW, S, "node1")]
     preemptor = pod("p", HIGH, VL)
     async with anyio.create_task_group() as tg:
-        fw = _framework(
-            [FIT],
+        fh = FakeHandle(
             [node("node1")],
             [*victims, preemptor],
-            pre=[FIT],
             feature_gates={"SchedulerAsyncPreemption": True},
             task_group=tg,
         )
-        fw.client.fail["delete"] = {"v1"}
+        fw = _framework([FIT], [node("node1")], [*victims, preemptor], pre=[FIT], handle=fh)
+        fw.handle.client.fail["delete"] = {"v1"}
         ev = fw.plugin("DefaultPreemption").evaluator
         res, st = await ev.preempt(
             _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
@@ -1092,9 +1091,9 @@ async def test_async_preemption_failure_activates_the_preemptor() -> None:
         assert st.is_success() and res is not None and res.nominated_node_name == "node1"
         assert ev.preempting == {preemptor.metadata.uid}
     assert not ev.preempting
-    assert fw.scheduler.activated == ["default/p"]
+    assert fh.activated == ["default/p"]
     # the first two failed (one of them errored), so the last victim was skipped
-    assert "v3" not in [name for _, name, _ in fw.client.deleted]
+    assert "v3" not in [name for _, name, _ in fw.handle.client.deleted]
 
 
 @pytest.mark.anyio
@@ -1104,13 +1103,13 @@ async def test_sync_preemption_error_is_returned() -> None:
     fw = _framework(
         [FIT], [node("node1", {"cpu": "400m", "memory": "400"})], [victim, preemptor], pre=[FIT]
     )
-    fw.client.fail["delete"] = {"v"}
+    fw.handle.client.fail["delete"] = {"v"}
     res, st = await fw.plugin("DefaultPreemption").evaluator.preempt(
         _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
     )
     # prepareCandidate: framework.AsStatus(err), err being the client's own error
     assert res is None and st.code == Code.ERROR and st.message == "delete of default/v failed"
-    assert fw.scheduler.metrics.preemptions == 0
+    assert fw.handle.metrics.preemptions == 0
 
 
 def test_g7_preemption_to_resolve_pod_topology_spread() -> None:

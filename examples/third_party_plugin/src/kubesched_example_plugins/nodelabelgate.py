@@ -19,6 +19,7 @@ from kubesched.framework import (
     ConfigError,
     CycleState,
     EventResource,
+    Handle,
     Node,
     NodeInfo,
     Pod,
@@ -36,7 +37,7 @@ class NodeLabelGate:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None, handle: Any) -> None:
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         args = args or {}
         label = args.get("label")
         if not isinstance(label, str) or not label:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, CycleState, NodeBatch, Pod, hookimpl
+from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeBatch, Pod, hookimpl
 
 NAME = "PreferEmptyNodes"
 
@@ -20,14 +20,15 @@ class PreferEmptyNodes:
 
     name = NAME
 
-    def __init__(self, args: dict[str, Any] | None, handle: Any) -> None:
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.handle = handle
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         # one int64 entry per node of the batch; requested("pods") is the node's pod count
         free = nodes.allocatable("pods") - nodes.requested("pods")
-        return np.maximum(free, 0)
+        scores: np.ndarray = np.maximum(free, 0)
+        return scores
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:

@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubesched._errors import ConfigError
 from kubesched.api._decoding import decode_json, read_text
 from kubesched.scheduler._results import (
     BIND_RESULT,
@@ -43,8 +44,6 @@ from kubesched.scheduler._results import (
     SUCCESS,
     WAIT,
 )
-
-from .._errors import ConfigError
 
 NOT_RUN = "·"
 PASS = "pass"

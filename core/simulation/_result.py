@@ -1,9 +1,8 @@
-"""What ``kubesched simulate`` produces, and how it is shown: :class:`SimulationResult` (the
-pods' records, the events, the summary), written as the JSON report (the output contract) or as
-the text a person reads (``--output text``, :func:`render_text`).
+"""What a simulation produces, and how it is shown: :class:`SimulationResult` (the pods'
+records, the events, the summary), written as the JSON report (the output contract of
+``kubesched simulate``) or as the text a person reads (``--output text``, :func:`render_text`).
 
-``simulate`` (the run) builds the result and re-exports these names; this module never imports
-it.
+The run (:mod:`._simulation`) builds the result; this module never imports it.
 """
 
 from __future__ import annotations
@@ -126,7 +125,7 @@ class SimulationResult:
         text = render_text(self)
         if self.results is None:
             return text
-        from .explain import explain_pod
+        from kubesched.reporting._explain import explain_pod
 
         for rec in self.pods:
             text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))

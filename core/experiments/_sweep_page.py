@@ -14,7 +14,7 @@ The page, top to bottom::
                      points), so a 3-pod scenario is not a flat line beside a 1,000-pod one
     failed cells   the one-line error of every cell that did not run
 
-Names and units come from :mod:`.measures`, numbers from :mod:`.verdicts` (over :mod:`.stats`).
+Names and units come from :mod:`kubesched.reporting._measures`, numbers from :mod:`._verdicts` (over :mod:`._stats`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .charts import Page, escape
-from .measures import HEADLINE, measure
-from .stats import Verdict, mean_text
-from .verdicts import ScenarioVerdicts, grid
+from kubesched.experiments._stats import Verdict, mean_text
+from kubesched.experiments._verdicts import ScenarioVerdicts, grid
+from kubesched.reporting._charts import Page, escape
+from kubesched.reporting._measures import HEADLINE, measure
 
 COLORS = {"better": "#2e7d32", "worse": "#c62828"}
 GREY = "#777"

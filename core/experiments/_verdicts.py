@@ -6,11 +6,11 @@ cell, metric values as text.  Per scenario, on its own::
     rows ──► ScenarioVerdicts: metric → variant → seed → value (ok rows, numbers only)
                  │ baseline: the first variant, or the one named (SWEEP.yaml ``baseline:``)
                  ├─► mean(metric, variant)     the mean over seeds and its 95% interval
-                 └─► verdict(metric, variant)  variant − baseline, paired by seed (:mod:`.stats`)
+                 └─► verdict(metric, variant)  variant − baseline, paired by seed (:mod:`._stats`)
 
 :func:`text_table` prints one scenario's verdicts (``sweep --summary``, ``compare --seeds``); the
-sweep page (:mod:`.sweep_page`) draws them.  Names, units and better directions come from
-:mod:`.measures`.
+sweep page (:mod:`._sweep_page`) draws them.  Names, units and better directions come from
+:mod:`kubesched.reporting._measures`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .measures import HEADLINE, measure
-from .stats import Interval, Verdict, interval, mean_text, paired
+from kubesched.experiments._stats import Interval, Verdict, interval, mean_text, paired
+from kubesched.reporting._measures import HEADLINE, measure
 
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
 DIGEST_COLUMN = "cell"

@@ -4,8 +4,9 @@ Everything that shows a result — ``simulate``'s outputs, ``kubesched report``,
 compare`` (table, JSON and HTML) and, later, sweeps — reads it through :func:`compute`, so a
 number is defined in one place and means the same thing everywhere.
 
-Input is the ``--output json`` object (DESIGN §8).  Its lifecycle fields (``pods[].createdAt``/
-``scheduledAt``, ``timeline``, ``workloads``) and the ``nodes`` section are optional: a metric
+Input is the ``--output json`` object (its fields: README, docs/results.md).  Its lifecycle
+fields (``pods[].createdAt``/``scheduledAt``, ``timeline``, ``workloads``) and the ``nodes``
+section are optional: a metric
 whose input is absent is ``None`` (shown as "n/a"), never a guess, and :attr:`Metrics.missing`
 says which sections were absent so a report can say so.
 
@@ -39,9 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched._errors import ConfigError
 from kubesched.api._decoding import decode_json, read_text
-
-from .._errors import ConfigError
 
 PREEMPTED = re.compile(r"^Preempted by pod (?P<uid>\S+) on node (?P<node>\S+)$")
 

@@ -1,4 +1,4 @@
-"""Loading Kubernetes manifests for ``kubesched simulate``: decode, validate, order by arrival.
+"""Loading a scenario's Kubernetes manifests: decode, validate, order by arrival.
 
 Every error is one :class:`ConfigError` line naming the file, the document and the field.
 """
@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
-from kubesched.api._decoding import BoundedLoader, decode_json, drop_nulls, read_text
+from kubesched._errors import ConfigError
+from kubesched.api._decoding import drop_nulls, load_documents
 from kubesched.api._durations import parse_duration
 from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
 from kubesched.api._schema import strict_error, unknown_fields
@@ -22,11 +21,11 @@ from kubesched.api._schema import warning as field_warning
 from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
-from .._errors import ConfigError
-
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
 DELETION_ANNOTATION = "kubesched.io/deletion"
+DRAIN_ANNOTATION = "kubesched.io/drain"
+"""On a Node: when it is drained (cordoned, its pods evicted): :mod:`kubesched.simulation._drains`."""
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
 NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
@@ -163,76 +162,6 @@ def _msgspec_field(err: msgspec.ValidationError, data: Any = None) -> tuple[str,
             path = resolved
     return path.lstrip("."), msg
 
-
-
-def load_documents(path: str, text: str | None = None) -> list[tuple[int, Any]]:
-    """The documents of one YAML / JSON file (1-based document numbers).
-
-    ``text`` gives the content directly (``path`` then only names it in errors).
-    """
-    p = Path(path)
-    if text is None:
-        try:
-            text = read_text(p)
-        except OSError as e:
-            raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
-        except ValueError:  # a NUL byte in the file name
-            raise ConfigError("cannot read: invalid file name", source=repr(path)) from None
-    if p.suffix == ".json":
-        try:
-            data = decode_json(text)
-        except ValueError as e:
-            raise ConfigError(str(e), source=path) from None
-        kind = data.get("kind") if isinstance(data, dict) else None
-        items = data.get("items") if isinstance(kind, str) and kind.endswith("List") else None
-        docs = items if isinstance(items, list) else [data]
-        return list(enumerate(docs, start=1))
-    try:
-        docs = list(yaml.load_all(text, Loader=BoundedLoader))
-    except yaml.constructor.ConstructorError as e:
-        raise _yaml_error(path, text, e) from None
-    except yaml.YAMLError as e:
-        if getattr(e, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own bound:
-            raise _yaml_error(path, text, e) from None  # the pure-Python parser would recurse past it, slowly
-        # parse again with the pure-Python loader: its messages are the clearer ones
-        try:
-            list(yaml.safe_load_all(text))
-        except yaml.YAMLError as e2:
-            raise _yaml_error(path, text, e2) from None
-        except RecursionError:
-            pass
-        raise _yaml_error(path, text, e) from None
-    return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
-
-
-def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:
-    """One line for a YAML syntax error: where, and what."""
-    mark = getattr(e, "problem_mark", None)
-    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    if mark is not None:
-        offset = _offset(text, mark)
-    elif isinstance(getattr(e, "position", None), int):  # a ReaderError (a forbidden character)
-        offset = e.position  # type: ignore[attr-defined]
-    else:
-        offset = 0
-    doc = _document_at(text, offset)
-    if problem.startswith("strict decoding error"):  # well-formed YAML, a field given twice
-        return ConfigError(f"{problem} (line {mark.line + 1})" if mark else problem, source=f"{path}: document {doc}")
-    return ConfigError(f"malformed YAML{where}: {problem}", source=f"{path}: document {doc}")
-
-
-def _document_at(text: str, offset: int) -> int:
-    """The 1-based number of the document holding ``offset`` (``---`` lines separate them)."""
-    before = text[:offset]
-    n = len(re.findall(r"(?m)^---", before))
-    starts_with_marker = re.match(r"(?:\s*#[^\n]*\n|\s*\n)*---", text) is not None
-    return max(1, n if starts_with_marker else n + 1)
-
-
-def _offset(text: str, mark: Any) -> int:
-    lines = text.split("\n")
-    return int(sum(len(line) + 1 for line in lines[: mark.line]) + mark.column)
 
 
 def load_manifests(
@@ -536,4 +465,7 @@ def system_priority_classes() -> list[PriorityClass]:
     return [PriorityClass(metadata=ObjectMeta(name=n), value=v) for n, v in SYSTEM_PRIORITY_CLASSES.items()]
 
 
-__all__ = ["ARRIVAL_ANNOTATION", "Manifest", "load_documents", "load_manifests"]
+__all__ = [
+    "ARRIVAL_ANNOTATION", "DELETION_ANNOTATION", "DRAIN_ANNOTATION", "DURATION_ANNOTATION", "MAX_PODS", "Manifest",
+    "load_documents", "load_manifests", "system_priority_classes",
+]

@@ -8,7 +8,7 @@
          └── LeaderElector (--leader-elect) ────────┘ runs the scheduler only while leading;
                                                      lease lost ─► scheduler cancelled ─► exit 1
     --metrics-port: a MetricsRecorder (kubesched.metrics._metrics) on every Scheduler in turn, served
-                    with the health endpoints on the event loop (kubesched.cli.prometheus):
+                    with the health endpoints on the event loop (kubesched.prometheus):
                     /metrics, /healthz, /livez, /readyz; any other path 404
 
 Settings come from the KubeSchedulerConfiguration's ``clientConnection`` (kubeconfig, qps,
@@ -28,12 +28,11 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from kubesched._errors import ConfigError, plain_exception
 from kubesched.api._durations import parse_duration
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import MetricsRecorder
 from kubesched.scheduler._scheduler import Scheduler
-
-from .._errors import ConfigError
 
 log = logging.getLogger("kubesched")
 
@@ -111,23 +110,17 @@ def apply_config_sections(opts: RunOptions, doc: Mapping[str, Any], source: str 
         raise e.at(source=source) from None
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
-    return [exc]
-
-
 @contextlib.asynccontextmanager
 async def _unwrapped_errors() -> AsyncIterator[None]:
-    """A task group's ExceptionGroup holding one error re-raised as that error (a ConfigError
-    then reaches the CLI as one clear line)."""
+    """A task group's ExceptionGroup re-raised as the one exception it stands for
+    (:func:`kubesched.plain_exception`: a ConfigError then reaches the CLI as one clear line)."""
     try:
         yield
     except BaseExceptionGroup as eg:
-        leaves = _leaves(eg)
-        if len(leaves) == 1:
-            raise leaves[0] from None
-        raise
+        error = plain_exception(eg)
+        if error is None:
+            raise
+        raise error from None
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, stopping: list[str]) -> None:
@@ -144,10 +137,9 @@ async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOpti
     """A profile that schedules ``default-scheduler`` pods while a kube-scheduler leads (its
     lease ``kube-system/kube-scheduler`` renewed within its duration) would bind the same pods
     as it: refuse, unless told to take over."""
+    from kubesched._errors import TransportError
     from kubesched.config._config import DEFAULT_SCHEDULER_NAME
     from kubesched.transports.kube import DEFAULT_SCHEDULER_LEASE, live_lease_holder
-
-    from .._errors import TransportError
 
     if opts.take_over_default_scheduler:
         return
@@ -170,7 +162,7 @@ async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOpti
 
 
 class _Health:
-    """The state kube-scheduler's health checks look at (``kubesched.cli.prometheus``)."""
+    """The state kube-scheduler's health checks look at (``kubesched.prometheus``)."""
 
     def __init__(self, opts: RunOptions, stopping: list[str]) -> None:
         self.opts = opts
@@ -196,7 +188,7 @@ class _Health:
         return None if self.synced else "handlers are not fully synchronized"
 
     def endpoints(self, registry: Any) -> Any:
-        from .prometheus import Endpoints, ping
+        from kubesched.prometheus import Endpoints, ping
 
         leader = [("leaderElection", self.leader_election)] if self.opts.leader_elect else []
         return Endpoints(
@@ -218,14 +210,13 @@ async def run_scheduler(
     """Run until a signal (0) or a lost lease (1).  ``task_status.started(scheduler)`` once the
     scheduler has synced its cache (in-process tests).  ``recorder``: the metrics recorder to
     attach to the scheduler (one is made when ``opts.metrics_port`` is set)."""
+    import kubesched.prometheus as prometheus
     from kubesched.transports.kube import (
         KubeTransport,
         LeaderElectionLost,
         LeaderElector,
         load_config,
     )
-
-    from . import prometheus
 
     cluster = load_config(kubeconfig=opts.kubeconfig, server=opts.server, context=opts.context)
     log.info("connecting to %s (%s)", cluster.server, cluster.source or "flags")

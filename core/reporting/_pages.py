@@ -7,14 +7,14 @@ value of each metric with a better direction and gives each variant's difference
 
 What a run used is shown over the run, and the end state separately: a run that drains ends
 with every node empty, so nodes used and pods per node are drawn over the run (peak and
-time-weighted mean, :mod:`.metrics`), and the per-node allocation at the end is its own view.
+time-weighted mean, :mod:`._result_metrics`), and the per-node allocation at the end is its own view.
 Time axes read as a clock (``h:mm``) with the virtual seconds on hover; curves that are the same
-numbers say so; an all-zero series gets a 0..1 axis (:mod:`.charts`).
+numbers say so; an all-zero series gets a 0..1 axis (:mod:`._charts`).
 
 Charts are drawn by plotly.js, inlined once in the page (plotly's Python package ships the
 bundle), so the file works offline; a Content-Security-Policy in the page forbids every request
 to anything but the page itself (no CDN, fonts or images from elsewhere).  Every number comes
-from :mod:`.metrics`.  A section whose input the result does not carry (a result from before the
+from :mod:`._result_metrics`.  A section whose input the result does not carry (a result from before the
 lifecycle additions has no ``timeline``) says so instead of drawing an empty chart.
 """
 
@@ -24,10 +24,10 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from . import metrics
-from .charts import CSP, Page, mark_identical, time_axis, zero_safe
-from .measures import best, differences, measure
-from .metrics import Metrics
+from kubesched.reporting import _result_metrics as metrics
+from kubesched.reporting._charts import CSP, Page, mark_identical, time_axis, zero_safe
+from kubesched.reporting._measures import best, differences, measure
+from kubesched.reporting._result_metrics import Metrics
 
 _Page = Page  # the page of charts (kept under its old name for this module's sections)
 UNITS = {"cpu": "millicores", "memory": "bytes", "pods": "pods"}
@@ -441,7 +441,7 @@ def write(path: str, text: str) -> None:
     """Write a report; a path that cannot be written is bad input (one line, exit 2)."""
     from pathlib import Path
 
-    from .._errors import ConfigError
+    from kubesched._errors import ConfigError
 
     try:
         Path(path).write_text(text, encoding="utf-8")
