@@ -54,6 +54,7 @@ Taints and tolerations
 
 Plugin args and messages
     :class:`ConfigError` (raised from a factory: reported at ``pluginConfig[i].args.<field>``),
+    :class:`KubeschedError` (the base of every kubesched exception: a plugin's own derive from it),
     :func:`qualified_name_errors` (``validation.IsQualifiedName``), :func:`go_value` (a value as
     ``field.Invalid`` prints it), :func:`go_duration` (Go's ``Duration.String``),
     :func:`parse_time` (RFC 3339 timestamps).
@@ -205,7 +206,7 @@ from kubesched.runtime._handle import Handle
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
 from kubesched.runtime._status import Code, Rejections, Status
 
-from ._errors import ConfigError
+from ._errors import ConfigError, KubeschedError
 from .hookspecs import hookimpl
 
 __all__ = [
@@ -234,6 +235,7 @@ __all__ = [
     "EventResource",
     "Framework",
     "Handle",
+    "KubeschedError",
     "LabelMatcher",
     "LabelRequirement",
     "LabelSelector",

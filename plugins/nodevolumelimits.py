@@ -47,6 +47,7 @@ from kubesched.framework import (
     Code,
     EventResource,
     Handle,
+    KubeschedError,
     QueueingHint,
     Status,
     ephemeral_claim_name,
@@ -110,7 +111,7 @@ _AWS_VOLUME_ID = re.compile(r"vol-[^/]*")
 _ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
 
 
-class TranslationError(Exception):
+class TranslationError(KubeschedError):
     """An in-tree volume that cannot be translated to CSI."""
 
 

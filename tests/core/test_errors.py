@@ -27,16 +27,15 @@ def _public(name: str) -> bool:
 
 def public_modules() -> list[str]:
     """``kubesched`` and every public module below it (no ``_`` in its dotted name), but for the
-    command line (``kubesched.cli``, the application) and the in-tree plugins' own modules
-    (``kubesched.plugins`` itself is walked)."""
+    command line (``kubesched.cli``, the application); the in-tree plugins' modules too."""
     names = ["kubesched", "kubesched.plugins", "kubesched.transports"]
-    for package in (kubesched, kubesched.transports):
+    for package in (kubesched, kubesched.transports, kubesched.plugins):
         names += [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
     return sorted(
         {
             n
             for n in names
-            if _public(n) and not n.startswith(("kubesched.cli", "kubesched.plugins."))
+            if _public(n) and not n.startswith("kubesched.cli")
         }
     )
 

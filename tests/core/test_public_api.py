@@ -72,7 +72,7 @@ FRAMEWORK_ALL = [
     "BETA_STORAGE_CLASS_ANNOTATION", "Binding", "CPU", "CSIDriver", "CSINode", "CSIStorageCapacity",
     "ClusterEvent", "ClusterEventWithHint", "Code", "ConfigError", "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE", "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
-    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "Handle", "LabelMatcher",
+    "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "Handle", "KubeschedError", "LabelMatcher",
     "LabelRequirement", "LabelSelector", "LabelSelectorRequirement", "MAX_NODE_SCORE", "MEMORY",
     "MIN_NODE_SCORE", "MSG_WAITING_FOR_PREEMPTION", "NOT_SUPPORTED_PROVISIONER", "NO_EXECUTE",
     "NO_SCHEDULE", "Node", "NodeAffinity", "NodeBatch", "NodeInfo", "NodeSelectorMatcher",
