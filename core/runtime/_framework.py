@@ -426,13 +426,18 @@ class Framework:
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
         rec = self.calls.recorder
-        t0 = rec.now() if rec is not None else 0.0
+        if rec is None:
+            return self._run_permit_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = self._run_permit_plugins(state, pod, node_name)
+        rec.extension_point_since(PERMIT, st, self.profile_name, t0)
+        return st
+
+    def _run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         st, timeouts = self.binding.run_permit_plugins(state, pod, node_name)
         if st is None and timeouts:
             self.waiting.add(pod, timeouts, timed=not self.deterministic)
-            st = Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
-        if rec is not None:
-            rec.extension_point_since(PERMIT, st, self.profile_name, t0)
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
         return st
 
     async def wait_on_permit(self, pod: Pod) -> Status | None:
