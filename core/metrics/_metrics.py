@@ -28,7 +28,7 @@ What the recorder holds, by upstream's metric (names without the ``scheduler_`` 
   Filter and Score plugins are called once per batch of nodes: one sample per call (upstream
   has one per node), its status the first rejection's code.
 - ``permit_wait_duration_seconds{result}``: a waiting pod's wait at WaitOnPermit.
-- ``queue_incoming_pods_total{queue,event}``: kept by the scheduling queue (``incoming``).
+- ``queue_incoming_pods_total{queue,event}``: counted by the scheduling queue as pods enter.
 - ``preemption_attempts_total`` and ``preemption_victims``: from :class:`Metrics`.
 - the gauges — ``pending_pods{queue}``, ``unschedulable_pods{plugin,profile}``,
   ``goroutines{operation}`` — are read from the queue when asked (:meth:`gauges`): no hot-path
@@ -42,18 +42,32 @@ slow bind) and the SLI (queueing, backoff) carry their virtual seconds.  A simul
 are then as deterministic as the rest of its output.  The plugin sampling draws from the
 recorder's own random source, never the scheduler's, so attaching a recorder changes no decision.
 
-Cost: without a recorder, the framework's runners are the class's methods, unwrapped; the only
-extra work is a flag test per runner (and per Filter/Score plugin call) and a method call or two
-per attempt.  :meth:`attach` puts
-timed wrappers on the scheduler's and each profile's instances (their ``run_*`` methods), so a
-recorder costs two clock reads per extension point, and a sampled cycle two per plugin call.
+How it is recorded: nothing is wrapped or replaced.  As upstream's ``metricsRecorder``, the
+recorder is handed to its owners, and each observes at the point of work, as upstream's runners
+do (``defer ... FrameworkExtensionPointDuration.Observe`` in ``RunPreFilterPlugins`` and the
+others, ``ObservePluginDurationAsync`` in ``runFilterPlugin`` when the cycle is sampled)::
+
+    MetricsRecorder.attach(scheduler) ──► Scheduler.set_metrics_recorder(recorder)
+        Metrics.recorder        attempts, their durations and the SLI (``scheduled``,
+                                ``failed``), preemption victims (``preempted``)
+        Scheduler               the Filter pass (``find_nodes_that_pass_filters``, as
+                                upstream's ``findNodesThatPassFilters``) and the algorithm
+                                (``scheduling_cycle``)
+        Framework (each)        every extension point it runs, WaitOnPermit; its PluginCalls
+                                time each plugin call of a sampled cycle
+        SchedulingQueue         every pod entering a sub-queue (``_count``)
+
+Cost: without a recorder, each of those places tests ``recorder is not None`` (per extension
+point, per attempt, per pod entering a queue) and goes on; the sampled plugin timing
+costs nothing more, as ``CycleState.record_plugin_metrics`` is only ever set with a recorder.
+With one, an extension point costs two clock reads, and a sampled cycle two per plugin call.
 """
 
 from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -61,13 +75,17 @@ import anyio
 from kubesched.runtime._status import Status
 
 if TYPE_CHECKING:
-    from kubesched.queue._scheduling_queue import QueuedPodInfo
+    from kubesched.queue._heap import QueuedPodInfo
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 """``pluginMetricsSamplePercent``: the share of scheduling cycles whose plugins are timed."""
 
 SUCCESS = "Success"
 ERROR = "Error"
+# extension points, as ``framework_extension_point_duration_seconds`` names them
+PRE_ENQUEUE, PRE_FILTER, FILTER, POST_FILTER = "PreEnqueue", "PreFilter", "Filter", "PostFilter"
+PRE_SCORE, SCORE, RESERVE, UNRESERVE = "PreScore", "Score", "Reserve", "Unreserve"
+PERMIT, PRE_BIND, BIND, POST_BIND = "Permit", "PreBind", "Bind", "PostBind"
 SCHEDULED, UNSCHEDULABLE, SCHEDULE_ERROR = "scheduled", "unschedulable", "error"
 
 
@@ -132,18 +150,6 @@ class HistogramVec:
         h.observe(value)
 
 
-class _Victims(list[int]):
-    """``Metrics.preemption_victims`` while a recorder is attached: each count goes to its
-    histogram, and the list stays empty (a long-running scheduler keeps no growing list)."""
-
-    def __init__(self, histogram: Histogram) -> None:
-        super().__init__()
-        self.histogram = histogram
-
-    def append(self, victims: int) -> None:
-        self.histogram.observe(victims)
-
-
 class Metrics:
     """Counters every scheduler keeps, and its :class:`MetricsRecorder` when one is attached."""
 
@@ -155,6 +161,7 @@ class Metrics:
         self.preemption_attempts = 0
         self.preemptions = 0  # preemptions that chose a node and evicted its victims
         self.preemption_victims: list[int] = []
+        """Each preemption's victims, while no recorder is attached (then its histogram)."""
         self.pod_attempts: dict[str, int] | None = None
         """Scheduling cycles run per pod uid, when kept (a simulation keeps them for its
         output; a live scheduler does not, as its pods come and go without end)."""
@@ -163,6 +170,23 @@ class Metrics:
     @property
     def attempts(self) -> int:
         return sum(self.schedule_attempts.values())
+
+    def set_recorder(self, recorder: MetricsRecorder | None) -> None:
+        """Forward to ``recorder`` from now on; the victims counted so far go to its histogram."""
+        self.recorder = recorder
+        if recorder is not None:
+            for v in self.preemption_victims:
+                recorder.preemption_victims.observe(v)
+            self.preemption_victims = []
+
+    def preempted(self, victims: int) -> None:
+        """A preemption chose a node and evicts its ``victims`` (``PreemptionVictims``)."""
+        self.preemptions += 1
+        rec = self.recorder
+        if rec is None:
+            self.preemption_victims.append(victims)
+        else:
+            rec.preemption_victims.observe(victims)
 
     def sample_plugins(self) -> bool:
         """Whether this scheduling cycle times its plugins (never without a recorder)."""
@@ -230,13 +254,12 @@ class MetricsRecorder:
         self.extension_point_duration = HistogramVec(EXTENSION_POINT_BUCKETS)  # (point, status, profile)
         self.plugin_duration = HistogramVec(PLUGIN_DURATION_BUCKETS)  # (plugin, point, status)
         self.permit_wait_duration = HistogramVec(PERMIT_WAIT_BUCKETS)  # (result,)
-        self.incoming: dict[tuple[str, str], int] = {}  # (queue, event), kept by the queue
+        self.incoming: dict[tuple[str, str], int] = {}  # (queue, event): pod_incoming, from the queue
         self.preemption_victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
         self.profiles: list[str] = []
         self.scheduler: Any = None
         self._preemption_attempts = 0  # of the schedulers before the current one
         self._algorithm_failed: str | None = None  # the pod whose SchedulePod just failed
-        self._extender_time = 0.0  # extenders' Filter time, left out of the Filter pass
 
     # --- recording ----------------------------------------------------------------------------
     def sample(self) -> bool:
@@ -264,6 +287,35 @@ class MetricsRecorder:
     def extension_point(self, point: str, status: str, profile: str, duration: float) -> None:
         self.extension_point_duration.observe((point, status, profile), duration)
 
+    def extension_point_since(self, point: str, status: Status | None, profile: str, start: float) -> None:
+        """An extension point's run that began at ``start`` and ended with ``status`` (None:
+        Success)."""
+        code = SUCCESS if status is None else status.code.label
+        self.extension_point_duration.observe((point, code, profile), self.now() - start)
+
+    def permit_waited(self, status: Status | None, start: float) -> None:
+        """``permit_wait_duration_seconds``: a waiting pod's WaitOnPermit, from ``start``."""
+        self.permit_wait_duration.observe((status_code(status),), self.now() - start)
+
+    def algorithm_start(self) -> float:
+        """SchedulePod begins: its start (the failure of an earlier one is forgotten)."""
+        self._algorithm_failed = None
+        return self.now()
+
+    def algorithm_done(self, start: float) -> None:
+        """SchedulePod found a node."""
+        self.algorithm_duration.observe(self.now() - start)
+
+    def algorithm_failed(self, uid: str) -> None:
+        """SchedulePod failed for pod ``uid``: observed by the failure handler (:meth:`pod_failed`),
+        PostFilter included, as upstream's deferred observation."""
+        self._algorithm_failed = uid
+
+    def pod_incoming(self, queue: str, event: str) -> None:
+        """``queue_incoming_pods_total``: a pod entered ``queue`` on ``event``."""
+        key = (queue, event)
+        self.incoming[key] = self.incoming.get(key, 0) + 1
+
     def plugin(self, name: str, point: str, out: Any, duration: float) -> None:
         self.plugin_duration.observe((name, point, status_code(out)), duration)
 
@@ -277,119 +329,17 @@ class MetricsRecorder:
 
     # --- attaching ------------------------------------------------------------------------------
     def attach(self, scheduler: Any) -> None:
-        """Record ``scheduler``'s metrics from now on (a later one takes over, the totals kept)."""
+        """Record ``scheduler``'s metrics from now on (a later one takes over, the totals kept):
+        the scheduler hands this recorder to its counters, its queue and its profiles."""
         if self.scheduler is scheduler:
             return
         if self.scheduler is not None:
             self._preemption_attempts += self.scheduler.metrics.preemption_attempts
         self.scheduler = scheduler
-        metrics: Metrics = scheduler.metrics
-        metrics.recorder = self
-        for v in metrics.preemption_victims:
-            self.preemption_victims.observe(v)
-        metrics.preemption_victims = _Victims(self.preemption_victims)
-        scheduler.queue.incoming = self.incoming
-        for name, fw in scheduler.profiles.items():
+        for name in scheduler.profiles:
             if name not in self.profiles:
                 self.profiles.append(name)
-            fw.metrics_recorder = self
-            self._instrument_framework(fw)
-        self._instrument_scheduler(scheduler)
-
-    def _instrument_framework(self, fw: Any) -> None:
-        profile = fw.profile_name
-        sync_points: list[tuple[str, str, Callable[[Any], Any]]] = [
-            ("run_pre_enqueue_plugins", "PreEnqueue", _same),
-            ("run_pre_filter_plugins", "PreFilter", _second),
-            ("run_pre_score_plugins", "PreScore", _same),
-            ("run_score_plugins", "Score", _third),
-            ("run_reserve_plugins_reserve", "Reserve", _same),
-            ("run_permit_plugins", "Permit", _same),
-        ]
-        async_points: list[tuple[str, str, Callable[[Any], Any]]] = [
-            ("run_post_filter_plugins", "PostFilter", _second),
-            ("run_reserve_plugins_unreserve", "Unreserve", _none),
-            ("run_pre_bind_plugins", "PreBind", _same),
-            ("run_bind_plugins", "Bind", _same),
-            ("run_post_bind_plugins", "PostBind", _none),
-        ]
-        for attr, point, status_of in sync_points:
-            setattr(fw, attr, self._timed(getattr(fw, attr), point, profile, status_of))
-        for attr, point, status_of in async_points:
-            setattr(fw, attr, self._timed_async(getattr(fw, attr), point, profile, status_of))
-        wait_on_permit = fw.wait_on_permit
-
-        async def timed_wait_on_permit(pod: Any) -> Any:
-            if fw.get_waiting_pod(pod.metadata.uid) is None:
-                return await wait_on_permit(pod)
-            t0 = self.now()
-            st = await wait_on_permit(pod)
-            self.permit_wait_duration.observe((status_code(st),), self.now() - t0)
-            return st
-
-        fw.wait_on_permit = timed_wait_on_permit
-
-    def _timed(self, fn: Callable[..., Any], point: str, profile: str, status_of: Callable[[Any], Any]) -> Callable[..., Any]:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = self.now()
-            out = fn(*args, **kwargs)
-            self.extension_point(point, status_code(status_of(out)), profile, self.now() - t0)
-            return out
-
-        return timed
-
-    def _timed_async(
-        self, fn: Callable[..., Awaitable[Any]], point: str, profile: str, status_of: Callable[[Any], Any]
-    ) -> Callable[..., Awaitable[Any]]:
-        async def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = self.now()
-            out = await fn(*args, **kwargs)
-            self.extension_point(point, status_code(status_of(out)), profile, self.now() - t0)
-            return out
-
-        return timed
-
-    def _instrument_scheduler(self, sched: Any) -> None:
-        filter_pass = sched.find_nodes_that_pass_filters
-        pass_extenders = sched._pass_extenders
-        schedule_pod = sched.schedule_pod
-
-        async def timed_filter_pass(fw: Any, *args: Any, **kwargs: Any) -> Any:
-            if not fw.has_filter_plugins():  # upstream returns before it starts the clock
-                return await filter_pass(fw, *args, **kwargs)
-            t0, ext0 = self.now(), self._extender_time
-            try:
-                out = await filter_pass(fw, *args, **kwargs)
-            except Exception:
-                self.extension_point("Filter", ERROR, fw.profile_name, self._since(t0, ext0))
-                raise
-            self.extension_point("Filter", SUCCESS, fw.profile_name, self._since(t0, ext0))
-            return out
-
-        async def timed_pass_extenders(*args: Any, **kwargs: Any) -> Any:
-            t0 = self.now()
-            try:
-                return await pass_extenders(*args, **kwargs)
-            finally:
-                self._extender_time += self.now() - t0
-
-        async def timed_schedule_pod(fw: Any, state: Any, pi: Any) -> Any:
-            self._algorithm_failed = None
-            t0 = self.now()
-            try:
-                out = await schedule_pod(fw, state, pi)
-            except Exception:
-                self._algorithm_failed = pi.uid  # observed by the failure handler (pod_failed)
-                raise
-            self.algorithm_duration.observe(self.now() - t0)
-            return out
-
-        sched.find_nodes_that_pass_filters = timed_filter_pass
-        sched._pass_extenders = timed_pass_extenders
-        sched.schedule_pod = timed_schedule_pod
-
-    def _since(self, t0: float, extender0: float) -> float:
-        return max(0.0, self.now() - t0 - (self._extender_time - extender0))
+        scheduler.set_metrics_recorder(self)
 
     # --- reading ------------------------------------------------------------------------------
     def gauges(self) -> dict[str, dict[tuple[str, ...], float]]:
@@ -410,21 +360,6 @@ class MetricsRecorder:
                 profile = qpi.pod.spec.scheduler_name
                 for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
                     reasons[(plugin, profile)] = reasons.get((plugin, profile), 0) + 1
-        goroutines: dict[tuple[str, ...], float] = {("binding",): float(getattr(sched, "_binding_tasks", 0))}
+        goroutines: dict[tuple[str, ...], float] = {("binding",): float(sched.binding.tasks)}
         return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": goroutines}
 
-
-def _same(out: Any) -> Any:
-    return out
-
-
-def _second(out: Any) -> Any:
-    return out[1]
-
-
-def _third(out: Any) -> Any:
-    return out[2]
-
-
-def _none(out: Any) -> Any:
-    return None

@@ -71,9 +71,7 @@ class Executor:
         self.last_victims_pending_preemption: dict[str, tuple[str, str]] = {}
 
     def _observe_victims(self, c: Candidate) -> None:
-        metrics = self.handle.metrics
-        metrics.preemptions += 1
-        metrics.preemption_victims.append(len(c.victims))
+        self.handle.metrics.preempted(len(c.victims))
 
     async def preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod) -> None:
         """``PreemptPod``: reject a waiting victim, else DisruptionTarget + delete; then the event.

@@ -86,6 +86,7 @@ from kubesched.runtime._status import Code
 
 if TYPE_CHECKING:
     from kubesched.api._objects import PodAffinityTerm
+    from kubesched.metrics._metrics import MetricsRecorder
 
 __all__ = [
     "DEFAULT_POD_INITIAL_BACKOFF",
@@ -188,9 +189,8 @@ class SchedulingQueue:
         self.run_due_flushes = self.ticks.run_due
         self._pod_seq = 0
         self.on_change: Callable[[], None] | None = None
-        # ``queue_incoming_pods_total``: (queue, event label) -> pods added, while a metrics
-        # recorder is attached (it owns the dict)
-        self.incoming: dict[tuple[str, str], int] | None = None
+        # the scheduler's MetricsRecorder while one is attached: ``queue_incoming_pods_total``
+        self.metrics_recorder: MetricsRecorder | None = None
 
     @property
     def scheduling_cycle(self) -> int:
@@ -269,10 +269,9 @@ class SchedulingQueue:
         self._changed()
 
     def _count(self, queue: str, event: ClusterEvent) -> None:
-        incoming = self.incoming
-        if incoming is not None:
-            key = (queue, event.label)
-            incoming[key] = incoming.get(key, 0) + 1
+        rec = self.metrics_recorder
+        if rec is not None:
+            rec.pod_incoming(queue, event.label)
 
     def _wake(self) -> None:
         self.activeq.wake()

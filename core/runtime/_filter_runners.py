@@ -1,7 +1,7 @@
 """The PreFilter and Filter runners of a :class:`~kubesched.runtime._framework.Framework` (upstream
-``RunPreFilterPlugins``, ``RunPreFilterExtensionAddPod`` / ``RemovePod``, ``RunFilterPlugins``,
-``RunFilterPluginsWithNominatedPods``): batch Filter calls over a :class:`NodeBatch`, each
-result checked once per call, never per node.
+``RunPreFilterPlugins``, ``RunPreFilterExtensionAddPod`` / ``RemovePod``, ``RunFilterPlugins``):
+an object holding the profile's PreFilter and Filter plugins, which the Framework holds.  Filter
+is a batch call over a :class:`NodeBatch`, each result checked once per call, never per node.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched import hookspecs
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState, PreFilterResult
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
@@ -55,17 +56,24 @@ def _all_nodes(n: int, st: Status) -> Rejections:
     return Rejections(np.arange(n), np.zeros(n, dtype=np.int64), [st])
 
 
-class FilterRunners(PluginCalls):
-    """PreFilter, its extensions and Filter, run over a profile's plugins (a part of the
-    Framework)."""
+class FilterRunners:
+    """A profile's PreFilter plugins (with their AddPod / RemovePod extensions) and Filter
+    plugins, in profile order, and the runners that call them (the Framework holds one)."""
 
-    plugins: dict[str, Any]
-    points: dict[str, list[PluginEntry]]
-    snapshot: Any
-    nominator: Any
-    _filter: list[tuple[str, Any]]
-    _add_pod: list[tuple[str, Any]]
-    _remove_pod: list[tuple[str, Any]]
+    def __init__(self, points: Mapping[str, list[PluginEntry]], calls: PluginCalls) -> None:
+        self.calls = calls
+        self.pre_filter: list[PluginEntry] = points.get("preFilter", [])
+        self.filter: list[tuple[str, Any]] = [(e.name, e.plugin.kubesched_filter) for e in points.get("filter", [])]
+        self.add_pod: list[tuple[PluginEntry, Any]] = [
+            (e, e.plugin.kubesched_pre_filter_add_pod)
+            for e in self.pre_filter
+            if hookspecs.implements(e.plugin, "kubesched_pre_filter_add_pod")
+        ]
+        self.remove_pod: list[tuple[PluginEntry, Any]] = [
+            (e, e.plugin.kubesched_pre_filter_remove_pod)
+            for e in self.pre_filter
+            if hookspecs.implements(e.plugin, "kubesched_pre_filter_remove_pod")
+        ]
 
     # --- PreFilter ------------------------------------------------------------------------
     def run_pre_filter_plugins(
@@ -76,8 +84,8 @@ class FilterRunners(PluginCalls):
         rejected: set[str] = set()
         returned_names: list[str] = []
         rec = state.recording
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for e in self.points.get("preFilter", []):
+        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        for e in self.pre_filter:
             out = call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
             st: Status | None = None
             r: PreFilterResult | None = None
@@ -134,32 +142,35 @@ class FilterRunners(PluginCalls):
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
         """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
         skip = state.skip_filter_plugins
-        return any(name not in skip for name, _ in (*self._add_pod, *self._remove_pod))
+        return any(e.name not in skip for e, _ in (*self.add_pod, *self.remove_pod))
+
+    def has_add_pod(self, state: CycleState) -> bool:
+        """Whether an AddPod extension would run for this cycle (not skipped)."""
+        skip = state.skip_filter_plugins
+        return any(e.name not in skip for e, _ in self.add_pod)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for name, fn in self._add_pod:
-            if name in state.skip_filter_plugins:
+        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        for e, fn in self.add_pod:
+            if e.name in state.skip_filter_plugins:
                 continue
-            e = PluginEntry(name, self.plugins[name])
-            st = _as_status(call(e, "AddPod", fn, state, pod, pod_to_add, node_info), name)
+            st = _as_status(call(e, "AddPod", fn, state, pod, pod_to_add, node_info), e.name)
             if st is not None and not st.is_success():
-                return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{name}": {st.message}', plugin=name)
+                return Status(Code.ERROR, f'running AddPod on PreFilter plugin "{e.name}": {st.message}', plugin=e.name)
         return None
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for name, fn in self._remove_pod:
-            if name in state.skip_filter_plugins:
+        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        for e, fn in self.remove_pod:
+            if e.name in state.skip_filter_plugins:
                 continue
-            e = PluginEntry(name, self.plugins[name])
-            st = _as_status(call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), name)
+            st = _as_status(call(e, "RemovePod", fn, state, pod, pod_to_remove, node_info), e.name)
             if st is not None and not st.is_success():
-                return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{name}": {st.message}', plugin=name)
+                return Status(Code.ERROR, f'running RemovePod on PreFilter plugin "{e.name}": {st.message}', plugin=e.name)
         return None
 
     # --- Filter ---------------------------------------------------------------------------
@@ -170,20 +181,20 @@ class FilterRunners(PluginCalls):
         The result is a :class:`Rejections` (arrays) for a batch of several nodes.
         """
         if len(nodes) == 1:
-            return self._run_filter_plugins_one(state, pod, nodes)
+            return self.run_filter_plugins_one(state, pod, nodes)
         parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         alive = nodes
         positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
         skip = state.skip_filter_plugins
         timed = state.record_plugin_metrics
-        for name, fn in self._filter:
+        for name, fn in self.filter:
             if name in skip:
                 continue
             n = len(alive)
             if n == 0:
                 break
             try:
-                out = self._call_plain_timed(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
+                out = self.calls.timed_batch(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
             except Exception as err:
                 st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
                 parts.append((positions, _all_nodes(n, st)))
@@ -244,18 +255,16 @@ class FilterRunners(PluginCalls):
             return {}
         return merge_rejections(parts)
 
-    def _run_filter_plugins_one(
-        self, state: CycleState, pod: Pod, nodes: NodeBatch
-    ) -> dict[int, Status]:
+    def run_filter_plugins_one(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status]:
         """:meth:`run_filter_plugins` for a batch of one node, without the position bookkeeping."""
         failed: dict[int, Status] = {}
         skip = state.skip_filter_plugins
         timed = state.record_plugin_metrics
-        for name, fn in self._filter:
+        for name, fn in self.filter:
             if name in skip:
                 continue
             try:
-                out = self._call_plain_timed(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
+                out = self.calls.timed_batch(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
             except Exception as err:
                 msg = f'running "{name}" filter plugin: {err}'
                 return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
@@ -284,28 +293,3 @@ class FilterRunners(PluginCalls):
     def _bad_filter_result(name: str, out: Any, n: int) -> Status:
         """The Error for every node of a batch whose Filter result is not ``{index: Status}``."""
         return Status(Code.ERROR, f'running "{name}" filter plugin: {_filter_result_error(out, n)}', plugin=name)
-
-    def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
-    ) -> Status | None:
-        """``RunFilterPluginsWithNominatedPods``: the two-pass filter for one node."""
-        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
-        nominator = self.nominator
-        nominated = nominator.for_node(node_info.name) if nominator else None
-        if nominated:
-            uid = pod.metadata.uid
-            nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
-        if nominated:
-            # pass 1: with the nominated pods of equal or higher priority added
-            state_to_use = state.clone()
-            info_to_use = node_info.clone()
-            for p in nominated:
-                info_to_use.add_pod(p)
-                err = self.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
-                if err is not None:
-                    return err
-            st = self._run_filter_plugins_one(state_to_use, pod, NodeBatch([info_to_use])).get(0)
-            if st is not None:
-                return st
-        # pass 2 (the only one without nominated pods): the node as it is
-        return self._run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)

@@ -1,44 +1,61 @@
 """The framework runtime: one profile's plugins, run extension point by extension point.
 
-Its parts, each in its own module: the construction of the profile and the plugin call wrappers
-(:mod:`kubesched.runtime._plugins`), the PreFilter and Filter runners
-(:mod:`kubesched.runtime._filter_runners`, a base class), the Filter of snapshot rows with nominated
-pods (:mod:`kubesched.runtime._nominated_filter`) and the pods waiting at Permit
-(:mod:`kubesched.runtime._waiting_pods`), both objects the Framework holds, and the handle its
-plugins receive (:mod:`kubesched.runtime._handle`: the scheduler's parts, the waiting pods, the
-Filter runners preemption uses).
+``Framework`` is upstream's ``frameworkImpl``: it builds the profile's plugins from factories
+(:mod:`kubesched.runtime._plugins`), handing each the profile's handle
+(:mod:`kubesched.runtime._handle`: the scheduler's parts, the waiting pods, the Filter runners
+preemption uses), knows which extension points each implements, and runs them in profile order
+with their weights.  Its parts are objects it holds, each with the plugin lists it runs::
 
-``Framework`` is upstream's ``frameworkImpl``: it builds the profile's plugins
-from factories, knows which extension points each implements, and runs them in profile order
-with their weights.  Every status a plugin returns gets the plugin's name; an exception in a
-plugin, or a result of the wrong type, becomes an Error status for that pod naming the plugin and
-the extension point.  Filter and Score are batch calls over a :class:`NodeBatch`; their results
-are checked once per call, never per node.  A hook that must be a plain function but is declared
-``async def`` is refused when the profile is built.
+    Framework ── calls            PluginCalls: the wrapper of every plugin call (and its timing)
+              ├─ filters          FilterRunners: PreFilter (AddPod, RemovePod), Filter
+              ├─ nominated_filter NominatedFilter: Filter of snapshot rows, nominated pods added
+              ├─ scores           ScoreRunners: PreScore, Score (NormalizeScore, weights)
+              ├─ binding          BindingRunners: Reserve, Unreserve, Permit, PreBind, Bind, PostBind
+              └─ waiting          WaitingPods: the pods waiting at Permit
+
+The Framework runs QueueSort, PreEnqueue and PostFilter itself, and offers every runner under
+upstream's name (``run_filter_plugins``...), as plugins and the scheduler call them.  Every status
+a plugin returns gets the plugin's name; an exception in a plugin, or a result of the wrong type,
+becomes an Error status for that pod naming the plugin and the extension point.  Filter and Score
+are batch calls over a :class:`NodeBatch`; their results are checked once per call, never per
+node.  A hook that must be a plain function but is declared ``async def`` is refused when the
+profile is built.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched import hookspecs
 from kubesched.config._versions import DEFAULT_VERSION, Version
+from kubesched.metrics._metrics import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    RESERVE,
+    SCORE,
+    UNRESERVE,
+)
+from kubesched.runtime._binding_runners import MAX_PERMIT_TIMEOUT as MAX_PERMIT_TIMEOUT
+from kubesched.runtime._binding_runners import BindingRunners
 from kubesched.runtime._cyclestate import CycleState as CycleState
 from kubesched.runtime._cyclestate import PostFilterResult as PostFilterResult
 from kubesched.runtime._cyclestate import PreFilterResult as PreFilterResult
 from kubesched.runtime._events import ClusterEvent
 from kubesched.runtime._filter_runners import FilterRunners
 from kubesched.runtime._handle import FrameworkHandle, Handle, HandleParts
-from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, RowOverlay
+from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, RowOverlay
 from kubesched.runtime._nominated_filter import NominatedFilter
 from kubesched.runtime._plugins import (
-    _SCORE_RESULT,
+    PluginCalls,
     _as_status,
     _is_async,
     _plugin_manager,
@@ -49,12 +66,13 @@ from kubesched.runtime._plugins import (
 from kubesched.runtime._plugins import PluginEntry as PluginEntry
 from kubesched.runtime._plugins import PluginError as PluginError
 from kubesched.runtime._plugins import PluginRegistry as PluginRegistry
+from kubesched.runtime._score_runners import MAX_NODE_SCORE as MAX_NODE_SCORE
+from kubesched.runtime._score_runners import MIN_NODE_SCORE as MIN_NODE_SCORE
+from kubesched.runtime._score_runners import ScoreRunners
 from kubesched.runtime._status import Code, Status
 from kubesched.runtime._waiting_pods import WaitingPod as WaitingPod
 from kubesched.runtime._waiting_pods import WaitingPods
 from kubesched.runtime._waiting_pods import go_duration as go_duration
-from kubesched.scheduler._results import WAIT
-from kubesched.scheduler._results import verdict as _verdict
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
@@ -65,45 +83,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kubesched")
 
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
-MAX_PERMIT_TIMEOUT = 15 * 60.0
 PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
 
-
-
-def _is_timeout(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
-
-
-def _score_array(raw: Any) -> np.ndarray | str:
-    """A Score hook's result as a fresh int64 array, or why it is not one scores per node."""
-    if isinstance(raw, np.ndarray):
-        arr = raw
-    elif isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):
-        try:
-            arr = np.asarray(raw)
-        except (TypeError, ValueError):
-            return _wrong(raw, _SCORE_RESULT)
-    else:
-        return _wrong(raw, _SCORE_RESULT)
-    if arr.ndim != 1:
-        return f"returned {type(raw).__name__} of shape {arr.shape}, expected {_SCORE_RESULT}"
-    if arr.dtype.kind not in "iu" and arr.size:
-        return f"returned {type(raw).__name__} of {arr.dtype}, expected {_SCORE_RESULT}"
-    return np.array(arr, dtype=np.int64, copy=True)
-
-
-def _invalid_score(scores: np.ndarray) -> int | None:
-    """A score of the int64 ``scores`` out of [MIN_NODE_SCORE, MAX_NODE_SCORE] (the greatest
-    above, else the least below), or None.  One argmax over them as unsigned, where a negative
-    score is above every valid one: cheaper than max() and min()."""
-    if not len(scores):
-        return None
-    unsigned = scores.view(np.uint64)
-    if unsigned[unsigned.argmax()] <= MAX_NODE_SCORE:
-        return None
-    return int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
 
 
 PerNodeFilter = Callable[[Any, "CycleState", "Pod", NodeInfo], "Status | None"]
@@ -145,7 +126,7 @@ def per_node_score(fn: Callable[..., int]) -> Callable[..., np.ndarray]:
     return batch
 
 
-class Framework(FilterRunners):
+class Framework:
     """One profile: its plugins by extension point, and the runtime that calls them.
 
     Its plugins' factories receive :attr:`handle` (a :class:`FrameworkHandle` over the
@@ -191,44 +172,39 @@ class Framework(FilterRunners):
         self.snapshot: Snapshot = parts.snapshot
         self.nominator: Nominator = parts.nominator
         self.deterministic = parts.deterministic
-        # the scheduler's MetricsRecorder while one is attached (:mod:`kubesched.metrics._metrics`)
-        self.metrics_recorder: MetricsRecorder | None = None
-        self.nominated_filter = NominatedFilter(self)
+        # the wrappers of every plugin call, and the MetricsRecorder they time into
+        self.calls = PluginCalls()
         build_plugins(
             self.handle, self.pm, self.plugins, self.points, profile_name, plugins, factories, plugin_args,
             multi_point=multi_point, disabled=disabled, arg_paths=arg_paths,
         )
+        self.filters = FilterRunners(self.points, self.calls)
+        self.scores = ScoreRunners(self.points, self.calls)
+        self.binding = BindingRunners(self.points, self.calls)
+        self.nominated_filter = NominatedFilter(self)
         self._less = self.points["queueSort"][0].plugin.kubesched_queue_sort_less
         self._less_failed = False
-        self._filter = [
-            (e.name, e.plugin.kubesched_filter) for e in self.points.get("filter", [])
-        ]
-        self._normalize: dict[str, Any] = {}
-        for entry in self.points.get("score", []):
-            if hookspecs.implements(entry.plugin, "kubesched_normalize_score"):
-                self._normalize[entry.name] = entry.plugin.kubesched_normalize_score
-        self._add_pod = [
-            (e.name, e.plugin.kubesched_pre_filter_add_pod)
-            for e in self.points.get("preFilter", [])
-            if hookspecs.implements(e.plugin, "kubesched_pre_filter_add_pod")
-        ]
-        self._remove_pod = [
-            (e.name, e.plugin.kubesched_pre_filter_remove_pod)
-            for e in self.points.get("preFilter", [])
-            if hookspecs.implements(e.plugin, "kubesched_pre_filter_remove_pod")
-        ]
+
+    @property
+    def metrics_recorder(self) -> MetricsRecorder | None:
+        """The scheduler's MetricsRecorder while one is attached (:mod:`kubesched.metrics._metrics`)."""
+        return self.calls.recorder
+
+    @metrics_recorder.setter
+    def metrics_recorder(self, recorder: MetricsRecorder | None) -> None:
+        self.calls.recorder = recorder
 
     # --- introspection --------------------------------------------------------------------
     def plugin(self, name: str) -> Any:
         return self.plugins.get(name)
 
     def has_filter_plugins(self) -> bool:
-        return bool(self._filter)
+        return bool(self.filters.filter)
 
     def filter_plugin_names(self, state: CycleState) -> list[str]:
         """The Filter plugins that run in this cycle, in order (PreFilter's Skips left out)."""
         skip = state.skip_filter_plugins
-        return [name for name, _ in self._filter if name not in skip]
+        return [name for name, _ in self.filters.filter if name not in skip]
 
     def has_score_plugins(self) -> bool:
         return bool(self.points.get("score"))
@@ -273,12 +249,25 @@ class Framework(FilterRunners):
             return a.priority > b.priority
         return a.timestamp < b.timestamp
 
+    # --- extension points ------------------------------------------------------------------
+    # Each runner observes its extension point into the recorder, when one is attached
+    # (``framework_extension_point_duration_seconds``, as upstream's deferred Observe): one
+    # test of ``calls.recorder`` when none is.
     def run_pre_enqueue_plugins(self, pod: Pod, first: str = "") -> Status | None:
+        """``RunPreEnqueuePlugins`` (``first``: the plugin that gated the pod last runs first);
+        its plugins are timed in a sampled run, each run sampled on its own."""
+        rec = self.calls.recorder
+        if rec is None:
+            return self._run_pre_enqueue_plugins(pod, first, self.calls.call)
+        t0 = rec.now()
+        st = self._run_pre_enqueue_plugins(pod, first, self.calls.timed if rec.sample() else self.calls.call)
+        rec.extension_point_since(PRE_ENQUEUE, st, self.profile_name, t0)
+        return st
+
+    def _run_pre_enqueue_plugins(self, pod: Pod, first: str, call: Callable[..., Any]) -> Status | None:
         entries = self.points.get("preEnqueue", [])
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
-        rec = self.metrics_recorder
-        call = self._call_timed if rec is not None and rec.sample() else self._call
         for e in entries:
             st = _as_status(call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
             if st is not None and not st.is_success():
@@ -289,6 +278,45 @@ class Framework(FilterRunners):
                     log.error("%s (pod %s)", st.message, pod.key)
                 return st
         return None
+
+    # --- PreFilter and Filter (the profile's FilterRunners) ------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """``RunPreFilterPlugins``: (merged result, first failure, plugins that rejected)."""
+        rec = self.calls.recorder
+        if rec is None:
+            return self.filters.run_pre_filter_plugins(state, pod, nodes)
+        t0 = rec.now()
+        out = self.filters.run_pre_filter_plugins(state, pod, nodes)
+        rec.extension_point_since(PRE_FILTER, out[1], self.profile_name, t0)
+        return out
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether an AddPod or RemovePod extension would run for this cycle (not skipped)."""
+        return self.filters.has_pre_filter_extensions(state)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self.filters.run_pre_filter_extension_add_pod(state, pod, pod_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self.filters.run_pre_filter_extension_remove_pod(state, pod, pod_to_remove, node_info)
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Mapping[int, Status]:
+        """``RunFilterPlugins`` over a batch: {position in batch: first failing status}
+        (:meth:`FilterRunners.run_filter_plugins`)."""
+        return self.filters.run_filter_plugins(state, pod, nodes)
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
+    ) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods``: the two-pass filter for one node
+        (:meth:`NominatedFilter.run_node`)."""
+        return self.nominated_filter.run_node(state, pod, node_info, pod_priority)
 
     def run_filter_plugins_with_nominated_pods_rows(
         self,
@@ -307,10 +335,21 @@ class Framework(FilterRunners):
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         """``RunPostFilterPlugins``: the first Success wins; otherwise the merged reasons."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self._run_post_filter_plugins(state, pod, node_statuses)
+        t0 = rec.now()
+        out = await self._run_post_filter_plugins(state, pod, node_statuses)
+        rec.extension_point_since(POST_FILTER, out[1], self.profile_name, t0)
+        return out
+
+    async def _run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None
-        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
+        call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
         for e in self.points.get("postFilter", []):
             out = await call(e, "postfilter", e.plugin.kubesched_post_filter, state, pod, node_statuses)
             r: PostFilterResult | None = None
@@ -343,131 +382,76 @@ class Framework(FilterRunners):
             rejector = rejector or e.name
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
-    # --- Score ----------------------------------------------------------------------------
+    # --- Score (the profile's ScoreRunners) ------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        rec = state.recording
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for e in self.points.get("preScore", []):
-            st = _as_status(call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
-            if rec is not None:
-                rec.prescore[e.name] = _verdict(st)
-            if st is None or st.is_success():
-                continue
-            if st.is_skip():
-                state.skip_score_plugins.add(e.name)
-                continue
-            return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
-        return None
+        """``RunPreScorePlugins``: a Skip leaves the plugin's Score out of this cycle."""
+        rec = self.calls.recorder
+        if rec is None:
+            return self.scores.run_pre_score_plugins(state, pod, nodes)
+        t0 = rec.now()
+        st = self.scores.run_pre_score_plugins(state, pod, nodes)
+        rec.extension_point_since(PRE_SCORE, st, self.profile_name, t0)
+        return st
 
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: NodeBatch
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
-        total = np.zeros(len(nodes), dtype=np.int64)
-        per_plugin: dict[str, np.ndarray] = {}
-        rec = state.recording
-        raws: dict[str, np.ndarray] = {}
-        timed = state.record_plugin_metrics
-        for e in self.points.get("score", []):
-            if e.name in state.skip_score_plugins:
-                continue
-            try:
-                if timed:
-                    scores = _score_array(self._call_plain_timed(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes))
-                else:
-                    scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
-                if isinstance(scores, str):  # the wrong type: as if the plugin had raised
-                    msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
-                    return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
-                if rec is not None:
-                    raws[e.name] = scores.copy()
-                norm = self._normalize.get(e.name)
-                if norm is not None:
-                    if timed:
-                        out = self._call_plain_timed(e.name, "ScoreExtensionNormalize", norm, state, pod, scores)
-                    else:
-                        out = norm(state, pod, scores)
-                    st = _as_status(out, e.name)
-                    if st is not None and not st.is_success():
-                        return total, per_plugin, Status(
-                            Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
-                        )
-            except Exception as err:
-                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
-            if len(scores) != len(nodes):
-                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
-            bad = _invalid_score(scores)
-            if bad is not None:
-                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
-            weighted = scores * e.weight if e.weight != 1 else scores  # scores is a fresh copy
-            per_plugin[e.name] = weighted
-            total += weighted
-        if rec is not None:
-            rec.scored(nodes.names, raws, per_plugin)
-        return total, per_plugin, None
+        rec = self.calls.recorder
+        if rec is None:
+            return self.scores.run_score_plugins(state, pod, nodes)
+        t0 = rec.now()
+        out = self.scores.run_score_plugins(state, pod, nodes)
+        rec.extension_point_since(SCORE, out[2], self.profile_name, t0)
+        return out
 
-    # --- Reserve / Permit -----------------------------------------------------------------
+    # --- Reserve, Permit and the binding cycle (the profile's BindingRunners) -----------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        rec = state.recording
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for e in self.points.get("reserve", []):
-            st = _as_status(call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name), e.name)
-            if rec is not None:
-                rec.reserve[e.name] = _verdict(st)
-            if st is not None and not st.is_success():
-                if st.is_rejected():
-                    return st
-                return Status(Code.ERROR, f'running Reserve plugin "{e.name}": {st.message}', plugin=e.name)
-        return None
+        """``RunReservePluginsReserve``: the first rejection or error, else None."""
+        rec = self.calls.recorder
+        if rec is None:
+            return self.binding.run_reserve_plugins_reserve(state, pod, node_name)
+        t0 = rec.now()
+        st = self.binding.run_reserve_plugins_reserve(state, pod, node_name)
+        rec.extension_point_since(RESERVE, st, self.profile_name, t0)
+        return st
 
     async def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
-        for e in reversed(self.points.get("reserve", [])):
-            if hookspecs.implements(e.plugin, "kubesched_unreserve"):
-                await call(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
+        """``RunReservePluginsUnreserve``: every Reserve plugin's Unreserve, in reverse order."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_reserve_plugins_unreserve(state, pod, node_name)
+        t0 = rec.now()
+        await self.binding.run_reserve_plugins_unreserve(state, pod, node_name)
+        rec.extension_point_since(UNRESERVE, None, self.profile_name, t0)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``RunPermitPlugins``: a Wait from any plugin makes the pod a waiting pod."""
-        timeouts: dict[str, float] = {}
-        rec = state.recording
-        call = self._call_timed if state.record_plugin_metrics else self._call
-        for e in self.points.get("permit", []):
-            out = call(e, "permit", e.plugin.kubesched_permit, state, pod, node_name)
-            timeout = 0.0
-            st: Status | None
-            if out is None or isinstance(out, Status):
-                st = out
-            elif (
-                isinstance(out, tuple)
-                and len(out) == 2
-                and (out[0] is None or isinstance(out[0], Status))
-                and _is_timeout(out[1])
-            ):
-                st, timeout = out
-                if st is not None:
-                    st.plugin = e.name
-            else:
-                expected = "a Status, (Status, timeout in seconds) or None"
-                st = Status(Code.ERROR, _wrong(out, expected), plugin=e.name)
-            if rec is not None:
-                rec.permit[e.name] = WAIT if st is not None and st.is_wait() else _verdict(st)
-                rec.permit_timeout[e.name] = go_duration(float(timeout or 0.0))
-            if st is None or st.is_success():
-                continue
-            if st.is_rejected():
-                return st
-            if st.is_wait():
-                timeouts[e.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
-                continue
-            return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name)
-        if timeouts:
+        rec = self.calls.recorder
+        if rec is None:
+            return self._run_permit_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = self._run_permit_plugins(state, pod, node_name)
+        rec.extension_point_since(PERMIT, st, self.profile_name, t0)
+        return st
+
+    def _run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        st, timeouts = self.binding.run_permit_plugins(state, pod, node_name)
+        if st is None and timeouts:
             self.waiting.add(pod, timeouts, timed=not self.deterministic)
             return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"')
-        return None
+        return st
 
     async def wait_on_permit(self, pod: Pod) -> Status | None:
-        """``WaitOnPermit``: None once allowed (or never waiting), else the rejection."""
-        return await self.waiting.wait(pod)
+        """``WaitOnPermit``: None once allowed (or never waiting), else the rejection; a
+        waiting pod's wait is observed (``permit_wait_duration_seconds``)."""
+        rec = self.calls.recorder
+        if rec is None or self.waiting.get(pod.metadata.uid) is None:
+            return await self.waiting.wait(pod)
+        t0 = rec.now()
+        st = await self.waiting.wait(pod)
+        rec.permit_waited(st, t0)
+        return st
 
     def next_permit_deadline(self) -> float | None:
         return self.waiting.next_deadline()
@@ -484,43 +468,34 @@ class Framework(FilterRunners):
     def reject_waiting_pod(self, uid: str) -> bool:
         return self.waiting.reject(uid)
 
-    # --- binding --------------------------------------------------------------------------
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        rec = state.recording
-        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
-        for e in self.points.get("preBind", []):
-            st = _as_status(await call(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
-            if rec is not None:
-                rec.prebind[e.name] = _verdict(st)
-            if st is None or st.is_success() or st.is_skip():
-                continue
-            if st.is_rejected():
-                return st
-            return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name)
-        return None
+        """``RunPreBindPlugins``: the first rejection or error, else None."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(PRE_BIND, st, self.profile_name, t0)
+        return st
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        last: Status | None = Status(Code.SKIP)
-        rec = state.recording
-        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
-        for e in self.points.get("bind", []):
-            st = _as_status(await call(e, "bind", e.plugin.kubesched_bind, state, pod, node_name), e.name)
-            if rec is not None:
-                rec.bind[e.name] = _verdict(st)
-            if st is not None and st.is_skip():
-                last = st
-                continue
-            if st is None or st.is_success():
-                return None
-            if st.is_rejected():
-                return st
-            return Status(Code.ERROR, f'running Bind plugin "{e.name}": {st.message}', plugin=e.name)
-        return last
+        """``RunBindPlugins``: the first Bind plugin that does not Skip decides (a Skip if all do)."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
+        st = await self.binding.run_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(BIND, st, self.profile_name, t0)
+        return st
 
     async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        call = self._call_async_timed if state.record_plugin_metrics else self._call_async
-        for e in self.points.get("postBind", []):
-            await call(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
+        """``RunPostBindPlugins``: informational, every one of them."""
+        rec = self.calls.recorder
+        if rec is None:
+            return await self.binding.run_post_bind_plugins(state, pod, node_name)
+        t0 = rec.now()
+        await self.binding.run_post_bind_plugins(state, pod, node_name)
+        rec.extension_point_since(POST_BIND, None, self.profile_name, t0)
 
 
 def build_framework(

@@ -7,7 +7,7 @@ and the node copies made when a plugin reads NodeInfos kept while they stay vali
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -21,16 +21,57 @@ if TYPE_CHECKING:
     from kubesched.runtime._filter_runners import FilterRunners
 
 
-class NominatedFilter:
-    """The two-pass Filter of a profile over snapshot rows (the Framework holds one)."""
+class _Profile(Protocol):
+    """What a NominatedFilter reads of its Framework."""
 
-    def __init__(self, fw: FilterRunners) -> None:
+    @property
+    def snapshot(self) -> Any: ...
+
+    @property
+    def nominator(self) -> Any: ...
+
+    @property
+    def filters(self) -> FilterRunners: ...
+
+
+class NominatedFilter:
+    """The two-pass Filter of a profile, for one node or over snapshot rows (the Framework
+    holds one)."""
+
+    def __init__(self, fw: _Profile) -> None:
         self.fw = fw
         # node name -> (NodeInfo, nominated PodInfos, the copy with them added); see _with_nominated
         self._nominated_copies: dict[int, tuple[NodeInfo, list[PodInfo], NodeInfo]] = {}
         # the last nominator view asked for, by (nominator generation, snapshot, node-set
         # generation, priority, pod uid)
         self._last_view: tuple[tuple[Any, ...], NominatedView | None] | None = None
+
+    def run_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pod_priority: int | None = None
+    ) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods`` for one node: first with the nominated pods of
+        equal or higher priority added (when there are any), then as the node is."""
+        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
+        nominator = self.fw.nominator
+        nominated = nominator.for_node(node_info.name) if nominator else None
+        if nominated:
+            uid = pod.metadata.uid
+            nominated = [p for p in nominated if p.priority >= prio and p.uid != uid]
+        filters = self.fw.filters
+        if nominated:
+            # pass 1: with the nominated pods of equal or higher priority added
+            state_to_use = state.clone()
+            info_to_use = node_info.clone()
+            for p in nominated:
+                info_to_use.add_pod(p)
+                err = filters.run_pre_filter_extension_add_pod(state_to_use, pod, p, info_to_use)
+                if err is not None:
+                    return err
+            st = filters.run_filter_plugins_one(state_to_use, pod, NodeBatch([info_to_use])).get(0)
+            if st is not None:
+                return st
+        # pass 2 (the only one without nominated pods): the node as it is
+        return filters.run_filter_plugins_one(state, pod, NodeBatch([node_info])).get(0)
 
     def run_rows(
         self,
@@ -69,12 +110,11 @@ class NominatedFilter:
             return self._filter_rows(state, pod, rows, base)
         assert view is not None
         first = has.nonzero()[0]
-        skip = state.skip_filter_plugins
-        if any(name not in skip for name, _ in self.fw._add_pod):
+        if self.fw.filters.has_add_pod(state):
             failed: dict[int, Status] = {}
             for i in first.tolist():
                 ni = base.info_at(i) if base is not None else snap.node_infos[int(rows[i])]
-                st = self.fw.run_filter_plugins_with_nominated_pods(state, pod, ni, prio)
+                st = self.run_node(state, pod, ni, prio)
                 if st is not None and not st.is_success():
                     failed[i] = st
             rest = (~has).nonzero()[0]
@@ -86,7 +126,7 @@ class NominatedFilter:
             return failed
         # pass 1 of the nodes with nominated pods, and the only pass of the others
         ov = self._nominated_overlay(view, rows, has, base)
-        first_pass = Rejections.of(self.fw.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=rows, overlay=ov)))
+        first_pass = Rejections.of(self.fw.filters.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, rows=rows, overlay=ov)))
         if first_pass:
             again = has.copy()
             again[first_pass.positions] = False
@@ -104,8 +144,8 @@ class NominatedFilter:
     ) -> Mapping[int, Status]:
         """One Filter pass over the snapshot's ``rows`` (changed by ``base`` when given)."""
         if base is None:
-            return self.fw.run_filter_plugins(state, pod, NodeBatch(snapshot=self.fw.snapshot, indices=rows))
-        return self.fw.run_filter_plugins(state, pod, NodeBatch(snapshot=self.fw.snapshot, rows=rows, overlay=base))
+            return self.fw.filters.run_filter_plugins(state, pod, NodeBatch(snapshot=self.fw.snapshot, indices=rows))
+        return self.fw.filters.run_filter_plugins(state, pod, NodeBatch(snapshot=self.fw.snapshot, rows=rows, overlay=base))
 
     def _nominated_overlay(
         self, view: NominatedView, rows: np.ndarray, has: np.ndarray, base: RowOverlay | None

@@ -316,13 +316,23 @@ def registered_cluster_events(points: Mapping[str, list[PluginEntry]]) -> list[t
 
 
 class PluginCalls:
-    """The wrappers every plugin call goes through: the plugin's name on its status, an
-    exception as an Error status, and (in a sampled cycle) the call timed."""
+    """The wrappers every plugin call of a profile goes through: the plugin's name on its status,
+    an exception as an Error status for this pod (a plugin bug never takes the scheduler down),
+    and, in a cycle sampled for plugin metrics (``CycleState.record_plugin_metrics``), the call
+    timed into ``plugin_execution_duration_seconds``.
 
-    metrics_recorder: MetricsRecorder | None
+    The Framework holds one and hands it to its runners; ``recorder`` is the MetricsRecorder the
+    Framework was given (None: nothing is timed).  A runner picks :meth:`call` or :meth:`timed`
+    once per run, never per plugin.
+    """
 
-    # --- calling --------------------------------------------------------------------------
-    def _call(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    __slots__ = ("recorder",)
+
+    def __init__(self) -> None:
+        self.recorder: MetricsRecorder | None = None
+
+    @staticmethod
+    def call(e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         try:
             st = fn(*args)
         except Exception as err:  # a plugin bug is an Error for this pod, not a dead scheduler
@@ -331,7 +341,8 @@ class PluginCalls:
             st.plugin = e.name
         return st
 
-    async def _call_async(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    @staticmethod
+    async def call_async(e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         try:
             st = fn(*args)
             if inspect.isawaitable(st):
@@ -342,30 +353,30 @@ class PluginCalls:
             st.plugin = e.name
         return st
 
-    # In a sampled cycle (``CycleState.record_plugin_metrics``) each plugin call is timed into
-    # ``plugin_execution_duration_seconds``; the runners pick the timed caller once per run.
-    def _call_timed(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-        rec = self.metrics_recorder
+    def timed(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`call`, timed (``upstream runXPlugin`` when ``ShouldRecordPluginMetrics``)."""
+        rec = self.recorder
         if rec is None:
-            return self._call(e, what, fn, *args)
+            return self.call(e, what, fn, *args)
         t0 = rec.now()
-        out = self._call(e, what, fn, *args)
+        out = self.call(e, what, fn, *args)
         rec.plugin(e.name, _POINT_OF[what], out, rec.now() - t0)
         return out
 
-    async def _call_async_timed(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-        rec = self.metrics_recorder
+    async def timed_async(self, e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`call_async`, timed."""
+        rec = self.recorder
         if rec is None:
-            return await self._call_async(e, what, fn, *args)
+            return await self.call_async(e, what, fn, *args)
         t0 = rec.now()
-        out = await self._call_async(e, what, fn, *args)
+        out = await self.call_async(e, what, fn, *args)
         rec.plugin(e.name, _POINT_OF[what], out, rec.now() - t0)
         return out
 
-    def _call_plain_timed(self, name: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """A Filter / Score / NormalizeScore call (made without ``_call``), timed: its status
-        is the batch's first rejection (or Error if it raised)."""
-        rec = self.metrics_recorder
+    def timed_batch(self, name: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """A Filter / Score / NormalizeScore call (made by its runner without :meth:`call`),
+        timed: its status is the batch's first rejection (or Error if it raised)."""
+        rec = self.recorder
         if rec is None:
             return fn(*args)
         t0 = rec.now()

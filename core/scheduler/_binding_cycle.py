@@ -8,8 +8,9 @@
     handle_scheduling_failure: requeue, nominate, the FailedScheduling event and the
                      PodScheduled condition (written by one report task per pod, in order)
 
-:class:`BindingCycle` is a part of :class:`kubesched.Scheduler` (its methods run on the
-scheduler), as :class:`~kubesched.scheduler._schedule_one.ScheduleOne`, which builds on it.
+:class:`BindingCycle` is an object the :class:`kubesched.Scheduler` holds (``binding``), given
+what it works with when it is built; the scheduling cycle
+(:class:`~kubesched.scheduler._schedule_one.ScheduleOne`) hands it each pod it assumed.
 """
 
 from __future__ import annotations
@@ -39,12 +40,24 @@ if TYPE_CHECKING:
     from kubesched.queue._scheduling_queue import SchedulingQueue
     from kubesched.scheduler._driver import Driver
     from kubesched.scheduler._results import AttemptRecord, ResultRecorder
+    from kubesched.scheduler._taskpool import TaskPool
 
 log = logging.getLogger("kubesched")
 
 NOTE_LENGTH_LIMIT = 1024
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+def single_node_status(st: Status, host: str) -> Status:
+    """A Reserve / Permit rejection as a FitError over the one chosen node."""
+    if not st.is_rejected():
+        return st
+    d = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
+    fe = FitError("", 1, d)
+    out = Status(st.code, str(fe), plugin=st.plugin)
+    out.error = fe
+    return out
 
 
 def truncate_message(msg: str) -> str:
@@ -73,32 +86,56 @@ CLEAR_NOMINATION = ""
 
 
 class BindingCycle:
-    """The binding cycles and failure reports of :class:`kubesched.Scheduler`."""
+    """The binding cycles and failure reports of a :class:`kubesched.Scheduler`, which holds
+    one: the binding tasks running (``tasks``), the pods bound (``scheduled_count``) and the
+    failure reports being written."""
 
-    transport: Transport
-    cluster: ClusterState
-    cache: Cache
-    queue: SchedulingQueue
-    extenders: list[Any]
-    metrics: Metrics
-    driver: Driver
-    recorder: ResultRecorder | None
-    scheduled_count: int
-    _binding_tasks: int
-    _reports: dict[str, collections.deque[tuple[Any, ...]]]
-    _touch: Callable[[], None]
-    spawn: Callable[..., None]
+    def __init__(
+        self,
+        *,
+        transport: Transport,
+        cluster: ClusterState,
+        cache: Cache,
+        queue: SchedulingQueue,
+        extenders: list[Any],
+        metrics: Metrics,
+        driver: Driver,
+        spawn: Callable[..., None],
+        touch: Callable[[], None],
+    ) -> None:
+        """``spawn``: the scheduler's background tasks; ``touch``: tells it an activity ended."""
+        self.transport = transport
+        self.cluster = cluster
+        self.cache = cache
+        self.queue = queue
+        self.extenders = extenders
+        self.metrics = metrics
+        self.driver = driver
+        self.spawn = spawn
+        self._touch = touch
+        self.recorder: ResultRecorder | None = None  # the scheduler's (``Scheduler.recorder``)
+        self.pool: TaskPool | None = None  # the scheduler's workers, while it runs
+        self.tasks = 0  # binding tasks started and not yet ended
+        self.scheduled_count = 0
+        self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
 
-    @staticmethod
-    def _single_node_status(st: Status, host: str) -> Status:
-        """A Reserve / Permit rejection as a FitError over the one chosen node."""
-        if not st.is_rejected():
-            return st
-        d = Diagnosis(node_to_status={host: st}, unschedulable_plugins={st.plugin} if st.plugin else set())
-        fe = FitError("", 1, d)
-        out = Status(st.code, str(fe), plugin=st.plugin)
-        out.error = fe
-        return out
+    def start(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed_pi: PodInfo,
+        result: ScheduleResult,
+        start: float,
+    ) -> None:
+        """Start the binding cycle of a pod assumed on ``result.suggested_host`` (its own task;
+        a pod waiting at Permit takes no turn until it is released)."""
+        self.tasks += 1
+        self.driver.activate()
+        assert self.pool is not None, "the scheduler is not running"
+        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
+        ticket = None if waiting else self.driver.ticket()
+        self.pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
 
     # --- binding cycle ------------------------------------------------------------------------
     async def _binding_task(
@@ -122,11 +159,11 @@ class BindingCycle:
             else:
                 self.metrics.scheduled(fw.profile_name, qpi, start)
             if state.recording is not None:
-                self._emit_results(qpi.pod, state.recording, bound=bound)
+                self.emit_results(qpi.pod, state.recording, bound=bound)
         finally:
             TURN.reset(token)
             self.driver.end(turn[0])
-            self._binding_tasks -= 1
+            self.tasks -= 1
             self.driver.deactivate()
             self._touch()
 
@@ -160,7 +197,7 @@ class BindingCycle:
         st = await fw.wait_on_permit(assumed)
         await self.driver.take(turn[0])
         if st is not None and not st.is_success():
-            return self._single_node_status(st, host)
+            return single_node_status(st, host)
         self.queue.done(assumed_pi.uid)
         st = await fw.run_pre_bind_plugins(state, assumed, host)
         if st is not None and not st.is_success():
@@ -229,7 +266,7 @@ class BindingCycle:
             )
 
     # --- recorded results (``--explain``) ---------------------------------------------------------
-    def _emit_results(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> None:
+    def emit_results(self, pod: Pod, record: AttemptRecord, *, bound: bool) -> None:
         """The attempt is over: the recorder keeps its results, or (``patch``) a background
         task encodes them and writes them onto the pod."""
         assert self.recorder is not None

@@ -1,6 +1,6 @@
 """The informer and the event handlers (upstream ``eventhandlers.go``).
 
-The informer lists then watches the transport and hands every event to :meth:`_handle`, which
+The informer lists then watches the transport and hands every event to its handlers, which
 keeps the cluster state, the cache and the queue current, exactly as upstream's handlers do:
 
     Pod, assigned      ──► cache add / update / remove ──► queue: AssignedPodAdd/Update/Delete
@@ -15,8 +15,8 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                            while queueing hints are off)
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
-as deleted (:meth:`_reconcile_relist`).  :class:`EventHandlers` is a part of
-:class:`kubesched.Scheduler` (its methods run on the scheduler), kept apart to be read alone.
+as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
+:class:`kubesched.Scheduler` holds (``handlers``), given what it keeps current when it is built.
 """
 
 from __future__ import annotations
@@ -74,58 +74,70 @@ _STORAGE: dict[type[Any], tuple[str, ev.Resource, bool]] = {
 
 
 class EventHandlers:
-    """The informer half of :class:`kubesched.Scheduler`."""
+    """The informer of a :class:`kubesched.Scheduler`, which holds one: the watch, and the
+    handlers that apply its events to the cluster state, the cache and the queue."""
 
-    transport: Transport
-    cluster: ClusterState
-    cache: Cache
-    queue: SchedulingQueue
-    profiles: dict[str, Framework]
-    driver: Driver
-    deterministic: bool
-    recorder: ResultRecorder | None
-    _watch: Any
-    _relist_seen: set[tuple[str, Any]] | None
-    _synced: anyio.Event
-    _touch: Callable[[], None]
+    def __init__(
+        self,
+        *,
+        transport: Transport,
+        cluster: ClusterState,
+        cache: Cache,
+        queue: SchedulingQueue,
+        profiles: dict[str, Framework],
+        driver: Driver,
+        touch: Callable[[], None],
+    ) -> None:
+        """``touch``: tells the scheduler an activity ended (a batch of events handled)."""
+        self.transport = transport
+        self.cluster = cluster
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self.driver = driver
+        self._touch = touch
+        self.recorder: ResultRecorder | None = None  # the scheduler's (``Scheduler.recorder``)
+        self.watch: Any = None
+        self.relist_seen: set[tuple[str, Any]] | None = None  # while re-listing: what it showed
+        self.synced = anyio.Event()
 
     # --- informer ---------------------------------------------------------------------------
-    async def _informer(self) -> None:
+    async def run(self) -> None:
         """List then watch; on a dropped watch, re-list with backoff and reconcile."""
         backoff = 1.0
         while True:
-            self._watch = self.transport.watch()
+            self.watch = self.transport.watch()
             try:
-                async for event in self._watch:
+                async for event in self.watch:
                     self._handle(event)
-                    self._drain()
+                    self.drain()
                     self._touch()
                     if event.type == "SYNCED":
                         backoff = 1.0
-                        if self.deterministic:
+                        if self.driver.deterministic:
                             # from now on only the loop takes events, at fixed points; a
                             # delivery just wakes it
-                            self._watch.on_push = self.driver.kick
+                            self.watch.on_push = self.driver.kick
                             return
                 return
             except TransportError as e:
                 log.warning("watch failed (%s); re-listing in %.0fs", e, backoff)
-                self._relist_seen = set()  # not idle until the re-list is reconciled
+                self.relist_seen = set()  # not idle until the re-list is reconciled
                 await anyio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
 
     def _reconcile_relist(self) -> None:
         """After a re-list: objects the new listing did not show were deleted meanwhile."""
-        seen = self._relist_seen
-        self._relist_seen = None
+        seen = self.relist_seen
+        self.relist_seen = None
         if seen is None:
             return
         for uid, pod in list(self.cluster.pods.items()):
             if ("Pod", uid) not in seen:
-                self._on_pod("DELETED", pod)
+                self.on_pod("DELETED", pod)
         for name, node in list(self.cluster.nodes.items()):
             if ("Node", name) not in seen:
-                self._on_node("DELETED", node)
+                self.on_node("DELETED", node)
         for table, kind in (
             (self.cluster.pdbs, "PodDisruptionBudget"),
             (self.cluster.pod_groups, "PodGroup"),
@@ -141,9 +153,9 @@ class EventHandlers:
                 if (cls.__name__, key if namespaced else ("", key)) not in seen:
                     self._on_storage(cls, "DELETED", obj)
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
         """Handle the events already delivered (a batch counts as one activity)."""
-        get = getattr(self._watch, "get_nowait", None)
+        get = getattr(self.watch, "get_nowait", None)
         if get is None:
             return
         handled = False
@@ -159,18 +171,18 @@ class EventHandlers:
     def _handle(self, event: WatchEvent) -> None:
         if event.type == "SYNCED":
             self._reconcile_relist()
-            self._synced.set()
+            self.synced.set()
             return
         obj = event.obj
         kind = type(obj)
-        if self._relist_seen is not None:
+        if self.relist_seen is not None:
             md = obj.metadata
             if kind is Pod:
-                self._relist_seen.add(("Pod", md.uid))
+                self.relist_seen.add(("Pod", md.uid))
             elif kind is Node:
-                self._relist_seen.add(("Node", md.name))
+                self.relist_seen.add(("Node", md.name))
             else:
-                self._relist_seen.add((kind.__name__, (md.namespace, md.name)))
+                self.relist_seen.add((kind.__name__, (md.namespace, md.name)))
         if kind is Pod:
             type_ = event.type
             if obj.status.phase in TERMINAL_PHASES:
@@ -180,9 +192,9 @@ class EventHandlers:
                 if obj.metadata.uid not in self.cluster.pods:
                     return
                 type_ = "DELETED"
-            self._on_pod(type_, obj)
+            self.on_pod(type_, obj)
         elif kind is Node:
-            self._on_node(event.type, obj)
+            self.on_node(event.type, obj)
         elif kind is PodDisruptionBudget:
             key = (obj.metadata.namespace, obj.metadata.name)
             if event.type == "DELETED":
@@ -248,10 +260,7 @@ class EventHandlers:
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
 
-    def _pod_exists(self, pod: Pod) -> bool:
-        return pod.metadata.uid in self.cluster.pods
-
-    def _on_node(self, type_: str, node: Node) -> None:
+    def on_node(self, type_: str, node: Node) -> None:
         name = node.metadata.name
         old = self.cluster.nodes.get(name)
         if type_ == "DELETED":
@@ -273,7 +282,7 @@ class EventHandlers:
             for e in ev.node_update_events(old, node):
                 self.queue.move_all_to_active_or_backoff(e, old, node, pre_check)
 
-    def _on_pod(self, type_: str, pod: Pod) -> None:
+    def on_pod(self, type_: str, pod: Pod) -> None:
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
         if self.recorder is not None:

@@ -19,11 +19,12 @@ bottom to follow it.
                        the Scheduled event
         [failure] handle_binding_cycle_error: Unreserve, forget, requeue
 
-:class:`ScheduleOne` is a part of :class:`kubesched.Scheduler` (its methods run on the
-scheduler), kept apart so this path reads alone; the binding cycle and the failure handling
-are :class:`~kubesched.scheduler._binding_cycle.BindingCycle`'s (:mod:`kubesched.scheduler._binding_cycle`).  In a simulation the binding cycles and the
-failure reports take turns (:mod:`kubesched.scheduler._driver`) so that decisions do not depend on the
-event loop's order.
+:class:`ScheduleOne` and :class:`~kubesched.scheduler._binding_cycle.BindingCycle` (the binding
+cycle and the failure handling, :mod:`kubesched.scheduler._binding_cycle`) are objects the
+:class:`kubesched.Scheduler` holds (``scheduling``, ``binding``); the first hands the second each
+pod it assumed, and each failure.  In a simulation the binding cycles and the failure reports
+take turns (:mod:`kubesched.scheduler._driver`) so that decisions do not depend on the event
+loop's order.
 """
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ import msgspec
 import numpy as np
 
 from kubesched.api._objects import Pod
+from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
 from kubesched.runtime._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
 from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
-from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle
+from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle, single_node_status
 from kubesched.scheduler._binding_cycle import PodsToActivate as PodsToActivate
 from kubesched.scheduler._binding_cycle import ScheduleResult as ScheduleResult
 from kubesched.scheduler._filterpass import CycleError as _CycleError
@@ -53,7 +55,8 @@ from kubesched.scheduler._filterpass import sampled_filter
 if TYPE_CHECKING:
     from kubesched.cache._cache import Cache, Snapshot
     from kubesched.config._config import SchedulerConfig
-    from kubesched.scheduler._taskpool import TaskPool
+    from kubesched.metrics._metrics import Metrics
+    from kubesched.queue._scheduling_queue import SchedulingQueue
 
 log = logging.getLogger("kubesched")
 
@@ -91,20 +94,35 @@ def _select_index(scores: np.ndarray, rng: random.Random) -> int:
     return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
 
 
-class ScheduleOne(BindingCycle):
-    """The scheduling cycle of :class:`kubesched.Scheduler` (the binding cycle and the failure
-    handling: :class:`~kubesched.scheduler._binding_cycle.BindingCycle`)."""
+class ScheduleOne:
+    """The scheduling cycle of a :class:`kubesched.Scheduler`, which holds one: a popped pod's
+    attempt up to its assumed node, then :class:`BindingCycle` takes it (or its failure)."""
 
-    config: SchedulerConfig
-    cache: Cache
-    snapshot: Snapshot
-    profiles: dict[str, Framework]
-    rng: random.Random
-    next_start_node_index: int
-    _filter_pass_rate: float  # feasible / evaluated in the last main Filter pass
-    _tg: anyio.abc.TaskGroup | None
-    _pool: TaskPool | None
-    last_activity: float
+    def __init__(
+        self,
+        *,
+        config: SchedulerConfig,
+        cache: Cache,
+        snapshot: Snapshot,
+        profiles: dict[str, Framework],
+        queue: SchedulingQueue,
+        extenders: list[Any],
+        metrics: Metrics,
+        rng: random.Random,
+        binding: BindingCycle,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self.snapshot = snapshot
+        self.profiles = profiles
+        self.queue = queue
+        self.extenders = extenders
+        self.metrics = metrics
+        self.rng = rng
+        self.binding = binding
+        self.next_start_node_index = 0  # the round-robin start of the next Filter pass
+        self._filter_pass_rate = 1.0  # feasible / evaluated in the last main Filter pass
+        self.last_attempt = 0.0  # when the last attempt began
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""
@@ -116,35 +134,35 @@ class ScheduleOne(BindingCycle):
         if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
             self.queue.done(qpi.uid)
             return
-        start = self.last_activity = anyio.current_time()
+        start = self.last_attempt = anyio.current_time()
         counts = self.metrics.pod_attempts
         if counts is not None:
             counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
         state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-        if self.recorder is not None:
-            state.recording = self.recorder.begin()
+        binding = self.binding
+        if binding.recorder is not None:
+            state.recording = binding.recorder.begin()
         result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
         if status is not None and not status.is_success():
-            await self.handle_scheduling_failure(fw, qpi, status, nominating, start)
+            await binding.handle_scheduling_failure(fw, qpi, status, nominating, start)
             if state.recording is not None:
-                self._emit_results(qpi.pod, state.recording, bound=False)
+                binding.emit_results(qpi.pod, state.recording, bound=False)
             return
-        self._binding_tasks += 1
-        self.driver.activate()
-        assert self._pool is not None
-        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
-        ticket = None if waiting else self.driver.ticket()
-        self._pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
+        binding.start(fw, state, qpi, assumed_pi, result, start)
 
     async def scheduling_cycle(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
     ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
         """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
         pod = qpi.pod
+        rec = self.metrics.recorder  # ``scheduling_algorithm_duration_seconds``
+        t0 = rec.algorithm_start() if rec is not None else 0.0
         try:
             result = await self.schedule_pod(fw, state, qpi.pod_info)
         except FitError as fe:
+            if rec is not None:
+                rec.algorithm_failed(qpi.uid)  # observed by the failure handler
             if not fw.has_post_filter_plugins():
                 return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
             statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
@@ -155,7 +173,11 @@ class ScheduleOne(BindingCycle):
             nominating = pf_result.nominated_node_name if pf_result is not None else None
             return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
         except _CycleError as ce:
+            if rec is not None:
+                rec.algorithm_failed(qpi.uid)
             return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
+        if rec is not None:
+            rec.algorithm_done(t0)
         host = result.suggested_host
         assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
         assumed_pi = qpi.pod_info.with_pod(assumed)
@@ -170,12 +192,12 @@ class ScheduleOne(BindingCycle):
         if st is not None and not st.is_success():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)
-            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+            return result, assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
         st = fw.run_permit_plugins(state, assumed, host)
         if st is not None and not st.is_success() and not st.is_wait():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)
-            return result, assumed_pi, self._single_node_status(st, host), CLEAR_NOMINATION
+            return result, assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
         to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
         if to_activate:
             self.queue.activate(list(to_activate.values()))
@@ -295,7 +317,41 @@ class ScheduleOne(BindingCycle):
         advance: bool,
     ) -> NodeBatch:
         """``findNodesThatPassFilters``: evaluate nodes from the round-robin start until enough
-        feasible ones are found; exactly the nodes a sequential upstream would evaluate."""
+        feasible ones are found; exactly the nodes a sequential upstream would evaluate.  Then
+        the extenders' Filter (``findNodesThatPassExtenders``).
+
+        With a recorder, the Filter pass is observed as the Filter extension point (the
+        extenders' time left out; an extender's error makes it an Error), unless the profile
+        has no Filter plugins (upstream returns before it starts the clock)."""
+        rec = self.metrics.recorder
+        if rec is None or not fw.has_filter_plugins():
+            nodes = self._filter_pass(fw, state, pi, diagnosis, candidates, advance)
+            return await self._pass_extenders(pi, nodes, diagnosis, advance)
+        t0 = rec.now()
+        try:
+            nodes = self._filter_pass(fw, state, pi, diagnosis, candidates, advance)
+        except Exception:
+            rec.extension_point(FILTER, ERROR, fw.profile_name, rec.now() - t0)
+            raise
+        took = rec.now() - t0
+        try:
+            nodes = await self._pass_extenders(pi, nodes, diagnosis, advance)
+        except Exception:
+            rec.extension_point(FILTER, ERROR, fw.profile_name, took)
+            raise
+        rec.extension_point(FILTER, SUCCESS, fw.profile_name, took)
+        return nodes
+
+    def _filter_pass(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        diagnosis: Diagnosis,
+        candidates: np.ndarray,
+        advance: bool,
+    ) -> NodeBatch:
+        """The Filter pass of :meth:`find_nodes_that_pass_filters` (the extenders' excepted)."""
         n = len(candidates)
         if n == 0:
             return NodeBatch([])
@@ -312,7 +368,7 @@ class ScheduleOne(BindingCycle):
             if pass_rate is not None:
                 self._filter_pass_rate = pass_rate
             self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return await self._pass_extenders(pi, NodeBatch(snapshot=snap, indices=chosen), diagnosis, advance)
+        return NodeBatch(snapshot=snap, indices=chosen)
 
     async def _pass_extenders(
         self, pi: PodInfo, nodes: NodeBatch, diagnosis: Diagnosis, main_pass: bool

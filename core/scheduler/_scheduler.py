@@ -6,12 +6,16 @@ every binding cycle and background task (async preemption, status writes).  Leav
 everything.  The scheduling cycle (``schedule_one``) is CPU work on a snapshot; the binding cycle
 does the I/O in its own task, so a slow bind never stalls scheduling.
 
-The scheduler is three parts, one module each, as upstream splits ``*Scheduler``'s methods:
+The scheduler builds its parts and holds them, each an object given what it works with (upstream
+splits ``*Scheduler``'s methods over these files; here they are objects of their own):
 
-    _scheduler.py      construction (profiles, queue, cache, extenders) and the run loops
-    _eventhandlers.py  the informer: watch events ──► cluster state, cache, queue
-    _schedule_one.py   one pod: the scheduling cycle (_binding_cycle.py: binding cycle, failures)
-    _driver.py         (simulations) turns and wake sources, used by the deterministic loop
+    _scheduler.py      Scheduler: construction (profiles, queue, cache, extenders), the run loops
+    _eventhandlers.py  handlers   EventHandlers: the informer: watch events ──► cluster state,
+                                  cache, queue
+    _schedule_one.py   scheduling ScheduleOne: one pod's scheduling cycle, up to its assumed node
+    _binding_cycle.py  binding    BindingCycle: the binding cycles, the failure handling
+    _driver.py         driver     Driver: (simulations) turns and wake sources, used by the
+                                  deterministic loop
 
 Before each cycle the loop drains the watch events already delivered, so cluster changes made at
 one virtual instant are always seen by the cycles that run at that instant: the same input gives
@@ -20,7 +24,6 @@ the same decisions on either backend.
 
 from __future__ import annotations
 
-import collections
 import logging
 import math
 import random
@@ -37,7 +40,7 @@ from kubesched.api._objects import Pod
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
-from kubesched.metrics._metrics import Metrics
+from kubesched.metrics._metrics import Metrics, MetricsRecorder
 from kubesched.queue._nominator import Nominator
 from kubesched.queue._scheduling_queue import QueuedPodInfo, SchedulingQueue
 from kubesched.runtime import _events as ev
@@ -49,6 +52,7 @@ from kubesched.runtime._extender import (
 from kubesched.runtime._framework import Framework, build_framework
 from kubesched.runtime._handle import Handle, HandleParts
 from kubesched.runtime._nodeinfo import NodeInfo
+from kubesched.scheduler._binding_cycle import BindingCycle
 from kubesched.scheduler._driver import Driver
 from kubesched.scheduler._eventhandlers import EventHandlers
 from kubesched.scheduler._results import ResultRecorder
@@ -69,7 +73,7 @@ pod is retried at the same instant only when something bypasses its backoff, e.g
 activation): it stops rather than spin forever."""
 
 
-class Scheduler(EventHandlers, ScheduleOne):
+class Scheduler:
     """A kube-scheduler: profiles (Frameworks), a queue, a cache, over a transport."""
 
     def __init__(
@@ -108,14 +112,14 @@ class Scheduler(EventHandlers, ScheduleOne):
         if deterministic:
             self.metrics.pod_attempts = {}
         self.record_timings = record_timings
-        self.recorder: ResultRecorder | None = None
+        recorder = None
         if record_plugin_results or patch_plugin_results:
-            self.recorder = ResultRecorder(patch=patch_plugin_results)
+            recorder = ResultRecorder(patch=patch_plugin_results)
         self.profiles: dict[str, Framework] = {}
         # ``buildExtenders``: HTTP extenders, in config order (``extenders: list[Any]`` so tests may
         # put fakes with the same methods); ignoredByScheduler resources go to NodeResourcesFit
-        self.extenders: list[Any] = list(build_extenders(self.config.extenders))
-        ignored = ignored_extended_resources([e.config for e in self.extenders])
+        extenders: list[Any] = list(build_extenders(self.config.extenders))
+        ignored = ignored_extended_resources([e.config for e in extenders])
         self.deterministic = deterministic
         self.driver = Driver(deterministic, self._drain)
         # the nominator lives in the queue; it is made first, for the profiles' handles
@@ -136,7 +140,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             activate=self._activate,
             spawn=self.spawn,
             park_until=self.driver.park_until,
-            extenders=self.extenders,
+            extenders=extenders,
             metrics=self.metrics,
             emulated_version=self.config.emulated_version,
         )
@@ -152,23 +156,67 @@ class Scheduler(EventHandlers, ScheduleOne):
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
             requeue_spread_on_assigned_pod=self.config.emulated_version >= (1, 31),
         )
-        self.next_start_node_index = 0
-        self._filter_pass_rate = 1.0
         self._tg: anyio.abc.TaskGroup | None = None
         self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers
-        self._watch: Any = None
-        self._relist_seen: set[tuple[str, Any]] | None = None
-        self._synced = anyio.Event()
-        self._binding_tasks = 0
-        self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
+        self.binding = BindingCycle(
+            transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
+            extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
+            touch=self._touch,
+        )
+        self.scheduling = ScheduleOne(
+            config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
+            queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
+            binding=self.binding,
+        )
+        self.handlers = EventHandlers(
+            transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
+            profiles=self.profiles, driver=self.driver, touch=self._touch,
+        )
+        self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop
         self._activity: anyio.Event | None = None  # live wait_idle: set when something ends
         # (instant, attempts, last pod) when a simulation stopped in a livelock (``_stall``)
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
-        self.scheduled_count = 0
         self.on_idle_check: Callable[[], None] | None = None
-        self.last_activity = 0.0
+        self._last_touch = 0.0  # when an activity last ended
+
+    # --- what the parts keep ----------------------------------------------------------------
+    @property
+    def recorder(self) -> ResultRecorder | None:
+        """The plugin results recorder (``record_plugin_results``), or None; settable."""
+        return self.binding.recorder
+
+    @recorder.setter
+    def recorder(self, recorder: ResultRecorder | None) -> None:
+        self.binding.recorder = self.handlers.recorder = recorder
+
+    @property
+    def extenders(self) -> list[Any]:
+        """The HTTP extenders (``buildExtenders``), in config order: the one list the parts and
+        the profiles' handles share (tests change it in place to put fakes)."""
+        return self.scheduling.extenders
+
+    @property
+    def scheduled_count(self) -> int:
+        """The pods this scheduler bound."""
+        return self.binding.scheduled_count
+
+    @property
+    def last_activity(self) -> float:
+        """When an attempt last began or an activity last ended (``anyio.current_time``)."""
+        return max(self._last_touch, self.scheduling.last_attempt)
+
+    def _pod_exists(self, pod: Pod) -> bool:
+        return pod.metadata.uid in self.cluster.pods
+
+    def _drain(self) -> None:
+        """Handle the watch events already delivered (:meth:`EventHandlers.drain`)."""
+        self.handlers.drain()
+
+    async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        """Record an Event about ``pod`` (:meth:`BindingCycle.record_event`)."""
+        await self.binding.record_event(pod, type_, reason, action, note)
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled.  ``task_status.started()`` fires once the cache is synced.
@@ -189,9 +237,9 @@ class Scheduler(EventHandlers, ScheduleOne):
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._pool = TaskPool(tg)
-                tg.start_soon(self._informer)
-                await self._synced.wait()
+                self._pool = self.binding.pool = TaskPool(tg)
+                tg.start_soon(self.handlers.run)
+                await self.handlers.synced.wait()
                 if self.deterministic:
                     self.queue.start_ticks()
                 else:
@@ -219,7 +267,16 @@ class Scheduler(EventHandlers, ScheduleOne):
                     self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
 
     async def wait_synced(self) -> None:
-        await self._synced.wait()
+        await self.handlers.synced.wait()
+
+    def set_metrics_recorder(self, recorder: MetricsRecorder | None) -> None:
+        """Record upstream's metrics into ``recorder`` from now on (None: stop), as
+        :meth:`MetricsRecorder.attach` asks: the counters, the queue and each profile hold it
+        and observe where the work happens."""
+        self.metrics.set_recorder(recorder)
+        self.queue.metrics_recorder = recorder
+        for fw in self.profiles.values():
+            fw.metrics_recorder = recorder
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Run ``fn(*args)`` as a background task of the scheduler's task group."""
@@ -243,7 +300,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             self._touch()
 
     def _touch(self) -> None:
-        self.last_activity = anyio.current_time()
+        self._last_touch = anyio.current_time()
         self._activity_ended()
 
     def _activity_ended(self) -> None:
@@ -256,13 +313,13 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def is_idle(self) -> bool:
         """Nothing queued to run, in flight, binding, waiting on Permit, or in the background."""
-        if self.queue.busy() or self._binding_tasks or self._background_tasks:
+        if self.queue.busy() or self.binding.tasks or self._background_tasks:
             return False
         if any(fw.waiting_pods for fw in self.profiles.values()):
             return False
-        if self._relist_seen is not None:  # re-listing after a dropped watch
+        if self.handlers.relist_seen is not None:  # re-listing after a dropped watch
             return False
-        pending = getattr(self._watch, "pending", None)
+        pending = getattr(self.handlers.watch, "pending", None)
         return not (callable(pending) and pending())
 
     def add_wake_source(self, next_due: Callable[[], float | None], run_due: Callable[[], object]) -> None:
@@ -296,8 +353,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         it also waits for every timed event (arrivals, terminations, Permit timeouts) to have
         run, and returns at once if the simulation stopped in a livelock (``stalled``).
         """
-        if not self._synced.is_set():
-            await self._synced.wait()
+        if not self.handlers.synced.is_set():
+            await self.handlers.synced.wait()
         if self.deterministic:
             if self.stalled is not None:
                 return
@@ -346,7 +403,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                     return
                 self.driver.begin_cycle()
                 try:
-                    await self.schedule_one(qpi)
+                    await self.scheduling.schedule_one(qpi)
                 finally:
                     self.driver.end_cycle()
                 continue
@@ -383,7 +440,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             if qpi is None:
                 await self.queue.wait_for_pods()
                 continue
-            await self.schedule_one(qpi)
+            await self.scheduling.schedule_one(qpi)
             self._activity_ended()
             await anyio.lowlevel.checkpoint()
 

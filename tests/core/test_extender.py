@@ -225,14 +225,14 @@ def _scheduler(
     cfg = SchedulerConfig(profiles=[ProfileConfig(enabled=enabled)], extenders=extenders)
     sched = Scheduler(FakeCluster(), cfg, registry=REGISTRY)
     for n in nodes:
-        sched._on_node("ADDED", make_node(n).capacity(cpu="4", memory="8Gi").obj())
+        sched.handlers.on_node("ADDED", make_node(n).capacity(cpu="4", memory="8Gi").obj())
     return sched
 
 
 async def _schedule(sched: Scheduler, pod: kubesched.Pod | None = None) -> Any:
     fw = sched.profiles["default-scheduler"]
     try:
-        return await sched.schedule_pod(fw, CycleState(), PodInfo(pod or make_pod("p").obj()))
+        return await sched.scheduling.schedule_pod(fw, CycleState(), PodInfo(pod or make_pod("p").obj()))
     finally:
         for ext in sched.extenders:
             await ext.aclose()
@@ -454,7 +454,7 @@ async def test_filter_error_fails_the_cycle_with_scheduler_error(
     sched = _scheduler([ext_config(srv, filterVerb="filter")], ["node1"])
     fw = sched.profiles["default-scheduler"]
     qpi = QueuedPodInfo(PodInfo(make_pod("p").obj()))
-    _, _, status, nominating = await sched.scheduling_cycle(fw, CycleState(), qpi)
+    _, _, status, nominating = await sched.scheduling.scheduling_cycle(fw, CycleState(), qpi)
     await sched.extenders[0].aclose()
     assert status is not None and status.code == Code.ERROR and status.message == "some error"
     assert nominating == ""
@@ -508,7 +508,7 @@ async def test_prioritize_weights(servers: Callable[[], ExtenderServer]) -> None
     fw = sched.profiles["default-scheduler"]
     sched.snapshot.update(sched.cache)
     pod = make_pod("p").obj()
-    total = await sched.prioritize_nodes(
+    total = await sched.scheduling.prioritize_nodes(
         fw, CycleState(), pod, NodeBatch(snapshot=sched.snapshot, indices=np.arange(3))
     )
     for ext in sched.extenders:
@@ -529,13 +529,13 @@ async def test_bind_extender_binds_before_bind_plugins(
     sched = _scheduler([ext_config(srv, bindVerb="bind")], ["node1"])
     fw = sched.profiles["default-scheduler"]
     pod = make_pod("p").uid("uid-p").obj()
-    st = await sched.bind(fw, CycleState(), pod, "node1")
+    st = await sched.binding.bind(fw, CycleState(), pod, "node1")
     assert st is None
     assert srv.requests == [
         ("bind", {"PodName": "p", "PodNamespace": "default", "PodUID": "uid-p", "Node": "node1"})
     ]
     srv.route("bind", lambda body: {"Error": "no room at the inn"})
-    st = await sched.bind(fw, CycleState(), pod, "node1")
+    st = await sched.binding.bind(fw, CycleState(), pod, "node1")
     await sched.extenders[0].aclose()
     assert st is not None and st.code == Code.ERROR and st.message == "no room at the inn"
 
@@ -561,7 +561,7 @@ async def test_bind_extender_not_interested_or_ignorable_falls_back_to_bind_plug
             )
             sched = Scheduler(cluster, cfg)
             fw = sched.profiles["default-scheduler"]
-            st = await sched.bind(fw, CycleState(), cluster.get_pod("default", "p"), "node1")
+            st = await sched.binding.bind(fw, CycleState(), cluster.get_pod("default", "p"), "node1")
             await sched.extenders[0].aclose()
             assert st is None
             bound = cluster.get_pod("default", "p")

@@ -67,7 +67,7 @@ def _scheduler(nodes: list[kubesched.Node], *, pct: int | None = None, reject: t
     )
     sched = Scheduler(FakeCluster(), SchedulerConfig(profiles=[prof]), registry=registry)
     for n in nodes:
-        sched._on_node("ADDED", n)
+        sched.handlers.on_node("ADDED", n)
     sched.snapshot.update(sched.cache)
     return sched
 
@@ -97,9 +97,9 @@ async def test_fair_evaluation_for_nodes() -> None:
     fw = sched.profiles["default-scheduler"]
     pi = PodInfo(make_pod("p").obj())
     for i in range(2 * (500 // 150 + 1)):
-        feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+        feasible, _ = await sched.scheduling.find_nodes_that_fit_pod(fw, CycleState(), pi)
         assert len(feasible) == 150
-        assert sched.next_start_node_index == (i + 1) * 150 % 500
+        assert sched.scheduling.next_start_node_index == (i + 1) * 150 % 500
 
 
 @pytest.mark.anyio
@@ -115,18 +115,18 @@ async def test_filter_errors_count_only_where_a_sequential_evaluation_reaches() 
     true_filter = fw.plugin("TrueFilter")
     pi = PodInfo(make_pod("p").obj())
     true_filter.reject = {f"node-{i}" for i in range(499)}  # a pass rate of 1 in 500 ...
-    await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
-    assert sched.next_start_node_index == 0  # every node evaluated
+    await sched.scheduling.find_nodes_that_fit_pod(fw, CycleState(), pi)
+    assert sched.scheduling.next_start_node_index == 0  # every node evaluated
     true_filter.reject = set()  # ... so the next attempt filters every node in one chunk
     true_filter.error = {"node-400"}
     true_filter.calls = 0
-    feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+    feasible, _ = await sched.scheduling.find_nodes_that_fit_pod(fw, CycleState(), pi)
     assert true_filter.calls == 500
     assert feasible.names == [f"node-{i}" for i in range(150)]
-    assert sched.next_start_node_index == 150
+    assert sched.scheduling.next_start_node_index == 150
     true_filter.error = {"node-160"}  # 10 nodes after the start: reached
     with pytest.raises(_CycleError, match="broken"):
-        await sched.find_nodes_that_fit_pod(fw, CycleState(), pi)
+        await sched.scheduling.find_nodes_that_fit_pod(fw, CycleState(), pi)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ async def test_prefer_nominated_node_filter_call_counts(nominated: str, reject: 
     sched = _scheduler(nodes, reject=reject)
     fw = sched.profiles["default-scheduler"]
     pod = make_pod("p").priority(1000).nominated_node(nominated).obj()
-    feasible, _ = await sched.find_nodes_that_fit_pod(fw, CycleState(), PodInfo(pod))
+    feasible, _ = await sched.scheduling.find_nodes_that_fit_pod(fw, CycleState(), PodInfo(pod))
     assert fw.plugins["TrueFilter"].calls == want_calls
     if nominated and not reject:
         assert feasible.names == ["node1"]
@@ -183,11 +183,11 @@ async def test_fit_error_message_counts_every_node() -> None:
     cfg = SchedulerConfig(profiles=[prof], emulated_version=v, feature_gates=default_feature_gates(v))
     sched = Scheduler(FakeCluster(), cfg)
     for n in nodes:
-        sched._on_node("ADDED", n)
+        sched.handlers.on_node("ADDED", n)
     fw = sched.profiles["default-scheduler"]
     pod = make_pod("big").req(cpu="2").obj()
     with pytest.raises(kubesched.FitError) as err:
-        await sched.schedule_pod(fw, CycleState(), PodInfo(pod))
+        await sched.scheduling.schedule_pod(fw, CycleState(), PodInfo(pod))
     assert str(err.value) == (
         "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu."
     )

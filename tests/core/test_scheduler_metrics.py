@@ -174,26 +174,37 @@ async def test_plugins_are_timed_in_the_sampled_cycles_only(monkeypatch: pytest.
     assert m[f'{pe}{{extension_point="PreEnqueue",plugin="SchedulingGates",status="Success"}}'] == 5
 
 
-async def test_without_a_recorder_the_runners_are_the_class_methods() -> None:
-    """Nothing is wrapped, so an unwatched scheduler pays nothing per extension point."""
+def hidden_methods(obj: Any) -> list[str]:
+    """The methods of ``obj``'s class that an attribute of the instance replaces."""
+    return [name for name in vars(obj) if callable(getattr(type(obj), name, None))]
+
+
+async def test_the_recorder_is_handed_to_its_owners_and_nothing_is_replaced() -> None:
+    """The scheduler's counters, its queue and each profile hold the recorder and observe at the
+    point of work: no method is wrapped or replaced, before or after it is attached, and an
+    unwatched scheduler never samples its plugins."""
     sched = Scheduler(FakeCluster(), load_config_file("c.yaml", text=CONFIG))
-    for fw in sched.profiles.values():
-        assert not any(name.startswith("run_") for name in vars(fw))
-        assert fw.metrics_recorder is None
-    assert "schedule_pod" not in vars(sched) and not sched.metrics.sample_plugins()
+    owners = [sched, *sched.profiles.values()]
+    assert not any(hidden_methods(o) for o in owners)
+    assert sched.metrics.recorder is None and sched.queue.metrics_recorder is None
+    assert all(fw.metrics_recorder is None for fw in sched.profiles.values())
+    assert not sched.metrics.sample_plugins()
     recorder = MetricsRecorder()
     recorder.attach(sched)
-    assert "run_pre_filter_plugins" in vars(sched.profiles["alpha"]) and "schedule_pod" in vars(sched)
-    assert sched.queue.incoming is recorder.incoming
+    assert not any(hidden_methods(o) for o in owners)
+    assert sched.metrics.recorder is recorder and sched.queue.metrics_recorder is recorder
+    assert all(fw.metrics_recorder is recorder for fw in sched.profiles.values())
 
 
 async def test_victims_go_to_the_histogram_and_the_list_stays_empty() -> None:
     sched = Scheduler(FakeCluster())
-    sched.metrics.preemption_victims.append(3)
+    sched.metrics.preempted(3)
+    assert sched.metrics.preemption_victims == [3]  # no recorder: the list (the bench reads it)
     recorder = MetricsRecorder()
     recorder.attach(sched)
-    sched.metrics.preemption_victims.append(70)
+    sched.metrics.preempted(70)
     assert sched.metrics.preemption_victims == []
+    assert sched.metrics.preemptions == 2
     text = exposition(registry(recorder)).decode()
     assert 'scheduler_preemption_victims_bucket{le="4"} 1.0' in text
     assert 'scheduler_preemption_victims_bucket{le="64"} 1.0' in text

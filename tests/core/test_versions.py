@@ -182,3 +182,23 @@ def test_v1_30_accepts_its_volume_limit_plugins_and_v1_31_refuses_them() -> None
     parse_config(doc, version=Version(1, 30), feature_gates=default_feature_gates(Version(1, 30)))
     with pytest.raises(ConfigError, match='was invalid in version "kubescheduler.config.k8s.io/v1"'):
         parse_config(doc, version=Version(1, 31), feature_gates=default_feature_gates(Version(1, 31)))
+
+
+def test_a_gate_outside_its_releases_behaves_as_the_code_without_it() -> None:
+    """Before its first entry a gate is off (the old code); from its removal its last default
+    holds (a GA gate removed: on), and the binary no longer knows it (PodDisruptionConditions'
+    history: beta on 1.26, GA locked 1.31, removed 1.34 — v1.33.3 kube_features.go)."""
+    from kubesched.config._versions import FeatureSpec, VersionedGate
+
+    gate = VersionedGate(
+        "PodDisruptionConditions",
+        (FeatureSpec(Version(1, 26), True, "Beta"), FeatureSpec(Version(1, 31), True, "GA", True)),
+        source="v1.33.3 pkg/features/kube_features.go",
+        effect="a DisruptionTarget condition on preemption victims",
+        removed=Version(1, 34),
+    )
+    assert gate.spec_at(Version(1, 30)) == FeatureSpec(Version(1, 26), True, "Beta")
+    assert gate.spec_at(Version(1, 33)) == FeatureSpec(Version(1, 31), True, "GA", True)
+    assert gate.spec_at(Version(1, 34)) is None and gate.value_without_gate(Version(1, 34)) is True
+    new = VersionedGate("X", (FeatureSpec(Version(1, 35), False, "Alpha"),), source="", effect="")
+    assert new.spec_at(Version(1, 34)) is None and new.value_without_gate(Version(1, 34)) is False

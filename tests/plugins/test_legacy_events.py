@@ -117,7 +117,7 @@ def _pod() -> kubesched.Pod:
 async def test_pre_check_for_node_add_with_hints_off(node: kubesched.Node, moved: bool) -> None:
     sched = _scheduler(hints=False)
     _rejected(sched, _pod(), "NodeResourcesFit")
-    sched._on_node("ADDED", node)
+    sched.handlers.on_node("ADDED", node)
     assert (sched.queue.where("p") != "unschedulable") is moved
 
 
@@ -126,10 +126,10 @@ async def test_pre_check_for_node_update_with_hints_off() -> None:
     sched = _scheduler(hints=False)
     _rejected(sched, _pod(), "NodeResourcesFit")
     small = make_node("n").capacity(cpu="1", memory="1Gi").obj()
-    sched._on_node("ADDED", small)
-    sched._on_node("MODIFIED", make_node("n").capacity(cpu="1", memory="1Gi").label("a", "b").obj())
+    sched.handlers.on_node("ADDED", small)
+    sched.handlers.on_node("MODIFIED", make_node("n").capacity(cpu="1", memory="1Gi").label("a", "b").obj())
     assert sched.queue.where("p") == "unschedulable"
-    sched._on_node("MODIFIED", make_node("n").capacity(cpu="4", memory="1Gi").label("a", "b").obj())
+    sched.handlers.on_node("MODIFIED", make_node("n").capacity(cpu="4", memory="1Gi").label("a", "b").obj())
     assert sched.queue.where("p") != "unschedulable"
 
 
@@ -138,8 +138,8 @@ async def test_pre_check_for_node_counts_the_cached_pods_with_hints_off() -> Non
     """The check runs on the cache's NodeInfo: pods already bound there use up the room."""
     sched = _scheduler(hints=False)
     _rejected(sched, _pod(), "NodeResourcesFit")
-    sched._on_pod("ADDED", make_pod("bound").uid("bound").req(cpu="3").node("n").obj())
-    sched._on_node("ADDED", make_node("n").capacity(cpu="4", memory="8Gi").obj())
+    sched.handlers.on_pod("ADDED", make_pod("bound").uid("bound").req(cpu="3").node("n").obj())
+    sched.handlers.on_node("ADDED", make_node("n").capacity(cpu="4", memory="8Gi").obj())
     assert sched.queue.where("p") == "unschedulable"
 
 
@@ -148,5 +148,5 @@ async def test_no_pre_check_with_hints_on() -> None:
     """Hints on: no preCheck; Fit's hint (the node fits) queues the pod despite the taint."""
     sched = _scheduler(hints=True)
     _rejected(sched, _pod(), "NodeResourcesFit")
-    sched._on_node("ADDED", make_node("n").capacity(cpu="4", memory="8Gi").taint("k", "v").obj())
+    sched.handlers.on_node("ADDED", make_node("n").capacity(cpu="4", memory="8Gi").taint("k", "v").obj())
     assert sched.queue.where("p") != "unschedulable"

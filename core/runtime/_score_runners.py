@@ -1,0 +1,131 @@
+"""The PreScore and Score runners of a :class:`~kubesched.runtime._framework.Framework` (upstream
+``RunPreScorePlugins``, ``RunScorePlugins`` with NormalizeScore and the weights): an object
+holding the profile's PreScore and Score plugins, which the Framework holds.  Score is a batch
+call over a :class:`NodeBatch` returning one integer per node, checked once per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched import hookspecs
+from kubesched.api._objects import Pod
+from kubesched.runtime._cyclestate import CycleState
+from kubesched.runtime._nodeinfo import NodeBatch
+from kubesched.runtime._plugins import _SCORE_RESULT, PluginCalls, PluginEntry, _as_status, _wrong
+from kubesched.runtime._status import Code, Status
+from kubesched.scheduler._results import verdict as _verdict
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+def _score_array(raw: Any) -> np.ndarray | str:
+    """A Score hook's result as a fresh int64 array, or why it is not one scores per node."""
+    if isinstance(raw, np.ndarray):
+        arr = raw
+    elif isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):
+        try:
+            arr = np.asarray(raw)
+        except (TypeError, ValueError):
+            return _wrong(raw, _SCORE_RESULT)
+    else:
+        return _wrong(raw, _SCORE_RESULT)
+    if arr.ndim != 1:
+        return f"returned {type(raw).__name__} of shape {arr.shape}, expected {_SCORE_RESULT}"
+    if arr.dtype.kind not in "iu" and arr.size:
+        return f"returned {type(raw).__name__} of {arr.dtype}, expected {_SCORE_RESULT}"
+    return np.array(arr, dtype=np.int64, copy=True)
+
+
+def _invalid_score(scores: np.ndarray) -> int | None:
+    """A score of the int64 ``scores`` out of [MIN_NODE_SCORE, MAX_NODE_SCORE] (the greatest
+    above, else the least below), or None.  One argmax over them as unsigned, where a negative
+    score is above every valid one: cheaper than max() and min()."""
+    if not len(scores):
+        return None
+    unsigned = scores.view(np.uint64)
+    if unsigned[unsigned.argmax()] <= MAX_NODE_SCORE:
+        return None
+    return int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+
+
+class ScoreRunners:
+    """A profile's PreScore and Score plugins (each Score plugin's weight and NormalizeScore),
+    in profile order, and the runners that call them (the Framework holds one)."""
+
+    def __init__(self, points: Mapping[str, list[PluginEntry]], calls: PluginCalls) -> None:
+        self.calls = calls
+        self.pre_score: list[PluginEntry] = points.get("preScore", [])
+        self.score: list[PluginEntry] = points.get("score", [])
+        self.normalize: dict[str, Any] = {
+            e.name: e.plugin.kubesched_normalize_score
+            for e in self.score
+            if hookspecs.implements(e.plugin, "kubesched_normalize_score")
+        }
+
+    # --- Score ----------------------------------------------------------------------------
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        rec = state.recording
+        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        for e in self.pre_score:
+            st = _as_status(call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
+            if rec is not None:
+                rec.prescore[e.name] = _verdict(st)
+            if st is None or st.is_success():
+                continue
+            if st.is_skip():
+                state.skip_score_plugins.add(e.name)
+                continue
+            return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
+        return None
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
+        """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
+        total = np.zeros(len(nodes), dtype=np.int64)
+        per_plugin: dict[str, np.ndarray] = {}
+        rec = state.recording
+        raws: dict[str, np.ndarray] = {}
+        timed = state.record_plugin_metrics
+        for e in self.score:
+            if e.name in state.skip_score_plugins:
+                continue
+            try:
+                if timed:
+                    scores = _score_array(self.calls.timed_batch(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes))
+                else:
+                    scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
+                if isinstance(scores, str):  # the wrong type: as if the plugin had raised
+                    msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
+                    return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
+                if rec is not None:
+                    raws[e.name] = scores.copy()
+                norm = self.normalize.get(e.name)
+                if norm is not None:
+                    if timed:
+                        out = self.calls.timed_batch(e.name, "ScoreExtensionNormalize", norm, state, pod, scores)
+                    else:
+                        out = norm(state, pod, scores)
+                    st = _as_status(out, e.name)
+                    if st is not None and not st.is_success():
+                        return total, per_plugin, Status(
+                            Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
+                        )
+            except Exception as err:
+                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
+            if len(scores) != len(nodes):
+                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
+            bad = _invalid_score(scores)
+            if bad is not None:
+                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
+            weighted = scores * e.weight if e.weight != 1 else scores  # scores is a fresh copy
+            per_plugin[e.name] = weighted
+            total += weighted
+        if rec is not None:
+            rec.scored(nodes.names, raws, per_plugin)
+        return total, per_plugin, None
