@@ -256,6 +256,7 @@ class MetricsRecorder:
         self.permit_wait_duration = HistogramVec(PERMIT_WAIT_BUCKETS)  # (result,)
         self.incoming: dict[tuple[str, str], int] = {}  # (queue, event): pod_incoming, from the queue
         self.preemption_victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
+        self.scheduled_after_flush = 0  # pod_scheduled_after_flush_total (Kubernetes 1.36)
         self.profiles: list[str] = []
         self.scheduler: Any = None
         self._preemption_attempts = 0  # of the schedulers before the current one
@@ -273,6 +274,8 @@ class MetricsRecorder:
     def pod_scheduled(self, profile: str, qpi: QueuedPodInfo, now: float, start: float) -> None:
         self._attempt(SCHEDULED, profile, now - start)
         self.pod_scheduling_attempts.observe(qpi.attempts)
+        if qpi.flushed:
+            self.scheduled_after_flush += 1
         if qpi.initial_attempt_timestamp is not None:
             label = "15+" if qpi.attempts >= 15 else str(qpi.attempts)
             self.sli_duration.observe((label,), now - qpi.initial_attempt_timestamp)

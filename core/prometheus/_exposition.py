@@ -21,6 +21,9 @@ _HELP = {
     "scheduling_algorithm_duration_seconds": "Scheduling algorithm latency in seconds",
     "pod_scheduling_sli_duration_seconds": "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
     "pod_scheduling_attempts": "Number of attempts to successfully schedule a pod.",
+    "pod_scheduled_after_flush": "Number of pods that were successfully scheduled after being flushed from "
+    "unschedulablePods due to timeout. This metric helps detect potential queueing hint misconfigurations or "
+    "event handling issues.",
     "framework_extension_point_duration_seconds": "Latency for running all plugins of a specific extension point.",
     "plugin_execution_duration_seconds": "Duration for running a plugin at a specific extension point.",
     "permit_wait_duration_seconds": "Duration of waiting on permit.",
@@ -81,6 +84,13 @@ class SchedulerCollector:
             "scheduler_preemption_attempts", _HELP["preemption_attempts"], value=rec.preemption_attempts
         )
         yield _histogram("preemption_victims", rec.preemption_victims)
+        sched = rec.scheduler
+        if sched is not None and sched.config.emulated_version >= (1, 36):
+            # v1.36.0 (kubernetes#135126): pods bound after the 5-minute flush of unschedulablePods
+            yield CounterMetricFamily(
+                "scheduler_pod_scheduled_after_flush", _HELP["pod_scheduled_after_flush"],
+                value=rec.scheduled_after_flush,
+            )
         gauges = rec.gauges()
         for name, labels in (
             ("pending_pods", ["queue"]),

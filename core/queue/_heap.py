@@ -33,6 +33,8 @@ class QueuedPodInfo:
     unschedulable_count: int = 0
     consecutive_errors_count: int = 0
     backoff_expiration: float | None = None
+    flushed: bool = False
+    """Moved out of the unschedulable pods by their 5-minute flush (``pod_scheduled_after_flush``)."""
     # the order in which the queue first saw the pod: breaks ties between equal pods the same
     # way whichever task requeued them first (so runs repeat exactly on any event loop)
     seq: int = 0

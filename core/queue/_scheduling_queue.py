@@ -488,6 +488,8 @@ class SchedulingQueue:
             q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable
         ]
         if stale:
+            for q in stale:
+                q.flushed = True
             self._move_pods(stale, ev.UNSCHEDULABLE_TIMEOUT, None, None)
 
     # --- introspection -----------------------------------------------------------------------

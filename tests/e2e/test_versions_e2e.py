@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from kubesched import Code, Status, hookimpl
 from kubesched.cli import main
+from kubesched.config._config import parse_config
+from kubesched.config._versions import parse_version
+from kubesched.runtime._entrypoints import all_plugins
+from kubesched.scenario import load_manifests
+from kubesched.simulation import Simulation
 
 NODE_1CPU = """\
 apiVersion: v1
@@ -142,3 +148,40 @@ def test_a_pod_with_claims_stays_pending_where_dra_is_on(tmp_path: Path, capsys:
     )
     off = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + pod, "--emulated-version", "1.33")
     assert off["pods"][0]["nodeName"] == "n1"  # DRA off: the claims are not the scheduler's business
+
+
+class RejectOnce:
+    """PreFilter: Unschedulable at the first attempt; no events registered, so only the flush of
+    unschedulablePods after 5 minutes brings the pod back."""
+
+    name = "RejectOnce"
+
+    def __init__(self, args: object, handle: object) -> None:
+        self.calls = 0
+
+    @hookimpl
+    def kubesched_pre_filter(self, state: object, pod: object, nodes: object) -> Status | None:
+        self.calls += 1
+        return Status(Code.UNSCHEDULABLE, "not yet") if self.calls == 1 else None
+
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[object]:
+        return []
+
+
+@pytest.mark.parametrize(("version", "want"), [("1.35", None), ("1.36", 1)])
+def test_pod_scheduled_after_flush_total(version: str, want: int | None) -> None:
+    """``scheduler_pod_scheduled_after_flush_total`` (ALPHA, v1.36.0, kubernetes#135126): exported
+    from 1.36, counting the pods bound after the 5-minute flush moved them."""
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "RejectOnce"}]}}}]}  # fmt: skip
+    registry = {**all_plugins(), "RejectOnce": RejectOnce}
+    cfg = parse_config(config, registry=registry, version=parse_version(version))
+    small = POD_2CPU.replace('"2"', '"100m"')
+    later = small.replace("name: p}", "name: later, annotations: {kubesched.io/arrival: 6m}}")  # keeps the run going
+    manifests = load_manifests(["s.yaml"], {"s.yaml": NODE_1CPU + "---\n" + small + "---\n" + later})
+    result = Simulation(manifests, cfg, registry={"RejectOnce": RejectOnce}, metrics=True).run_in_virtual_time("trio")
+    assert result.to_json_obj()["pods"][0]["nodeName"] == "n1"
+    assert result.metrics is not None
+    lines = [line for line in result.metrics.splitlines() if line.startswith("scheduler_pod_scheduled_after_flush")]
+    assert lines == ([] if want is None else [f"scheduler_pod_scheduled_after_flush_total {want}.0"])
