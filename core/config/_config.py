@@ -450,6 +450,30 @@ def _why_missing(registry: Mapping[str, Any], name: str) -> str:
     return f": {why}" if why else ""
 
 
+# kubescheduler.config.k8s.io/v1 Plugins fields from v0.36.0 (config/v1/types.go): the plugins of
+# the pod group scheduling cycle, which kubesched does not emulate
+PLACEMENT_POINTS = ("placementGenerate", "placementScore")
+
+
+def _placement_set(pset: Any, fld: str) -> None:
+    """A 1.36 ``placementGenerate`` / ``placementScore`` set: decoded strictly; a plugin
+    disabled there is accepted, one enabled is refused (kubesched has no pod group cycle)."""
+    if pset is None:
+        return
+    if not isinstance(pset, Mapping):
+        raise _err(fld, "Invalid value: must be a mapping with enabled / disabled")
+    for k in pset:
+        if k not in ("enabled", "disabled"):
+            raise _unknown_field(f"{fld}.{k}")
+    _plugin_list(pset.get("disabled"), f"{fld}.disabled")
+    for i, (name, _) in enumerate(_plugin_list(pset.get("enabled"), f"{fld}.enabled")):
+        raise _err(
+            f"{fld}.enabled[{i}].name",
+            f'Invalid value: "{name}": kubesched does not emulate the pod group scheduling cycle '
+            f"that runs {fld.rsplit('.', 1)[-1]} plugins",
+        )
+
+
 def _parse_profile(
     raw: Any,
     path: str,
@@ -484,6 +508,9 @@ def _parse_profile(
     user_mp_disabled: set[str] = set()
     for point, pset in plugins.items():
         fld = f"{path}.plugins.{point}"
+        if point in PLACEMENT_POINTS and version >= (1, 36):
+            _placement_set(pset, fld)
+            continue
         if point not in _POINTS:
             raise ConfigError(f'strict decoding error: unknown field "{fld}"')
         if pset is None:

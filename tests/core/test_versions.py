@@ -202,3 +202,28 @@ def test_a_gate_outside_its_releases_behaves_as_the_code_without_it() -> None:
     assert gate.spec_at(Version(1, 34)) is None and gate.value_without_gate(Version(1, 34)) is True
     new = VersionedGate("X", (FeatureSpec(Version(1, 35), False, "Alpha"),), source="", effect="")
     assert new.spec_at(Version(1, 34)) is None and new.value_without_gate(Version(1, 34)) is False
+
+
+@pytest.mark.parametrize(
+    ("version", "point", "pset", "message"),
+    [
+        # kubernetes/kube-scheduler v0.35.0 config/v1/types.go has no such field: strict decoding
+        pytest.param("1.35", "placementGenerate", {}, 'strict decoding error: unknown field "profiles[0].plugins.placementGenerate"',
+                     id="1.35: unknown field"),
+        pytest.param("1.36", "placementScore", {"disabled": [{"name": "*"}]}, None, id="1.36: a set, accepted"),
+        pytest.param("1.36", "placementGenerate", {"enabled": [{"name": "TopologyPlacement"}]},
+                     'profiles[0].plugins.placementGenerate.enabled[0].name: Invalid value: "TopologyPlacement": '
+                     "kubesched does not emulate the pod group scheduling cycle that runs placementGenerate plugins",
+                     id="1.36: a plugin enabled there is refused"),
+    ],
+)  # fmt: skip
+def test_placement_plugin_sets_exist_from_1_36(version: str, point: str, pset: dict, message: str | None) -> None:
+    v = parse_version(version)
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"plugins": {point: pset}}]}  # fmt: skip
+    if message is None:
+        parse_config(doc, version=v, feature_gates=default_feature_gates(v))
+        return
+    with pytest.raises(ConfigError) as e:
+        parse_config(doc, version=v, feature_gates=default_feature_gates(v))
+    assert str(e.value) == message
