@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 import yaml
 
 from kubesched._errors import ConfigError
+from kubesched._outputs import open_output, write_output
 from kubesched.api._durations import parse_duration
 from kubesched.cli.options import PROG as PROG
 from kubesched.cli.options import warn_line as warn_line
@@ -77,12 +78,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         result = sim.run_in_virtual_time(args.backend)
     if args.metrics is not None and result.metrics is not None:
         try:
-            Path(args.metrics).write_text(result.metrics, encoding="utf-8")
+            write_output(args.metrics, result.metrics)
         except OSError as e:
             raise ConfigError(f"cannot write the metrics: {e.strerror or e}", source=args.metrics) from None
     if args.report:
         try:
-            with Path(args.report).open("w", encoding="utf-8") as out_file:
+            with open_output(args.report) as out_file:
                 result.write_json(out_file.write)
         except OSError as e:
             raise ConfigError(f"cannot write the report: {e.strerror or e}", source=args.report) from None
@@ -479,7 +480,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `| head`: the reader has all it wants; no traceback at exit either
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as e:  # standard output (or a file) could not take the output: a full disk
+        return _write_error(e)
+    try:
+        sys.stdout.flush()  # what is still buffered fails here, not in the interpreter's exit
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as e:
+        return _write_error(e)
     return int(code or 0)
+
+
+def _write_error(e: OSError) -> int:
+    """A write that failed (``> /dev/full``): one line, exit code 1, and nothing more at exit."""
+    print(f"{PROG}: error: write error: {e.strerror or e}", file=sys.stderr)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
 
 
 def _first_leaf(eg: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kubesched._errors import ConfigError
+from kubesched._outputs import write_output
 from kubesched.generate import CHOICES, KNOB_BY_KEY, KNOBS, Knob, Spec, generate_text, parse_spec
 from kubesched.scenario import load_documents
 from kubesched.validation._validation import go_quote
@@ -98,7 +98,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise _named(e, flags, source) from None
     if args.out:
         try:
-            Path(args.out).write_text(text, encoding="utf-8")
+            write_output(args.out, text)
         except OSError as e:
             raise ConfigError(f"cannot write: {e.strerror or e}", source=args.out) from None
     else:

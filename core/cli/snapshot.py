@@ -8,12 +8,12 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO
 
 import anyio
 
 from kubesched._errors import ConfigError, TransportError
+from kubesched._outputs import open_output
 from kubesched.cli.options import warn_line
 from kubesched.cli.progress import SnapshotProgress
 from kubesched.snapshot import DEFAULT_CHUNK_SIZE, Options, snapshot, summary
@@ -56,24 +56,27 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         qps=args.kube_api_qps, burst=args.kube_api_burst,
     )  # fmt: skip
     target = args.output
+    # opened before the cluster is read (an unwritable path fails at once); half a cluster is not
+    # a snapshot: on failure the file that was there stays as it was (open_output)
+    output = open_output(target)
     try:
-        out: IO[str] = sys.stdout if target == "-" else open(target, "w", encoding="utf-8")  # noqa: SIM115
+        out: IO[str] = output.__enter__()
     except OSError as e:
         raise ConfigError(f"cannot write: {e.strerror or e}", source=target) from None
-    done = False
     try:
         progress = SnapshotProgress()
         with progress:
             red = anyio.run(functools.partial(snapshot, opts, out, progress=progress, warn=warn_line), backend=args.backend)
-        done = True
-    except TransportError as e:
-        print(f"kubesched: error: snapshot: {_one_line(str(e))}", file=sys.stderr)
-        return 1
-    finally:
-        if out is not sys.stdout:
-            out.close()
-            if not done:  # half a cluster is not a snapshot: no file rather than a misleading one
-                Path(target).unlink(missing_ok=True)
+    except BaseException as e:
+        output.__exit__(type(e), e, e.__traceback__)
+        if isinstance(e, TransportError):
+            print(f"kubesched: error: snapshot: {_one_line(str(e))}", file=sys.stderr)
+            return 1
+        raise
+    try:
+        output.__exit__(None, None, None)
+    except OSError as e:
+        raise ConfigError(f"cannot write: {e.strerror or e}", source=target) from None
     for note in red.notes:
         print(f"kubesched: note: {note}", file=sys.stderr)
     print(f"kubesched: {summary(red, '' if target == '-' else target)}", file=sys.stderr)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 
 from kubesched._errors import ConfigError
+from kubesched._outputs import open_output
 from kubesched.traces import (
     FILL_FACTOR,
     GANG_APIS,
@@ -77,13 +77,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
         write(sys.stdout, args.nodes, args.pods, opts)  # a closed pipe: cli.main ends quietly
         sys.stdout.flush()
         return 0
-    tmp = Path(args.out + ".partial")
     try:
-        with tmp.open("w", encoding="utf-8") as out:
+        with open_output(args.out) as out:
             write(out, args.nodes, args.pods, opts)
-        tmp.replace(args.out)
     except OSError as e:
         raise ConfigError(f"cannot write: {e.strerror or e}", source=args.out) from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return 0

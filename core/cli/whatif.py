@@ -6,9 +6,9 @@ overlay holds: :func:`kubesched.scenario.overlay`; how a drain runs in a simulat
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kubesched._errors import ConfigError
+from kubesched._outputs import write_output
 from kubesched.cli.options import warn_line
 from kubesched.scenario import ZONE_LABEL, load_manifests, overlay, overlay_text
 
@@ -39,12 +39,8 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     objs = overlay(manifests, drain=args.drain, delete_node=args.delete_node, lose_zone=args.lose_zone,
                    add=args.add, zone_label=args.zone_label)  # fmt: skip
     text = overlay_text(args.files, objs)
-    if args.output == "-":
-        sys.stdout.write(text)
-        return 0
     try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_output(args.output, text)
     except OSError as e:
         raise ConfigError(f"cannot write: {e.strerror or e}", source=args.output) from None
     return 0

@@ -444,12 +444,11 @@ def render(labels: Sequence[str], results: Sequence[dict[str, Any]], title: str 
 
 def write(path: str, text: str) -> None:
     """Write a report; a path that cannot be written is bad input (one line, exit 2)."""
-    from pathlib import Path
-
     from kubesched._errors import ConfigError
+    from kubesched._outputs import write_output
 
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        write_output(path, text)
     except OSError as e:
         raise ConfigError(f"cannot write the report: {e.strerror or e}", source=path) from None
 

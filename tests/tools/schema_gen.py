@@ -32,6 +32,9 @@ KINDS = {
     "storage.k8s.io/v1/CSINode": "V1CSINode",
     "storage.k8s.io/v1/CSIDriver": "V1CSIDriver",
     "storage.k8s.io/v1/CSIStorageCapacity": "V1CSIStorageCapacity",
+    # the bodies of subresources: a pod's binding, a workload's scale
+    "v1/Binding": "V1Binding",
+    "autoscaling/v1/Scale": "V1Scale",
 }
 
 # scheduler-plugins' PodGroup CRD (apis/scheduling/v1alpha1/types.go), not in the client

@@ -136,7 +136,7 @@ async def handle(
     body: dict[str, Any] = {}
     warnings: tuple[str, ...] = ()
     if m in ("POST", "PUT"):
-        body, warnings = await offload(server, len(req.body), _decoded, req, spec)
+        body, warnings = await offload(server, len(req.body), _decoded, req, spec, sub)
     reply = await handle_write(server, req, spec, namespace, ns, name, sub, body)
     if warnings and isinstance(reply, Reply):
         reply.warnings = (*reply.warnings, *warnings)
@@ -153,18 +153,32 @@ async def offload(server: Server, size: int, fn: Callable[..., T], *args: Any) -
     return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
 
 
-def _decoded(req: Request, spec: ResourceSpec) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """A POST's or PUT's object, and the warnings of its field validation."""
+def _body_kind(spec: ResourceSpec, sub: str) -> tuple[str, str, str]:
+    """(group/version, version, kind) of what a request on ``spec`` (and ``sub``) carries: the
+    resource's own kind, or its subresource's (a pod's binding takes a v1 Binding, a scale an
+    autoscaling/v1 Scale), which is what its fields are checked against."""
+    s = spec.subresources[sub] if sub else None
+    if s is None or not s.kind:
+        return spec.group_version, spec.version, spec.kind
+    if s.group is None and not s.version:
+        return spec.group_version, spec.version, s.kind
+    return (f"{s.group}/{s.version}" if s.group else s.version), s.version, s.kind
+
+
+def _decoded(req: Request, spec: ResourceSpec, sub: str = "") -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A POST's or PUT's object, and the warnings of its field validation (against the kind the
+    request carries: :func:`_body_kind`)."""
     body = _body(req)
-    if knows(spec.group_version, spec.kind):
+    gv, version, kind = _body_kind(spec, sub)
+    if knows(gv, kind):
         # a null field is an absent one, as Go decodes it into these kinds' types (the
         # kinds kept as sent echo a null back, as Go's encoding of a nil field without
         # omitempty does); in a PATCH, null means "remove"
         body = drop_nulls(body)
-    return body, _field_validation(spec, body, req.query)
+    return body, _field_validation(gv, version, kind, body, req.query)
 
 
-def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple[str, ...]:
+def _field_validation(gv: str, version: str, kind: str, body: Any, q: dict[str, str]) -> tuple[str, ...]:
     """``fieldValidation`` (default Warn, as the API server's): Strict refuses a body with
     fields its kind does not have (400, the strict decoding error), Warn answers a Warning
     header for each, Ignore says nothing; the fields are dropped either way."""
@@ -175,13 +189,12 @@ def _field_validation(spec: ResourceSpec, body: Any, q: dict[str, str]) -> tuple
         )
     if mode == "Ignore" or not isinstance(body, dict):
         return ()
-    unknown = unknown_fields(body, spec.group_version, spec.kind)
+    unknown = unknown_fields(body, gv, kind)
     if not unknown:
         return ()
     if mode == "Strict":
         raise bad_request(
-            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: '
-            + strict_error(unknown)
+            f'{kind} in version "{version}" cannot be handled as a {kind}: ' + strict_error(unknown)
         )
     return tuple(field_warning(p) for p in unknown)
 
@@ -689,8 +702,11 @@ async def _subresource_view(
             )
             return json_reply(t)
         return json_reply(current)
+    warnings: tuple[str, ...] = ()
     if m == "PUT":
         body = _body(req)
+        gv = f"{sub.group}/{sub.version}" if sub.group else (sub.version or spec.group_version)
+        warnings = _field_validation(gv, sub.version or spec.version, sub.kind or spec.kind, body, req.query)
     elif m == "PATCH":
         ctype = req.headers.get("content-type", "").split(";")[0].strip()
         check_patch_options(req.query, ctype == "application/apply-patch+yaml")
@@ -708,7 +724,9 @@ async def _subresource_view(
         raise method_not_allowed()
     new = view.write(spec, name, private_copy(spec.wire(old)), body)
     reply = await _replace(server, spec, ns, name, "", old, new, bool(req.query.get("dryRun")))
-    return json_reply(view.read(spec, json.loads(reply.body)))
+    answer = json_reply(view.read(spec, json.loads(reply.body)))
+    answer.warnings = warnings
+    return answer
 
 
 async def _delete(server: Server, req: Request, spec: ResourceSpec, ns: str, name: str) -> Reply:
