@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from kubesched._errors import ConfigError
+from kubesched.api import _yamlstream
 
 # libyaml's safe loader when PyYAML was built with it (8x faster), else the pure-Python one
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -309,8 +310,17 @@ def parse_documents(text: str, *, source: str = "", json: bool = False) -> list[
         items = data.get("items") if isinstance(kind, str) and kind.endswith("List") else None
         docs = items if isinstance(items, list) else [data]
         return list(enumerate(docs, start=1))
+    try:  # libyaml's events built straight into objects; anything unusual: the bounded loader
+        docs = list(_yamlstream.documents(text, MAX_DEPTH))
+    except _yamlstream.Unusual:
+        docs = _bounded_documents(text, source)
+    return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+
+
+def _bounded_documents(text: str, source: str) -> list[Any]:
+    """The documents as the bounded loader builds them, each error one ConfigError line."""
     try:
-        docs = list(yaml.load_all(text, Loader=BoundedLoader))
+        return list(yaml.load_all(text, Loader=BoundedLoader))
     except yaml.constructor.ConstructorError as e:
         raise _yaml_error(source, text, e) from None
     except yaml.YAMLError as e:
@@ -324,7 +334,6 @@ def parse_documents(text: str, *, source: str = "", json: bool = False) -> list[
         except RecursionError:
             pass
         raise _yaml_error(source, text, e) from None
-    return [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
 
 
 def _yaml_error(path: str, text: str, e: yaml.YAMLError) -> ConfigError:

@@ -13,11 +13,12 @@ from typing import Any
 import msgspec
 
 from kubesched._errors import ConfigError
-from kubesched.api._decoding import drop_nulls, load_documents
+from kubesched.api._decoding import MAX_DEPTH, drop_nulls, load_documents, read_text
 from kubesched.api._durations import parse_duration
 from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
 from kubesched.api._schema import strict_error, unknown_fields
 from kubesched.api._schema import warning as field_warning
+from kubesched.api._yamlstream import Unusual, documents, single_list
 from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
 
@@ -184,104 +185,157 @@ def load_manifests(
     seen: dict[tuple[str, str, str], Manifest] = {}
     uids: dict[str, str] = {}
     texts = texts or {}
+
+    def take(path: str, doc: int, item: int | None, data: Any) -> None:
+        nonlocal order
+        where = _where(path, doc, item=item)
+        if not isinstance(data, dict):
+            raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
+        api, kind = data.get("apiVersion"), data.get("kind")
+        if not kind:
+            raise ConfigError("Required value: kind is required", source=where, field="kind")
+        if not isinstance(kind, str):
+            raise ConfigError(f"Invalid value: {kind!r}: must be a string", source=where, field="kind")
+        if not api:
+            raise ConfigError("Required value: apiVersion is required", source=where, field="apiVersion")
+        if not isinstance(api, str):
+            raise ConfigError(f"Invalid value: {api!r}: must be a string", source=where, field="apiVersion")
+        if (api, kind) not in INPUT_KINDS:
+            supported = ", ".join(f"{a}/{k}" for a, k in sorted(INPUT_KINDS))
+            raise ConfigError(f'unknown kind "{api}/{kind}" (supported: {supported})', source=where, field="kind")
+        md = data.get("metadata") or {}
+        name = md.get("name", "") if isinstance(md, dict) else ""
+        ns = md.get("namespace", "") if isinstance(md, dict) else ""
+        if isinstance(name, str) and isinstance(ns, str) and ns and name:
+            name = f"{ns}/{name}"
+        where = _where(path, doc, kind, name if isinstance(name, str) else "", item=item)
+        data = drop_nulls(data)
+        if validation != "Ignore":
+            unknown = unknown_fields(data, api, kind)
+            if unknown and validation == "Strict":
+                raise ConfigError(strict_error(unknown), source=where)
+            for path_ in unknown:
+                if warn is not None:
+                    warn(f"{where}: {field_warning(path_)}")
+        try:
+            obj = convert(data, KINDS[(api, kind)])
+        except msgspec.ValidationError as e:
+            fld, msg = _msgspec_field(e, data)
+            raise ConfigError(msg, source=where, field=fld) from None
+        try:
+            validate_object(obj, kind)
+        except ConfigError as e:
+            raise e.at(source=where) from None
+        if kind == "Node":
+            _kubelet_labels(obj)
+        if kind in NAMESPACED_KINDS and not obj.metadata.namespace:
+            obj.metadata.namespace = "default"
+        if kind in WORKLOAD_KINDS:
+            _check_workload(obj, kind, where, max_pods)
+        annotations = obj.metadata.annotations
+        arrival = _offset_annotation(annotations, ARRIVAL_ANNOTATION, where)
+        deletion = _offset_annotation(annotations, DELETION_ANNOTATION, where)
+        if kind == "Pod":
+            _offset_annotation(annotations, DURATION_ANNOTATION, where)
+        if deletion is not None and deletion <= (arrival or 0.0):
+            raise ConfigError(
+                f"Invalid value: {go_quote(annotations[DELETION_ANNOTATION])}: must be later than the "
+                f"arrival ({arrival or 0.0:g}s)",
+                source=where,
+                field=f"metadata.annotations[{DELETION_ANNOTATION}]",
+            )
+        key = (kind, obj.metadata.namespace, obj.metadata.name)
+        update = False
+        if key in seen:
+            first = seen[key]
+            if (arrival or 0.0) <= first.arrival:
+                raise ConfigError(
+                    f"already defined in {first.label} (a later document replaces it only with a "
+                    f"later {ARRIVAL_ANNOTATION})",
+                    source=where,
+                    field="metadata.name",
+                )
+            _check_update(first.obj, obj, kind, where)
+            update = True
+            if not obj.metadata.uid:
+                obj.metadata.uid = first.obj.metadata.uid
+        uid = obj.metadata.uid
+        if uid and not update:
+            if uid in uids:
+                raise ConfigError(
+                    f"Duplicate value: {go_quote(uid)}: already the uid of {uids[uid]}",
+                    source=where,
+                    field="metadata.uid",
+                )
+            uids[uid] = where
+        if kind == "PriorityClass" and obj.metadata.name in SYSTEM_PRIORITY_CLASSES:
+            # validation let it through, so it is the built-in class exactly: the cluster
+            # has it from the start, and creating it again changes nothing
+            return
+        m = Manifest(obj, kind, path, doc, arrival or 0.0, order, where, update=update, deletion=deletion)
+        seen[key] = m
+        out.append(m)
+        order += 1
     for path in paths:
-        documents = load_documents(path, texts.get(path))
+        text = texts.get(path)
+        if text is None and not path.endswith(".json"):
+            text = _read(path)
+        guess = single_list(text) if text is not None else None
+        if text is not None and guess is not None and (not guess[1][:-4] or (guess[0], guess[1][:-4]) in INPUT_KINDS):
+            # kubectl's export, one List: each item is decoded and checked as it is parsed, so
+            # the parsed tree of thousands of objects is never alive at once
+            state = (len(out), order, dict(seen), dict(uids))
+            try:
+                roots = _stream_list(path, text, guess, take)
+            except Unusual:  # decoded again below, as any other file
+                del out[state[0] :]
+                order = state[1]
+                seen.clear()
+                seen.update(state[2])
+                uids.clear()
+                uids.update(state[3])
+            else:
+                for doc, item, data in _expand_lists(path, roots):
+                    take(path, doc, item, data)
+                continue
+        documents = load_documents(path, text)
         if not documents:  # as kubectl: an empty (or comments-only) file is a mistake
             raise ConfigError("no objects passed to create", source=path)
         for doc, item, data in _expand_lists(path, documents):
-            where = _where(path, doc, item=item)
-            if not isinstance(data, dict):
-                raise ConfigError("a document must be a mapping (a Kubernetes object)", source=where)
-            api, kind = data.get("apiVersion"), data.get("kind")
-            if not kind:
-                raise ConfigError("Required value: kind is required", source=where, field="kind")
-            if not isinstance(kind, str):
-                raise ConfigError(f"Invalid value: {kind!r}: must be a string", source=where, field="kind")
-            if not api:
-                raise ConfigError("Required value: apiVersion is required", source=where, field="apiVersion")
-            if not isinstance(api, str):
-                raise ConfigError(f"Invalid value: {api!r}: must be a string", source=where, field="apiVersion")
-            if (api, kind) not in INPUT_KINDS:
-                supported = ", ".join(f"{a}/{k}" for a, k in sorted(INPUT_KINDS))
-                raise ConfigError(f'unknown kind "{api}/{kind}" (supported: {supported})', source=where, field="kind")
-            md = data.get("metadata") or {}
-            name = md.get("name", "") if isinstance(md, dict) else ""
-            ns = md.get("namespace", "") if isinstance(md, dict) else ""
-            if isinstance(name, str) and isinstance(ns, str) and ns and name:
-                name = f"{ns}/{name}"
-            where = _where(path, doc, kind, name if isinstance(name, str) else "", item=item)
-            data = drop_nulls(data)
-            if validation != "Ignore":
-                unknown = unknown_fields(data, api, kind)
-                if unknown and validation == "Strict":
-                    raise ConfigError(strict_error(unknown), source=where)
-                for path_ in unknown:
-                    if warn is not None:
-                        warn(f"{where}: {field_warning(path_)}")
-            try:
-                obj = convert(data, KINDS[(api, kind)])
-            except msgspec.ValidationError as e:
-                fld, msg = _msgspec_field(e, data)
-                raise ConfigError(msg, source=where, field=fld) from None
-            try:
-                validate_object(obj, kind)
-            except ConfigError as e:
-                raise e.at(source=where) from None
-            if kind == "Node":
-                _kubelet_labels(obj)
-            if kind in NAMESPACED_KINDS and not obj.metadata.namespace:
-                obj.metadata.namespace = "default"
-            if kind in WORKLOAD_KINDS:
-                _check_workload(obj, kind, where, max_pods)
-            annotations = obj.metadata.annotations
-            arrival = _offset_annotation(annotations, ARRIVAL_ANNOTATION, where)
-            deletion = _offset_annotation(annotations, DELETION_ANNOTATION, where)
-            if kind == "Pod":
-                _offset_annotation(annotations, DURATION_ANNOTATION, where)
-            if deletion is not None and deletion <= (arrival or 0.0):
-                raise ConfigError(
-                    f"Invalid value: {go_quote(annotations[DELETION_ANNOTATION])}: must be later than the "
-                    f"arrival ({arrival or 0.0:g}s)",
-                    source=where,
-                    field=f"metadata.annotations[{DELETION_ANNOTATION}]",
-                )
-            key = (kind, obj.metadata.namespace, obj.metadata.name)
-            update = False
-            if key in seen:
-                first = seen[key]
-                if (arrival or 0.0) <= first.arrival:
-                    raise ConfigError(
-                        f"already defined in {first.label} (a later document replaces it only with a "
-                        f"later {ARRIVAL_ANNOTATION})",
-                        source=where,
-                        field="metadata.name",
-                    )
-                _check_update(first.obj, obj, kind, where)
-                update = True
-                if not obj.metadata.uid:
-                    obj.metadata.uid = first.obj.metadata.uid
-            uid = obj.metadata.uid
-            if uid and not update:
-                if uid in uids:
-                    raise ConfigError(
-                        f"Duplicate value: {go_quote(uid)}: already the uid of {uids[uid]}",
-                        source=where,
-                        field="metadata.uid",
-                    )
-                uids[uid] = where
-            if kind == "PriorityClass" and obj.metadata.name in SYSTEM_PRIORITY_CLASSES:
-                # validation let it through, so it is the built-in class exactly: the cluster
-                # has it from the start, and creating it again changes nothing
-                continue
-            m = Manifest(obj, kind, path, doc, arrival or 0.0, order, where, update=update, deletion=deletion)
-            seen[key] = m
-            out.append(m)
-            order += 1
+            take(path, doc, item, data)
     # PriorityClasses first at each instant: objects of one instant exist at once (an export
     # lists pods before the classes they name), and admission resolves a pod's class on create
     out.sort(key=lambda m: (m.arrival, m.kind != "PriorityClass", m.order))
     _check_priority_classes(out)
     return out
+
+
+def _read(path: str) -> str:
+    """A manifest file's text; a failure is one ConfigError line (as load_documents's)."""
+    try:
+        return read_text(path)
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror or e}", source=path) from None
+    except ValueError:  # a NUL byte in the file name
+        raise ConfigError("cannot read: invalid file name", source=repr(path)) from None
+
+
+def _stream_list(
+    path: str, text: str, expected: tuple[str, str], take: Callable[[str, int, int | None, Any], None]
+) -> list[tuple[int, Any]]:
+    """Decode the one ``List`` document of ``text``, passing each item to ``take`` as it is
+    parsed (as ``_expand_lists`` gives them); the document, without its items, is returned.
+    Raises Unusual when the file must be decoded the ordinary way."""
+    api, kind = expected
+    item_kind = kind[: -len("List")]
+
+    def on_item(i: int, obj: Any) -> None:
+        if item_kind and isinstance(obj, dict):
+            obj = {"apiVersion": api, "kind": item_kind, **obj}
+        take(path, 1, i, obj)
+
+    roots = [d for d in documents(text, MAX_DEPTH, stream_items=expected, on_item=on_item) if d is not None]
+    return list(enumerate(roots, start=1))
 
 
 NODE_OS = "linux"
