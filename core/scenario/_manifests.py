@@ -218,7 +218,9 @@ def load_manifests(
                 if warn is not None:
                     warn(f"{where}: {field_warning(path_)}")
         try:
-            obj = convert(data, KINDS[(api, kind)])
+            obj = _convert_strictly(data, KINDS[(api, kind)], f"{api}/{kind}")
+        except ConfigError as e:
+            raise e.at(source=where) from None
         except msgspec.ValidationError as e:
             fld, msg = _msgspec_field(e, data)
             raise ConfigError(msg, source=where, field=fld) from None
@@ -308,6 +310,57 @@ def load_manifests(
     out.sort(key=lambda m: (m.arrival, m.kind != "PriorityClass", m.order))
     _check_priority_classes(out)
     return out
+
+
+_QUOTED = re.compile(r"Expected `(int|float|bool)(?: \| null)?`(?: [<>]=? ?-?\d+)*, got `str` - at `\$(.*)`$")
+
+
+def _convert_strictly(data: Any, kind: type[Any], schema_kind: str) -> Any:
+    """``data`` decoded into ``kind``, a string where the type has a number or a boolean
+    (``replicas: "2"``) refused as the API server's JSON decoder refuses it; any other
+    mismatch as :func:`~kubesched.api._objects.convert` has it."""
+    try:
+        return msgspec.convert(data, kind, strict=True)
+    except msgspec.ValidationError as e:
+        m = _QUOTED.match(str(e))
+        if m is None:
+            return convert(data, kind)
+        path = m.group(2).lstrip(".")
+        raise ConfigError(_unmarshal_error(kind, schema_kind, path), field=path) from None
+
+
+def _unmarshal_error(kind: type[Any], schema_kind: str, path: str) -> str:
+    """encoding/json's UnmarshalTypeError for a string in a number or boolean field, as the
+    API server returns it (``json: cannot unmarshal string into Go struct field
+    PodSpec.spec.terminationGracePeriodSeconds of type int64``; Go's decode.go, go1.22)."""
+    from msgspec import inspect
+
+    parts = re.findall(r"[^.\[\]]+", re.sub(r"\[\d+\]", "", path))
+    from kubesched.api._schema import _schema
+
+    schema = _schema()
+    go_type = schema["kinds"].get(schema_kind, kind.__name__)
+    struct = go_type
+    for part in parts:
+        struct = go_type
+        go_type = re.sub(r"^(List|Dict)\[(?:str, )?(.*)\]$", r"\2", schema["types"].get(go_type, {}).get(part, ""))
+    struct = re.sub(r"^V\d+(?:(?:alpha|beta)\d+)?", "", struct)
+    info: Any = inspect.type_info(kind)
+    for part in parts:
+        while isinstance(info, (inspect.UnionType, inspect.ListType)):
+            info = next(t for t in info.types if not isinstance(t, inspect.NoneType)) if isinstance(info, inspect.UnionType) else info.item_type
+        if not isinstance(info, inspect.StructType):
+            break
+        info = next((f.type for f in info.fields if f.encode_name == part), None)
+    while isinstance(info, inspect.UnionType):
+        info = next(t for t in info.types if not isinstance(t, inspect.NoneType))
+    if isinstance(info, inspect.IntType):
+        go = "int32" if info.le is not None and info.le <= 2**31 - 1 else "int64"
+    elif isinstance(info, inspect.FloatType):
+        go = "float64"
+    else:
+        go = "bool"
+    return f"json: cannot unmarshal string into Go struct field {struct}.{'.'.join(parts)} of type {go}"
 
 
 def _read(path: str) -> str:

@@ -68,6 +68,21 @@ def bomb(levels: int = 9) -> str:
 
 
 CASES = [
+    # issue 38 item 12: quoted numbers and booleans, refused as encoding/json's UnmarshalTypeError
+    # (the API server's decoder: "json: cannot unmarshal string into Go struct field ...")
+    pytest.param({"in.yaml": docs(NODE, pod(spec='terminationGracePeriodSeconds: "30"'))},
+                 [], 'in.yaml: document 2 (Pod p), spec.terminationGracePeriodSeconds: json: cannot unmarshal string into Go '
+                 'struct field PodSpec.spec.terminationGracePeriodSeconds of type int64', id="quoted grace period"),
+    pytest.param({"in.yaml": docs(NODE, pod(spec='hostNetwork: "true"'))},
+                 [], 'in.yaml: document 2 (Pod p), spec.hostNetwork: json: cannot unmarshal string into Go '
+                 'struct field PodSpec.spec.hostNetwork of type bool', id="quoted hostNetwork"),
+    pytest.param({"in.yaml": docs(NODE, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: "2", '
+                                  'selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: x}]}}}')},
+                 [], 'in.yaml: document 2 (Deployment d), spec.replicas: json: cannot unmarshal string into Go '
+                 'struct field DeploymentSpec.spec.replicas of type int32', id="quoted replicas"),
+    pytest.param({"in.yaml": docs(NODE, pod(containers='[{name: c, image: x, ports: [{containerPort: "80"}]}]'))},
+                 [], 'in.yaml: document 2 (Pod p), spec.containers[0].ports[0].containerPort: json: cannot unmarshal string into Go '
+                 'struct field ContainerPort.spec.containers.ports.containerPort of type int32', id="quoted containerPort"),
     # 1. hangs: bounded numbers
     pytest.param({"in.yaml": docs(NODE, pod(containers='[{name: c, image: x, resources: {requests: {cpu: "1e99999999999"}}}]'))},
                  [], "in.yaml: document 2 (Pod p), spec.containers[0].resources.requests.cpu: unable to parse quantity's suffix: '1e99999999999'",
