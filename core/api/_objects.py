@@ -148,12 +148,20 @@ class ContainerPort(_Obj):
             self.protocol = "TCP"
 
 
+class VolumeMount(_Obj):
+    """Where a container mounts one of the pod's volumes (what validation checks of it)."""
+
+    name: str = ""
+    mount_path: str = ""
+
+
 class Container(_Obj):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    volume_mounts: list[VolumeMount] = []
 
 
 class NodeSelectorRequirement(_Obj):
@@ -819,8 +827,17 @@ class StatefulSetOrdinals(_Obj):
     start: Int32 = 0
 
 
+class StatefulSetUpdateStrategy(_Obj):
+    """What validation checks of a StatefulSet's update strategy (no rolling update is emulated)."""
+
+    type: str = "RollingUpdate"
+    rolling_update: dict[str, Any] | None = None
+
+
 class StatefulSetSpec(_Obj):
     replicas: Int32 | None = None
+    min_ready_seconds: Int32 = 0
+    update_strategy: StatefulSetUpdateStrategy = msgspec.field(default_factory=StatefulSetUpdateStrategy)
     selector: LabelSelector | None = None
     template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
     volume_claim_templates: list[PersistentVolumeClaim] = []

@@ -124,15 +124,33 @@ def _hugepage_size(name: str) -> Any:
     return size if size > 0 and size.denominator == 1 else None
 
 
-def _check_container(c: Any, p: str) -> None:
-    """``validateContainerCommon``: name, ports, resources."""
+def _check_container(c: Any, p: str, volumes: set[str]) -> None:
+    """``validateContainerCommon``: name, ports, volume mounts, resources."""
     if not c.name:
         raise ConfigError("Required value", field=f"{p}.name")
     errs = dns1123_label_errors(c.name)
     if errs:
         raise invalid(f"{p}.name", c.name, errs[0])
     _check_ports(c, p)
+    _check_volume_mounts(c.volume_mounts, volumes, f"{p}.volumeMounts")
     _check_resources(c, p)
+
+
+def _check_volume_mounts(mounts: list[Any], volumes: set[str], path: str) -> None:
+    """``ValidateVolumeMounts`` (pkg/apis/core/validation, v1.35.4): a mount names one of the
+    pod's volumes and a path, each path once."""
+    paths: set[str] = set()
+    for i, m in enumerate(mounts):
+        p = f"{path}[{i}]"
+        if not m.name:
+            raise ConfigError("Required value", field=f"{p}.name")
+        if m.name not in volumes:
+            raise ConfigError(f"Not found: {go_quote(m.name)}", field=f"{p}.name")
+        if not m.mount_path:
+            raise ConfigError("Required value", field=f"{p}.mountPath")
+        if m.mount_path in paths:
+            raise invalid(f"{p}.mountPath", m.mount_path, "must be unique")
+        paths.add(m.mount_path)
 
 
 def _check_host_ports(containers: Any, path: str) -> None:
@@ -153,9 +171,10 @@ def _check_containers(spec: Any) -> None:
     if not spec.containers:
         raise ConfigError("Required value", field="spec.containers")
     names: set[str] = set()
+    volumes = {v.name for v in spec.volumes}
     for i, c in enumerate(spec.containers):
         p = f"spec.containers[{i}]"
-        _check_container(c, p)
+        _check_container(c, p, volumes)
         if c.name in names:
             raise ConfigError(f"Duplicate value: {go_quote(c.name)}", field=f"{p}.name")
         names.add(c.name)
@@ -164,7 +183,7 @@ def _check_containers(spec: Any) -> None:
     _check_host_ports(spec.containers, "spec.containers")
     for i, c in enumerate(spec.init_containers):
         p = f"spec.initContainers[{i}]"
-        _check_container(c, p)
+        _check_container(c, p, volumes)
         if c.restart_policy is not None and c.restart_policy != "Always":
             raise not_supported(f"{p}.restartPolicy", c.restart_policy, ("Always",))
         if c.name in names:

@@ -146,8 +146,19 @@ def _check_stateful_set(sts: StatefulSet) -> None:
         raise ConfigError("Required value", field="spec.podManagementPolicy")
     if policy not in ("OrderedReady", "Parallel"):
         raise invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
+    strategy = spec.update_strategy  # an empty type is defaulted to RollingUpdate (SetDefaults_StatefulSet)
+    if strategy.type not in ("", "RollingUpdate", "OnDelete"):
+        # field.Invalid of the struct, printed as %#v (a set rollingUpdate is a pointer: its address)
+        rolling = "nil" if strategy.rolling_update is None else "0xc000000000"
+        raise ConfigError(
+            f'Invalid value: apps.StatefulSetUpdateStrategy{{Type:"{strategy.type}", '
+            f"RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)({rolling})}}: must be 'RollingUpdate' or 'OnDelete'",
+            field="spec.updateStrategy",
+        )
     if spec.replicas is not None and spec.replicas < 0:
         raise invalid("spec.replicas", spec.replicas, "must be greater than or equal to 0")
+    if spec.min_ready_seconds < 0:
+        raise invalid("spec.minReadySeconds", spec.min_ready_seconds, "must be greater than or equal to 0")
     if spec.ordinals is not None and spec.ordinals.start < 0:
         raise invalid("spec.ordinals.start", spec.ordinals.start, "must be greater than or equal to 0")
     sel = spec.selector

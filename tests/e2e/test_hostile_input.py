@@ -29,6 +29,8 @@ LABEL = (
     "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
+STS = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  serviceName: s\n  replicas: 1\n"
+       "  selector: {matchLabels: {a: b}}\n  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: x}]}}\n")
 CONFIG_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 
@@ -70,6 +72,19 @@ def bomb(levels: int = 9) -> str:
 CASES = [
     # issue 38 item 12: quoted numbers and booleans, refused as encoding/json's UnmarshalTypeError
     # (the API server's decoder: "json: cannot unmarshal string into Go struct field ...")
+    # volume mounts (ValidateVolumeMounts) and StatefulSet specs (ValidateStatefulSetSpec), v1.35.4
+    pytest.param({"in.yaml": docs(NODE, pod(containers="[{name: c, image: x, volumeMounts: [{name: v, mountPath: /a}]}]"))},
+                 [], 'in.yaml: document 2 (Pod p), spec.containers[0].volumeMounts[0].name: Not found: "v"', id="mount of no volume"),
+    pytest.param({"in.yaml": docs(NODE, pod(spec="volumes: [{name: v, emptyDir: {}}]",
+                                            containers='[{name: c, image: x, volumeMounts: [{name: v, mountPath: ""}]}]'))},
+                 [], "in.yaml: document 2 (Pod p), spec.containers[0].volumeMounts[0].mountPath: Required value", id="empty mountPath"),
+    pytest.param({"in.yaml": docs(NODE, STS + "  minReadySeconds: -1")},
+                 [], "in.yaml: document 2 (StatefulSet s), spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0",
+                 id="negative StatefulSet minReadySeconds"),
+    pytest.param({"in.yaml": docs(NODE, STS + "  updateStrategy: {type: Bogus}")},
+                 [], 'in.yaml: document 2 (StatefulSet s), spec.updateStrategy: Invalid value: apps.StatefulSetUpdateStrategy{Type:"Bogus", '
+                 "RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' or 'OnDelete'",
+                 id="unknown StatefulSet updateStrategy"),
     pytest.param({"in.yaml": docs(NODE, pod(spec='terminationGracePeriodSeconds: "30"'))},
                  [], 'in.yaml: document 2 (Pod p), spec.terminationGracePeriodSeconds: json: cannot unmarshal string into Go '
                  'struct field PodSpec.spec.terminationGracePeriodSeconds of type int64', id="quoted grace period"),
