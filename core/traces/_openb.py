@@ -39,6 +39,7 @@ file's line number: the header is row 1) and the column.
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import random
@@ -51,6 +52,7 @@ from typing import IO, Any
 import yaml
 
 from kubesched._errors import ConfigError
+from kubesched.api._decoding import MAX_INPUT_BYTES
 from kubesched.generate._generate import (
     ARRIVAL,
     DELETION,
@@ -150,6 +152,23 @@ class Options:
 # --- reading the CSV files --------------------------------------------------------------------
 
 
+MAX_LINE = 1 << 20
+"""The longest line a trace's CSV file may have (``/dev/zero`` is one endless line)."""
+
+
+def _bounded_lines(f: IO[str]) -> Iterator[str]:
+    """The file's lines, each at most MAX_LINE characters and all of them at most
+    MAX_INPUT_BYTES: past either, an OSError whose strerror is one line."""
+    total = 0
+    while line := f.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE:
+            raise OSError(errno.EFBIG, "a line longer than 1 MiB, the most a CSV line may hold")
+        total += len(line)
+        if total > MAX_INPUT_BYTES:
+            raise OSError(errno.EFBIG, "larger than 1 GiB, the most an input may hold")
+        yield line
+
+
 class _Rows:
     """A CSV file read row by row: the header's columns by name, errors naming row and column."""
 
@@ -174,7 +193,7 @@ class _Rows:
             raise self.error(f"malformed CSV: {e}") from None
 
     def _rows(self, f: IO[str]) -> Iterator[dict[str, str]]:
-        reader = csv.reader(f)
+        reader = csv.reader(_bounded_lines(f))
         header = next(reader, None)
         if header is None:
             raise self.error("Required value: a header row (" + ", ".join(self.required) + ")")

@@ -410,3 +410,11 @@ def test_fill_with_split_gangs_runs_in_simulate(
     if shared == "milli":  # requests at most the capacity, and shares never fragment a scalar: all placed
         assert all(p["nodeName"] for p in result["pods"])
     assert all(parse_duration(p["metadata"]["annotations"]["kubesched.io/arrival"]) >= 0 for p in objs)
+
+
+def test_an_endless_file_is_refused(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``trace openb /dev/zero``: one line, as ``simulate /dev/zero`` (issue 38 item 12)."""
+    code, out, err = run(capsys, "/dev/zero", "/dev/zero", "-o", "out.yaml")
+    assert (code, out) == (2, "")
+    assert err == "kubesched: error: /dev/zero: cannot read: a line longer than 1 MiB, the most a CSV line may hold\n"
+    assert not (workdir / "out.yaml").exists()
