@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import yaml
 
 from kubesched._errors import ConfigError
@@ -305,6 +306,42 @@ def _share(value: Any, field: str) -> float:
     return share
 
 
+def _check_as_node(labels: dict[str, Any], taints: list[Any], labels_field: str, taints_field: str) -> None:
+    """A pool's labels and taints as the API server checks them on a Node (what simulate does
+    with the nodes written), errors naming the knob."""
+    node = {"metadata": {"name": "node", "labels": labels}, "spec": {"taints": taints}}
+    _check_as("Node", node, {"spec.taints": taints_field, "metadata.labels": labels_field})
+
+
+def _check_as_pod(tolerations: list[Any], node_selector: dict[str, Any], where: str) -> None:
+    """A shape's tolerations and node selector as the API server checks them on a Pod."""
+    pod = {"metadata": {"name": "pod"},
+           "spec": {"containers": [{"name": "c", "image": "x"}], "tolerations": tolerations, "nodeSelector": node_selector}}
+    _check_as("Pod", pod, {"spec.tolerations": f"{where}.tolerations", "spec.nodeSelector": f"{where}.nodeSelector"})
+
+
+def _check_as(kind: str, data: dict[str, Any], knobs: dict[str, str]) -> None:
+    """``data`` decoded and validated as a ``kind`` of the manifests generate writes; an error
+    names the knob its field came from (``knobs``: field prefix to knob)."""
+    from kubesched.api._objects import KINDS, convert
+    from kubesched.validation._validation import validate_object
+
+    def knob_field(path: str) -> str:
+        for prefix, knob in knobs.items():
+            if path.startswith(prefix):
+                return knob + path[len(prefix) :]
+        return path
+
+    try:
+        validate_object(convert(data, KINDS[("v1", kind)]), kind)
+    except msgspec.ValidationError as e:
+        text = str(e)
+        at = text.rfind(" - at `$.")
+        raise ConfigError(text[:at] if at >= 0 else text, field=knob_field(text[at + 9 : -1] if at >= 0 else "")) from None
+    except ConfigError as e:
+        raise ConfigError(e.message, field=knob_field(e.field)) from None
+
+
 def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
     """Validate a spec mapping (defaults filled in); errors name the field below ``prefix``."""
     _check_mapping(values, prefix or "spec")
@@ -349,6 +386,7 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         taints = _check_list(get("taints"), fld("taints"))
         for i, t in enumerate(taints):
             _check_keys(t, {"key", "value", "effect"}, f"{fld('taints')}[{i}]")
+        _check_as_node(labels, taints, fld("labels"), fld("taints"))
         return Pool(
             name=name,
             count=_check_int(get("count"), fld("count"), 0),
@@ -379,12 +417,15 @@ def parse_spec(values: dict[str, Any], *, prefix: str = "") -> Spec:
         for key, q in item.items():
             if "/" in key:
                 requests[key] = _check_quantity(q, f"{where}.{key}")
+        tolerations = _check_list(item.get("tolerations", []), f"{where}.tolerations")
+        node_selector = dict(_check_mapping(item.get("nodeSelector", {}), f"{where}.nodeSelector"))
+        _check_as_pod(tolerations, node_selector, where)
         shapes.append(Shape(
             name=str(item.get("name", f"shape{i + 1}")),
             share=_share(item.get("share", 1), f"{where}.share"),
             requests=requests,
-            tolerations=_check_list(item.get("tolerations", []), f"{where}.tolerations"),
-            node_selector=dict(_check_mapping(item.get("nodeSelector", {}), f"{where}.nodeSelector")),
+            tolerations=tolerations,
+            node_selector=node_selector,
         ))
     if not shapes:
         raise ConfigError("Required value: at least one shape", field=f("shapes"))

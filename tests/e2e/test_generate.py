@@ -260,6 +260,18 @@ def test_help_documents_every_knob_and_default(capsys: pytest.CaptureFixture[str
                      "(higher values are reserved for system classes)", id="system priority"),
         pytest.param(["--node-pools", "[{name: a, count: -2}]"],
                      "kubesched: error: --node-pools[0].count: Invalid value: -2: must be greater than or equal to 0", id="pool count"),
+        # what simulate would refuse of the nodes written (issue 38 item 12)
+        pytest.param(["--node-taints", "[{key: k, effect: Bogus}]"],
+                     'kubesched: error: --node-taints[0].effect: Unsupported value: "Bogus": supported values: "NoExecute", "NoSchedule", '
+                     '"PreferNoSchedule"', id="taint effect Bogus"),
+        pytest.param(["--node-pools", "[{name: gpu, count: 1, taints: [{key: k, effect: NoSchedule, value: 'a b'}]}]"],
+                     "kubesched: error: --node-pools[0].taints[0].value: Invalid value: \"a b\": a valid label must be an empty string or "
+                     "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                     "'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+                     id="pool taint value"),
+        pytest.param(["--shapes", "[{name: a, tolerations: [{key: k, effect: Bogus}]}]"],
+                     'kubesched: error: --shapes[0].tolerations[0].effect: Unsupported value: "Bogus": supported values: "NoExecute", '
+                     '"NoSchedule", "PreferNoSchedule"', id="toleration effect Bogus"),
     ],
 )
 def test_bad_knob_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
