@@ -358,3 +358,24 @@ async def test_token_file_is_reread_after_a_minute(tmp_path: Path) -> None:
         await anyio.sleep(61)
         await t.api.request("GET", "/api/v1/nodes")
     assert seen == ["Bearer t1", "Bearer t1", "Bearer t2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("", "{path}: invalid configuration: no configuration has been provided, try setting "
+                     "KUBERNETES_MASTER environment variable", id="empty (client-go clientcmd ErrEmptyConfig)"),
+        pytest.param("# only a comment\n", "{path}: invalid configuration: no configuration has been provided, try setting "
+                     "KUBERNETES_MASTER environment variable", id="comments only"),
+        pytest.param("- a\n- b\n", 'error loading config file "{path}": couldn\'t get version/kind; json parse error: json: '
+                     'cannot unmarshal array into Go value of type struct {{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                     'Kind string "json:\\"kind,omitempty\\"" }}', id="a list (apimachinery's json serializer)"),
+    ],
+)
+def test_a_kubeconfig_that_is_not_one_is_kubectls_line(tmp_path: Path, text: str, message: str) -> None:
+    """Issue 38 item 12: an empty or list-shaped kubeconfig is kubectl's one-line error, not a traceback."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_kubeconfig(path)
+    assert str(info.value) == message.format(path=path)

@@ -12,6 +12,7 @@ Credentials never appear in ``repr()``, in log lines or in error messages.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import ssl
 import tempfile
@@ -142,6 +143,34 @@ def _b64(data: str | None, what: str, source: str) -> bytes | None:
         raise ConfigError(f"{what} is not valid base64", source=source) from None
 
 
+_GO_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "bool"}
+
+
+def _check_kubeconfig_shape(path: str | os.PathLike[str], src: str) -> None:
+    """What client-go's clientcmd says of a kubeconfig that is empty (``ErrEmptyConfig``) or not a
+    mapping (apimachinery's json serializer, through kubectl's "error loading config file")."""
+    from kubesched.api import parse_documents, read_text
+
+    try:
+        text = read_text(Path(path).expanduser())
+    except (OSError, ValueError):
+        return  # lightkube's own error for it, below
+    docs = parse_documents(text, source=src)
+    if not docs:
+        raise ConfigError(
+            "invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
+            source=src,
+        )
+    data = docs[0][1]
+    if not isinstance(data, dict):
+        go = _GO_TYPES.get(type(data), "string")
+        raise ConfigError(
+            f"error loading config file {json.dumps(src)}: couldn't get version/kind; json parse error: json: cannot "
+            f"unmarshal {go} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+            f"Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+        )
+
+
 def load_kubeconfig(
     path: str | os.PathLike[str] | None = None, *, context: str | None = None
 ) -> ClusterConfig:
@@ -158,6 +187,7 @@ def load_kubeconfig(
         existing = [p for p in candidates if Path(p).expanduser().is_file()]
         path = existing[0] if existing else DEFAULT_KUBECONFIG
     src = str(path)
+    _check_kubeconfig_shape(path, src)
     try:
         single = KubeConfig.from_file(path).get(context)
     except LkConfigError as e:
