@@ -166,6 +166,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.leader_elect is not None:
         opts.leader_elect = args.leader_elect
     opts.take_over_default_scheduler = args.take_over_default_scheduler
+    opts.built_in_profile = not config_path
     return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
 
 
@@ -349,8 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
     r.add_argument("--take-over-default-scheduler", action="store_true",
-                   help="schedule default-scheduler pods even while a kube-scheduler is running "
-                   "(by default kubesched refuses to compete with it)")
+                   help="schedule default-scheduler pods: needed without --config (its default profile "
+                   "takes them), and to run while a kube-scheduler holds its lease")
     r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
     r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
                    metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")

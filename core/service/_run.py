@@ -62,6 +62,10 @@ class RunOptions:
     record_plugin_results: bool = False
     take_over_default_scheduler: bool = False
     """Schedule ``default-scheduler`` pods even while a kube-scheduler leads (it would compete)."""
+    built_in_profile: bool = False
+    """The profiles are the built-in default (no ``--config``): they take ``default-scheduler``
+    pods, so run refuses to start unless :attr:`take_over_default_scheduler`, whatever the lease
+    ``kube-system/kube-scheduler`` says (RBAC may hide it)."""
 
 
 def _seconds(value: Any, field: str) -> float:
@@ -131,6 +135,18 @@ async def _cancel_on_signal(scope: anyio.CancelScope, stopping: list[str]) -> No
             stopping.append(name)
             scope.cancel()
             return
+
+
+def check_takes_default_scheduler_pods(opts: RunOptions) -> None:
+    """ConfigError unless the user chose which pods ``run`` takes: without ``--config`` the
+    default profile takes every ``default-scheduler`` pod, the ones a kube-scheduler already
+    schedules, so that needs ``--take-over-default-scheduler`` (checked before connecting)."""
+    if opts.built_in_profile and not opts.take_over_default_scheduler:
+        raise ConfigError(
+            'without --config the default profile schedules "default-scheduler" pods, those of '
+            "kube-scheduler: pass --take-over-default-scheduler to schedule them, or a --config whose "
+            "profile has schedulerName: my-scheduler (and spec.schedulerName: my-scheduler on the pods)"
+        )
 
 
 async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOptions) -> None:
@@ -218,6 +234,7 @@ async def run_scheduler(
         load_config,
     )
 
+    check_takes_default_scheduler_pods(opts)
     cluster = load_config(kubeconfig=opts.kubeconfig, server=opts.server, context=opts.context)
     log.info("connecting to %s (%s)", cluster.server, cluster.source or "flags")
     profiles = ", ".join(p.scheduler_name for p in cfg.profiles)
