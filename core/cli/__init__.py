@@ -238,6 +238,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {line} (see {self.prog} --help)\n")
 
 
+BENCH_SIZES_EPILOG = "the workloads' default sizes"
+"""``bench --help``'s epilog, replaced by the table when the help is shown."""
+
+
+class _BenchHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``bench --help``: its epilog is the table of every workload's default sizes
+    (:func:`kubesched.cli.bench.sizes_table`), made only when the help is shown: importing the
+    workloads costs every other command 60 ms."""
+
+    def add_text(self, text: str | None) -> None:
+        if text is BENCH_SIZES_EPILOG:
+            from kubesched.cli.bench import sizes_table
+
+            text = sizes_table()
+        super().add_text(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="The Kubernetes scheduler, in Python.")
     p.add_argument("--version", action="version",
@@ -313,20 +330,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --dask: LocalCluster worker processes (default: one per core)")
     c.set_defaults(func=cmd_compare)
 
-    b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
+    b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time",
+                       formatter_class=_BenchHelpFormatter, epilog=BENCH_SIZES_EPILOG)
     b.add_argument(
         "workload",
         help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
         "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each) | "
         "day (a day of Jobs and Deployments in virtual time: wall time and peak RSS)",
     )
-    b.add_argument("--nodes", type=_int, default=None)
-    b.add_argument("--pods", type=_int, default=None)
-    b.add_argument("--init-pods", type=_int, default=None)
-    b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.add_argument("--nodes", type=_int, default=None, metavar="N",
+                   help="nodes (default: the workload's, in the table below)")
+    b.add_argument("--pods", type=_int, default=None, metavar="N",
+                   help="measured pods (default: the workload's; gang: rounded down to whole gangs)")
+    b.add_argument("--init-pods", type=_int, default=None, metavar="N",
+                   help="pods scheduled before the measured ones (default: the workload's)")
+    b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio",
+                   help="the event loop (default: %(default)s)")
+    b.add_argument("--json", action="store_true", help="print the result as JSON (default: one text line)")
     b.add_argument("--record-plugin-results", action="store_true",
-                   help="record every plugin's result of every attempt (the cost of --explain)")
+                   help="record every plugin's result of every attempt (the cost of --explain; default: off)")
     b.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
                    help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
                    "feature gates, default plugins, messages and queue")
