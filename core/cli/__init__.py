@@ -137,18 +137,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import logging
-
     import anyio
 
-    from kubesched.service import RunOptions, apply_config_sections, run_scheduler
-
-    logging.basicConfig(
-        level=args.log_level.upper(), stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    from kubesched.service import (
+        RunOptions,
+        apply_config_sections,
+        configure_logging,
+        run_scheduler,
     )
-    if args.log_level != "debug":  # one line per request is for debugging
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    configure_logging(args.verbosity, args.log_level, stream=sys.stderr)
     config_path = args.config or ""
     cfg = load_config_file(config_path, args.feature_gates or "", warn=warn_line,
                            emulated_version=args.emulated_version or DEFAULT_VERSION)
@@ -211,6 +209,15 @@ def _int(text: str) -> int:
     if re.fullmatch(r"[+-]?[0-9]{1,30}", text) is None:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}")
     return int(text)
+
+
+def _verbosity(text: str) -> int:
+    """klog's ``-v``: a number from 0, also spelled ``-v=4`` (argparse hands a short option
+    written with ``=`` its value with the ``=``)."""
+    value = _int(text.removeprefix("="))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid verbosity {text!r}: must be 0 or more")
+    return value
 
 
 def _port(text: str) -> int:
@@ -377,7 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
     r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
                    metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")
-    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    r.add_argument("-v", "--v", dest="verbosity", type=_verbosity, default=0, metavar="N",
+                   help="log verbosity, as kube-scheduler's -v=N (default: %(default)s): 2 each bind and "
+                   "each pod that does not fit, 3 each scheduling attempt, 6 each API request, 8 the "
+                   "HTTP connections and headers, 10 everything")
+    r.add_argument("--log-level", default=None, choices=("debug", "info", "warning", "error"),
+                   help="the least level logged (default: info; with -v the more verbose of the two)")
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=_int, default=0, help="seed of the scheduler's random choices")
     r.add_argument("--record-plugin-results", action="store_true",

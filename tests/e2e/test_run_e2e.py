@@ -795,36 +795,3 @@ async def test_run_refuses_to_compete_with_a_running_kube_scheduler(files: dict[
         async with kubesched_run(h, config):
             pass
 
-
-def test_cli_run_without_config_needs_take_over_flag(files: dict[str, Path]) -> None:
-    """Without --config the default profile would take kube-scheduler's pods: one line, exit 2,
-    before connecting (the server is a closed port), whatever a lease would say."""
-    out = subprocess.run(
-        [sys.executable, "-m", "kubesched.cli", "run", "--server", "http://127.0.0.1:9"],
-        capture_output=True, text=True, timeout=60,
-    )
-    assert (out.returncode, out.stderr) == (2, (
-        'kubesched: error: without --config the default profile schedules "default-scheduler" pods, '
-        "those of kube-scheduler: pass --take-over-default-scheduler to schedule them, or a --config "
-        "whose profile has schedulerName: my-scheduler (and spec.schedulerName: my-scheduler on the pods)\n"
-    ))
-
-
-@pytest.mark.anyio
-async def test_run_without_config_takes_default_scheduler_pods_only_when_told(
-    files: dict[str, Path], tmp_path: Path
-) -> None:
-    """The built-in profile with no kube-scheduler lease at all (RBAC hiding it looks the same):
-    refused without the flag, nothing bound; with --take-over-default-scheduler it schedules."""
-    from kubesched import ConfigError
-    from kubesched.config._config import DEFAULT_SCHEDULER_NAME
-
-    config = write(tmp_path, [DEFAULT_PROFILE], "default.yaml")
-    cfg = load_config_file(str(config))
-    assert [p.scheduler_name for p in cfg.profiles] == [DEFAULT_SCHEDULER_NAME]
-    async with fake_apiserver([files["cluster"]]) as h:
-        with pytest.raises(ConfigError, match="pass --take-over-default-scheduler"):
-            await run_scheduler(RunOptions(server=h.server.url, built_in_profile=True), cfg, handle_signals=False)
-        assert h.binds == Counter()
-        async with kubesched_run(h, config, built_in_profile=True, take_over_default_scheduler=True):
-            pass
