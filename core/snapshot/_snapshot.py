@@ -402,7 +402,13 @@ async def _pages(api: Any, path: str, params: dict[str, Any], progress: Progress
             restarts, cont = restarts + 1, ""
             after = _key(last) if last is not None else None
             continue
-        page = _page_decoder.decode(body)
+        try:
+            page = _page_decoder.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
+            # not a list the API server would send (an HTML page, a proxy's error, JSON nested
+            # past any object's depth): one line, as a failed request is
+            why = "nested too deep" if isinstance(e, RecursionError) else str(e)
+            raise TransportError(f"GET {path}: the answer is not a Kubernetes list: {why}") from None
         for raw in page.items or ():
             if after is not None:
                 if _key(raw) <= after:

@@ -518,3 +518,32 @@ def test_workloads_as_simulate_adopts_them() -> None:
         "Job default/j is written with the work left to start (parallelism 1, completions 3): the fake "
         "cluster's Job controller does not adopt its 2 active pod(s)"
     ]
+
+
+class _Garbage:
+    """An API server answering every GET with ``body``."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def request(self, method: str, path: str, **_: Any) -> bytes:
+        return self.body
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        pytest.param(b"<html>502 Bad Gateway</html>", "JSON is malformed: invalid character (byte 0)", id="an HTML page"),
+        pytest.param(b'{"items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deep", id="JSON 100,000 deep"),
+    ],
+)
+@pytest.mark.anyio
+async def test_an_answer_that_is_not_a_list_is_one_line(body: bytes, why: str) -> None:
+    """Issue 38 item 12: a transport error (the CLI's one line, exit 1), not a traceback."""
+    from kubesched._errors import TransportError
+    from kubesched.snapshot._snapshot import Counts, _pages
+
+    with pytest.raises(TransportError) as info:
+        async for _ in _pages(_Garbage(body), "/api/v1/nodes", {}, Counts()):
+            pass
+    assert str(info.value) == f"GET /api/v1/nodes: the answer is not a Kubernetes list: {why}"

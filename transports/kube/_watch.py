@@ -238,8 +238,9 @@ class Reflector:
     def _decode(self, raw: bytes) -> Any | None:
         try:
             return self.decoder.decode(raw)
-        except msgspec.ValidationError as e:
-            log.error("skipping a %s that does not decode: %s", self.resource.kind, e)
+        except (msgspec.ValidationError, RecursionError) as e:
+            why = "nested too deep" if isinstance(e, RecursionError) else e
+            log.error("skipping a %s that does not decode: %s", self.resource.kind, why)
             return None
 
     async def _list(self) -> tuple[list[Any], str]:
@@ -261,8 +262,10 @@ class Reflector:
                 return [], ""
             try:
                 lst = _list_decoder.decode(body)
-            except msgspec.DecodeError as e:
-                raise UnavailableError(f"GET {res.path}: undecodable list: {e}") from None
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
+                # garbage, or JSON nested past any object's depth: a server fault, retried
+                why = "nested too deep" if isinstance(e, RecursionError) else e
+                raise UnavailableError(f"GET {res.path}: undecodable list: {why}") from None
             for raw in lst.items or ():
                 obj = self._decode(raw)
                 if obj is not None:
@@ -380,9 +383,10 @@ class Reflector:
     def _on_line(self, line: bytes) -> None:
         try:
             raw = _event_decoder.decode(line)
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
+            why = "nested too deep" if isinstance(e, RecursionError) else e
             raise UnavailableError(
-                f"watch of {self.resource.kind}: undecodable event: {e}"
+                f"watch of {self.resource.kind}: undecodable event: {why}"
             ) from None
         type_ = raw.type
         if type_ == "BOOKMARK":
