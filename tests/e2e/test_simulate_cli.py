@@ -169,7 +169,7 @@ BAD_INPUT_CASES = [
     ),
     pytest.param(
         {"in.yaml": docs(pod("p", spec="priority: high"))}, [],
-        "in.yaml: document 1 (Pod p), spec.priority: Expected `int | null`, got `str`",
+        "in.yaml: document 1 (Pod p), spec.priority: json: cannot unmarshal string into Go struct field PodSpec.spec.priority of type int32",
         id="msgspec type error",
     ),
     pytest.param(

@@ -405,3 +405,51 @@ def test_simulate_runs_a_scenario_with_storage_objects(workdir: Path, capsys: py
     code, out, err = simulate_cli(capsys, "in.yaml", "--until", "10m")
     assert code == 0, err
     assert [p["name"] for p in json.loads(out)["pods"]] == ["p"]
+
+
+STS_COLLIDING = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0}
+spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-web-0}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: x}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def test_a_statefulset_whose_names_are_taken(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38 item 12: a pod of the file named as the set's first pod is a failed create (the
+    controller's Warning FailedCreate, once), the claim of the file is the one the set uses; the
+    set, OrderedReady, waits; no traceback."""
+    (workdir / "in.yaml").write_text(STS_COLLIDING)
+    code, out, err = simulate_cli(capsys, "in.yaml")
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    failed = [e for e in result["events"] if e["reason"] == "FailedCreate"]
+    assert [(e["object"], e["message"]) for e in failed] == [
+        ("default/web", 'create Pod web-0 in StatefulSet web failed error: pods "web-0" already exists')
+    ]
+    assert [p["name"] for p in result["pods"]] == ["web-0"]
+    assert not [e for e in result["events"] if "create Claim" in e["message"]]

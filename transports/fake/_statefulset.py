@@ -112,6 +112,7 @@ class StatefulSets(Controller):
         self.limits = limits
         self._pods: dict[SetKey, dict[int, str]] = {}  # set -> ordinal -> name of its live pod
         self._made: Counter[tuple[str, str, str]] = Counter()  # (kind, ns, name) -> times created
+        self._conflicts: set[tuple[str, str]] = set()  # pods another object's name kept from being made
 
     # --- fed by the store --------------------------------------------------------------------
 
@@ -234,7 +235,14 @@ class StatefulSets(Controller):
         be created (the cluster holds ``max_pods``, or another pod has the name)."""
         ns, set_name = ss.metadata.namespace, ss.metadata.name
         name = f"{set_name}-{ordinal}"
-        if self.store.get("Pod", (ns, name)) is not None:
+        existing = self.store.get("Pod", (ns, name))
+        if existing is not None:
+            if (ns, name) not in self._conflicts and not any(r.uid == ss.metadata.uid for r in existing.metadata.owner_references):
+                # another pod has the name (one of the input): the create fails as the API server
+                # refuses it (stateful_pod_control.go recordPodEvent), the set waits for it
+                self._conflicts.add((ns, name))
+                msg = f'create Pod {name} in StatefulSet {set_name} failed error: pods "{name}" already exists'
+                self.cluster.record("StatefulSet", "FailedCreate", ss, msg, "Warning")
             return False
         limit = self.limits.max_pods if self.limits is not None else MAX_PODS
         if len(self.store.objects("Pod")) >= limit:
