@@ -21,10 +21,12 @@ Definitions:
 - node balance: the population standard deviation of the per-node fractions
   ``allocated / capacity`` in the final ``nodes`` section (0 = perfectly even; high = packed or
   fragmented); nodes used: the nodes with at least one pod at the end.
-- nodes used over the run: a pod holds its node from ``scheduledAt`` until ``finishedAt``, or
-  until its ``Preempted`` event (a victim), or else to the end of the run (a pod still running;
-  a pod deleted otherwise, whose end the result does not record — :attr:`Metrics.open_ended`
-  counts those); after each instant, the nodes holding at least one pod.  Peak is the largest
+- nodes used over the run: a pod holds its node from ``scheduledAt`` until ``finishedAt`` or
+  ``deletedAt`` (when its deletion began: a preemption, an eviction, a drain, its node's loss, a
+  scale-down, ``kubesched.io/deletion``), whichever comes first, or else to the end of the run
+  (a pod still running); after each instant, the nodes holding at least one pod.  A result
+  older than ``deletedAt`` ends a victim's hold at its ``Preempted`` event and holds any other
+  deleted pod to the end (:attr:`Metrics.open_ended` counts those).  Peak is the largest
   count after any instant; the mean is weighted by how long each count held, from 0 to the end
   of the run.  A run that drains ends with ``nodes used 0``: these two say what it used.
 - preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event.
@@ -138,7 +140,7 @@ class Metrics:
     nodes_used_mean: float | None = None
     node_pods_peak: dict[str, int] = field(default_factory=dict)
     node_pods_mean: dict[str, float] = field(default_factory=dict)
-    open_ended: int = 0  # deleted pods (not victims) with no recorded end: held to the end
+    open_ended: int = 0  # results older than deletedAt: deleted pods (not victims) held to the end
     emulated_version: str | None = None  # summary.emulatedVersion; None in results older than it
     preemption_list: list[Preemption] = field(default_factory=list)
     jobs: list[tuple[str, float]] = field(default_factory=list)  # (ns/name, completion seconds)
@@ -396,7 +398,10 @@ def _occupancy(m: Metrics, obj: dict[str, Any], events: list[dict[str, Any]]) ->
         if not node or start is None:
             continue
         stop = _num(p.get("finishedAt"))
-        if stop is None and p.get("deleted"):
+        gone = _num(p.get("deletedAt"))
+        if gone is not None and (stop is None or gone < stop):
+            stop = gone
+        elif stop is None and p.get("deleted") and "deletedAt" not in p:  # a result older than deletedAt
             stop = evicted.get(f"{p.get('namespace', 'default')}/{p['name']}")
             if stop is None:
                 m.open_ended += 1
