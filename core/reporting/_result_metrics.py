@@ -29,7 +29,8 @@ Definitions:
   deleted pod to the end (:attr:`Metrics.open_ended` counts those).  Peak is the largest
   count after any instant; the mean is weighted by how long each count held, from 0 to the end
   of the run.  A run that drains ends with ``nodes used 0``: these two say what it used.
-- preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event.
+- preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event (an ``events``
+  entry folded from isomorphic events counts as its ``series.count``).
 - Jobs' completion: ``completedAt - createdAt`` of every Job in ``workloads`` that completed.
 - time to drain: ``summary.virtualSeconds`` (when the last thing happened).
 """
@@ -225,6 +226,19 @@ def check_result(obj: Any, source: str = "") -> None:
 # --- computing ---------------------------------------------------------------------------------
 
 
+def occurrences(e: dict[str, Any]) -> int:
+    """How many occurrences an ``events`` entry stands for: its ``series.count`` when isomorphic
+    events were folded into it, else 1."""
+    s = e.get("series")
+    return int(s["count"]) if isinstance(s, dict) else 1
+
+
+def last_seen(e: dict[str, Any]) -> float:
+    """An ``events`` entry's last occurrence: its ``series.lastObservedTime``, else its time."""
+    s = e.get("series")
+    return float(s["lastObservedTime"] if isinstance(s, dict) else e.get("time", 0.0))
+
+
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
@@ -261,10 +275,12 @@ def compute(obj: dict[str, Any]) -> Metrics:
 
     # pods: latency and the per-pod table
     by_uid = {p.get("uid"): f"{p.get('namespace', 'default')}/{p['name']}" for p in pods if p.get("uid")}
-    why: dict[str, str] = {}
+    why: dict[str, tuple[float, str]] = {}  # the last message (a folded entry: its last occurrence)
     for e in events:
         if e.get("reason") == "FailedScheduling":
-            why[str(e.get("object", ""))] = str(e.get("message", ""))
+            who, at = str(e.get("object", "")), last_seen(e)
+            if who not in why or at >= why[who][0]:
+                why[who] = (at, str(e.get("message", "")))
     has_created = any("createdAt" in p for p in pods)
     for p in pods:
         name = f"{p.get('namespace', 'default')}/{p['name']}"
@@ -283,7 +299,7 @@ def compute(obj: dict[str, Any]) -> Metrics:
                 scheduled_at=bound,
                 finished_at=_num(p.get("finishedAt")),
                 owner=p.get("owner"),
-                why_pending=why.get(name, "") if pending_now else "",
+                why_pending=why.get(name, (0.0, ""))[1] if pending_now else "",
             )
         )
     if not has_created:
@@ -297,7 +313,7 @@ def compute(obj: dict[str, Any]) -> Metrics:
             continue
         match = PREEMPTED.match(str(e.get("message", "")))
         uid, node = (match["uid"], match["node"]) if match else ("?", "?")
-        m.victims += 1
+        m.victims += occurrences(e)
         key = (uid, node)
         if key not in groups:
             groups[key] = Preemption(float(e.get("time", 0.0)), uid, by_uid.get(uid, uid), node)

@@ -177,7 +177,11 @@ def render_text(result: SimulationResult) -> str:
         lines.append("")
         lines.append("Events:")
         for e in result.events:
-            lines.append(f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}")
+            line = f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}"
+            if "series" in e:  # folded isomorphic events, as kubectl shows them
+                s = e["series"]
+                line += f" (x{s['count']} over {s['lastObservedTime'] - e['time']:g}s)"
+            lines.append(line)
     lines += _over_time(result)
     s = result.summary
     lines.append("")

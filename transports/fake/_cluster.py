@@ -99,6 +99,9 @@ class EventRecord:
     ``default-scheduler``), or the controller's (``replicaset-controller``, ...)."""
     timestamp: str = field(default="", compare=False)
     """The wall-clock time of ``time`` (RFC 3339, as :meth:`FakeCluster.timestamp`)."""
+    core: bool = field(default=False, compare=False)
+    """Recorded as a core/v1 Event through client-go's tools/record (the controllers); else an
+    events.k8s.io/v1 Event through tools/events (the scheduler's)."""
 
 
 # the component that records a controller's events (kube-controller-manager's names)
@@ -445,7 +448,7 @@ class FakeCluster(Transport):
             EventRecord(
                 self.elapsed(), type_, reason, what, message,
                 regarding=ref, source=source or _CONTROLLER_COMPONENTS.get(kind, ""),
-                timestamp=self.timestamp(),
+                timestamp=self.timestamp(), core=True,
             )
         )  # fmt: skip
 
