@@ -53,13 +53,15 @@ if TYPE_CHECKING:
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-# ErrReasonReadWriteOncePodConflict: v1.34.7, v1.35.4 volume_restrictions.go (kubernetes#129145);
-# v1.30.6, v1.31.8 and v1.33.3 still have the old text
+# ErrReasonReadWriteOncePodConflict, from 1.33 as the issue that asked for versions dates it
+# (kubernetes#129145).  The sources disagree: v1.33.3's volume_restrictions.go still has the old
+# text, v1.34.7's the new one (docs/versions.md, "Where the issue and the upstream source
+# disagree"); v1.30.6 and v1.31.8 have the old one.
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
     "already in-use by another pod"
 )
-ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34 = (
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_33 = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 )
 
@@ -223,8 +225,8 @@ class VolumeRestrictions:
         self._claims = UsedClaims()
         self._rwop_reason = (
             ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
-            if handle.emulated_version >= (1, 34)
-            else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34
+            if handle.emulated_version >= (1, 33)
+            else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_33
         )
 
     # --- EnqueueExtensions --------------------------------------------------------------------
@@ -385,7 +387,7 @@ def new(args: Any, handle: Handle) -> VolumeRestrictions:
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
-    "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34",
+    "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_33",
     "NAME",
     "PRE_FILTER_STATE_KEY",
     "PreFilterState",

@@ -13,12 +13,13 @@ import numpy as np
 
 from kubesched._errors import ConfigError, plain_exception
 from kubesched.api._objects import Pod
+from kubesched.bench._capacity import unschedulable_pods
 from kubesched.bench._workloads import PROBE, GangProbe, PodMaker, Workload
 from kubesched.config._versions import Version
 from kubesched.runtime._handle import Handle
 from kubesched.scheduler._results import AttemptRecord, ResultRecorder, append_history
 
-__all__ = ["BenchResult", "run", "run_workload", "sized"]
+__all__ = ["BenchResult", "check_sizes", "run", "run_workload", "sized"]
 
 
 @dataclass
@@ -83,7 +84,7 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     from kubesched.scheduler._scheduler import Scheduler
     from kubesched.transports.fake import FakeCluster
 
-    _check_plugins(w)
+    check_sizes(w)
     cfg = w.config(w.emulated_version)
     probes: list[GangProbe] = []
 
@@ -179,15 +180,29 @@ def _bound(cluster: Any, pod: Pod) -> bool:
     return cur is not None and bool(cur.spec.node_name)
 
 
+def check_sizes(w: Workload) -> None:
+    """ConfigError when ``w``'s sizes cannot hold its pods (:mod:`kubesched.bench._capacity`):
+    before the cluster is built, with the line the stuck check would give after the work."""
+    _check_plugins(w)
+    pending = unschedulable_pods(w)
+    if pending:
+        raise _cannot_schedule(pending)
+
+
+def _cannot_schedule(pending: int) -> ConfigError:
+    return ConfigError(
+        f"{pending} pods cannot be scheduled on these sizes: the workload needs room for "
+        "its pods (leave --nodes, --pods and --init-pods at their defaults, or keep their "
+        "proportions)"
+    )
+
+
 def _check_stuck(sched: Any) -> None:
+    """The backstop of :func:`check_sizes`: pods pending with nothing left to try."""
     if sched.is_idle() and not sched.queue.pending_pods()["active"]:
         pending = sum(len(v) for v in sched.queue.pending_pods().values())
         if pending and not sched.queue.busy():
-            raise ConfigError(
-                f"{pending} pods cannot be scheduled on these sizes: the workload needs room for "
-                "its pods (leave --nodes, --pods and --init-pods at their defaults, or keep their "
-                "proportions)"
-            )
+            raise _cannot_schedule(pending)
 
 
 async def _settle(sched: Any, limit: float = 1.0) -> None:

@@ -137,18 +137,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import logging
-
     import anyio
 
-    from kubesched.service import RunOptions, apply_config_sections, run_scheduler
-
-    logging.basicConfig(
-        level=args.log_level.upper(), stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    from kubesched.service import (
+        RunOptions,
+        apply_config_sections,
+        configure_logging,
+        run_scheduler,
     )
-    if args.log_level != "debug":  # one line per request is for debugging
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    configure_logging(args.verbosity, args.log_level, stream=sys.stderr)
     config_path = args.config or ""
     cfg = load_config_file(config_path, args.feature_gates or "", warn=warn_line,
                            emulated_version=args.emulated_version or DEFAULT_VERSION)
@@ -166,6 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.leader_elect is not None:
         opts.leader_elect = args.leader_elect
     opts.take_over_default_scheduler = args.take_over_default_scheduler
+    opts.built_in_profile = not config_path
     return anyio.run(functools.partial(run_scheduler, opts, cfg), backend=args.backend)
 
 
@@ -212,6 +211,15 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _verbosity(text: str) -> int:
+    """klog's ``-v``: a number from 0, also spelled ``-v=4`` (argparse hands a short option
+    written with ``=`` its value with the ``=``)."""
+    value = _int(text.removeprefix("="))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid verbosity {text!r}: must be 0 or more")
+    return value
+
+
 def _port(text: str) -> int:
     """A TCP port number (0: any free port)."""
     if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 65535:
@@ -235,6 +243,23 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         line = _one_line(" ".join(message.split()))
         self.exit(2, f"{PROG}: error: {line} (see {self.prog} --help)\n")
+
+
+BENCH_SIZES_EPILOG = "the workloads' default sizes"
+"""``bench --help``'s epilog, replaced by the table when the help is shown."""
+
+
+class _BenchHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``bench --help``: its epilog is the table of every workload's default sizes
+    (:func:`kubesched.cli.bench.sizes_table`), made only when the help is shown: importing the
+    workloads costs every other command 60 ms."""
+
+    def add_text(self, text: str | None) -> None:
+        if text is BENCH_SIZES_EPILOG:
+            from kubesched.cli.bench import sizes_table
+
+            text = sizes_table()
+        super().add_text(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -315,20 +340,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --dask: LocalCluster worker processes (default: one per core)")
     c.set_defaults(func=cmd_compare)
 
-    b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time")
+    b = sub.add_parser("bench", help="scheduler_perf-style workloads, in wall-clock time",
+                       formatter_class=_BenchHelpFormatter, epilog=BENCH_SIZES_EPILOG)
     b.add_argument(
         "workload",
         help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
         "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each) | "
         "day (a day of Jobs and Deployments in virtual time: wall time and peak RSS)",
     )
-    b.add_argument("--nodes", type=_int, default=None)
-    b.add_argument("--pods", type=_int, default=None)
-    b.add_argument("--init-pods", type=_int, default=None)
-    b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.add_argument("--nodes", type=_int, default=None, metavar="N",
+                   help="nodes (default: the workload's, in the table below)")
+    b.add_argument("--pods", type=_int, default=None, metavar="N",
+                   help="measured pods (default: the workload's; gang: rounded down to whole gangs)")
+    b.add_argument("--init-pods", type=_int, default=None, metavar="N",
+                   help="pods scheduled before the measured ones (default: the workload's)")
+    b.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio",
+                   help="the event loop (default: %(default)s)")
+    b.add_argument("--json", action="store_true", help="print the result as JSON (default: one text line)")
     b.add_argument("--record-plugin-results", action="store_true",
-                   help="record every plugin's result of every attempt (the cost of --explain)")
+                   help="record every plugin's result of every attempt (the cost of --explain; default: off)")
     b.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
                    help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
                    "feature gates, default plugins, messages and queue")
@@ -352,12 +382,17 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--lease-name", default=None, help="the Lease name (default kubesched)")
     le.add_argument("--lease-namespace", default=None, help="the Lease namespace (default kube-system)")
     r.add_argument("--take-over-default-scheduler", action="store_true",
-                   help="schedule default-scheduler pods even while a kube-scheduler is running "
-                   "(by default kubesched refuses to compete with it)")
+                   help="schedule default-scheduler pods: needed without --config (its default profile "
+                   "takes them), and to run while a kube-scheduler holds its lease")
     r.add_argument("--metrics-port", type=_port, default=None, metavar="N", help="serve Prometheus /metrics on this port")
     r.add_argument("--metrics-bind-address", "--metrics-address", dest="metrics_address", default=None,
                    metavar="ADDRESS", help="the metrics listen address (default 127.0.0.1; 0.0.0.0 for all interfaces)")
-    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    r.add_argument("-v", "--v", dest="verbosity", type=_verbosity, default=0, metavar="N",
+                   help="log verbosity, as kube-scheduler's -v=N (default: %(default)s): 2 each bind and "
+                   "each pod that does not fit, 3 each scheduling attempt, 6 each API request, 8 the "
+                   "HTTP connections and headers, 10 everything")
+    r.add_argument("--log-level", default=None, choices=("debug", "info", "warning", "error"),
+                   help="the least level logged (default: info; with -v the more verbose of the two)")
     r.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     r.add_argument("--seed", type=_int, default=0, help="seed of the scheduler's random choices")
     r.add_argument("--record-plugin-results", action="store_true",

@@ -9,11 +9,24 @@ import dataclasses
 import json
 
 from kubesched._errors import ConfigError
-from kubesched.bench import WORKLOADS, run, run_day, sized
+from kubesched.bench import DAY_NODES, DAY_PODS, WORKLOADS, run, run_day, sized
 from kubesched.cli.progress import Progress
 from kubesched.config._versions import parse_version
 
-__all__ = ["cmd_bench"]
+__all__ = ["cmd_bench", "sizes_table"]
+
+
+def sizes_table() -> str:
+    """The default sizes of every workload, as ``bench --help`` shows them (the flags' defaults
+    differ per workload)."""
+    rows = [(name, f"{w.nodes:,}", f"{w.init_pods:,}", f"{w.pods:,}") for name, w in WORKLOADS.items()]
+    rows.append(("day", f"{DAY_NODES:,}", "-", f"{DAY_PODS:,}"))
+    header = ("workload", "--nodes", "--init-pods", "--pods")
+    width = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    lines = ["default sizes per workload (each flag given replaces one):", ""]
+    for r in [header, *rows]:
+        lines.append("  " + r[0].ljust(width[0]) + "".join("  " + c.rjust(w) for c, w in zip(r[1:], width[1:], strict=True)))
+    return "\n".join(lines)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

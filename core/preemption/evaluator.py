@@ -88,7 +88,7 @@ def _status_of(m: Mapping[str, Status], name: str) -> Status:
     return st
 
 
-class Evaluator(Executor):
+class Evaluator:
     """``preemption.Evaluator`` with DefaultPreemption's ``Interface`` methods built in.
 
     ``handle`` is the plugin's :class:`~kubesched.framework.Handle`.  A custom preemption plugin may
@@ -96,8 +96,11 @@ class Evaluator(Executor):
     :meth:`pod_eligible_to_preempt_others` or :meth:`get_offset_and_num_candidates`; or just
     replace :attr:`is_eligible_pod` / :attr:`more_important_pod` (upstream ``IsEligiblePod`` and
     ``MoreImportantPod``) and :attr:`offset_source` (``getOffsetRand``: ``n -> [0, n)``, by
-    default the scheduler's seeded ``handle.rng``).  The victims' deletion (``preempting``,
-    ``prepare_candidate``, ``is_pod_running_preemption``) comes from :class:`Executor`.
+    default the scheduler's seeded ``handle.rng``).
+
+    It holds :attr:`executor`, the :class:`Executor` built from the same handle, which deletes
+    the chosen candidate's victims (``prepare_candidate``, sync or async) and keeps the
+    ``preempting`` set; :meth:`is_pod_running_preemption` asks it.
     """
 
     def __init__(
@@ -109,7 +112,10 @@ class Evaluator(Executor):
         min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
         enable_async_preemption: bool | Callable[[], bool] = False,
     ) -> None:
-        super().__init__(plugin_name, handle)
+        self.plugin_name = plugin_name
+        self.handle: Handle = handle
+        # deletes the chosen candidate's victims, sync or async; keeps the preempting set
+        self.executor = Executor(plugin_name, handle)
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
         self._async = enable_async_preemption
@@ -197,6 +203,11 @@ class Evaluator(Executor):
             pdbs,
         )
 
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """``IsPodRunningPreemption`` (the executor's): the pod's victims are still being
+        deleted in the background and its last victim is not yet terminating."""
+        return self.executor.is_pod_running_preemption(uid)
+
     # --- Preempt --------------------------------------------------------------------------
     async def preempt(
         self, state: CycleState, pod: Pod, m: Mapping[str, Status]
@@ -236,9 +247,9 @@ class Evaluator(Executor):
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
         if self.enable_async_preemption:
-            self.prepare_candidate_async(best, pod)
+            self.executor.prepare_candidate_async(best, pod)
         else:
-            st = await self.prepare_candidate(best, pod)
+            st = await self.executor.prepare_candidate(best, pod)
             if st is not None and not st.is_success():
                 return None, st
         return PostFilterResult(best.name, victims=list(best.victims)), Status(Code.SUCCESS)

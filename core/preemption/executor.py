@@ -56,8 +56,9 @@ def _condition_changes(pod: Pod, cond: PodCondition) -> bool:
 
 
 class Executor:
-    """``preemption.Executor``: deletes a candidate's victims, sync or async; the Evaluator
-    embeds it (as upstream's embeds ``*Executor``).  ``handle`` is the plugin's handle."""
+    """``preemption.Executor``: deletes a candidate's victims, sync or async, and keeps the
+    ``preempting`` set; the Evaluator holds one (its ``executor``), built from the same
+    handle.  ``handle`` is the plugin's handle."""
 
     def __init__(self, plugin_name: str, handle: Handle) -> None:
         self.plugin_name = plugin_name

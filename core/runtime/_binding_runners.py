@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched import hookspecs
+from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState
 from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
@@ -55,13 +56,15 @@ class BindingRunners:
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return st
-                return Status(Code.ERROR, f'running Reserve plugin "{e.name}": {st.message}', plugin=e.name)
+                return Status(Code.ERROR, f'running Reserve plugin "{e.name}": {st.message}', plugin=e.name, error=st.error)
         return None
 
     async def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
         for e in self.unreserve:
-            await call(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
+            out = await call(e, "unreserve", e.plugin.kubesched_unreserve, state, pod, node_name)
+            if out is not None:  # it raised (its result is otherwise ignored)
+                self._dropped_error(pod, out)
 
     def run_permit_plugins(
         self, state: CycleState, pod: Pod, node_name: str
@@ -99,7 +102,7 @@ class BindingRunners:
             if st.is_wait():
                 timeouts[e.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
                 continue
-            return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name), {}
+            return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name, error=st.error), {}
         return None, timeouts
 
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -113,7 +116,7 @@ class BindingRunners:
                 continue
             if st.is_rejected():
                 return st
-            return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name)
+            return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name, error=st.error)
         return None
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -131,10 +134,18 @@ class BindingRunners:
                 return None
             if st.is_rejected():
                 return st
-            return Status(Code.ERROR, f'running Bind plugin "{e.name}": {st.message}', plugin=e.name)
+            return Status(Code.ERROR, f'running Bind plugin "{e.name}": {st.message}', plugin=e.name, error=st.error)
         return last
 
     async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
         for e in self.post_bind:
-            await call(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
+            out = await call(e, "postbind", e.plugin.kubesched_post_bind, state, pod, node_name)
+            if out is not None:  # it raised (its result is otherwise ignored)
+                self._dropped_error(pod, out)
+
+    def _dropped_error(self, pod: Pod, out: object) -> None:
+        """An Unreserve or PostBind plugin that raised: logged, as nothing else reports it
+        (kube-scheduler's ``Plugin failed``)."""
+        if isinstance(out, Status) and out.code == Code.ERROR and isinstance(out.error, PluginFailure):
+            self.calls.errors.failed(pod, out, "Plugin failed")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kubesched import hookspecs
+from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState, PreFilterResult
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
@@ -196,7 +197,8 @@ class FilterRunners:
             try:
                 out = self.calls.timed_batch(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
             except Exception as err:
-                st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name, error=err)
+                st = Status(Code.ERROR, f'running "{name}" filter plugin: {err}', plugin=name,
+                            error=PluginFailure(name, "Filter", err))
                 parts.append((positions, _all_nodes(n, st)))
                 break
             if out is None:
@@ -267,7 +269,7 @@ class FilterRunners:
                 out = self.calls.timed_batch(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
             except Exception as err:
                 msg = f'running "{name}" filter plugin: {err}'
-                return {0: Status(Code.ERROR, msg, plugin=name, error=err)}
+                return {0: Status(Code.ERROR, msg, plugin=name, error=PluginFailure(name, "Filter", err))}
             if out is None:
                 continue
             if type(out) is not dict and not isinstance(out, Mapping):

@@ -275,7 +275,7 @@ class Framework:
                     if not st.message.startswith("running "):
                         msg = f'running PreEnqueue plugin "{e.name}": {st.message}'
                         st = Status(Code.ERROR, msg, plugin=e.name, error=st.error)
-                    log.error("%s (pod %s)", st.message, pod.key)
+                    self.calls.errors.failed(pod, st, "Unexpected error running PreEnqueue plugin")
                 return st
         return None
 

@@ -16,6 +16,7 @@ import pluggy
 
 from kubesched import hookspecs
 from kubesched._errors import ConfigError, KubeschedError
+from kubesched._logs import ErrorLog, PluginFailure
 from kubesched.metrics._metrics import batch_code, status_code
 from kubesched.runtime._events import ClusterEvent, ClusterEventWithHint, unroll_wildcard_resource
 from kubesched.runtime._status import Code, Status
@@ -315,28 +316,38 @@ def registered_cluster_events(points: Mapping[str, list[PluginEntry]]) -> list[t
     return out
 
 
+def _raised(name: str, what: str, err: Exception) -> Status:
+    """The Error status of plugin ``name`` that raised ``err`` in its ``what`` hook."""
+    failure = PluginFailure(name, _POINT_OF[what], err)
+    return Status(Code.ERROR, f'running "{name}" {what} plugin: {err}', plugin=name, error=failure)
+
+
 class PluginCalls:
     """The wrappers every plugin call of a profile goes through: the plugin's name on its status,
     an exception as an Error status for this pod (a plugin bug never takes the scheduler down),
     and, in a cycle sampled for plugin metrics (``CycleState.record_plugin_metrics``), the call
-    timed into ``plugin_execution_duration_seconds``.
+    timed into ``plugin_execution_duration_seconds``.  The exception travels in the status as a
+    :class:`~kubesched._logs.PluginFailure` (plugin, extension point, traceback), which
+    :attr:`errors` logs where the failure is handled.
 
     The Framework holds one and hands it to its runners; ``recorder`` is the MetricsRecorder the
     Framework was given (None: nothing is timed).  A runner picks :meth:`call` or :meth:`timed`
     once per run, never per plugin.
     """
 
-    __slots__ = ("recorder",)
+    __slots__ = ("errors", "recorder")
 
     def __init__(self) -> None:
         self.recorder: MetricsRecorder | None = None
+        self.errors = ErrorLog()
+        """The profile's rate-limited error log (:class:`kubesched._logs.ErrorLog`)."""
 
     @staticmethod
     def call(e: PluginEntry, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         try:
             st = fn(*args)
         except Exception as err:  # a plugin bug is an Error for this pod, not a dead scheduler
-            return Status(Code.ERROR, f'running "{e.name}" {what} plugin: {err}', plugin=e.name, error=err)
+            return _raised(e.name, what, err)
         if isinstance(st, Status):
             st.plugin = e.name
         return st
@@ -348,7 +359,7 @@ class PluginCalls:
             if inspect.isawaitable(st):
                 st = await st
         except Exception as err:
-            return Status(Code.ERROR, f'running "{e.name}" {what} plugin: {err}', plugin=e.name, error=err)
+            return _raised(e.name, what, err)
         if isinstance(st, Status):
             st.plugin = e.name
         return st

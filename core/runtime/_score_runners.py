@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kubesched import hookspecs
+from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState
 from kubesched.runtime._nodeinfo import NodeBatch
@@ -117,7 +118,7 @@ class ScoreRunners:
                             Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
                         )
             except Exception as err:
-                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=err)
+                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=PluginFailure(e.name, "Score", err))
             if len(scores) != len(nodes):
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
             bad = _invalid_score(scores)

@@ -16,6 +16,7 @@ what it works with when it is built; the scheduling cycle
 from __future__ import annotations
 
 import collections
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kubesched._errors import NotFoundError, TransportError
+from kubesched._logs import v
 from kubesched.api._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime import _events as ev
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler._taskpool import TaskPool
 
 log = logging.getLogger("kubesched")
+V2 = v(2)
 
 NOTE_LENGTH_LIMIT = 1024
 REASON_UNSCHEDULABLE = "Unschedulable"
@@ -206,6 +209,8 @@ class BindingCycle:
         if st is not None and not st.is_success():
             return st
         self.scheduled_count += 1
+        if log.isEnabledFor(V2):
+            log.log(V2, "Successfully bound pod to node pod=%s node=%s", json.dumps(assumed.key), json.dumps(host))
         await self.record_event(
             assumed, "Normal", "Scheduled", "Binding",
             f"Successfully assigned {assumed.metadata.namespace}/{assumed.metadata.name} to {host}",
@@ -304,9 +309,14 @@ class BindingCycle:
         if isinstance(err, FitError):
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+            if log.isEnabledFor(V2):
+                log.log(V2, "Unable to schedule pod; no fit; waiting pod=%s err=%s", json.dumps(pod.key),
+                        json.dumps(status.message))
         else:
             qpi.unschedulable_plugins = set()
             qpi.pending_plugins = set()
+            if reason == REASON_SCHEDULER_ERROR:  # upstream's utilruntime.HandleError, rate-limited
+                fw.calls.errors.failed(pod, status)
         cached = self.cluster.pods.get(qpi.uid)
         if cached is None or cached.spec.node_name:
             self.queue.done(qpi.uid)

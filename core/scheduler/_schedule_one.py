@@ -30,6 +30,7 @@ loop's order.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import random
 from collections.abc import Mapping
@@ -39,6 +40,7 @@ import anyio
 import msgspec
 import numpy as np
 
+from kubesched._logs import v
 from kubesched.api._objects import Pod
 from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
 from kubesched.queue._scheduling_queue import QueuedPodInfo
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from kubesched.queue._scheduling_queue import SchedulingQueue
 
 log = logging.getLogger("kubesched")
+V3 = v(3)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -135,6 +138,8 @@ class ScheduleOne:
             self.queue.done(qpi.uid)
             return
         start = self.last_attempt = anyio.current_time()
+        if log.isEnabledFor(V3):
+            log.log(V3, "Attempting to schedule pod pod=%s", json.dumps(pod.key))
         counts = self.metrics.pod_attempts
         if counts is not None:
             counts[qpi.uid] = counts.get(qpi.uid, 0) + 1

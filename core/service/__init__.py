@@ -9,10 +9,17 @@
     serve_manifests(manifests, port=...)           a FakeCluster behind the Kubernetes API
                                                      (transports.apiserver), arrivals in real time
 
+    configure_logging(verbosity, log_level)       kube-scheduler's -v=N on Python logging (run only)
+
 Modules: :mod:`._run` (``kubesched run``), :mod:`._fake_apiserver` (``kubesched fake-apiserver``).
 """
 
 from kubesched.service._fake_apiserver import serve_manifests
-from kubesched.service._run import RunOptions, apply_config_sections, run_scheduler
+from kubesched.service._run import (
+    RunOptions,
+    apply_config_sections,
+    configure_logging,
+    run_scheduler,
+)
 
-__all__ = ["RunOptions", "apply_config_sections", "run_scheduler", "serve_manifests"]
+__all__ = ["RunOptions", "apply_config_sections", "configure_logging", "run_scheduler", "serve_manifests"]

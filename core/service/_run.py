@@ -29,6 +29,7 @@ import anyio
 import anyio.abc
 
 from kubesched._errors import ConfigError, plain_exception
+from kubesched._logs import v
 from kubesched.api._durations import parse_duration
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import MetricsRecorder
@@ -62,6 +63,51 @@ class RunOptions:
     record_plugin_results: bool = False
     take_over_default_scheduler: bool = False
     """Schedule ``default-scheduler`` pods even while a kube-scheduler leads (it would compete)."""
+    built_in_profile: bool = False
+    """The profiles are the built-in default (no ``--config``): they take ``default-scheduler``
+    pods, so run refuses to start unless :attr:`take_over_default_scheduler`, whatever the lease
+    ``kube-system/kube-scheduler`` says (RBAC may hide it)."""
+
+
+WIRE_VERBOSITY = 6
+"""``-v`` from which httpx logs each request (klog's V(6): the request URLs); httpcore's
+connection and header events from 8 (V(8): the bodies)."""
+
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class _KlogLevelNames(logging.Formatter):
+    """``INFO`` for every klog V level (``V(n)`` is ``INFO - n``: Python would call it ``Level 17``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if logging.DEBUG < record.levelno < logging.INFO:
+            record.levelname = "INFO"
+        return super().format(record)
+
+
+def configure_logging(verbosity: int = 0, log_level: str | None = None, *, stream: Any = None) -> None:
+    """Logging as ``kube-scheduler -v=N`` logs, on stderr (``kubesched run`` only: a simulation
+    configures none, so it prints none of it).
+
+    kubesched's loggers show klog's ``V(0)`` to ``V(verbosity)`` (:func:`kubesched._logs.v`):
+    0–1 the info lines, 2 each bind and each pod that does not fit, 3 each scheduling attempt,
+    10 everything (DEBUG).  ``log_level`` (debug, info, warning, error) is the other way to say
+    it: the more verbose of the two wins, so ``--log-level warning`` quietens the default and
+    ``--log-level debug`` is ``-v=10``.  httpx and httpcore stay at WARNING below ``-v=6``
+    (:data:`WIRE_VERBOSITY`) whatever ``log_level`` says: httpx logs each request from 6,
+    httpcore its connection and header events from 8.
+    """
+    level = v(verbosity)
+    if log_level is not None:
+        level = min(level, LOG_LEVELS[log_level]) if verbosity else LOG_LEVELS[log_level]
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig: a process that has its own keeps them
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(_KlogLevelNames("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.INFO if verbosity >= WIRE_VERBOSITY else logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.DEBUG if verbosity >= WIRE_VERBOSITY + 2 else logging.WARNING)
 
 
 def _seconds(value: Any, field: str) -> float:
@@ -131,6 +177,18 @@ async def _cancel_on_signal(scope: anyio.CancelScope, stopping: list[str]) -> No
             stopping.append(name)
             scope.cancel()
             return
+
+
+def check_takes_default_scheduler_pods(opts: RunOptions) -> None:
+    """ConfigError unless the user chose which pods ``run`` takes: without ``--config`` the
+    default profile takes every ``default-scheduler`` pod, the ones a kube-scheduler already
+    schedules, so that needs ``--take-over-default-scheduler`` (checked before connecting)."""
+    if opts.built_in_profile and not opts.take_over_default_scheduler:
+        raise ConfigError(
+            'without --config the default profile schedules "default-scheduler" pods, those of '
+            "kube-scheduler: pass --take-over-default-scheduler to schedule them, or a --config whose "
+            "profile has schedulerName: my-scheduler (and spec.schedulerName: my-scheduler on the pods)"
+        )
 
 
 async def _refuse_to_compete(transport: Any, cfg: SchedulerConfig, opts: RunOptions) -> None:
@@ -218,6 +276,7 @@ async def run_scheduler(
         load_config,
     )
 
+    check_takes_default_scheduler_pods(opts)
     cluster = load_config(kubeconfig=opts.kubeconfig, server=opts.server, context=opts.context)
     log.info("connecting to %s (%s)", cluster.server, cluster.source or "flags")
     profiles = ", ".join(p.scheduler_name for p in cfg.profiles)

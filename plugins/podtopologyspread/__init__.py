@@ -1,8 +1,11 @@
 """PodTopologySpread: spread matching pods evenly over topology domains (``plugins/podtopologyspread``).
 
-Modules as upstream's files: ``common`` (constraints, selectors, args, the plugin's shared
-state), ``filtering`` (PreFilter, Filter), ``scoring`` (PreScore, Score), ``plugin`` (the plugin
-and its EnqueueExtensions).
+Modules as upstream's files: ``common`` (constraints, selectors, args, and ``Spread``: what the
+stages share), ``filtering`` (PreFilter, Filter), ``scoring`` (PreScore, Score), ``plugin`` (the
+plugin and its EnqueueExtensions).  The plugin holds its parts as objects, not base classes: one
+``Spread`` (the args, the handle, the default constraints, the matching-pod counts) as
+``spread``, and the stages built over it, ``filtering`` (``Filtering``) and ``scoring``
+(``Scoring``); its ``@hookimpl`` methods call them.
 
 Model.  A constraint ``(maxSkew, topologyKey, whenUnsatisfiable, labelSelector)`` of the incoming
 pod counts, per *domain* (a value of ``topologyKey`` on the nodes), the pods in the pod's namespace

@@ -1,5 +1,5 @@
-"""PodTopologySpread's shared parts: constraints, selectors, eligible-node masks, args, and the
-plugin's base (upstream's common.go and plugin.go)."""
+"""PodTopologySpread's shared parts: constraints, selectors, eligible-node masks, args, and
+:class:`Spread`, what the plugin's stages share (upstream's common.go and plugin.go)."""
 
 from __future__ import annotations
 
@@ -229,13 +229,14 @@ class _AllNodes:
     """Every node of the cycle with label codes and matching-pod counts.
 
     Backed by the snapshot when the caller's node list is the snapshot's (the scheduler's case):
-    codes come from ``Snapshot.label_codes`` and counts from the plugin's incremental cache.
+    codes come from ``Snapshot.label_codes`` and counts from the plugin's incremental cache
+    (:meth:`Spread.cached_pod_counts`).
     """
 
     def __init__(
-        self, plugin: SpreadBase, infos: Sequence[NodeInfo], snapshot: Snapshot | None
+        self, spread: Spread, infos: Sequence[NodeInfo], snapshot: Snapshot | None
     ) -> None:
-        self.plugin = plugin
+        self.spread = spread
         self.infos = infos
         self.snapshot = snapshot
         self.n = len(infos)
@@ -264,7 +265,7 @@ class _AllNodes:
 
     def pod_counts(self, namespace: str, selector: Selector) -> np.ndarray:
         if self.snapshot is not None:
-            return self.plugin.cached_pod_counts(self.snapshot, namespace, selector)
+            return self.spread.cached_pod_counts(self.snapshot, namespace, selector)
         return np.fromiter(
             (count_pods_match_selector(ni.pods, selector, namespace) for ni in self.infos),
             np.int64,
@@ -461,10 +462,14 @@ def default_selector(pod: Pod, cluster: Any) -> Selector | None:
     return selector if selector.reqs else None
 
 
-class SpreadBase:
-    """The plugin's state and the constraint and count helpers its stages share."""
+class Spread:
+    """What PodTopologySpread's stages share (upstream's plugin struct and common.go): the args
+    (the default constraints, ``system_defaulted``), the handle, and the matching-pod counts
+    per snapshot node, cached per (namespace, selector).
 
-
+    The plugin builds one and hands it to its :class:`~.filtering.Filtering` and
+    :class:`~.scoring.Scoring`.
+    """
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         self.handle: Handle = handle
@@ -494,7 +499,9 @@ class SpreadBase:
             )
         return self.build_default_constraints(pod, action)
 
-    def _all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:
+    def all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:
+        """Every node of the cycle: ``nodes`` (None: the snapshot's), backed by the snapshot
+        when they are its node list."""
         snap = self.handle.snapshot
         if nodes is None:
             nodes = snap.node_infos

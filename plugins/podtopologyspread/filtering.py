@@ -12,7 +12,6 @@ from kubesched.framework import (
     NodeBatch,
     RequiredNodeAffinity,
     Status,
-    hookimpl,
 )
 
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ from .common import (
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     CriticalPaths,
-    SpreadBase,
+    Spread,
     SpreadConstraint,
     _codes_in,
     match_node_inclusion_policies,
@@ -120,8 +119,11 @@ def _initial_paths(values: list[str], match: np.ndarray, present: np.ndarray) ->
 
 
 
-class Filtering(SpreadBase):
-    """PreFilter, its AddPod/RemovePod extensions and Filter."""
+class Filtering:
+    """PreFilter, its AddPod/RemovePod extensions and Filter, over the plugin's :class:`Spread`."""
+
+    def __init__(self, spread: Spread) -> None:
+        self.spread = spread
 
     # --- PreFilter ----------------------------------------------------------------------------
     def cal_pre_filter_state(
@@ -129,7 +131,7 @@ class Filtering(SpreadBase):
     ) -> PreFilterState:
         """``calPreFilterState`` over all nodes.  Raises ValueError for an invalid selector."""
         try:
-            constraints = self.get_constraints(pod)
+            constraints = self.spread.get_constraints(pod)
         except ValueError as e:
             raise ValueError(
                 f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}"
@@ -137,7 +139,7 @@ class Filtering(SpreadBase):
         s = PreFilterState()
         if not constraints:
             return s
-        alln = self._all_nodes(nodes)
+        alln = self.spread.all_nodes(nodes)
         s.constraints = constraints
         s.required = RequiredNodeAffinity(pod)
         codes = [alln.codes(c.topology_key) for c in constraints]
@@ -165,10 +167,8 @@ class Filtering(SpreadBase):
             s.critical_paths.append(_initial_paths(values, match, present))
         return s
 
-    @hookimpl
-    def kubesched_pre_filter(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | None:
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """``PreFilter``: the state of the pod's hard constraints; Skip when it has none."""
         try:
             s = self.cal_pre_filter_state(pod, nodes)
         except ValueError as e:
@@ -200,23 +200,21 @@ class Filtering(SpreadBase):
             s.update(i, labels[c.topology_key], delta)
         return None
 
-    @hookimpl
-    def kubesched_pre_filter_add_pod(
+    def add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo
     ) -> Status | None:
+        """``AddPod``: ``pod_to_add`` (a PodInfo) now counts on ``node_info``."""
         return self._update_with_pod(state, pod_to_add.pod, pod, node_info, 1)
 
-    @hookimpl
-    def kubesched_pre_filter_remove_pod(
+    def remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo
     ) -> Status | None:
+        """``RemovePod``: ``pod_to_remove`` (a PodInfo) no longer counts on ``node_info``."""
         return self._update_with_pod(state, pod_to_remove.pod, pod, node_info, -1)
 
     # --- Filter -------------------------------------------------------------------------------
-    @hookimpl
-    def kubesched_filter(
-        self, state: CycleState, pod: Pod, nodes: NodeBatch
-    ) -> dict[int, Status] | None:
+    def filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        """``Filter`` over a batch: {index: status} of the nodes that fail, None when all pass."""
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             st = Status.as_error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')

@@ -1,8 +1,18 @@
-"""The PodTopologySpread plugin: its stages (filtering, scoring) and EnqueueExtensions."""
+"""The PodTopologySpread plugin: the parts it holds (filtering, scoring) and its EnqueueExtensions.
+
+The plugin holds one :class:`Spread` (the args, the handle, the default constraints, the
+matching-pod counts) and two stages built over it::
+
+    PodTopologySpread ── spread     Spread: constraints for a pod, the nodes of the cycle, counts
+                      ├─ filtering  Filtering: PreFilter (AddPod, RemovePod), Filter
+                      └─ scoring    Scoring: PreScore, Score, NormalizeScore
+
+Its ``@hookimpl`` methods call the stage; the queueing hints are its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched.framework import (
@@ -18,20 +28,72 @@ from kubesched.framework import (
 from .._helper import queueing_hints_enabled
 
 if TYPE_CHECKING:
-    from kubesched.framework import Node, Pod
+    import numpy as np
+
+    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod, Status
 from .common import (
     HONOR,
     NAME,
+    Spread,
     node_labels_match_spread_constraints,
 )
 from .filtering import Filtering
 from .scoring import Scoring
 
 
-class PodTopologySpread(Filtering, Scoring):
-    """PreFilter (+AddPod/RemovePod), Filter, PreScore, Score, NormalizeScore, EnqueueExtensions."""
+class PodTopologySpread:
+    """PreFilter (+AddPod/RemovePod), Filter, PreScore, Score, NormalizeScore, EnqueueExtensions.
+
+    ``spread`` is what the stages share; ``filtering`` and ``scoring`` run the extension points.
+    """
 
     name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
+        self.spread = Spread(args, handle)
+        self.filtering = Filtering(self.spread)
+        self.scoring = Scoring(self.spread)
+
+    # --- PreFilter, Filter (filtering.py) -----------------------------------------------------
+    @hookimpl
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        return self.filtering.pre_filter(state, pod, nodes)
+
+    @hookimpl
+    def kubesched_pre_filter_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Any, node_info: NodeInfo
+    ) -> Status | None:
+        return self.filtering.add_pod(state, pod, pod_to_add, node_info)
+
+    @hookimpl
+    def kubesched_pre_filter_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Any, node_info: NodeInfo
+    ) -> Status | None:
+        return self.filtering.remove_pod(state, pod, pod_to_remove, node_info)
+
+    @hookimpl
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
+        return self.filtering.filter(state, pod, nodes)
+
+    # --- PreScore, Score, NormalizeScore (scoring.py) -----------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        return self.scoring.pre_score(state, pod, nodes)
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        return self.scoring.score(state, pod, nodes)
+
+    @hookimpl
+    def kubesched_normalize_score(
+        self, state: CycleState, pod: Pod, scores: np.ndarray
+    ) -> Status | None:
+        return self.scoring.normalize_score(state, pod, scores)
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
@@ -68,7 +130,7 @@ class PodTopologySpread(Filtering, Scoring):
         if (new is not None and not involved(new)) or (old is not None and not involved(old)):
             return QueueingHint.QUEUE_SKIP
         try:
-            constraints = self.get_constraints(pod)
+            constraints = self.spread.get_constraints(pod)
         except ValueError:
             return QueueingHint.QUEUE
         if new is not None and old is not None:
@@ -95,7 +157,7 @@ class PodTopologySpread(Filtering, Scoring):
         self, pod: Pod, old: Node | None, new: Node | None
     ) -> QueueingHint:
         try:
-            constraints = self.get_constraints(pod)
+            constraints = self.spread.get_constraints(pod)
         except ValueError:
             return QueueingHint.QUEUE
         old_match = old is not None and node_labels_match_spread_constraints(

@@ -11,7 +11,6 @@ from kubesched.framework import (
     MAX_NODE_SCORE,
     NodeBatch,
     Status,
-    hookimpl,
 )
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ from .common import (
     LABEL_HOSTNAME,
     PRE_SCORE_STATE_KEY,
     SCHEDULE_ANYWAY,
-    SpreadBase,
+    Spread,
     SpreadConstraint,
     _codes_in,
     count_pods_match_selector,
@@ -84,25 +83,29 @@ def _go_round(x: np.ndarray) -> np.ndarray:
 
 
 
-class Scoring(SpreadBase):
-    """PreScore, Score and NormalizeScore."""
+class Scoring:
+    """PreScore, Score and NormalizeScore, over the plugin's :class:`Spread`."""
+
+    def __init__(self, spread: Spread) -> None:
+        self.spread = spread
 
     # --- Score --------------------------------------------------------------------------------
     def init_pre_score_state(self, pod: Pod, filtered: NodeBatch) -> PreScoreState | None:
         """``PreScore``'s state; None when there is nothing to score (Skip).  Raises ValueError."""
-        snap = self.handle.snapshot  # empty (a handle without a cluster): the filtered nodes
-        alln = self._all_nodes(snap.node_infos if len(snap) else list(filtered.infos))
+        spread = self.spread
+        snap = spread.handle.snapshot  # empty (a handle without a cluster): the filtered nodes
+        alln = spread.all_nodes(snap.node_infos if len(snap) else list(filtered.infos))
         if alln.n == 0:
             return None
         s = PreScoreState()
-        s.require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        s.require_all = bool(pod.spec.topology_spread_constraints) or not spread.system_defaulted
         try:
             if pod.spec.topology_spread_constraints:
                 s.constraints = filter_topology_spread_constraints(
                     pod.spec.topology_spread_constraints, pod.metadata.labels, SCHEDULE_ANYWAY
                 )
             else:
-                s.constraints = self.build_default_constraints(pod, SCHEDULE_ANYWAY)
+                s.constraints = spread.build_default_constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as e:
             raise ValueError(
                 f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}"
@@ -168,8 +171,8 @@ class Scoring(SpreadBase):
             s.tp_counts.append(tp)
         return s
 
-    @hookimpl
-    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        """``PreScore``: the state of the pod's soft constraints; Skip when there is none."""
         try:
             s = self.init_pre_score_state(pod, nodes)
         except ValueError as e:
@@ -179,8 +182,8 @@ class Scoring(SpreadBase):
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
-    @hookimpl
-    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+    def score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """``Score`` over a batch (raw scores; ignored nodes 0)."""
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             raise ValueError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
@@ -216,10 +219,8 @@ class Scoring(SpreadBase):
             s.ignored, s.names = ignored, nodes.names
         return _go_round(score).astype(np.int64)
 
-    @hookimpl
-    def kubesched_normalize_score(
-        self, state: CycleState, pod: Pod, scores: np.ndarray
-    ) -> Status | None:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        """``NormalizeScore``: in place, ``100 * (max + min - s) / max`` (see the package)."""
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             return None

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from kubesched._errors import ConfigError
-from kubesched.bench import WORKLOADS, run_workload, sized
+from kubesched.bench import DAY_NODES, DAY_PODS, WORKLOADS, check_sizes, run_workload, sized
 from kubesched.cli import main
 
 SMALL = [
@@ -92,11 +92,18 @@ def test_cli_unknown_workload_exits_2(capsys: pytest.CaptureFixture[str]) -> Non
     ],
 )
 def test_cli_impossible_sizes_are_one_line(
-    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``bench preemption`` on fewer nodes than its init pods need (``--nodes 500`` with the other
-    sizes left alone is the same at 10x the cost): its init pods no longer fit, so its preemptors
-    wait for ever -- one line and exit 2, not a traceback."""
+    sizes left alone is the same): its init pods do not fit, so its preemptors would wait for ever
+    -- one line and exit 2, before any cluster is built (1.2 s of scheduling before, 9 s for
+    ``--nodes 500``)."""
+    from kubesched.transports.fake import FakeCluster
+
+    def no_cluster(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a cluster was built")
+
+    monkeypatch.setattr(FakeCluster, "__init__", no_cluster)
     assert main(["bench", *argv]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", line + "\n")
@@ -117,3 +124,62 @@ def test_day_runs_a_day_of_jobs_and_deployments(backend: str, capsys: pytest.Cap
     assert day["pods"] == 450 and day["succeeded"] == 400
     assert day["virtualSeconds"] <= 86400 and day["timeline"] > 0
     assert day["wallSeconds"] > 0 and day["peakRssMiB"] > 0
+
+
+@pytest.mark.parametrize(
+    ("workload", "nodes", "init_pods", "pods", "pending"),
+    [
+        # each row's count is what the runner's stuck check reports after the work
+        pytest.param("basic", 10, 300, 200, 100, id="basic: 40 pods of 100m per 4-CPU node"),
+        pytest.param("basic", 10, 300, 100, 0, id="basic: exactly full"),
+        pytest.param("pod-anti-affinity", 5, 3, 3, 1, id="anti-affinity: one pod per node, init and measured"),
+        pytest.param("pod-anti-affinity", 5, 6, 1, 1, id="anti-affinity: the init pods alone"),
+        pytest.param("preemption", 50, 400, 100, 200, id="preemption: 4 low-priority pods per node"),
+        pytest.param("preemption", 5, 20, 6, 1, id="preemption: one 3-CPU preemptor per node"),
+        pytest.param("preemption", 5, 20, 5, 0, id="preemption: every node preempted once"),
+        pytest.param("topology-spreading", 4, 0, 126, 1, id="spreading: zones of 2, 1, 1 nodes, maxSkew 5"),
+        pytest.param("topology-spreading", 4, 0, 125, 0, id="spreading: 45 + 40 + 40"),
+        pytest.param("preemption-churn", 10, 40, 41, 1, id="churn: 400m left per node beside 4 x 900m"),
+        pytest.param("gang", 3, 0, 123, 3, id="gang: 40 per node"),
+    ],
+)
+def test_impossible_sizes_are_found_by_arithmetic(
+    workload: str, nodes: int, init_pods: int, pods: int, pending: int
+) -> None:
+    w = sized(WORKLOADS[workload], nodes=nodes, init_pods=init_pods, pods=pods)
+    if not pending:
+        check_sizes(w)
+        return
+    with pytest.raises(ConfigError) as info:
+        check_sizes(w)
+    assert str(info.value).startswith(f"{pending} pods cannot be scheduled on these sizes: ")
+
+
+@pytest.mark.parametrize(
+    ("workload", "nodes", "init_pods", "pods"),
+    [
+        pytest.param("pod-anti-affinity", 5, 2, 3, id="anti-affinity: every node taken"),
+        pytest.param("topology-spreading", 4, 0, 125, id="spreading: the largest count the skew allows"),
+        pytest.param("preemption", 5, 20, 5, id="preemption: every node full, then preempted"),
+    ],
+)
+@pytest.mark.anyio
+async def test_sizes_at_the_limit_run(workload: str, nodes: int, init_pods: int, pods: int) -> None:
+    """The check is a necessary condition: what it lets through at the limit is scheduled."""
+    result = await run_workload(sized(WORKLOADS[workload], nodes=nodes, init_pods=init_pods, pods=pods))
+    assert result.bound == pods
+
+
+def test_help_shows_every_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench --help``: the flags' defaults, and each workload's sizes (they differ per
+    workload) in a table."""
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert "the event loop (default: asyncio)" in out
+    rows = {line.split()[0]: line.split()[1:] for line in out.split("default sizes per workload")[1].splitlines()[2:] if line.strip()}
+    assert rows.pop("workload") == ["--nodes", "--init-pods", "--pods"]
+    assert rows == {
+        **{name: [f"{w.nodes:,}", f"{w.init_pods:,}", f"{w.pods:,}"] for name, w in WORKLOADS.items()},
+        "day": [f"{DAY_NODES:,}", "-", f"{DAY_PODS:,}"],
+    }

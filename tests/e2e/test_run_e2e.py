@@ -770,8 +770,7 @@ async def _lease(h: Harness, renewed_ago: float, holder: str = "kind-control-pla
 
 @pytest.mark.anyio
 async def test_run_refuses_to_compete_with_a_running_kube_scheduler(files: dict[str, Path], tmp_path: Path) -> None:
-    """Without --config (the default profile takes default-scheduler pods) and a kube-scheduler
-    leading (its lease renewed 2 s ago): one line, nothing scheduled.  With another
+    """A config whose profile takes default-scheduler pods and a kube-scheduler leading (its lease renewed 2 s ago): one line, nothing scheduled.  With another
     schedulerName, or --take-over-default-scheduler, or a lease long expired, it runs."""
     from kubesched import ConfigError
 
@@ -795,3 +794,4 @@ async def test_run_refuses_to_compete_with_a_running_kube_scheduler(files: dict[
         await _lease(h, renewed_ago=60)  # expired: nobody leads
         async with kubesched_run(h, config):
             pass
+

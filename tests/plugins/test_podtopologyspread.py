@@ -1417,11 +1417,11 @@ def test_counts_refresh_incrementally() -> None:
     snap.update(cache)
     pl = pts.new({"defaultingType": "List"}, FakeHandle(snapshot=snap))
     incoming = spod((1, "zone", DNS, FOO))
-    s1 = pl.cal_pre_filter_state(incoming, snap.node_infos)
+    s1 = pl.filtering.cal_pre_filter_state(incoming, snap.node_infos)
     assert s1.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 0}
     cache.add_pod(P("p-x1", "node-x", foo=""))
     snap.update(cache)
-    s2 = pl.cal_pre_filter_state(incoming, snap.node_infos)
+    s2 = pl.filtering.cal_pre_filter_state(incoming, snap.node_infos)
     assert s2.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 1}
     assert s1.tp_value_to_match_num(0) == {"zone1": 0, "zone2": 0}
 
@@ -1921,8 +1921,8 @@ def test_args_validation(args, field, message) -> None:
 
 def test_system_defaults() -> None:
     pl = pts.new(None, FakeHandle())
-    assert pl.system_defaulted
-    assert [(c.topology_key, c.max_skew, c.when_unsatisfiable) for c in pl.default_constraints] == [
+    assert pl.spread.system_defaulted
+    assert [(c.topology_key, c.max_skew, c.when_unsatisfiable) for c in pl.spread.default_constraints] == [
         ("kubernetes.io/hostname", 3, "ScheduleAnyway"),
         ("topology.kubernetes.io/zone", 5, "ScheduleAnyway"),
     ]

@@ -290,11 +290,12 @@ def test_access_mode_conflicts(
 @pytest.mark.parametrize(
     ("version", "reason"),
     [
-        # v1.30.6, v1.31.8 and v1.33.3 volume_restrictions.go: ErrReasonReadWriteOncePodConflict
-        pytest.param("1.30", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.30 (v1.30.6)"),
-        pytest.param("1.32", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.32"),
-        pytest.param("1.33", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_34, id="1.33 (v1.33.3)"),
-        # v1.34.7, v1.35.4 volume_restrictions.go (kubernetes#129145)
+        # v1.30.6, v1.31.8 volume_restrictions.go: ErrReasonReadWriteOncePodConflict
+        pytest.param("1.30", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_33, id="1.30 (v1.30.6)"),
+        pytest.param("1.32", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_BEFORE_1_33, id="1.32"),
+        # kubernetes#129145 as the versions issue dates it (v1.33.3's file still has the old text)
+        pytest.param("1.33", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT, id="1.33 (kubernetes#129145)"),
+        # v1.34.7, v1.35.4 volume_restrictions.go
         pytest.param("1.34", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT, id="1.34 (v1.34.7)"),
         pytest.param("1.36", vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT, id="1.36"),
     ],

@@ -964,7 +964,7 @@ async def test_preempt(
     if want:
         assert fw.handle.metrics.preemptions == 1
         assert fw.handle.metrics.preemption_victims == [len(expected)]
-    assert not ev.preempting
+    assert not ev.executor.preempting
 
     # The victims are terminating now: preempting again deletes nothing more.
     for p in pods:
@@ -1076,7 +1076,7 @@ async def test_lower_nominations_cleared_when_every_victim_is_terminating(
     assert [p for p in fw.handle.client.patched if p[2] is not None] == []  # no DisruptionTarget
     assert ("default", "n", None, "") in fw.handle.client.patched
     assert [pi.pod.metadata.name for pi in fw.nominator.for_node("node1")] == ["h"]
-    assert not ev.preempting
+    assert not ev.executor.preempting
     assert fh.activated == []
 
 
@@ -1098,8 +1098,8 @@ async def test_async_preemption_failure_activates_the_preemptor() -> None:
             _state(fw, preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
         )
         assert st.is_success() and res is not None and res.nominated_node_name == "node1"
-        assert ev.preempting == {preemptor.metadata.uid}
-    assert not ev.preempting
+        assert ev.executor.preempting == {preemptor.metadata.uid}
+    assert not ev.executor.preempting
     assert fh.activated == ["default/p"]
     # the first two failed (one of them errored), so the last victim was skipped
     assert "v3" not in [name for _, name, _ in fw.handle.client.deleted]
