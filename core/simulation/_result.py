@@ -180,7 +180,8 @@ def render_text(result: SimulationResult) -> str:
             line = f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}"
             if "series" in e:  # folded isomorphic events, as kubectl shows them
                 s = e["series"]
-                line += f" (x{s['count']} over {s['lastObservedTime'] - e['time']:g}s)"
+                over = f"{s['lastObservedTime'] - e['time']:.6f}".rstrip("0").rstrip(".")
+                line += f" (x{s['count']} over {over}s)"
             lines.append(line)
     lines += _over_time(result)
     s = result.summary

@@ -95,3 +95,15 @@ def test_counts_add_up_to_every_occurrence() -> None:
     # each entry is an occurrence as it was, and entries keep the time order of first occurrences
     assert all({k: v for k, v in e.items() if k != "series"} in every for e in folded)
     assert [e["time"] for e in folded] == sorted(e["time"] for e in folded)
+
+
+def test_the_text_shows_a_long_series_in_plain_seconds() -> None:
+    from kubesched.simulation import SimulationResult, render_text
+
+    result = SimulationResult(
+        events=fold_events([ev(0.5, core=True), ev(2_000_000.25, core=True)]),
+        summary={"pods": 0, "scheduled": 0, "pending": 0, "deleted": 0, "preemptions": 0, "attempts": 0,
+                 "virtualSeconds": 2_000_000.25},
+    )  # fmt: skip
+    [line] = [line for line in render_text(result).splitlines() if "FailedScheduling" in line]
+    assert line.endswith(": 0/1 nodes are available: 1 Insufficient cpu. (x2 over 1999999.75s)")
