@@ -764,6 +764,7 @@ class JobCondition(_Obj):
     status: str = ""
     reason: str = ""
     message: str = ""
+    last_probe_time: str | None = None
     last_transition_time: str | None = None
 
 
@@ -771,6 +772,7 @@ class JobStatus(_Obj):
     active: Int32 = 0
     succeeded: Int32 = 0
     failed: Int32 = 0
+    ready: Int32 | None = None
     start_time: str | None = None
     completion_time: str | None = None
     completed_indexes: str = ""
@@ -789,11 +791,56 @@ class ReplicaSetSpec(_Obj):
     replicas: Int32 | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
+    min_ready_seconds: Int32 = 0
 
 
 class ReplicaSetStatus(_Obj):
-    replicas: Int32 = 0
+    replicas: Int32 = _DEFAULTED  # (always written: not omitempty upstream)
+    fully_labeled_replicas: Int32 = 0
+    ready_replicas: Int32 = 0
+    available_replicas: Int32 = 0
     observed_generation: Int64 = 0
+
+    def __post_init__(self) -> None:
+        if self.replicas is _DEFAULTED:
+            self.replicas = 0
+
+
+class RollingUpdateDeployment(_Obj):
+    max_unavailable: Int32 | str | None = None
+    max_surge: Int32 | str | None = None
+
+
+class DeploymentStrategy(_Obj):
+    type: str = ""
+    rolling_update: RollingUpdateDeployment | None = None
+
+
+class DeploymentSpec(ReplicaSetSpec):
+    """A Deployment's spec: a ReplicaSet's, with its rollout's strategy and deadline."""
+
+    strategy: DeploymentStrategy | None = None
+    progress_deadline_seconds: Int32 | None = None
+    paused: bool = False
+
+
+class DeploymentCondition(_Obj):
+    type: str = ""
+    status: str = ""
+    last_update_time: str | None = None
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
+class DeploymentStatus(_Obj):
+    observed_generation: Int64 = 0
+    replicas: Int32 = 0
+    updated_replicas: Int32 = 0
+    ready_replicas: Int32 = 0
+    available_replicas: Int32 = 0
+    unavailable_replicas: Int32 = 0
+    conditions: list[DeploymentCondition] = []
 
 
 class ReplicaSet(_Obj):
@@ -808,8 +855,8 @@ class Deployment(_Obj):
     api_version: str = "apps/v1"
     kind: str = "Deployment"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: ReplicaSetSpec = msgspec.field(default_factory=ReplicaSetSpec)
-    status: ReplicaSetStatus = msgspec.field(default_factory=ReplicaSetStatus)
+    spec: DeploymentSpec = msgspec.field(default_factory=DeploymentSpec)
+    status: DeploymentStatus = msgspec.field(default_factory=DeploymentStatus)
 
 
 class StatefulSetPersistentVolumeClaimRetentionPolicy(_Obj):
@@ -852,11 +899,20 @@ class StatefulSetSpec(_Obj):
 
 
 class StatefulSetStatus(_Obj):
-    replicas: Int32 = 0
+    observed_generation: Int64 = 0
+    replicas: Int32 = _DEFAULTED  # (replicas and availableReplicas: always written, as upstream)
     ready_replicas: Int32 = 0
     current_replicas: Int32 = 0
-    available_replicas: Int32 = 0
-    observed_generation: Int64 = 0
+    updated_replicas: Int32 = 0
+    current_revision: str = ""
+    update_revision: str = ""
+    available_replicas: Int32 = _DEFAULTED
+
+    def __post_init__(self) -> None:
+        if self.replicas is _DEFAULTED:
+            self.replicas = 0
+        if self.available_replicas is _DEFAULTED:
+            self.available_replicas = 0
 
 
 class StatefulSet(_Obj):

@@ -73,7 +73,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
         sim = Simulation(
             manifests, cfg, seed=args.seed, until=until, progress=progress if progress.enabled else None,
-            explain=args.explain, max_pods=args.max_pods, metrics=args.metrics is not None,
+            explain=args.explain, max_pods=args.max_pods, metrics=args.metrics is not None, events=args.events,
         )  # fmt: skip
         result = sim.run_in_virtual_time(args.backend)
     if args.metrics is not None and result.metrics is not None:
@@ -296,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="record every plugin's result of every attempt (pods[].annotations, "
         "kube-scheduler-simulator's keys; with --output text, the explain view of every pod)",
     )
+    s.add_argument("--events", choices=("series", "all"), default="series",
+                   help="series (default): isomorphic events folded into one entry with series.count, as "
+                        "the API server keeps them; all: one entry per occurrence")
     s.set_defaults(func=cmd_simulate)
 
     rp = sub.add_parser("report", help="an HTML report of saved simulate JSON results (several: compared)")

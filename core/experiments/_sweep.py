@@ -45,6 +45,7 @@ from kubesched.api._durations import parse_duration
 from kubesched.config._versions import DEFAULT_VERSION
 from kubesched.experiments._sweep_page import render as render_page
 from kubesched.reporting._result_metrics import compute as compute_metrics
+from kubesched.reporting._result_metrics import last_seen, occurrences
 from kubesched.validation._validation import go_quote
 
 SWEEP_KEYS = ("scenarios", "variants", "baseline", "seeds", "until")
@@ -320,7 +321,8 @@ def cell_metrics(result: dict[str, Any]) -> dict[str, Any]:
     the compare table's metrics (:mod:`kubesched.reporting`, computed once for text, report, compare and
     sweeps), plus what the README promises a sweep's table: the summary's attempts and
     deletions, the scheduled fraction, attempts per pod, the FailedScheduling and Preempted
-    events, and the last placement (virtual seconds)."""
+    events (every occurrence: a folded entry counts as its ``series.count``), and the last
+    placement (virtual seconds)."""
     row = compute_metrics(result).table()
     summary = result.get("summary", {})
     events = result.get("events", [])
@@ -329,9 +331,9 @@ def cell_metrics(result: dict[str, Any]) -> dict[str, Any]:
     row["deleted"] = summary.get("deleted")
     row["scheduledFraction"] = summary.get("scheduled", 0) / pods if pods else None
     row["attemptsPerPod"] = summary.get("attempts", 0) / pods if pods else None
-    row["failedScheduling"] = sum(1 for e in events if e.get("reason") == "FailedScheduling")
-    row["preempted"] = sum(1 for e in events if e.get("reason") == "Preempted")
-    scheduled = [e["time"] for e in events if e.get("reason") == "Scheduled"]
+    row["failedScheduling"] = sum(occurrences(e) for e in events if e.get("reason") == "FailedScheduling")
+    row["preempted"] = sum(occurrences(e) for e in events if e.get("reason") == "Preempted")
+    scheduled = [last_seen(e) for e in events if e.get("reason") == "Scheduled"]
     row["lastPlacement"] = max(scheduled) if scheduled else None
     return row
 

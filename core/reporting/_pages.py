@@ -129,8 +129,9 @@ def _open_ended_note(page: _Page, ms: Sequence[tuple[str, Metrics]]) -> None:
     for label, m in ms:
         if m.open_ended:
             who = f"{label}: " if len(ms) > 1 else ""
-            page.note(f"{who}{m.open_ended} deleted pod(s) have no recorded end (not preemption victims, not "
-                      "finished): they count on their node until the end of the run")
+            page.note(f"{who}{m.open_ended} deleted pod(s) have no recorded end (a result from before "
+                      "pods[].deletedAt; not preemption victims, not finished): they count on their node "
+                      "until the end of the run")
 
 
 # --- one result --------------------------------------------------------------------------------

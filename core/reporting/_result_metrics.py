@@ -21,13 +21,16 @@ Definitions:
 - node balance: the population standard deviation of the per-node fractions
   ``allocated / capacity`` in the final ``nodes`` section (0 = perfectly even; high = packed or
   fragmented); nodes used: the nodes with at least one pod at the end.
-- nodes used over the run: a pod holds its node from ``scheduledAt`` until ``finishedAt``, or
-  until its ``Preempted`` event (a victim), or else to the end of the run (a pod still running;
-  a pod deleted otherwise, whose end the result does not record — :attr:`Metrics.open_ended`
-  counts those); after each instant, the nodes holding at least one pod.  Peak is the largest
+- nodes used over the run: a pod holds its node from ``scheduledAt`` until ``finishedAt`` or
+  ``deletedAt`` (when its deletion began: a preemption, an eviction, a drain, its node's loss, a
+  scale-down, ``kubesched.io/deletion``), whichever comes first, or else to the end of the run
+  (a pod still running); after each instant, the nodes holding at least one pod.  A result
+  older than ``deletedAt`` ends a victim's hold at its ``Preempted`` event and holds any other
+  deleted pod to the end (:attr:`Metrics.open_ended` counts those).  Peak is the largest
   count after any instant; the mean is weighted by how long each count held, from 0 to the end
   of the run.  A run that drains ends with ``nodes used 0``: these two say what it used.
-- preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event.
+- preemptions: ``summary.preemptions``; victims: one per ``Preempted`` event (an ``events``
+  entry folded from isomorphic events counts as its ``series.count``).
 - Jobs' completion: ``completedAt - createdAt`` of every Job in ``workloads`` that completed.
 - time to drain: ``summary.virtualSeconds`` (when the last thing happened).
 """
@@ -138,7 +141,7 @@ class Metrics:
     nodes_used_mean: float | None = None
     node_pods_peak: dict[str, int] = field(default_factory=dict)
     node_pods_mean: dict[str, float] = field(default_factory=dict)
-    open_ended: int = 0  # deleted pods (not victims) with no recorded end: held to the end
+    open_ended: int = 0  # results older than deletedAt: deleted pods (not victims) held to the end
     emulated_version: str | None = None  # summary.emulatedVersion; None in results older than it
     preemption_list: list[Preemption] = field(default_factory=list)
     jobs: list[tuple[str, float]] = field(default_factory=list)  # (ns/name, completion seconds)
@@ -223,6 +226,19 @@ def check_result(obj: Any, source: str = "") -> None:
 # --- computing ---------------------------------------------------------------------------------
 
 
+def occurrences(e: dict[str, Any]) -> int:
+    """How many occurrences an ``events`` entry stands for: its ``series.count`` when isomorphic
+    events were folded into it, else 1."""
+    s = e.get("series")
+    return int(s["count"]) if isinstance(s, dict) else 1
+
+
+def last_seen(e: dict[str, Any]) -> float:
+    """An ``events`` entry's last occurrence: its ``series.lastObservedTime``, else its time."""
+    s = e.get("series")
+    return float(s["lastObservedTime"] if isinstance(s, dict) else e.get("time", 0.0))
+
+
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
@@ -259,10 +275,12 @@ def compute(obj: dict[str, Any]) -> Metrics:
 
     # pods: latency and the per-pod table
     by_uid = {p.get("uid"): f"{p.get('namespace', 'default')}/{p['name']}" for p in pods if p.get("uid")}
-    why: dict[str, str] = {}
+    why: dict[str, tuple[float, str]] = {}  # the last message (a folded entry: its last occurrence)
     for e in events:
         if e.get("reason") == "FailedScheduling":
-            why[str(e.get("object", ""))] = str(e.get("message", ""))
+            who, at = str(e.get("object", "")), last_seen(e)
+            if who not in why or at >= why[who][0]:
+                why[who] = (at, str(e.get("message", "")))
     has_created = any("createdAt" in p for p in pods)
     for p in pods:
         name = f"{p.get('namespace', 'default')}/{p['name']}"
@@ -281,7 +299,7 @@ def compute(obj: dict[str, Any]) -> Metrics:
                 scheduled_at=bound,
                 finished_at=_num(p.get("finishedAt")),
                 owner=p.get("owner"),
-                why_pending=why.get(name, "") if pending_now else "",
+                why_pending=why.get(name, (0.0, ""))[1] if pending_now else "",
             )
         )
     if not has_created:
@@ -295,7 +313,7 @@ def compute(obj: dict[str, Any]) -> Metrics:
             continue
         match = PREEMPTED.match(str(e.get("message", "")))
         uid, node = (match["uid"], match["node"]) if match else ("?", "?")
-        m.victims += 1
+        m.victims += occurrences(e)
         key = (uid, node)
         if key not in groups:
             groups[key] = Preemption(float(e.get("time", 0.0)), uid, by_uid.get(uid, uid), node)
@@ -396,7 +414,10 @@ def _occupancy(m: Metrics, obj: dict[str, Any], events: list[dict[str, Any]]) ->
         if not node or start is None:
             continue
         stop = _num(p.get("finishedAt"))
-        if stop is None and p.get("deleted"):
+        gone = _num(p.get("deletedAt"))
+        if gone is not None and (stop is None or gone < stop):
+            stop = gone
+        elif stop is None and p.get("deleted") and "deletedAt" not in p:  # a result older than deletedAt
             stop = evicted.get(f"{p.get('namespace', 'default')}/{p['name']}")
             if stop is None:
                 m.open_ended += 1

@@ -5,7 +5,8 @@ The flow (``kubesched simulate`` is these steps and the printing)::
     load      kubesched.scenario.load_manifests(files) ─► [Manifest]
               kubesched.scenario.simulation_config(config_path, feature_gates) ─► SchedulerConfig
               (or both at once: Simulation.load(files, config=...))
-    build     sim = Simulation(manifests, config, seed=0, until=None, explain=False, metrics=False)
+    build     sim = Simulation(manifests, config, seed=0, until=None, explain=False, metrics=False,
+                               events="series")
     run       result = sim.run_in_virtual_time(backend="trio")     (await sim.run() on a loop
                                                                     already in virtual time)
     result    SimulationResult: pods, events, summary, nodes, timeline, workloads, warnings;
@@ -13,7 +14,8 @@ The flow (``kubesched simulate`` is these steps and the printing)::
 
 Modules: :mod:`._simulation` (the :class:`Simulation` and its run), :mod:`._observer` (the run's
 watch: records, timeline, workloads), :mod:`._timeline`, :mod:`._drains` (``kubesched.io/drain``
-as a timed source of the run), :mod:`._result` (the result and its text).
+as a timed source of the run), :mod:`._events` (the recorded events folded as the API server
+keeps them), :mod:`._result` (the result and its text).
 """
 
 from kubesched.simulation._drains import Drains

@@ -2,7 +2,8 @@
 
 Every event of the watch goes to :meth:`Observer.see`, in the order the cluster made them:
 
-- a Pod: its :class:`PodRecord` (created, scheduled, finished, deleted, owner), opened when a pod
+- a Pod: its :class:`PodRecord` (created, scheduled, finished, deleted and when its deletion
+  began, owner), opened when a pod
   (or a new pod of the same name) appears; the timeline's pending and running counts;
 - a Node: the timeline's capacity;
 - a Job, ReplicaSet, Deployment or StatefulSet: its row of ``workloads`` (created, completed);
@@ -85,6 +86,8 @@ class Observer:
             rec.scheduled_at = now
         if pod.status.phase == "Succeeded" and rec.finished_at is None:
             rec.finished_at = now
+        if rec.deleted_at is None and (deleted or pod.metadata.deletion_timestamp):
+            rec.deleted_at = now
         if deleted:
             rec.deleted = True
         self.timeline.pod(key, pod, deleted, now)

@@ -22,6 +22,10 @@ class PodRecord:
     created_at: float | None = None
     scheduled_at: float | None = None
     finished_at: float | None = None
+    deleted_at: float | None = None
+    """When its deletion began: the API server set its ``deletionTimestamp`` (an eviction, a
+    preemption, a drain, a scale-down, ``kubesched.io/deletion``) or removed it at once (node loss);
+    a pod terminating with a grace period still runs until it is gone."""
     owner: str | None = None
     attempts: int = 0
     waiting_on_permit: list[str] | None = None
@@ -66,6 +70,7 @@ class SimulationResult:
             "createdAt": rec.created_at,
             "scheduledAt": rec.scheduled_at,
             "finishedAt": rec.finished_at,
+            "deletedAt": rec.deleted_at,
             "owner": rec.owner,
             "attempts": rec.attempts,
             "waitingOnPermit": rec.waiting_on_permit,
@@ -172,7 +177,12 @@ def render_text(result: SimulationResult) -> str:
         lines.append("")
         lines.append("Events:")
         for e in result.events:
-            lines.append(f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}")
+            line = f"  {e['time']:>9.3f}s  {e['type']:<7}  {e['reason']:<16}  {e['object']}: {e['message']}"
+            if "series" in e:  # folded isomorphic events, as kubectl shows them
+                s = e["series"]
+                over = f"{s['lastObservedTime'] - e['time']:.6f}".rstrip("0").rstrip(".")
+                line += f" (x{s['count']} over {over}s)"
+            lines.append(line)
     lines += _over_time(result)
     s = result.summary
     lines.append("")

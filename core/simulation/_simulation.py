@@ -39,6 +39,7 @@ from kubesched.scenario._manifests import (
 )
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
+from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
 from kubesched.simulation._observer import Observer
 from kubesched.simulation._result import SimulationResult
 from kubesched.simulation._timeline import final_allocation
@@ -74,7 +75,8 @@ class Simulation:
     result of every attempt (``SimulationResult.results``).  ``max_pods``: the most pods the
     cluster's controllers keep at once (a create beyond it is a FailedCreate event and a warning).
     ``metrics``: record kube-scheduler's metrics (in virtual time) and keep their final
-    exposition (``SimulationResult.metrics``).
+    exposition (``SimulationResult.metrics``).  ``events``: ``"series"`` folds isomorphic events
+    as the API server keeps them, ``"all"`` keeps one entry per occurrence (:mod:`._events`).
 
     A bad ``kubesched.io/drain`` is a :class:`~kubesched.ConfigError` here, before any run.  The
     manifests' objects go into the run's cluster: a simulation runs once.
@@ -92,7 +94,10 @@ class Simulation:
         explain: bool = False,
         max_pods: int = MAX_PODS,
         metrics: bool = False,
+        events: str = "series",
     ) -> None:
+        if events not in EVENT_MODES:
+            raise ValueError(f"events: {events!r} is not one of {', '.join(EVENT_MODES)}")
         self.manifests = manifests
         self.config = config
         self.seed = seed
@@ -102,6 +107,7 @@ class Simulation:
         self.explain = explain
         self.max_pods = max_pods
         self.metrics = metrics
+        self.events = events
         # the plan: each object's time, in the order the run meets them
         self.initial = _owned_first([m for m in manifests if m.arrival <= 0])
         self.arrivals = [m for m in manifests if m.arrival > 0]
@@ -176,12 +182,13 @@ async def simulate(
     explain: bool = False,
     max_pods: int = MAX_PODS,
     metrics: bool = False,
+    events: str = "series",
 ) -> SimulationResult:
     """Run a simulation on the current event loop (which must run in virtual time): the
     :class:`Simulation` of these arguments, run once."""
     sim = Simulation(
         manifests, config, seed=seed, until=until, registry=registry, progress=progress, explain=explain,
-        max_pods=max_pods, metrics=metrics,
+        max_pods=max_pods, metrics=metrics, events=events,
     )  # fmt: skip
     return await sim.run()
 
@@ -357,17 +364,15 @@ class _Run:
         result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
-        result.events = [
-            {"time": round(e.time, 6), "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
-            for e in sorted(cluster.events, key=lambda e: round(e.time, 6))
-        ]
+        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events)
+        last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
         if sched.stalled is not None:
             at, attempts, pod = sched.stalled
             result.warnings.append(
                 f"livelock at t={round(at - self.start, 6):g}s: {attempts} scheduling attempts without "
                 f"virtual time advancing (the last for {pod}); the simulation stopped there"
             )
-        self._summary(result, end)
+        self._summary(result, end, last_event)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
         result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted])
@@ -402,9 +407,9 @@ class _Run:
             )
             result.pods.append(rec)
 
-    def _summary(self, result: SimulationResult, end: float) -> None:
+    def _summary(self, result: SimulationResult, end: float, last_event: float) -> None:
         sched = self.sched
-        last = max([sched.last_activity - self.start, *(r["time"] for r in result.events)], default=0.0)
+        last = max(sched.last_activity - self.start, last_event)
         virtual = round(min(max(last, 0.0), end - self.start), 6)
         pods = result.pods
         result.summary = {

@@ -75,6 +75,7 @@ from kubesched.api._objects import (
     CSINode,
     CSIStorageCapacity,
     Deployment,
+    DeploymentStatus,
     Job,
     Node,
     NodeSpec,
@@ -259,7 +260,7 @@ class Reducer:
         if self.rollouts[d.metadata.uid] > 1:
             self.left_out["Deployment(s) in a rollout (written as their ReplicaSets)"] += 1
             return None
-        return replace(d, metadata=self.meta(d.metadata, uid=True), status=ReplicaSetStatus())
+        return replace(d, metadata=self.meta(d.metadata, uid=True), status=DeploymentStatus())
 
     def job(self, job: Job, raw: bytes) -> Job | None:
         done = any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)

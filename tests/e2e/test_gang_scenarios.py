@@ -104,7 +104,8 @@ async def run(
 ) -> SimulationResult:
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["gang.yaml"], texts={"gang.yaml": text})
-    return await simulate(manifests, config(wait), until=until, registry=registry)
+    # every occurrence: these tests follow each retry
+    return await simulate(manifests, config(wait), until=until, registry=registry, events="all")
 
 
 def placements(result: SimulationResult) -> dict[str, str | None]:
@@ -288,7 +289,7 @@ async def test_rejected_gang_stays_rejected_until_its_state_expires() -> None:
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
     cfg = gang_config({"permitWaitingTimeSeconds": 5, "gangExpirationSeconds": 20})
-    result = await simulate(manifests, cfg, until=120)
+    result = await simulate(manifests, cfg, until=120, events="all")  # each retry
     def rejected(n: int) -> str:
         return (
             f"0/{n} nodes are available: gang big has been rejected. preemption: "

@@ -170,6 +170,76 @@ def test_a_pod_deleted_by_the_manifest_terminates_with_its_grace_period(
     assert pods["b"]["scheduledAt"] == 75.0  # 60s + the 15s grace period
 
 
+# --- deletions: deletedAt, and what counts a pod only while it exists ---------------------------
+
+
+@BACKENDS
+def test_a_pod_deleted_at_10s_of_a_1000s_run_leaves_one_node_used(
+    workdir: Path, capsys: pytest.CaptureFixture[str], backend: str
+) -> None:
+    """Issue 38's example: two nodes with a pod each, one deleted at 10 s of a 1000 s run (the
+    other runs for 1000 s).  Mean nodes used (2 · 10 + 1 · 990) / 1000 = 1.01, where counting the
+    deleted pod to the end gave 2.00; the page and results.csv read the same metric."""
+    from kubesched.reporting import compute
+
+    text = docs(
+        node("n1"),
+        node("n2"),
+        pod("a", spec="  nodeName: n1\n", annotations="kubesched.io/duration: 1000s"),
+        pod("b", spec="  nodeName: n2\n", annotations="kubesched.io/deletion: 10s"),
+    )
+    result = report(capsys, text, backend=backend)
+    a, b = by_name(result)["a"], by_name(result)["b"]
+    assert (b["deleted"], b["deletedAt"]) == (True, 10.0)
+    assert (a["deletedAt"], a["finishedAt"]) == (None, 1000.0)
+    assert result["summary"]["virtualSeconds"] == 1000.0
+    m = compute(result)
+    assert 1.0 <= m.nodes_used_mean <= 1.05  # type: ignore[operator]
+    assert m.nodes_used_mean == pytest.approx(1.01)
+    assert (m.nodes_used_peak, m.nodes_used_series, m.open_ended) == (2, [2, 1, 0], 0)
+    assert m.node_pods_mean == {"n1": 1.0, "n2": pytest.approx(0.01)}
+    # allocation reads the timeline: b holds its cpu until it is gone (its 30 s grace period)
+    assert [t["time"] for t in result["timeline"]] == [0.0, 40.0, 1000.0]
+    assert m.allocation_mean["cpu"] == pytest.approx((2 * 40 + 1 * 960) / 1000 / 8)
+
+
+@BACKENDS
+def test_deleted_at_is_recorded_for_every_kind_of_deletion(
+    workdir: Path, capsys: pytest.CaptureFixture[str], backend: str
+) -> None:
+    """deletedAt is when the deletion began: a node's loss (the pod GC), a scale-down, a drain's
+    eviction, a preemption (the victim's Preempted event) and kubesched.io/deletion."""
+    drained = node("n3").replace("metadata: {name: n3,", "metadata: {name: n3, annotations: {kubesched.io/drain: 30s},")
+    text = docs(
+        node("n1", "2"),
+        node("n2", annotations="kubesched.io/deletion: 20s"),
+        drained,
+        node("n4"),
+        pod("lost", "4", spec="  nodeName: n2\n"),
+        pod("drained", "4", spec="  nodeName: n3\n"),
+        pod("victim", "2", spec="  nodeName: n1\n  priority: 0\n"),
+        pod("preemptor", "2", spec="  nodeName: \"\"\n  priority: 100\n  nodeSelector: {kubernetes.io/hostname: n1}\n",
+            annotations="kubesched.io/arrival: 40s"),
+        deployment("web", 2),
+        deployment("web", 1, annotations="kubesched.io/arrival: 50s"),
+        pod("gone", annotations="kubesched.io/deletion: 60s"),
+    )
+    result = report(capsys, text, "--until", "5m", backend=backend)
+    pods = by_name(result)
+    assert pods["lost"]["deletedAt"] == 20.0
+    assert pods["drained"]["deletedAt"] == 30.0
+    preempted = [e for e in result["events"] if e["reason"] == "Preempted"]
+    assert [e["object"] for e in preempted] == ["default/victim"]
+    assert pods["victim"]["deletedAt"] == preempted[0]["time"] >= 40.0
+    web = [p for p in result["pods"] if p["owner"]]
+    assert [p["nodeName"] for p in web] == ["n4", "n4"]
+    assert sorted(p["deletedAt"] or 0.0 for p in web) == [0.0, 50.0]
+    assert pods["gone"]["deletedAt"] == 60.0
+    assert pods["preemptor"]["deletedAt"] is None
+    # every deleted pod has its deletedAt; the ones still there have none
+    assert all((p["deletedAt"] is not None) >= p["deleted"] for p in result["pods"])
+
+
 def test_a_pod_update_relabels_it_at_its_arrival() -> None:
     from kubesched.scenario import load_manifests
     from kubesched.simulation import simulate

@@ -525,7 +525,7 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
 }
 
 # the kinds a controller of the fake cluster writes to as soon as they are created
-_WRITTEN_AT_ONCE = ("persistentvolumes", "statefulsets")
+_WRITTEN_AT_ONCE = ("persistentvolumes", "statefulsets", "replicasets", "deployments")
 
 # metadata the server sets on every object
 _SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "generation")

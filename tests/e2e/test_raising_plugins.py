@@ -120,7 +120,7 @@ async def test_raising_plugin_is_an_error_for_that_pod_only(point: str) -> None:
     mp = [(n, w) for n, w in default_multi_point() if n != "DefaultPreemption"] + [("Boom", 1)]
     config = SchedulerConfig(profiles=[ProfileConfig(multi_point=mp, plugin_args={"Boom": {"point": point}})])
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": SCENARIO})
-    result = await simulate(manifests, config, registry={"Boom": Boom}, until=60)
+    result = await simulate(manifests, config, registry={"Boom": Boom}, until=60, events="all")
     pods = {r.pod.metadata.name: r.pod for r in result.pods}
     assert pods["bystander"].spec.node_name
     assert not pods["victim"].spec.node_name
@@ -198,7 +198,7 @@ async def test_a_wrong_result_is_an_error_for_that_pod_only(point: str) -> None:
     mp = [(n, w) for n, w in default_multi_point() if n != "DefaultPreemption"] + [("Wrong", 1)]
     config = SchedulerConfig(profiles=[ProfileConfig(multi_point=mp, plugin_args={"Wrong": {"point": point}})])
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": SCENARIO})
-    result = await simulate(manifests, config, registry={"Wrong": Wrong}, until=60)
+    result = await simulate(manifests, config, registry={"Wrong": Wrong}, until=60, events="all")
     pods = {r.pod.metadata.name: r.pod for r in result.pods}
     assert pods["bystander"].spec.node_name
     assert not pods["victim"].spec.node_name

@@ -10,10 +10,14 @@ outputs recorded under ``recorded/``.  A change that alters behaviour on purpose
 and the diff of ``recorded/`` is then part of the change, for review.  ``recorded/`` is the
 default emulated version's (1.36).
 
+``--events all`` (one event per occurrence) prints what the default printed before events were
+folded into series: ``recorded-events-all/`` holds that output for the cases where folding
+changes it, and ``recorded/`` is it for the others.
+
 ``recorded-1.32/`` holds the recordings made before kubesched emulated one Kubernetes minor at a
 time (its defaults were a mix of releases); ``--emulated-version 1.32`` reproduces every one of
-them byte for byte but the one line it adds to the JSON summary (``"emulatedVersion": "1.32"``).
-It is never re-recorded.
+them byte for byte (with ``--events all``) but the lines added to the JSON since (the summary's ``"emulatedVersion":
+"1.32"``, each pod's ``"deletedAt"``).  It is never re-recorded.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,7 @@ from kubesched.cli import main
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded"
 RECORDED_1_32 = HERE / "recorded-1.32"
+RECORDED_ALL = HERE / "recorded-events-all"
 EXAMPLES = HERE.parent.parent / "examples" / "scenarios"
 RECORD = os.environ.get("KUBESCHED_RECORD") == "1"
 
@@ -178,12 +184,17 @@ def _random_argv(seed: int, tmp_path: Path) -> list[str]:
 
 def _check_1_32(name: str, out: str) -> None:
     """``out`` (a ``--emulated-version 1.32`` run) is the recording made before versions, but
-    for the summary's ``emulatedVersion`` line."""
+    for the summary's ``emulatedVersion`` line and the pods' ``deletedAt`` lines."""
     assert out.count(_V1_32_LINE) == (1 if name.endswith("json") else 0)
-    assert out.replace(_V1_32_LINE, "") == (RECORDED_1_32 / f"{name}.out").read_text()
+    recorded = (RECORDED_1_32 / f"{name}.out").read_text()
+    if name.endswith("json"):
+        assert out.count('"deletedAt": ') == recorded.count('"finishedAt": ')
+    out = _DELETED_AT_LINE.sub("", out)
+    assert out.replace(_V1_32_LINE, "") == recorded
 
 
 _V1_32_LINE = ',\n    "emulatedVersion": "1.32"'
+_DELETED_AT_LINE = re.compile(r'\n +"deletedAt": [^\n]*,(?=\n)')
 
 
 def _check(name: str, out: str) -> None:
@@ -206,15 +217,48 @@ def test_random_scenarios_match_recorded_output(seed: int, tmp_path: Path, capsy
     _check(f"random-{seed:02d}.json", _run(_random_argv(seed, tmp_path), capsys))
 
 
+def _check_all(name: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``argv`` with ``--events all`` prints ``recorded-events-all/``'s output, or ``recorded/``'s
+    where folding changes nothing."""
+    out = _run([*argv, "--events", "all"], capsys)
+    path = RECORDED_ALL / f"{name}.out"
+    if RECORD:
+        if out == _run(argv, capsys):
+            path.unlink(missing_ok=True)
+        else:
+            RECORDED_ALL.mkdir(exist_ok=True)
+            path.write_text(out)
+        return
+    expected = path if path.exists() else RECORDED / f"{name}.out"
+    assert out == expected.read_text(), f"simulate --events all output differs from {expected.parent.name}/{path.name}"
+    if path.exists():  # kept only where folding changes the output
+        assert (RECORDED / f"{name}.out").read_text() != out
+
+
+@pytest.mark.parametrize(("name", "argv"), CASES, ids=[c[0] for c in CASES])
+def test_examples_with_every_event_match_the_recordings_before_series(
+    name: str, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_all(name, argv, capsys)
+
+
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+def test_random_scenarios_with_every_event_match_the_recordings_before_series(
+    seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_all(f"random-{seed:02d}.json", _random_argv(seed, tmp_path), capsys)
+
+
 @pytest.mark.parametrize(("name", "argv"), CASES, ids=[c[0] for c in CASES])
 def test_examples_at_1_32_match_the_recordings_before_versions(
     name: str, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _check_1_32(name, _run([*argv, "--emulated-version", "1.32"], capsys))
+    _check_1_32(name, _run([*argv, "--emulated-version", "1.32", "--events", "all"], capsys))
 
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)
 def test_random_scenarios_at_1_32_match_the_recordings_before_versions(
     seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _check_1_32(f"random-{seed:02d}.json", _run([*_random_argv(seed, tmp_path), "--emulated-version", "1.32"], capsys))
+    argv = [*_random_argv(seed, tmp_path), "--emulated-version", "1.32", "--events", "all"]
+    _check_1_32(f"random-{seed:02d}.json", _run(argv, capsys))

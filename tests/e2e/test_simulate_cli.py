@@ -343,7 +343,7 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     for p in result["pods"]:
         assert list(p) == ["namespace", "name", "uid", "priority", "nodeName", "phase", "deleted",
                            "nominatedNodeName", "conditions", "createdAt", "scheduledAt", "finishedAt",
-                           "owner", "attempts", "waitingOnPermit", "schedulerName", "noProfile"]  # fmt: skip
+                           "deletedAt", "owner", "attempts", "waitingOnPermit", "schedulerName", "noProfile"]  # fmt: skip
         assert isinstance(p["namespace"], str) and isinstance(p["name"], str) and isinstance(p["uid"], str)
         assert p["uid"]
         assert type(p["priority"]) is int
@@ -357,8 +357,14 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
         for c in p["conditions"]:
             assert list(c) == ["type", "status", "reason", "message"]
             assert all(isinstance(v, str) for v in c.values())
+    assert p["deletedAt"] is None
     for e in result["events"]:
-        assert list(e) == ["time", "type", "reason", "object", "message"]
+        assert list(e) in (["time", "type", "reason", "object", "message"],
+                           ["time", "type", "reason", "object", "message", "series"])  # fmt: skip
+        if "series" in e:  # isomorphic events folded: every occurrence counted, the last one's time
+            assert list(e["series"]) == ["count", "lastObservedTime"]
+            assert type(e["series"]["count"]) is int and e["series"]["count"] >= 2
+            assert type(e["series"]["lastObservedTime"]) is float and e["series"]["lastObservedTime"] > e["time"]
         assert type(e["time"]) is float
         assert e["type"] in ("Normal", "Warning")
     assert list(result["summary"]) == ["pods", "scheduled", "pending", "deleted", "preemptions", "attempts",

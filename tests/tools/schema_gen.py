@@ -32,8 +32,9 @@ KINDS = {
     "storage.k8s.io/v1/CSINode": "V1CSINode",
     "storage.k8s.io/v1/CSIDriver": "V1CSIDriver",
     "storage.k8s.io/v1/CSIStorageCapacity": "V1CSIStorageCapacity",
-    # the bodies of subresources: a pod's binding, a workload's scale
+    # the bodies of subresources: a pod's binding and eviction, a workload's scale
     "v1/Binding": "V1Binding",
+    "policy/v1/Eviction": "V1Eviction",
     "autoscaling/v1/Scale": "V1Scale",
 }
 

@@ -199,7 +199,10 @@ async def test_aggregated_discovery(client: httpx.AsyncClient) -> None:
     assert pdb["resource"] == "poddisruptionbudgets" and pdb["scope"] == "Namespaced"
     core = (await client.get("/api", headers={"accept": accept})).json()
     pods = next(r for r in core["items"][0]["versions"][0]["resources"] if r["resource"] == "pods")
-    assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
+    assert {s["subresource"] for s in pods["subresources"]} == {"binding", "eviction", "status"}
+    [eviction] = [s for s in pods["subresources"] if s["subresource"] == "eviction"]
+    assert eviction["responseKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert eviction["verbs"] == ["create"]
 
 
 async def test_openapi_v3_declares_server_side_field_validation(client: httpx.AsyncClient) -> None:
@@ -796,6 +799,12 @@ async def test_events_the_cluster_records_are_served_as_a_core_recorder_writes_t
     seen = scaling["lastTimestamp"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", seen)  # a metav1.Time
     assert scaling["metadata"]["name"].startswith("web.")
+    # the event names the Deployment as the controller saw it, created; the answer to the
+    # create comes after the controller wrote its status (Progressing NewReplicaSetCreated)
+    seen_rv = scaling["involvedObject"]["resourceVersion"]
+    assert int(seen_rv) < int(created["metadata"]["resourceVersion"])
+    assert "Progressing" in [c["type"] for c in created["status"]["conditions"]]
+    created["metadata"]["resourceVersion"] = seen_rv
     assert {k: v for k, v in scaling.items() if k != "metadata"} == {
         "involvedObject": {
             "apiVersion": "apps/v1",

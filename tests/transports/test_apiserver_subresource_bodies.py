@@ -106,3 +106,104 @@ async def test_a_status_is_checked_as_its_resource(client: httpx.AsyncClient) ->
     assert r.json()["message"] == (
         'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "status.bogus"'
     )
+
+
+# --- eviction: a policy/v1 Eviction, as kubectl drain and the eviction API send it -----------
+
+
+def eviction(name: str, **delete_options: Any) -> dict[str, Any]:
+    """k8s.io/api policy/v1 Eviction as kubectl drain builds it (drain.EvictPod: its name and
+    namespace, its DeleteOptions), encoded as client-go encodes it."""
+    return {"kind": "Eviction", "apiVersion": "policy/v1",
+            "metadata": {"name": name, "namespace": "default", "creationTimestamp": None},
+            "deleteOptions": delete_options}  # fmt: skip
+
+
+async def running(client: httpx.AsyncClient, name: str, **labels: str) -> None:
+    body = pod(name) | {"metadata": {"name": name, "labels": labels}}
+    created = await client.post(PODS, json=body)
+    r = await client.post(f"{PODS}/{name}/binding", json=binding(created), params=STRICT)
+    assert r.status_code == 201, r.text
+
+
+async def test_upstream_eviction_body_evicts_strictly(client: httpx.AsyncClient) -> None:
+    await running(client, "p")
+    r = await client.post(f"{PODS}/p/eviction", json=eviction("p", gracePeriodSeconds=30), params=STRICT)
+    assert r.status_code == 201, r.text
+    assert "warning" not in r.headers
+    assert r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+    gone = (await client.get(f"{PODS}/p")).json()
+    assert gone["metadata"]["deletionGracePeriodSeconds"] == 30  # terminating, as the options say
+    assert {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+            "message": "Eviction API: evicting"}.items() <= gone["status"]["conditions"][-1].items()  # fmt: skip
+
+
+async def test_an_eviction_is_checked_as_an_eviction(client: httpx.AsyncClient) -> None:
+    await running(client, "p")
+    r = await client.post(f"{PODS}/p/eviction", json=eviction("p") | {"spec": {}}, params=STRICT)
+    assert r.status_code == 400
+    assert r.json()["message"] == (
+        'Eviction in version "v1" cannot be handled as a Eviction: strict decoding error: unknown field "spec"'
+    )
+    r = await client.post(f"{PODS}/p/eviction", json=eviction("q"))
+    assert (r.status_code, r.json()["message"]) == (400, "name in URL does not match name in Eviction object")
+    r = await client.post(f"{PODS}/p/eviction", json=eviction("p"), params={"dryRun": "All"})
+    assert r.status_code == 201
+    assert "deletionTimestamp" not in (await client.get(f"{PODS}/p")).json()["metadata"]  # only checked
+    r = await client.post(f"{PODS}/nope/eviction", json=eviction("nope"))
+    assert (r.status_code, r.json()["message"]) == (404, 'pods "nope" not found')
+
+
+async def test_an_eviction_respects_the_pods_disruption_budget(client: httpx.AsyncClient) -> None:
+    """pkg/registry/core/pod/storage/eviction.go: one disruption allowed, then 429 with the
+    budget's numbers; a Pending pod is evicted whatever its budget says."""
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}  # fmt: skip
+    r = await client.post("/apis/policy/v1/namespaces/default/poddisruptionbudgets", json=pdb)
+    assert r.status_code == 201, r.text
+    for name in ("a", "b"):
+        await running(client, name, app="web")
+    r = await client.post(f"{PODS}/a/eviction", json=eviction("a"), params=STRICT)
+    assert r.status_code == 201, r.text
+    r = await client.post(f"{PODS}/b/eviction", json=eviction("b"), params=STRICT)
+    assert r.status_code == 429
+    assert r.json() == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+        "reason": "TooManyRequests",
+        "details": {"causes": [{"reason": "DisruptionBudget",
+                                "message": "The disruption budget web needs 1 healthy pods and has 1 currently"}]},
+        "code": 429,
+    }  # fmt: skip
+    assert "deletionTimestamp" not in (await client.get(f"{PODS}/b")).json()["metadata"]
+    created = await client.post(PODS, json=pod("c") | {"metadata": {"name": "c", "labels": {"app": "web"}}})
+    assert created.status_code == 201
+    r = await client.post(f"{PODS}/c/eviction", json=eviction("c"))  # Pending: no budget to check
+    assert r.status_code == 201
+    assert (await client.get(f"{PODS}/c")).status_code == 404
+
+
+async def test_upstream_status_body_is_accepted_strictly(client: httpx.AsyncClient) -> None:
+    """A Deployment's status as kube-controller-manager's UpdateStatus sends it: the whole
+    object, its status with every field the controller writes; only the status is taken."""
+    deps = "/apis/apps/v1/namespaces/default/deployments"
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c", "image": "pause"}]}}}}  # fmt: skip
+    created = (await client.post(deps, json=dep)).json()
+    now = created["metadata"]["creationTimestamp"]
+    body = (await client.get(f"{deps}/web")).json()
+    body["status"] = {
+        "observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+        "unavailableReplicas": 0, "collisionCount": 0, "terminatingReplicas": 0,
+        "conditions": [{"type": "Available", "status": "True", "lastUpdateTime": now, "lastTransitionTime": now,
+                        "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."}],
+    }  # fmt: skip
+    body["spec"]["replicas"] = 5  # not taken by a status write
+    r = await client.put(f"{deps}/web/status", json=body, params=STRICT)
+    assert r.status_code == 200, r.text
+    assert "warning" not in r.headers
+    out = r.json()
+    assert out["spec"]["replicas"] == 1 and out["metadata"]["generation"] == 1
+    assert int(out["metadata"]["resourceVersion"]) > int(body["metadata"]["resourceVersion"])

@@ -326,7 +326,9 @@ async def test_pod_created_on_a_node_is_running() -> None:
         b = cluster.create(make_pod("b").node("n1").start_time("2023-12-31T23:00:00Z").obj())
         assert a.status.phase == "Running"
         assert a.status.start_time == "2024-01-01T00:00:10Z"
-        assert [(c.type, c.status) for c in a.status.conditions] == [("PodScheduled", "True")]
+        assert [(c.type, c.status) for c in a.status.conditions] == [
+            ("PodScheduled", "True"), ("Initialized", "True"), ("Ready", "True"), ("ContainersReady", "True")
+        ]  # the kubelet started it: no readiness probe, Ready at once
         assert b.status.start_time == "2023-12-31T23:00:00Z"
 
 
@@ -354,9 +356,8 @@ async def test_bind_starts_the_pod_in_one_event() -> None:
         assert pod.status.start_time == "2024-01-01T00:00:03Z"
         assert pod.status.nominated_node_name == ""
         assert pod.status.conditions == [
-            PodCondition(
-                type="PodScheduled", status="True", last_transition_time="2024-01-01T00:00:03Z"
-            )
+            PodCondition(type=t, status="True", last_transition_time="2024-01-01T00:00:03Z")
+            for t in ("PodScheduled", "Initialized", "Ready", "ContainersReady")
         ]
         assert cluster.get_pod("default", "p") is pod
         with anyio.move_on_after(1):  # nothing else was emitted

@@ -215,6 +215,9 @@ async def handle_write(
         return await spec.create(server.store, spec, ns, "", body)
     post = spec.subresources[sub].post if sub else None
     if m == "POST" and post is not None:
+        if q.get("dryRun") and sub == "eviction":  # propagateDryRun: into its deleteOptions
+            opts = body.get("deleteOptions")
+            body = {**body, "deleteOptions": {**(opts if isinstance(opts, dict) else {}), "dryRun": [q["dryRun"]]}}
         return await post(server.store, spec, ns, name, body)
     if m == "POST" and not name:
         if spec.namespaced and namespace is None:

@@ -2,7 +2,9 @@
 
 - Node: its kubelet reports Ready as soon as it registers (on create).
 - Pod: ValidatePodUpdate; DELETE goes through the kubelet emulation (grace period); the
-  ``binding`` subresource (and the ``bindings`` resource) bind through the FakeCluster.
+  ``binding`` subresource (and the ``bindings`` resource) bind through the FakeCluster; the
+  ``eviction`` subresource (a policy/v1 Eviction) deletes the pod if its PodDisruptionBudget
+  allows it, as upstream's ``EvictionREST``.
 - Namespace: created with the ``kubernetes.io/metadata.name`` label, the ``kubernetes``
   finalizer and phase Active; the system namespaces exist from the start, and a namespace any
   cluster object lives in is created with it (by the store, ``_store.ensure_namespace``);
@@ -21,9 +23,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from msgspec.structs import replace
 
 from kubesched import ConflictError, NotFoundError, UnavailableError
-from kubesched.api import Binding, Event, convert
+from kubesched.api import (
+    Binding,
+    Event,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+    convert,
+    selector_matches,
+)
 
 from ._http import (
     HTTPError,
@@ -53,6 +64,8 @@ __all__ = [
     "create_namespace",
     "delete_namespace",
     "delete_pod",
+    "evict",
+    "evictor",
     "kubelet_ready",
     "label_namespace",
     "record_event",
@@ -210,6 +223,121 @@ async def bind(store: Store, ns: str, name: str, body: dict[str, Any], find: Fin
     finally:
         store.drain()
     return json_reply(success(code=201), status=201)
+
+
+# --- Eviction ----------------------------------------------------------------------------------
+
+# pkg/registry/core/pod/storage/eviction.go (v1.35)
+_VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
+_MANY_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+def _too_many_requests(cause: str, retry_after: int) -> HTTPError:
+    """``errors.NewTooManyRequests`` with a ``DisruptionBudget`` cause."""
+    d: dict[str, Any] = {"causes": [{"reason": "DisruptionBudget", "message": cause}]}
+    if retry_after:
+        d["retryAfterSeconds"] = retry_after
+    return HTTPError(429, "TooManyRequests", _VIOLATES_BUDGET, d)
+
+
+def evictor(find: Find) -> PostHook:
+    """The POST hook of pods/<name>/eviction: :func:`evict`, with ``find`` for the pods row."""
+
+    async def hook(store: Store, spec: ResourceSpec, ns: str, name: str, body: dict[str, Any]) -> Reply:
+        return await evict(store, ns, name, body, find)
+
+    return hook
+
+
+async def evict(store: Store, ns: str, name: str, body: dict[str, Any], find: Find) -> Reply:
+    """POST pods/<name>/eviction (``EvictionREST.Create``): a pod that is finished, Pending or
+    terminating is deleted at once; else its PodDisruptionBudget (one at most: 500 for more)
+    must allow a disruption (429 otherwise, or while the budget's status lags its generation),
+    which the eviction spends (``disruptionsAllowed`` - 1, the pod in ``disruptedPods``); an
+    unready pod is deleted without spending it while the budget has its healthy pods.  The pod
+    then gets DisruptionTarget (EvictionByEvictionAPI) and is deleted with the Eviction's
+    deleteOptions (gracePeriodSeconds, preconditions); ``dryRun`` only checks."""
+    pods = find("", "v1", "pods")
+    assert pods is not None
+    kind, api = body.get("kind"), body.get("apiVersion")
+    if (kind and kind != "Eviction") or (api and api not in ("policy/v1", "policy/v1beta1")):
+        raise bad_request(
+            f"the API version in the data ({api}) does not match the expected API version (policy/v1)"
+            if api and api not in ("policy/v1", "policy/v1beta1")
+            else f"the kind in the data ({kind}) does not match the expected kind (Eviction)"
+        )
+    meta, opts = body.get("metadata") or {}, body.get("deleteOptions") or {}
+    if not isinstance(meta, dict) or not isinstance(opts, dict):
+        raise bad_request('Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal '
+                          "into Go struct field Eviction of an object")  # fmt: skip
+    if meta.get("name", "") != name:
+        raise bad_request("name in URL does not match name in Eviction object")
+    if meta.get("namespace") and meta["namespace"] != ns:
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    store.drain()
+    pod: Pod | None = store.cluster.get_pod(ns, name)
+    if pod is None:
+        raise not_found(pods, name)
+    pre = opts.get("preconditions") or {}
+    if pre.get("uid") and pre["uid"] != pod.metadata.uid:
+        raise conflict(pods, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {pod.metadata.uid}")
+    if pre.get("resourceVersion") and str(pre["resourceVersion"]) != pod.metadata.resource_version:
+        raise conflict(
+            pods, name, f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+            f"ResourceVersion in object meta: {pod.metadata.resource_version}",
+        )  # fmt: skip
+    dry_run = bool(opts.get("dryRun"))
+    ignore_budget = pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.metadata.deletion_timestamp
+    if not ignore_budget:
+        _spend_budget(store, pod, dry_run)
+    if not dry_run:
+        if not ignore_budget:
+            cond = PodCondition(type="DisruptionTarget", status="True", reason="EvictionByEvictionAPI",
+                                message="Eviction API: evicting", last_transition_time=store.cluster.timestamp())  # fmt: skip
+            conditions = [*(c for c in pod.status.conditions if c.type != cond.type), cond]
+            md = replace(pod.metadata, resource_version="")
+            store.cluster.update(replace(pod, metadata=md, status=replace(pod.status, conditions=conditions)))
+        grace = opts.get("gracePeriodSeconds")
+        await store.call(pods, name, store.cluster.delete_pod(ns, name, grace_seconds=grace if isinstance(grace, int) else None))
+    return json_reply(success(), status=201)
+
+
+def _spend_budget(store: Store, pod: Pod, dry_run: bool) -> None:
+    """``checkAndDecrement`` on the pod's one PodDisruptionBudget, if it has one."""
+    md = pod.metadata
+    budgets: list[PodDisruptionBudget] = [
+        b for b in store.cluster.list("PodDisruptionBudget")
+        if b.metadata.namespace == md.namespace and b.spec.selector is not None
+        and (b.spec.selector.match_labels or b.spec.selector.match_expressions)  # empty matches nothing
+        and selector_matches(b.spec.selector, md.labels)
+    ]  # fmt: skip
+    if len(budgets) > 1:
+        raise HTTPError(500, "", _MANY_BUDGETS)
+    if not budgets:
+        return
+    pdb = budgets[0]
+    st = pdb.status
+    healthy, desired = (st.current_healthy, st.desired_healthy) if st is not None else (0, 0)
+    ready = any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions) or (
+        pod.status.phase == "Running" and not any(c.type == "Ready" for c in pod.status.conditions)
+    )
+    if not ready and healthy >= desired > 0:
+        return  # an unready pod does not count towards healthy: nothing to spend
+    if st is None or st.observed_generation < pdb.metadata.generation:
+        raise _too_many_requests(f"The disruption budget {pdb.metadata.name} is still being processed by the server.", 10)
+    if st.disruptions_allowed < 0:
+        raise HTTPError(403, "Forbidden", f'poddisruptionbudget.policy "{pdb.metadata.name}" is forbidden: pdb disruptions allowed is negative',
+                        {"name": pdb.metadata.name, "group": "policy", "kind": "poddisruptionbudget"})  # fmt: skip
+    if st.disruptions_allowed == 0:
+        raise _too_many_requests(
+            f"The disruption budget {pdb.metadata.name} needs {st.desired_healthy} healthy pods and has "
+            f"{st.current_healthy} currently", 0,
+        )  # fmt: skip
+    if dry_run:
+        return
+    spent = replace(st, disruptions_allowed=st.disruptions_allowed - 1,
+                    disrupted_pods={**st.disrupted_pods, md.name: store.cluster.timestamp()})  # fmt: skip
+    store.cluster.update(replace(pdb, metadata=replace(pdb.metadata, resource_version=""), status=spent))
 
 
 # --- Scale -------------------------------------------------------------------------------------

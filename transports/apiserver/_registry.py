@@ -68,6 +68,7 @@ _CORE_EVENTS = View(("events.k8s.io", "v1", "events"), events.event_to_core, eve
 _BIND = _kinds.binder(find_resource)
 _POD_SUBRESOURCES = {
     "binding": Subresource(("create",), kind="Binding", post=_BIND),
+    "eviction": Subresource(("create",), kind="Eviction", group="policy", version="v1", post=_kinds.evictor(find_resource)),
     **STATUS,
 }
 

@@ -69,8 +69,9 @@ from kubesched.transports._taskgroups import exit_task_group
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
 from ._controllers import MAX_PODS, Controllers
+from ._deployments import Deployments
 from ._disruption import Disruption
-from ._kubelet import Kubelet
+from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
@@ -99,6 +100,9 @@ class EventRecord:
     ``default-scheduler``), or the controller's (``replicaset-controller``, ...)."""
     timestamp: str = field(default="", compare=False)
     """The wall-clock time of ``time`` (RFC 3339, as :meth:`FakeCluster.timestamp`)."""
+    core: bool = field(default=False, compare=False)
+    """Recorded as a core/v1 Event through client-go's tools/record (the controllers); else an
+    events.k8s.io/v1 Event through tools/events (the scheduler's)."""
 
 
 # the component that records a controller's events (kube-controller-manager's names)
@@ -136,9 +140,11 @@ class FakeCluster(Transport):
         seed: int = 0,
         max_pods: int = MAX_PODS,
         provisioning_delay: float = 0.0,
+        readiness: bool | None = None,
     ) -> None:
         """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
-        called (a deterministic simulation drives every timed event from one loop)."""
+        called (a deterministic simulation drives every timed event from one loop).
+        ``readiness``: the kubelet reports pods Ready (``_kubelet``); by default if ``kubelet_timers``."""
         self.kubelet_timers = kubelet_timers
         self._clock = Clock(epoch)
         self.default_grace_seconds = default_grace_seconds
@@ -150,17 +156,18 @@ class FakeCluster(Transport):
         """Fault injection (see :class:`Faults`)."""
         self._tg: TaskGroup | None = None
         # the store's admission step and controllers; registration order is effect order
-        self._kubelet = Kubelet(self._store, timers=kubelet_timers)
+        self._kubelet = Kubelet(self._store, timers=kubelet_timers, readiness=kubelet_timers if readiness is None else readiness)
         self._controllers: list[Controller] = [
             Admission(self._store),
             self._kubelet,
             Disruption(self._store),
         ]
-        # pods' durations, Jobs, ReplicaSets, Deployments (``seed``: generated names)
+        # pods' durations, Jobs, ReplicaSets (``seed``: generated names); Deployments
         self.controllers = Controllers(self._store, self, seed=seed, timers=kubelet_timers, max_pods=max_pods)
+        self.deployments = Deployments(self._store, self, timers=kubelet_timers)
         self.volumes = PersistentVolumes(self._store, self, delay=provisioning_delay, timers=kubelet_timers)
         self.statefulsets = StatefulSets(self._store, self, self.controllers)
-        self._controllers += [self.controllers, self.volumes, self.statefulsets]
+        self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets]
         for c in self._controllers:
             self._store.register(c)
 
@@ -174,7 +181,7 @@ class FakeCluster(Transport):
         await tg.__aenter__()
         self._tg = tg
         self._kubelet.timers = self.kubelet_timers
-        self.controllers.timers = self.volumes.timers = self.kubelet_timers
+        self.controllers.timers = self.deployments.timers = self.volumes.timers = self.kubelet_timers
         for c in self._controllers:
             for task in c.tasks():
                 tg.start_soon(task)
@@ -445,7 +452,7 @@ class FakeCluster(Transport):
             EventRecord(
                 self.elapsed(), type_, reason, what, message,
                 regarding=ref, source=source or _CONTROLLER_COMPONENTS.get(kind, ""),
-                timestamp=self.timestamp(),
+                timestamp=self.timestamp(), core=True,
             )
         )  # fmt: skip
 
@@ -469,9 +476,9 @@ class FakeCluster(Transport):
 
     def set_pod_phase(self, pod: Pod, phase: str) -> None:
         """The kubelet reports the pod's containers ended: its phase becomes ``phase``."""
-        key = (pod.metadata.namespace, pod.metadata.name)
-        new = replace(pod, metadata=replace(pod.metadata), status=replace(pod.status, phase=phase))
-        self._store.put("Pod", key, new, "MODIFIED", "status")
+        status = completed(pod.status, phase, self.timestamp()) if self._kubelet.readiness else replace(pod.status, phase=phase)
+        new = replace(pod, metadata=replace(pod.metadata), status=status)
+        self._store.put("Pod", (pod.metadata.namespace, pod.metadata.name), new, "MODIFIED", "status")
 
     # --- the kubelet's terminations (idle accounting; a simulation's wake source) ----------
 

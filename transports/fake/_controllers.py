@@ -1,4 +1,4 @@
-"""The workload controllers of the fake cluster: pods that finish, Jobs, ReplicaSets, Deployments.
+"""The workload controllers of the fake cluster: pods that finish, Jobs, ReplicaSets.
 
 Each is a small reconciler fed the store's writes (``observe``) through a narrow interface to the
 cluster (create / update / get objects, delete a pod with its grace period, record an event).
@@ -18,14 +18,21 @@ Upstream behaviour followed (kube-controller-manager, 1.30):
   counts as failed and is replaced (podReplacementPolicy TerminatingOrFailed: at once) until
   more than ``backoffLimit`` (default 6) have failed.  Events ``SuccessfulCreate`` "Created pod:
   <name>", ``Completed`` "Job completed", ``BackoffLimitExceeded`` "Job has reached the
-  specified backoff limit".  The backoff delay between replacements is not emulated.
+  specified backoff limit".  The backoff delay between replacements is not emulated.  Status:
+  ``active``, ``ready`` (active pods Ready), ``succeeded``, ``failed``, ``startTime``; when it
+  ends, ``completionTime`` and the conditions upstream's ``job_controller.go`` (v1.35) writes:
+  ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``, "Reached expected
+  number of succeeded pods"), or ``FailureTarget`` then ``Failed`` (``BackoffLimitExceeded``,
+  "Job has reached the specified backoff limit").
 - ReplicaSet: ``replicas`` (default 1) pods not terminating and not terminal, names
   ``<rs>-<5 random chars>``; ``SuccessfulCreate`` / ``SuccessfulDelete`` "Deleted pod: <name>".
-- Deployment: one ReplicaSet ``<deployment>-<pod-template-hash>`` (FNV-32a of the template,
-  rendered as upstream's SafeEncodeString); ``ScalingReplicaSet`` "Scaled up replica set <rs> to
-  <n>" on creation, "Scaled up|down replica set <rs> to <n> from <m>" on a change of replicas.
-  Rolling updates of the template are not emulated (the template is kept from creation).
+  Status (``_workload_status``): replicas, fullyLabeledReplicas, readyReplicas,
+  availableReplicas (Ready for more than ``minReadySeconds``: with ``timers``, the ReplicaSet is
+  synced again when a pod's time comes), observedGeneration.
+- Deployment: ``_deployments.py``.
 - Deleting an owner deletes what it owns (the garbage collector, foreground).
+- Status is written through the status subresource: a new resourceVersion, never a new
+  generation.
 
 Random names come from one ``random.Random(seed)``: the same seed gives the same names.
 """
@@ -44,7 +51,6 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched.api import (
-    Deployment,
     Job,
     JobCondition,
     ObjectMeta,
@@ -54,13 +60,14 @@ from kubesched.api import (
     PodStatus,
     PodTemplateSpec,
     ReplicaSet,
-    ReplicaSetSpec,
     parse_duration,
     to_builtins,
 )
 from kubesched.api import copy as _copy
 
+from ._kubelet import is_ready
 from ._store import Change, Controller
+from ._workload_status import parse_time, replica_set_status
 
 MAX_PODS = 1_000_000
 """The most pods the controllers keep in one cluster: a create beyond it is a FailedCreate event."""
@@ -74,7 +81,15 @@ TERMINAL = ("Succeeded", "Failed")
 # utilrand.String's alphabet (no vowels, no confusable characters)
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
-__all__ = ["DURATION_ANNOTATION", "INDEX_ANNOTATION", "Controllers", "pod_template_hash"]
+__all__ = [
+    "DURATION_ANNOTATION",
+    "INDEX_ANNOTATION",
+    "Controllers",
+    "controller_of",
+    "owner_reference",
+    "pod_template_hash",
+    "put_status",
+]
 
 
 class ClusterAPI(Protocol):
@@ -128,9 +143,10 @@ class _JobState:
 
 
 class Controllers(Controller):
-    """Pods' durations and the Job, ReplicaSet and Deployment controllers of one cluster."""
+    """Pods' durations and the Job and ReplicaSet controllers of one cluster (the Deployment
+    controller is ``_deployments``)."""
 
-    kinds = ("Pod", "Node", "Job", "ReplicaSet", "Deployment")
+    kinds = ("Pod", "Node", "Job", "ReplicaSet")
 
     def __init__(
         self, store: Store, cluster: ClusterAPI, *, seed: int = 0, timers: bool = True, max_pods: int = MAX_PODS
@@ -150,6 +166,11 @@ class Controllers(Controller):
         self._jobs: dict[tuple[str, str], _JobState] = {}
         # ReplicaSet key -> names of its pods that count (not terminating, not terminal)
         self._rs_active: dict[tuple[str, str], set[str]] = {}
+        # ReplicaSet key -> its active pods that are Ready (name -> the Ready condition's
+        # lastTransitionTime), and those that carry every label of its template
+        self._rs_ready: dict[tuple[str, str], dict[str, str]] = {}
+        self._rs_labeled: dict[tuple[str, str], set[str]] = {}
+        self._resyncs: list[tuple[float, int, str, str]] = []  # ReplicaSets' availability
         self._counted: set[str] = set()  # uids of Job pods already counted as failed/succeeded
 
     # --- fed by the store -------------------------------------------------------------------
@@ -164,10 +185,8 @@ class Controllers(Controller):
             self._on_pod(type_, obj)
         elif isinstance(obj, Job):
             self._on_job(type_, obj)
-        elif isinstance(obj, ReplicaSet):
+        elif isinstance(obj, ReplicaSet) and change.verb != "status":  # (its own status write)
             self._on_rs(type_, obj)
-        elif isinstance(obj, Deployment):
-            self._on_deployment(type_, obj)
 
     # --- timed work: pods that finish --------------------------------------------------------
 
@@ -178,13 +197,20 @@ class Controllers(Controller):
         self._scope.cancel()
 
     async def _run(self) -> None:
-        """Outside a simulation: end each pod at its duration (the kubelet's timer)."""
+        """Outside a simulation: end each pod at its duration (the kubelet's timer), and sync a
+        ReplicaSet again when one of its pods has been Ready for ``minReadySeconds``."""
+        resyncs = self._resyncs
         with self._scope:
             while True:
                 self.run_due()
+                now = anyio.current_time()
+                while resyncs and resyncs[0][0] <= now:
+                    _, _, ns, name = heapq.heappop(resyncs)
+                    if (ns, name) in self._rs_active:
+                        self._rs_status((ns, name))
                 self._wake = wake = anyio.Event()
-                due = self.next_due()
-                with anyio.CancelScope(deadline=due if due is not None else math.inf):
+                due = min(self.next_due() or math.inf, resyncs[0][0] if resyncs else math.inf)
+                with anyio.CancelScope(deadline=due):
                     await wake.wait()
 
     def next_due(self) -> float | None:
@@ -290,6 +316,9 @@ class Controllers(Controller):
             self._counted.add(uid)
             state.failed += 1
         else:
+            job: Job | None = self.cluster.get("Job", *key)
+            if name in state.active and job is not None and not state.finished:
+                self._job_status(job, state)  # (its readiness)
             return
         if type_ == "DELETED":
             self._counted.discard(uid)
@@ -309,11 +338,11 @@ class Controllers(Controller):
             for name in sorted(state.active):
                 self.cluster.delete_now("Pod", key[0], name, graceful=True)
             state.active.clear()
-            self._finish_job(job, state, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", "Warning")
+            self._finish_job(job, state, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             return
         if state.succeeded >= completions:
             state.finished = True
-            self._finish_job(job, state, "Complete", "Completed", "Job completed", "Normal")
+            self._finish_job(job, state, "Complete", "CompletionsReached", "Reached expected number of succeeded pods")
             return
         want = min(parallelism, completions - state.succeeded)
         indexed = spec.completion_mode == "Indexed"
@@ -334,62 +363,97 @@ class Controllers(Controller):
             state.active[created] = idx
         self._job_status(job, state)
 
-    def _finish_job(self, job: Job, state: _JobState, cond: str, reason: str, message: str, type_: str) -> None:
+    def _finish_job(self, job: Job, state: _JobState, cond: str, reason: str, message: str) -> None:
+        """The Job's terminal conditions, after the interim one (SuccessCriteriaMet before
+        Complete, FailureTarget before Failed), and its event (``Completed`` "Job completed", or
+        a Warning with the condition's reason and message)."""
         now = self.cluster.timestamp()
+        complete = cond == "Complete"
+        interim = "SuccessCriteriaMet" if complete else "FailureTarget"
         status = replace(
             job.status,
             active=0,
+            ready=0,
             succeeded=state.succeeded,
             failed=state.failed,
-            completion_time=now if cond == "Complete" else None,
-            conditions=[JobCondition(type=cond, status="True", reason=reason, message=message, last_transition_time=now)],
-        )
-        self.cluster.update(replace(job, metadata=replace(job.metadata, resource_version=""), status=status))
-        self.cluster.record("Job", reason, job, message, type_)
+            completion_time=now if complete else None,
+            conditions=[
+                *job.status.conditions,
+                *(JobCondition(type=t, status="True", reason=reason, message=message, last_probe_time=now,
+                               last_transition_time=now) for t in (interim, cond)),
+            ],
+        )  # fmt: skip
+        put_status(self.store, "Job", job, status)
+        if complete:
+            self.cluster.record("Job", "Completed", job, "Job completed")
+        else:
+            self.cluster.record("Job", reason, job, message, "Warning")
 
     def _job_status(self, job: Job, state: _JobState) -> None:
         if not (state.active or state.succeeded or state.failed):
             return  # nothing started yet (parallelism 0): no status write
+        ready = 0
+        for name in state.active:
+            pod = self.cluster.get("Pod", job.metadata.namespace, name)
+            ready += pod is not None and pod.status.phase == "Running" and is_ready(pod.status)
         status = replace(
             job.status,
             active=len(state.active),
+            ready=ready,
             succeeded=state.succeeded,
             failed=state.failed,
             start_time=job.status.start_time or self.cluster.timestamp(),
         )
         if status != job.status:
-            self.cluster.update(replace(job, metadata=replace(job.metadata, resource_version=""), status=status))
+            put_status(self.store, "Job", job, status)
 
     # --- ReplicaSet ----------------------------------------------------------------------
 
     def _on_rs(self, type_: str, rs: ReplicaSet) -> None:
         key = (rs.metadata.namespace, rs.metadata.name)
         if type_ == "DELETED":
+            self._rs_ready.pop(key, None)
+            self._rs_labeled.pop(key, None)
             for name in sorted(self._rs_active.pop(key, set())):
                 self.cluster.delete_now("Pod", key[0], name, graceful=True)
             return
         if key not in self._rs_active:
             # claim the live pods that already name it their controller (an exported cluster
             # loads pods before their owners): upstream's ControllerRefManager adopts by uid
-            self._rs_active[key] = {
-                p.metadata.name
-                for p in self.store.objects("Pod").values()
-                if p.metadata.namespace == key[0]
-                and (ref := controller_of(p)) is not None
-                and ref.kind == "ReplicaSet"
-                and ref.uid == rs.metadata.uid
-                and p.status.phase not in TERMINAL
-                and not p.metadata.deletion_timestamp
-            }
+            self._rs_active[key] = set()
+            self._rs_ready[key], self._rs_labeled[key] = {}, set()
+            for p in self.store.in_namespace("Pod", key[0]):
+                ref = controller_of(p)
+                if (
+                    ref is not None and ref.kind == "ReplicaSet" and ref.uid == rs.metadata.uid
+                    and p.status.phase not in TERMINAL and not p.metadata.deletion_timestamp
+                ):  # fmt: skip
+                    self._rs_active[key].add(p.metadata.name)
+                    self._rs_track(key, rs, p)
         self._sync_rs(key)
 
     def _rs_pod(self, key: tuple[str, str], type_: str, pod: Pod) -> None:
         active = self._rs_active.get(key)
-        if active is None or pod.metadata.name not in active:
+        name = pod.metadata.name
+        if active is None or name not in active:
             return
         if type_ == "DELETED" or pod.status.phase in TERMINAL or pod.metadata.deletion_timestamp:
-            active.discard(pod.metadata.name)
+            self._rs_forget(key, name)
             self._sync_rs(key)
+            return
+        rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
+        if rs is not None:
+            self._rs_track(key, rs, pod)
+            self._rs_status(key)
+
+    def _rs_forget(self, key: tuple[str, str], name: str) -> None:
+        self._rs_active[key].discard(name)
+        self._rs_ready[key].pop(name, None)
+        self._rs_labeled[key].discard(name)
+
+    def _rs_track(self, key: tuple[str, str], rs: ReplicaSet, pod: Pod) -> None:
+        """Note whether an active pod of the ReplicaSet is Ready (since when) and fully labelled."""
+        _track(self._rs_ready[key], self._rs_labeled[key], rs, pod, self.cluster.timestamp)
 
     def _sync_rs(self, key: tuple[str, str]) -> None:
         rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
@@ -402,83 +466,34 @@ class Controllers(Controller):
             if name is None:
                 break
             active.add(name)
+            self._rs_labeled[key].add(name)  # made from its template: fully labelled
         if len(active) > want:
             # getPodsToDelete ranks unscheduled pods first, then newer ones
             pods = [p for n in active if (p := self.cluster.get("Pod", key[0], n)) is not None]
             pods.sort(key=lambda p: (bool(p.spec.node_name), p.metadata.creation_timestamp or "", p.metadata.name), reverse=False)
             pods.sort(key=lambda p: bool(p.spec.node_name))
             for p in pods[: len(active) - want]:
-                active.discard(p.metadata.name)
+                self._rs_forget(key, p.metadata.name)
                 self.cluster.delete_now("Pod", key[0], p.metadata.name, graceful=True)
                 self.cluster.record("ReplicaSet", "SuccessfulDelete", rs, f"Deleted pod: {p.metadata.name}")
-        if rs.status.replicas != len(active):
-            status = replace(rs.status, replicas=len(active), observed_generation=rs.metadata.generation)
-            self.cluster.update(replace(rs, metadata=replace(rs.metadata, resource_version=""), status=status))
+        self._rs_status(key)
 
-    # --- Deployment ----------------------------------------------------------------------
-
-    def _on_deployment(self, type_: str, d: Deployment) -> None:
-        ns, name = d.metadata.namespace, d.metadata.name
-        want = 1 if d.spec.replicas is None else d.spec.replicas
-        if type_ == "DELETED":
-            for rs in self._owned_rs(d):
-                self.cluster.delete_now("ReplicaSet", ns, rs.metadata.name, graceful=False)
+    def _rs_status(self, key: tuple[str, str]) -> None:
+        """Write the ReplicaSet's status when it changed (``calculateStatus``); with ``timers``,
+        sync it again when its next pod becomes available."""
+        rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
+        if rs is None:
             return
-        if type_ == "ADDED" and not self._adopted_rs(d):
-            h = pod_template_hash(d.spec.template)
-            tmpl = _copy(d.spec.template)
-            tmpl.metadata.labels = {**tmpl.metadata.labels, "pod-template-hash": h}
-            selector = _copy(d.spec.selector) if d.spec.selector is not None else None
-            if selector is not None:
-                selector.match_labels = {**selector.match_labels, "pod-template-hash": h}
-            rs = ReplicaSet(
-                metadata=ObjectMeta(
-                    name=f"{name}-{h}",
-                    namespace=ns,
-                    labels=dict(tmpl.metadata.labels),
-                    owner_references=[_owner(d)],
-                ),
-                spec=ReplicaSetSpec(replicas=want, selector=selector, template=tmpl),
-            )
-            self.cluster.record("Deployment", "ScalingReplicaSet", d, f"Scaled up replica set {rs.metadata.name} to {want}")
-            self.cluster.create(rs)
-            return
-        for rs in self._owned_rs(d):
-            old = 1 if rs.spec.replicas is None else rs.spec.replicas
-            if old != want:
-                op = "up" if want > old else "down"
-                self.cluster.record(
-                    "Deployment", "ScalingReplicaSet", d, f"Scaled {op} replica set {rs.metadata.name} to {want} from {old}"
-                )
-                spec = replace(rs.spec, replicas=want)
-                self.cluster.update(replace(rs, metadata=replace(rs.metadata, resource_version=""), spec=spec))
-
-    def _adopted_rs(self, d: Deployment) -> bool:
-        """A new Deployment that already controls a ReplicaSet of its template (an exported
-        cluster): ``FindNewReplicaSet`` (the template equal, the pod-template-hash label
-        aside) finds it, so none is created; it is scaled as on any later change."""
-        want = _copy(d.spec.template)
-        want.metadata.labels.pop("pod-template-hash", None)
-        for rs in self._owned_rs(d):
-            have = _copy(rs.spec.template)
-            have.metadata.labels.pop("pod-template-hash", None)
-            if to_builtins(have) == to_builtins(want):
-                return True
-        return False
-
-    def _owned_rs(self, d: Deployment) -> list[ReplicaSet]:
-        ns = d.metadata.namespace
-        out: list[ReplicaSet] = []
-        for key in sorted(self._rs_active):
-            if key[0] != ns:
-                continue
-            rs: ReplicaSet | None = self.cluster.get("ReplicaSet", *key)
-            if rs is None:
-                continue
-            ref = controller_of(rs)
-            if ref is not None and ref.kind == "Deployment" and ref.uid == d.metadata.uid:
-                out.append(rs)
-        return out
+        now = parse_time(self.cluster.timestamp()) if rs.spec.min_ready_seconds > 0 else None
+        counts = len(self._rs_active[key]), len(self._rs_labeled[key])
+        status, soonest = replica_set_status(rs, *counts, self._rs_ready[key].values(), now)
+        if status != rs.status:
+            put_status(self.store, "ReplicaSet", rs, status)
+        if soonest is not None and self.timers:
+            self._seq += 1
+            heapq.heappush(self._resyncs, (anyio.current_time() + soonest + 0.001, self._seq, *key))
+            if self._wake is not None:
+                self._wake.set()
 
     # --- pods ----------------------------------------------------------------------------
 
@@ -511,7 +526,7 @@ class Controllers(Controller):
                 namespace=ns,
                 labels=labels,
                 annotations=annotations,
-                owner_references=[_owner(owner)],
+                owner_references=[owner_reference(owner)],
             ),
             spec=spec,
             status=PodStatus(),
@@ -548,7 +563,30 @@ def _pod_fields(
     return prefix, labels, annotations, spec
 
 
-def _owner(obj: Any) -> OwnerReference:
+def _track(ready: dict[str, str], labeled: set[str], rs: ReplicaSet, pod: Pod, now: Callable[[], str]) -> None:
+    """``pod`` (active, of ``rs``) in ``ready`` (name → Ready since) when Ready, in ``labeled``
+    when it carries every label of the template."""
+    name, status = pod.metadata.name, pod.status
+    if status.phase == "Running" and is_ready(status):
+        cond = next((c for c in status.conditions if c.type == "Ready"), None)
+        ready[name] = (cond.last_transition_time if cond is not None else status.start_time) or now()
+    else:
+        ready.pop(name, None)
+    labels = pod.metadata.labels
+    if all(labels.get(k) == v for k, v in rs.spec.template.metadata.labels.items()):
+        labeled.add(name)
+    else:
+        labeled.discard(name)
+
+
+def put_status(store: Store, kind: str, obj: Any, status: Any) -> None:
+    """A write of the object's status subresource: a new resourceVersion, the same generation."""
+    new = replace(obj, metadata=replace(obj.metadata), status=status)
+    store.put(kind, (obj.metadata.namespace, obj.metadata.name), new, "MODIFIED", "status")
+
+
+def owner_reference(obj: Any) -> OwnerReference:
+    """A controller's owner reference to ``obj``."""
     return OwnerReference(
         api_version=obj.api_version, kind=obj.kind, name=obj.metadata.name, uid=obj.metadata.uid, controller=True
     )

@@ -8,7 +8,13 @@ A pod's life, as it plays it::
 
 - Start (in-write, ``admit``): a pod created bound, and a pod being bound, is Running in that
   same write (phase, startTime; PodScheduled=True for a pod created bound), so a binding is one
-  MODIFIED.
+  MODIFIED.  Its containers start at once and have no readiness probe, so it is also
+  Initialized, Ready and ContainersReady (True) then, as the kubelet's ``generateAPIPodStatus``
+  reports a started pod (pkg/kubelet/status/generate.go).
+- Complete (``completed``): a pod whose containers all exited is Ready and ContainersReady
+  False with reason ``PodCompleted``, as ``GeneratePodReadyCondition`` reports it.
+- Without ``readiness`` (a deterministic simulation, whose output shows the conditions the
+  scheduler writes) no readiness condition is reported, and a Running pod counts as Ready.
 - Terminate (``observe``): when a graceful deletion begins (a ``delete`` MODIFIED), the pod is
   removed once its ``deletionGracePeriodSeconds`` are over, deadlines in order (ties in the order
   the deletions began); a pod that goes otherwise meanwhile is forgotten.  The deadlines run from
@@ -27,9 +33,49 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from kubesched.api import PodCondition
+from kubesched.api import PodCondition, PodStatus
 
 from ._store import Change, Controller, Key, Store
+
+_STARTED = ("Initialized", "Ready", "ContainersReady")
+"""The conditions a started pod's kubelet reports True (a pod without readiness probes)."""
+_POD_COMPLETED = "PodCompleted"  # pkg/kubelet/status/generate.go
+
+
+def _with_conditions(status: PodStatus, conds: dict[str, tuple[str, str]], now: str) -> PodStatus:
+    """``status`` with each condition type of ``conds`` set to (status, reason): a new one, or
+    the one it had changed (lastTransitionTime moves only when its status changes)."""
+    out: list[PodCondition] = []
+    left = dict(conds)
+    for c in status.conditions:
+        want = left.pop(c.type, None)
+        if want is None or (c.status, c.reason) == want:
+            out.append(c)
+            continue
+        ltt = now if c.status != want[0] else c.last_transition_time
+        out.append(PodCondition(type=c.type, status=want[0], reason=want[1], last_transition_time=ltt))
+    out += [PodCondition(type=t, status=st, reason=r, last_transition_time=now) for t, (st, r) in left.items()]
+    return replace(status, conditions=out)
+
+
+def started(status: PodStatus, now: str) -> PodStatus:
+    """A started pod's status: Initialized, Ready and ContainersReady True."""
+    return _with_conditions(status, {t: ("True", "") for t in _STARTED}, now)
+
+
+def completed(status: PodStatus, phase: str, now: str) -> PodStatus:
+    """The status of a pod whose containers ended (``phase`` Succeeded or Failed): not Ready."""
+    gone = ("False", _POD_COMPLETED)
+    return _with_conditions(replace(status, phase=phase), {"Ready": gone, "ContainersReady": gone}, now)
+
+
+def is_ready(status: PodStatus) -> bool:
+    """``podutil.IsPodReady``: the Ready condition is True; a Running pod whose kubelet reports
+    no Ready condition (a cluster built without ``readiness``, a file's pod) counts as Ready."""
+    for c in status.conditions:
+        if c.type == "Ready":
+            return c.status == "True"
+    return status.phase == "Running"
 
 
 @dataclass(order=True, slots=True)
@@ -45,9 +91,10 @@ class Kubelet(Controller):
 
     kinds = ("Pod",)
 
-    def __init__(self, store: Store, *, timers: bool = True) -> None:
+    def __init__(self, store: Store, *, timers: bool = True, readiness: bool = True) -> None:
         super().__init__(store)
         self.timers = timers
+        self.readiness = readiness
         self._terminating: dict[Key, _Termination] = {}
         self._heap: list[_Termination] = []
         self._seq = 0
@@ -61,6 +108,8 @@ class Kubelet(Controller):
         if change.verb == "bind":
             now = self.store.clock.timestamp()
             pod.status = replace(pod.status, phase="Running", start_time=now)
+            if self.readiness:
+                pod.status = started(pod.status, now)
         elif change.verb == "create" and pod.spec.node_name:
             now = self.store.clock.timestamp()
             pod.status.phase = pod.status.phase or "Running"
@@ -70,6 +119,8 @@ class Kubelet(Controller):
                     *pod.status.conditions,
                     PodCondition(type="PodScheduled", status="True", last_transition_time=now),
                 ]
+            if self.readiness and pod.status.phase == "Running" and not any(c.type == "Ready" for c in pod.status.conditions):
+                pod.status = started(pod.status, now)  # (an export's Ready condition is kept)
 
     def observe(self, change: Change) -> None:
         if change.type == "DELETED":

@@ -10,7 +10,8 @@ One sync per change of a set or of a pod it owns, as upstream's ``updateStateful
                     Running and Ready (not terminating); Parallel: all at once
     condemned (ordinals outside the range), highest first, once every replica is healthy
     (OrderedReady; Parallel: all at once) ──► deleted gracefully (SuccessfulDelete)
-    status: replicas, readyReplicas, currentReplicas, availableReplicas, observedGeneration
+    status: replicas, readyReplicas, currentReplicas, updatedReplicas, availableReplicas,
+            currentRevision, updateRevision, observedGeneration
 
 A pod is Running and Ready when the fake kubelet has it Running (it starts at its binding) and it
 is not terminating.  The pod gets the template's labels plus ``statefulset.kubernetes.io/pod-name``,
@@ -51,6 +52,7 @@ from kubesched.api import (
 from kubesched.api import copy as _copy
 
 from ._controllers import MAX_PODS, controller_of, pod_template_hash
+from ._kubelet import is_ready
 from ._store import Change, Controller
 
 if TYPE_CHECKING:
@@ -92,7 +94,13 @@ def ordinal_of(set_name: str, pod_name: str) -> int:
 
 
 def _ready(pod: Pod | None) -> bool:
-    return pod is not None and pod.status.phase == "Running" and not pod.metadata.deletion_timestamp
+    """Running and Ready, not terminating (what OrderedReady waits for)."""
+    return pod is not None and _running_and_ready(pod) and not pod.metadata.deletion_timestamp
+
+
+def _running_and_ready(pod: Pod) -> bool:
+    """``isRunningAndReady``."""
+    return pod.status.phase == "Running" and is_ready(pod.status)
 
 
 def _owner_ref(obj: Any) -> OwnerReference:
@@ -214,15 +222,26 @@ class StatefulSets(Controller):
         return out
 
     def _status(self, ss: StatefulSet) -> None:
+        """``computeReplicaStatus`` (v1.35): created pods (a phase), Running and Ready ones
+        (available too: ``minReadySeconds`` is not modelled), and those at the current and the
+        update revision (one, ``<set>-<template hash>``: updates are not emulated)."""
         pods = self._live((ss.metadata.namespace, ss.metadata.name)).values()
-        ready = sum(1 for p in pods if _ready(p))
+        ready = sum(1 for p in pods if _running_and_ready(p))
+        revision = f"{ss.metadata.name}-{pod_template_hash(ss.spec.template)}"
+        current = sum(
+            1 for p in pods
+            if p.status.phase and not p.metadata.deletion_timestamp and p.metadata.labels.get(REVISION_LABEL) == revision
+        )  # fmt: skip
         status = replace(
             ss.status,
-            replicas=len(pods),
-            ready_replicas=ready,
-            current_replicas=sum(1 for p in pods if p.status.phase and not p.metadata.deletion_timestamp),
-            available_replicas=ready,
             observed_generation=ss.metadata.generation,
+            replicas=sum(1 for p in pods if p.status.phase),
+            ready_replicas=ready,
+            current_replicas=current,
+            updated_replicas=current,
+            current_revision=revision,
+            update_revision=revision,
+            available_replicas=ready,
         )
         if status != ss.status:
             new = replace(ss, metadata=replace(ss.metadata), status=status)
