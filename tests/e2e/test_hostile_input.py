@@ -98,6 +98,16 @@ CASES = [
     pytest.param({"in.yaml": docs(NODE, pod(containers='[{name: c, image: x, ports: [{containerPort: "80"}]}]'))},
                  [], 'in.yaml: document 2 (Pod p), spec.containers[0].ports[0].containerPort: json: cannot unmarshal string into Go '
                  'struct field ContainerPort.spec.containers.ports.containerPort of type int32', id="quoted containerPort"),
+    pytest.param({"in.yaml": docs(NODE, 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: hi}\nvalue: "7"')},
+                 [], 'in.yaml: document 2 (PriorityClass hi), value: json: cannot unmarshal string into Go struct field '
+                 'PriorityClass.value of type int32', id="quoted PriorityClass value"),
+    pytest.param({"in.yaml": docs('apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: "true"}')},
+                 [], 'in.yaml: document 1 (Node n1), spec.unschedulable: json: cannot unmarshal string into Go struct field '
+                 'NodeSpec.spec.unschedulable of type bool', id="quoted unschedulable"),
+    pytest.param({"in.yaml": docs(NODE, 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: "2", '
+                                  'template: {spec: {restartPolicy: Never, containers: [{name: c, image: x}]}}}')},
+                 [], 'in.yaml: document 2 (Job j), spec.parallelism: json: cannot unmarshal string into Go struct field '
+                 'JobSpec.spec.parallelism of type int32', id="quoted Job parallelism"),
     # 1. hangs: bounded numbers
     pytest.param({"in.yaml": docs(NODE, pod(containers='[{name: c, image: x, resources: {requests: {cpu: "1e99999999999"}}}]'))},
                  [], "in.yaml: document 2 (Pod p), spec.containers[0].resources.requests.cpu: unable to parse quantity's suffix: '1e99999999999'",
