@@ -246,12 +246,34 @@ def load_sweep(path: str, *, warn: Callable[[str], object] | None = None) -> Swe
                 raise ValueError(f"Invalid value: {go_quote(until)}: must not be negative")
         except ValueError as e:
             raise ConfigError(str(e), source=path, field="until") from None
+    else:
+        _check_scenarios_end(scenarios, path)
     baseline = data.get("baseline", variants[0].name)
     if baseline not in [v.name for v in variants]:
         raise ConfigError(f"Invalid value: {go_quote(baseline)}: must be the name of a variant "
                           f"({', '.join(v.name for v in variants)})", source=path, field="baseline")
     return Sweep(path, scenarios, variants, list(raw_seeds), None if until is None else str(until),
                  baseline=str(baseline))
+
+
+def _check_scenarios_end(scenarios: list[Scenario], path: str) -> None:
+    """Without ``until`` every scenario file must be able to end by itself
+    (:func:`kubesched.simulation.check_can_end`), checked before any cell runs; a file that does
+    not load is left to its cells, which report it."""
+    from kubesched.scenario._manifests import load_manifests
+    from kubesched.simulation import check_can_end
+
+    for i, scenario in enumerate(scenarios):
+        if scenario.text is None:
+            continue
+        try:
+            manifests = load_manifests([scenario.label], {scenario.label: scenario.text}, validation="Ignore")
+        except ConfigError:
+            continue
+        try:
+            check_can_end(manifests)
+        except ConfigError as e:
+            raise ConfigError(f"{e}; or give the sweep an until", source=path, field=f"scenarios[{i}]") from None
 
 
 def _unique(names: list[str], path: str, fld: str) -> None:

@@ -7,6 +7,7 @@ The flow (``kubesched simulate`` is these steps and the printing)::
               (or both at once: Simulation.load(files, config=...))
     build     sim = Simulation(manifests, config, seed=0, until=None, explain=False, metrics=False,
                                events="series")
+              (without ``until`` the scenario must be able to end by itself: check_can_end)
     run       result = sim.run_in_virtual_time(backend="trio")     (await sim.run() on a loop
                                                                     already in virtual time)
     result    SimulationResult: pods, events, summary, nodes, timeline, workloads, warnings;
@@ -20,7 +21,13 @@ keeps them), :mod:`._result` (the result and its text).
 
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._result import PodRecord, SimulationResult, render_text
-from kubesched.simulation._simulation import QUIET_LIMIT, Simulation, apply_update, simulate
+from kubesched.simulation._simulation import (
+    QUIET_LIMIT,
+    Simulation,
+    apply_update,
+    check_can_end,
+    simulate,
+)
 from kubesched.simulation._timeline import Timeline, final_allocation
 
 __all__ = [
@@ -31,6 +38,7 @@ __all__ = [
     "SimulationResult",
     "Timeline",
     "apply_update",
+    "check_can_end",
     "final_allocation",
     "render_text",
     "simulate",

@@ -28,10 +28,11 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from kubesched._errors import plain_exception
+from kubesched._errors import ConfigError, plain_exception
 from kubesched.config._config import SchedulerConfig
 from kubesched.scenario._config import simulation_config
 from kubesched.scenario._manifests import (
+    DURATION_ANNOTATION,
     MAX_PODS,
     Manifest,
     load_manifests,
@@ -115,6 +116,8 @@ class Simulation:
             (m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order)
         )
         self.drains = Drains(manifests)  # kubesched.io/drain on Nodes (a bad one is bad input)
+        if until is None:
+            check_can_end(manifests)
         self.pod_order: dict[tuple[str, str], int] = {}
         """(namespace, name) -> the pod's place in the input: the order of ``result.pods``."""
         for m in sorted(manifests, key=lambda m: m.order):
@@ -169,6 +172,32 @@ class Simulation:
         from kubesched.transports.fake import virtual_time
 
         return virtual_time.run(self.run, backend=backend)
+
+
+_REPLACING = ("Deployment", "ReplicaSet", "StatefulSet")
+"""The workloads whose controller replaces a pod that finishes (a Job's pods finish for good)."""
+
+
+def check_can_end(manifests: Sequence[Manifest]) -> None:
+    """A run without ``--until`` must be able to end by itself: a Deployment, ReplicaSet or
+    StatefulSet that keeps replicas whose pods finish (``kubesched.io/duration`` on its template)
+    and is never deleted replaces them for ever.  Refused before any simulation work, naming the
+    workload; its last document decides (a later one may scale it to 0 or drop the duration)."""
+    last: dict[tuple[str, str, str], Manifest] = {}
+    for m in sorted(manifests, key=lambda m: (m.arrival, m.order)):
+        if m.kind in _REPLACING:
+            md = m.obj.metadata
+            last[(m.kind, md.namespace, md.name)] = m
+    for m in sorted(last.values(), key=lambda m: m.order):
+        spec = m.obj.spec
+        replicas = 1 if spec.replicas is None else spec.replicas
+        annotations = spec.template.metadata.annotations or {}
+        if m.deletion is None and replicas > 0 and DURATION_ANNOTATION in annotations:
+            raise ConfigError(
+                f"its pods finish ({DURATION_ANNOTATION} on spec.template) and it replaces them "
+                "for ever, so the run cannot end by itself: give --until",
+                source=m.label,
+            )
 
 
 async def simulate(
