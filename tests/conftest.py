@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from kubesched.transports.fake.virtual_time import backend_options
+
+# The plain progress line a run without a terminal writes every 10 s of wall time would land in
+# the stderr a test compares whenever a slow machine stretches a run past 10 s: off for the suite
+# (and the processes it starts); tests/e2e/test_compare.py turns it on where it is the subject.
+os.environ.setdefault("KUBESCHED_PROGRESS_EVERY", "0")
 
 
 @pytest.fixture(

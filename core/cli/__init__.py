@@ -72,7 +72,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     pods = sum(1 for m in manifests if m.kind == "Pod")
     with Progress("simulate", total_time=until, total_pods=pods) as progress:
         sim = Simulation(
-            manifests, cfg, seed=args.seed, until=until, progress=progress if progress.enabled else None,
+            manifests, cfg, seed=args.seed, until=until, progress=progress if progress.active else None,
             explain=args.explain, max_pods=args.max_pods, metrics=args.metrics is not None, events=args.events,
         )  # fmt: skip
         result = sim.run_in_virtual_time(args.backend)

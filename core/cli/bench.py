@@ -55,7 +55,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                   record_plugin_results=args.record_plugin_results, emulated_version=version)
         try:
             with Progress(f"bench {name}", total_pods=w.pods, time_label="elapsed") as progress:
-                result = run(w, progress=progress if progress.enabled else None, backend=args.backend)
+                result = run(w, progress=progress if progress.active else None, backend=args.backend)
         except ConfigError as e:
             if args.workload != "all":
                 raise

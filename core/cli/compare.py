@@ -35,7 +35,7 @@ from kubesched.scenario import load_manifests, parse_until, simulation_config, v
 def _progress(what: str, until: float | None, pods: int) -> Iterator[Any]:
     """One run's progress line (a terminal only)."""
     with Progress(what, total_time=until, total_pods=pods) as progress:
-        yield progress if progress.enabled else None
+        yield progress if progress.active else None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -226,11 +227,33 @@ def test_progress_draws_virtual_time_and_pods_on_a_terminal() -> None:
     assert "simulate" in text and "virtual time 0:01:30 / 1:00:00" in text and "7 pods scheduled / 12" in text
 
 
-def test_progress_is_silent_when_stderr_is_no_terminal() -> None:
+def test_progress_is_silent_when_stderr_is_no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBESCHED_PROGRESS_EVERY", "10")
     stream = io.StringIO()
-    with Progress("simulate", total_time=10, stream=stream) as p:
+    with Progress("simulate", total_time=10, stream=stream) as p:  # a run shorter than 10 s
         p(5.0, 1)
-    assert not p.enabled and stream.getvalue() == ""
+    assert not p.enabled and p.active and stream.getvalue() == ""
+
+
+def test_without_a_terminal_a_long_run_writes_a_plain_line_every_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBESCHED_PROGRESS_EVERY", "0.01")
+    stream = io.StringIO()
+    with Progress("simulate", total_time=3600, total_pods=12, stream=stream) as p:
+        p(90.0, 7)
+        waited = threading.Event()
+        for _ in range(1000):  # until the ticker has written twice, at most 10 s
+            if stream.getvalue().count("\n") >= 2:
+                break
+            waited.wait(0.01)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 2
+    assert set(lines) == {"kubesched simulate: virtual time 0:01:30 / 1:00:00, 7 pods scheduled / 12"}
+
+
+def test_the_plain_line_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBESCHED_PROGRESS_EVERY", "0")
+    with Progress("simulate", stream=io.StringIO()) as p:
+        assert not p.active
 
 
 @pytest.mark.parametrize(
