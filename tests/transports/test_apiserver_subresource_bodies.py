@@ -207,3 +207,24 @@ async def test_upstream_status_body_is_accepted_strictly(client: httpx.AsyncClie
     out = r.json()
     assert out["spec"]["replicas"] == 1 and out["metadata"]["generation"] == 1
     assert int(out["metadata"]["resourceVersion"]) > int(body["metadata"]["resourceVersion"])
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+
+async def test_deployments_and_statefulsets_print_ready_of_desired(client: httpx.AsyncClient) -> None:
+    """``kubectl get deploy`` / ``get sts`` columns as printers.go's printDeployment and
+    printStatefulSet: Ready is readyReplicas/replicas (``0/2`` before any pod is ready)."""
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    spec = {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+    apps = "/apis/apps/v1/namespaces/default"
+    assert (await client.post(f"{apps}/deployments", json={"metadata": {"name": "web"}, "spec": spec})).status_code == 201
+    sts = {"metadata": {"name": "db"}, "spec": {**spec, "serviceName": "db"}}
+    assert (await client.post(f"{apps}/statefulsets", json=sts)).status_code == 201
+    deploy = (await client.get(f"{apps}/deployments", headers={"accept": TABLE})).json()
+    assert [c["name"] for c in deploy["columnDefinitions"]] == ["Name", "Ready", "Up-to-date", "Available", "Age"]
+    name, ready, updated, available, _ = deploy["rows"][0]["cells"]
+    assert (name, ready.split("/")[1]) == ("web", "2") and isinstance(updated, int) and isinstance(available, int)
+    table = (await client.get(f"{apps}/statefulsets", headers={"accept": TABLE})).json()
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Ready", "Age"]
+    assert table["rows"][0]["cells"][:2][0] == "db" and table["rows"][0]["cells"][1].endswith("/2")

@@ -215,7 +215,9 @@ RESOURCES: list[ResourceSpec] = [
         short_names=("deploy",),
         categories=("all",),
         subresources={**SCALE, **STATUS},
-        printer=printers.columns(("Ready", "status.readyReplicas"), ("Up-to-date", "status.updatedReplicas")),
+        printer=printers.ready_of_desired(
+            ("Up-to-date", "status.updatedReplicas"), ("Available", "status.availableReplicas")
+        ),
         backend=CLUSTER,
         defaults=defaults.deployment,
     ),
@@ -314,7 +316,7 @@ RESOURCES: list[ResourceSpec] = [
         short_names=("sts",),
         categories=("all",),
         subresources={**SCALE, **STATUS},
-        printer=printers.columns(("Replicas", "spec.replicas"), ("Ready", "status.readyReplicas")),
+        printer=printers.ready_of_desired(),
         backend=CLUSTER,
         defaults=defaults.stateful_set,
     ),

@@ -27,6 +27,7 @@ __all__ = [
     "SCALE",
     "columns",
     "human_duration",
+    "ready_of_desired",
     "table",
 ]
 
@@ -394,6 +395,25 @@ def columns(*cols: tuple[str, str]) -> Printer:
         return [*out, _since(meta.get("creationTimestamp"), now)]
 
     return Printer([_NAME, *(_col(title) for title, _ in cols), _AGE], cells)
+
+
+def ready_of_desired(*cols: tuple[str, str]) -> Printer:
+    """Name, Ready as ``readyReplicas/replicas``, a column per (title, dotted path) of counts,
+    Age: how ``printers.go`` prints Deployments (``printDeployment``: Up-to-date, Available) and
+    StatefulSets (``printStatefulSet``); an unset count is 0, as Go's int32."""
+
+    def count(obj: dict[str, Any], path: str) -> int:
+        v = _at(obj, path)
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+    def cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+        meta = obj.get("metadata", {})
+        ready = f"{count(obj, 'status.readyReplicas')}/{count(obj, 'spec.replicas')}"
+        out: list[Any] = [meta.get("name", ""), ready, *(count(obj, path) for _, path in cols)]
+        return [*out, _since(meta.get("creationTimestamp"), now)]
+
+    ready_col = _col("Ready", doc="Number of the pod with ready state")
+    return Printer([_NAME, ready_col, *(_col(title) for title, _ in cols), _AGE], cells)
 
 
 def table(
