@@ -169,25 +169,9 @@ async def scheduler_for(
     seed: int = 0,
     **cluster_options: Any,
 ) -> AsyncIterator[SimCluster]:
-    """A fake cluster holding ``objects`` and a scheduler running on it, in the current loop.
-
-    - ``plugins``: name → factory ``(args, handle) -> plugin``, added to the registry (beside
-      the in-tree, entry-point and temporarily registered plugins; these win on a name clash).
-    - ``config``: a :class:`~kubesched.config._config.SchedulerConfig` or a KubeSchedulerConfiguration
-      document (a dict, validated like ``--config``); or, instead, ``enable``: plugin names (or
-      ``(name, weight)``) added to the default profile's ``multiPoint``, with ``plugin_args``
-      (name → args) as its ``pluginConfig``.
-    - ``feature_gates``: e.g. ``{"SchedulerAsyncPreemption": False}``, over the defaults of
-      ``emulated_version`` (``"1.32"``; default: the newest kubesched emulates).
-    - ``cluster_options``: passed to ``FakeCluster`` (``default_grace_seconds=...``).
-
-    The scheduler is running and its cache synced with ``objects`` when the block starts::
-
-        async with scheduler_for([make_node("n1").obj()], plugins={"Gate": Gate}, enable=["Gate"]) as sim:
-            sim.create(make_pod("p").obj())
-            await sim.settle()
-            assert sim.placements() == {"p": "n1"}
-    """
+    """A fake cluster holding ``objects`` and a scheduler running on it, in the current loop: the
+    engine side of :func:`kubesched.testing.scheduler_for`, whose docstring gives the arguments
+    (the public one also turns a task group's failure into the plain exception)."""
     from kubesched.transports.fake import FakeCluster
 
     extra = dict(plugins or {})
