@@ -142,10 +142,12 @@ def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: p
     assert main(["simulate", str(EXAMPLES / "preemption.yaml"), "--html", str(out), "--output", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     page = out.read_text()
-    from plotly.offline import get_plotlyjs
+    from kubesched.reporting._charts import plotly_bundle
 
-    bundle = get_plotlyjs()
-    assert page.count(bundle) == 1 and "Plotly.newPlot" in page  # plotly.js inlined once
+    bundle = plotly_bundle()
+    # plotly.js inlined once (gzipped, base64), and one call draws every chart from its JSON
+    assert page.count(bundle) == 1 and page.count("Plotly.newPlot") == 1
+    assert len(page.encode()) < 1_500_000  # was 4.9 MB with plotly.py's full bundle
     ours = page.replace(bundle, "")
     assert re.search(r"""(src|href)=["']https?:""", ours) is None
     assert "Content-Security-Policy" in page
@@ -155,6 +157,24 @@ def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: p
     pods = page.split('id="pods"')[1].split("</table>")[0]
     assert pods.count("<tr>") == 1 + len(result["pods"])
     assert "default/urgent" in pods and "Deleted" in pods  # the victim
+
+
+def test_the_pages_plotly_js_is_the_version_plotly_py_writes_figures_for() -> None:
+    """The pages carry plotly.js's cartesian bundle, not plotly.py's full one: the same plotly.js
+    release (an upgrade of plotly.py must bring the bundle along), and every trace type a page draws."""
+    import base64
+    import gzip
+
+    from plotly.offline import get_plotlyjs_version
+
+    from kubesched.reporting._charts import PLOTLY_JS_VERSION, plotly_bundle
+
+    code = gzip.decompress(base64.b64decode(plotly_bundle())).decode()
+    assert PLOTLY_JS_VERSION == get_plotlyjs_version()
+    assert code.startswith(f"/**\n* plotly.js (cartesian - minified) v{PLOTLY_JS_VERSION}\n")
+    assert "window.Plotly = Plotly;" in code
+    for trace in ("scatter", "bar", "box", "heatmap", "histogram"):
+        assert re.search(rf'moduleType:"trace",name:"{trace}"', code), trace
 
 
 def test_report_of_the_same_result_is_the_same_bytes(tmp_path: Path) -> None:
