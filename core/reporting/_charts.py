@@ -4,6 +4,9 @@
   minute, ``2d 6:00`` past a day), the exact virtual seconds on hover.
 - A series that is zero everywhere gets an axis from 0 to 1 (percent: 0 to 100%), not plotly's
   −1…1 around nothing.
+- A table's column is at least as wide as the longest word of its header (the table layout is
+  automatic and header words never break: "preemption", not "preemptio n"); a page too narrow for
+  a wide table scrolls sideways rather than cut a word.
 - Curves that are the same numbers are said to be the same: a note under the chart's title, and
   the later ones dashed so that the first shows through (one line never silently hides another).
 """
@@ -28,6 +31,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: .9em; }
 th, td { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+th { word-break: normal; overflow-wrap: normal; hyphens: manual; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1em; }
 .missing { color: #8a6d3b; background: #fcf8e3; padding: .5em 1em; border-radius: 4px; }
@@ -35,8 +39,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 #pod-search { padding: .3em .6em; width: 24em; margin-bottom: .5em; }
 .summary { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .pods { max-height: 36em; overflow-y: auto; display: block; }
-table.verdicts { width: 100%; table-layout: fixed; font-size: .85em; }
-table.verdicts th, table.verdicts td { overflow-wrap: anywhere; }
+table.verdicts { width: 100%; font-size: .85em; }
+table.verdicts td { overflow-wrap: break-word; }
 table.verdicts th small, table.verdicts td small { font-weight: normal; color: #666; }
 table.verdicts th.name { width: 14%; } details { margin: .8em 0; } summary { cursor: pointer; color: #345; }
 td.better { background: #e3f4e1; } td.worse { background: #f9e0dd; }

@@ -31,8 +31,9 @@ class Loaded:
     screenshot: Path
 
 
-def open_in_chromium(page: Path, tmp_path: Path, name: str) -> Loaded:
-    """Load ``page`` once: its rendered DOM, every console message, and a screenshot."""
+def open_in_chromium(page: Path, tmp_path: Path, name: str, *, width: int = 1280) -> Loaded:
+    """Load ``page`` once (in a window ``width`` pixels wide): its rendered DOM, every console
+    message, and a screenshot."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         pytest.fail("chromium is not installed: `make test` installs Debian's chromium (apt-get install chromium)")
@@ -41,13 +42,49 @@ def open_in_chromium(page: Path, tmp_path: Path, name: str) -> Loaded:
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-extensions", "--mute-audio", f"--user-data-dir={tmp_path / f'{name}-profile'}",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", "--window-size=1280,4000",
+         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", f"--window-size={width},4000",
          f"--screenshot={shot}", "--dump-dom", page.resolve().as_uri()],
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
     return Loaded(proc.stdout, console, shot)
+
+
+# Run in the page: every word of every table header cell that the layout broke over two lines
+# (a word whose range has boxes on more than one line), as "header text: word".
+SPLIT_WORDS_JS = """
+var split = [];
+document.querySelectorAll('th').forEach(function (th) {
+  var walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+    var re = /\\S+/g, m;
+    while ((m = re.exec(node.data)) !== null) {
+      var range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      var tops = {};
+      Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+      if (Object.keys(tops).length > 1) split.push(th.textContent.trim() + ': ' + m[0]);
+    }
+  }
+});
+document.body.setAttribute('data-headers', String(document.querySelectorAll('th').length));
+document.body.setAttribute('data-split-words', JSON.stringify(split));
+"""
+
+
+def split_header_words(page: Path, tmp_path: Path, name: str, width: int) -> tuple[int, list[str]]:
+    """The header cells of ``page`` and the header words chromium breaks in a window ``width``
+    pixels wide (a copy of the page with :data:`SPLIT_WORDS_JS` at its end)."""
+    import html
+
+    probe = tmp_path / f"{name}-probe.html"
+    probe.write_text(page.read_text().replace("</body>", f"<script>{SPLIT_WORDS_JS}</script></body>"))
+    dom = open_in_chromium(probe, tmp_path, name, width=width).dom
+    found = re.search(r'<body data-headers="(\d+)" data-split-words="([^"]*)"', dom)
+    assert found is not None, dom[:500]
+    return int(found[1]), json.loads(html.unescape(found[2]))
 
 
 def charts(dom: str) -> list[str]:
@@ -118,6 +155,15 @@ def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
     assert all(chunk.count('class="legendtext"') >= 2 for chunk in charts(loaded.dom)
                if 'class="legendtext"' in chunk)
     assert "lifecycle-result.json" in loaded.dom and "b.json" in loaded.dom
+
+
+def test_the_split_word_check_sees_a_split_word(tmp_path: Path) -> None:
+    """The word check can fail: a header that may break anywhere, in a narrow column, is seen."""
+    page = tmp_path / "narrow.html"
+    page.write_text('<!DOCTYPE html><html><body><table style="width:60px; table-layout:fixed">'
+                    '<tr><th style="overflow-wrap:anywhere">preemption victims</th></tr></table></body></html>')
+    headers, split = split_header_words(page, tmp_path, "narrow", 800)
+    assert headers == 1 and split == ["preemption victims: preemption"]
 
 
 def test_the_browser_check_sees_errors_and_blocked_requests(tmp_path: Path) -> None:

@@ -138,3 +138,13 @@ def test_the_sweep_page_in_a_browser(swept: Path, tmp_path: Path) -> None:
     assert "scheduled fraction (%)" in second and "mean CPU allocation (%)" in second
     # an all-zero panel (every pod bound at once: p99 latency 0) runs from 0, not from -1
     assert ">\u22121<" not in second.split("<script")[0] and ">0<" in second.split("<script")[0]
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_sweep_page_headers_wrap_between_words(swept: Path, tmp_path: Path, width: int) -> None:
+    """No header word is broken over two lines ("preemptio n"), at any window width: a column is
+    at least as wide as its longest word (issue 38 item 9)."""
+    from test_report import split_header_words
+
+    headers, split = split_header_words(swept / "sweep.html", tmp_path, f"sweep-{width}", width)
+    assert headers > 15 and split == []
