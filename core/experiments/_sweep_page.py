@@ -56,7 +56,8 @@ def _summary_table(svs: Sequence[ScenarioVerdicts]) -> str:
         for v in sv.others:
             parts.append(f"<tr><td>{escape(sv.scenario)}</td><td>{escape(v)} \u2212 {escape(sv.baseline)}</td>")
             for k in keys:
-                parts.append(_verdict_cell(sv.verdict(k, v)) if k in sv.metrics else "<td></td>")
+                parts.append(_verdict_cell(sv.verdict(k, v)) if k in sv.metrics
+                             else '<td class="unknown">n/a<br><small>not measured here</small></td>')
             parts.append("</tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
@@ -71,10 +72,11 @@ def _scenario_table(sv: ScenarioVerdicts, keys: Sequence[str], table_id: str) ->
     parts.append("</tr></thead><tbody>")
     for k in keys:
         m = measure(k)
+        places = sv.places(k)  # one row, one precision: values that differ print differently
         parts.append(f"<tr><td>{escape(m.name)}<br><small>{escape(m.direction)}</small></td>"
-                     f'<td class="num">{escape(mean_text(sv.mean(k, sv.baseline), m.scale))}</td>')
+                     f'<td class="num">{escape(mean_text(sv.mean(k, sv.baseline), m.scale, places))}</td>')
         for v in sv.others:
-            parts.append(f'<td class="num">{escape(mean_text(sv.mean(k, v), m.scale))}</td>')
+            parts.append(f'<td class="num">{escape(mean_text(sv.mean(k, v), m.scale, places))}</td>')
             parts.append(_verdict_cell(sv.verdict(k, v)))
         parts.append("</tr>")
     parts.append("</tbody></table>")

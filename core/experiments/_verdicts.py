@@ -19,7 +19,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubesched.experiments._stats import Interval, Verdict, interval, mean_text, paired
+from kubesched.experiments._stats import (
+    Interval,
+    Verdict,
+    decimals,
+    interval,
+    interval_values,
+    mean_text,
+    paired,
+)
 from kubesched.reporting._measures import HEADLINE, measure
 
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
@@ -56,6 +64,12 @@ class ScenarioVerdicts:
 
     def mean(self, metric: str, variant: str) -> Interval | None:
         return interval(list(self.series(metric, variant).values()))
+
+    def places(self, metric: str) -> int:
+        """The decimals of a row of means: every variant's mean and bounds (shown scaled), so that
+        two that differ print differently (a baseline ``11.6`` beside ``11.4 [10.9, 11.9]``)."""
+        scale = measure(metric).scale
+        return decimals(*(x for v in self.variants for x in interval_values(self.mean(metric, v), scale)))
 
     def verdict(self, metric: str, variant: str) -> Verdict | None:
         d = paired(self.series(metric, self.baseline), self.series(metric, variant))
@@ -115,10 +129,11 @@ def text_table(sv: ScenarioVerdicts, *, means: bool = False) -> str:
     lines = [header]
     for k in sv.metrics:
         m = measure(k)
-        line = [m.name, m.better or "\u2013", mean_text(sv.mean(k, sv.baseline), m.scale)]
+        places = sv.places(k) if means else None
+        line = [m.name, m.better or "\u2013", mean_text(sv.mean(k, sv.baseline), m.scale, places)]
         for v in sv.others:
             if means:
-                line.append(mean_text(sv.mean(k, v), m.scale))
+                line.append(mean_text(sv.mean(k, v), m.scale, places))
             verdict = sv.verdict(k, v)
             line.append(verdict.short if verdict is not None else "no paired seeds")
         lines.append(line)

@@ -24,6 +24,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.experiments._stats import MOST_PLACES, same
 from kubesched.reporting import _result_metrics as metrics
 from kubesched.reporting._charts import CSP, Page, mark_identical, time_axis, zero_safe
 from kubesched.reporting._measures import best, differences, measure
@@ -31,6 +32,7 @@ from kubesched.reporting._result_metrics import Metrics
 
 _Page = Page  # the page of charts (kept under its old name for this module's sections)
 UNITS = {"cpu": "millicores", "memory": "bytes", "pods": "pods"}
+NA = "n/a"  # what a table cell says for a value the result does not have
 
 SEARCH_JS = """
 document.getElementById('pod-search').addEventListener('input', function (e) {
@@ -52,12 +54,43 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = []
     for row in rows:
-        cells = "".join(
-            f'<td class="num">{_e(c)}</td>' if i >= numeric_from else f"<td>{_e(c)}</td>" for i, c in enumerate(row)
+        cells = "".join(  # a missing value reads n/a, never a blank cell
+            f'<td class="num">{_e(c or NA)}</td>' if i >= numeric_from else f"<td>{_e(c or NA)}</td>"
+            for i, c in enumerate(row)
         )
         body.append(f"<tr>{cells}</tr>")
     attrs = (f' id="{table_id}"' if table_id else "") + (f' class="{css}"' if css else "")
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _apart(values: Sequence[Any], texts: Sequence[str]) -> bool:
+    """Whether every two of ``values`` that differ have different ``texts``."""
+    nums = [(v, t) for v, t in zip(values, texts, strict=True) if isinstance(v, int | float)]
+    return all(ta != tb for i, (a, ta) in enumerate(nums) for b, tb in nums[i + 1:] if not same(a, b))
+
+
+def _row_texts(k: str, values: Sequence[Any]) -> list[str]:
+    """A row's values as text, with the decimals that tell apart two values that differ
+    (``45.03%`` and ``45.04%``, not ``45.0%`` twice)."""
+    texts = [metrics.fmt(k, v) for v in values]
+    places = 1
+    while not _apart(values, texts) and places <= MOST_PLACES:
+        texts = [metrics.fmt(k, v, places) for v in values]
+        places += 1
+    return texts
+
+
+def _diff_texts(k: str, values: Sequence[Any], diffs: Sequence[float | None]) -> list[str]:
+    """Each variant's difference from the first as text ('n/a' where either is missing), with
+    the decimals that keep a difference that is there from reading 0."""
+    def shown(places: int | None) -> list[str]:
+        return [metrics.fmt_diff(k, d, places) or "n/a" for d in diffs]
+
+    texts, places = shown(None), 1
+    differ = [d is not None and not same(v, values[0]) for v, d in zip(values[1:], diffs, strict=True)]
+    while any(f and t in ("0", "0s", "0 pp") for f, t in zip(differ, texts, strict=True)) and places <= MOST_PLACES:
+        texts, places = shown(places), places + 1
+    return texts
 
 
 def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
@@ -74,11 +107,12 @@ def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
     for k in keys:
         values = [r.get(k) for r in rows]
         marked = best(k, values)
+        texts = _row_texts(k, values)
         cells = "".join(
-            f'<td class="num best" title="better">{_e(metrics.fmt(k, v))}&nbsp;*</td>' if i in marked
-            else f'<td class="num">{_e(metrics.fmt(k, v))}</td>' for i, v in enumerate(values)
+            f'<td class="num best" title="better">{_e(t)}&nbsp;*</td>' if i in marked
+            else f'<td class="num">{_e(t)}</td>' for i, t in enumerate(texts)
         )
-        cells += "".join(f'<td class="num">{_e(metrics.fmt_diff(k, d.get(k)))}</td>' for d in diffs)
+        cells += "".join(f'<td class="num">{_e(t)}</td>' for t in _diff_texts(k, values, [d.get(k) for d in diffs]))
         better = measure(k).better or "\u2013"
         body.append(f"<tr><td>{_e(metrics.label(k))}</td><td>{_e(better)}</td>{cells}</tr>")
     what = f"{labels[1]} \u2212 {labels[0]}" if len(labels) == 2 else f"each variant \u2212 {labels[0]}"
@@ -278,7 +312,7 @@ def render_single(title: str, m: Metrics) -> str:
     page.raw('<input id="pod-search" type="search" placeholder="filter pods: name, node, phase, reason…">')
     page.raw(_table(
         ["pod", "priority", "node", "phase", "created", "scheduled", "why pending (last FailedScheduling)"],
-        [[r.name, str(r.priority), r.node or "", r.state,
+        [[r.name, str(r.priority), r.node or "", r.state,  # "": n/a (_table)
           "" if r.created_at is None else f"{r.created_at:g}s",
           "" if r.scheduled_at is None else f"{r.scheduled_at:g}s", r.why_pending] for r in m.pod_rows],
         numeric_from=99, table_id="pods", css="pods",

@@ -1,0 +1,98 @@
+"""What the pages say, read from their HTML (no browser: test_report.py and test_sweep_verdicts.py
+open the pages in chromium): numbers with the precision that tells them apart, n/a for what is
+missing, identical variants said once, the end state hidden for runs that drained, a pointer to
+``--seeds`` on a page of one seed (issue 38 item 9)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from kubesched.experiments import render_sweep_page
+from kubesched.reporting import render
+
+FIXTURE = Path(__file__).parent / "fixtures" / "lifecycle-result.json"
+COLUMNS = ["scenario", "variant", "seed", "status", "nodesUsedMean", "jobCompletionP99"]
+BLANK = re.compile(r"<td[^>]*>\s*(&nbsp;)?\s*</td>")
+
+
+def rows(values: dict[str, list[float]], scenario: str = "s", **extra: list[str]) -> list[dict[str, str]]:
+    """A sweep's rows: ``{variant: [nodesUsedMean per seed]}``; ``extra`` columns likewise."""
+    out = []
+    for v, ns in values.items():
+        for seed, n in enumerate(ns, 1):
+            row = {"scenario": scenario, "variant": v, "seed": str(seed), "status": "ok", "nodesUsedMean": repr(n)}
+            for col, texts in extra.items():
+                row[col] = texts[seed - 1] if v == next(iter(values)) else ""
+            out.append(row)
+    return out
+
+
+def result() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text())
+
+
+# --- precision --------------------------------------------------------------------------------
+
+
+def test_a_value_and_its_baseline_that_differ_print_differently() -> None:
+    """The issue's case: the baseline 11.6 on every seed beside a variant of 11.4 [10.9, 11.9] read
+    ``12`` and ``11 [11, 12]``; one row, one precision: ``11.6`` and ``11.4 [10.9, 11.9]``."""
+    page = render_sweep_page("t", COLUMNS[:5], rows({"base": [11.6, 11.6, 11.6], "other": [11.2, 11.4, 11.6]}))
+    [row] = re.findall(r"<tr><td>mean nodes used.*?</tr>", page.split('id="verdicts-1"')[1].split("</table>")[0])
+    values = re.findall(r'<td class="num">([^<]*)</td>', row)
+    assert values == ["11.6", "11.4 [10.9, 11.9]"]
+
+
+def test_the_text_table_uses_the_rows_precision_too() -> None:
+    from kubesched.experiments import grid, text_table
+
+    [sv] = grid(COLUMNS[:5], rows({"base": [11.6, 11.6, 11.6], "other": [11.2, 11.4, 11.6]}))
+    line = text_table(sv, means=True).splitlines()[3]
+    assert "11.6" in line and "11.4 [10.9, 11.9]" in line and " 12 " not in line
+
+
+def test_one_seeds_values_that_differ_print_differently(tmp_path: Path) -> None:
+    """Side by side (one seed): 45.03% and 45.04% CPU allocation are not both ``45.0%``, and their
+    difference is not ``0 pp``."""
+    from kubesched.reporting._pages import _diff_texts, _row_texts
+
+    assert _row_texts("allocationMean.cpu", [0.4503, 0.4504]) == ["45.03%", "45.04%"]
+    assert _diff_texts("allocationMean.cpu", [0.4503, 0.4504], [0.4504 - 0.4503]) == ["+0.01 pp"]
+    assert _row_texts("allocationMean.cpu", [0.45, 0.46]) == ["45.0%", "46.0%"]  # the metric's own
+    assert _diff_texts("allocationMean.cpu", [0.45, 0.45], [0.0]) == ["0 pp"]
+    assert _row_texts("nodesUsedMean", [2.004, 2.001, None]) == ["2.004", "2.001", "n/a"]
+    assert _row_texts("latencyP99", [1.0000001, 1.0]) == ["1.0000001s", "1.0000000s"]
+
+
+# --- n/a --------------------------------------------------------------------------------------
+
+
+def test_no_blank_cell_in_a_report() -> None:
+    page = render(["r.json"], [result()])
+    assert BLANK.search(page) is None
+    pods = page.split('id="pods"')[1].split("</table>")[0]
+    assert "<td>n/a</td>" in pods  # the pending pod's node, a running pod's reason to be pending
+
+
+def test_no_blank_cell_in_a_comparison() -> None:
+    other = result()
+    del other["workloads"]  # no Jobs section: its metrics are n/a, and so is their difference
+    page = render(["a.json", "b.json"], [result(), other])
+    assert BLANK.search(page) is None
+    table = page.split('id="side-by-side"')[1].split("</table>")[0]
+    assert '<td class="num">n/a</td>' in table
+
+
+def test_no_blank_cell_in_a_sweep_page() -> None:
+    """A metric only one scenario has (p99 Job completion) is n/a for the other, in the verdict table."""
+    page = render_sweep_page("t", COLUMNS, [
+        *rows({"base": [3.0, 4.0], "other": [2.0, 2.5]}, "jobs", jobCompletionP99=["10", "12"]),
+        *rows({"base": [3.0, 4.0], "other": [2.0, 2.5]}, "no-jobs"),
+    ])
+    assert BLANK.search(page) is None
+    verdicts = page.split('id="verdicts"')[1].split("</table>")[0]
+    assert verdicts.count(">n/a<") == 1
+    assert "n/a" in page.split('id="verdicts-1"')[1].split("</table>")[0]  # other's Job completion
