@@ -150,6 +150,11 @@ def _missing_note(page: _Page, m: Metrics, section: str, what: str) -> bool:
     return False
 
 
+def _drained(m: Metrics) -> bool:
+    """Nothing is left on any node at the end of the run: its end state is empty, not drawn."""
+    return all(v == 0 for fractions in m.node_fractions.values() for v in fractions)
+
+
 def _fraction_label(r: str) -> str:
     return f"{r} allocated / capacity"
 
@@ -262,9 +267,10 @@ def render_single(title: str, m: Metrics) -> str:
         resources = [r for r in m.resources if r in m.node_fractions]
         if not m.node_names:
             page.missing("the cluster has no nodes")
+        elif _drained(m):
+            page.note("every node is empty at the end (the run drained), so the end state is not drawn: "
+                      "what the run used is over the run, above")
         else:
-            if all(v == 0 for r in resources for v in m.node_fractions[r]):
-                page.note("every node is empty at the end (the run drained): what the run used is over the run, above")
             z = [[m.node_fractions[r][i] for r in resources] for i in range(len(m.node_names))]
             fig = go.Figure(go.Heatmap(
                 z=z, x=resources, y=m.node_names, zmin=0, zmax=1, colorscale="Viridis",
@@ -424,10 +430,15 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         page.missing("no nodes section in these results")
     else:
         charts = []
+        drained = [label for label, m in with_nodes if _drained(m)]
+        with_nodes = [(label, m) for label, m in with_nodes if not _drained(m)]
+        if drained and not with_nodes:
+            page.note("every node is empty at the end (the runs drained), so the end state is not drawn: "
+                      "what they used is over the run, above")
+        elif drained:
+            page.note(f"every node is empty at the end of {', '.join(drained)} (drained): not drawn here")
         resources = [r for r in ms[0].resources if r != "pods" and all(r in m.node_fractions for _, m in with_nodes)]
-        if all(v == 0 for _, m in with_nodes for r in resources for v in m.node_fractions[r]):
-            page.note("every node is empty at the end (the runs drained): what they used is over the run, above")
-        for r in resources:
+        for r in resources if with_nodes else []:
             fig = go.Figure()
             for label, m in with_nodes:
                 ranked = sorted(m.node_fractions[r], reverse=True)

@@ -96,3 +96,32 @@ def test_no_blank_cell_in_a_sweep_page() -> None:
     verdicts = page.split('id="verdicts"')[1].split("</table>")[0]
     assert verdicts.count(">n/a<") == 1
     assert "n/a" in page.split('id="verdicts-1"')[1].split("</table>")[0]  # other's Job completion
+
+
+# --- the end state of a run that drained ------------------------------------------------------
+
+
+def drained() -> dict[str, Any]:
+    r = result()
+    for node in r["nodes"]:
+        node["allocated"] = {k: 0 for k in node["allocated"]}
+    return r
+
+
+def end_state(page: str) -> str:
+    return page.split("<h2>Allocation per node at the end of the run</h2>")[1].split("<h2>")[0]
+
+
+def test_a_run_that_drained_draws_no_end_state() -> None:
+    page = end_state(render(["r.json"], [drained()]))
+    assert 'class="kubesched-chart"' not in page and "the run drained" in page
+    assert 'class="kubesched-chart"' in end_state(render(["r.json"], [result()]))  # one that did not: drawn
+
+
+def test_a_comparison_draws_the_end_state_of_the_runs_that_did_not_drain() -> None:
+    both = end_state(render(["a.json", "b.json"], [drained(), drained()]))
+    assert 'class="kubesched-chart"' not in both and "the runs drained" in both
+    one = end_state(render(["a.json", "b.json"], [drained(), result()]))
+    assert one.count('class="kubesched-chart"') == 2  # cpu and memory, for b.json alone
+    assert "every node is empty at the end of a.json (drained)" in one
+    assert '"name":"b.json"' in one and '"name":"a.json"' not in one
