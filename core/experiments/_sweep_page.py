@@ -156,8 +156,14 @@ def _values(page: Page, sv: ScenarioVerdicts, keys: Sequence[str]) -> str:
     return page.chart(fig, 160 + 260 * math.ceil(len(keys) / COLUMNS), top=110)
 
 
-def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], baseline: str | None = None) -> str:
-    """The page (see the module docstring) for the rows of a ``results.csv``."""
+#: how a sweep gets more seeds, said on a page of one seed (``compare --seeds`` says its flag)
+SWEEP_SEEDS = "list more seeds in the sweep file (seeds: [1, 2, 3, 4, 5])"
+
+
+def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], baseline: str | None = None,
+           *, more_seeds: str = SWEEP_SEEDS) -> str:
+    """The page (see the module docstring) for the rows of a ``results.csv``; ``more_seeds`` tells a
+    page of one seed how to get intervals."""
     svs = grid(columns, rows, baseline)
     page = Page(title)
     ok = sum(1 for r in rows if r.get("status") == "ok")
@@ -172,6 +178,9 @@ def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], b
         "<i>no difference</i> when the interval spans 0, else <i>better</i> or <i>worse</i> by the metric's "
         "stated direction, with the seeds that went that way. Percentages differ in percentage points.</p>"
     )
+    if seeds == 1:
+        page.raw(f'<p class="missing" id="one-seed">One seed: no interval, so no verdict (a difference may be '
+                 f"that seed's luck). For a 95% interval and a verdict on each difference, {escape(more_seeds)}.</p>")
     if len(variants) > 1:
         page.h2("Verdicts")
         page.raw(_summary_table(svs))

@@ -33,6 +33,9 @@ from kubesched.reporting._result_metrics import Metrics
 _Page = Page  # the page of charts (kept under its old name for this module's sections)
 UNITS = {"cpu": "millicores", "memory": "bytes", "pods": "pods"}
 NA = "n/a"  # what a table cell says for a value the result does not have
+ONE_SEED = ("One run per variant, on one seed: a difference here may be that seed's luck. For a 95% interval "
+            "and a verdict on each difference, run every variant on several seeds: kubesched compare \u2026 "
+            "--seeds 1-10 (pairs the runs by seed).")
 
 SEARCH_JS = """
 document.getElementById('pod-search').addEventListener('input', function (e) {
@@ -359,6 +362,7 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     if versions:
         page.note("emulated Kubernetes version: " + "; ".join(versions))
     page.raw(_summary_table(labels, ms))
+    page.note(ONE_SEED)
     for label, m in zip(labels, ms, strict=True):
         if m.missing:
             page.note(f"{label}: not in this result: " + ", ".join(m.missing))

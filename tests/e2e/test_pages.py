@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kubesched.experiments import render_sweep_page
 from kubesched.reporting import render
 
@@ -125,3 +127,32 @@ def test_a_comparison_draws_the_end_state_of_the_runs_that_did_not_drain() -> No
     assert one.count('class="kubesched-chart"') == 2  # cpu and memory, for b.json alone
     assert "every node is empty at the end of a.json (drained)" in one
     assert '"name":"b.json"' in one and '"name":"a.json"' not in one
+
+
+# --- one seed: how to get intervals -----------------------------------------------------------
+
+
+def test_a_comparison_of_one_seed_points_to_seeds() -> None:
+    page = render(["a.json", "b.json"], [result(), drained()])
+    assert "One run per variant, on one seed" in page and "--seeds 1-10" in page
+
+
+def test_a_sweep_page_of_one_seed_says_how_to_get_intervals() -> None:
+    one = render_sweep_page("t", COLUMNS[:5], rows({"base": [3.0], "other": [2.0]}))
+    assert 'id="one-seed"' in one and "seeds: [1, 2, 3, 4, 5]" in one
+    flag = render_sweep_page("t", COLUMNS[:5], rows({"base": [3.0], "other": [2.0]}),
+                             more_seeds="give compare more seeds (--seeds 1-10)")
+    assert "give compare more seeds (--seeds 1-10)" in flag
+    many = render_sweep_page("t", COLUMNS[:5], rows({"base": [3.0, 4.0], "other": [2.0, 2.5]}))
+    assert 'id="one-seed"' not in many and "--seeds" not in many
+
+
+def test_compare_seeds_of_one_seed_points_to_its_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kubesched.cli import main
+
+    scenarios = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+    out = tmp_path / "one.html"
+    assert main(["compare", str(scenarios / "packing.yaml"), "--config", "default", "--config",
+                 str(scenarios / "most-allocated-config.yaml"), "--seeds", "1", "--html", str(out)]) == 0
+    capsys.readouterr()
+    assert "give compare more seeds (--seeds 1-10)" in out.read_text()

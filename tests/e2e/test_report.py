@@ -216,7 +216,7 @@ def test_the_pages_plotly_js_is_the_version_plotly_py_writes_figures_for() -> No
     from kubesched.reporting._charts import PLOTLY_JS_VERSION, plotly_bundle
 
     code = gzip.decompress(base64.b64decode(plotly_bundle())).decode()
-    assert PLOTLY_JS_VERSION == get_plotlyjs_version()
+    assert get_plotlyjs_version() == PLOTLY_JS_VERSION
     assert code.startswith(f"/**\n* plotly.js (cartesian - minified) v{PLOTLY_JS_VERSION}\n")
     assert "window.Plotly = Plotly;" in code
     for trace in ("scatter", "bar", "box", "heatmap", "histogram"):
