@@ -27,6 +27,7 @@ from kubesched.experiments._stats import (
     interval_values,
     mean_text,
     paired,
+    same,
 )
 from kubesched.reporting._measures import HEADLINE, measure
 
@@ -77,6 +78,24 @@ class ScenarioVerdicts:
             return None
         m = measure(metric)
         return Verdict(variant, m.name, m.better, d, m.scale)
+
+    def same_values(self, metric: str, variant: str) -> bool:
+        """``variant``'s ``metric`` is the baseline's: on the same seeds, the same values."""
+        base, mine = self.series(metric, self.baseline), self.series(metric, variant)
+        return base.keys() == mine.keys() and all(same(base[s], mine[s]) for s in base)
+
+    def same_as_baseline(self, variant: str) -> bool:
+        """``variant`` gave the baseline's results: every metric on the same seeds, the same values."""
+        return all(self.same_values(metric, variant) for metric in self.metrics)
+
+    def same_for_all(self, metric: str) -> bool:
+        """Every variant's ``metric`` is the baseline's, seed by seed (a chart of it would be flat)."""
+        return all(self.same_values(metric, v) for v in self.others)
+
+    @property
+    def identical(self) -> bool:
+        """Every variant gave the same results on every seed (and some cell ran): nothing to compare."""
+        return bool(self.metrics) and len(self.variants) > 1 and all(self.same_as_baseline(v) for v in self.others)
 
     def headline(self) -> list[str]:
         """The metrics the summary table and the charts show (those of them with data here)."""

@@ -47,6 +47,7 @@ td.better { background: #e3f4e1; } td.worse { background: #f9e0dd; }
 td.same, td.unknown, td.higher, td.lower { background: #f4f4f4; }
 td.best { font-weight: bold; }
 section.scenario { margin-top: 2.5em; }
+p.identical { background: #f4f4f4; padding: .5em 1em; border-radius: 4px; }
 """
 
 

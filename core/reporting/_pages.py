@@ -20,6 +20,7 @@ lifecycle additions has no ``timeline``) says so instead of drawing an empty cha
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -153,6 +154,12 @@ def _missing_note(page: _Page, m: Metrics, section: str, what: str) -> bool:
     return False
 
 
+def _identical_runs(ms: Sequence[Metrics]) -> bool:
+    """Every run gave the same results: every number and every series (the emulated version aside)."""
+    first = dataclasses.replace(ms[0], emulated_version=None)
+    return all(dataclasses.replace(m, emulated_version=None) == first for m in ms[1:])
+
+
 def _drained(m: Metrics) -> bool:
     """Nothing is left on any node at the end of the run: its end state is empty, not drawn."""
     return all(v == 0 for fractions in m.node_fractions.values() for v in fractions)
@@ -181,9 +188,15 @@ def _open_ended_note(page: _Page, ms: Sequence[tuple[str, Metrics]]) -> None:
 
 def render_single(title: str, m: Metrics) -> str:
     """The report of one run."""
+    page = _Page(title)
+    _single_sections(page, m)
+    return page.render()
+
+
+def _single_sections(page: _Page, m: Metrics) -> None:
+    """The sections of one run's report, on ``page``."""
     import plotly.graph_objects as go
 
-    page = _Page(title)
     end = _end([m])
     page.h2("Summary")
     if m.emulated_version:
@@ -327,7 +340,6 @@ def render_single(title: str, m: Metrics) -> str:
         numeric_from=99, table_id="pods", css="pods",
     ))
     page.raw(f"<script>{SEARCH_JS}</script>")
-    return page.render()
 
 
 # --- several results ---------------------------------------------------------------------------
@@ -361,6 +373,13 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     versions = [f"{label}: {m.emulated_version}" for label, m in zip(labels, ms, strict=True) if m.emulated_version]
     if versions:
         page.note("emulated Kubernetes version: " + "; ".join(versions))
+    if _identical_runs(ms):  # one line saying so, and the run once: not every chart's curves on top of each other
+        who = "both variants" if len(ms) == 2 else f"all {len(ms)} variants"
+        page.raw(f'<p class="identical" id="identical">Identical: {_e(who)} ({_e(", ".join(labels))}) gave the same '
+                 "results, every metric and every curve; the run is shown once.</p>")
+        page.note(ONE_SEED)
+        _single_sections(page, ms[0])
+        return page.render()
     page.raw(_summary_table(labels, ms))
     page.note(ONE_SEED)
     for label, m in zip(labels, ms, strict=True):

@@ -103,10 +103,14 @@ def test_no_blank_cell_in_a_sweep_page() -> None:
 # --- the end state of a run that drained ------------------------------------------------------
 
 
-def drained() -> dict[str, Any]:
+def drained(later: float = 0.0) -> dict[str, Any]:
+    """The fixture with every node empty at the end; ``later``: every binding that much later (another run)."""
     r = result()
     for node in r["nodes"]:
         node["allocated"] = {k: 0 for k in node["allocated"]}
+    for p in r["pods"]:
+        if p["scheduledAt"] is not None:
+            p["scheduledAt"] += later
     return r
 
 
@@ -121,7 +125,7 @@ def test_a_run_that_drained_draws_no_end_state() -> None:
 
 
 def test_a_comparison_draws_the_end_state_of_the_runs_that_did_not_drain() -> None:
-    both = end_state(render(["a.json", "b.json"], [drained(), drained()]))
+    both = end_state(render(["a.json", "b.json"], [drained(), drained(later=5.0)]))
     assert 'class="kubesched-chart"' not in both and "the runs drained" in both
     one = end_state(render(["a.json", "b.json"], [drained(), result()]))
     assert one.count('class="kubesched-chart"') == 2  # cpu and memory, for b.json alone
@@ -156,3 +160,42 @@ def test_compare_seeds_of_one_seed_points_to_its_flag(tmp_path: Path, capsys: py
                  str(scenarios / "most-allocated-config.yaml"), "--seeds", "1", "--html", str(out)]) == 0
     capsys.readouterr()
     assert "give compare more seeds (--seeds 1-10)" in out.read_text()
+
+
+# --- identical variants -----------------------------------------------------------------------
+
+
+def test_a_scenario_where_every_variant_is_the_same_is_one_line() -> None:
+    page = render_sweep_page("t", COLUMNS[:5], [
+        *rows({"base": [3.0, 4.0], "other": [2.0, 2.5], "third": [3.0, 4.0]}, "differs"),
+        *rows({"base": [3.0, 4.0], "other": [3.0, 4.0], "third": [3.0, 4.0]}, "same"),
+    ])
+    verdicts = page.split('id="verdicts"')[1].split("</table>")[0]
+    assert verdicts.count("<tr>") == 1 + 2 + 1  # the header, differs: two rows, same: one
+    assert ('<td>same</td><td>every variant</td><td class="same identical" colspan="1">identical: all 3 variants '
+            "gave the same results on every seed (2 seeds), every metric</td>") in verdicts
+    same = page.split('data-scenario="same">')[1].split("</section>")[0]
+    assert 'id="identical-2">Identical: all 3 variants gave the same results on every seed' in same
+    assert 'class="kubesched-chart"' not in same and "3.5 [\u22122.9, 9.9]" in same  # the values, folded
+    differs = page.split('data-scenario="differs">')[1].split("</section>")[0]
+    assert "third gave the same results as base on every seed, every metric" in differs
+    assert differs.count('class="kubesched-chart"') == 2
+
+
+def test_a_metric_the_same_for_every_variant_is_named_not_drawn() -> None:
+    page = render_sweep_page("t", COLUMNS[:5] + ["victims"], [
+        {**r, "victims": "2"} for r in rows({"base": [3.0, 4.0], "other": [2.0, 2.5]})])
+    section = page.split('data-scenario="s">')[1].split("</section>")[0]
+    assert "the same for every variant on every seed, so not drawn: preemption victims" in section
+    for chart in section.split('class="kubesched-figure"')[1:]:
+        assert "mean nodes used" in chart and "preemption victims" not in chart
+
+
+def test_a_comparison_of_identical_runs_shows_the_run_once() -> None:
+    page = render(["a.json", "b.json", "c.json"], [result(), result(), result()])
+    assert ('<p class="identical" id="identical">Identical: all 3 variants (a.json, b.json, c.json) gave the same '
+            "results, every metric and every curve; the run is shown once.</p>") in page
+    assert 'id="side-by-side"' not in page and "identical: a.json = b.json" not in page
+    one = render(["a.json"], [result()])
+    assert page.count('class="kubesched-chart"') == one.count('class="kubesched-chart"') == 10
+    assert 'id="identical"' not in render(["a.json", "b.json"], [result(), drained()])
