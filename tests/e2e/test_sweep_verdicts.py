@@ -109,6 +109,7 @@ def test_results_keep_one_row_per_cell_with_the_promised_columns(swept: Path) ->
 def test_the_sweep_page_in_a_browser(swept: Path, tmp_path: Path) -> None:
     from test_report import assert_drawn, charts, open_in_chromium
 
+    assert (swept / "sweep.html").stat().st_size < 1_500_000  # plotly.js once, gzipped (was 4.9 MB)
     loaded = open_in_chromium(swept / "sweep.html", tmp_path, "sweep")
     # one section for the scenario: its differences and its values per seed
     assert_drawn(loaded, 2)
