@@ -78,6 +78,14 @@ LOADER_JS = """
       Plotly.newPlot(figures[i].getAttribute('data-chart'), fig.data, fig.layout, config);
     }
   }
+  if (typeof DecompressionStream === 'undefined') {  // browsers before 2023 (Safari 16.4, Firefox 113)
+    var note = document.createElement('p');
+    note.className = 'missing';
+    note.textContent = 'This browser cannot inflate the page\\'s plotly.js (it lacks DecompressionStream): ' +
+      'the charts need a browser from 2023 or later.';
+    document.body.insertBefore(note, document.body.firstChild);
+    return;
+  }
   var text = atob(document.getElementById('kubesched-plotly').textContent);
   var bytes = new Uint8Array(text.length);
   for (var i = 0; i < text.length; i++) { bytes[i] = text.charCodeAt(i); }

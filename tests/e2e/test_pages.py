@@ -199,3 +199,12 @@ def test_a_comparison_of_identical_runs_shows_the_run_once() -> None:
     one = render(["a.json"], [result()])
     assert page.count('class="kubesched-chart"') == one.count('class="kubesched-chart"') == 10
     assert 'id="identical"' not in render(["a.json", "b.json"], [result(), drained()])
+
+
+def test_a_name_in_a_chart_cannot_close_its_script() -> None:
+    """A figure is JSON inside a <script>: a name with ``</script>`` in it stays inside."""
+    r = result()
+    r["nodes"][0]["name"] = "n1</script><script>alert(1)</script>"
+    page = render(["r.json"], [r])
+    assert "</script><script>alert(1)" not in page
+    assert '"n1\\u003c' in page  # the heatmap's row, in its JSON, with < escaped
