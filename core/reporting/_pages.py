@@ -239,7 +239,7 @@ def _single_sections(page: _Page, m: Metrics) -> None:
         fig = go.Figure()
         fig.add_scatter(x=[*m.nodes_used_times, end], y=[*m.nodes_used_series, m.nodes_used_series[-1]],
                         name="nodes used", mode="lines", line_shape="hv", fill="tozeroy")
-        fig.update_layout(title=f"nodes holding a pod: peak {m.nodes_used_peak}, mean {m.nodes_used_mean:.1f}, "
+        fig.update_layout(title=f"nodes holding a pod: peak {m.nodes_used_peak}, mean {metrics.fmt('nodesUsedMean', m.nodes_used_mean)}, "
                                 f"at the end {m.nodes_used if m.nodes_used is not None else 'n/a'}",
                           yaxis={"title": "nodes used", "rangemode": "tozero"}, showlegend=False)
         time_axis(fig, end, y_hover="%{y} nodes used")

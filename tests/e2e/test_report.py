@@ -117,7 +117,7 @@ def test_report_of_one_run_draws_every_chart_in_a_browser(tmp_path: Path) -> Non
     assert "virtual time (h:mm)" in first and ">0:05<" in first and ">0:20<" in first
     assert "virtual s" in first.split("</script>")[0]  # the hover template
     nodes_used = next(c for c in charts(loaded.dom) if "nodes holding a pod" in c)
-    assert "peak 3, mean 3.0, at the end 3" in nodes_used
+    assert "peak 3, mean 3.00, at the end 3" in nodes_used  # the mean as the summary table gives it
     assert 'class="missing"' not in loaded.dom
     table = loaded.dom.split('id="pods"')[1].split("</table>")[0]
     assert table.count("<tr>") == 1 + 10  # header + every pod
