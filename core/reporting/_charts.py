@@ -66,8 +66,16 @@ PLOTLY_JS_VERSION = "4.1.1"
 # The page's one script: inflate the bundle, run it as an inline script (the CSP allows inline
 # scripts and nothing else: no eval, no blob: or data: sources), then draw each chart from its
 # JSON with the shared template.
+CLOCK = "kubesched-clock"  # a trace's meta: its x is virtual seconds, shown as a clock on hover
 LOADER_JS = """
 (function () {
+  function clock(t) {  // virtual seconds as h:mm:ss (2d 6:00:00 past a day): _charts.clock(t, seconds=True)
+    if (!isFinite(t)) { return 'not a time'; }
+    var total = Math.round(t), days = Math.floor(total / 86400), rest = total - days * 86400;
+    var h = Math.floor(rest / 3600), m = Math.floor(rest % 3600 / 60), s = rest % 60;
+    var text = h + ':' + (m < 10 ? '0' : '') + m + ':' + (s < 10 ? '0' : '') + s;
+    return days ? days + 'd ' + text : text;
+  }
   function drawAll() {
     var template = JSON.parse(document.getElementById('kubesched-template').textContent);
     var config = JSON.parse(document.getElementById('kubesched-config').textContent);
@@ -75,6 +83,9 @@ LOADER_JS = """
     for (var i = 0; i < figures.length; i++) {
       var fig = JSON.parse(figures[i].textContent);
       fig.layout.template = template;
+      fig.data.forEach(function (trace) {
+        if (trace.meta === '""" + CLOCK + """') { trace.customdata = trace.x.map(clock); }
+      });
       Plotly.newPlot(figures[i].getAttribute('data-chart'), fig.data, fig.layout, config);
     }
   }
@@ -224,9 +235,18 @@ def time_axis(fig: Any, end: float, *, y_hover: str = "%{y}", row: int | None = 
         xs = getattr(trace, "x", None)
         if xs is None or trace.type not in ("scatter", "scattergl"):
             continue
-        trace.customdata = [clock(float(x), seconds=True) for x in xs]
+        if trace.line.shape == "hv" and trace.mode == "lines" and trace.y is not None:
+            trace.x, trace.y = _steps(list(xs), list(trace.y))
+        trace.meta = CLOCK  # the page's script gives each point its clock time (customdata)
         trace.hovertemplate = ("%{customdata} (%{x:,.0f} virtual s)<br>" + y_hover
                                + "<extra>%{fullData.name}</extra>")
+
+
+def _steps(xs: list[Any], ys: list[Any]) -> tuple[list[Any], list[Any]]:
+    """A step line (``hv``) without the points that do not step: a capacity that changes twice in
+    a day is three points and the end, not one per timeline entry.  The same line is drawn."""
+    keep = [i for i in range(len(xs)) if i in (0, len(xs) - 1) or ys[i] != ys[i - 1]]
+    return [xs[i] for i in keep], [ys[i] for i in keep]
 
 
 def _values(trace: Any, axis: str) -> list[float]:

@@ -160,6 +160,40 @@ def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
     assert headers >= 5 and split == []  # header words never break, even narrow
 
 
+# Run in the page: once the first chart is drawn, its first trace's hover clock (customdata) and x
+CLOCK_JS = """
+(function wait() {
+  var gd = document.getElementById('chart-1');
+  if (!gd || !gd.data) { setTimeout(wait, 50); return; }
+  document.body.setAttribute('data-clock', JSON.stringify(gd.data.map(function (t) { return [t.x, t.customdata]; })));
+})();
+"""
+
+
+def test_time_hover_reads_as_a_clock(tmp_path: Path) -> None:
+    """The clock time of each point on hover is made in the page (not carried per point), as
+    :func:`kubesched.reporting.clock` makes it; a step line keeps only the points that step."""
+    import html
+
+    from kubesched.reporting import clock
+
+    out = tmp_path / "report.html"
+    assert main(["report", str(FIXTURE), "-o", str(out)]) == 0
+    out.write_text(out.read_text().replace("</body>", f"<script>{CLOCK_JS}</script></body>"))
+    dom = open_in_chromium(out, tmp_path, "clock").dom
+    found = re.search(r'data-clock="([^"]*)"', dom)
+    assert found is not None
+    (cap_x, cap_clock), (alloc_x, alloc_clock) = json.loads(html.unescape(found[1]))  # cpu: capacity, allocated
+    assert alloc_clock == [clock(x, seconds=True) for x in alloc_x] and len(alloc_x) >= 5
+    assert cap_clock == [clock(x, seconds=True) for x in cap_x]
+    timeline = json.loads(FIXTURE.read_text())["timeline"]
+    for xs, key in ((cap_x, "capacity"), (alloc_x, "allocated")):
+        ys = [e[key]["cpu"] for e in timeline]
+        steps = sum(1 for i in range(1, len(ys) - 1) if ys[i] != ys[i - 1])
+        assert len(xs) == 2 + steps, key  # the first point, each step, the end
+    assert len(cap_x) == 2 < len(timeline)  # a capacity that never changes: from the start to the end
+
+
 def test_the_split_word_check_sees_a_split_word(tmp_path: Path) -> None:
     """The word check can fail: a header that may break anywhere, in a narrow column, is seen."""
     page = tmp_path / "narrow.html"
