@@ -43,6 +43,10 @@ class SimulationResult:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
+    """``podGroups``: the Workload API's PodGroups (scheduling.k8s.io/v1alpha2) at the end of the
+    run, in input order, with their conditions; the key is left out of the JSON when there are
+    none (so outputs without them are unchanged)."""
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     profiles: list[str] = field(default_factory=list)
@@ -90,6 +94,7 @@ class SimulationResult:
             "nodes": self.nodes,
             "timeline": self.timeline,
             "workloads": self.workloads,
+            **({"podGroups": self.pod_groups} if self.pod_groups else {}),
         }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -118,7 +123,9 @@ class SimulationResult:
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
         items("nodes", self.nodes, False)
         items("timeline", self.timeline, False)
-        items("workloads", self.workloads, True)
+        items("workloads", self.workloads, not self.pod_groups)
+        if self.pod_groups:
+            items("podGroups", self.pod_groups, True)
         write("}\n")
 
     def to_json(self) -> str:

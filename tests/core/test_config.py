@@ -654,6 +654,8 @@ def test_feature_gates_on_top_of_a_base() -> None:
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
@@ -667,6 +669,8 @@ def test_feature_gate_defaults_are_upstreams() -> None:
     # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": True,
         "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,
