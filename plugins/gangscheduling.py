@@ -28,6 +28,12 @@ Hook by hook (the texts are upstream's of the release)::
                 Unschedulable "minCount (<n>) cannot be satisfied: <s> scheduled, <r> remaining";
                 scheduled < minCount: Wait "minCount (<n>) is not yet satisfied: ..."; else Success
 
+Departure (1.36, the PodGroup cycle): inside that cycle Permit does not activate the group's
+unscheduled pods — they are all in the cycle, in flight, and upstream's Activate of an in-flight
+pod registers a ForceActivate that sends it straight back (with SchedulerPopFromBackoffQ even
+out of backoff), so an infeasible gang would be retried without pause; kubesched lets it back
+off instead.
+
 EnqueueExtensions: a Pod add that matches the pod's group (1.35: the same namespace and the
 same workloadRef; 1.36: UnscheduledPod and AssignedPod adds of the same namespace and
 podGroupName) and a Workload add (1.35) / PodGroup add (1.36) it names; the references and the
@@ -46,6 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.framework import (
+    POD_GROUP_CYCLE_KEY,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -229,7 +236,10 @@ class GangScheduling:
         assert key is not None
         st = self.handle.cluster.workload_manager.state(key)
         if st.scheduled_pods_count() < min_count:
-            self.handle.activate(st.unscheduled_pods())
+            if state is None or state.get(POD_GROUP_CYCLE_KEY) is None:
+                # inside a PodGroup cycle the group's unscheduled pods are all in the cycle:
+                # activating them (in flight) would requeue them at once (see the module)
+                self.handle.activate(st.unscheduled_pods())
             if self.v1_36:
                 timeout = 300.0  # permitTimeoutDuration (v1.36)
             else:

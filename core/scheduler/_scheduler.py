@@ -168,6 +168,11 @@ class Scheduler:
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
             binding=self.binding,
         )
+        if self.config.feature_gates.get("GenericWorkload", False) and self.config.emulated_version >= (1, 36):
+            # v1.36 ScheduleOne: genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil
+            from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
+
+            self.scheduling.pod_group_cycle = PodGroupCycle(self.scheduling, self.cluster, transport)
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
