@@ -145,6 +145,14 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(1.36); off, those kinds are refused and the pod fields dropped (dropDisabledPodFields)",
         ),
         VersionedGate(
+            "WorkloadAwarePreemption",
+            (_s("1.36", False, ALPHA),),
+            "1.36: upstream's VersionedSpecs after v1.36.0 (WorkloadAwarePreemption: 1.36 Alpha, off)",
+            "in the PodGroup cycle (GenericWorkload on), a group the algorithm cannot place preempts "
+            "as one over the whole cluster (podgrouppreemption.go: victims are pods or whole PodGroups "
+            "of disruptionMode PodGroup, spared by importance, every placed member nominated)",
+        ),
+        VersionedGate(
             "SchedulerAsyncPreemption",
             (_s("1.32", False, ALPHA), _s("1.33", True, BETA)),
             "v1.35.4 pkg/features/kube_features.go VersionedSpecs (absent from v1.31.8); 1.36: upstream's "

@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -98,11 +98,13 @@ class GroupResult:
     pod_results: list[PodResult]
     status: Status | None
     waiting_on_preemption: bool = False
+    nominations: dict[str, str] | None = None
+    """Workload-aware preemption's nominations (member uid -> node), when it preempted."""
 
 
-def _unschedulable(msg: str = "") -> Status:
+def _unschedulable(*reasons: str) -> Status:
     """An Unschedulable status with ``errPodGroupUnschedulable`` as its error."""
-    st = Status(Code.UNSCHEDULABLE, *((msg,) if msg else ()))
+    st = Status(Code.UNSCHEDULABLE, *(r for r in reasons if r))
     st.error = RuntimeError(ERR_POD_GROUP_UNSCHEDULABLE)
     return st
 
@@ -116,6 +118,9 @@ class PodGroupCycle:
         self.transport = transport
         self.queue = scheduling.queue
         self.binding = scheduling.binding
+        # WorkloadAwarePreemption (1.36, alpha): the group preempts as one; the per-pod
+        # PostFilter is then not run inside the cycle (see the module)
+        self.workload_aware = bool(scheduling.config.feature_gates.get("WorkloadAwarePreemption", False))
 
     # --- entry ---------------------------------------------------------------------------------
     async def run(self, qpi: QueuedPodInfo) -> None:
@@ -145,7 +150,18 @@ class PodGroupCycle:
         if counts is not None:
             for q in kept:
                 counts[q.uid] = counts.get(q.uid, 0) + 1
-        result = await self.default_algorithm(fw, kept)
+        result = await self.default_algorithm(fw, kept, post_filters=not self.workload_aware)
+        if self.workload_aware and result.status is not None and result.status.code == Code.UNSCHEDULABLE:
+            # podGroupCycle: workload-aware preemption for a group the algorithm could not place
+            st, nominations = await self.workload_aware_preemption(fw, kept)
+            if st is None:
+                result.status = _unschedulable(MSG_WAITING_FOR_PREEMPTION)
+                result.waiting_on_preemption = True
+                result.nominations = nominations
+            elif st.code == Code.ERROR:
+                result.status = st
+            else:
+                result.status = _unschedulable(*(m for m in (result.status.message, st.message) if m))
         await self.submit(fw, kept, result, start)
 
     def pod_group_info_for_pod(self, qpi: QueuedPodInfo) -> list[QueuedPodInfo]:
@@ -180,14 +196,16 @@ class PodGroupCycle:
         return fw, ""
 
     # --- the algorithm --------------------------------------------------------------------------
-    async def default_algorithm(self, fw: Framework, qpis: list[QueuedPodInfo]) -> GroupResult:
-        """``podGroupSchedulingDefaultAlgorithm``."""
+    async def default_algorithm(
+        self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
+    ) -> GroupResult:
+        """``podGroupSchedulingDefaultAlgorithm`` (``post_filters`` False: runWithoutPostFilters)."""
         result = GroupResult([], _unschedulable())
         requires_preemption = False
         reverts: list[Callable[[], Awaitable[None]]] = []
         try:
             for q in qpis:
-                pr = await self.pod_algorithm(fw, q)
+                pr = await self.pod_algorithm(fw, q, post_filters=post_filters)
                 result.pod_results.append(pr)
                 if not (pr.status is None or pr.status.is_success()) and not pr.requires_preemption:
                     if pr.status.is_rejected():
@@ -211,7 +229,7 @@ class PodGroupCycle:
                 await revert()
         return result
 
-    async def pod_algorithm(self, fw: Framework, qpi: QueuedPodInfo) -> PodResult:
+    async def pod_algorithm(self, fw: Framework, qpi: QueuedPodInfo, *, post_filters: bool = True) -> PodResult:
         """``podGroupPodSchedulingAlgorithm``: find a node (or a nominated one), assume, Reserve,
         Permit (a Wait is not a waiting pod here)."""
         sched = self.scheduling
@@ -227,7 +245,7 @@ class PodGroupCycle:
             status: Status | None = None
         except FitError as fe:
             status = sched._fit_status(fe)
-            if fw.has_post_filter_plugins():
+            if post_filters and fw.has_post_filter_plugins():
                 from kubesched.scheduler._schedule_one import _FullStatusMap
 
                 statuses = _FullStatusMap(fe.diagnosis, sched.snapshot.names, sched.snapshot.index)
@@ -272,6 +290,108 @@ class PodGroupCycle:
             requires_preemption=requires_preemption, revert=revert,
         )  # fmt: skip
 
+    # --- workload-aware preemption ------------------------------------------------------------------
+    async def workload_aware_preemption(self, fw: Framework, qpis: list[QueuedPodInfo]) -> tuple[Status | None, dict[str, str]]:
+        """``runWorkloadAwarePreemption`` and ``PodGroupEvaluator.Preempt``
+        (:mod:`kubesched.preemption.podgroup`): None and the nominations when it preempted."""
+        from kubesched.preemption import podgroup as wap
+
+        cluster = self.cluster
+        pod0 = qpis[0].pod
+        pg = wap.pod_group_of(pod0, cluster)
+        if pg is None:
+            sg = pod0.spec.scheduling_group
+            name = sg.pod_group_name if sg is not None else ""
+            return Status(Code.ERROR, f'failed to get pod group object: podgroup.scheduling.k8s.io "{name}" not found'), {}
+        if not any(e.name == "DefaultPreemption" for e in fw.points.get("postFilter", [])):
+            return Status(Code.UNSCHEDULABLE, wap.MSG_NO_PLUGIN), {}
+        if pg.spec.scheduling_constraints is not None and pg.spec.scheduling_constraints.topology:
+            return Status(Code.UNSCHEDULABLE, wap.MSG_CONSTRAINTS), {}
+        prio = wap.pod_group_priority(pg, cluster)
+        if pod0.spec.preemption_policy == "Never":
+            return Status(Code.UNSCHEDULABLE, wap.MSG_NEVER), {}
+        sched = self.scheduling
+        cache = sched.cache
+        for q in qpis:
+            nominated = q.pod.status.nominated_node_name
+            ni = sched.snapshot.get(nominated) if nominated else None
+            if ni is not None and any(
+                wap.effective_priority(p.pod, cluster) < prio and wap.pod_terminating_by_preemption(p.pod) for p in ni.pods
+            ):
+                return Status(Code.UNSCHEDULABLE, wap.MSG_TERMINATING), {}
+        members = {q.uid for q in qpis}
+        bound = [
+            p for uid, p in cluster.pods.items()
+            if p.spec.node_name and uid not in members and uid in cache.pod_states and not cache.is_assumed(uid)
+        ]  # fmt: skip
+        key = (pg.metadata.namespace, pg.metadata.name)
+        units = [v for v in wap.all_victims(cluster, bound, key) if v.priority < prio]
+        if not units:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, wap.MSG_NO_VICTIMS), {}
+        removed = [p for v in units for p in v.pods]
+        for p in removed:
+            cache.remove_pod(p.metadata.uid)
+        try:
+            gr = await self.default_algorithm(fw, qpis, post_filters=False)
+            if gr.status is not None:
+                return gr.status, {}
+            placed = [pr for pr in gr.pod_results if pr.status is None or pr.status.is_success()]
+            ordered = wap.sort_victims(units)
+            violating, others = wap.split_by_pdb_violation(ordered, cluster.list_pdbs())
+            to_preempt: list[wap.Victim] = []
+            for v in [*violating, *others]:  # reprieve: PDB violators first, most important first
+                for p in v.pods:
+                    cache.add_pod(p)
+                if not await self._members_fit(fw, placed):
+                    for p in v.pods:
+                        cache.remove_pod(p.metadata.uid)
+                    to_preempt.append(v)
+            outcome = wap.PreemptionOutcome(
+                wap.sort_victims(to_preempt), {pr.qpi.uid: pr.result.suggested_host for pr in placed}
+            )
+        finally:
+            for p in removed:  # the snapshot as it was (the victims go through the informer)
+                current = cluster.pods.get(p.metadata.uid)
+                if current is not None and current.spec.node_name and p.metadata.uid not in cache.pod_states:
+                    cache.add_pod(current)
+            sched.snapshot.update(cache)
+        await wap.actuate(
+            outcome, pg, pod0.spec.scheduler_name, client=self.transport, get_waiting_pod=fw.get_waiting_pod,
+            record_event=self.binding.record_event,
+        )  # fmt: skip
+        sched.metrics.preempted(sum(len(v.pods) for v in outcome.victims))
+        return None, outcome.nominations
+
+    async def _members_fit(self, fw: Framework, placed: list[PodResult]) -> bool:
+        """``reprieveVictim``'s check: every placed member passes Filter (nominated pods
+        counted) on its node, the members before it assumed and reserved; undone after."""
+        sched = self.scheduling
+        undo: list[Callable[[], Awaitable[None]]] = []
+        try:
+            for pr in placed:
+                sched.snapshot.update(sched.cache)
+                host = pr.result.suggested_host
+                ni = sched.snapshot.get(host)
+                if ni is None:
+                    return False
+                st = fw.run_filter_plugins_with_nominated_pods(pr.state, pr.qpi.pod, ni)
+                if st is not None and not st.is_success():
+                    return False
+                assumed_pi = pr.qpi.pod_info.with_pod(_on_node(pr.qpi.pod, host))
+                sched.cache.assume_pod(assumed_pi, host)
+                fw.run_reserve_plugins_reserve(pr.state, assumed_pi.pod, host)
+
+                async def revert(pi: Any = assumed_pi, h: str = host, state: CycleState = pr.state) -> None:
+                    await fw.run_reserve_plugins_unreserve(state, pi.pod, h)
+                    sched.cache.forget_pod(pi.uid)
+
+                undo.append(revert)
+            return True
+        finally:
+            for fn in reversed(undo):
+                await fn()
+            sched.snapshot.update(sched.cache)
+
     # --- the outcome -----------------------------------------------------------------------------
     async def submit(self, fw: Framework, qpis: list[QueuedPodInfo], gr: GroupResult, start: float) -> None:
         """``submitPodGroupAlgorithmResult``."""
@@ -280,6 +400,10 @@ class PodGroupCycle:
         group_error = gr.status is not None and gr.status.code == Code.ERROR
         for i, q in enumerate(qpis):
             pr = gr.pod_results[i] if i < len(gr.pod_results) else PodResult(q, CycleState(), gr.status)
+            if gr.nominations is not None and gr.status is not None:
+                # waiting on workload-aware preemption: every member back, each placed one nominated
+                await failed(fw, q, gr.status, gr.nominations.get(q.uid, CLEAR_NOMINATION), start)
+                continue
             if group_error:
                 assert gr.status is not None
                 own = pr.status is not None and pr.status.code == Code.ERROR

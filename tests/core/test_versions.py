@@ -71,6 +71,7 @@ DEFAULTS = {
     # v1.35 VersionedSpecs {1.35 Alpha off} (the Workload API, issue 36)
     "GenericWorkload": [None, None, None, None, None, False, False],
     "GangScheduling": [None, None, None, None, None, False, False],
+    "WorkloadAwarePreemption": [None, None, None, None, None, None, False],
 }
 
 
