@@ -459,22 +459,6 @@ class SchedulingQueue:
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self.active_q.get(uid) or self.backoff.get(uid) or self.unschedulable.get(uid)
 
-    def pop_specific(self, uid: str) -> QueuedPodInfo | None:
-        """``PopSpecificPod`` (v1.36, for the PodGroup cycle): take the pod out of whichever
-        sub-queue holds it and mark it popped, as ``pop`` would; None when the queue does not
-        hold it (in flight, or gone)."""
-        qpi = self.active_q.remove(uid)
-        if qpi is None:
-            qpi = self.backoff.get(uid)
-            if qpi is not None:
-                self.backoff.delete(uid)
-            else:
-                qpi = self.unschedulable.pop(uid, None)
-        if qpi is None:
-            return None
-        self.activeq.mark_popped(qpi)
-        return qpi
-
     def _pod_info_of(self, uid: str) -> PodInfo | None:
         qpi = self.get(uid)
         return qpi.pod_info if qpi is not None else None
@@ -526,6 +510,23 @@ class SchedulingQueue:
 
 
 _POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
+
+
+def pop_specific(queue: SchedulingQueue, uid: str) -> QueuedPodInfo | None:
+    """``PopSpecificPod`` (v1.36, for the PodGroup cycle): take the pod out of whichever of
+    ``queue``'s sub-queues holds it and mark it popped, as ``pop`` would; None when the queue does
+    not hold it (in flight, or gone)."""
+    qpi = queue.active_q.remove(uid)
+    if qpi is None:
+        qpi = queue.backoff.get(uid)
+        if qpi is not None:
+            queue.backoff.delete(uid)
+        else:
+            qpi = queue.unschedulable.pop(uid, None)
+    if qpi is None:
+        return None
+    queue.activeq.mark_popped(qpi)
+    return qpi
 
 
 def _strip_for_update(pod: Pod) -> Pod:

@@ -34,7 +34,7 @@ import json
 import logging
 import random
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from kubesched.config._config import SchedulerConfig
     from kubesched.metrics._metrics import Metrics
     from kubesched.queue._scheduling_queue import SchedulingQueue
-    from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
 
 log = logging.getLogger("kubesched")
 V3 = v(3)
@@ -98,6 +97,12 @@ def _select_index(scores: np.ndarray, rng: random.Random) -> int:
     return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
 
 
+class _PodGroupCycle(Protocol):
+    """What ScheduleOne needs of :class:`kubesched.scheduler._schedule_one_podgroup.PodGroupCycle`."""
+
+    async def run(self, qpi: QueuedPodInfo) -> None: ...
+
+
 class ScheduleOne:
     """The scheduling cycle of a :class:`kubesched.Scheduler`, which holds one: a popped pod's
     attempt up to its assumed node, then :class:`BindingCycle` takes it (or its failure)."""
@@ -129,7 +134,7 @@ class ScheduleOne:
         self.last_attempt = 0.0  # when the last attempt began
         # the PodGroup cycle (1.36 with GenericWorkload on): a pod with spec.schedulingGroup
         # goes there instead (kubesched.scheduler._schedule_one_podgroup); None: never
-        self.pod_group_cycle: PodGroupCycle | None = None
+        self.pod_group_cycle: _PodGroupCycle | None = None
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""

@@ -55,6 +55,7 @@ from kubesched.api._workload import (
     Condition,
 )
 from kubesched.cache._workloadmanager import group_key
+from kubesched.queue._scheduling_queue import pop_specific
 from kubesched.runtime._framework import (
     POD_GROUP_CYCLE_KEY,
     PODS_TO_ACTIVATE_KEY,
@@ -173,7 +174,7 @@ class PodGroupCycle:
             for pod in self.cluster.workload_manager.state(key).unscheduled_pods():
                 if pod.metadata.uid == qpi.uid:
                     continue
-                other = self.queue.pop_specific(pod.metadata.uid)
+                other = pop_specific(self.queue, pod.metadata.uid)
                 if other is not None:
                     out.append(other)
         out.sort(key=lambda q: (-(q.pod.spec.priority or 0), q.initial_attempt_timestamp or 0.0))

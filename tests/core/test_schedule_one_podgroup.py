@@ -19,6 +19,7 @@ from kubesched.framework import (
     hookimpl,
     per_node_filter,
 )
+from kubesched.queue._scheduling_queue import pop_specific
 from kubesched.testing import make_node, make_pod, scheduler_for
 
 U, UU, W = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.WAIT
@@ -142,10 +143,10 @@ async def test_pop_specific_takes_the_pod_from_any_sub_queue() -> None:
         q = sim.scheduler.queue
         qpi = q.new_queued_pod_info(make_pod("a").uid("a").obj())
         q.unschedulable[qpi.uid] = qpi
-        got = q.pop_specific("a")
+        got = pop_specific(q, "a")
         assert got is qpi and got.attempts == 1 and "a" in q.in_flight
         assert q.where("a") is None
-        assert q.pop_specific("a") is None  # in flight: not in the queue
+        assert pop_specific(q, "a") is None  # in flight: not in the queue
         q.done("a")
 
 

@@ -46,7 +46,7 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -54,9 +54,7 @@ from msgspec.structs import replace
 
 from kubesched import ConflictError, NotFoundError, Transport, UnavailableError
 from kubesched.api import (
-    SCHEDULING_POD_GROUP_KIND,
     Binding,
-    Condition,
     Event,
     Node,
     ObjectReference,
@@ -67,6 +65,7 @@ from kubesched.api import (
     selector_matches,
 )
 from kubesched.transports._taskgroups import exit_task_group
+from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
@@ -118,7 +117,7 @@ _CONTROLLER_COMPONENTS = {
 }
 
 
-class FakeCluster(Transport):
+class FakeCluster(PodGroupStatusWrites, Transport):
     """An in-memory Kubernetes cluster, in virtual time.  Use as ``async with FakeCluster() as c``.
 
     ``epoch`` is the wall-clock time of the moment the cluster is entered; timestamps written into
@@ -360,19 +359,6 @@ class FakeCluster(Transport):
         new = replace(pod, metadata=replace(pod.metadata), status=status)
         self._store.put("Pod", (namespace, name), new, "MODIFIED", "status")
 
-    async def patch_pod_group_status(self, namespace: str, name: str, condition: Condition) -> None:
-        """Set ``condition`` on the Workload API PodGroup's status (``SetStatusCondition``: the
-        lastTransitionTime changes only with the status); no event when nothing changes."""
-        self._check_open()
-        pg = self._store.get(SCHEDULING_POD_GROUP_KIND, (namespace, name))
-        if pg is None:
-            raise NotFoundError(f'podgroups.scheduling.k8s.io "{name}" not found')
-        conditions = _set_condition(pg.status.conditions, condition, self.timestamp())
-        if conditions == pg.status.conditions:
-            return
-        new = replace(pg, metadata=replace(pg.metadata), status=replace(pg.status, conditions=conditions))
-        self._store.put(SCHEDULING_POD_GROUP_KIND, (namespace, name), new, "MODIFIED", "status")
-
     async def patch_pod_annotations(
         self, namespace: str, name: str, annotations: Mapping[str, str]
     ) -> None:
@@ -540,22 +526,3 @@ def _put(store: Store, obj: Any) -> Any:
     return store.update(replace(obj, status=old.status) if old is not None else obj)
 
 
-_C = TypeVar("_C", PodCondition, Condition)
-
-
-def _set_condition(conditions: list[_C], condition: _C, now: str) -> list[_C]:
-    """``conditions`` with ``condition`` merged in by type (podutil.UpdatePodCondition)."""
-    out: list[_C] = []
-    found = False
-    for c in conditions:
-        if c.type != condition.type:
-            out.append(c)
-            continue
-        found = True
-        ltt = condition.last_transition_time
-        if ltt is None:
-            ltt = now if c.status != condition.status else c.last_transition_time
-        out.append(replace(condition, last_transition_time=ltt))
-    if not found:
-        out.append(replace(condition, last_transition_time=condition.last_transition_time or now))
-    return out
