@@ -236,6 +236,8 @@ class PodGroupCycle:
         sched = self.scheduling
         state = CycleState(record_plugin_metrics=sched.metrics.sample_plugins())
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        if post_filters and self.binding.recorder is not None:  # --explain: this attempt's results
+            state.recording = self.binding.recorder.begin()
         pod = qpi.pod
         sg = pod.spec.scheduling_group
         state.write(POD_GROUP_CYCLE_KEY, f"{pod.metadata.namespace}/{sg.pod_group_name if sg is not None else ''}")
@@ -397,7 +399,14 @@ class PodGroupCycle:
     async def submit(self, fw: Framework, qpis: list[QueuedPodInfo], gr: GroupResult, start: float) -> None:
         """``submitPodGroupAlgorithmResult``."""
         binding = self.binding
-        failed = binding.handle_scheduling_failure
+
+        async def failed(fw: Framework, q: QueuedPodInfo, st: Status, nominating: str | None, start: float) -> None:
+            await binding.handle_scheduling_failure(fw, q, st, nominating, start)
+            rec = by_uid[q.uid].state.recording if q.uid in by_uid else None
+            if rec is not None:
+                binding.emit_results(q.pod, rec, bound=False)
+
+        by_uid = {pr.qpi.uid: pr for pr in gr.pod_results}
         group_error = gr.status is not None and gr.status.code == Code.ERROR
         for i, q in enumerate(qpis):
             pr = gr.pod_results[i] if i < len(gr.pod_results) else PodResult(q, CycleState(), gr.status)

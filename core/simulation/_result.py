@@ -81,6 +81,9 @@ class SimulationResult:
             "schedulerName": p.spec.scheduler_name,
             "noProfile": rec.no_profile,
         }
+        sg = p.spec.scheduling_group
+        if sg is not None and sg.pod_group_name:  # a Workload API PodGroup's member (1.36)
+            row["podGroup"] = sg.pod_group_name
         if self.results is not None:
             row["annotations"] = self.annotations(p)
         return row

@@ -26,3 +26,20 @@ def test_the_training_podgroup_preempts_both_batch_pods_and_starts_at_one_instan
     assert doc["podGroups"][0]["conditions"] == [
         {"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled", "message": ""}
     ]
+
+
+def test_explain_shows_the_groups_decision(tmp_path: Path) -> None:
+    from kubesched.reporting import explain
+
+    result = Simulation.load([str(EXAMPLE)], feature_gates=GATES, explain=True).run_in_virtual_time("trio")
+    doc = json.loads(result.to_json())
+    rows = {p["name"]: p for p in doc["pods"]}
+    assert rows["train-1"]["podGroup"] == "train" and "podGroup" not in rows["batch-a"]
+    out = tmp_path / "r.json"
+    out.write_text(result.to_json())
+    text = explain(str(out), "train-1")
+    assert "Permit: GangScheduling wait (timeout 5m0s)" in text  # the attempts inside the PodGroup cycle are recorded
+    assert text.endswith(
+        "PodGroup default/train (gang, minCount 4), scheduled together in the PodGroup cycle:\n"
+        "  PodGroupScheduled True Scheduled\n"
+    )
