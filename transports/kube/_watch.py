@@ -45,8 +45,10 @@ from kubesched.api import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    SchedulingPodGroup,
     StatefulSet,
     StorageClass,
+    Workload,
 )
 
 from ._client import ApiClient, GoneError, status_message
@@ -72,6 +74,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("Node", Node, "/api/v1/nodes"),
     Resource("PodDisruptionBudget", PodDisruptionBudget, "/apis/policy/v1/poddisruptionbudgets"),
     Resource("PodGroup", PodGroup, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", optional=True),
+    # the Workload API (alpha, GenericWorkload): 1.35 serves v1alpha1 Workloads, 1.36 v1alpha2
+    # Workloads and PodGroups; a cluster without it answers 404 (none)
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha1/workloads", optional=True),
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha2/workloads", optional=True),
+    Resource("SchedulingPodGroup", SchedulingPodGroup, "/apis/scheduling.k8s.io/v1alpha2/podgroups", optional=True),
     # the volume plugins' informers, before the pods that name them
     Resource("StorageClass", StorageClass, "/apis/storage.k8s.io/v1/storageclasses", optional=True),
     Resource("CSIDriver", CSIDriver, "/apis/storage.k8s.io/v1/csidrivers", optional=True),
