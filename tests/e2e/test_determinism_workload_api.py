@@ -82,4 +82,19 @@ def simulate_text(text: str, backend: str, version: str, async_preemption: bool 
 def test_asyncio_and_trio_agree_on_workload_api_gangs(seed: int, v136: bool, async_preemption: bool) -> None:
     version = "1.36" if v136 else "1.35"
     text = scenario(seed, version)
-    assert simulate_text(text, "asyncio", version, async_preemption) == simulate_text(text, "trio", version, async_preemption)
+    out = simulate_text(text, "trio", version, async_preemption)
+    assert simulate_text(text, "asyncio", version, async_preemption) == out
+    assert_all_or_nothing(text, json.loads(out))
+
+
+def assert_all_or_nothing(text: str, doc: dict[str, Any]) -> None:
+    """A gang is all-or-nothing: of a gang of minCount m, either no member ever bound or at least m."""
+    for d in text.split("\n---\n"):
+        obj = json.loads(d)
+        if obj["kind"] not in ("PodGroup", "Workload"):
+            continue
+        spec = obj["spec"]
+        policy = spec["schedulingPolicy"] if "schedulingPolicy" in spec else spec["podGroups"][0]["policy"]
+        name, m = obj["metadata"]["name"], policy["gang"]["minCount"]
+        bound = sum(1 for p in doc["pods"] if p["name"].startswith(f"{name}-") and p["scheduledAt"] is not None)
+        assert bound == 0 or bound >= m, (name, bound, m)
