@@ -553,7 +553,12 @@ def test_workload_api_objects_keep_their_spec_and_drop_the_schedulers_status() -
     """A Workload API PodGroup's status (PodGroupScheduled) is the scheduler's to write again;
     a Workload has none.  Both are read where the cluster serves them (optional kinds)."""
     from kubesched.api import Condition, SchedulingPodGroup, Workload
-    from kubesched.api._workload import GangSchedulingPolicy, PodGroupPolicy, SchedulingPodGroupSpec, SchedulingPodGroupStatus
+    from kubesched.api._workload import (
+        GangSchedulingPolicy,
+        PodGroupPolicy,
+        SchedulingPodGroupSpec,
+        SchedulingPodGroupStatus,
+    )
     from kubesched.snapshot._snapshot import KINDS
 
     red = Reducer(now=NOW)
