@@ -866,3 +866,17 @@ async def test_api_client_repr_hides_the_token() -> None:
         assert repr(cfg) == "ClusterConfig(server='https://example:6443', auth='token', source='')"
     finally:
         await client.aclose()
+
+
+def test_the_workload_api_is_watched_only_with_generic_workload() -> None:
+    """As kube-scheduler starts its Workload and PodGroup informers only with GenericWorkload."""
+    from kubesched.transports.kube import RESOURCES, WORKLOAD_API_RESOURCES, resources_for
+
+    assert resources_for({}) == RESOURCES
+    on = resources_for({"GenericWorkload": True})
+    assert on[-1].kind == "Pod" and set(WORKLOAD_API_RESOURCES) <= set(on)
+    assert [r.path for r in WORKLOAD_API_RESOURCES] == [
+        "/apis/scheduling.k8s.io/v1alpha1/workloads",
+        "/apis/scheduling.k8s.io/v1alpha2/workloads",
+        "/apis/scheduling.k8s.io/v1alpha2/podgroups",
+    ]
