@@ -24,9 +24,17 @@ Hook by hook (the texts are upstream's of the release)::
                 pods, Wait (up to the group's scheduling deadline, 5 minutes from the first
                 Permit) "waiting for minCount pods from a gang to be waiting on permit" (1.35) /
                 "... to be scheduled" (1.36); otherwise allow every assumed member that waits
-    PlacementFeasible (1.36, the PodGroup scheduling cycle): scheduled + remaining < minCount:
-                Unschedulable "minCount (<n>) cannot be satisfied: <s> scheduled, <r> remaining";
-                scheduled < minCount: Wait "minCount (<n>) is not yet satisfied: ..."; else Success
+    PlacementFeasible scheduled + remaining < minCount: Unschedulable "minCount (<n>) cannot be
+                satisfied: <s> scheduled, <r> remaining"; scheduled < minCount: Wait "minCount
+                (<n>) is not yet satisfied: ..."; else Success.  Read from the plugin as stored
+                after v1.36 (with v1alpha3 listers); the 1.36 PodGroup cycle read
+                (schedule_one_podgroup.go with the v1alpha2 lister) decides by Permit and does not
+                call it, so kubesched's cycle does not either: :meth:`placement_feasible` is the
+                plugin's answer, for the cycle that will
+
+In 1.36 upstream counts a pod as assumed from the scheduler cache's PodGroup state (the plugin
+is no Reserve plugin there); kubesched's plugin keeps Reserve/Unreserve in both versions to keep
+that count, so a 1.36 attempt's recorded results show a GangScheduling Reserve.
 
 Departure (1.36, the PodGroup cycle): inside that cycle Permit does not activate the group's
 unscheduled pods — they are all in the cycle, in flight, and upstream's Activate of an in-flight
