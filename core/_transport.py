@@ -24,6 +24,7 @@ from kubesched.api._objects import (
     PersistentVolumeClaim,
     PodCondition,
 )
+from kubesched.api._workload import Condition
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "SYNCED"]
 
@@ -76,6 +77,12 @@ class Transport(abc.ABC):
         """Merge ``annotations`` into the pod's (the recorded plugin results, see
         :mod:`kubesched.scheduler._results`).  Optional: only a scheduler that writes them calls it."""
         raise NotImplementedError(f"{type(self).__name__} cannot patch pod annotations")
+
+    async def patch_pod_group_status(self, namespace: str, name: str, condition: Condition) -> None:
+        """Set ``condition`` on the Workload API PodGroup's (``scheduling.k8s.io/v1alpha2``)
+        status, as ``apimeta.SetStatusCondition`` (the PodGroup scheduling cycle of 1.36 writes
+        PodGroupScheduled).  Optional: only a scheduler with GenericWorkload on calls it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot patch PodGroup status")
 
     async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
         """PUT the PersistentVolume (VolumeBinding's PreBind binds a volume to its claim by

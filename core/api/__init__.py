@@ -223,6 +223,28 @@ from kubesched.api._schema import (
     unknown_fields,
 )
 from kubesched.api._schema import warning as field_warning
+from kubesched.api._workload import (
+    SCHEDULING_POD_GROUP_KIND,
+    WORKLOAD_API_V1ALPHA1,
+    WORKLOAD_API_V1ALPHA2,
+    WORKLOAD_KINDS,
+    Condition,
+    GangSchedulingPolicy,
+    PodGroupPolicy,
+    PodGroupTemplate,
+    PodSchedulingGroup,
+    SchedulingPodGroup,
+    SchedulingPodGroupSpec,
+    SchedulingPodGroupStatus,
+    Workload,
+    WorkloadPodGroup,
+    WorkloadReference,
+    WorkloadSpec,
+)
+
+# the Workload API's kinds (scheduling.k8s.io v1alpha1 / v1alpha2) join the kind table here, where
+# every import of the package's modules passes first (kubesched.api._workload builds on _objects)
+KINDS.update(WORKLOAD_KINDS)
 
 __all__ = [
     "ANN_BETA_STORAGE_PROVISIONER",
@@ -247,6 +269,7 @@ __all__ = [
     "CSIStorageCapacity",
     "CSIVolumeSource",
     "CinderVolumeSource",
+    "Condition",
     "Container",
     "ContainerImage",
     "ContainerPort",
@@ -259,6 +282,7 @@ __all__ = [
     "EphemeralVolumeSource",
     "Event",
     "GCEPersistentDiskVolumeSource",
+    "GangSchedulingPolicy",
     "HostPathVolumeSource",
     "ISCSIVolumeSource",
     "Job",
@@ -312,9 +336,12 @@ __all__ = [
     "PodDisruptionBudgetSpec",
     "PodDisruptionBudgetStatus",
     "PodGroup",
+    "PodGroupPolicy",
     "PodGroupSpec",
     "PodGroupStatus",
+    "PodGroupTemplate",
     "PodSchedulingGate",
+    "PodSchedulingGroup",
     "PodSpec",
     "PodStatus",
     "PodTemplateSpec",
@@ -332,6 +359,10 @@ __all__ = [
     "ResourceList",
     "ResourceRequirements",
     "RollingUpdateDeployment",
+    "SCHEDULING_POD_GROUP_KIND",
+    "SchedulingPodGroup",
+    "SchedulingPodGroupSpec",
+    "SchedulingPodGroupStatus",
     "StatefulSet",
     "StatefulSetOrdinals",
     "StatefulSetPersistentVolumeClaimRetentionPolicy",
@@ -352,7 +383,13 @@ __all__ = [
     "VolumeNodeAffinity",
     "VolumeNodeResources",
     "VolumeResourceRequirements",
+    "WORKLOAD_API_V1ALPHA1",
+    "WORKLOAD_API_V1ALPHA2",
     "WeightedPodAffinityTerm",
+    "Workload",
+    "WorkloadPodGroup",
+    "WorkloadReference",
+    "WorkloadSpec",
     "check_access_modes",
     "check_node_affinity",
     "check_volume_mode_mismatches",

@@ -573,6 +573,22 @@ class CSIStorageCapacity(_Obj):
     maximum_volume_size: Quantity | None = None
 
 
+class WorkloadReference(_Obj):
+    """``spec.workloadRef`` (1.35, k8s.io/api v0.35.0 core/v1 ``WorkloadReference``; gone in 1.36):
+    the Workload, its pod group and the group's replica (:mod:`kubesched.api._workload`)."""
+
+    name: str = ""
+    pod_group: str = ""
+    pod_group_replica_key: str = ""
+
+
+class PodSchedulingGroup(_Obj):
+    """``spec.schedulingGroup`` (1.36, k8s.io/api v0.36.0 core/v1 ``PodSchedulingGroup``): the
+    standalone PodGroup (``scheduling.k8s.io/v1alpha2``) the pod belongs to."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(_Obj):
     node_name: str = ""
     scheduler_name: str = _DEFAULTED
@@ -594,6 +610,8 @@ class PodSpec(_Obj):
     hostname: str = ""
     restart_policy: str = _DEFAULTED
     volumes: list[Volume] = []
+    workload_ref: WorkloadReference | None = None
+    scheduling_group: PodSchedulingGroup | None = None
 
     def __post_init__(self) -> None:
         if self.scheduler_name is _DEFAULTED:
@@ -943,7 +961,9 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("storage.k8s.io/v1", "CSIDriver"): CSIDriver,
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
 }
-"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
+"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes (the Workload API's
+kinds, :data:`kubesched.api._workload.WORKLOAD_KINDS`, join it when the package is imported:
+``kubesched/api/__init__.py``)."""
 
 
 def to_builtins(obj: Any) -> Any:

@@ -26,6 +26,8 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._workload import SchedulingPodGroup, Workload
+from kubesched.cache._workloadmanager import WorkloadManager
 
 _T = TypeVar("_T")
 _MISSING: Any = object()
@@ -198,6 +200,11 @@ class ClusterState:
         self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+        # the Workload API (scheduling.k8s.io v1alpha1 / v1alpha2) and its pod groups' runtime
+        # state (kubesched.cache._workloadmanager)
+        self.workloads: dict[tuple[str, str], Workload] = {}
+        self.scheduling_pod_groups: dict[tuple[str, str], SchedulingPodGroup] = {}
+        self.workload_manager = WorkloadManager()
         # the workloads whose selectors PodTopologySpread's default constraints use
         self.replica_sets: dict[tuple[str, str], ReplicaSet] = {}
         self.stateful_sets: dict[tuple[str, str], StatefulSet] = {}
@@ -241,6 +248,13 @@ class ClusterState:
 
     def get_pod_group(self, namespace: str, name: str) -> PodGroup | None:
         return self.pod_groups.get((namespace, name))
+
+    def get_workload(self, namespace: str, name: str) -> Workload | None:
+        return self.workloads.get((namespace, name))
+
+    def get_scheduling_pod_group(self, namespace: str, name: str) -> SchedulingPodGroup | None:
+        """The Workload API's PodGroup (``scheduling.k8s.io/v1alpha2``) ``namespace/name``."""
+        return self.scheduling_pod_groups.get((namespace, name))
 
     def get_pv(self, name: str) -> PersistentVolume | None:
         return self.pvs.get(name)

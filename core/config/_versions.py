@@ -126,6 +126,33 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(v1.34.7 pkg/scheduler/apis/config/v1/default_plugins.go applyFeatureGates)",
         ),
         VersionedGate(
+            "GangScheduling",
+            (_s("1.35", False, ALPHA),),
+            "v1.35 pkg/features/kube_features.go VersionedSpecs (GangScheduling: 1.35 Alpha, off); 1.36: "
+            "upstream's VersionedSpecs after v1.36.0 (unchanged)",
+            "the GangScheduling plugin joins the default profile (multiPoint, last: default_plugins.go "
+            "applyFeatureGates); it holds a gang's pods at PreEnqueue until minCount exist and at Permit "
+            "until minCount are assumed; an unscheduled pod's arrival is a cluster event "
+            "(addPodToSchedulingQueue)",
+        ),
+        VersionedGate(
+            "GenericWorkload",
+            (_s("1.35", False, ALPHA),),
+            "v1.35 pkg/features/kube_features.go VersionedSpecs (GenericWorkload: 1.35 Alpha, off); 1.36: "
+            "upstream's VersionedSpecs after v1.36.0 (unchanged)",
+            "the Workload API is served: scheduling.k8s.io/v1alpha1 Workload and pod.spec.workloadRef "
+            "(1.35), scheduling.k8s.io/v1alpha2 Workload and PodGroup and pod.spec.schedulingGroup "
+            "(1.36); off, those kinds are refused and the pod fields dropped (dropDisabledPodFields)",
+        ),
+        VersionedGate(
+            "WorkloadAwarePreemption",
+            (_s("1.36", False, ALPHA),),
+            "1.36: upstream's VersionedSpecs after v1.36.0 (WorkloadAwarePreemption: 1.36 Alpha, off)",
+            "in the PodGroup cycle (GenericWorkload on), a group the algorithm cannot place preempts "
+            "as one over the whole cluster (podgrouppreemption.go: victims are pods or whole PodGroups "
+            "of disruptionMode PodGroup, spared by importance, every placed member nominated)",
+        ),
+        VersionedGate(
             "SchedulerAsyncPreemption",
             (_s("1.32", False, ALPHA), _s("1.33", True, BETA)),
             "v1.35.4 pkg/features/kube_features.go VersionedSpecs (absent from v1.31.8); 1.36: upstream's "

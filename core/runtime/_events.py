@@ -54,6 +54,7 @@ class Resource(enum.StrEnum):
     NODE = "Node"
     PDB = "PodDisruptionBudget"
     POD_GROUP = "PodGroup"
+    WORKLOAD = "Workload"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "storage.k8s.io/StorageClass"

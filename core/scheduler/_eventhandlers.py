@@ -9,6 +9,11 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                            when queueing hints are off)
     PDB, PriorityClass ──► cluster state (read by plugins)
     PodGroup           ──► cluster state ──► queue: PodGroupChange
+    Workload, PodGroup (scheduling.k8s.io: the Workload API)
+                       ──► cluster state ──► queue: WorkloadAdd / PodGroupAdd / PodGroupUpdate;
+                           a pod of a group also goes to the workload manager, and with the
+                           GangScheduling gate an unscheduled pod's arrival is a cluster event
+                           (UnscheduledPodAdd: v1.35 eventhandlers.go addPodToSchedulingQueue)
     PersistentVolume(Claim), StorageClass, CSINode, CSIDriver, CSIStorageCapacity
                        ──► cluster state ──► queue: <Resource><Add|Update|Delete> (upstream's
                            buildEvtResHandler; a StorageClass add only when WaitForFirstConsumer
@@ -44,6 +49,8 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._workload import SchedulingPodGroup, Workload
+from kubesched.cache._workloadmanager import group_key
 from kubesched.runtime import _events as ev
 from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._results import only_results_changed
@@ -87,8 +94,11 @@ class EventHandlers:
         profiles: dict[str, Framework],
         driver: Driver,
         touch: Callable[[], None],
+        gang_scheduling: bool = False,
     ) -> None:
-        """``touch``: tells the scheduler an activity ended (a batch of events handled)."""
+        """``touch``: tells the scheduler an activity ended (a batch of events handled).
+        ``gang_scheduling``: the GangScheduling gate."""
+        self.gang_scheduling = gang_scheduling
         self.transport = transport
         self.cluster = cluster
         self.cache = cache
@@ -141,6 +151,8 @@ class EventHandlers:
         for table, kind in (
             (self.cluster.pdbs, "PodDisruptionBudget"),
             (self.cluster.pod_groups, "PodGroup"),
+            (self.cluster.workloads, "Workload"),
+            (self.cluster.scheduling_pod_groups, "SchedulingPodGroup"),
             (self.cluster.replica_sets, "ReplicaSet"),
             (self.cluster.stateful_sets, "StatefulSet"),
         ):
@@ -217,6 +229,8 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(
                 ev.ClusterEvent(ev.Resource.POD_GROUP, action, "PodGroupChange"), old, obj
             )
+        elif kind is Workload or kind is SchedulingPodGroup:
+            self._on_workload_api(kind, event.type, obj)
         elif kind in _STORAGE:
             self._on_storage(kind, event.type, obj)
         elif kind is ReplicaSet or kind is StatefulSet:
@@ -228,6 +242,22 @@ class EventHandlers:
                 table.pop(key, None)
             else:
                 table[key] = obj
+
+    def _on_workload_api(self, kind: type[Any], type_: str, obj: Any) -> None:
+        """A Workload or a Workload API PodGroup: its table, then the queue's event (the
+        GangScheduling plugin registers WorkloadAdd in 1.35, PodGroupAdd / PodGroupUpdate in
+        1.36)."""
+        key = (obj.metadata.namespace, obj.metadata.name)
+        table: dict[Any, Any] = self.cluster.workloads if kind is Workload else self.cluster.scheduling_pod_groups
+        old = table.get(key)
+        if type_ == "DELETED":
+            table.pop(key, None)
+            return
+        table[key] = obj
+        resource = ev.Resource.WORKLOAD if kind is Workload else ev.Resource.POD_GROUP
+        action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
+        label = f"{resource.value}{'Add' if old is None else 'Update'}"
+        self.queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, label), old, obj)
 
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —
@@ -291,6 +321,9 @@ class EventHandlers:
             elif old is not None and only_results_changed(old, pod):
                 self.cluster.pods[uid] = pod  # our own result annotations: nothing to requeue
                 return
+        spec = pod.spec
+        if spec.workload_ref is not None or spec.scheduling_group is not None:
+            self._on_group_pod(type_, old, pod)
         if type_ == "DELETED":
             self.cluster.pods.pop(uid, None)
             self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
@@ -328,8 +361,25 @@ class EventHandlers:
             if pod.metadata.deletion_timestamp:
                 return
             self.queue.add(pod)
+            if self.gang_scheduling:
+                # v1.35 eventhandlers.go addPodToSchedulingQueue: with GangScheduling, the new
+                # pod may complete a gang whose members wait at PreEnqueue
+                self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
         elif not self.cache.is_assumed(uid):
             self.queue.update(old, pod)
+
+    def _on_group_pod(self, type_: str, old: Pod | None, pod: Pod) -> None:
+        """The workload manager's handlers (upstream's AddPod / UpdatePod / DeletePod)."""
+        key = group_key(pod)
+        if key is None:
+            return
+        manager = self.cluster.workload_manager
+        if type_ == "DELETED":
+            manager.delete_pod(key, pod.metadata.uid)
+        elif old is None:
+            manager.add_pod(key, pod)
+        else:
+            manager.update_pod(key, old, pod)
 
     def _reject_waiting(self, uid: str) -> bool:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())

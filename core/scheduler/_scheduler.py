@@ -168,9 +168,15 @@ class Scheduler:
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
             binding=self.binding,
         )
+        if self.config.feature_gates.get("GenericWorkload", False) and self.config.emulated_version >= (1, 36):
+            # v1.36 ScheduleOne: genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil
+            from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
+
+            self.scheduling.pod_group_cycle = PodGroupCycle(self.scheduling, self.cluster, transport)
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
+            gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop

@@ -43,6 +43,10 @@ class SimulationResult:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
+    """``podGroups``: the Workload API's PodGroups (scheduling.k8s.io/v1alpha2) at the end of the
+    run, in input order, with their conditions; the key is left out of the JSON when there are
+    none (so outputs without them are unchanged)."""
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     profiles: list[str] = field(default_factory=list)
@@ -77,6 +81,9 @@ class SimulationResult:
             "schedulerName": p.spec.scheduler_name,
             "noProfile": rec.no_profile,
         }
+        sg = p.spec.scheduling_group
+        if sg is not None and sg.pod_group_name:  # a Workload API PodGroup's member (1.36)
+            row["podGroup"] = sg.pod_group_name
         if self.results is not None:
             row["annotations"] = self.annotations(p)
         return row
@@ -90,6 +97,7 @@ class SimulationResult:
             "nodes": self.nodes,
             "timeline": self.timeline,
             "workloads": self.workloads,
+            **({"podGroups": self.pod_groups} if self.pod_groups else {}),
         }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -118,7 +126,9 @@ class SimulationResult:
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
         items("nodes", self.nodes, False)
         items("timeline", self.timeline, False)
-        items("workloads", self.workloads, True)
+        items("workloads", self.workloads, not self.pod_groups)
+        if self.pod_groups:
+            items("podGroups", self.pod_groups, True)
         write("}\n")
 
     def to_json(self) -> str:

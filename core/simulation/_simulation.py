@@ -29,6 +29,7 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, plain_exception
+from kubesched.api._workload import SCHEDULING_POD_GROUP_KIND
 from kubesched.config._config import SchedulerConfig
 from kubesched.scenario._config import simulation_config
 from kubesched.scenario._manifests import (
@@ -38,6 +39,7 @@ from kubesched.scenario._manifests import (
     load_manifests,
     system_priority_classes,
 )
+from kubesched.scenario._workloadapi import check_workload_api
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
@@ -116,6 +118,8 @@ class Simulation:
             (m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order)
         )
         self.drains = Drains(manifests)  # kubesched.io/drain on Nodes (a bad one is bad input)
+        cfg = config if config is not None else SchedulerConfig()
+        check_workload_api(manifests, cfg.emulated_version, cfg.feature_gates)
         if until is None:
             check_can_end(manifests)
         self.pod_order: dict[tuple[str, str], int] = {}
@@ -176,6 +180,34 @@ class Simulation:
 
 _REPLACING = ("Deployment", "ReplicaSet", "StatefulSet")
 """The workloads whose controller replaces a pod that finishes (a Job's pods finish for good)."""
+
+
+def pod_group_rows(cluster: Any, manifests: Sequence[Manifest]) -> list[dict[str, Any]]:
+    """The ``podGroups`` section: each Workload API PodGroup of the input (input order) as the
+    cluster has it at the end: its policy, minCount and status conditions."""
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for m in sorted(manifests, key=lambda m: m.order):
+        if m.kind != SCHEDULING_POD_GROUP_KIND:
+            continue
+        md = m.obj.metadata
+        if (md.namespace, md.name) in seen:
+            continue
+        seen.add((md.namespace, md.name))
+        pg = cluster.get(SCHEDULING_POD_GROUP_KIND, md.namespace, md.name) or m.obj
+        gang = pg.spec.scheduling_policy.gang
+        rows.append({
+            "namespace": md.namespace,
+            "name": md.name,
+            "policy": "Gang" if gang is not None else "Basic",
+            "minCount": gang.min_count if gang is not None else None,
+            "deleted": cluster.get(SCHEDULING_POD_GROUP_KIND, md.namespace, md.name) is None,
+            "conditions": [
+                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                for c in pg.status.conditions
+            ],
+        })  # fmt: skip
+    return rows
 
 
 def check_can_end(manifests: Sequence[Manifest]) -> None:
@@ -402,6 +434,7 @@ class _Run:
                 f"virtual time advancing (the last for {pod}); the simulation stopped there"
             )
         self._summary(result, end, last_event)
+        result.pod_groups = pod_group_rows(cluster, self.sim.manifests)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
         result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted])

@@ -99,6 +99,7 @@ from kubesched.api._objects import (
     Taint,
 )
 from kubesched.api._objects import JobStatus as _JobStatus
+from kubesched.api._workload import SchedulingPodGroup, SchedulingPodGroupStatus, Workload
 from kubesched.scenario._manifests import DRAIN_ANNOTATION
 from kubesched.scenario._writing import document, dump
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES
@@ -151,6 +152,10 @@ KINDS: tuple[_Kind, ...] = (
     _Kind("Job", "batch/v1", "jobs", Job),
     _Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", PodDisruptionBudget),
     _Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups", PodGroup, optional=True),
+    # the Workload API (alpha, GenericWorkload): simulate takes them with its gates on
+    _Kind("Workload", "scheduling.k8s.io/v1alpha1", "workloads", Workload, optional=True),
+    _Kind("Workload", "scheduling.k8s.io/v1alpha2", "workloads", Workload, optional=True),
+    _Kind("SchedulingPodGroup", "scheduling.k8s.io/v1alpha2", "podgroups", SchedulingPodGroup, optional=True),
     _Kind("Pod", "v1", "pods", Pod),
 )
 """What a snapshot reads, in the order it writes them: every kind simulate takes, and no other."""
@@ -317,6 +322,13 @@ class Reducer:
 
     def pod_group(self, pg: PodGroup) -> PodGroup:
         return replace(pg, metadata=self.meta(pg.metadata, created=True), status=PodGroupStatus())
+
+    def workload(self, w: Workload) -> Workload:
+        return replace(w, metadata=self.meta(w.metadata, created=True))
+
+    def scheduling_pod_group(self, pg: SchedulingPodGroup) -> SchedulingPodGroup:
+        """Its status is the scheduler's to write again."""
+        return replace(pg, metadata=self.meta(pg.metadata, created=True), status=SchedulingPodGroupStatus())
 
     def pod(self, pod: Pod) -> Pod | None:
         md, spec = pod.metadata, pod.spec
@@ -497,6 +509,7 @@ async def _read(
     reducers: dict[str, Callable[[Any], Any]] = {
         "PriorityClass": red.priority_class, "Node": red.node, "ReplicaSet": red.replica_set,
         "Deployment": red.deployment, "PodDisruptionBudget": red.pdb, "PodGroup": red.pod_group,
+        "Workload": red.workload, "SchedulingPodGroup": red.scheduling_pod_group,
         "Pod": red.pod, "StatefulSet": red.stateful_set, "StorageClass": red.storage_class,
         "CSIDriver": red.csi_object, "CSINode": red.csi_object, "CSIStorageCapacity": red.csi_object,
         "PersistentVolume": red.persistent_volume, "PersistentVolumeClaim": red.persistent_volume_claim,

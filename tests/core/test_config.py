@@ -654,10 +654,13 @@ def test_feature_gates_on_top_of_a_base() -> None:
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "WorkloadAwarePreemption": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
 
@@ -667,10 +670,13 @@ def test_feature_gate_defaults_are_upstreams() -> None:
     # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": True,
         "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "WorkloadAwarePreemption": False,
     }
 
 

@@ -68,6 +68,10 @@ DEFAULTS = {
     "DynamicResourceAllocation": [False, False, False, False, True, True, True],
     # v1.35.4 VersionedSpecs {1.33 Alpha off}
     "StorageCapacityScoring": [None, None, None, False, False, False, False],
+    # v1.35 VersionedSpecs {1.35 Alpha off} (the Workload API, issue 36)
+    "GenericWorkload": [None, None, None, None, None, False, False],
+    "GangScheduling": [None, None, None, None, None, False, False],
+    "WorkloadAwarePreemption": [None, None, None, None, None, None, False],
 }
 
 

@@ -121,6 +121,7 @@ BAD_INPUT_CASES = [
         {"in.yaml": docs(GOOD_POD, "apiVersion: v1\nkind: Service\nmetadata: {name: s}")}, [],
         'in.yaml: document 2, kind: unknown kind "v1/Service" (supported: apps/v1/Deployment, apps/v1/ReplicaSet, '
         "apps/v1/StatefulSet, batch/v1/Job, policy/v1/PodDisruptionBudget, scheduling.k8s.io/v1/PriorityClass, "
+        "scheduling.k8s.io/v1alpha1/Workload, scheduling.k8s.io/v1alpha2/PodGroup, scheduling.k8s.io/v1alpha2/Workload, "
         "scheduling.x-k8s.io/v1alpha1/PodGroup, storage.k8s.io/v1/CSIDriver, storage.k8s.io/v1/CSINode, "
         "storage.k8s.io/v1/CSIStorageCapacity, storage.k8s.io/v1/StorageClass, v1/Node, v1/PersistentVolume, "
         "v1/PersistentVolumeClaim, v1/Pod)",

@@ -65,6 +65,7 @@ from kubesched.api import (
     selector_matches,
 )
 from kubesched.transports._taskgroups import exit_task_group
+from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
@@ -116,7 +117,7 @@ _CONTROLLER_COMPONENTS = {
 }
 
 
-class FakeCluster(Transport):
+class FakeCluster(PodGroupStatusWrites, Transport):
     """An in-memory Kubernetes cluster, in virtual time.  Use as ``async with FakeCluster() as c``.
 
     ``epoch`` is the wall-clock time of the moment the cluster is entered; timestamps written into
@@ -525,21 +526,3 @@ def _put(store: Store, obj: Any) -> Any:
     return store.update(replace(obj, status=old.status) if old is not None else obj)
 
 
-def _set_condition(
-    conditions: list[PodCondition], condition: PodCondition, now: str
-) -> list[PodCondition]:
-    """``conditions`` with ``condition`` merged in by type (podutil.UpdatePodCondition)."""
-    out: list[PodCondition] = []
-    found = False
-    for c in conditions:
-        if c.type != condition.type:
-            out.append(c)
-            continue
-        found = True
-        ltt = condition.last_transition_time
-        if ltt is None:
-            ltt = now if c.status != condition.status else c.last_transition_time
-        out.append(replace(condition, last_transition_time=ltt))
-    if not found:
-        out.append(replace(condition, last_transition_time=condition.last_transition_time or now))
-    return out

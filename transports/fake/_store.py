@@ -59,8 +59,10 @@ from kubesched.api import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    SchedulingPodGroup,
     StatefulSet,
     StorageClass,
+    Workload,
     uid_for,
 )
 from kubesched.api import copy as _copy
@@ -71,6 +73,8 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "Node": (Node, False, "nodes"),
     "PodDisruptionBudget": (PodDisruptionBudget, True, "poddisruptionbudgets.policy"),
     "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
+    "Workload": (Workload, True, "workloads.scheduling.k8s.io"),
+    "SchedulingPodGroup": (SchedulingPodGroup, True, "podgroups.scheduling.k8s.io"),
     "StorageClass": (StorageClass, False, "storageclasses.storage.k8s.io"),
     "CSIDriver": (CSIDriver, False, "csidrivers.storage.k8s.io"),
     "CSINode": (CSINode, False, "csinodes.storage.k8s.io"),

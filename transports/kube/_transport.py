@@ -47,6 +47,7 @@ import msgspec
 from kubesched import ConflictError, Transport, WatchEvent
 from kubesched.api import (
     Binding,
+    Condition,
     Event,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -285,6 +286,17 @@ class KubeTransport(Transport):
             _pod_path(namespace, name) + "/status",
             body={"status": status},
             content_type="application/strategic-merge-patch+json",
+        )
+
+    async def patch_pod_group_status(self, namespace: str, name: str, condition: Condition) -> None:
+        """Strategic-merge the Workload API PodGroup's status conditions (``PatchPodGroupStatus``;
+        conditions merge by type)."""
+        c = to_builtins(condition)
+        if not c.get("lastTransitionTime"):
+            c["lastTransitionTime"] = rfc3339(self.wall_clock())
+        path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{quote(namespace, safe='')}/podgroups/{quote(name, safe='')}/status"
+        await self.api.request(
+            "PATCH", path, body={"status": {"conditions": [c]}}, content_type="application/strategic-merge-patch+json"
         )
 
     async def patch_pod_annotations(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -45,15 +45,17 @@ from kubesched.api import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    SchedulingPodGroup,
     StatefulSet,
     StorageClass,
+    Workload,
 )
 
 from ._client import ApiClient, GoneError, status_message
 
 log = logging.getLogger("kubesched.kube")
 
-__all__ = ["RESOURCES", "KubeWatch", "Reflector", "Resource"]
+__all__ = ["RESOURCES", "WORKLOAD_API_RESOURCES", "KubeWatch", "Reflector", "Resource", "resources_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,24 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("StatefulSet", StatefulSet, "/apis/apps/v1/statefulsets", optional=True),
     Resource("Pod", Pod, "/api/v1/pods"),
 )
+
+
+WORKLOAD_API_RESOURCES: tuple[Resource, ...] = (
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha1/workloads", optional=True),
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha2/workloads", optional=True),
+    Resource("SchedulingPodGroup", SchedulingPodGroup, "/apis/scheduling.k8s.io/v1alpha2/podgroups", optional=True),
+)
+"""The Workload API (alpha): watched, like kube-scheduler's informers for it, only with the
+GenericWorkload gate on (:func:`resources_for`); 1.35 serves v1alpha1 Workloads, 1.36 v1alpha2
+Workloads and PodGroups, and a cluster without them answers 404 (none)."""
+
+
+def resources_for(feature_gates: Mapping[str, bool]) -> tuple[Resource, ...]:
+    """The kinds a scheduler with ``feature_gates`` watches: :data:`RESOURCES`, and the Workload
+    API's before the pods when GenericWorkload is on."""
+    if not feature_gates.get("GenericWorkload", False):
+        return RESOURCES
+    return (*RESOURCES[:-1], *WORKLOAD_API_RESOURCES, RESOURCES[-1])
 
 
 class _ListMeta(msgspec.Struct, rename="camel"):
