@@ -28,7 +28,10 @@ DELETION_ANNOTATION = "kubesched.io/deletion"
 DRAIN_ANNOTATION = "kubesched.io/drain"
 """On a Node: when it is drained (cordoned, its pods evicted): :mod:`kubesched.simulation._drains`."""
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
-NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
+NAMESPACED_KINDS = (
+    "Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS,
+    "ResourceClaim", "ResourceClaimTemplate",
+)
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
 MAX_PODS = FAKE_MAX_PODS
 """The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
@@ -50,6 +53,11 @@ INPUT_KINDS = {
     ("storage.k8s.io/v1", "CSINode"),
     ("storage.k8s.io/v1", "CSIDriver"),
     ("storage.k8s.io/v1", "CSIStorageCapacity"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"),
 }
 
 
