@@ -27,7 +27,8 @@ after the change being handled: controllers see changes in resourceVersion order
 The workload controllers (``_controllers.py``: pods' ``kubesched.io/duration``, Job,
 ReplicaSet, Deployment), the PersistentVolume controller (``_pv_controller.py``, with the
 external provisioners; the scheduler's ``update_persistent_volume(_claim)`` writes feed it) and
-the StatefulSet controller (``_statefulset.py``) are registered last.  Adding a controller: a
+the StatefulSet controller (``_statefulset.py``) and the resourceclaim controller
+(``_resourceclaims.py``) are registered last.  Adding a controller: a
 module with a ``Controller`` subclass naming its ``kinds`` (a new kind is one row in ``_store.KINDS``),
 reacting in ``observe`` through the store (``create``, ``put``, ``remove``, ``in_namespace``),
 with timers in ``tasks()``; then one line in ``FakeCluster.__init__``, after the existing
@@ -73,6 +74,7 @@ from ._deployments import Deployments
 from ._disruption import Disruption
 from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes
+from ._resourceclaims import ResourceClaims
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
@@ -167,7 +169,9 @@ class FakeCluster(Transport):
         self.deployments = Deployments(self._store, self, timers=kubelet_timers)
         self.volumes = PersistentVolumes(self._store, self, delay=provisioning_delay, timers=kubelet_timers)
         self.statefulsets = StatefulSets(self._store, self, self.controllers)
-        self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets]
+        # DRA: claims from templates, reservedFor and allocations of consumers gone
+        self.resource_claims = ResourceClaims(self._store, self._clock, self.controllers.rng)
+        self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets, self.resource_claims]
         for c in self._controllers:
             self._store.register(c)
 
