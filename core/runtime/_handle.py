@@ -96,7 +96,10 @@ class Handle(Protocol):
         """``SharedInformerFactory()``'s listers: the informers' tables of pods (by uid, by
         namespace/name, by label), nodes, PodDisruptionBudgets, PriorityClasses, PodGroups,
         ReplicaSets, StatefulSets, the storage kinds (PV, PVC, StorageClass, CSINode, CSIDriver,
-        CSIStorageCapacity) and namespace labels.  Read only: the informer writes them."""
+        CSIStorageCapacity), the DRA kinds while DynamicResourceAllocation is on
+        (``get_resource_claim``, ``list_resource_slices``, ``get_device_class``,
+        ``list_device_taint_rules``, ...) and namespace labels.  Read only: the informer writes
+        them."""
 
     @property
     def nominator(self) -> Nominator:
