@@ -17,6 +17,9 @@ Fed the store's writes of Pods, ResourceClaims and ResourceClaimTemplates::
           ──► a generated claim no longer reserved whose pod is done: deleted
     pod deleted ──► its generated claims deleted (the garbage collector)
 
+A device taint (of a ResourceSlice's device, of a DeviceTaintRule) written without
+``timeAdded`` gets the time of the write (``SetDefaults_DeviceTaint``, an in-write step).
+
 A claim being deleted while it carries the finalizer keeps a ``deletionTimestamp`` until the
 controller has dropped its allocation and the finalizer, then goes, as the API server removes an
 object whose last finalizer is removed.  A template that does not exist (yet) leaves the pod
@@ -83,13 +86,26 @@ def owning_pod(claim: ResourceClaim) -> tuple[str, str]:
 class ResourceClaims(Controller):
     """The resourceclaim controller (see the module docstring)."""
 
-    kinds = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
+    kinds = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")
 
     def __init__(self, store: Store, clock: Clock, rng: random.Random) -> None:
         super().__init__(store)
         self.clock = clock
         self.rng = rng
         self._deleted: set[str] = set()  # uids of deleted pods (upstream's deletedObjects)
+
+    def admit(self, change: Change) -> None:
+        """``SetDefaults_DeviceTaint``: a device taint without ``timeAdded`` gets the write's
+        time, in whole seconds (a ResourceSlice's devices' taints, a DeviceTaintRule's taint)."""
+        if change.type == "DELETED" or change.kind not in ("ResourceSlice", "DeviceTaintRule"):
+            return
+        obj = change.obj
+        taints = [obj.spec.taint] if change.kind == "DeviceTaintRule" else [t for d in obj.spec.devices for t in d.taints]
+        if any(t.time_added is None for t in taints):
+            now = self.clock.timestamp()[:19] + "Z"
+            for t in taints:
+                if t.time_added is None:
+                    t.time_added = now
 
     def observe(self, change: Change) -> None:
         obj = change.obj
