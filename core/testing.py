@@ -37,6 +37,7 @@ import anyio.abc
 
 from kubesched._errors import UnavailableError, plain_exception
 from kubesched._transport import Transport, WatchEvent
+from kubesched.api._dra import ResourceClaim
 from kubesched.api._objects import (
     Affinity,
     Binding,
@@ -516,7 +517,8 @@ def make_node_info(node: Node, *pods: Pod) -> Any:
 class RecordingClient(Transport):
     """A transport that records the scheduler's writes (its watch lists nothing).
 
-    ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``) to the pod names whose call
+    ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``; for claims ``"update_claim"``,
+    ``"update_claim_status"``, ``"delete_claim"``) to the pod (claim) names whose call
     raises; a ``block`` event, when set, makes every delete wait for it (to hold a preemption
     open).
     """
@@ -526,6 +528,9 @@ class RecordingClient(Transport):
         self.patched: list[tuple[str, str, Any, str | None]] = []
         self.deleted: list[tuple[str, str, str | None]] = []
         self.events: list[Event] = []
+        self.claims: list[tuple[str, ResourceClaim]] = []
+        """The ResourceClaim writes: ("update", claim) or ("status", claim), in order."""
+        self.deleted_claims: list[tuple[str, str, str | None]] = []
         self.fail: dict[str, set[str]] = {}
         self.block: anyio.Event | None = None
 
@@ -555,6 +560,20 @@ class RecordingClient(Transport):
     async def record_event(self, event: Event) -> None:
         self.events.append(event)
 
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        self._check("update_claim", claim.metadata.namespace, claim.metadata.name)
+        self.claims.append(("update", claim))
+        return claim
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        self._check("update_claim_status", claim.metadata.namespace, claim.metadata.name)
+        self.claims.append(("status", claim))
+        return claim
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        self._check("delete_claim", namespace, name)
+        self.deleted_claims.append((namespace, name, uid))
+
 
 _TABLES: dict[str, tuple[str, bool]] = {
     "Node": ("nodes", False),
@@ -569,6 +588,10 @@ _TABLES: dict[str, tuple[str, bool]] = {
     "CSINode": ("csi_nodes", False),
     "CSIDriver": ("csi_drivers", False),
     "CSIStorageCapacity": ("csi_storage_capacities", True),
+    "ResourceClaim": ("resource_claims", True),
+    "ResourceSlice": ("resource_slices", False),
+    "DeviceClass": ("device_classes", False),
+    "DeviceTaintRule": ("device_taint_rules", False),
 }
 """The cluster state's table of each kind :meth:`FakeHandle.add` takes (besides Pods): its
 attribute, and whether it is keyed by (namespace, name) rather than by name."""

@@ -244,3 +244,107 @@ async def test_the_controller_makes_the_claim_of_a_template() -> None:
         assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
         got = (await c.get("/api/v1/namespaces/default/pods/train")).json()
         assert got["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
+
+
+# --- the transports' ResourceClaim verbs (what the DynamicResources plugin writes) ----------------
+
+
+def _claim_struct(cluster: FakeCluster) -> Any:
+    return cluster.get("ResourceClaim", "default", "shared")
+
+
+async def test_fake_cluster_claim_verbs() -> None:
+    """PreBind's writes on the fake cluster: the finalizer (update, status kept), then the
+    allocation and reservation (status), stale versions refused; a delete of a claim with the
+    finalizer only marks it until the finalizer goes."""
+    from msgspec.structs import replace
+
+    from kubesched import ConflictError, NotFoundError
+    from kubesched.api import (
+        AllocationResult,
+        DeviceAllocationResult,
+        DeviceRequestAllocationResult,
+        ResourceClaimConsumerReference,
+        ResourceClaimStatus,
+        convert,
+    )
+    from kubesched.api import ResourceClaim as Claim
+
+    async with FakeCluster() as cluster:
+        cluster.create(convert({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                                "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}],
+                                         "containers": [{"name": "c"}]}}, __import__("kubesched").Pod))
+        pod_uid = cluster.get_pod("default", "p").metadata.uid  # type: ignore[union-attr]
+        cluster.create(convert(CLAIM, Claim))
+        claim = _claim_struct(cluster)
+        with_finalizer = replace(claim, metadata=replace(claim.metadata, finalizers=["resource.kubernetes.io/delete-protection"]))
+        stored = await cluster.update_resource_claim(with_finalizer)
+        assert stored.metadata.finalizers == ["resource.kubernetes.io/delete-protection"]
+        with pytest.raises(ConflictError):
+            await cluster.update_resource_claim(with_finalizer)  # stale resourceVersion
+        status = ResourceClaimStatus(
+            allocation=AllocationResult(devices=DeviceAllocationResult(results=[
+                DeviceRequestAllocationResult(request="gpu", driver="gpu.example.com", pool="n1", device="gpu-0")])),
+            reserved_for=[ResourceClaimConsumerReference(resource="pods", name="p", uid=pod_uid)])
+        stored = await cluster.update_resource_claim_status(replace(stored, status=status))
+        assert stored.status == status and stored.metadata.generation == claim.metadata.generation
+        with pytest.raises(ConflictError):
+            await cluster.update_resource_claim_status(replace(with_finalizer, status=status))
+        await cluster.delete_resource_claim("default", "shared", uid=stored.metadata.uid)
+        marked = _claim_struct(cluster)
+        assert marked.metadata.deletion_timestamp is not None  # reserved: the finalizer holds it
+        await cluster.delete_pod("default", "p")  # the consumer goes: the controller frees it
+        assert _claim_struct(cluster) is None
+        with pytest.raises(NotFoundError):
+            await cluster.delete_resource_claim("default", "shared")
+
+
+async def test_kube_transport_claim_verbs() -> None:
+    """The same writes over HTTP: the DRA kinds come in the listing (before the pods), and the
+    claim is PUT (finalizer), PUT to its status subresource, and deleted with a UID
+    precondition."""
+    import anyio
+    from msgspec.structs import replace
+
+    from kubesched import ConflictError
+    from kubesched.api import (
+        AllocationResult,
+        DeviceAllocationResult,
+        DeviceRequestAllocationResult,
+        ResourceClaimStatus,
+    )
+    from kubesched.transports.kube import KubeTransport
+
+    epoch = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with (
+        FakeCluster(epoch=epoch) as cluster,
+        APIServer(cluster) as server,
+        KubeTransport(server.url) as transport,
+    ):
+        for obj in OBJECTS:
+            await transport.api.request("POST", PATHS[obj["kind"]], body=obj)
+        watch = transport.watch()
+        kinds: list[str] = []
+        with anyio.fail_after(10):
+            async for ev in watch:
+                if ev.type == "SYNCED":
+                    break
+                kinds.append(type(ev.obj).__name__)
+        assert kinds == ["DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim"]
+        claim = next(r for r in transport.reflectors if r.resource.kind == "ResourceClaim").store[("default", "shared")]
+        stored = await transport.update_resource_claim(
+            replace(claim, metadata=replace(claim.metadata, finalizers=["resource.kubernetes.io/delete-protection"])))
+        assert stored.metadata.finalizers == ["resource.kubernetes.io/delete-protection"]
+        allocation = AllocationResult(devices=DeviceAllocationResult(results=[
+            DeviceRequestAllocationResult(request="gpu", driver="gpu.example.com", pool="n1", device="gpu-0")]))
+        stored = await transport.update_resource_claim_status(replace(stored, status=ResourceClaimStatus(allocation=allocation)))
+        assert stored.status.allocation == allocation
+        assert _claim_struct(cluster).status.allocation == allocation
+        with pytest.raises(ConflictError):
+            await transport.update_resource_claim(claim)  # stale
+        with pytest.raises(ConflictError):
+            await transport.delete_resource_claim("default", "shared", uid="not-its-uid")
+        await transport.delete_resource_claim("default", "shared", uid=stored.metadata.uid)
+        # allocated, reserved for no one: the controller drops the allocation and the finalizer
+        # of the claim being deleted, and it is gone ("structured-deleted")
+        assert _claim_struct(cluster) is None

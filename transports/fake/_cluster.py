@@ -63,8 +63,10 @@ from kubesched.api import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    ResourceClaim,
     selector_matches,
 )
+from kubesched.api import copy as copy_obj
 from kubesched.transports._taskgroups import exit_task_group
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
@@ -426,6 +428,57 @@ class FakeCluster(Transport):
         await self.faults._enter("update_persistent_volume_claim")
         self._check_open()
         return cast(PersistentVolumeClaim, _put(self._store, pvc))
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim (its status kept), as :meth:`update_persistent_volume`; a claim being
+        deleted whose last finalizer this removes is gone."""
+        await self.faults._enter("update_resource_claim")
+        self._check_open()
+        stored = cast(ResourceClaim, _put(self._store, claim))
+        md = stored.metadata
+        if md.deletion_timestamp is not None and not md.finalizers:
+            self._store.remove("ResourceClaim", (md.namespace, md.name))
+        return stored
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim's status subresource: only ``status`` changes (a new resourceVersion,
+        the same generation); NotFoundError, ConflictError as :meth:`update_resource_claim`."""
+        await self.faults._enter("update_resource_claim_status")
+        self._check_open()
+        md = claim.metadata
+        key = (md.namespace or "default", md.name)
+        old: ResourceClaim | None = self._store.get("ResourceClaim", key)
+        if old is None:
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{md.name}" not found')
+        if md.resource_version and md.resource_version != old.metadata.resource_version:
+            raise ConflictError(
+                f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{md.name}": the object has '
+                "been modified; please apply your changes to the latest version and try again"
+            )
+        new = replace(old, metadata=replace(old.metadata), status=copy_obj(claim.status))
+        self._store.put("ResourceClaim", key, new, "MODIFIED", "status")
+        stored: ResourceClaim = self._store.get("ResourceClaim", key) or new
+        return stored
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the claim (UID precondition): at once, or while it has finalizers by setting
+        its ``deletionTimestamp`` (the resourceclaim controller, or the finalizer's owner, lets
+        it go)."""
+        await self.faults._enter("delete_resource_claim")
+        self._check_open()
+        key = (namespace or "default", name)
+        claim: ResourceClaim | None = self._store.get("ResourceClaim", key)
+        if claim is None:
+            raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found')
+        if uid is not None and claim.metadata.uid != uid:
+            raise ConflictError(
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {claim.metadata.uid}"
+            )
+        if not claim.metadata.finalizers:
+            self._store.remove("ResourceClaim", key)
+        elif claim.metadata.deletion_timestamp is None:
+            meta = replace(claim.metadata, deletion_timestamp=self.timestamp(), deletion_grace_period_seconds=0)
+            self._store.put("ResourceClaim", key, replace(claim, metadata=meta), "MODIFIED", "delete")
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""

@@ -105,6 +105,9 @@ VERBS = (
     "record_event",
     "update_persistent_volume",
     "update_persistent_volume_claim",
+    "update_resource_claim",
+    "update_resource_claim_status",
+    "delete_resource_claim",
 )
 """The transport verbs that faults can be injected into."""
 
@@ -224,7 +227,8 @@ class Faults:
     """Fault injection for tests: failed or slow writes, dropped watches.
 
     ``verb`` is one of ``bind``, ``delete_pod``, ``patch_pod_status``, ``patch_pod_annotations``,
-    ``record_event``, ``update_persistent_volume``, ``update_persistent_volume_claim``.
+    ``record_event``, ``update_persistent_volume``, ``update_persistent_volume_claim``,
+    ``update_resource_claim``, ``update_resource_claim_status``, ``delete_resource_claim``.
     """
 
     def __init__(self, store: Store) -> None:
