@@ -312,3 +312,27 @@ async def test_generated_claims_are_deleted_with_their_pod() -> None:
 def test_generate_name(pod_name: str, claim_name: str, want: str) -> None:
     assert generate_name(pod_name, claim_name) == want
 
+
+
+async def test_device_taints_get_their_time_added() -> None:
+    """``SetDefaults_DeviceTaint``: a taint written without ``timeAdded`` gets the write's time
+    in whole seconds; one that has it keeps it."""
+    from kubesched.api import (
+        Device,
+        DeviceTaint,
+        DeviceTaintRule,
+        DeviceTaintRuleSpec,
+        ResourcePool,
+        ResourceSlice,
+        ResourceSliceSpec,
+    )
+
+    async with FakeCluster(epoch="2026-01-01T00:00:00Z") as c:
+        c.create(ResourceSlice(metadata=ObjectMeta(name="s"), spec=ResourceSliceSpec(
+            driver="d.example.com", node_name="n1", pool=ResourcePool(name="p", generation=1, resource_slice_count=1),
+            devices=[Device(name="d0", taints=[DeviceTaint(key="k", effect="NoSchedule"),
+                                               DeviceTaint(key="j", effect="None", time_added="2025-01-01T00:00:00Z")])])))
+        c.create(DeviceTaintRule(metadata=ObjectMeta(name="r"), spec=DeviceTaintRuleSpec(taint=DeviceTaint(key="k", effect="NoExecute"))))
+        taints = c.get("ResourceSlice", "", "s").spec.devices[0].taints
+        assert [t.time_added for t in taints] == ["2026-01-01T00:00:00Z", "2025-01-01T00:00:00Z"]
+        assert c.get("DeviceTaintRule", "", "r").spec.taint.time_added == "2026-01-01T00:00:00Z"
