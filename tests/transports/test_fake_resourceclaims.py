@@ -336,3 +336,24 @@ async def test_device_taints_get_their_time_added() -> None:
         taints = c.get("ResourceSlice", "", "s").spec.devices[0].taints
         assert [t.time_added for t in taints] == ["2026-01-01T00:00:00Z", "2025-01-01T00:00:00Z"]
         assert c.get("DeviceTaintRule", "", "r").spec.taint.time_added == "2026-01-01T00:00:00Z"
+
+
+async def test_a_claim_created_after_its_bound_pod_is_reserved_for_it() -> None:
+    """The pod comes first (a manifest's order): the allocated claim is reserved for it when it
+    is created."""
+    async with FakeCluster() as c:
+        c.create(pod(by_name("claim"), node="n1"))
+        c.create(claim("claim", allocated=True))
+        assert [r.name for r in claims(c)[0].status.reserved_for] == [POD]
+
+
+async def test_every_claim_a_pod_controls_goes_with_it() -> None:
+    """The garbage collector: a claim the pod controls without the pod-claim-name annotation
+    too."""
+    async with FakeCluster() as c:
+        c.create(pod())
+        live = c.get_pod(NS, POD)
+        c.create(claim("owned", owner=live))
+        c.create(claim("other"))
+        c.delete_now("Pod", NS, POD, graceful=False)
+        assert [x.metadata.name for x in claims(c)] == ["other"]

@@ -92,7 +92,13 @@ class ResourceClaims(Controller):
         super().__init__(store)
         self.clock = clock
         self.rng = rng
-        self._deleted: set[str] = set()  # uids of deleted pods (upstream's deletedObjects)
+        self._deleted: set[str] = set()  # uids of deleted pods with claims (upstream's deletedObjects)
+        # indexes, so that a pod or claim costs no scan: the claims a pod controls (pod uid →
+        # pod-claim-name annotation → claim name), and the pods naming a claim by
+        # resourceClaimName ((namespace, claim) → pod names)
+        self._owned: dict[str, dict[str, str]] = {}
+        self._dependents: dict[str, set[str]] = {}  # pod uid → every claim it controls (the GC's)
+        self._users: dict[tuple[str, str], set[str]] = {}
 
     def admit(self, change: Change) -> None:
         """``SetDefaults_DeviceTaint``: a device taint without ``timeAdded`` gets the write's
@@ -110,6 +116,11 @@ class ResourceClaims(Controller):
     def observe(self, change: Change) -> None:
         obj = change.obj
         if change.kind == "Pod":
+            if not obj.spec.resource_claims:  # the common case: one test (and a lookup on delete)
+                if change.type == "DELETED" and obj.metadata.uid in self._dependents:
+                    self._pod_gone(obj)
+                return
+            self._index_pod(change.type, obj)
             if change.type == "DELETED":
                 self._deleted.add(obj.metadata.uid)
                 self._pod_gone(obj)
@@ -118,13 +129,62 @@ class ResourceClaims(Controller):
             else:
                 self._claims_of(obj)
         elif change.kind == "ResourceClaim":
+            self._index_claim(change.type, obj)
             if change.type != "DELETED":
                 self._sync_claim(obj)
+                if change.type == "ADDED" and obj.status.allocation is not None:
+                    # a claim created after the bound pods that name it: reserve it for them
+                    ns = obj.metadata.namespace
+                    for name in sorted(self._users.get((ns, obj.metadata.name), ())):
+                        pod = self.store.get("Pod", (ns, name))
+                        if pod is not None and pod.spec.node_name and not is_pod_done(pod):
+                            self._reserve_for_bound_pod(pod)
         elif change.kind == "ResourceClaimTemplate" and change.type == "ADDED":
             ns, name = obj.metadata.namespace, obj.metadata.name
             for pod in list(self.store.in_namespace("Pod", ns)):
                 if not is_pod_done(pod) and any(c.resource_claim_template_name == name for c in pod.spec.resource_claims):
                     self._sync_pod(pod)
+
+    # --- indexes -------------------------------------------------------------------------------
+
+    def _index_pod(self, type_: str, pod: Pod) -> None:
+        ns, name = pod.metadata.namespace, pod.metadata.name
+        for pc in pod.spec.resource_claims:
+            if pc.resource_claim_name is None:
+                continue
+            key = (ns, pc.resource_claim_name)
+            if type_ == "DELETED":
+                users = self._users.get(key)
+                if users is not None:
+                    users.discard(name)
+                    if not users:
+                        del self._users[key]
+            else:
+                self._users.setdefault(key, set()).add(name)
+
+    def _index_claim(self, type_: str, claim: ResourceClaim) -> None:
+        owner_uid = owning_pod(claim)[1]
+        if not owner_uid:
+            return
+        if type_ == "DELETED":
+            deps = self._dependents.get(owner_uid)
+            if deps is not None:
+                deps.discard(claim.metadata.name)
+                if not deps:
+                    del self._dependents[owner_uid]
+        else:
+            self._dependents.setdefault(owner_uid, set()).add(claim.metadata.name)
+        pod_claim = claim.metadata.annotations.get(POD_RESOURCE_CLAIM_ANNOTATION)
+        if pod_claim is None:
+            return
+        owned = self._owned.setdefault(owner_uid, {})
+        if type_ == "DELETED":
+            if owned.get(pod_claim) == claim.metadata.name:
+                del owned[pod_claim]
+            if not owned:
+                del self._owned[owner_uid]
+        else:
+            owned[pod_claim] = claim.metadata.name
 
     # --- pods -----------------------------------------------------------------------------------
 
@@ -181,10 +241,11 @@ class ResourceClaims(Controller):
 
     def _find_claim(self, pod: Pod, pod_claim_name: str) -> ResourceClaim | None:
         """``findPodResourceClaim``: a claim the pod owns, made for this entry."""
-        for claim in self.store.in_namespace("ResourceClaim", pod.metadata.namespace):
-            if owning_pod(claim)[1] == pod.metadata.uid and claim.metadata.annotations.get(POD_RESOURCE_CLAIM_ANNOTATION) == pod_claim_name:
-                return claim  # type: ignore[no-any-return]
-        return None
+        name = self._owned.get(pod.metadata.uid, {}).get(pod_claim_name)
+        if name is None:
+            return None
+        claim: ResourceClaim | None = self.store.get("ResourceClaim", (pod.metadata.namespace, name))
+        return claim
 
     def _create_claim(self, pod: Pod, pod_claim_name: str, template_name: str) -> ResourceClaim | None:
         ns = pod.metadata.namespace
@@ -221,8 +282,10 @@ class ResourceClaims(Controller):
     def _pod_gone(self, pod: Pod) -> None:
         self._claims_of(pod)
         # the garbage collector: what the pod controlled goes with it
-        for claim in list(self.store.in_namespace("ResourceClaim", pod.metadata.namespace)):
-            if owning_pod(claim)[1] == pod.metadata.uid:
+        ns = pod.metadata.namespace
+        for name in sorted(self._dependents.get(pod.metadata.uid, ())):
+            claim = self.store.get("ResourceClaim", (ns, name))
+            if claim is not None:
                 self._delete(claim)
 
     # --- claims ---------------------------------------------------------------------------------
