@@ -8,6 +8,10 @@ and ``pkg/apis/core/validation/validation.go`` (``validatePodResourceClaims``,
 Each check raises the first error in upstream's order as one :class:`ConfigError` naming the
 field.  Upstream walks a map in Go's random order; kubesched walks it in the manifest's order.
 
+Why one file: upstream's ``validation.go`` checks the five kinds with one set of helpers (names,
+request references, tolerations, taints, binding conditions, opaque configurations), ported here
+in its order; split, each half would import the other's.
+
 Where kubesched chooses otherwise:
 
 - A claim's ``status`` is kept as given (a snapshot of a running cluster has allocated claims),

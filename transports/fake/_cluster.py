@@ -66,7 +66,6 @@ from kubesched.api import (
     ResourceClaim,
     selector_matches,
 )
-from kubesched.api import copy as copy_obj
 from kubesched.transports._taskgroups import exit_task_group
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
@@ -76,7 +75,7 @@ from ._deployments import Deployments
 from ._disruption import Disruption
 from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes
-from ._resourceclaims import ResourceClaims
+from ._resourceclaims import ResourceClaims, delete_claim, put_claim, put_claim_status
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
@@ -394,27 +393,7 @@ class FakeCluster(Transport):
             )
         if pod.metadata.deletion_timestamp is not None:
             return
-        self._delete_pod(pod, grace_seconds)
-
-    def _delete_pod(self, pod: Pod, grace_seconds: int | None) -> None:
-        key = (pod.metadata.namespace, pod.metadata.name)
-        grace = grace_seconds
-        if grace is None:
-            grace = pod.spec.termination_grace_period_seconds
-        if grace is None:
-            grace = self.default_grace_seconds
-        if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed") or grace <= 0:
-            self._store.remove("Pod", key)
-            return
-        if self._tg is None:
-            raise RuntimeError("FakeCluster is not running: use 'async with FakeCluster()'")
-        meta = replace(
-            pod.metadata,
-            deletion_timestamp=self.timestamp(grace),
-            deletion_grace_period_seconds=grace,
-        )
-        # the kubelet, fed this change, removes the pod when the grace period is over
-        self._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
+        _begin_deletion(self, pod, grace_seconds)
 
     async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
         """PUT the volume (its status kept: that is the status subresource's); NotFoundError
@@ -430,55 +409,22 @@ class FakeCluster(Transport):
         return cast(PersistentVolumeClaim, _put(self._store, pvc))
 
     async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
-        """PUT the claim (its status kept), as :meth:`update_persistent_volume`; a claim being
-        deleted whose last finalizer this removes is gone."""
+        """PUT the claim, its status kept (``_resourceclaims.put_claim``)."""
         await self.faults._enter("update_resource_claim")
         self._check_open()
-        stored = cast(ResourceClaim, _put(self._store, claim))
-        md = stored.metadata
-        if md.deletion_timestamp is not None and not md.finalizers:
-            self._store.remove("ResourceClaim", (md.namespace, md.name))
-        return stored
+        return put_claim(self._store, claim)
 
     async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
-        """PUT the claim's status subresource: only ``status`` changes (a new resourceVersion,
-        the same generation); NotFoundError, ConflictError as :meth:`update_resource_claim`."""
+        """PUT the claim's status subresource (``_resourceclaims.put_claim_status``)."""
         await self.faults._enter("update_resource_claim_status")
         self._check_open()
-        md = claim.metadata
-        key = (md.namespace or "default", md.name)
-        old: ResourceClaim | None = self._store.get("ResourceClaim", key)
-        if old is None:
-            raise NotFoundError(f'resourceclaims.resource.k8s.io "{md.name}" not found')
-        if md.resource_version and md.resource_version != old.metadata.resource_version:
-            raise ConflictError(
-                f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{md.name}": the object has '
-                "been modified; please apply your changes to the latest version and try again"
-            )
-        new = replace(old, metadata=replace(old.metadata), status=copy_obj(claim.status))
-        self._store.put("ResourceClaim", key, new, "MODIFIED", "status")
-        stored: ResourceClaim = self._store.get("ResourceClaim", key) or new
-        return stored
+        return put_claim_status(self._store, claim)
 
     async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
-        """DELETE the claim (UID precondition): at once, or while it has finalizers by setting
-        its ``deletionTimestamp`` (the resourceclaim controller, or the finalizer's owner, lets
-        it go)."""
+        """DELETE the claim, finalizers honoured (``_resourceclaims.delete_claim``)."""
         await self.faults._enter("delete_resource_claim")
         self._check_open()
-        key = (namespace or "default", name)
-        claim: ResourceClaim | None = self._store.get("ResourceClaim", key)
-        if claim is None:
-            raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found')
-        if uid is not None and claim.metadata.uid != uid:
-            raise ConflictError(
-                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {claim.metadata.uid}"
-            )
-        if not claim.metadata.finalizers:
-            self._store.remove("ResourceClaim", key)
-        elif claim.metadata.deletion_timestamp is None:
-            meta = replace(claim.metadata, deletion_timestamp=self.timestamp(), deletion_grace_period_seconds=0)
-            self._store.put("ResourceClaim", key, replace(claim, metadata=meta), "MODIFIED", "delete")
+        delete_claim(self._store, self.timestamp(), namespace, name, uid)
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
@@ -524,7 +470,7 @@ class FakeCluster(Transport):
             return
         if k == "Pod" and graceful:
             if obj.metadata.deletion_timestamp is None:
-                self._delete_pod(obj, None)
+                _begin_deletion(self, obj, None)
             return
         self._store.remove(k, key)
         if k == "Node":
@@ -573,6 +519,24 @@ class FakeCluster(Transport):
         if pod is None:
             raise NotFoundError(f'pods "{name}" not found')
         return pod
+
+
+def _begin_deletion(cluster: FakeCluster, pod: Pod, grace_seconds: int | None) -> None:
+    """A pod's deletion: at once when unbound, finished or with no grace period; else its
+    ``deletionTimestamp`` (the kubelet, fed this change, removes it when the period is over)."""
+    key = (pod.metadata.namespace, pod.metadata.name)
+    grace = grace_seconds
+    if grace is None:
+        grace = pod.spec.termination_grace_period_seconds
+    if grace is None:
+        grace = cluster.default_grace_seconds
+    if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed") or grace <= 0:
+        cluster._store.remove("Pod", key)
+        return
+    if cluster._tg is None:
+        raise RuntimeError("FakeCluster is not running: use 'async with FakeCluster()'")
+    meta = replace(pod.metadata, deletion_timestamp=cluster.timestamp(grace), deletion_grace_period_seconds=grace)
+    cluster._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
 
 
 def _put(store: Store, obj: Any) -> Any:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from kubesched import ConflictError, NotFoundError
 from kubesched.api import (
     FINALIZER,
     POD_RESOURCE_CLAIM_ANNOTATION,
@@ -372,3 +373,58 @@ def claim_names(pod: Pod) -> list[str]:
         if name:
             out.append(name)
     return out
+
+
+# --- the API verbs on claims (FakeCluster's update_resource_claim_status, delete_resource_claim)
+
+
+def _conflict(name: str) -> ConflictError:
+    return ConflictError(
+        f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{name}": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
+
+
+def put_claim(store: Store, claim: ResourceClaim) -> ResourceClaim:
+    """A PUT of the claim, its stored status kept (NotFoundError, ConflictError as the store's
+    update); a claim being deleted whose last finalizer this removes is gone."""
+    md = claim.metadata
+    key = (md.namespace or "default", md.name)
+    old: ResourceClaim | None = store.get("ResourceClaim", key)
+    stored: ResourceClaim = store.update(replace(claim, status=old.status) if old is not None else claim)
+    if stored.metadata.deletion_timestamp is not None and not stored.metadata.finalizers:
+        store.remove("ResourceClaim", key)
+    return stored
+
+
+def put_claim_status(store: Store, claim: ResourceClaim) -> ResourceClaim:
+    """A write of the claim's status subresource: the stored claim with ``claim``'s status
+    (NotFoundError when it is gone, ConflictError when ``claim``'s resourceVersion is stale);
+    the claim as stored after the write (its controller may have acted on it)."""
+    md = claim.metadata
+    key = (md.namespace or "default", md.name)
+    old: ResourceClaim | None = store.get("ResourceClaim", key)
+    if old is None:
+        raise NotFoundError(f'resourceclaims.resource.k8s.io "{md.name}" not found')
+    if md.resource_version and md.resource_version != old.metadata.resource_version:
+        raise _conflict(md.name)
+    new = replace(old, metadata=replace(old.metadata), status=_copy(claim.status))
+    store.put("ResourceClaim", key, new, "MODIFIED", "status")
+    stored: ResourceClaim = store.get("ResourceClaim", key) or new
+    return stored
+
+
+def delete_claim(store: Store, now: str, namespace: str, name: str, uid: str | None) -> None:
+    """DELETE a claim (UID precondition): removed, or while it has finalizers marked with a
+    ``deletionTimestamp`` of ``now``."""
+    key = (namespace or "default", name)
+    claim: ResourceClaim | None = store.get("ResourceClaim", key)
+    if claim is None:
+        raise NotFoundError(f'resourceclaims.resource.k8s.io "{name}" not found')
+    if uid is not None and claim.metadata.uid != uid:
+        raise ConflictError(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {claim.metadata.uid}")
+    if not claim.metadata.finalizers:
+        store.remove("ResourceClaim", key)
+    elif claim.metadata.deletion_timestamp is None:
+        meta = replace(claim.metadata, deletion_timestamp=now, deletion_grace_period_seconds=0)
+        store.put("ResourceClaim", key, replace(claim, metadata=meta), "MODIFIED", "delete")
