@@ -224,3 +224,24 @@ def test_simulate_badinput_exits_2(tmp_path: Any, capsys: pytest.CaptureFixture[
     assert code == 2
     assert err.splitlines() == [
         f'kubesched: error: {path}: document 1 (ResourceSlice slice), spec.devices[1]: Duplicate value: "device-0"']
+
+
+@pytest.mark.parametrize(
+    ("doc", "path", "value", "field"),
+    [
+        pytest.param(CLAIM, "spec.devices.requests[0].exactly.count", 2, "spec", id="TestValidateClaimUpdate/invalid-update-class"),
+        pytest.param(TEMPLATE, "spec.spec.devices.requests[0].exactly.count", 2, "spec", id="TestValidateClaimTemplateUpdate/invalid-update"),
+        pytest.param(SLICE, "spec.pool.name", "other", "spec.pool.name", id="TestValidateResourceSliceUpdate/invalid-update-pool-name"),
+        pytest.param(SLICE, "spec.driver", "other.example.com", "spec.driver", id="TestValidateResourceSliceUpdate/invalid-update-driver"),
+    ],
+)
+def test_an_update_of_an_immutable_field(doc: dict[str, Any], path: str, value: Any, field: str) -> None:
+    """A later document (``kubesched.io/arrival``) may not change what the API server keeps
+    immutable."""
+    later = edit(edit(doc, path, value), "metadata.annotations", {"kubesched.io/arrival": "1m"})
+    text = yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(later)
+    with pytest.raises(ConfigError) as e:
+        load_manifests(["in.yaml"], {"in.yaml": text})
+    assert str(e.value).endswith(f", {field}: Invalid value: field is immutable")
+    ok = edit(edit(doc, "metadata.labels", {"a": "b"}), "metadata.annotations", {"kubesched.io/arrival": "1m"})
+    assert len(load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(ok)})) == 2
