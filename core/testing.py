@@ -43,6 +43,7 @@ from kubesched.api._objects import (
     Binding,
     Container,
     ContainerPort,
+    ContainerResourceClaim,
     Event,
     LabelSelector,
     LabelSelectorRequirement,
@@ -60,6 +61,7 @@ from kubesched.api._objects import (
     PodDisruptionBudgetSpec,
     PodDisruptionBudgetStatus,
     PodGroup,
+    PodResourceClaim,
     PodSchedulingGate,
     PodSpec,
     PodStatus,
@@ -85,6 +87,11 @@ from kubesched.runtime._waiting_pods import WaitingPods
 from kubesched.scheduler._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from kubesched.scheduler._simcluster import SimCluster as SimCluster
 from kubesched.scheduler._simcluster import scheduler_for as _scheduler_for
+from kubesched.testing_dra import SemVer as SemVer
+from kubesched.testing_dra import make_claim as make_claim
+from kubesched.testing_dra import make_claim_template as make_claim_template
+from kubesched.testing_dra import make_device_class as make_device_class
+from kubesched.testing_dra import make_slice as make_slice
 
 
 @asynccontextmanager
@@ -365,6 +372,15 @@ class PodBuilder:
                 match_label_keys=list(match_label_keys or []),
             ),
         ]
+        return self
+
+    def resource_claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> PodBuilder:
+        """Add ``spec.resourceClaims`` entry ``name`` (of the claim ``claim``, or made from the
+        template ``template``; default: the claim ``name``), used by every container."""
+        ref = PodResourceClaim(name=name, resource_claim_name=claim if claim or template else name, resource_claim_template_name=template)
+        self._pod.spec.resource_claims = [*self._pod.spec.resource_claims, ref]
+        for c in self._pod.spec.containers:
+            c.resources.claims = [*c.resources.claims, ContainerResourceClaim(name=name)]
         return self
 
     def scheduling_gates(self, *names: str) -> PodBuilder:
