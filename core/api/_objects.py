@@ -131,9 +131,18 @@ class Node(_Obj):
 # --- pod -------------------------------------------------------------------------------------
 
 
+class ContainerResourceClaim(_Obj):
+    """``containers[].resources.claims[]`` (core/v1 ``ResourceClaim``): which of the pod's
+    ``spec.resourceClaims`` the container uses, and optionally which request of it."""
+
+    name: str = ""
+    request: str = ""
+
+
 class ResourceRequirements(_Obj):
     requests: ResourceList | None = None
     limits: ResourceList | None = None
+    claims: list[ContainerResourceClaim] = []
 
 
 class ContainerPort(_Obj):
@@ -589,6 +598,17 @@ class PodSchedulingGroup(_Obj):
     pod_group_name: str | None = None
 
 
+class Condition(_Obj):
+    """``metav1.Condition``: the conditions of a device's status, a DeviceTaintRule and a PodGroup."""
+
+    type: str = ""
+    status: str = ""
+    observed_generation: Int64 = 0
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
 class PodSpec(_Obj):
     node_name: str = ""
     scheduler_name: str = _DEFAULTED
@@ -629,6 +649,15 @@ class PodCondition(_Obj):
     last_probe_time: str | None = None
 
 
+class PodResourceClaimStatus(_Obj):
+    """``pod.status.resourceClaimStatuses[]``: the name of the claim generated for a template
+    entry of ``spec.resourceClaims`` (None when none was needed), set by the resourceclaim
+    controller."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -636,6 +665,7 @@ class PodStatus(_Obj):
     start_time: str | None = None
     host_ip: str = msgspec.field(default="", name="hostIP")
     pod_ip: str = msgspec.field(default="", name="podIP")
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
 
 
 class Pod(_Obj):
@@ -962,8 +992,8 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
 }
 """(apiVersion, kind) → struct, for the kinds kubesched reads and writes (the Workload API's
-kinds, :data:`kubesched.api._workload.WORKLOAD_KINDS`, join it when the package is imported:
-``kubesched/api/__init__.py``)."""
+kinds, :data:`kubesched.api._workload.WORKLOAD_KINDS`, and ``_dra``'s DRA kinds join it when the
+package is imported: ``kubesched/api/__init__.py``)."""
 
 
 def to_builtins(obj: Any) -> Any:

@@ -33,8 +33,8 @@ from typing import Any
 import msgspec
 
 from kubesched.api._objects import (
+    Condition,
     Int32,
-    Int64,
     ObjectMeta,
     PodSchedulingGroup,
     WorkloadReference,
@@ -162,17 +162,6 @@ class WorkloadPodGroupTemplateReference(_Obj):
 
 class PodGroupTemplateReference(_Obj):
     workload: WorkloadPodGroupTemplateReference | None = None
-
-
-class Condition(_Obj):
-    """``metav1.Condition``."""
-
-    type: str
-    status: str
-    observed_generation: Int64 = 0
-    last_transition_time: str | None = None
-    reason: str = ""
-    message: str = ""
 
 
 class PodGroupResourceClaimStatus(_Obj):

@@ -36,7 +36,7 @@ DRAIN_ANNOTATION = "kubesched.io/drain"
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
 NAMESPACED_KINDS = (
     "Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS,
-    "Workload", SCHEDULING_POD_GROUP_KIND,
+    "Workload", SCHEDULING_POD_GROUP_KIND, "ResourceClaim", "ResourceClaimTemplate",
 )  # fmt: skip
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
 MAX_PODS = FAKE_MAX_PODS
@@ -62,6 +62,11 @@ INPUT_KINDS = {
     (WORKLOAD_API_V1ALPHA1, "Workload"),
     (WORKLOAD_API_V1ALPHA2, "Workload"),
     (WORKLOAD_API_V1ALPHA2, "PodGroup"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"),
 }
 INTERNAL_KINDS = {(WORKLOAD_API_V1ALPHA2, "PodGroup"): SCHEDULING_POD_GROUP_KIND}
 """The kinds whose name inside kubesched is not their kind on the wire: the Workload API's
@@ -547,6 +552,9 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
                 raise ConfigError(f"Forbidden: updates to {camel} are forbidden.", source=where, field=camel)
         if old.volume_binding_mode != new.volume_binding_mode:
             raise ConfigError("Invalid value: field is immutable", source=where, field="volumeBindingMode")
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"):
+        for path in _dra_immutable_changes(old, new, kind):
+            raise ConfigError("Invalid value: field is immutable", source=where, field=path)
     if kind in ("ReplicaSet", "Deployment", "StatefulSet"):
         if old.spec.selector != new.spec.selector:
             raise ConfigError("Invalid value: field is immutable", source=where, field="spec.selector")
@@ -556,6 +564,19 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
                 source=where,
                 field="spec.template",
             )
+
+
+def _dra_immutable_changes(old: Any, new: Any, kind: str) -> list[str]:
+    """The immutable fields an update of a DRA object changes (``ValidateResourceClaimUpdate``,
+    ``ValidateResourceClaimTemplateUpdate``: the spec; ``ValidateResourceSliceUpdate``: the
+    pool's name, the driver, the node name)."""
+    if kind != "ResourceSlice":
+        return ["spec"] if old.spec != new.spec else []
+    return [path for path, a, b in (
+        ("spec.pool.name", old.spec.pool.name, new.spec.pool.name),
+        ("spec.driver", old.spec.driver, new.spec.driver),
+        ("spec.nodeName", old.spec.node_name, new.spec.node_name),
+    ) if a != b]  # fmt: skip
 
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:

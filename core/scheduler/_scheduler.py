@@ -177,6 +177,7 @@ class Scheduler:
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
             gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
+            dra=self.config.feature_gates.get("DynamicResourceAllocation", True),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api._objects import Pod
+from kubesched.api._objects import Pod, to_builtins
 
 
 @dataclass(slots=True)
@@ -47,6 +47,9 @@ class SimulationResult:
     """``podGroups``: the Workload API's PodGroups (scheduling.k8s.io/v1alpha2) at the end of the
     run, in input order, with their conditions; the key is left out of the JSON when there are
     none (so outputs without them are unchanged)."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    """The ResourceClaims at the end of the run (:func:`claim_rows`); the JSON report has the
+    ``claims`` key only when there is one, so a run without DRA writes the same bytes as before."""
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     profiles: list[str] = field(default_factory=list)
@@ -98,6 +101,7 @@ class SimulationResult:
             "timeline": self.timeline,
             "workloads": self.workloads,
             **({"podGroups": self.pod_groups} if self.pod_groups else {}),
+            **({"claims": self.claims} if self.claims else {}),
         }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -126,9 +130,11 @@ class SimulationResult:
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
         items("nodes", self.nodes, False)
         items("timeline", self.timeline, False)
-        items("workloads", self.workloads, not self.pod_groups)
+        items("workloads", self.workloads, not self.pod_groups and not self.claims)
         if self.pod_groups:
-            items("podGroups", self.pod_groups, True)
+            items("podGroups", self.pod_groups, not self.claims)
+        if self.claims:
+            items("claims", self.claims, True)
         write("}\n")
 
     def to_json(self) -> str:
@@ -145,6 +151,25 @@ class SimulationResult:
         for rec in self.pods:
             text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
         return text
+
+
+def claim_rows(claims: Iterable[Any]) -> list[dict[str, Any]]:
+    """One JSON row per ResourceClaim: ``namespace``, ``name``, ``allocation`` (its device
+    results and ``nodeSelector`` as the API has them, or null) and ``reservedFor`` (its
+    consumers)."""
+    rows = []
+    for c in claims:
+        alloc = c.status.allocation
+        rows.append({
+            "namespace": c.metadata.namespace,
+            "name": c.metadata.name,
+            "allocation": None if alloc is None else {
+                "devices": [to_builtins(r) for r in alloc.devices.results],
+                "nodeSelector": None if alloc.node_selector is None else to_builtins(alloc.node_selector),
+            },
+            "reservedFor": [to_builtins(r) for r in c.status.reserved_for],
+        })
+    return rows
 
 
 def render_text(result: SimulationResult) -> str:
