@@ -131,9 +131,18 @@ class Node(_Obj):
 # --- pod -------------------------------------------------------------------------------------
 
 
+class ContainerResourceClaim(_Obj):
+    """``containers[].resources.claims[]`` (core/v1 ``ResourceClaim``): which of the pod's
+    ``spec.resourceClaims`` the container uses, and optionally which request of it."""
+
+    name: str = ""
+    request: str = ""
+
+
 class ResourceRequirements(_Obj):
     requests: ResourceList | None = None
     limits: ResourceList | None = None
+    claims: list[ContainerResourceClaim] = []
 
 
 class ContainerPort(_Obj):
@@ -611,6 +620,15 @@ class PodCondition(_Obj):
     last_probe_time: str | None = None
 
 
+class PodResourceClaimStatus(_Obj):
+    """``pod.status.resourceClaimStatuses[]``: the name of the claim generated for a template
+    entry of ``spec.resourceClaims`` (None when none was needed), set by the resourceclaim
+    controller."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -618,6 +636,7 @@ class PodStatus(_Obj):
     start_time: str | None = None
     host_ip: str = msgspec.field(default="", name="hostIP")
     pod_ip: str = msgspec.field(default="", name="podIP")
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
 
 
 class Pod(_Obj):
@@ -943,7 +962,8 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("storage.k8s.io/v1", "CSIDriver"): CSIDriver,
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
 }
-"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
+"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes ; ``_dra`` adds the DRA
+kinds to it (the package imports that module, so the table is whole once ``kubesched.api`` is)."""
 
 
 def to_builtins(obj: Any) -> Any:

@@ -300,6 +300,42 @@ API_ALL = [
     "unknown_fields", "volume_is_for_pod", "whole_value"
 ]  # fmt: skip
 
+# resource.k8s.io (DRA): kubesched.api._dra and the pod fields it reads
+API_DRA = [
+    "ALLOCATED_DEVICE_STATUS_DATA_MAX_LENGTH", "ALLOCATED_DEVICE_STATUS_MAX_CONDITIONS",
+    "ALLOCATION_MODE_ALL", "ALLOCATION_MODE_EXACT_COUNT", "ALLOCATION_RESULTS_MAX_SIZE",
+    "AllocatedDeviceStatus", "AllocationResult", "BINDING_CONDITIONS_MAX_SIZE",
+    "BINDING_FAILURE_CONDITIONS_MAX_SIZE", "CELDeviceSelector", "CEL_SELECTOR_EXPRESSION_MAX_COST",
+    "CEL_SELECTOR_EXPRESSION_MAX_LENGTH", "CONFIG_SOURCE_CLAIM", "CONFIG_SOURCE_CLASS",
+    "CapacityRequestPolicy", "CapacityRequestPolicyRange", "CapacityRequirements", "Condition",
+    "ContainerResourceClaim", "Counter", "CounterSet", "DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH",
+    "DEVICE_CONFIG_MAX_SIZE", "DEVICE_CONSTRAINTS_MAX_SIZE", "DEVICE_MAX_DOMAIN_LENGTH",
+    "DEVICE_MAX_ID_LENGTH", "DEVICE_REQUESTS_MAX_SIZE", "DEVICE_SELECTORS_MAX_SIZE",
+    "DEVICE_TAINTS_MAX_LENGTH", "DEVICE_TAINT_RULE_STATUS_MAX_CONDITIONS",
+    "DEVICE_TOLERATIONS_MAX_LENGTH", "DRA_KINDS", "DRIVER_NAME_MAX_LENGTH", "Device",
+    "DeviceAllocationConfiguration", "DeviceAllocationResult", "DeviceAttribute", "DeviceCapacity",
+    "DeviceClaim", "DeviceClaimConfiguration", "DeviceClass", "DeviceClassConfiguration",
+    "DeviceClassSpec", "DeviceConstraint", "DeviceCounterConsumption", "DeviceRequest",
+    "DeviceRequestAllocationResult", "DeviceSelector", "DeviceSubRequest", "DeviceTaint",
+    "DeviceTaintRule", "DeviceTaintRuleSpec", "DeviceTaintRuleStatus", "DeviceTaintSelector",
+    "DeviceToleration", "EXTENDED_RESOURCE_CLAIM_ANNOTATION", "ExactDeviceRequest", "FINALIZER",
+    "FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE", "NETWORK_DEVICE_DATA_HARDWARE_ADDRESS_MAX_LENGTH",
+    "NETWORK_DEVICE_DATA_INTERFACE_NAME_MAX_LENGTH", "NETWORK_DEVICE_DATA_MAX_IPS",
+    "NetworkDeviceData", "NodeAllocatableResourceMapping", "OPAQUE_PARAMETERS_MAX_LENGTH",
+    "OpaqueDeviceConfiguration", "POD_RESOURCE_CLAIM_ANNOTATION", "POOL_NAME_MAX_LENGTH",
+    "PodResourceClaimStatus", "RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE",
+    "RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE",
+    "RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE", "RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET",
+    "RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION", "RESOURCE_SLICE_MAX_COUNTER_SETS",
+    "RESOURCE_SLICE_MAX_DEVICES", "RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES",
+    "RESOURCE_SLICE_MAX_DEVICE_COUNTER_CONSUMPTIONS_PER_DEVICE",
+    "RESOURCE_SLICE_MAX_SHARED_CAPACITY", "RESOURCE_V1", "RESOURCE_V1BETA2", "ResourceClaim",
+    "ResourceClaimConsumerReference", "ResourceClaimSpec", "ResourceClaimStatus",
+    "ResourceClaimTemplate", "ResourceClaimTemplateSpec", "ResourcePool", "ResourceSlice",
+    "ResourceSliceSpec", "TAINT_EFFECT_NONE", "TAINT_EFFECT_NO_EXECUTE", "TAINT_EFFECT_NO_SCHEDULE",
+    "TOLERATION_OP_EQUAL", "TOLERATION_OP_EXISTS"
+]  # fmt: skip
+
 VALIDATION_ALL = [
     "SYSTEM_PRIORITY_CLASSES", "check_priority_admission", "dns1123_label_errors",
     "dns1123_subdomain_errors", "go_quote", "label_value_errors", "validate_labels", "validate_name",
@@ -309,7 +345,7 @@ VALIDATION_ALL = [
 
 @pytest.mark.parametrize(
     ("module", "expected"),
-    [("kubesched.api", API_ALL), ("kubesched.validation", VALIDATION_ALL)],
+    [("kubesched.api", sorted(API_ALL + API_DRA)), ("kubesched.validation", VALIDATION_ALL)],
 )
 def test_subsystem_faces_are_pinned_sorted_and_re_exports(module: str, expected: list[str]) -> None:
     face = importlib.import_module(module)

@@ -32,6 +32,12 @@ KINDS = {
     "storage.k8s.io/v1/CSINode": "V1CSINode",
     "storage.k8s.io/v1/CSIDriver": "V1CSIDriver",
     "storage.k8s.io/v1/CSIStorageCapacity": "V1CSIStorageCapacity",
+    # resource.k8s.io (DRA); DeviceTaintRule is v1beta2 at v1.36 (v1 only from v1.37)
+    "resource.k8s.io/v1/DeviceClass": "V1DeviceClass",
+    "resource.k8s.io/v1/ResourceClaim": "ResourceV1ResourceClaim",
+    "resource.k8s.io/v1/ResourceClaimTemplate": "V1ResourceClaimTemplate",
+    "resource.k8s.io/v1/ResourceSlice": "V1ResourceSlice",
+    "resource.k8s.io/v1beta2/DeviceTaintRule": "V1beta2DeviceTaintRule",
     # the bodies of subresources: a pod's binding and eviction, a workload's scale
     "v1/Binding": "V1Binding",
     "policy/v1/Eviction": "V1Eviction",
@@ -47,6 +53,21 @@ EXTRA = {
         "scheduleStartTime": "datetime",
     },
 }
+
+# The client's resource.k8s.io models were generated from a tree after v1.36.0: drop the fields
+# k8s.io/api resource/v1/types.go at v0.36.0 does not have, add the one it has that they lack.
+DROP = {
+    "V1Device": {"nodeAllocatableResources"},
+    "V1DeviceCounterConsumption": {"compatibilityGroups"},
+    "V1DeviceRequestAllocationResult": {"skipNodeOperations"},
+    "V1DeviceSubRequest": {"derivedAttributes"},
+    "V1ExactDeviceRequest": {"derivedAttributes"},
+    "V1ResourceSliceSpec": {"partitionTypeAttribute", "skipNodeOperations"},
+}
+ADD = {
+    "V1Device": {"nodeAllocatableResourceMappings": "Dict[str, V1NodeAllocatableResourceMapping]"},
+}
+EXTRA["V1NodeAllocatableResourceMapping"] = {"capacityKey": "str", "allocationMultiplier": "str"}
 
 _REF = re.compile(r"[A-Z][A-Za-z0-9]+")
 _PRIMITIVE = {"str", "int", "float", "bool", "object", "datetime", "date", "bytearray"}
@@ -65,6 +86,7 @@ def build() -> dict[str, Any]:
         else:
             cls = getattr(k, name)
             fields = {cls.attribute_map[a]: t for a, t in cls.openapi_types.items()}
+            fields = {f: t for f, t in fields.items() if f not in DROP.get(name, ())} | ADD.get(name, {})
         types[name] = dict(sorted(fields.items()))
         for t in fields.values():
             for ref in _REF.findall(t):
