@@ -594,3 +594,19 @@ class _Run:
             cs = consumed[use.counter_set]
             for name, c in use.counters.items():
                 cs[name] -= parse_quantity(c.value)
+
+
+def allocator_features(gates: Mapping[str, bool]) -> AllocatorFeatures:
+    """The allocator's features from the feature gates in force (k8s v1.36
+    pkg/scheduler/framework/plugins/dynamicresources: binding conditions need both
+    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus)."""
+    return AllocatorFeatures(
+        admin_access=gates.get("DRAAdminAccess", False),
+        prioritized_list=gates.get("DRAPrioritizedList", False),
+        partitionable_devices=gates.get("DRAPartitionableDevices", False),
+        device_taints=gates.get("DRADeviceTaints", False),
+        binding_conditions=gates.get("DRADeviceBindingConditions", False)
+        and gates.get("DRAResourceClaimDeviceStatus", False),
+        consumable_capacity=gates.get("DRAConsumableCapacity", False),
+        list_type_attributes=gates.get("DRAListTypeAttributes", False),
+    )

@@ -114,7 +114,4 @@ def consumed_from_request(
 ) -> dict[str, tuple[Fraction, str]]:
     """``GetConsumedCapacityFromRequest``: per capacity, (value, how it prints)."""
     requests = request.requests if request is not None else {}
-    return {
-        name: consumed_for(requests.get(name), cap)
-        for name, cap in capacity.items()
-    }
+    return {name: consumed_for(requests.get(name), cap) for name, cap in capacity.items()}

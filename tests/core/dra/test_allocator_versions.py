@@ -1,0 +1,80 @@
+"""Which allocator variant and features each emulated version's default gates select
+(k8s.io/dynamic-resource-allocation structured/allocator.go ``availableAllocators``), and the
+order of pools each variant walks."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubesched.api._dra import Device, ResourcePool, ResourceSlice
+from kubesched.api._objects import Node, ObjectMeta
+from kubesched.config._versions import Version, default_feature_gates
+from kubesched.dra._allocator import allocator_features
+from kubesched.dra._pools import gather_pools
+
+
+@pytest.mark.parametrize(
+    ("version", "variant"),
+    [
+        pytest.param(Version(1, 34), "stable", id="1.34 stable"),
+        pytest.param(Version(1, 35), "stable", id="1.35 stable"),
+        pytest.param(Version(1, 36), "incubating", id="1.36 incubating"),
+    ],
+)
+def test_variant_per_version(version: Version, variant: str) -> None:
+    assert allocator_features(default_feature_gates(version)).variant == variant
+
+
+def test_1_36_features() -> None:
+    f = allocator_features(default_feature_gates(Version(1, 36)))
+    assert (f.admin_access, f.prioritized_list, f.partitionable_devices, f.device_taints) == (
+        True,
+    ) * 4
+    assert (f.binding_conditions, f.consumable_capacity, f.list_type_attributes) == (
+        True,
+        True,
+        False,
+    )
+
+
+def _slice(name: str, driver: str, pool: str, binding: bool = False) -> ResourceSlice:
+    s = ResourceSlice(metadata=ObjectMeta(name=name))
+    s.spec.driver = driver
+    s.spec.pool = ResourcePool(name=pool, generation=1, resource_slice_count=1)
+    s.spec.node_name = "n"
+    s.spec.devices = [Device(name="d", binding_conditions=["ready"] if binding else [])]
+    return s
+
+
+SLICES = [
+    _slice("s1", "b.example.com", "p2"),
+    _slice("s2", "a.example.com", "p9", binding=True),
+    _slice("s3", "a.example.com", "p1"),
+    _slice("s4", "b.example.com", "p1"),
+]
+NODE = Node(metadata=ObjectMeta(name="n"))
+
+
+def test_incubating_sorts_pools_and_puts_binding_conditions_last() -> None:
+    pools = gather_pools(SLICES, NODE, SLICES, partitionable=True, incubating=True)
+    assert [p.id for p in pools] == [
+        ("a.example.com", "p1"),
+        ("b.example.com", "p1"),
+        ("b.example.com", "p2"),
+        ("a.example.com", "p9"),
+    ]
+
+
+def test_stable_pool_order_is_a_seeded_shuffle() -> None:
+    def order(seed: int) -> list[tuple[str, str]]:
+        return [
+            p.id
+            for p in gather_pools(
+                SLICES, NODE, SLICES, partitionable=True, incubating=False, rng=random.Random(seed)
+            )
+        ]
+
+    assert order(7) == order(7)
+    assert len({tuple(order(seed)) for seed in range(20)}) > 1  # Go's map order varies, so do seeds
