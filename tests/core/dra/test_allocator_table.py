@@ -1490,6 +1490,572 @@ CASES: dict[str, dict[str, Any]] = {
 }
 # fmt: on
 
+
+# The rows upstream writes with inline Go functions, ported by hand (same names, same data).
+def _edit(c: Any, fn: Any) -> Any:
+    out = copy.deepcopy(c)
+    fn(out.obj())
+    return out
+
+
+def _exactly(i: int = 0, **fields: Any) -> Any:
+    def fn(claim: Any) -> None:
+        for k, v in fields.items():
+            setattr(claim.spec.devices.requests[i].exactly, k, v)
+
+    return fn
+
+
+def _first(i: int = 0, **fields: Any) -> Any:
+    def fn(claim: Any) -> None:
+        for k, v in fields.items():
+            setattr(claim.spec.devices.requests[0].first_available[i], k, v)
+
+    return fn
+
+
+def _pool(
+    s: Any, generation: int | None = None, count: int | None = None, name: str | None = None
+) -> Any:
+    out = copy.deepcopy(s.obj() if hasattr(s, "obj") else s)
+    if generation is not None:
+        out.spec.pool.generation = generation
+    if count is not None:
+        out.spec.pool.resource_slice_count = count
+    if name is not None:
+        out.metadata.name = name
+    return out
+
+
+def _class_with(expression: str) -> Any:
+    c = class_(classA, driverA)
+    assert c.spec.selectors[0].cel is not None
+    c.spec.selectors[0].cel.expression = expression
+    return c
+
+
+def _two_devices() -> Any:
+    return sliceWithDevices(
+        slice1, node1, pool1, driverA, device(device1, None, None), device(device2, None, None)
+    )
+
+
+def _admin(c: Any, i: int = 0, **more: Any) -> Any:
+    return _edit(c, _exactly(i, admin_access=True, **more))
+
+
+def _sub_all(c: Any) -> Any:
+    return _edit(c, _first(0, allocation_mode="All", count=0))
+
+
+_dup_a = _pool(sliceWithOneDevice(slice1, node1, pool1, driverA), count=2)
+_prio_a_b = claim(claim0).withRequests(
+    requestWithPrioritizedList(req0, subRequest(subReq0, classA, 1), subRequest(subReq1, classB, 1))
+)
+_cel = DeviceSelector(CEL=CELDeviceSelector(Expression="noSuchVar"))
+
+CASES.update(
+    {
+        "obsolete-slice": dict(
+            claimsToAllocate=objects(claimWithRequest(claim0, req0, classA)),
+            classes=objects(class_(classA, driverA)),
+            slices=[
+                sliceWithDevices(
+                    "slice-1-obsolete",
+                    node1,
+                    resourcePool(pool1, 2),
+                    driverA,
+                    device(device1, None, None),
+                ).obj(),
+                _pool(
+                    sliceWithDevices(
+                        "slice-1-obsolete",
+                        node1,
+                        resourcePool(pool1, 2),
+                        driverA,
+                        device(device2, None, None),
+                    ),
+                    generation=2,
+                ),
+            ],
+            node=node(node1, region1),
+            expectResults=[],
+        ),
+        "duplicate-slice": dict(
+            claimsToAllocate=objects(claimWithRequest(claim0, req0, classA)),
+            classes=objects(class_(classA, driverA)),
+            slices=[_dup_a, _pool(_dup_a, name=slice1 + "-2")],
+            node=node(node1, region1),
+            expectError="invalid resource pools were encountered",
+        ),
+        "all-devices-of-the-incomplete-pool": dict(
+            claimsToAllocate=objects(
+                claimWithRequests(
+                    claim0,
+                    None,
+                    DeviceRequest(
+                        Name=req0,
+                        Exactly=ExactDeviceRequest(
+                            AllocationMode="All", Count=1, DeviceClassName=classA
+                        ),
+                    ),
+                )
+            ),
+            classes=objects(class_(classA, driverA)),
+            slices=[_pool(sliceWithOneDevice(slice1, node1, pool1, driverA), count=2)],
+            node=node(node1, region1),
+            expectError="claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently being updated",
+        ),
+        "admin-access-disabled": dict(
+            features=Features(AdminAccess=False),
+            claimsToAllocate=[_admin(claimWithRequest(claim0, req0, classA))],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="claim claim-0, request req-0: admin access is requested, but the feature is disabled",
+        ),
+        "admin-access-enabled": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[_admin(claimWithRequest(claim0, req0, classA))],
+            allocatedDevices=[
+                MakeDeviceID(driverA, pool1, device1),
+                MakeDeviceID(driverA, pool1, device2),
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                )
+            ],
+        ),
+        "all-devices-some-allocated-admin-access": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[
+                _admin(claimWithRequest(claim0, req0, classA), allocation_mode="All")
+            ],
+            allocatedDevices=[MakeDeviceID(driverA, pool1, device1)],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                    deviceAllocationResult(req0, driverA, pool1, device2, True),
+                )
+            ],
+        ),
+        "all-devices-some-allocating-admin-access": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[
+                _admin(
+                    _admin(
+                        claimWithRequests(
+                            claim0, None, request(req0, classA, 1), request(req1, classA, 1)
+                        )
+                    ),
+                    1,
+                    allocation_mode="All",
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            node=node(node1, region1),
+            expectResults=None,
+        ),
+        "count-devices-some-allocated-admin-access": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[
+                _admin(
+                    claimWithRequest(claim0, req0, classA), allocation_mode="ExactCount", count=2
+                )
+            ],
+            allocatedDevices=[MakeDeviceID(driverA, pool1, device1)],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                    deviceAllocationResult(req0, driverA, pool1, device2, True),
+                )
+            ],
+        ),
+        "separate-claims-share-device-admin-access": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[
+                _admin(claimWithRequest(claim0, req0, classA)),
+                _admin(claimWithRequest(claim1, req0, classA)),
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                ),
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                ),
+            ],
+        ),
+        "admin-access-claims-device-allocating-for-non-admin-access": dict(
+            features=Features(AdminAccess=True),
+            claimsToAllocate=[
+                claimWithRequest(claim0, req0, classA),
+                _admin(claimWithRequest(claim1, req0, classA)),
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, False),
+                ),
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                ),
+            ],
+        ),
+        "all-devices-slice-without-devices-prioritized-list": dict(
+            features=Features(PrioritizedList=True),
+            claimsToAllocate=[_sub_all(_prio_a_b)],
+            classes=objects(class_(classA, driverA), class_(classB, driverB)),
+            slices=unwrapResourceSlices(
+                sliceWithNoDevices(slice1, node1, pool1, driverA),
+                sliceWithOneDevice(slice2, node1, pool2, driverB),
+            ),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0SubReq1, driverB, pool2, device1, False),
+                )
+            ],
+        ),
+        "all-devices-no-slices-prioritized-list": dict(
+            features=Features(PrioritizedList=True),
+            claimsToAllocate=[_sub_all(_prio_a_b)],
+            classes=objects(class_(classA, driverA), class_(classB, driverB)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice2, node1, pool2, driverB)),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0SubReq1, driverB, pool2, device1, False),
+                )
+            ],
+        ),
+        "all-devices-some-allocated-prioritized-list": dict(
+            features=Features(PrioritizedList=True),
+            claimsToAllocate=[_sub_all(_prio_a_b)],
+            allocatedDevices=[MakeDeviceID(driverA, pool1, device1)],
+            classes=objects(class_(classA, driverA), class_(classB, driverB)),
+            slices=unwrapResourceSlices(
+                _two_devices(), sliceWithOneDevice(slice2, node1, pool2, driverB)
+            ),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0SubReq1, driverB, pool2, device1, False),
+                )
+            ],
+        ),
+        "with-constraint-not-matching-int-attribute-all-devices": dict(
+            claimsToAllocate=[
+                _edit(
+                    claimWithRequests(
+                        claim0,
+                        [DeviceConstraint(MatchAttribute=intAttribute)],
+                        request(req0, classA, 0),
+                    ),
+                    _exactly(0, allocation_mode="All"),
+                )
+            ],
+            classes=objects(class_(classA, driverA), class_(classB, driverB)),
+            slices=unwrapResourceSlices(
+                sliceWithDevices(
+                    slice1,
+                    node1,
+                    pool1,
+                    driverA,
+                    device(device1, None, {"numa": DeviceAttribute(IntValue=1)}),
+                    device(device2, None, {"numa": DeviceAttribute(IntValue=2)}),
+                )
+            ),
+            node=node(node1, region1),
+            expectError="claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied",
+        ),
+        "unknown-selector": dict(
+            claimsToAllocate=[
+                _edit(
+                    claimWithRequest(claim0, req0, classA),
+                    _exactly(0, selectors=[DeviceSelector()]),
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="CEL expression empty (unsupported selector type?)",
+        ),
+        "unknown-allocation-mode": dict(
+            claimsToAllocate=[
+                _edit(
+                    claimWithRequest(claim0, req0, classA),
+                    _exactly(0, allocation_mode="future-mode"),
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="unsupported count mode future-mode",
+        ),
+        "unknown-constraint": dict(
+            claimsToAllocate=[
+                claimWithRequest(claim0, req0, classA).withConstraints(DeviceConstraint())
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="empty constraint (unsupported constraint type?)",
+        ),
+        "invalid-CEL-one-device": dict(
+            claimsToAllocate=[
+                _edit(claimWithRequest(claim0, req0, classA), _exactly(0, selectors=[_cel]))
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="undeclared reference",
+        ),
+        "invalid-CEL-one-device-class": dict(
+            claimsToAllocate=objects(claimWithRequest(claim0, req0, classA)),
+            classes=[_class_with("noSuchVar")],
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="undeclared reference",
+        ),
+        "invalid-CEL-all-devices": dict(
+            claimsToAllocate=[
+                _edit(
+                    claimWithRequest(claim0, req0, classA),
+                    _exactly(0, selectors=[_cel], allocation_mode="All"),
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="undeclared reference",
+        ),
+        "prioritized-list-subrequests-with-allocation-mode-all": dict(
+            features=Features(PrioritizedList=True),
+            claimsToAllocate=[
+                _sub_all(
+                    claim(claim0).withRequests(
+                        requestWithPrioritizedList(
+                            req0, subRequest(subReq0, classA, 1), subRequest(subReq1, classA, 1)
+                        )
+                    )
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(_two_devices()),
+            allocatedDevices=[MakeDeviceID(driverA, pool1, device1)],
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0SubReq1, driverA, pool1, device2, False),
+                )
+            ],
+        ),
+        "prioritized-list-disabled": dict(
+            features=Features(PrioritizedList=False),
+            claimsToAllocate=[
+                claim(claim0).withRequests(
+                    requestWithPrioritizedList(req0, subRequest(subReq0, classA, 1))
+                )
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(sliceWithOneDevice(slice1, node1, pool1, driverA)),
+            node=node(node1, region1),
+            expectError="claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList feature is disabled",
+        ),
+        "tainted-admin-access": dict(
+            features=Features(DeviceTaints=True, AdminAccess=True),
+            claimsToAllocate=[_admin(claimWithRequest(claim0, req0, classA))],
+            allocatedDevices=[
+                MakeDeviceID(driverA, pool1, device1),
+                MakeDeviceID(driverA, pool1, device2),
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(
+                sliceWithDevices(
+                    slice1,
+                    node1,
+                    pool1,
+                    driverA,
+                    device(device1, None, None).withTaints(taintNoSchedule),
+                )
+            ),
+            node=node(node1, region1),
+        ),
+        "tainted-admin-access-disabled": dict(
+            features=Features(DeviceTaints=False, AdminAccess=True),
+            claimsToAllocate=[_admin(claimWithRequest(claim0, req0, classA))],
+            allocatedDevices=[
+                MakeDeviceID(driverA, pool1, device1),
+                MakeDeviceID(driverA, pool1, device2),
+            ],
+            classes=objects(class_(classA, driverA)),
+            slices=unwrapResourceSlices(
+                sliceWithDevices(
+                    slice1,
+                    node1,
+                    pool1,
+                    driverA,
+                    device(device1, None, None).withTaints(taintNoSchedule),
+                )
+            ),
+            node=node(node1, region1),
+            expectResults=[
+                allocationResult(
+                    localNodeSelector(node1),
+                    deviceAllocationResult(req0, driverA, pool1, device1, True),
+                )
+            ],
+        ),
+        "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": dict(
+            features=Features(ConsumableCapacity=True),
+            claimsToAllocate=objects(
+                claim(claim0).withRequests(deviceRequest(req0, classA, 1).withCapacityRequest("6"))
+            ),
+            classes=objects(classWithAllowMultipleAllocations(classA, driverA, True)),
+            slices=unwrapResourceSlices(
+                sliceWithDevices(
+                    slice1,
+                    node1,
+                    pool1,
+                    driverA,
+                    device(device1, None, None)
+                    .withAllowMultipleAllocations()
+                    .withCapacityRequestPolicyRange({capacity0: "10"}),
+                )
+            ),
+            node=node(node1, region1),
+            expectResults=[],  # the range's max (4) refuses 6 although 6 < 10
+        ),
+        "multi-host-resource-pool-with-stale-slice-for-current-node": dict(
+            claimsToAllocate=objects(claimWithRequest(claim0, req0, classA)),
+            classes=objects(class_(classA, driverA)),
+            slices=[
+                _pool(
+                    sliceWithDevices(slice1, node1, pool1, driverA, device(device1, None, None)),
+                    generation=1,
+                    count=2,
+                ),
+                _pool(
+                    sliceWithDevices(slice2, node2, pool1, driverA, device(device2, None, None)),
+                    generation=2,
+                    count=2,
+                ),
+            ],
+            node=node(node1, region1),
+        ),
+        **{
+            f"multi-host-resource-pool-{kind}-update-from-{a}-to-{b}": dict(
+                claimsToAllocate=objects(claimWithRequest(claim0, req0, classA)),
+                classes=objects(class_(classA, driverA)),
+                slices=[
+                    _pool(
+                        sliceWithDevices(slice1, old, pool1, driverA, device(device1, None, None)),
+                        generation=1,
+                        count=2,
+                    ),
+                    _pool(
+                        sliceWithDevices(slice1, old, pool1, driverA, device(device2, None, None)),
+                        generation=1,
+                        count=2,
+                    ),
+                    _pool(
+                        sliceWithDevices(slice2, new, pool1, driverA, device(device1, None, None)),
+                        generation=2,
+                        count=2,
+                    ),
+                    *(
+                        [
+                            _pool(
+                                sliceWithDevices(
+                                    slice2, new, pool1, driverA, device(device2, None, None)
+                                ),
+                                generation=2,
+                                count=2,
+                            )
+                        ]
+                        if kind == "complete"
+                        else []
+                    ),
+                ],
+                node=node(node1, region1),
+                expectResults=expect,
+            )
+            for kind, a, b, old, new, expect in (
+                (
+                    "complete",
+                    "node-1",
+                    "node-2",
+                    node1,
+                    node2,
+                    [
+                        allocationResult(
+                            localNodeSelector(node1),
+                            deviceAllocationResult(req0, driverA, pool1, device1, False),
+                        )
+                    ],
+                ),
+                (
+                    "complete",
+                    "node-2",
+                    "node-1",
+                    node2,
+                    node1,
+                    [
+                        allocationResult(
+                            localNodeSelector(node1),
+                            deviceAllocationResult(req0, driverA, pool1, device1, False),
+                        )
+                    ],
+                ),
+                # upstream: "We'd like this to *not* be allocated, but the current implementation
+                # ignores the updated slices."
+                (
+                    "incomplete",
+                    "node-1",
+                    "node-2",
+                    node1,
+                    node2,
+                    [
+                        allocationResult(
+                            localNodeSelector(node1),
+                            deviceAllocationResult(req0, driverA, pool1, device1, False),
+                        )
+                    ],
+                ),
+                ("incomplete", "node-2", "node-1", node2, node1, None),
+            )
+        },
+    }
+)
+
 CONSUMABLE_CAPACITY_BUILT = True
 STABLE = {"admin_access", "prioritized_list", "partitionable_devices", "device_taints"}
 INCUBATING = STABLE | {"binding_conditions", "consumable_capacity"}
