@@ -48,11 +48,12 @@ from kubesched.config._versions import Version
 from kubesched.dra._capacity import UndefinedCapacity, consumed_from_request, request_fits
 from kubesched.dra._cel import CelFeatures
 from kubesched.dra._constraints import Constraint, taint_prevents_allocation
-from kubesched.dra._pools import Pool, gather_pools, node_matches
+from kubesched.dra._pools import Pool, gather_pools, node_matches, slice_key
 from kubesched.dra._results import AllocationError, DeviceID, Request, Result, build_result
 from kubesched.dra._selection import Selection
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
+_TOKENS: dict[tuple[object, ...], int] = {}  # the slices' versions -> a number naming them
 _START = (0, 0, 0)
 
 
@@ -147,6 +148,14 @@ class Allocator:
             else:
                 self.shared.append(s)
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
+        self.token = (
+            _TOKENS.setdefault(tuple(slice_key(s) for s in self.slices), len(_TOKENS))
+            if stored
+            else None
+        )
+        if len(_TOKENS) > 10_000:
+            _TOKENS.clear()
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim]
@@ -282,6 +291,7 @@ class _Run:
             partitionable=self.f.partitionable_devices,
             incubating=self.a.variant != "stable",
             rng=self.a.rng,
+            token=self.a.token,
         )
         for ci, claim in enumerate(self.claims):
             per_claim = _requests_of(self, ci, claim)

@@ -9,6 +9,7 @@ BinarySI)`` prints it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -23,7 +24,12 @@ class UndefinedCapacity(Exception):
 
 
 def _q(v: object) -> Fraction:
-    return v if isinstance(v, Fraction) else parse_quantity(v)  # type: ignore[arg-type]
+    return v if isinstance(v, Fraction) else _parsed(v)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _parsed(v: str | int | float) -> Fraction:
+    return parse_quantity(v)
 
 
 def binary_si(value: int) -> str:
@@ -96,6 +102,15 @@ def request_fits(
 ) -> bool:
     """``CmpRequestOverCapacity``; raises :class:`UndefinedCapacity` for an unknown name."""
     requests = request.requests if request is not None else {}
+    if (
+        not requests
+        and not consumed
+        and not allocating
+        and all(cap.request_policy is None for cap in capacity.values())
+    ):
+        # each share is the capacity's whole value, which fits over nothing else (the common
+        # case: no capacity request, a device nobody shares yet)
+        return True
     for name in requests:
         if name not in capacity:
             raise UndefinedCapacity("some requested capacity has not been defined")

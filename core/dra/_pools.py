@@ -156,6 +156,9 @@ def _build(
     return Pool(pid, slices=device_slices, other_slices=others, counter_sets=counter_sets)
 
 
+_GATHERED: dict[tuple[Any, ...], list[Pool]] = {}
+
+
 def gather_pools(
     slices_for_node: Sequence[ResourceSlice],
     node: Node | None,
@@ -164,8 +167,36 @@ def gather_pools(
     partitionable: bool,
     incubating: bool,
     rng: random.Random | None = None,
+    token: Any = None,
 ) -> list[Pool]:
-    """``GatherPools`` in the variant's order (see the module docstring)."""
+    """``GatherPools`` in the variant's order (see the module docstring).  ``token`` names the
+    content of ``all_slices`` (every slice stored: their uids and resourceVersions); with it,
+    the pools of a node are gathered once and reused while no slice changes."""
+    if token is None or node is None:
+        return _gather(slices_for_node, node, all_slices, partitionable, incubating, rng)
+    key = (token, node.metadata.name, partitionable, incubating)
+    pools = _GATHERED.get(key)
+    if pools is None:
+        if len(_GATHERED) > 50_000:
+            _GATHERED.clear()
+        pools = _GATHERED[key] = _gather(
+            slices_for_node, node, all_slices, partitionable, incubating, None
+        )
+    if incubating:
+        return pools
+    shuffled = sorted(pools, key=lambda p: p.id)
+    (rng if rng is not None else random.Random(0)).shuffle(shuffled)
+    return shuffled
+
+
+def _gather(
+    slices_for_node: Sequence[ResourceSlice],
+    node: Node | None,
+    all_slices: Sequence[ResourceSlice],
+    partitionable: bool,
+    incubating: bool,
+    rng: random.Random | None,
+) -> list[Pool]:
     pools: dict[PoolID, list[ResourceSlice]] = {}
     for s in slices_for_node:
         if not _relevant(s, node, partitionable):

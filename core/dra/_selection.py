@@ -17,12 +17,14 @@ from kubesched.dra._cel import (
     CelDevice,
     CelFeatures,
     CelRuntimeError,
+    CompiledSelector,
     compile_selector,
 )
 from kubesched.dra._pools import slice_key
 from kubesched.dra._results import AllocationError
 
 _STORED_DEVICES: dict[tuple[Any, ...], CelDevice] = {}
+_FEATURE_IDS: dict[CelFeatures, int] = {}
 _LIMIT = 200_000
 
 
@@ -31,8 +33,10 @@ class Selection:
 
     def __init__(self, features: CelFeatures) -> None:
         self.features = features
+        self._fkey = _FEATURE_IDS.setdefault(features, len(_FEATURE_IDS))
         self._devices: dict[tuple[Any, ...], CelDevice] = {}
         self._verdicts: dict[tuple[Any, ...], bool] = {}
+        self._compiled: dict[str, CompiledSelector | CelCompileError] = {}
 
     def matches(
         self,
@@ -46,7 +50,7 @@ class Selection:
             return True
         stored = bool(s.metadata.uid and s.metadata.resource_version)
         if stored:
-            key: tuple[Any, ...] = (*slice_key(s), d.name, self.features)
+            key: tuple[Any, ...] = (*slice_key(s), d.name, self._fkey)
             devices = _STORED_DEVICES
             if len(devices) > _LIMIT:
                 devices.clear()
@@ -61,10 +65,17 @@ class Selection:
         for i, sel in enumerate(selectors):
             if sel.cel is None:
                 continue  # refused before the search (validateDeviceRequest)
-            try:
-                compiled = compile_selector(sel.cel.expression, self.features)
-            except CelCompileError as err:
-                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {err}") from None
+            compiled = self._compiled.get(sel.cel.expression)
+            if compiled is None:
+                try:
+                    compiled = compile_selector(sel.cel.expression, self.features)
+                except CelCompileError as err:
+                    compiled = err
+                self._compiled[sel.cel.expression] = compiled
+            if isinstance(compiled, CelCompileError):
+                raise AllocationError(
+                    f"{where}: selector #{i}: CEL compile error: {compiled}"
+                ) from None
             try:
                 if stored:
                     ok = compiled.matches(device, cache_key=key)
