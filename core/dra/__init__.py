@@ -1,11 +1,24 @@
 """Dynamic resource allocation: CEL device selectors and the structured allocator.
 
+Flow: :func:`compile_selector` compiles a class's or request's CEL expression once per
+environment (``_cel``, ``_celfuncs``, ``_celast``); :class:`Allocator` (``_allocator``) gathers a
+node's ResourceSlices into pools (``_pools``), checks selectors (``_selection``), constraints
+and taints (``_constraints``), shared counters and consumable capacity (``_capacity``), and
+turns what it took into ``AllocationResult``s (``_results``).
+
 The CEL engine is cel-expr-python (Google's cel-cpp binding), chosen by measurement on
-DRA-shaped selectors (see ``_cel``): about 2–5 µs an evaluation of a plain attribute check where
-the pure-Python ``cel-python`` takes hundreds, and it has ``cel.bind`` and optional chaining,
+DRA-shaped selectors: a few µs an evaluation of an attribute or driver check where the
+pure-Python ``cel-python`` takes hundreds, and it has ``cel.bind`` and optional chaining,
 which ``common-expression-language`` lacks.
 """
 
+from kubesched.dra._allocator import (
+    AllocatedState,
+    Allocator,
+    AllocatorFeatures,
+    FailedOnNode,
+    allocator_features,
+)
 from kubesched.dra._cel import (
     CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
@@ -17,15 +30,22 @@ from kubesched.dra._cel import (
     compile_selector,
     validate_selector,
 )
+from kubesched.dra._results import AllocationError
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_COST",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
+    "AllocatedState",
+    "AllocationError",
+    "Allocator",
+    "AllocatorFeatures",
     "CelCompileError",
     "CelDevice",
     "CelFeatures",
     "CelRuntimeError",
     "CompiledSelector",
+    "FailedOnNode",
+    "allocator_features",
     "compile_selector",
     "validate_selector",
 ]
