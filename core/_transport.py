@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
+from kubesched.api._dra import ResourceClaim
 from kubesched.api._objects import (
     Binding,
     Event,
@@ -43,8 +44,9 @@ class Transport(abc.ABC):
     def watch(self) -> AsyncIterator[WatchEvent]:
         """Every PriorityClass, Node, PodDisruptionBudget, PodGroup, the storage kinds
         (StorageClass, CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume,
-        PersistentVolumeClaim), ReplicaSet, StatefulSet and Pod as ADDED, then SYNCED, then each
-        change as it happens.  Ends when the transport is closed."""
+        PersistentVolumeClaim), the DRA kinds (DeviceClass, ResourceSlice, DeviceTaintRule,
+        ResourceClaim), ReplicaSet, StatefulSet and Pod as ADDED, then SYNCED, then each change
+        as it happens.  Ends when the transport is closed."""
 
     @abc.abstractmethod
     async def bind(self, binding: Binding) -> None:
@@ -88,6 +90,24 @@ class Transport(abc.ABC):
         with ``volume.kubernetes.io/selected-node``); returns the stored object.  ConflictError
         when its ``resourceVersion`` is stale."""
         raise NotImplementedError(f"{type(self).__name__} cannot update PersistentVolumeClaims")
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the ResourceClaim, its status left as stored (DynamicResources' PreBind adds the
+        ``resource.kubernetes.io/delete-protection`` finalizer, its Unreserve and PostFilter
+        remove it); returns the stored object.  ConflictError when its ``resourceVersion`` is
+        stale, NotFoundError when it is gone."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update ResourceClaims")
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the ResourceClaim's status subresource (the allocation and ``reservedFor`` that
+        PreBind writes, that Unreserve and PostFilter clear); returns the stored object, as
+        :meth:`update_resource_claim`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update ResourceClaim statuses")
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the ResourceClaim, with a UID precondition when ``uid`` is given (a claim with
+        finalizers is only marked with a ``deletionTimestamp`` until they are removed)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete ResourceClaims")
 
     async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""

@@ -28,7 +28,10 @@ DELETION_ANNOTATION = "kubesched.io/deletion"
 DRAIN_ANNOTATION = "kubesched.io/drain"
 """On a Node: when it is drained (cordoned, its pods evicted): :mod:`kubesched.simulation._drains`."""
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
-NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
+NAMESPACED_KINDS = (
+    "Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS,
+    "ResourceClaim", "ResourceClaimTemplate",
+)
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
 MAX_PODS = FAKE_MAX_PODS
 """The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
@@ -50,6 +53,11 @@ INPUT_KINDS = {
     ("storage.k8s.io/v1", "CSINode"),
     ("storage.k8s.io/v1", "CSIDriver"),
     ("storage.k8s.io/v1", "CSIStorageCapacity"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"),
 }
 
 
@@ -523,6 +531,9 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
                 raise ConfigError(f"Forbidden: updates to {camel} are forbidden.", source=where, field=camel)
         if old.volume_binding_mode != new.volume_binding_mode:
             raise ConfigError("Invalid value: field is immutable", source=where, field="volumeBindingMode")
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"):
+        for path in _dra_immutable_changes(old, new, kind):
+            raise ConfigError("Invalid value: field is immutable", source=where, field=path)
     if kind in ("ReplicaSet", "Deployment", "StatefulSet"):
         if old.spec.selector != new.spec.selector:
             raise ConfigError("Invalid value: field is immutable", source=where, field="spec.selector")
@@ -532,6 +543,19 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
                 source=where,
                 field="spec.template",
             )
+
+
+def _dra_immutable_changes(old: Any, new: Any, kind: str) -> list[str]:
+    """The immutable fields an update of a DRA object changes (``ValidateResourceClaimUpdate``,
+    ``ValidateResourceClaimTemplateUpdate``: the spec; ``ValidateResourceSliceUpdate``: the
+    pool's name, the driver, the node name)."""
+    if kind != "ResourceSlice":
+        return ["spec"] if old.spec != new.spec else []
+    return [path for path, a, b in (
+        ("spec.pool.name", old.spec.pool.name, new.spec.pool.name),
+        ("spec.driver", old.spec.driver, new.spec.driver),
+        ("spec.nodeName", old.spec.node_name, new.spec.node_name),
+    ) if a != b]  # fmt: skip
 
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:

@@ -13,6 +13,10 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                        ──► cluster state ──► queue: <Resource><Add|Update|Delete> (upstream's
                            buildEvtResHandler; a StorageClass add only when WaitForFirstConsumer
                            while queueing hints are off)
+    ResourceClaim, ResourceSlice, DeviceClass (DynamicResourceAllocation on)
+                       ──► cluster state ──► queue: resource.k8s.io/<Kind><Add|Update|Delete>
+    DeviceTaintRule    ──► cluster state (the DynamicResources plugin applies the rules to the
+                           slices it lists)
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
 as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
@@ -29,6 +33,7 @@ import anyio
 
 from kubesched._errors import TransportError
 from kubesched._transport import WatchEvent
+from kubesched.api._dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from kubesched.api._objects import (
     CSIDriver,
     CSINode,
@@ -71,6 +76,14 @@ _STORAGE: dict[type[Any], tuple[str, ev.Resource, bool]] = {
     CSIDriver: ("csi_drivers", ev.Resource.CSI_DRIVER, False),
     CSIStorageCapacity: ("csi_storage_capacities", ev.Resource.CSI_STORAGE_CAPACITY, True),
 }
+# the DRA kinds, the same way (their informers run while DynamicResourceAllocation is on)
+_DRA: dict[type[Any], tuple[str, ev.Resource, bool]] = {
+    ResourceClaim: ("resource_claims", ev.Resource.RESOURCE_CLAIM, True),
+    ResourceSlice: ("resource_slices", ev.Resource.RESOURCE_SLICE, False),
+    DeviceClass: ("device_classes", ev.Resource.DEVICE_CLASS, False),
+}
+_INFORMED = {**_STORAGE, **_DRA}
+_EVENTS = {**ev.STORAGE_EVENTS, **ev.DRA_EVENTS}
 
 
 class EventHandlers:
@@ -87,8 +100,11 @@ class EventHandlers:
         profiles: dict[str, Framework],
         driver: Driver,
         touch: Callable[[], None],
+        dra: bool = True,
     ) -> None:
-        """``touch``: tells the scheduler an activity ended (a batch of events handled)."""
+        """``touch``: tells the scheduler an activity ended (a batch of events handled).
+        ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched)."""
+        self.dra = dra
         self.transport = transport
         self.cluster = cluster
         self.cache = cache
@@ -147,11 +163,14 @@ class EventHandlers:
             for key in list(table):
                 if (kind, key) not in seen:
                     del table[key]
-        for cls, (attr, _, namespaced) in _STORAGE.items():
+        for cls, (attr, _, namespaced) in _INFORMED.items():
             storage: dict[Any, Any] = getattr(self.cluster, attr)
             for key, obj in list(storage.items()):
                 if (cls.__name__, key if namespaced else ("", key)) not in seen:
                     self._on_storage(cls, "DELETED", obj)
+        for name in list(self.cluster.device_taint_rules):
+            if ("DeviceTaintRule", ("", name)) not in seen:
+                del self.cluster.device_taint_rules[name]
 
     def drain(self) -> None:
         """Handle the events already delivered (a batch counts as one activity)."""
@@ -219,6 +238,15 @@ class EventHandlers:
             )
         elif kind in _STORAGE:
             self._on_storage(kind, event.type, obj)
+        elif kind in _DRA:
+            if self.dra:
+                self._on_storage(kind, event.type, obj)
+        elif kind is DeviceTaintRule:
+            if self.dra:
+                if event.type == "DELETED":
+                    self.cluster.device_taint_rules.pop(obj.metadata.name, None)
+                else:
+                    self.cluster.device_taint_rules[obj.metadata.name] = obj
         elif kind is ReplicaSet or kind is StatefulSet:
             # PodTopologySpread's default constraints take the selector of a pod's controller
             # (``helper.DefaultSelector``); no pod moves for them, as upstream registers none
@@ -230,18 +258,18 @@ class EventHandlers:
                 table[key] = obj
 
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
-        """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —
+        """A storage (or DRA) object's informer: its table, then upstream's ``buildEvtResHandler`` —
         ``MoveAllToActiveOrBackoffQueue`` with the kind's Add (nil, new), Update (old, new) or
         Delete (old, nil) event; the queue moves only the pods a plugin that registered it
         rejected (and drops an event none registered)."""
-        attr, resource, namespaced = _STORAGE[kind]
+        attr, resource, namespaced = _INFORMED[kind]
         table: dict[Any, Any] = getattr(self.cluster, attr)
         md = obj.metadata
         key = (md.namespace, md.name) if namespaced else md.name
         old = table.get(key)
         if type_ == "DELETED":
             table.pop(key, None)
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "DELETED")], obj, None)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "DELETED")], obj, None)
             return
         table[key] = obj
         if old is None:
@@ -253,9 +281,9 @@ class EventHandlers:
                 # hints off: only a late-binding class can let a pod with an unbound immediate
                 # claim pass (upstream's comment on CheckVolumeBindingPred)
                 return
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "ADDED")], None, obj)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "ADDED")], None, obj)
         else:
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "MODIFIED")], old, obj)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "MODIFIED")], old, obj)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles

@@ -171,6 +171,7 @@ class Scheduler:
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
+            dra=self.config.feature_gates.get("DynamicResourceAllocation", True),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop

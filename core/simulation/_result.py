@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api._objects import Pod
+from kubesched.api._objects import Pod, to_builtins
 
 
 @dataclass(slots=True)
@@ -43,6 +43,9 @@ class SimulationResult:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    """The ResourceClaims at the end of the run (:func:`claim_rows`); the JSON report has the
+    ``claims`` key only when there is one, so a run without DRA writes the same bytes as before."""
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     profiles: list[str] = field(default_factory=list)
@@ -90,6 +93,7 @@ class SimulationResult:
             "nodes": self.nodes,
             "timeline": self.timeline,
             "workloads": self.workloads,
+            **({"claims": self.claims} if self.claims else {}),
         }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -118,7 +122,9 @@ class SimulationResult:
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
         items("nodes", self.nodes, False)
         items("timeline", self.timeline, False)
-        items("workloads", self.workloads, True)
+        items("workloads", self.workloads, not self.claims)
+        if self.claims:
+            items("claims", self.claims, True)
         write("}\n")
 
     def to_json(self) -> str:
@@ -135,6 +141,25 @@ class SimulationResult:
         for rec in self.pods:
             text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
         return text
+
+
+def claim_rows(claims: Iterable[Any]) -> list[dict[str, Any]]:
+    """One JSON row per ResourceClaim: ``namespace``, ``name``, ``allocation`` (its device
+    results and ``nodeSelector`` as the API has them, or null) and ``reservedFor`` (its
+    consumers)."""
+    rows = []
+    for c in claims:
+        alloc = c.status.allocation
+        rows.append({
+            "namespace": c.metadata.namespace,
+            "name": c.metadata.name,
+            "allocation": None if alloc is None else {
+                "devices": [to_builtins(r) for r in alloc.devices.results],
+                "nodeSelector": None if alloc.node_selector is None else to_builtins(alloc.node_selector),
+            },
+            "reservedFor": [to_builtins(r) for r in c.status.reserved_for],
+        })
+    return rows
 
 
 def render_text(result: SimulationResult) -> str:

@@ -42,7 +42,7 @@ from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
 from kubesched.simulation._observer import Observer
-from kubesched.simulation._result import SimulationResult
+from kubesched.simulation._result import SimulationResult, claim_rows
 from kubesched.simulation._timeline import final_allocation
 
 UNTIL_EPSILON = 1e-6
@@ -419,6 +419,7 @@ class _Run:
             )
         result.timeline = self.observer.timeline.entries
         result.workloads = self.observer.workload_rows()
+        result.claims = claim_rows(cluster.list("ResourceClaim"))
         return result
 
     def _pod_records(self, result: SimulationResult, waiting: dict[str, list[str]]) -> None:

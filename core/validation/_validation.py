@@ -44,6 +44,9 @@ from kubesched.validation._base import (
     validate_name,
     validate_namespace_name,
 )
+from kubesched.validation._dra import CLUSTER_SCOPED as _DRA_CLUSTER_SCOPED
+from kubesched.validation._dra import KINDS as _DRA_KINDS
+from kubesched.validation._dra import check_dra_object
 from kubesched.validation._pod import check_pod_spec
 from kubesched.validation._storage import CLUSTER_SCOPED as _STORAGE_CLUSTER_SCOPED
 from kubesched.validation._storage import check_claim_spec, check_storage_object
@@ -53,7 +56,7 @@ _PERCENT = re.compile(r"[0-9]+%")
 # (there is no minimum: a negative value is a valid priority)
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-_CLUSTER_SCOPED = ("Node", "PriorityClass", *_STORAGE_CLUSTER_SCOPED)
+_CLUSTER_SCOPED = ("Node", "PriorityClass", *_STORAGE_CLUSTER_SCOPED, *_DRA_CLUSTER_SCOPED)
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # apimachinery ValidateAnnotations: keys and values together
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
@@ -124,6 +127,8 @@ def validate_object(obj: Any, kind: str) -> None:
         _check_pod_group(obj)
     elif kind == "StatefulSet":
         _check_stateful_set(obj)
+    elif kind in _DRA_KINDS:
+        check_dra_object(obj, kind)
     else:
         check_storage_object(obj, kind)
 
