@@ -30,7 +30,11 @@ from kubesched.dra._cel import (
     compile_selector,
     validate_selector,
 )
+from kubesched.dra._cel import validation_check as _validation_check
 from kubesched.dra._results import AllocationError
+from kubesched.validation._dra import set_cel_check as _set_cel_check
+
+_set_cel_check(_validation_check)
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_COST",

@@ -389,3 +389,22 @@ def validate_selector(expression: str, path: str, features: CelFeatures) -> list
     if compiled.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
         return [f"{path}: Forbidden: too complex, exceeds cost limit"]
     return []
+
+
+# The API server's check of a new object's selector (k8s v1.36 pkg/apis/resource/validation
+# validateCELExpression: the new-expressions environment of the server's version, its gates'
+# defaults: DRAConsumableCapacity on, DRAListTypeAttributes off at 1.36).
+_VALIDATION_FEATURES = CelFeatures(version=Version(1, 36), consumable_capacity=True, stored=False)
+
+
+def validation_check(expression: str) -> tuple[str, str] | None:
+    """For ``kubesched.validation``: None when the expression is valid, else (error type,
+    detail): ("Invalid", "compilation failed: ...") or ("Forbidden", "too complex, exceeds cost
+    limit")."""
+    try:
+        compiled = compile_selector(expression, _VALIDATION_FEATURES)
+    except CelCompileError as err:
+        return ("Invalid", str(err))
+    if compiled.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+        return ("Forbidden", "too complex, exceeds cost limit")
+    return None

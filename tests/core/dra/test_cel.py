@@ -577,3 +577,21 @@ def test_validate_selector_limits() -> None:
     [err] = validate_selector("1", path, features)
     assert err == f'{path}: Invalid value: "1": must evaluate to bool or the unknown type, not int'
     assert validate_selector("device.driver == 'x'", path, features) == []
+
+
+def test_manifest_validation_uses_the_engine() -> None:
+    """kubesched.validation checks a selector with this engine (registered on import), in the
+    API server's words (k8s v1.36 validateCELExpression)."""
+    from kubesched._errors import ConfigError
+    from kubesched.validation._dra import check_cel_expression
+
+    fld = "spec.selectors[0].cel.expression"
+    check_cel_expression('device.driver == "gpu.example.com"', fld)
+    with pytest.raises(ConfigError) as err:
+        check_cel_expression("device.attributes[", fld)
+    assert str(err.value).startswith(
+        f'{fld}: Invalid value: "device.attributes[": compilation failed: ERROR: <input>:1:'
+    )
+    with pytest.raises(ConfigError) as err:
+        check_cel_expression(CASES["expensive"].expression, fld)
+    assert str(err.value) == f"{fld}: Forbidden: too complex, exceeds cost limit"
