@@ -148,6 +148,10 @@ class Allocator:
             else:
                 self.shared.append(s)
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        # per claim (by identity, checked): its validated requests; per device and request:
+        # whether the class and request select it (``deviceMatchesRequest``, kept across nodes)
+        self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
+        self.matches: dict[tuple[object, ...], bool] = {}
         stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
         self.token = (
             _TOKENS.setdefault(tuple(slice_key(s) for s in self.slices), len(_TOKENS))
@@ -277,7 +281,7 @@ class _Run:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.matches = a.matches
         self.chosen_sub: dict[tuple[int, int], int] = {}
         self.invocations = 0
         self.pools: list[Pool] = []
@@ -294,7 +298,7 @@ class _Run:
             token=self.a.token,
         )
         for ci, claim in enumerate(self.claims):
-            per_claim = _requests_of(self, ci, claim)
+            per_claim = self._requests(ci, claim)
             min_devices = sum(min(r.num_devices for r in alts) for alts in per_claim)
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
@@ -322,6 +326,18 @@ class _Run:
         ]
 
     # ---- requests ---------------------------------------------------------------------
+    def _requests(self, ci: int, claim: ResourceClaim) -> list[list[Request]]:
+        """The claim's requests, validated; kept for the allocator's next node when no request
+        depends on the node's devices (``All``)."""
+        key = (id(claim), ci)
+        hit = self.a.requests.get(key)
+        if hit is not None and hit[0] is claim:
+            return hit[1]
+        per_claim = _requests_of(self, ci, claim)
+        if all(r.mode != "All" for alts in per_claim for r in alts):
+            self.a.requests[key] = (claim, per_claim)
+        return per_claim
+
     def validate(
         self, ci: int, req: Request, admin_access: bool | None, key: tuple[int, int, int]
     ) -> Request:
@@ -377,7 +393,13 @@ class _Run:
         if not self.f.binding_conditions and d.binding_conditions:
             return False
         did = (s.spec.driver, s.spec.pool.name, d.name)
-        mkey = (did, req.key)
+        mkey = (
+            did,
+            req.class_name,
+            req.selector_key,
+            ci,
+            self.node.metadata.name if s.spec.per_device_node_selection else "",
+        )
         hit = self.matches.get(mkey)
         if hit is not None:
             return hit

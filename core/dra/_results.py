@@ -51,6 +51,11 @@ class Request:
     num_devices: int = 0
     all_devices: list[tuple[Device, ResourceSlice, Pool]] = field(default_factory=list)
 
+    selector_key: tuple[str, ...] = ()  # its selectors' expressions (what, with the class, selects)
+
+    def __post_init__(self) -> None:
+        self.selector_key = tuple(s.cel.expression for s in self.selectors if s.cel is not None)
+
     @property
     def full_name(self) -> str:
         return f"{self.parent}/{self.name}" if self.parent else self.name
