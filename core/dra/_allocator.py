@@ -4,7 +4,9 @@ k8s.io/dynamic-resource-allocation ``structured/`` (v0.36.2 for 1.36, v0.35.x an
 those minors).  ``allocator.go`` ``NewAllocator`` picks the first variant whose supported
 features cover the enabled ones: "stable" (AdminAccess, PrioritizedList, PartitionableDevices,
 DeviceTaints) at the 1.34–1.35 defaults, "incubating" (plus DeviceBindingAndStatus and
-ConsumableCapacity) at 1.36's.  The variants differ here in pool order (see ``_pools``).
+ConsumableCapacity) at 1.36's; "experimental" (plus ListTypeAttributes) with
+DRAListTypeAttributes, whose constraints compare list attributes as sets.  The variants
+differ in pool order (see ``_pools``; experimental orders as incubating) and in that.
 
 The search (``allocateOne``): claims, then their requests, then each request's devices, in
 order; for a device slot, pools → slices → devices first-fit, skipping devices in use (by
@@ -253,13 +255,13 @@ def _exactly(claim: ResourceClaim, request: DeviceRequest) -> ExactDeviceRequest
     return request.exactly
 
 
-def _constraints_of(claim: ResourceClaim) -> list[Constraint]:
+def _constraints_of(claim: ResourceClaim, lists: bool) -> list[Constraint]:
     out = []
     for i, c in enumerate(claim.spec.devices.constraints):
         if c.match_attribute is not None:
-            out.append(Constraint(c.requests, c.match_attribute, False))
+            out.append(Constraint(c.requests, c.match_attribute, False, lists))
         elif c.distinct_attribute is not None:
-            out.append(Constraint(c.requests, c.distinct_attribute, True))
+            out.append(Constraint(c.requests, c.distinct_attribute, True, lists))
         else:
             raise AllocationError(
                 f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -306,7 +308,7 @@ class _Run:
                     f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
             self.requests.append(per_claim)
-            self.constraints.append(_constraints_of(claim))
+            self.constraints.append(_constraints_of(claim, self.f.list_type_attributes))
         if not self._one(0, 0, 0, 0, False, _START):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")

@@ -36,15 +36,59 @@ def scalar(attr: DeviceAttribute) -> tuple[str, Any] | None:
     return None
 
 
-class Constraint:
-    """A ``matchAttribute`` (``distinct=False``) or ``distinctAttribute`` constraint of one claim."""
+_LIST_KINDS = (
+    ("int_values", "int"),
+    ("bool_values", "bool"),
+    ("string_values", "string"),
+    ("version_values", "version"),
+)
+_SCALAR_KINDS = (
+    ("int_value", "int"),
+    ("bool_value", "bool"),
+    ("string_value", "string"),
+    ("version_value", "version"),
+)
 
-    def __init__(self, requests: list[str], attribute: str, distinct: bool) -> None:
+AttributeSet = tuple[str, frozenset[Any]]
+
+
+def attribute_as_set(attr: DeviceAttribute | None) -> AttributeSet | None:
+    """experimental ``attributeAsSet``: a list's values (a non-empty list first), or the one
+    value, as a set of one kind."""
+    if attr is None:
+        return None
+    for fld, kind in _LIST_KINDS:
+        values = getattr(attr, fld)
+        if values:
+            return (kind, frozenset(values))
+    for fld, kind in _SCALAR_KINDS:
+        v = getattr(attr, fld)
+        if v is not None:
+            return (kind, frozenset((v,)))
+    return None
+
+
+def _intersects(a: AttributeSet, b: AttributeSet) -> bool:
+    return a[0] == b[0] and not a[1].isdisjoint(b[1])
+
+
+class Constraint:
+    """A ``matchAttribute`` (``distinct=False``) or ``distinctAttribute`` constraint of one claim.
+    With ``lists`` (DRAListTypeAttributes: the experimental variant's constraint.go and
+    ``matchAttributeConstraint``), values compare as sets: a match keeps the intersection of
+    every device's values (narrowing only, as upstream's), a distinct attribute shares no value
+    with another request's."""
+
+    def __init__(
+        self, requests: list[str], attribute: str, distinct: bool, lists: bool = False
+    ) -> None:
         self.requests = set(requests)
         self.attribute = attribute
         self.distinct = distinct
+        self.lists = lists
         self.num_devices = 0
         self.first: DeviceAttribute | None = None  # matchAttribute
+        self.intersection: AttributeSet | None = None  # matchAttribute with lists
         self.by_request: dict[str, DeviceAttribute] = {}  # distinctAttribute
 
     def _applies(self, request: str, sub_request: str) -> bool:
@@ -64,6 +108,10 @@ class Constraint:
         if self.num_devices == 0:
             if self.distinct:
                 self.by_request[request] = attr
+            elif self.lists:
+                self.intersection = attribute_as_set(attr)
+                if self.intersection is None:
+                    return False
             else:
                 self.first = attr
             self.num_devices = 1
@@ -72,6 +120,11 @@ class Constraint:
             if not self._distinct_from_all(attr):
                 return False
             self.by_request[request] = attr
+        elif self.lists:
+            new = attribute_as_set(attr)
+            if new is None or self.intersection is None or not _intersects(self.intersection, new):
+                return False
+            self.intersection = (new[0], self.intersection[1] & new[1])
         else:
             value = scalar(attr)
             if value is None or self.first is None or scalar(self.first) != value:
@@ -80,6 +133,15 @@ class Constraint:
         return True
 
     def _distinct_from_all(self, attr: DeviceAttribute) -> bool:
+        if self.lists:
+            new = attribute_as_set(attr)
+            if new is None:
+                return False
+            for other in self.by_request.values():
+                have = attribute_as_set(other)
+                if have is not None and _intersects(new, have):
+                    return False
+            return True
         value = scalar(attr)
         for other in self.by_request.values():
             if value is None:

@@ -2,7 +2,7 @@
 """The structured allocator against upstream's table: k8s.io/dynamic-resource-allocation v0.36.2
 structured/internal/allocatortesting/allocator_testing.go ``TestAllocator``, each case run on
 the variants that support its features as upstream's ``RunTestAllocator`` does (ids
-``TestAllocator_<variant>_<case>``).
+``TestAllocator_<variant>_<case>``): all 215 cases, on stable, incubating and experimental.
 
 Why one file: the rows are upstream's table, ported row by row (with upstream's helper names,
 see ``_alloc_builders``).
@@ -2059,7 +2059,8 @@ CASES.update(
 CONSUMABLE_CAPACITY_BUILT = True
 STABLE = {"admin_access", "prioritized_list", "partitionable_devices", "device_taints"}
 INCUBATING = STABLE | {"binding_conditions", "consumable_capacity"}
-VARIANTS = {"stable": STABLE, "incubating": INCUBATING}
+EXPERIMENTAL = INCUBATING | {"list_type_attributes"}
+VARIANTS = {"stable": STABLE, "incubating": INCUBATING, "experimental": EXPERIMENTAL}
 
 
 def _needed(features: AllocatorFeatures) -> set[str]:
