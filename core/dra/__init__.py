@@ -13,6 +13,7 @@ which ``common-expression-language`` lacks.
 """
 
 from kubesched.dra._allocator import (
+    Aborted,
     AllocatedState,
     Allocator,
     AllocatorFeatures,
@@ -39,6 +40,7 @@ _set_cel_check(_validation_check)
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_COST",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
+    "Aborted",
     "AllocatedState",
     "AllocationError",
     "Allocator",

@@ -67,6 +67,10 @@ class FailedOnNode(AllocationError):
     """``ErrFailedAllocationOnNode``: this node failed for a reason of its own (invalid pools)."""
 
 
+class Aborted(AllocationError):
+    """The caller's ``stop`` said to stop (upstream: the context's deadline, ``filterTimeout``)."""
+
+
 @dataclass(frozen=True)
 class AllocatorFeatures:
     """The DRA gates the allocator reads (``internal.Features``)."""
@@ -164,10 +168,18 @@ class Allocator:
             _TOKENS.clear()
 
     def allocate(
-        self, node: Node, claims: Sequence[ResourceClaim]
+        self,
+        node: Node,
+        claims: Sequence[ResourceClaim],
+        stop: Callable[[], str | None] | None = None,
     ) -> list[AllocationResult] | None:
-        """Allocate ``claims`` on ``node`` (upstream's ``Allocate``)."""
-        return _Run(self, node, list(claims)).allocate()
+        """Allocate ``claims`` on ``node`` (upstream's ``Allocate``).  ``stop`` is asked every
+        1024 steps of the search; a reason it returns (e.g. "context deadline exceeded") ends
+        the search with :class:`Aborted` ("filter operation aborted: <reason>", as upstream's
+        ``allocateOne`` reports a cancelled context)."""
+        run = _Run(self, node, list(claims))
+        run.stop = stop
+        return run.allocate()
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
@@ -286,6 +298,7 @@ class _Run:
         self.matches = a.matches
         self.chosen_sub: dict[tuple[int, int], int] = {}
         self.invocations = 0
+        self.stop: Callable[[], str | None] | None = None
         self.pools: list[Pool] = []
 
     def allocate(self) -> list[AllocationResult] | None:
@@ -440,6 +453,10 @@ class _Run:
         ``errAllocationResultMaxSizeExceeded``, which makes the caller try its next subrequest
         instead of every other combination of devices."""
         self.invocations += 1
+        if self.stop is not None and not self.invocations & 1023:
+            reason = self.stop()
+            if reason:
+                raise Aborted(f"filter operation aborted: {reason}")
         if ci >= len(self.claims):
             return True
         if ri >= len(self.requests[ci]):

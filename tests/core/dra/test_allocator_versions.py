@@ -78,3 +78,50 @@ def test_stable_pool_order_is_a_seeded_shuffle() -> None:
 
     assert order(7) == order(7)
     assert len({tuple(order(seed)) for seed in range(20)}) > 1  # Go's map order varies, so do seeds
+
+
+def test_a_stop_aborts_the_search_with_upstreams_text() -> None:
+    """allocateOne checks its context at every step; kubesched asks ``stop`` every 1024 steps
+    (here: a search with no solution that backtracks through many combinations)."""
+    from kubesched.api._dra import (
+        CELDeviceSelector,
+        DeviceClass,
+        DeviceClassSpec,
+        DeviceConstraint,
+        DeviceRequest,
+        DeviceSelector,
+        ExactDeviceRequest,
+        ResourceClaim,
+    )
+    from kubesched.api._dra import DeviceAttribute as Attr
+    from kubesched.dra import Aborted, Allocator, AllocatorFeatures
+
+    s = _slice("s", "a.example.com", "p")
+    s.spec.devices = [
+        Device(name=f"d{i}", attributes={"n": Attr(int_value=i % 2)}) for i in range(22)
+    ]
+    cls = DeviceClass(
+        metadata=ObjectMeta(name="c"),
+        spec=DeviceClassSpec(selectors=[DeviceSelector(cel=CELDeviceSelector(expression="true"))]),
+    )
+    claim = ResourceClaim(metadata=ObjectMeta(name="claim", namespace="ns"))
+    # 12 devices that must share attribute "n": only 11 do, so every combination fails
+    claim.spec.devices.requests = [
+        DeviceRequest(
+            name="r",
+            exactly=ExactDeviceRequest(
+                device_class_name="c", allocation_mode="ExactCount", count=12
+            ),
+        )
+    ]
+    claim.spec.devices.constraints = [DeviceConstraint(match_attribute="a.example.com/n")]
+    asked = []
+
+    def stop() -> str | None:
+        asked.append(1)
+        return "context deadline exceeded" if len(asked) >= 3 else None
+
+    allocator = Allocator(AllocatorFeatures(), set(), {"c": cls}, [s])
+    with pytest.raises(Aborted, match="^filter operation aborted: context deadline exceeded$"):
+        allocator.allocate(NODE, [claim], stop=stop)
+    assert len(asked) == 3
