@@ -29,6 +29,7 @@ the way.
 
 from __future__ import annotations
 
+import itertools
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -47,15 +48,30 @@ from kubesched.api._dra import (
 from kubesched.api._objects import Node
 from kubesched.api._resources import parse_quantity
 from kubesched.config._versions import Version
+from kubesched.dra import _memo
 from kubesched.dra._capacity import UndefinedCapacity, consumed_from_request, request_fits
 from kubesched.dra._cel import CelFeatures
 from kubesched.dra._constraints import Constraint, taint_prevents_allocation
-from kubesched.dra._pools import Pool, gather_pools, node_matches, slice_key
+from kubesched.dra._pools import Pool, gather_pools, node_key, node_matches, slice_key
 from kubesched.dra._results import AllocationError, DeviceID, Request, Result, build_result
 from kubesched.dra._selection import Selection
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 _TOKENS: dict[tuple[object, ...], int] = {}  # the slices' versions -> a number naming them
+_TOKEN_NUMBERS = itertools.count()
+
+
+def _token(versions: tuple[object, ...]) -> int:
+    """A number naming these slice versions, never reused (pools and outcomes are kept under
+    it)."""
+    number = _TOKENS.get(versions)
+    if number is None:
+        if len(_TOKENS) >= 10_000:
+            _TOKENS.clear()
+        number = _TOKENS[versions] = next(_TOKEN_NUMBERS)
+    return number
+
+
 _START = (0, 0, 0)
 
 
@@ -159,13 +175,16 @@ class Allocator:
         self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
         self.matches: dict[tuple[object, ...], bool] = {}
         stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
-        self.token = (
-            _TOKENS.setdefault(tuple(slice_key(s) for s in self.slices), len(_TOKENS))
-            if stored
-            else None
+        self.token = _token(tuple(slice_key(s) for s in self.slices)) if stored else None
+        self.memo_base = (
+            self.token,
+            features,
+            self.variant,
+            version,
+            _memo.classes_signature(classes.values()),
         )
-        if len(_TOKENS) > 10_000:
-            _TOKENS.clear()
+        self.claim_signatures = _memo.ClaimSignatures()
+        self.pool_use = _memo.PoolUse(self.state.devices, self.state.shared, self.state.capacity)
 
     def allocate(
         self,
@@ -179,7 +198,31 @@ class Allocator:
         ``allocateOne`` reports a cancelled context)."""
         run = _Run(self, node, list(claims))
         run.stop = stop
-        return run.allocate()
+        if self.token is None:
+            return run.allocate()
+        run.gather()
+        key = (
+            self.memo_base,
+            node_key(node),
+            tuple(self.claim_signatures.of(c) for c in run.claims),
+            tuple(self.pool_use.of(p.id) for p in run.pools),
+        )
+        known, outcome = _memo.lookup(key)
+        if not known:
+            outcome = run.search()
+            _memo.remember(key, outcome)
+        if outcome is None:
+            return None
+        return [
+            build_result(
+                claim,
+                chosen,
+                found,
+                node.metadata.name,
+                binding_conditions=self.features.binding_conditions,
+            )
+            for claim, (chosen, found) in zip(run.claims, outcome, strict=True)
+        ]
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
@@ -302,6 +345,23 @@ class _Run:
         self.pools: list[Pool] = []
 
     def allocate(self) -> list[AllocationResult] | None:
+        self.gather()
+        outcome = self.search()
+        if outcome is None:
+            return None
+        return [
+            build_result(
+                claim,
+                chosen,
+                found,
+                self.node.metadata.name,
+                binding_conditions=self.f.binding_conditions,
+            )
+            for claim, (chosen, found) in zip(self.claims, outcome, strict=True)
+        ]
+
+    def gather(self) -> None:
+        """The node's pools (``GatherPools``)."""
         slices = self.a.on_node.get(self.node.metadata.name, []) + self.a.shared
         self.pools = gather_pools(
             slices,
@@ -312,6 +372,10 @@ class _Run:
             rng=self.a.rng,
             token=self.a.token,
         )
+
+    def search(self) -> _memo.Outcome:
+        """Validate the claims and search; per claim, the (sub)requests taken and the
+        devices, or None when the node cannot satisfy them."""
         for ci, claim in enumerate(self.claims):
             per_claim = self._requests(ci, claim)
             min_devices = sum(min(r.num_devices for r in alts) for alts in per_claim)
@@ -327,15 +391,12 @@ class _Run:
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
         return [
-            build_result(
-                self.claims[ci],
+            (
                 [
                     alts[self.chosen_sub.get((ci, ri), 0)]
                     for ri, alts in enumerate(self.requests[ci])
                 ],
-                self.results[ci],
-                self.node.metadata.name,
-                binding_conditions=self.f.binding_conditions,
+                list(self.results[ci]),
             )
             for ci in range(len(self.claims))
         ]

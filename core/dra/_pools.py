@@ -174,7 +174,7 @@ def gather_pools(
     the pools of a node are gathered once and reused while no slice changes."""
     if token is None or node is None:
         return _gather(slices_for_node, node, all_slices, partitionable, incubating, rng)
-    key = (token, node.metadata.name, partitionable, incubating)
+    key = (token, node_key(node), partitionable, incubating)
     pools = _GATHERED.get(key)
     if pools is None:
         if len(_GATHERED) > 50_000:
@@ -241,6 +241,11 @@ def _gather(
     ordered = sorted(result, key=lambda p: p.id)
     (rng if rng is not None else random.Random(0)).shuffle(ordered)
     return ordered
+
+
+def node_key(node: Node) -> tuple[str, frozenset[tuple[str, str]]]:
+    """What of a node slices select by: its name and labels."""
+    return (node.metadata.name, frozenset(node.metadata.labels.items()))
 
 
 def slice_key(s: ResourceSlice) -> tuple[Any, ...]:

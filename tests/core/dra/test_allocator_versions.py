@@ -125,3 +125,61 @@ def test_a_stop_aborts_the_search_with_upstreams_text() -> None:
     with pytest.raises(Aborted, match="^filter operation aborted: context deadline exceeded$"):
         allocator.allocate(NODE, [claim], stop=stop)
     assert len(asked) == 3
+
+
+def test_kept_outcomes_follow_node_labels_and_devices_in_use() -> None:
+    """With stored slices the allocator keeps each node's outcome; a node whose labels change
+    (a slice selecting nodes by label) or whose devices get used is asked afresh."""
+    from kubesched.api._dra import (
+        CELDeviceSelector,
+        DeviceClass,
+        DeviceClassSpec,
+        DeviceRequest,
+        DeviceSelector,
+        ExactDeviceRequest,
+        ResourceClaim,
+    )
+    from kubesched.api._objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+    from kubesched.dra import AllocatedState, Allocator, AllocatorFeatures
+
+    s = ResourceSlice(metadata=ObjectMeta(name="s", uid="u-s", resource_version="7"))
+    s.spec.driver, s.spec.pool = (
+        "a.example.com",
+        ResourcePool(name="p", generation=1, resource_slice_count=1),
+    )
+    s.spec.node_selector = NodeSelector(
+        node_selector_terms=[
+            NodeSelectorTerm(
+                match_expressions=[
+                    NodeSelectorRequirement(key="zone", operator="In", values=["z1"])
+                ]
+            )
+        ]
+    )
+    s.spec.devices = [Device(name="d0")]
+    cls = DeviceClass(
+        metadata=ObjectMeta(name="c"),
+        spec=DeviceClassSpec(selectors=[DeviceSelector(cel=CELDeviceSelector(expression="true"))]),
+    )
+    claim = ResourceClaim(metadata=ObjectMeta(name="claim", namespace="ns"))
+    claim.spec.devices.requests = [
+        DeviceRequest(
+            name="r",
+            exactly=ExactDeviceRequest(
+                device_class_name="c", allocation_mode="ExactCount", count=1
+            ),
+        )
+    ]
+    in_z1 = Node(metadata=ObjectMeta(name="n", labels={"zone": "z1"}))
+    in_z2 = Node(metadata=ObjectMeta(name="n", labels={"zone": "z2"}))
+
+    def allocate(node: Node, state: AllocatedState) -> bool:
+        return (
+            Allocator(AllocatorFeatures(), state, {"c": cls}, [s]).allocate(node, [claim])
+            is not None
+        )
+
+    assert allocate(in_z1, AllocatedState())
+    assert not allocate(in_z2, AllocatedState())
+    assert allocate(in_z1, AllocatedState())
+    assert not allocate(in_z1, AllocatedState({("a.example.com", "p", "d0")}))
