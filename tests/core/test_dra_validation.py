@@ -97,7 +97,7 @@ VALID = [CLAIM, SLICE, CLASS, TEMPLATE, RULE, POD,
          edit(CLAIM, "spec.devices.requests", requests(32)),
          edit(SLICE, "spec.devices", devices(128)),
          edit(SLICE, "spec.devices[0].attributes", attributes(32)),
-         edit(CLASS, "spec.selectors", [{"cel": {"expression": "x" * (10 * 1024)}}]),
+         edit(CLASS, "spec.selectors", [{"cel": {"expression": 'device.driver == ""'.ljust(10 * 1024)}}]),
          edit(edit(CLAIM, "status.allocation.devices.results", results(32)), "status.reservedFor", reserved(256)),
          # an unknown class is not a validation error upstream (the scheduler reports it)
          edit(TEMPLATE, "spec.spec.devices.requests[0].exactly.deviceClassName", "no-such-class")]
@@ -195,6 +195,7 @@ def test_cel_compile_hook() -> None:
             return ("Forbidden", "too complex, exceeds cost limit")
         return ("Invalid", "compilation failed: ERROR: <input>:1:1: undeclared reference") if expr != TRUE else None
 
+    previous = dra_validation._cel_check
     dra_validation.set_cel_check(check)
     try:
         assert len(load(edit(CLASS, "spec.selectors", [{"cel": {"expression": TRUE}}]))) == 1
@@ -204,7 +205,7 @@ def test_cel_compile_hook() -> None:
             WHERE + '(DeviceClass class), spec.selectors[0].cel.expression: Invalid value: "nope": compilation failed: '
             "ERROR: <input>:1:1: undeclared reference")
     finally:
-        dra_validation.set_cel_check(None)
+        dra_validation.set_cel_check(previous)
 
 
 def test_strict_decoding_of_a_claim() -> None:
