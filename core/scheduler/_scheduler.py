@@ -28,7 +28,7 @@ import logging
 import math
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -64,6 +64,9 @@ from kubesched.scheduler._schedule_one import (
     select_host,
 )
 from kubesched.scheduler._taskpool import TaskPool
+
+if TYPE_CHECKING:
+    from kubesched.scheduler._quiet import QuietSkipper
 
 log = logging.getLogger("kubesched")
 
@@ -179,6 +182,8 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
+        self.quiet: QuietSkipper | None = None
+        """(simulations) What skips the quiet stretches, when set (:mod:`kubesched.scheduler._quiet`)."""
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
@@ -411,6 +416,8 @@ class Scheduler:
                 self._idle_waiter.set()
                 self._idle_waiter = None
             wake = self._next_wake()
+            if self.quiet is not None and self.quiet.at_rest(now):
+                wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 
     def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:

@@ -38,6 +38,7 @@ from kubesched.scenario._manifests import (
     load_manifests,
     system_priority_classes,
 )
+from kubesched.scheduler._quiet import QuietSkipper
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
@@ -125,6 +126,9 @@ class Simulation:
                 self.pod_order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(self.pod_order)
         self.result: SimulationResult | None = None
         """What the run produced, once it has run."""
+        self.skip_quiet = True
+        """Skip quiet stretches (:mod:`kubesched.scheduler._quiet`); off runs every retry (the
+        differential tests compare the two)."""
         self._ran = False
 
     @classmethod
@@ -241,6 +245,9 @@ class _Run:
             cluster, sim.config, seed=sim.seed, registry=sim.registry, deterministic=True,
             record_plugin_results=sim.explain,
         )  # fmt: skip
+        self.quiet: QuietSkipper | None = None
+        if sim.skip_quiet:
+            self.quiet = self.sched.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
         self.recorder: Any = None
         if sim.metrics:
             from kubesched.metrics._metrics import MetricsRecorder
@@ -393,8 +400,10 @@ class _Run:
         result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
-        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events)
+        repeats = self.quiet.repeats if self.quiet is not None else []
+        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events, repeats)
         last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
+        last_event = max([last_event, *(round(r.last_time(), 6) for r in repeats)])
         if sched.stalled is not None:
             at, attempts, pod = sched.stalled
             result.warnings.append(

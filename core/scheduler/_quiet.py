@@ -1,0 +1,302 @@
+"""Quiet stretches skipped in virtual time: retries whose outcome cannot differ, accounted for
+without being run one by one (issue 38).
+
+A pod that cannot be scheduled until a known later instant (its preemption victim terminates
+after a grace period of 3e11 s, a node arrives in a week) is retried by the queue's periodic
+flushes in between, as kube-scheduler retries it (the unschedulable pods every 5 minutes, a pod
+that failed with an error after its backoff): a simulation would run each of those attempts.
+When nothing but such retries happens, the scheduler's state comes back to where it was, shifted
+in time::
+
+    quiet point t1 (the loop is about to sleep) ── retries only ──► quiet point t2
+        fingerprint(t1) == fingerprint(t2)    every time relative to now, the seeded rng, the
+                                              queue's order, the nominator, the cluster's
+                                              resourceVersion, the next timed event, ...
+        ⇒ what runs in (t2, t2 + P] is what ran in (t1, t2], P = t2 - t1, and so on until the
+          next timed event (or ``until``)
+        ⇒ jump k periods at once: counters += k × their change over the period (attempts, the
+          pods' queue attempts and backoff counts, the scheduling cycle, ...), times += k·P,
+          the period's events repeated k times (:class:`Repeat`, folded by
+          :mod:`kubesched.simulation._events`)
+
+The loop then sleeps to the next flush after the jump and runs the last periods before the
+timed event for real.  The fingerprint holds everything a retry reads that a retry may change;
+a change not covered by it (the rng drawn by a preemption's dry run, a plugin error's rate
+limiter, a status write) makes the states differ and no skip is taken.  What only a plugin
+knows (a TTL cache of Coscheduling) is not seen: a profile with a plugin outside
+:data:`STATELESS_PLUGINS` is never skipped, nor are runs that time their plugins (a metrics
+recorder samples with its own rng) or record every attempt's results (``--explain``).
+
+Exactness needs exact arithmetic: every time involved (now, the flush ticks, the pods'
+timestamps and backoff expiries, the events) must be a whole number of seconds, so that adding
+k·P gives the float the run would have computed.  (A run's flush ticks fall on whole seconds
+from its start; a pod retried by them is stamped with them.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubesched.metrics._metrics import SCHEDULE_ERROR, SCHEDULED
+
+if TYPE_CHECKING:
+    from kubesched.queue._heap import QueuedPodInfo
+    from kubesched.scheduler._scheduler import Scheduler
+
+STATELESS_PLUGINS = frozenset(
+    {
+        "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", "InterPodAffinity",
+        "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+        "NodeUnschedulable", "NodeVolumeLimits", "PodTopologySpread", "PrioritySort", "SchedulingGates",
+        "TaintToleration", "VolumeBinding", "VolumeRestrictions", "VolumeZone",
+    }
+)  # fmt: skip
+"""The in-tree plugins whose decisions depend only on the cluster, the pod and the scheduler's
+state the fingerprint covers (not on what earlier attempts left inside the plugin)."""
+
+MIN_STRETCH = 1320.0
+"""Look for a period only when the next timed event is at least this far (four of the
+unschedulable pods' 330 s retry periods): a shorter stretch has too few retries to gain from."""
+
+MAX_MARKS = 256
+"""Quiet points remembered while looking for a period (then forgotten, and looked for again)."""
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """The events of one skipped period, repeated: ``block`` (the events recorded in
+    ``(after - period, after]``) happened again ``count`` times, the ``j``-th shifted by
+    ``j * period`` (j = 1 … count), before any event recorded after it."""
+
+    block: tuple[Any, ...]
+    period: float
+    count: int
+    after: float
+
+    def last_time(self) -> float:
+        return max(e.time for e in self.block) + self.count * self.period
+
+
+@dataclass
+class _Mark:
+    now: float
+    counters: dict[Any, int]
+    events: int  # len(cluster.events)
+
+
+class QuietSkipper:
+    """Skips the quiet stretches of a deterministic scheduler (see the module doc).
+
+    ``events`` is the list the scheduler's Events are recorded into (the fake cluster's); ``limit``
+    gives the instant the run ends at (``until``; infinity without).  :meth:`at_rest` is called
+    by the loop before it sleeps."""
+
+    def __init__(self, sched: Scheduler, events: list[Any], limit: Callable[[], float]) -> None:
+        self.sched = sched
+        self.events = events
+        self.limit = limit
+        self.repeats: list[Repeat] = []
+        self.skipped_attempts = 0
+        """Scheduling attempts accounted for without being run."""
+        self._marks: dict[tuple[Any, ...], _Mark] = {}
+        self._marks_horizon: float | None = None
+        self.enabled = all(
+            name in STATELESS_PLUGINS and type(plugin).__module__.startswith("kubesched.plugins")
+            for fw in sched.profiles.values()
+            for name, plugin in fw.plugins.items()
+        )
+
+    # --- the loop's call ------------------------------------------------------------------------
+    def at_rest(self, now: float) -> bool:
+        """The loop is about to sleep at ``now``: if the state is where it was one period ago
+        and the next timed event is far enough, jump ahead; whether it did."""
+        sched = self.sched
+        q = sched.queue
+        if not self.enabled or not (q.unschedulable or len(q.backoff)):
+            return False
+        horizon = self._horizon()
+        if horizon is None or horizon - now < MIN_STRETCH or not self._at_rest(now):
+            return False
+        if horizon != self._marks_horizon or len(self._marks) >= MAX_MARKS:
+            self._marks = {}
+            self._marks_horizon = horizon
+        fp = self._fingerprint(now, horizon)
+        if fp is None:
+            return False
+        counters = self._counters()
+        prev = self._marks.get(fp)
+        self._marks[fp] = _Mark(now, counters, len(self.events))
+        if prev is None:
+            return False
+        period = now - prev.now
+        limit = min(horizon, self.limit())
+        # whole periods that end before the limit, one left to run for real
+        k = int((limit - now) // period) - 1
+        if k < 1 or not whole_periods(sched.queue.ticks.ticks, period) or not self._events_whole(prev.events):
+            return False
+        delta = {key: n - prev.counters.get(key, n) for key, n in counters.items()}
+        if delta.get(("attempts", SCHEDULE_ERROR)) or delta.get(("attempts", SCHEDULED)):
+            return False  # an error's log is rate-limited in time; a bind is no retry
+        self._jump(prev, delta, period, k)
+        self._marks = {}
+        return True
+
+    def _horizon(self) -> float | None:
+        """The next instant something other than a retry happens: a timed source or a Permit
+        deadline."""
+        sched = self.sched
+        times = sched.driver.source_times()
+        times += [t for fw in sched.profiles.values() if (t := fw.next_permit_deadline()) is not None]
+        return min(times, default=None)
+
+    def _at_rest(self, now: float) -> bool:
+        """Nothing runs or waits but the queued pods, and the clock is on a whole second."""
+        sched = self.sched
+        q = sched.queue
+        if not float(now).is_integer():
+            return False
+        if len(q.active_q) or q.in_flight or sched.driver.active or sched.binding.tasks:
+            return False
+        if sched._background_tasks or sched.extenders or sched.recorder is not None:
+            return False
+        if sched.metrics.recorder is not None or q.metrics_recorder is not None:
+            return False
+        if any(fw.waiting_pods for fw in sched.profiles.values()):
+            return False
+        pending = getattr(sched.handlers.watch, "pending", None)
+        return not (callable(pending) and pending())
+
+    # --- the state ------------------------------------------------------------------------------
+    def _pod(self, qpi: QueuedPodInfo, where: str, now: float) -> tuple[Any, ...] | None:
+        ts = qpi.timestamp
+        exp = qpi.backoff_expiration
+        if not float(ts).is_integer() or (exp is not None and not float(exp).is_integer()):
+            return None
+        return (
+            qpi.uid, where, ts - now, None if exp is None else exp - now,
+            self.sched.queue.backoff_duration(qpi), qpi.seq, qpi.initial_attempt_timestamp,
+            tuple(sorted(qpi.unschedulable_plugins)), tuple(sorted(qpi.pending_plugins)),
+            qpi.gating_plugin, qpi.flushed, qpi.pod.metadata.resource_version,
+        )  # fmt: skip
+
+    def _fingerprint(self, now: float, horizon: float) -> tuple[Any, ...] | None:
+        """Everything a retry reads that a retry may change, every time relative to ``now``;
+        None when a time is not a whole second."""
+        sched = self.sched
+        q = sched.queue
+        pods: list[tuple[Any, ...] | None] = [self._pod(qpi, "u", now) for qpi in q.unschedulable.values()]
+        for where, heap in (("b", q.backoff.pod_backoff_q), ("e", q.backoff.pod_error_backoff_q)):
+            pods += sorted((self._pod(qpi, where, now) for qpi in heap.values()), key=repr)
+        if any(p is None for p in pods):
+            return None
+        ticks = []
+        for t0, period, k in q.ticks.ticks:
+            tick = t0 + period * k
+            if not float(tick).is_integer():
+                return None
+            ticks.append(tick - now)
+        nominator = q.nominator
+        driver = sched.driver
+        scheduling = sched.scheduling
+        metrics = sched.metrics
+        return (
+            horizon, tuple(pods), tuple(ticks),
+            q.scheduling_cycle - q.move_request_cycle, len(q.activeq._events),
+            tuple((node, tuple(pi.uid for pi in pis)) for node, pis in nominator.nominated_pods.items()),
+            tuple(nominator.pod_to_node.items()),
+            sched.rng.getstate(),
+            scheduling.next_start_node_index, scheduling._filter_pass_rate,
+            driver._tickets - driver._turns_done, len(driver._turns_skipped), len(driver._parked),
+            getattr(sched.transport, "resource_version", None),
+            metrics.preemptions, len(metrics.preemption_victims), sched.binding.scheduled_count,
+        )  # fmt: skip
+
+    def _queued(self) -> list[QueuedPodInfo]:
+        q = self.sched.queue
+        return [*q.unschedulable.values(), *q.backoff.values()]
+
+    def _counters(self) -> dict[Any, int]:
+        """What a retry adds to: the period's change, times k, is added at a jump."""
+        sched = self.sched
+        q = sched.queue
+        metrics = sched.metrics
+        out: dict[Any, int] = {
+            ("cycle",): q.scheduling_cycle,
+            ("moveRequest",): q.move_request_cycle,
+            ("eventsBase",): q.activeq._events_base,
+            ("tickets",): sched.driver._tickets,
+            ("turns",): sched.driver._turns_done,
+            ("preemptionAttempts",): metrics.preemption_attempts,
+        }
+        for result, n in metrics.schedule_attempts.items():
+            out[("attempts", result)] = n
+        pod_attempts = metrics.pod_attempts if metrics.pod_attempts is not None else {}
+        for qpi in self._queued():
+            uid = qpi.uid
+            out[("qpi", uid, "attempts")] = qpi.attempts
+            out[("qpi", uid, "unschedulable")] = qpi.unschedulable_count
+            out[("qpi", uid, "errors")] = qpi.consecutive_errors_count
+            out[("pod", uid)] = pod_attempts.get(uid, 0)
+        return out
+
+    def _events_whole(self, start: int) -> bool:
+        """The period's events are all on whole seconds (their repeats then exact)."""
+        return all(float(e.time).is_integer() for e in self.events[start:])
+
+    # --- the jump -------------------------------------------------------------------------------
+    def _jump(self, prev: _Mark, delta: dict[Any, int], period: float, k: int) -> None:
+        """Apply ``k`` more periods: counters (``delta``: their change over one), times, events."""
+        sched = self.sched
+        q = sched.queue
+        metrics = sched.metrics
+        shift = k * period
+
+        def add(key: tuple[Any, ...]) -> int:
+            return k * delta.get(key, 0)
+
+        # the queue's counters and times
+        q.activeq._scheduling_cycle += add(("cycle",))
+        q.move_request_cycle += add(("moveRequest",))
+        q.activeq._events_base += add(("eventsBase",))
+        for qpi in self._queued():
+            uid = qpi.uid
+            qpi.attempts += add(("qpi", uid, "attempts"))
+            qpi.unschedulable_count += add(("qpi", uid, "unschedulable"))
+            qpi.consecutive_errors_count += add(("qpi", uid, "errors"))
+            qpi.timestamp += shift
+            if qpi.backoff_expiration is not None:
+                qpi.backoff_expiration += shift
+        for heap in (q.backoff.pod_backoff_q, q.backoff.pod_error_backoff_q):
+            for qpi in heap.values():
+                heap.push(qpi)  # re-placed under its shifted expiry
+        ticks = q.ticks.ticks
+        for i, (t0, tick_period, n) in enumerate(ticks):
+            ticks[i] = (t0, tick_period, n + round(shift / tick_period))
+        # the scheduler's
+        driver = sched.driver
+        driver._tickets += add(("tickets",))
+        driver._turns_done += add(("turns",))
+        metrics.preemption_attempts += add(("preemptionAttempts",))
+        for result in metrics.schedule_attempts:
+            metrics.schedule_attempts[result] += add(("attempts", result))
+        if metrics.pod_attempts is not None:
+            for qpi in self._queued():
+                if (n := add(("pod", qpi.uid))) != 0:
+                    metrics.pod_attempts[qpi.uid] = metrics.pod_attempts.get(qpi.uid, 0) + n
+        if sched.scheduling.last_attempt > prev.now:
+            sched.scheduling.last_attempt += shift
+        if sched._last_touch > prev.now:
+            sched._last_touch += shift
+        block = tuple(self.events[prev.events :])
+        if block:
+            self.repeats.append(Repeat(block, period, k, prev.now + period))
+        self.skipped_attempts += sum(add(("attempts", r)) for r in metrics.schedule_attempts)
+
+
+def whole_periods(ticks: Sequence[tuple[float, float, int]], period: float) -> bool:
+    """Whether ``period`` is a whole number of each tick's period (a jump keeps the ticks'
+    phase)."""
+    return all(math.isclose(period / p, round(period / p)) for _, p, _ in ticks)
