@@ -21,8 +21,11 @@ in time::
 
 The loop then sleeps to the next flush after the jump and runs the last periods before the
 timed event for real.  The fingerprint holds everything a retry reads that a retry may change;
-a change not covered by it (the rng drawn by a preemption's dry run, a plugin error's rate
-limiter, a status write) makes the states differ and no skip is taken.  What only a plugin
+a change not covered by it (a plugin error's rate limiter, a status write) makes the states
+differ and no skip is taken.  The seeded rng is the exception: a preemption's dry run draws its
+candidate offset on every attempt, whatever comes of it, so the scheduler's draws are logged
+and a jump replays the period's draws k times (the period's draws must take the rng from its
+state at the first quiet point to its state at the second, or no skip is taken).  What only a plugin
 knows (a TTL cache of Coscheduling) is not seen: a profile with a plugin outside
 :data:`STATELESS_PLUGINS` is never skipped, nor are runs that time their plugins (a metrics
 recorder samples with its own rng) or record every attempt's results (``--explain``).
@@ -36,6 +39,7 @@ from its start; a pod retried by them is stamped with them.)
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -80,11 +84,17 @@ class Repeat:
         return max(e.time for e in self.block) + self.count * self.period
 
 
+MAX_DRAWS = 1_000_000
+"""The most rng draws one jump replays (a longer stretch is jumped over in several)."""
+
+
 @dataclass
 class _Mark:
     now: float
     counters: dict[Any, int]
     events: int  # len(cluster.events)
+    rng: tuple[Any, ...]  # the scheduler's rng state
+    draws: int  # len(the draw log)
 
 
 class QuietSkipper:
@@ -103,6 +113,16 @@ class QuietSkipper:
         """Scheduling attempts accounted for without being run."""
         self._marks: dict[tuple[Any, ...], _Mark] = {}
         self._marks_horizon: float | None = None
+        # the scheduler's draws (a preemption's candidate offset, a tie among nodes), logged to
+        # be replayed: a jump draws the rng as the skipped attempts would have
+        self._draws: list[tuple[int, ...]] = []
+        self._randrange = sched.rng.randrange
+
+        def randrange(*args: int) -> int:
+            self._draws.append(args)
+            return self._randrange(*args)
+
+        sched.rng.randrange = randrange  # type: ignore[method-assign]
         self.enabled = all(
             name in STATELESS_PLUGINS and type(plugin).__module__.startswith("kubesched.plugins")
             for fw in sched.profiles.values()
@@ -115,34 +135,50 @@ class QuietSkipper:
         and the next timed event is far enough, jump ahead; whether it did."""
         sched = self.sched
         q = sched.queue
+        if len(self._draws) > MAX_DRAWS:
+            self._forget()
         if not self.enabled or not (q.unschedulable or len(q.backoff)):
             return False
         horizon = self._horizon()
         if horizon is None or horizon - now < MIN_STRETCH or not self._at_rest(now):
             return False
         if horizon != self._marks_horizon or len(self._marks) >= MAX_MARKS:
-            self._marks = {}
+            self._forget()
             self._marks_horizon = horizon
         fp = self._fingerprint(now, horizon)
         if fp is None:
             return False
         counters = self._counters()
         prev = self._marks.get(fp)
-        self._marks[fp] = _Mark(now, counters, len(self.events))
+        rng = sched.rng.getstate()
+        self._marks[fp] = _Mark(now, counters, len(self.events), rng, len(self._draws))
         if prev is None:
             return False
         period = now - prev.now
         limit = min(horizon, self.limit())
         # whole periods that end before the limit, one left to run for real
         k = int((limit - now) // period) - 1
-        if k < 1 or not whole_periods(sched.queue.ticks.ticks, period) or not self._events_whole(prev.events):
+        draws = self._draws[prev.draws :]
+        if draws:
+            k = min(k, MAX_DRAWS // len(draws))
+        if k < 1 or not whole_periods(q.ticks.ticks, period) or not self._events_whole(prev.events):
             return False
+        if draws and not _replays(prev.rng, draws, rng):
+            return False  # drawn otherwise than through randrange: cannot be replayed
         delta = {key: n - prev.counters.get(key, n) for key, n in counters.items()}
         if delta.get(("attempts", SCHEDULE_ERROR)) or delta.get(("attempts", SCHEDULED)):
             return False  # an error's log is rate-limited in time; a bind is no retry
         self._jump(prev, delta, period, k)
-        self._marks = {}
+        if draws:  # at most MAX_DRAWS
+            for _ in range(k):
+                for args in draws:
+                    self._randrange(*args)
+        self._forget()
         return True
+
+    def _forget(self) -> None:
+        self._marks = {}
+        self._draws = []
 
     def _horizon(self) -> float | None:
         """The next instant something other than a retry happens: a timed source or a Permit
@@ -207,7 +243,6 @@ class QuietSkipper:
             q.scheduling_cycle - q.move_request_cycle, len(q.activeq._events),
             tuple((node, tuple(pi.uid for pi in pis)) for node, pis in nominator.nominated_pods.items()),
             tuple(nominator.pod_to_node.items()),
-            sched.rng.getstate(),
             scheduling.next_start_node_index, scheduling._filter_pass_rate,
             driver._tickets - driver._turns_done, len(driver._turns_skipped), len(driver._parked),
             getattr(sched.transport, "resource_version", None),
@@ -294,6 +329,15 @@ class QuietSkipper:
         if block:
             self.repeats.append(Repeat(block, period, k, prev.now + period))
         self.skipped_attempts += sum(add(("attempts", r)) for r in metrics.schedule_attempts)
+
+
+def _replays(start: tuple[Any, ...], draws: list[tuple[int, ...]], end: tuple[Any, ...]) -> bool:
+    """Whether ``draws`` (randrange's arguments) take an rng from state ``start`` to ``end``."""
+    rng = random.Random()
+    rng.setstate(start)
+    for args in draws:
+        rng.randrange(*args)
+    return rng.getstate() == end
 
 
 def whole_periods(ticks: Sequence[tuple[float, float, int]], period: float) -> bool:

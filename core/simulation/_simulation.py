@@ -129,6 +129,8 @@ class Simulation:
         self.skip_quiet = True
         """Skip quiet stretches (:mod:`kubesched.scheduler._quiet`); off runs every retry (the
         differential tests compare the two)."""
+        self.skipped_attempts = 0
+        """Scheduling attempts the run accounted for without running them (quiet stretches)."""
         self._ran = False
 
     @classmethod
@@ -401,6 +403,7 @@ class _Run:
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
         repeats = self.quiet.repeats if self.quiet is not None else []
+        self.sim.skipped_attempts = self.quiet.skipped_attempts if self.quiet is not None else 0
         result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events, repeats)
         last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
         last_event = max([last_event, *(round(r.last_time(), 6) for r in repeats)])
