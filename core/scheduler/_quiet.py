@@ -81,7 +81,7 @@ class Repeat:
     after: float
 
     def last_time(self) -> float:
-        return max(e.time for e in self.block) + self.count * self.period
+        return float(max(e.time for e in self.block)) + self.count * self.period
 
 
 MAX_DRAWS = 1_000_000
@@ -122,7 +122,7 @@ class QuietSkipper:
             self._draws.append(args)
             return self._randrange(*args)
 
-        sched.rng.randrange = randrange  # type: ignore[method-assign]
+        sched.rng.randrange = randrange  # type: ignore[method-assign, assignment]
         self.enabled = all(
             name in STATELESS_PLUGINS and type(plugin).__module__.startswith("kubesched.plugins")
             for fw in sched.profiles.values()

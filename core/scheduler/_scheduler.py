@@ -28,7 +28,7 @@ import logging
 import math
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -64,9 +64,6 @@ from kubesched.scheduler._schedule_one import (
     select_host,
 )
 from kubesched.scheduler._taskpool import TaskPool
-
-if TYPE_CHECKING:
-    from kubesched.scheduler._quiet import QuietSkipper
 
 log = logging.getLogger("kubesched")
 
@@ -182,8 +179,9 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
-        self.quiet: QuietSkipper | None = None
-        """(simulations) What skips the quiet stretches, when set (:mod:`kubesched.scheduler._quiet`)."""
+        self.at_rest: Callable[[float], bool] | None = None
+        """(simulations) Called by the deterministic loop before it sleeps, with the instant:
+        whether it jumped the state ahead (:meth:`kubesched.scheduler._quiet.QuietSkipper.at_rest`)."""
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
@@ -416,7 +414,7 @@ class Scheduler:
                 self._idle_waiter.set()
                 self._idle_waiter = None
             wake = self._next_wake()
-            if self.quiet is not None and self.quiet.at_rest(now):
+            if self.at_rest is not None and self.at_rest(now):
                 wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 

@@ -249,7 +249,8 @@ class _Run:
         )  # fmt: skip
         self.quiet: QuietSkipper | None = None
         if sim.skip_quiet:
-            self.quiet = self.sched.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.sched.at_rest = self.quiet.at_rest
         self.recorder: Any = None
         if sim.metrics:
             from kubesched.metrics._metrics import MetricsRecorder
