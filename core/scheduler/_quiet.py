@@ -65,7 +65,7 @@ MIN_STRETCH = 1320.0
 """Look for a period only when the next timed event is at least this far (four of the
 unschedulable pods' 330 s retry periods): a shorter stretch has too few retries to gain from."""
 
-MAX_MARKS = 256
+MAX_MARKS = 32
 """Quiet points remembered while looking for a period (then forgotten, and looked for again)."""
 
 
