@@ -155,9 +155,8 @@ class QuietSkipper:
         if prev is None:
             return False
         period = now - prev.now
-        limit = min(horizon, self.limit())
-        # whole periods that end before the limit, one left to run for real
-        k = int((limit - now) // period) - 1
+        # whole periods that end before the horizon, one left to run for real
+        k = int((horizon - now) // period) - 1
         draws = self._draws[prev.draws :]
         if draws:
             k = min(k, MAX_DRAWS // len(draws))
@@ -181,12 +180,14 @@ class QuietSkipper:
         self._draws = []
 
     def _horizon(self) -> float | None:
-        """The next instant something other than a retry happens: a timed source or a Permit
-        deadline."""
+        """The next instant something other than a retry happens: a timed source, a Permit
+        deadline, or the run's end (``until``); None if none is known."""
         sched = self.sched
         times = sched.driver.source_times()
         times += [t for fw in sched.profiles.values() if (t := fw.next_permit_deadline()) is not None]
-        return min(times, default=None)
+        times.append(self.limit())
+        horizon = min(times)
+        return horizon if math.isfinite(horizon) else None
 
     def _at_rest(self, now: float) -> bool:
         """Nothing runs or waits but the queued pods, and the clock is on a whole second."""

@@ -45,6 +45,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from kubesched._errors import ConfigError
 from kubesched.scheduler._quiet import Repeat
 
 __all__ = ["EVENT_MODES", "FINISH_TIME", "LRU_ENTRIES", "fold_events", "occurrences"]
@@ -59,6 +60,10 @@ event outlives its last observation."""
 LRU_ENTRIES = 4096
 """tools/record's ``maxLruCacheEntries``: the correlator's cache of events it counts onto."""
 
+MAX_EXPANDED = 10_000_000
+"""``--events all``: the most occurrences of skipped quiet stretches it lists one by one (about
+2 GB of JSON); beyond, the run is one line naming ``--events series``."""
+
 
 def _entry(e: Any, now: float | None = None) -> dict[str, Any]:
     time = round(e.time, 6) if now is None else now
@@ -69,6 +74,13 @@ def occurrences(records: Iterable[Any], repeats: Sequence[Repeat] = ()) -> list[
     """``--events all``: one entry per recorded event, in time order (recording order at equal
     times: the causal order of the deterministic loop); the events of skipped quiet stretches
     (``repeats``, :mod:`kubesched.scheduler._quiet`) at their places."""
+    n = sum(len(rep.block) * rep.count for rep in repeats)
+    if n > MAX_EXPANDED:
+        raise ConfigError(
+            f"one entry per occurrence would be {n:,} entries for the retries of quiet stretches "
+            "alone; use --events series (the default), which folds them as the API server keeps them",
+            field="--events all",
+        )
     return [_entry(e, now) for e, now in _timed(records, repeats, expand=True)]
 
 

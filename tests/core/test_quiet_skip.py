@@ -185,3 +185,12 @@ def test_a_repeat_folds_as_its_occurrences_recorded_one_by_one(period: float, co
     records = [*before, *block, *later]
     assert fold_events(records, [rep]) == fold_events([*before, *block, *expanded, *later])
     assert occurrences(records, [rep]) == occurrences([*before, *block, *expanded, *later])
+
+
+def test_events_all_refuses_to_list_a_billion_retries() -> None:
+    """--events all over the 3e11 s wait would be 909 million entries: one line naming --events
+    series instead (exit 2 in the CLI), after a run that took well under a second."""
+    from kubesched._errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"--events all: one entry per occurrence would be 909,090,90\d entries"):
+        _sim(GRACE, events="all").run_in_virtual_time("trio")
