@@ -94,7 +94,7 @@ def _pod(name: str, r: random.Random, *, prio: int, cpu: str, arrival: int = 0, 
     if r.random() < 0.15:
         annotations["kubesched.io/duration"] = f"{r.choice([2000, 7000])}s"
     if r.random() < 0.1:
-        annotations["kubesched.io/deletion"] = f"{r.randint(100, 9000)}s"
+        annotations["kubesched.io/deletion"] = f"{arrival + r.randint(100, 9000)}s"
     spec: dict[str, Any] = {"priority": prio, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
     if grace is not None:
         spec["terminationGracePeriodSeconds"] = grace
