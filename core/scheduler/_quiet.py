@@ -117,17 +117,18 @@ class QuietSkipper:
         # be replayed: a jump draws the rng as the skipped attempts would have
         self._draws: list[tuple[int, ...]] = []
         self._randrange = sched.rng.randrange
-
-        def randrange(*args: int) -> int:
-            self._draws.append(args)
-            return self._randrange(*args)
-
-        sched.rng.randrange = randrange  # type: ignore[method-assign, assignment]
         self.enabled = all(
             name in STATELESS_PLUGINS and type(plugin).__module__.startswith("kubesched.plugins")
             for fw in sched.profiles.values()
             for name, plugin in fw.plugins.items()
         )
+        if self.enabled:
+
+            def randrange(*args: int) -> int:
+                self._draws.append(args)
+                return self._randrange(*args)
+
+            sched.rng.randrange = randrange  # type: ignore[method-assign, assignment]
 
     # --- the loop's call ------------------------------------------------------------------------
     def at_rest(self, now: float) -> bool:
@@ -162,7 +163,7 @@ class QuietSkipper:
             k = min(k, MAX_DRAWS // len(draws))
         if k < 1 or not whole_periods(q.ticks.ticks, period) or not self._events_whole(prev.events):
             return False
-        if draws and not _replays(prev.rng, draws, rng):
+        if not _replays(prev.rng, draws, rng):
             return False  # drawn otherwise than through randrange: cannot be replayed
         delta = {key: n - prev.counters.get(key, n) for key, n in counters.items()}
         if delta.get(("attempts", SCHEDULE_ERROR)) or delta.get(("attempts", SCHEDULED)):
@@ -334,6 +335,8 @@ class QuietSkipper:
 
 def _replays(start: tuple[Any, ...], draws: list[tuple[int, ...]], end: tuple[Any, ...]) -> bool:
     """Whether ``draws`` (randrange's arguments) take an rng from state ``start`` to ``end``."""
+    if not draws:
+        return start == end
     rng = random.Random()
     rng.setstate(start)
     for args in draws:
