@@ -28,7 +28,9 @@ and a jump replays the period's draws k times (the period's draws must take the 
 state at the first quiet point to its state at the second, or no skip is taken).  What only a plugin
 knows (a TTL cache of Coscheduling) is not seen: a profile with a plugin outside
 :data:`STATELESS_PLUGINS` is never skipped, nor are runs that time their plugins (a metrics
-recorder samples with its own rng) or record every attempt's results (``--explain``).
+recorder samples with its own rng: which skipped attempts it would have sampled is not known
+without running them).  With ``--explain``, a jump keeps each pod's attempt records of the period
+as many times as its result history can show.
 
 Exactness needs exact arithmetic: every time involved (now, the flush ticks, the pods'
 timestamps and backoff expiries, the events) must be a whole number of seconds, so that adding
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.metrics._metrics import SCHEDULE_ERROR, SCHEDULED
+from kubesched.scheduler._results import HISTORY_LIMIT, ResultRecorder, go_json
 
 if TYPE_CHECKING:
     from kubesched.queue._heap import QueuedPodInfo
@@ -176,6 +179,16 @@ class QuietSkipper:
         self._forget()
         return True
 
+    def _records(self, recorder: ResultRecorder, delta: dict[Any, int], k: int) -> None:
+        """(``--explain``) Each pod's attempt records of the period, repeated: only as many
+        repetitions as its result history can show (the rest would have scrolled out of it)."""
+        for qpi in self._queued():
+            n = delta.get(("records", qpi.uid), 0)
+            if n > 0:
+                kept = recorder._attempts[qpi.uid]
+                period = kept[-n:]
+                kept.extend(period * _saturating(period, k))
+
     def _forget(self) -> None:
         self._marks = {}
         self._draws = []
@@ -198,7 +211,8 @@ class QuietSkipper:
             return False
         if len(q.active_q) or q.in_flight or sched.driver.active or sched.binding.tasks:
             return False
-        if sched._background_tasks or sched.extenders or sched.recorder is not None:
+        recorder = sched.recorder
+        if sched._background_tasks or sched.extenders or (recorder is not None and recorder.patch):
             return False
         if sched.metrics.recorder is not None or q.metrics_recorder is not None:
             return False
@@ -260,6 +274,7 @@ class QuietSkipper:
         sched = self.sched
         q = sched.queue
         metrics = sched.metrics
+        recorder = sched.recorder
         out: dict[Any, int] = {
             ("cycle",): q.scheduling_cycle,
             ("moveRequest",): q.move_request_cycle,
@@ -277,6 +292,8 @@ class QuietSkipper:
             out[("qpi", uid, "unschedulable")] = qpi.unschedulable_count
             out[("qpi", uid, "errors")] = qpi.consecutive_errors_count
             out[("pod", uid)] = pod_attempts.get(uid, 0)
+            if recorder is not None:
+                out[("records", uid)] = len(recorder._attempts.get(uid, ()))
         return out
 
     def _events_whole(self, start: int) -> bool:
@@ -323,6 +340,8 @@ class QuietSkipper:
             for qpi in self._queued():
                 if (n := add(("pod", qpi.uid))) != 0:
                     metrics.pod_attempts[qpi.uid] = metrics.pod_attempts.get(qpi.uid, 0) + n
+        if sched.recorder is not None:
+            self._records(sched.recorder, delta, k)
         if sched.scheduling.last_attempt > prev.now:
             sched.scheduling.last_attempt += shift
         if sched._last_touch > prev.now:
@@ -331,6 +350,15 @@ class QuietSkipper:
         if block:
             self.repeats.append(Repeat(block, period, k, prev.now + period))
         self.skipped_attempts += sum(add(("attempts", r)) for r in metrics.schedule_attempts)
+
+
+def _saturating(records: Sequence[Any], k: int) -> int:
+    """How many repetitions of a pod's ``records`` (``--explain``: its attempts of one period) to
+    keep of ``k``: enough that the result history, which keeps the newest entries that fit in
+    :data:`~kubesched.scheduler._results.HISTORY_LIMIT` bytes, holds none from before them."""
+    shortest = min(len(go_json(r.annotations()).encode()) for r in records)
+    fit = HISTORY_LIMIT // max(1, shortest) + 1
+    return min(k, -(-fit // len(records)) + 1)
 
 
 def _replays(start: tuple[Any, ...], draws: list[tuple[int, ...]], end: tuple[Any, ...]) -> bool:

@@ -113,7 +113,7 @@ def quiet_scenario(seed: int) -> tuple[str, dict[str, Any]]:
     """Low-priority pods with long grace periods fill 1-3 nodes; high-priority pods arrive and
     preempt them, then wait (nominated) for the victims to go; pods too big for any node wait
     for a node that may arrive late; completions, deletions and ``until`` end quiet stretches
-    at other instants; the queue's gates and the seed vary."""
+    at other instants; the queue's gates, the seed and --explain vary."""
     r = random.Random(seed)
     docs = [_node(f"n{i}", r.randint(2, 4)) for i in range(r.randint(1, 3))]
     if r.random() < 0.4:
@@ -131,6 +131,8 @@ def quiet_scenario(seed: int) -> tuple[str, dict[str, Any]]:
                                ("1.36", "SchedulerPopFromBackoffQ=true"), ("1.33", "SchedulerAsyncPreemption=true")])
     options: dict[str, Any] = {"seed": r.randint(0, 3), "gates": gates, "version": version,
                                "events": r.choice(["series", "series", "all"])}  # fmt: skip
+    if r.random() < 0.2:
+        options["explain"] = True
     if r.random() < 0.25:
         options["until"] = float(r.choice([3000, 5000.5, 8000]))
     return "\n---\n".join(json.dumps(d) for d in docs), options
@@ -185,6 +187,18 @@ def test_a_repeat_folds_as_its_occurrences_recorded_one_by_one(period: float, co
     records = [*before, *block, *later]
     assert fold_events(records, [rep]) == fold_events([*before, *block, *expanded, *later])
     assert occurrences(records, [rep]) == occurrences([*before, *block, *expanded, *later])
+
+
+def test_explain_keeps_the_history_the_retries_would_leave() -> None:
+    """--explain over the 3e11 s wait: the preemptor's result history is full (the newest
+    attempts that fit in 256 KiB), as after running every retry, and the run stays quick."""
+    sim = _sim(GRACE, explain=True)
+    out = json.loads(sim.run_in_virtual_time("trio").to_json())
+    pods = {p["name"]: p for p in out["pods"]}
+    history = json.loads(pods["preemptor"]["annotations"]["kube-scheduler-simulator.sigs.k8s.io/result-history"])
+    assert 100 < len(history) < 1000
+    assert history[-1]["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == "n0"
+    assert out["summary"]["attempts"] - sim.skipped_attempts < 100
 
 
 def test_events_all_refuses_to_list_a_billion_retries() -> None:
