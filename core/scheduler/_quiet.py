@@ -27,9 +27,9 @@ candidate offset on every attempt, whatever comes of it, so the scheduler's draw
 and a jump replays the period's draws k times (the period's draws must take the rng from its
 state at the first quiet point to its state at the second, or no skip is taken).  What only a plugin
 knows (a TTL cache of Coscheduling) is not seen: a profile with a plugin outside
-:data:`STATELESS_PLUGINS` is never skipped, nor are runs that time their plugins (a metrics
-recorder samples with its own rng: which skipped attempts it would have sampled is not known
-without running them).  With ``--explain``, a jump keeps each pod's attempt records of the period
+:data:`STATELESS_PLUGINS` is never skipped.  With ``--metrics``, the recorder's counts are
+jumped as the others, and its sampling of plugin timings replayed
+(:mod:`kubesched.scheduler._quiet_metrics`).  With ``--explain``, a jump keeps each pod's attempt records of the period
 as many times as its result history can show.
 
 Exactness needs exact arithmetic: every time involved (now, the flush ticks, the pods'
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.metrics._metrics import SCHEDULE_ERROR, SCHEDULED
+from kubesched.scheduler._quiet_metrics import RecorderLog
 from kubesched.scheduler._results import HISTORY_LIMIT, ResultRecorder, go_json
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class _Mark:
     events: int  # len(cluster.events)
     rng: tuple[Any, ...]  # the scheduler's rng state
     draws: int  # len(the draw log)
+    metrics: tuple[dict[Any, int], dict[Any, float]]  # (--metrics) the recorder's counts, sums
+    metrics_mark: tuple[int, int, tuple[Any, ...]] | None  # (--metrics) RecorderLog.mark()
 
 
 class QuietSkipper:
@@ -125,6 +128,20 @@ class QuietSkipper:
             for fw in sched.profiles.values()
             for name, plugin in fw.plugins.items()
         )
+        self.metrics_log: RecorderLog | None = None
+        if self.enabled and sched.metrics.recorder is not None:
+            self.metrics_log = RecorderLog(sched.metrics.recorder, self._context)
+            self._pre_enqueue: str | None = None  # the pod whose PreEnqueue plugins run
+            run_pre_enqueue = sched.queue._run_pre_enqueue
+
+            def pre_enqueue(qpi: QueuedPodInfo) -> None:
+                self._pre_enqueue = qpi.uid
+                try:
+                    run_pre_enqueue(qpi)
+                finally:
+                    self._pre_enqueue = None
+
+            sched.queue._run_pre_enqueue = pre_enqueue  # type: ignore[method-assign]
         if self.enabled:
 
             def randrange(*args: int) -> int:
@@ -133,13 +150,21 @@ class QuietSkipper:
 
             sched.rng.randrange = randrange  # type: ignore[method-assign, assignment]
 
+    def _context(self) -> tuple[str, str] | None:
+        """(``--metrics``) What the recorder's draw is for: a pod's PreEnqueue or its cycle."""
+        if self._pre_enqueue is not None:
+            return ("preEnqueue", self._pre_enqueue)
+        in_flight = self.sched.queue.in_flight
+        return ("cycle", next(iter(in_flight))) if len(in_flight) == 1 else None
+
     # --- the loop's call ------------------------------------------------------------------------
     def at_rest(self, now: float) -> bool:
         """The loop is about to sleep at ``now``: if the state is where it was one period ago
         and the next timed event is far enough, jump ahead; whether it did."""
         sched = self.sched
         q = sched.queue
-        if len(self._draws) > MAX_DRAWS:
+        log = self.metrics_log
+        if len(self._draws) > MAX_DRAWS or (log is not None and len(log.draws) + len(log.timings) > MAX_DRAWS):
             self._forget()
         if not self.enabled or not (q.unschedulable or len(q.backoff)):
             return False
@@ -149,13 +174,17 @@ class QuietSkipper:
         if horizon != self._marks_horizon or len(self._marks) >= MAX_MARKS:
             self._forget()
             self._marks_horizon = horizon
+            if log is not None:
+                log.learned = {}
         fp = self._fingerprint(now, horizon)
         if fp is None:
             return False
         counters = self._counters()
         prev = self._marks.get(fp)
         rng = sched.rng.getstate()
-        self._marks[fp] = _Mark(now, counters, len(self.events), rng, len(self._draws))
+        metrics = log.counters() if log is not None else ({}, {})
+        mark = _Mark(now, counters, len(self.events), rng, len(self._draws), metrics, log.mark() if log else None)
+        self._marks[fp] = mark
         if prev is None:
             return False
         period = now - prev.now
@@ -171,7 +200,18 @@ class QuietSkipper:
         delta = {key: n - prev.counters.get(key, n) for key, n in counters.items()}
         if delta.get(("attempts", SCHEDULE_ERROR)) or delta.get(("attempts", SCHEDULED)):
             return False  # an error's log is rate-limited in time; a bind is no retry
+        pods: list[tuple[str, str]] = []
+        if log is not None:
+            assert prev.metrics_mark is not None
+            if prev.metrics[1] != metrics[1] or set(prev.metrics[0]) != set(metrics[0]):
+                return False  # a duration that is not 0, or a new series
+            found = log.period(prev.metrics_mark)
+            if found is None:
+                return False
+            pods = found
         self._jump(prev, delta, period, k)
+        if log is not None:
+            log.jump({key: n - prev.metrics[0][key] for key, n in metrics[0].items()}, pods, k)
         if draws:  # at most MAX_DRAWS
             for _ in range(k):
                 for args in draws:
@@ -192,6 +232,8 @@ class QuietSkipper:
     def _forget(self) -> None:
         self._marks = {}
         self._draws = []
+        if self.metrics_log is not None:
+            self.metrics_log.forget()
 
     def _horizon(self) -> float | None:
         """The next instant something other than a retry happens: a timed source, a Permit
@@ -214,7 +256,9 @@ class QuietSkipper:
         recorder = sched.recorder
         if sched._background_tasks or sched.extenders or (recorder is not None and recorder.patch):
             return False
-        if sched.metrics.recorder is not None or q.metrics_recorder is not None:
+        if q.metrics_recorder is not sched.metrics.recorder or (
+            sched.metrics.recorder is not None and self.metrics_log is None
+        ):
             return False
         if any(fw.waiting_pods for fw in sched.profiles.values()):
             return False

@@ -247,16 +247,16 @@ class _Run:
             cluster, sim.config, seed=sim.seed, registry=sim.registry, deterministic=True,
             record_plugin_results=sim.explain,
         )  # fmt: skip
-        self.quiet: QuietSkipper | None = None
-        if sim.skip_quiet:
-            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
-            self.sched.at_rest = self.quiet.at_rest
         self.recorder: Any = None
         if sim.metrics:
             from kubesched.metrics._metrics import MetricsRecorder
 
             self.recorder = MetricsRecorder(seed=sim.seed)
             self.recorder.attach(self.sched)
+        self.quiet: QuietSkipper | None = None
+        if sim.skip_quiet:  # after the recorder: it logs the recorder's draws too
+            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.sched.at_rest = self.quiet.at_rest
         self.watch = cluster.watch()
         self.observer = Observer(self.start, sim.progress)
         # the scheduler's loop drives every timed event, in a fixed order at each instant

