@@ -9,28 +9,30 @@ When nothing but such retries happens, the scheduler's state comes back to where
 in time::
 
     quiet point t1 (the loop is about to sleep) ── retries only ──► quiet point t2
-        fingerprint(t1) == fingerprint(t2)    every time relative to now, the seeded rng, the
-                                              queue's order, the nominator, the cluster's
+        fingerprint(t1) == fingerprint(t2)    every time relative to now, the queue's order,
+                                              backoff and flags, the nominator, the cluster's
                                               resourceVersion, the next timed event, ...
         ⇒ what runs in (t2, t2 + P] is what ran in (t1, t2], P = t2 - t1, and so on until the
           next timed event (or ``until``)
         ⇒ jump k periods at once: counters += k × their change over the period (attempts, the
           pods' queue attempts and backoff counts, the scheduling cycle, ...), times += k·P,
           the period's events repeated k times (:class:`Repeat`, folded by
-          :mod:`kubesched.simulation._events`)
+          :mod:`kubesched.simulation._events`), the period's rng draws replayed k times
 
-The loop then sleeps to the next flush after the jump and runs the last periods before the
+The loop then sleeps to the next flush after the jump and runs the last period before the
 timed event for real.  The fingerprint holds everything a retry reads that a retry may change;
-a change not covered by it (a plugin error's rate limiter, a status write) makes the states
-differ and no skip is taken.  The seeded rng is the exception: a preemption's dry run draws its
-candidate offset on every attempt, whatever comes of it, so the scheduler's draws are logged
-and a jump replays the period's draws k times (the period's draws must take the rng from its
-state at the first quiet point to its state at the second, or no skip is taken).  What only a plugin
-knows (a TTL cache of Coscheduling) is not seen: a profile with a plugin outside
-:data:`STATELESS_PLUGINS` is never skipped.  With ``--metrics``, the recorder's counts are
-jumped as the others, and its sampling of plugin timings replayed
-(:mod:`kubesched.scheduler._quiet_metrics`).  With ``--explain``, a jump keeps each pod's attempt records of the period
-as many times as its result history can show.
+a change it does not cover (a status write, a bind) makes the states differ and no skip is
+taken, and a period with an Error (whose log line is rate-limited in time) is not jumped.
+
+The seeded rng is not in the fingerprint: a preemption's dry run draws its candidate offset on
+every attempt, whatever comes of it (no candidate: no write, the same message).  The scheduler's
+draws are logged instead, and a jump replays the period's draws k times; the period's draws
+must take the rng from its state at t1 to its state at t2 (nothing drew otherwise), or no skip
+is taken.  What only a plugin knows (a TTL cache of Coscheduling) is not seen: a profile with a
+plugin outside :data:`STATELESS_PLUGINS` is never skipped.  With ``--metrics``, the recorder's
+counts are jumped with the rest and its sampling of plugin timings replayed
+(:mod:`kubesched.scheduler._quiet_metrics`); with ``--explain``, a jump keeps each pod's attempt
+records of the period as many times as its result history can show.
 
 Exactness needs exact arithmetic: every time involved (now, the flush ticks, the pods'
 timestamps and backoff expiries, the events) must be a whole number of seconds, so that adding
