@@ -47,9 +47,12 @@ def _sim(text: str, *, skip: bool = True, gates: str = "", version: str = "1.36"
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_a_victims_3e11_s_grace_period_ends_without_running_its_retries(backend: str) -> None:
     """The preemptor, nominated to n0, is retried by every 5-minute flush (each 330 s: the 30 s
-    tick after 300 s) until the victim is gone at 3e11 + 10 s: 909,090,909 retries that fail the
-    same way ("not eligible due to a terminating pod on the nominated node"), accounted for
-    (attempts, one FailedScheduling series) while fewer than 100 cycles run."""
+    tick after 300 s; v1.35.0 pkg/scheduler/backend/queue/scheduling_queue.go,
+    flushUnschedulablePodsLeftover with podMaxInUnschedulablePodsDuration) until the victim is
+    gone at 3e11 + 10 s: 909,090,909 retries that fail the same way ("not eligible due to a
+    terminating pod on the nominated node", default_preemption.go PodEligibleToPreemptOthers),
+    accounted for (attempts, one FailedScheduling series as client-go's tools/events keeps it)
+    while fewer than 100 cycles run."""
     sim = _sim(GRACE)
     result = sim.run_in_virtual_time(backend)
     out = json.loads(result.to_json())
