@@ -186,9 +186,8 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
-        self.at_rest: Callable[[float], bool] | None = None
-        """(simulations) Called by the deterministic loop before it sleeps, with the instant:
-        whether it jumped the state ahead (:meth:`kubesched.scheduler._quiet.QuietSkipper.at_rest`)."""
+        # (simulations) called by the deterministic loop before it sleeps, with the instant: whether
+        self.at_rest: Callable[[float], bool] | None = None  # it jumped ahead (QuietSkipper.at_rest)
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
