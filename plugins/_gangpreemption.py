@@ -42,6 +42,7 @@ victims are single pods (a victim gang is not taken whole).
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,7 @@ from kubesched.framework import (
     Code,
     CycleState,
     Handle,
+    KubeschedError,
     NodeInfo,
     Pod,
     PodInfo,
@@ -65,6 +67,8 @@ from kubesched.preemption import (
     pod_terminating_by_preemption,
 )
 from kubesched.preemption.executor import Executor
+
+log = logging.getLogger("kubesched.preemption")
 
 MSG_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
@@ -139,9 +143,9 @@ class GangPreemption:
         placed_before = sum(1 for p in gang_pods if p.metadata.uid in on_nodes or p.spec.node_name)
         for m in unplaced:
             nominated = m.status.nominated_node_name or handle.nominator.node_of(m.metadata.uid)
-            ni = snapshot.get(nominated) if nominated else None
-            if ni is not None and any(
-                pi.priority < prio and pod_terminating_by_preemption(pi.pod) for pi in ni.pods
+            there = snapshot.get(nominated) if nominated else None
+            if there is not None and any(
+                pi.priority < prio and pod_terminating_by_preemption(pi.pod) for pi in there.pods
             ):
                 return None, Status(Code.UNSCHEDULABLE, MSG_TERMINATING)
         if not victims:
@@ -251,9 +255,12 @@ class GangPreemption:
         for mb in placed[1:]:
             nominator.add(PodInfo(mb.pod), mb.node)
             if mb.pod.status.nominated_node_name != mb.node:
-                await handle.client.patch_pod_status(
-                    mb.pod.metadata.namespace, mb.pod.metadata.name, nominated_node_name=mb.node
-                )
+                try:
+                    await handle.client.patch_pod_status(
+                        mb.pod.metadata.namespace, mb.pod.metadata.name, nominated_node_name=mb.node
+                    )
+                except KubeschedError as e:  # gone, or the API refused: the nominator keeps it
+                    log.warning("cannot set 'NominatedNodeName' of %s: %s", mb.pod.metadata.name, e)
         return PostFilterResult(placed[0].node, all_victims), Status(Code.SUCCESS)
 
 
