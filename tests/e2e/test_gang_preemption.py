@@ -249,3 +249,54 @@ def _simulate_on(docs: list[dict[str, Any]], backend: str) -> str:
 def test_gang_preemption_asyncio_and_trio_agree_byte_for_byte(seed: int) -> None:
     docs = scenario(seed)
     assert _simulate_on(docs, "asyncio") == _simulate_on(docs, "trio")
+
+
+async def test_gang_preemption_puts_pdb_violating_victims_back_first() -> None:
+    """One victim is enough; without a budget the less important pod (low-a) goes, with a budget
+    protecting low-a it is put back first and low-b goes."""
+    docs: list[dict[str, Any]] = [node("n0", 3)]
+    low_a = pod("low-a", node_name="n0", priority=1, labels={"app": "a"})
+    low_b = pod("low-b", node_name="n0", priority=2)
+    gang_pods = [gang_pod(f"train-{i}", "train", 2) for i in range(2)]
+    out = await simulate_docs([*docs, low_a, low_b, *gang_pods], config("Gang"))
+    assert [name for _, name in events(out, "Preempted")] == ["low-a"]
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "a"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}},
+    }
+    out = await simulate_docs([*docs, pdb, low_a, low_b, *gang_pods], config("Gang"))
+    assert [name for _, name in events(out, "Preempted")] == ["low-b"]
+    assert len({t for t, _ in events(out, "Scheduled")}) == 1
+
+
+async def test_gang_preemption_is_not_tried_for_a_preemptor_that_never_preempts() -> None:
+    docs = full_cluster() + [gang_pod(f"train-{i}", "train", 3) for i in range(3)]
+    for d in docs[-3:]:
+        d["spec"]["preemptionPolicy"] = "Never"
+    out = await simulate_docs(docs, config("Gang"), until=60.0)
+    assert events(out, "Preempted") == []
+    failed = [e["message"] for e in out["events"] if e["reason"] == "FailedScheduling"]
+    assert any("preemption: not eligible due to preemptionPolicy=Never." in m for m in failed)
+
+
+async def test_gang_preemption_with_anti_affinity_keeps_one_member_per_node() -> None:
+    """Members that repel each other (required anti-affinity on the gang label) are placed on
+    three nodes: the PreFilter state of each member learns where the others went."""
+    docs = [node(f"n{i}", 2) for i in range(3)]
+    docs += [pod(f"low-{i}", node_name=f"n{i}", cpu=2) for i in range(3)]
+    members = [gang_pod(f"train-{i}", "train", 3) for i in range(3)]
+    for m in members:
+        m["spec"]["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {GANG: "train"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    out = await simulate_docs([*docs, *members], config("Gang"))
+    assert sorted(name for _, name in events(out, "Preempted")) == ["low-0", "low-1", "low-2"]
+    where = placements(out)
+    assert sorted(where[f"train-{i}"] or "" for i in range(3)) == ["n0", "n1", "n2"]
+    assert len({t for t, _ in events(out, "Scheduled")}) == 1
