@@ -215,8 +215,9 @@ async def test_coscheduling_group_that_cannot_fit_evicts_nothing() -> None:
 # --- asyncio and trio --------------------------------------------------------------------------
 
 
-def scenario(seed: int) -> list[dict[str, Any]]:
-    """Random gangs over full and half-full nodes, mixed priorities, late arrivals."""
+def scenario(seed: int, plugin: str = "Gang") -> list[dict[str, Any]]:
+    """Random gangs (label gangs, or PodGroups for Coscheduling) over full and half-full nodes,
+    mixed priorities, late arrivals."""
     r = random.Random(seed)
     docs: list[dict[str, Any]] = []
     for i in range(r.randint(2, 4)):
@@ -228,27 +229,53 @@ def scenario(seed: int) -> list[dict[str, Any]]:
         size = r.randint(1, 4)
         prio = r.choice([10, 100, 1000])
         arrival = f"{r.randint(0, 20)}s" if r.random() < 0.4 else None
-        docs += [gang_pod(f"g{g}-{i}", f"g{g}", size, prio, arrival) for i in range(size)]
+        if plugin == "Gang":
+            docs += [gang_pod(f"g{g}-{i}", f"g{g}", size, prio, arrival) for i in range(size)]
+        else:
+            docs.append(pod_group(f"g{g}", size))
+            docs += [group_pod(f"g{g}-{i}", f"g{g}", prio, arrival) for i in range(size)]
     for i in range(r.randint(0, 3)):
         docs.append(pod(f"p{i}", priority=r.choice([0, 100]), arrival=f"{r.randint(0, 30)}s"))
     return docs
 
 
-def _simulate_on(docs: list[dict[str, Any]], backend: str) -> str:
+def _simulate_on(docs: list[dict[str, Any]], backend: str, plugin: str) -> str:
     text = "\n---\n".join(json.dumps(d) for d in docs)
     manifests = load_manifests(["s.yaml"], texts={"s.yaml": text})
 
     async def go() -> str:
-        result = await simulate(manifests, parse_config(config("Gang", permitWaitingTimeSeconds=5)), seed=3, until=120.0)
+        result = await simulate(manifests, parse_config(config(plugin, permitWaitingTimeSeconds=5)), seed=3, until=120.0)
         return result.to_json()
 
     return run_on(go, backend=backend)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_gang_preemption_asyncio_and_trio_agree_byte_for_byte(seed: int) -> None:
-    docs = scenario(seed)
-    assert _simulate_on(docs, "asyncio") == _simulate_on(docs, "trio")
+@pytest.mark.parametrize("plugin", ["Gang", "Coscheduling"])
+@pytest.mark.parametrize("seed", range(10))
+def test_gang_preemption_asyncio_and_trio_agree_byte_for_byte(seed: int, plugin: str) -> None:
+    docs = scenario(seed, plugin)
+    assert _simulate_on(docs, "asyncio", plugin) == _simulate_on(docs, "trio", plugin)
+
+
+def test_the_random_scenarios_preempt_and_each_gang_binds_whole_at_one_instant() -> None:
+    """The byte-for-byte scenarios are not idle (preemptions happen in them), and in each a gang
+    (whose count is its size) binds all its members at one instant, or none."""
+    preempting = 0
+    for seed in range(10):
+        docs = scenario(seed)
+        out = json.loads(_simulate_on(docs, "trio", "Gang"))
+        if any(e["reason"] == "Preempted" for e in out["events"]):
+            preempting += 1
+        sizes: dict[str, int] = {}
+        for d in docs:
+            g = d["metadata"].get("labels", {}).get(GANG) if d["kind"] == "Pod" else None
+            if g:
+                sizes[g] = sizes.get(g, 0) + 1
+        for g, size in sizes.items():
+            times = [e["time"] for e in out["events"]
+                     if e["reason"] == "Scheduled" and e["object"].split("/", 1)[1].startswith(f"{g}-")]  # fmt: skip
+            assert times == [] or (len(times) == size and len(set(times)) == 1), (seed, g, times)
+    assert preempting >= 3
 
 
 async def test_gang_preemption_puts_pdb_violating_victims_back_first() -> None:
