@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -327,3 +328,31 @@ async def test_gang_preemption_with_anti_affinity_keeps_one_member_per_node() ->
     where = placements(out)
     assert sorted(where[f"train-{i}"] or "" for i in range(3)) == ["n0", "n1", "n2"]
     assert len({t for t, _ in events(out, "Scheduled")}) == 1
+
+
+# --- the example ------------------------------------------------------------------------------
+
+
+async def _example(config_name: str) -> dict[str, Any]:
+    import yaml
+
+    root = Path(__file__).parents[2] / "examples" / "scenarios"
+    manifests = load_manifests([str(root / "gang-preemption.yaml")])
+    cfg = parse_config(yaml.safe_load((root / config_name).read_text()))
+    result = await simulate(manifests, cfg, until=600.0)
+    out: dict[str, Any] = result.to_json_obj()
+    return out
+
+
+async def test_example_gang_preemption_a_gang_that_cannot_start_evicts_nothing_the_other_binds_at_40s() -> None:
+    out = await _example("gang-preemption-config.yaml")
+    preempted = events(out, "Preempted")
+    assert len(preempted) == 6 and {t for t, _ in preempted} == {10.0}
+    assert {t for t, name in events(out, "Scheduled")} == {40.0}
+    assert sorted(name for _, name in events(out, "Scheduled")) == ["train-0", "train-1", "train-2"]
+
+
+async def test_example_without_gang_preemption_the_gang_that_cannot_start_evicts_and_holds_the_nodes() -> None:
+    out = await _example("gang-config.yaml")
+    assert {t for t, _ in events(out, "Preempted")} == {5.0}
+    assert {t for t, name in events(out, "Scheduled")} == {95.0}
