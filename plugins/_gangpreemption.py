@@ -35,7 +35,8 @@ The members' nominations hold the room while the victims terminate (a nominated 
 Filter for pods of its priority and below), and the gang's Permit releases the members together.
 
 Where kubesched chose: placement is first fit over the ranked nodes, not the scheduling algorithm
-with Score (a plugin runs PreFilter and Filter only); a gang's priority is its preemptor's; the
+with Score (a plugin runs PreFilter and Filter only); the victims are deleted within the cycle
+(DefaultPreemption's synchronous path, whatever SchedulerAsyncPreemption says); a gang's priority is its preemptor's; the
 victims are single pods (a victim gang is not taken whole).
 """
 

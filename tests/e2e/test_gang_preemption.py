@@ -356,3 +356,19 @@ async def test_example_without_gang_preemption_the_gang_that_cannot_start_evicts
     out = await _example("gang-config.yaml")
     assert {t for t, _ in events(out, "Preempted")} == {5.0}
     assert {t for t, name in events(out, "Scheduled")} == {95.0}
+
+
+@pytest.mark.parametrize("plugin", ["Gang", "Coscheduling"])
+async def test_members_waiting_at_permit_count_toward_the_gang_and_only_the_rest_preempts(plugin: str) -> None:
+    """Two members fit on free nodes and wait at Permit; the third fits nowhere: one victim is
+    enough, and the three bind together."""
+    docs: list[dict[str, Any]] = [node("n0"), node("n1"), node("n2"), pod("low-a", node_name="n2")]
+    if plugin == "Gang":
+        docs += [gang_pod(f"train-{i}", "train", 3) for i in range(3)]
+    else:
+        docs += [pod_group("train", 3), *(group_pod(f"train-{i}", "train") for i in range(3))]
+    out = await simulate_docs(docs, config(plugin, permitWaitingTimeSeconds=60))
+    assert [name for _, name in events(out, "Preempted")] == ["low-a"]
+    scheduled = events(out, "Scheduled")
+    assert sorted(name for _, name in scheduled) == ["train-0", "train-1", "train-2"]
+    assert len({t for t, _ in scheduled}) == 1
