@@ -186,6 +186,9 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
+        self.at_rest: Callable[[float], bool] | None = None
+        """(simulations) Called by the deterministic loop before it sleeps, with the instant:
+        whether it jumped the state ahead (:meth:`kubesched.scheduler._quiet.QuietSkipper.at_rest`)."""
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
@@ -418,6 +421,8 @@ class Scheduler:
                 self._idle_waiter.set()
                 self._idle_waiter = None
             wake = self._next_wake()
+            if self.at_rest is not None and self.at_rest(now):
+                wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 
     def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:

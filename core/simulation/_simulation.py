@@ -40,6 +40,7 @@ from kubesched.scenario._manifests import (
     system_priority_classes,
 )
 from kubesched.scenario._workloadapi import check_workload_api
+from kubesched.scheduler._quiet import QuietSkipper
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
@@ -129,6 +130,11 @@ class Simulation:
                 self.pod_order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(self.pod_order)
         self.result: SimulationResult | None = None
         """What the run produced, once it has run."""
+        self.skip_quiet = True
+        """Skip quiet stretches (:mod:`kubesched.scheduler._quiet`); off runs every retry (the
+        differential tests compare the two)."""
+        self.skipped_attempts = 0
+        """Scheduling attempts the run accounted for without running them (quiet stretches)."""
         self._ran = False
 
     @classmethod
@@ -279,6 +285,10 @@ class _Run:
 
             self.recorder = MetricsRecorder(seed=sim.seed)
             self.recorder.attach(self.sched)
+        self.quiet: QuietSkipper | None = None
+        if sim.skip_quiet:  # after the recorder: it logs the recorder's draws too
+            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.sched.at_rest = self.quiet.at_rest
         self.watch = cluster.watch()
         self.observer = Observer(self.start, sim.progress)
         # the scheduler's loop drives every timed event, in a fixed order at each instant
@@ -425,8 +435,11 @@ class _Run:
         result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
-        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events)
+        repeats = self.quiet.repeats if self.quiet is not None else []
+        self.sim.skipped_attempts = self.quiet.skipped_attempts if self.quiet is not None else 0
+        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events, repeats)
         last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
+        last_event = max([last_event, *(round(r.last_time(), 6) for r in repeats)])
         if sched.stalled is not None:
             at, attempts, pod = sched.stalled
             result.warnings.append(
