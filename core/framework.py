@@ -33,8 +33,8 @@ Nodes and pods as the scheduler sees them
 
 Resource arithmetic
     :class:`ResourceAmounts` (upstream's ``framework.Resource``: millicores and whole units),
-    :data:`CPU`, :data:`MEMORY`, :data:`EPHEMERAL_STORAGE`, :data:`PODS`, :func:`pod_requests`,
-    :func:`quantity_value`, :func:`parse_quantity`, :class:`QuantityError`; resource names:
+    :data:`CPU`, :data:`MEMORY`, :data:`EPHEMERAL_STORAGE`, :data:`PODS`, :func:`pod_requests`
+    (with :func:`pod_level_mode`, the PodLevelResources rules of a release), :func:`quantity_value`, :func:`parse_quantity`, :class:`QuantityError`; resource names:
     :func:`is_native_resource`, :func:`is_extended_resource_name`,
     :func:`is_scalar_resource_name`.
 
@@ -175,6 +175,7 @@ from kubesched.api._resources import (
     PODS,
     QuantityError,
     parse_quantity,
+    pod_level_mode,
     pod_requests,
     quantity_value,
 )
@@ -316,6 +317,7 @@ __all__ = [
     "parse_time",
     "per_node_filter",
     "per_node_score",
+    "pod_level_mode",
     "pod_requests",
     "qualified_name_errors",
     "quantity_value",

@@ -582,6 +582,7 @@ class PodSpec(_Obj):
     containers: list[Container] = []
     init_containers: list[Container] = []
     overhead: ResourceList | None = None
+    resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources, 1.32+)
     node_selector: dict[str, str] = {}
     affinity: Affinity | None = None
     tolerations: list[Toleration] = []

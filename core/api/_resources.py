@@ -249,14 +249,84 @@ def _max(into: dict[str, int], other: dict[str, int]) -> None:
             into[k] = v
 
 
-def pod_requests(pod: Pod, *, non_zero: bool = False) -> Resource:
+# PodLevelResources (KEP-2837): how a pod's ``spec.resources`` enters its requests, per release.
+POD_LEVEL_OFF = 0
+"""The gate off, or a release without it (1.30, 1.31): ``SkipPodLevelResources``."""
+POD_LEVEL_V1_32 = 1
+"""1.32 (alpha, kubernetes#128407): cpu and memory; a pod-level request left out while pod-level
+limits are set defaults to the containers' aggregate request, else to the pod-level limit."""
+POD_LEVEL = 2
+"""1.33 on (kubernetes#130577; beta, on by default from 1.34): cpu, memory and ``hugepages-*``;
+a left-out cpu / memory request defaults to the pod-level limit, a hugepages one to the
+containers' aggregate first."""
+HUGEPAGES_PREFIX = "hugepages-"
+
+
+def pod_level_mode(version: tuple[int, int], enabled: bool) -> int:
+    """The :data:`POD_LEVEL_OFF` / :data:`POD_LEVEL_V1_32` / :data:`POD_LEVEL` rules of a release
+    whose PodLevelResources gate is ``enabled`` (false where the release has no gate)."""
+    if not enabled:
+        return POD_LEVEL_OFF
+    return POD_LEVEL_V1_32 if version < (1, 33) else POD_LEVEL
+
+
+def _pod_level_supported(name: str, mode: int) -> bool:
+    """``IsSupportedPodLevelResource``: cpu and memory; hugepages too from 1.33."""
+    return name in (CPU, MEMORY) or (mode >= POD_LEVEL and name.startswith(HUGEPAGES_PREFIX))
+
+
+def pod_level_requests(pod: Pod, mode: int = POD_LEVEL) -> dict[str, int] | None:
+    """The pod-level requests that replace the containers' aggregate (None: the pod sets none,
+    or ``mode`` is off), after the API server's defaulting of the release.
+
+    ``defaultPodRequests`` (pkg/apis/core/v1/defaults.go; kubernetes#128407 in 1.32, restricted
+    to hugepages by kubernetes#130577 in 1.33) fills requests the pod left out only when it sets
+    pod-level limits; ``IsPodLevelRequestsSet`` then asks for a supported resource among them.
+    """
+    res = pod.spec.resources
+    if mode == POD_LEVEL_OFF or res is None or not (res.requests or res.limits):
+        return None
+    out = {n: quantity_value(n, v) for n, v in (res.requests or {}).items() if _pod_level_supported(n, mode)}
+    if res.limits:
+        given = set(res.requests or ())
+        aggregate = _aggregate(pod, False)
+        for name, value in aggregate.items():
+            from_aggregate = mode == POD_LEVEL_V1_32 or name.startswith(HUGEPAGES_PREFIX)
+            if from_aggregate and name not in given and _pod_level_supported(name, mode):
+                out.setdefault(name, value)
+        for name, q in res.limits.items():
+            if name not in given and _pod_level_supported(name, mode):
+                out.setdefault(name, quantity_value(name, q))
+    return out or None
+
+
+def pod_requests(pod: Pod, *, non_zero: bool = False, pod_level: int = POD_LEVEL) -> Resource:
     """``resourcehelper.PodRequests``: the pod's effective requests.
 
     Containers are summed; restartable (sidecar) init containers add to the sum and to every
-    later init container's peak; the peak of the init phase is taken against the sum; the pod
-    overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
-    100m / 200Mi (the scoring defaults); an explicit zero stays zero.
+    later init container's peak; the peak of the init phase is taken against the sum; then the
+    pod-level requests of a supported resource replace that aggregate (PodLevelResources, by the
+    rules ``pod_level`` names: :func:`pod_level_requests`); the pod overhead is added.  With
+    ``non_zero``, a container missing a cpu / memory request counts 100m / 200Mi (the scoring
+    defaults); an explicit zero stays zero.
     """
+    reqs = _aggregate(pod, non_zero)
+    if pod_level and pod.spec.resources is not None:
+        pod_reqs = pod_level_requests(pod, pod_level)
+        if pod_reqs:
+            reqs.update(pod_reqs)
+    if pod.spec.overhead:
+        for name, value in pod.spec.overhead.items():
+            reqs[name] = reqs.get(name, 0) + quantity_value(name, value)
+    r = Resource()
+    for name, value in reqs.items():
+        r.set(name, value)
+    return r
+
+
+def _aggregate(pod: Pod, non_zero: bool) -> dict[str, int]:
+    """``AggregateContainerRequests``: the containers' requests, the init phase's peak against
+    them (with ``non_zero``: 100m / 200Mi for a container missing a cpu / memory request)."""
     reqs: dict[str, int] = {}
     for c in pod.spec.containers:
         cr = _container_requests(c)
@@ -277,10 +347,4 @@ def pod_requests(pod: Pod, *, non_zero: bool = False) -> Resource:
             cr = tmp
         _max(init_peak, cr)
     _max(reqs, init_peak)
-    if pod.spec.overhead:
-        for name, value in pod.spec.overhead.items():
-            reqs[name] = reqs.get(name, 0) + quantity_value(name, value)
-    r = Resource()
-    for name, value in reqs.items():
-        r.set(name, value)
-    return r
+    return reqs

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api._objects import Node, Pod
-from kubesched.api._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api._resources import CPU, EPHEMERAL_STORAGE, MEMORY, POD_LEVEL, PODS
 from kubesched.runtime._infos import NodeInfo, PodInfo, pod_value
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -104,8 +104,10 @@ class CacheError(Exception):
 class Cache:
     """Nodes and the pods on them, bound or assumed.  Single-threaded: no locks."""
 
-    def __init__(self, ttl: float = 0.0) -> None:
+    def __init__(self, ttl: float = 0.0, pod_level: int = POD_LEVEL) -> None:
         self.ttl = ttl
+        self.pod_level = pod_level
+        """The PodLevelResources rules of the emulated release, for the PodInfos made here."""
         self.node_infos: dict[str, NodeInfo] = {}
         self.pod_states: dict[str, _PodState] = {}
         self.tree = NodeTree()
@@ -173,7 +175,7 @@ class Cache:
             else:
                 self.update_pod(pod)
                 return
-        pi = pi or PodInfo(pod)
+        pi = pi or PodInfo(pod, self.pod_level)
         self._touch(pod.spec.node_name).add_pod(pi)
         self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
 
@@ -185,7 +187,7 @@ class Cache:
             return
         ni = self._touch(st.node_name)
         ni.remove_pod(uid)
-        pi = _same_spec(st.pod_info, pod) or PodInfo(pod)
+        pi = _same_spec(st.pod_info, pod) or PodInfo(pod, self.pod_level)
         target = pod.spec.node_name or st.node_name
         if target != st.node_name:
             ni = self._touch(target)

@@ -126,6 +126,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(v1.34.7 pkg/scheduler/apis/config/v1/default_plugins.go applyFeatureGates)",
         ),
         VersionedGate(
+            "PodLevelResources",
+            (_s("1.32", False, ALPHA), _s("1.34", True, BETA)),
+            "upstream's VersionedSpecs at 1.33 and 1.35 (pkg/features/kube_features.go: Alpha off from 1.32, Beta on "
+            "from 1.34; absent from v1.31.8); 1.36: upstream's VersionedSpecs after v1.36.0",
+            "a pod's spec.resources (pod-level requests of cpu, memory and, from 1.33, hugepages) replace its "
+            "containers' aggregate in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache's node "
+            "requests (component-helpers resource.PodRequests, SkipPodLevelResources when off; the API server's "
+            "defaulting of a left-out request from the pod-level limit)",
+        ),
+        VersionedGate(
             "SchedulerAsyncPreemption",
             (_s("1.32", False, ALPHA), _s("1.33", True, BETA)),
             "v1.35.4 pkg/features/kube_features.go VersionedSpecs (absent from v1.31.8); 1.36: upstream's "

@@ -37,6 +37,7 @@ from kubesched.validation._base import (
     validate_labels,
     validate_namespace_name,
 )
+from kubesched.validation._podlevel import check_pod_resources
 from kubesched.validation._storage import check_volumes
 
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -424,6 +425,7 @@ def check_pod_spec(pod: Pod) -> None:
         if spec.preemption_policy not in _PREEMPTION_POLICIES:
             raise not_supported("spec.preemptionPolicy", spec.preemption_policy, _PREEMPTION_POLICIES)
     check_quantities(spec.overhead, "spec.overhead")
+    check_pod_resources(spec)
 
 
 __all__ = ["check_pod_spec"]

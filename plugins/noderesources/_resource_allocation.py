@@ -20,10 +20,12 @@ import numpy as np
 
 from kubesched.framework import (
     CPU,
+    DEFAULT_VERSION,
     EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
     MEMORY,
     is_scalar_resource_name,
+    pod_level_mode,
     pod_requests,
 )
 
@@ -37,11 +39,16 @@ Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""
 
 MAX_UTILIZATION = 100
+POD_LEVEL = pod_level_mode(DEFAULT_VERSION, True)
+"""The newest release's PodLevelResources rules (its gate on), the default of the helpers."""
 
 
-def pod_resource_request_list(pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
-    """``calculatePodResourceRequestList``: the pod's request of each configured resource."""
-    req = pod_requests(pod, non_zero=not use_requested)
+def pod_resource_request_list(
+    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, pod_level: int = POD_LEVEL
+) -> list[int]:
+    """``calculatePodResourceRequestList``: the pod's request of each configured resource
+    (``pod_level``: ``SkipPodLevelResources: !enablePodLevelResources``, v1.32 resource_allocation.go)."""
+    req = pod_requests(pod, non_zero=not use_requested, pod_level=pod_level)
     return [req.get(r.name) for r in resources]
 
 

@@ -68,6 +68,8 @@ DEFAULTS = {
     "DynamicResourceAllocation": [False, False, False, False, True, True, True],
     # v1.35.4 VersionedSpecs {1.33 Alpha off}
     "StorageCapacityScoring": [None, None, None, False, False, False, False],
+    # VersionedSpecs at 1.33 and 1.35 {1.32 Alpha off}, {1.34 Beta on}
+    "PodLevelResources": [None, None, False, False, True, True, True],
 }
 
 
