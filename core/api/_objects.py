@@ -612,9 +612,21 @@ class PodCondition(_Obj):
     last_probe_time: str | None = None
 
 
+class ContainerStatus(_Obj):
+    """What the scheduler reads of a container's status: the resources of an in-place resize
+    (InPlacePodVerticalScaling): allocated by the kubelet, and actuated (``resources``)."""
+
+    name: str = ""
+    resources: ResourceRequirements | None = None
+    allocated_resources: ResourceList | None = None
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
+    container_statuses: list[ContainerStatus] = []
+    init_container_statuses: list[ContainerStatus] = []
+    resize: str = ""  # 1.30-1.32: Proposed, InProgress, Deferred, Infeasible (conditions from 1.33)
     nominated_node_name: str = ""
     start_time: str | None = None
     host_ip: str = msgspec.field(default="", name="hostIP")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_UP, Decimal, localcontext
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kubesched._errors import KubeschedError
 
@@ -261,13 +262,55 @@ a left-out cpu / memory request defaults to the pod-level limit, a hugepages one
 containers' aggregate first."""
 HUGEPAGES_PREFIX = "hugepages-"
 
+# InPlacePodVerticalScaling (KEP-1287): how a resized pod's status enters its requests, per release.
+IN_PLACE_OFF = 0
+"""The gate off (alpha, off by default, 1.30-1.32): the spec's requests only."""
+IN_PLACE_V1_30 = 1
+"""1.30, 1.31 (``InPlacePodVerticalScalingEnabled``): a container with a status counts the max of
+its spec and its ``allocatedResources``; with ``status.resize: Infeasible``, its
+``allocatedResources`` alone."""
+IN_PLACE_V1_32 = 2
+"""1.32 (``UseStatusResources``): a container whose status has ``resources`` counts the max of
+its spec and ``status.resources.requests`` (with ``status.resize: Infeasible``, the latter alone)."""
+IN_PLACE_V1_33 = 3
+"""1.33, 1.34 (beta, on; ``determineContainerReqs``): a regular container whose status has
+``resources`` counts the max of its spec, its actuated (``resources.requests``) and its
+allocated (``allocatedResources``) requests; a resize the kubelet found infeasible (condition
+``PodResizePending``, reason ``Infeasible``) leaves the spec out."""
+IN_PLACE = 4
+"""1.35 on (GA, locked): the max of the spec's, the allocated and the actuated *aggregates*
+(max of sums, not sum of maxes), init containers too, a container without a status counting
+its spec (where the resize is infeasible: nothing)."""
 
-def pod_level_mode(version: tuple[int, int], enabled: bool) -> int:
-    """The :data:`POD_LEVEL_OFF` / :data:`POD_LEVEL_V1_32` / :data:`POD_LEVEL` rules of a release
-    whose PodLevelResources gate is ``enabled`` (false where the release has no gate)."""
-    if not enabled:
-        return POD_LEVEL_OFF
-    return POD_LEVEL_V1_32 if version < (1, 33) else POD_LEVEL
+
+class RequestRules(NamedTuple):
+    """How a release computes a pod's requests (``resourcehelper.PodResourcesOptions``):
+    ``pod_level`` (``POD_LEVEL_*``) and ``in_place`` (``IN_PLACE_*``)."""
+
+    pod_level: int = POD_LEVEL
+    in_place: int = IN_PLACE
+
+
+NEWEST_RULES = RequestRules()
+"""The newest release's rules with its gates at their defaults (both on)."""
+
+
+def request_rules(version: tuple[int, int], gates: Mapping[str, bool]) -> RequestRules:
+    """The rules of ``version`` with ``gates`` (a gate not listed: at its default there, from
+    upstream's VersionedSpecs: PodLevelResources on from 1.34, InPlacePodVerticalScaling from
+    1.33; both off where the release has no gate)."""
+    pod_level = POD_LEVEL_OFF
+    if gates.get("PodLevelResources", version >= (1, 34)):
+        pod_level = POD_LEVEL_V1_32 if version < (1, 33) else POD_LEVEL
+    in_place = IN_PLACE_OFF
+    if gates.get("InPlacePodVerticalScaling", version >= (1, 33)):
+        in_place = (
+            IN_PLACE_V1_30 if version < (1, 32)
+            else IN_PLACE_V1_32 if version < (1, 33)
+            else IN_PLACE_V1_33 if version < (1, 35)
+            else IN_PLACE
+        )  # fmt: skip
+    return RequestRules(pod_level, in_place)
 
 
 def _pod_level_supported(name: str, mode: int) -> bool:
@@ -300,19 +343,23 @@ def pod_level_requests(pod: Pod, mode: int = POD_LEVEL) -> dict[str, int] | None
     return out or None
 
 
-def pod_requests(pod: Pod, *, non_zero: bool = False, pod_level: int = POD_LEVEL) -> Resource:
-    """``resourcehelper.PodRequests``: the pod's effective requests.
+def pod_requests(pod: Pod, *, non_zero: bool = False, rules: RequestRules = NEWEST_RULES) -> Resource:
+    """``resourcehelper.PodRequests``: the pod's effective requests by a release's ``rules``.
 
     Containers are summed; restartable (sidecar) init containers add to the sum and to every
-    later init container's peak; the peak of the init phase is taken against the sum; then the
-    pod-level requests of a supported resource replace that aggregate (PodLevelResources, by the
-    rules ``pod_level`` names: :func:`pod_level_requests`); the pod overhead is added.  With
-    ``non_zero``, a container missing a cpu / memory request counts 100m / 200Mi (the scoring
-    defaults); an explicit zero stays zero.
+    later init container's peak; the peak of the init phase is taken against the sum (for a
+    resized pod, from its container statuses as well: :data:`IN_PLACE`); then the pod-level
+    requests of a supported resource replace that aggregate (:func:`pod_level_requests`); the
+    pod overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
+    100m / 200Mi (the scoring defaults); an explicit zero stays zero.
     """
-    reqs = _aggregate(pod, non_zero)
-    if pod_level and pod.spec.resources is not None:
-        pod_reqs = pod_level_requests(pod, pod_level)
+    status = pod.status
+    if rules.in_place and (status.container_statuses or status.init_container_statuses):
+        reqs = _resized_aggregate(pod, non_zero, rules.in_place)
+    else:
+        reqs = _aggregate(pod, non_zero)
+    if rules.pod_level and pod.spec.resources is not None:
+        pod_reqs = pod_level_requests(pod, rules.pod_level)
         if pod_reqs:
             reqs.update(pod_reqs)
     if pod.spec.overhead:
@@ -324,17 +371,86 @@ def pod_requests(pod: Pod, *, non_zero: bool = False, pod_level: int = POD_LEVEL
     return r
 
 
-def _aggregate(pod: Pod, non_zero: bool) -> dict[str, int]:
+def _values(rl: ResourceList | None) -> dict[str, int]:
+    return {name: quantity_value(name, v) for name, v in (rl or {}).items()}
+
+
+def resize_infeasible(pod: Pod) -> bool:
+    """``IsPodResizeInfeasible`` (1.33 on): the first ``PodResizePending`` condition's reason is
+    ``Infeasible``."""
+    for cond in pod.status.conditions:
+        if cond.type == "PodResizePending":
+            return cond.reason == "Infeasible"
+    return False
+
+
+def _resized_aggregate(pod: Pod, non_zero: bool, mode: int) -> dict[str, int]:
+    """The aggregate of a pod with container statuses, by the release's ``mode``
+    (``AggregateContainerRequests`` with ``UseStatusResources``)."""
+    status = pod.status
+    if mode != IN_PLACE:
+        # v1.30/v1.31, v1.32 component-helpers resource/helpers.go and 1.33's
+        # determineContainerReqs: regular containers only (in-place resize is not allowed for
+        # init containers), each against its own status
+        infeasible = resize_infeasible(pod) if mode == IN_PLACE_V1_33 else status.resize == "Infeasible"
+        found = {cs.name: cs for cs in status.container_statuses}
+
+        def per_container(c: Container, init: bool) -> dict[str, int]:
+            spec = _container_requests(c)
+            cs = None if init else found.get(c.name)
+            if cs is None or (mode != IN_PLACE_V1_30 and cs.resources is None):
+                return spec
+            if mode == IN_PLACE_V1_30:
+                current = _values(cs.allocated_resources)
+            else:
+                assert cs.resources is not None
+                current = _values(cs.resources.requests)
+                if mode == IN_PLACE_V1_33:
+                    _max(current, _values(cs.allocated_resources))
+            if infeasible:
+                return current
+            _max(spec, current)
+            return spec
+
+        return _aggregate(pod, non_zero, per_container)
+    infeasible = resize_infeasible(pod)
+    statuses = {cs.name: cs for cs in (*status.init_container_statuses, *status.container_statuses)}
+
+    def allocated(c: Container, init: bool) -> dict[str, int]:  # containerAllocatedRequests
+        cs = statuses.get(c.name)
+        if cs is not None and cs.allocated_resources is not None:
+            return _values(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    def actuated(c: Container, init: bool) -> dict[str, int]:  # containerActuatedRequests
+        cs = statuses.get(c.name)
+        if cs is not None and cs.resources is not None and cs.resources.requests is not None:
+            return _values(cs.resources.requests)
+        if cs is not None and cs.allocated_resources is not None:
+            return _values(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    out = _aggregate(pod, non_zero, actuated)
+    _max(out, _aggregate(pod, non_zero, allocated))
+    if not infeasible:
+        _max(out, _aggregate(pod, non_zero))
+    return out
+
+
+def _aggregate(
+    pod: Pod, non_zero: bool, per_container: Callable[[Container, bool], dict[str, int]] | None = None
+) -> dict[str, int]:
     """``AggregateContainerRequests``: the containers' requests, the init phase's peak against
-    them (with ``non_zero``: 100m / 200Mi for a container missing a cpu / memory request)."""
+    them (with ``non_zero``: 100m / 200Mi for a container missing a cpu / memory request);
+    ``per_container(container, is_init)``: a container's requests (default: its spec's)."""
     reqs: dict[str, int] = {}
     for c in pod.spec.containers:
-        cr = _container_requests(c)
+        cr = _container_requests(c) if per_container is None else per_container(c, False)
         _add(reqs, _non_missing(cr) if non_zero else cr)
     restartable: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for c in pod.spec.init_containers:
-        cr = _container_requests(c)
+        cr = _container_requests(c) if per_container is None else per_container(c, True)
         if non_zero:
             cr = _non_missing(cr)
         if c.restart_policy == "Always":

@@ -126,6 +126,17 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(v1.34.7 pkg/scheduler/apis/config/v1/default_plugins.go applyFeatureGates)",
         ),
         VersionedGate(
+            "InPlacePodVerticalScaling",
+            (_s("1.27", False, ALPHA), _s("1.33", True, BETA), _s("1.35", True, GA, True)),
+            "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs at 1.33 and "
+            "1.35 ({1.27 Alpha off}, {1.33 Beta on}, {1.35 GA on, locked}); 1.36: upstream's VersionedSpecs after "
+            "v1.36.0",
+            "a resized pod's requests count its container statuses (allocatedResources, resources.requests) "
+            "beside its spec in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache (component-helpers "
+            "resource.PodRequests with UseStatusResources; an infeasible resize, status.resize before 1.33 and the "
+            "PodResizePending condition from 1.33, leaves the spec out)",
+        ),
+        VersionedGate(
             "PodLevelResources",
             (_s("1.32", False, ALPHA), _s("1.34", True, BETA)),
             "upstream's VersionedSpecs at 1.33 and 1.35 (pkg/features/kube_features.go: Alpha off from 1.32, Beta on "

@@ -325,7 +325,7 @@ class BindingCycle:
             if cached.spec is old.pod.spec and cached.metadata.labels == old.pod.metadata.labels:
                 qpi.pod_info = old.with_pod(cached)  # the same derived data: no recomputation
             else:
-                qpi.pod_info = PodInfo(cached, old.pod_level)
+                qpi.pod_info = PodInfo(cached, old.rules)
             try:
                 self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
             except ValueError as e:

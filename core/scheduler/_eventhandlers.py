@@ -44,6 +44,7 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._resources import RequestRules
 from kubesched.runtime import _events as ev
 from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._results import only_results_changed
@@ -275,7 +276,7 @@ class EventHandlers:
         # preCheckForNode: only with queueing hints off (upstream skips it when they are on)
         pre_check = None
         if not self.queue.queueing_hints:
-            pre_check = _pre_check_for_node(self.cache.node_infos[name], self.cache.pod_level)
+            pre_check = _pre_check_for_node(self.cache.node_infos[name], self.cache.rules)
         if old is None:
             self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
         else:
@@ -335,7 +336,7 @@ class EventHandlers:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
 
-def _pre_check_for_node(ni: NodeInfo, pod_level: int) -> Callable[[Pod], bool]:
+def _pre_check_for_node(ni: NodeInfo, rules: RequestRules) -> Callable[[Pod], bool]:
     """``preCheckForNode`` (legacy queue, hints off): an unschedulable pod is moved on a node
     add / update only if it passes ``AdmissionCheck`` on the cache's NodeInfo (resources fit,
     required node affinity / nodeSelector, nodeName, host ports) and tolerates the node's
@@ -352,7 +353,7 @@ def _pre_check_for_node(ni: NodeInfo, pod_level: int) -> Callable[[Pod], bool]:
     assert node is not None
 
     def check(pod: Pod) -> bool:
-        if fit.fits(pod, ni, pod_level=pod_level):
+        if fit.fits(pod, ni, rules=rules):
             return False
         if not RequiredNodeAffinity(pod).match(node):
             return False

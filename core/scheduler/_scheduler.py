@@ -37,7 +37,7 @@ import anyio.lowlevel
 from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.api._objects import Pod
-from kubesched.api._resources import pod_level_mode
+from kubesched.api._resources import request_rules
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
@@ -107,10 +107,10 @@ class Scheduler:
             self.registry.update(registry)
         self.rng = random.Random(seed)
         self.cluster = ClusterState()
-        # PodLevelResources: types.go calculateResource and the plugins read the release's gate
-        pod_level = pod_level_mode(self.config.emulated_version,
-                                   self.config.feature_gates.get("PodLevelResources", False))
-        self.cache = Cache(ttl=assumed_pod_ttl, pod_level=pod_level)
+        # PodLevelResources, InPlacePodVerticalScaling: types.go calculateResource and the plugins
+        # compute requests by the release's gates
+        rules = request_rules(self.config.emulated_version, self.config.feature_gates)
+        self.cache = Cache(ttl=assumed_pod_ttl, rules=rules)
         self.snapshot = Snapshot()
         self.metrics = Metrics(record_timings=record_timings)
         if deterministic:
@@ -159,7 +159,7 @@ class Scheduler:
             queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
             requeue_spread_on_assigned_pod=self.config.emulated_version >= (1, 31),
-            pod_level=pod_level,
+            rules=rules,
         )
         self._tg: anyio.abc.TaskGroup | None = None
         self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from kubesched.api._objects import Node, Pod
-from kubesched.api._resources import POD_LEVEL
+from kubesched.api._resources import NEWEST_RULES, RequestRules
 from kubesched.simulation._result import PodRecord
 from kubesched.simulation._timeline import Timeline
 from kubesched.transports.fake._controllers import controller_of
@@ -35,13 +35,13 @@ class Observer:
     """The records of one run, kept from its watch events (see the module docstring)."""
 
     def __init__(
-        self, start: float, progress: Callable[[float, int], None] | None = None, pod_level: int = POD_LEVEL
+        self, start: float, progress: Callable[[float, int], None] | None = None, rules: RequestRules = NEWEST_RULES
     ) -> None:
         self.start = start
         """The anyio time of the run's start: event times are virtual seconds since then."""
         self.progress = progress
         self.records: dict[PodKey, PodRecord] = {}
-        self.timeline = Timeline(pod_level)
+        self.timeline = Timeline(rules)
         self.workloads: dict[WorkloadKey, dict[str, Any]] = {}
         self.last_change = 0.0
         """Virtual seconds of the last change in the cluster that the run's end waits on."""

@@ -248,7 +248,7 @@ class _Run:
             self.recorder = MetricsRecorder(seed=sim.seed)
             self.recorder.attach(self.sched)
         self.watch = cluster.watch()
-        self.observer = Observer(self.start, sim.progress, self.sched.cache.pod_level)
+        self.observer = Observer(self.start, sim.progress, self.sched.cache.rules)
         # the scheduler's loop drives every timed event, in a fixed order at each instant
         sched = self.sched
         sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
@@ -404,7 +404,7 @@ class _Run:
         self._summary(result, end, last_event)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
-        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted], self.sched.cache.pod_level)
+        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted], self.sched.cache.rules)
         pods = result.pods
         result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
         result.summary["cutShort"] = None

@@ -11,8 +11,9 @@ from kubesched.api._resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
-    POD_LEVEL,
+    NEWEST_RULES,
     PODS,
+    RequestRules,
     Resource,
     pod_requests,
 )
@@ -26,8 +27,8 @@ class Timeline:
     nodes request against those nodes' allocatable (a cordoned node counts in neither).  O(1)
     per event; one entry per instant."""
 
-    def __init__(self, pod_level: int = POD_LEVEL) -> None:
-        self.pod_level = pod_level  # the PodLevelResources rules the scheduler counts requests by
+    def __init__(self, rules: RequestRules = NEWEST_RULES) -> None:
+        self.rules = rules  # how the scheduler computes requests (the release's gates)
         self.entries: list[dict[str, Any]] = []
         self.pending = 0
         self.running = 0
@@ -60,7 +61,7 @@ class Timeline:
             self.pending += 1
         elif state == "running":
             self.running += 1
-            req = pod_requests(pod, pod_level=self.pod_level)
+            req = pod_requests(pod, rules=self.rules)
             req.allowed_pod_number = 1
             self._charge(pod.spec.node_name, req, 1)
         if deleted:
@@ -107,7 +108,7 @@ class Timeline:
             self.entries.append(entry)
 
 
-def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod], pod_level: int = POD_LEVEL) -> list[dict[str, Any]]:
+def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod], rules: RequestRules = NEWEST_RULES) -> list[dict[str, Any]]:
     """The JSON ``nodes`` section: each node's capacity and what its pods request, at the end.
 
     Keys as in the timeline: ``cpu`` in millicores, ``memory`` in bytes, ``pods`` a count, then
@@ -118,7 +119,7 @@ def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod], pod_level: int 
     for pod in pods:
         if pod.spec.node_name and pod.status.phase not in ("Succeeded", "Failed"):
             r = used.setdefault(pod.spec.node_name, Resource())
-            r.add(pod_requests(pod, pod_level=pod_level))
+            r.add(pod_requests(pod, rules=rules))
             r.allowed_pod_number += 1
     out = []
     for node in nodes:

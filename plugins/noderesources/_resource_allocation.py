@@ -24,9 +24,10 @@ from kubesched.framework import (
     EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
     MEMORY,
+    RequestRules,
     is_scalar_resource_name,
-    pod_level_mode,
     pod_requests,
+    request_rules,
 )
 
 from .._helper import build_broken_linear_function, go_div
@@ -39,16 +40,17 @@ Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""
 
 MAX_UTILIZATION = 100
-POD_LEVEL = pod_level_mode(DEFAULT_VERSION, True)
-"""The newest release's PodLevelResources rules (its gate on), the default of the helpers."""
+NEWEST_RULES = request_rules(DEFAULT_VERSION, {})
+"""The newest release's request rules (its gates at their defaults), the helpers' default."""
 
 
 def pod_resource_request_list(
-    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, pod_level: int = POD_LEVEL
+    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, rules: RequestRules = NEWEST_RULES
 ) -> list[int]:
     """``calculatePodResourceRequestList``: the pod's request of each configured resource
-    (``pod_level``: ``SkipPodLevelResources: !enablePodLevelResources``, v1.32 resource_allocation.go)."""
-    req = pod_requests(pod, non_zero=not use_requested, pod_level=pod_level)
+    (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
+    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go)."""
+    req = pod_requests(pod, non_zero=not use_requested, rules=rules)
     return [req.get(r.name) for r in resources]
 
 

@@ -70,6 +70,8 @@ DEFAULTS = {
     "StorageCapacityScoring": [None, None, None, False, False, False, False],
     # VersionedSpecs at 1.33 and 1.35 {1.32 Alpha off}, {1.34 Beta on}
     "PodLevelResources": [None, None, False, False, True, True, True],
+    # v1.30.6/v1.31.8 Alpha off; VersionedSpecs at 1.33 and 1.35 {1.27 Alpha off}, {1.33 Beta on}, {1.35 GA locked}
+    "InPlacePodVerticalScaling": [False, False, False, True, True, True, True],
 }
 
 

@@ -24,8 +24,9 @@ from kubesched.api._resources import (
     POD_LEVEL,
     POD_LEVEL_OFF,
     POD_LEVEL_V1_32,
-    pod_level_mode,
+    RequestRules,
     pod_requests,
+    request_rules,
 )
 from kubesched.cli import main
 from kubesched.config._versions import (
@@ -57,7 +58,7 @@ def _pod(pod_requests_: dict[str, Any] | None = None, containers: tuple[dict[str
 
 
 def _as_list(pod: Pod, mode: int) -> dict[str, int]:
-    r = pod_requests(pod, pod_level=mode)
+    r = pod_requests(pod, rules=RequestRules(pod_level=mode))
     out = {"cpu": r.milli_cpu, "memory": r.memory, **r.scalar}
     return {k: v for k, v in out.items() if v}
 
@@ -119,7 +120,7 @@ def test_pod_level_resources_with_overhead_and_non_zero_defaults() -> None:
     pod.spec = msgspec.structs.replace(pod.spec, overhead={"cpu": "100m", "memory": "10Mi"})
     r = pod_requests(pod, non_zero=True)
     assert (r.milli_cpu, r.memory) == (600, 200 * MI + 10 * MI)
-    off = pod_requests(pod, non_zero=True, pod_level=POD_LEVEL_OFF)
+    off = pod_requests(pod, non_zero=True, rules=RequestRules(pod_level=POD_LEVEL_OFF))
     assert (off.milli_cpu, off.memory) == (200, 200 * MI + 10 * MI)
 
 
@@ -164,7 +165,7 @@ def test_the_gate_per_version(version: str, gate: bool | None, want: int) -> Non
     gates = default_feature_gates(v)
     if gate is not None:
         gates = parse_feature_gates(f"PodLevelResources={str(gate).lower()}", gates, v)
-    assert pod_level_mode(v, gates["PodLevelResources"]) == want
+    assert request_rules(v, gates).pod_level == want
     assert (FEATURE_GATES["PodLevelResources"].spec_at(v) is None) == (v < (1, 32))
 
 
@@ -254,8 +255,9 @@ def test_balanced_allocation_scores_the_pod_level_requests() -> None:
 def test_the_cache_counts_pod_level_requests_by_the_rules_it_is_given() -> None:
     pod = _pod({"cpu": "3", "memory": "1Gi"}, ({"cpu": "1"},))
     assert PodInfo(pod).requests.milli_cpu == 3000
-    assert PodInfo(pod, POD_LEVEL_OFF).requests.milli_cpu == 1000
-    assert PodInfo(pod, POD_LEVEL_OFF).update(pod).requests.milli_cpu == 1000
+    off = RequestRules(pod_level=POD_LEVEL_OFF)
+    assert PodInfo(pod, off).requests.milli_cpu == 1000
+    assert PodInfo(pod, off).update(pod).requests.milli_cpu == 1000
 
 
 # --- end to end: simulate per version ---------------------------------------------------------------
