@@ -19,6 +19,7 @@ from . import (
     imagelocality,
     interpodaffinity,
     nodeaffinity,
+    nodedeclaredfeatures,
     nodename,
     nodeports,
     noderesources,
@@ -55,6 +56,7 @@ IN_TREE: dict[str, Factory] = {
     dynamicresources.NAME: dynamicresources.new,
     defaultpreemption.NAME: defaultpreemption.new,
     defaultbinder.NAME: defaultbinder.new,
+    nodedeclaredfeatures.NAME: nodedeclaredfeatures.new,
     coscheduling.NAME: coscheduling.new,
     gang.NAME: gang.new,
 }

@@ -118,6 +118,7 @@ class NodeStatus(_Obj):
     allocatable: ResourceList = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
+    declared_features: list[str] = []  # NodeDeclaredFeatures (1.35 alpha): what the kubelet declares
 
 
 class Node(_Obj):
@@ -155,12 +156,22 @@ class VolumeMount(_Obj):
     mount_path: str = ""
 
 
+class ContainerRestartRule(_Obj):
+    """``restartPolicyRules[]`` (ContainerRestartRules, 1.34 alpha): what NodeDeclaredFeatures
+    reads (the action; ``RestartAllContainers`` needs the node to declare
+    RestartAllContainersOnContainerExits)."""
+
+    action: str = ""
+    exit_codes: dict[str, Any] | None = None
+
+
 class Container(_Obj):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
     volume_mounts: list[VolumeMount] = []
 
 
@@ -592,6 +603,7 @@ class PodSpec(_Obj):
     termination_grace_period_seconds: Int64 | None = None
     active_deadline_seconds: Int64 | None = None
     host_network: bool = False
+    host_users: bool | None = None
     hostname: str = ""
     restart_policy: str = _DEFAULTED
     volumes: list[Volume] = []

@@ -137,6 +137,14 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "PodResizePending condition from 1.33, leaves the spec out)",
         ),
         VersionedGate(
+            "NodeDeclaredFeatures",
+            (_s("1.35", False, ALPHA), _s("1.36", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.35 Alpha off}) and after v1.36.0 ({1.36 Beta on}, {1.37 GA locked})",
+            "the NodeDeclaredFeatures plugin joins the default profile, last: a pod whose spec needs a feature "
+            "(a RestartAllContainers restart rule; from 1.36 hostNetwork with hostUsers false) fits only nodes "
+            "whose status.declaredFeatures list it (\"node(s) didn't match Pod's required features\")",
+        ),
+        VersionedGate(
             "PodLevelResources",
             (_s("1.32", False, ALPHA), _s("1.34", True, BETA)),
             "upstream's VersionedSpecs at 1.33 and 1.35 (pkg/features/kube_features.go: Alpha off from 1.32, Beta on "

@@ -72,6 +72,8 @@ DEFAULTS = {
     "PodLevelResources": [None, None, False, False, True, True, True],
     # v1.30.6/v1.31.8 Alpha off; VersionedSpecs at 1.33 and 1.35 {1.27 Alpha off}, {1.33 Beta on}, {1.35 GA locked}
     "InPlacePodVerticalScaling": [False, False, False, True, True, True, True],
+    # VersionedSpecs at 1.35 {1.35 Alpha off}; after v1.36.0 {1.36 Beta on}
+    "NodeDeclaredFeatures": [None, None, None, None, None, False, True],
 }
 
 
@@ -171,7 +173,11 @@ def test_default_plugins_per_version(version: str, gates: dict[str, bool], aroun
     names = [n for n, _ in mp]
     start = names.index("InterPodAffinity")
     assert mp[start : start + len(around_preemption)] == around_preemption
-    assert names[0] == "SchedulingGates" and names[-1] == "DefaultBinder"
+    assert names[0] == "SchedulingGates"
+    # applyFeatureGates appends NodeDeclaredFeatures where its gate is on (by default from 1.36)
+    last = "NodeDeclaredFeatures" if {**default_feature_gates(v), **gates}.get("NodeDeclaredFeatures") else "DefaultBinder"
+    assert names[-1] == last
+    assert ("NodeDeclaredFeatures" in names) == (version == "1.36")
 
 
 def test_v1_30_accepts_its_volume_limit_plugins_and_v1_31_refuses_them() -> None:
