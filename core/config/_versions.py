@@ -145,6 +145,17 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "whose status.declaredFeatures list it (\"node(s) didn't match Pod's required features\")",
         ),
         VersionedGate(
+            "PodDisruptionConditions",
+            (_s("1.25", False, ALPHA), _s("1.26", True, BETA), _s("1.31", True, GA, True)),
+            "v1.30.6 pkg/features/kube_features.go (Beta, on); upstream's VersionedSpecs at 1.32 "
+            "({1.25 Alpha off}, {1.26 Beta on}, {1.31 GA on, locked}, \"remove in 1.33\"); absent from 1.33",
+            "preemption victims get the DisruptionTarget condition (reason PreemptionByScheduler) before they "
+            "are deleted, and a preemptor's nominated node holding a lower-priority pod terminating by preemption "
+            "makes it ineligible to preempt; off (1.30 only), no condition and any terminating pod counts "
+            "(v1.30 preemption.go prepareCandidate, default_preemption.go podTerminatingByPreemption)",
+            removed=Version(1, 33),
+        ),
+        VersionedGate(
             "PodLevelResources",
             (_s("1.32", False, ALPHA), _s("1.34", True, BETA)),
             "upstream's VersionedSpecs at 1.33 and 1.35 (pkg/features/kube_features.go: Alpha off from 1.32, Beta on "

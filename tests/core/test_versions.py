@@ -74,13 +74,18 @@ DEFAULTS = {
     "InPlacePodVerticalScaling": [False, False, False, True, True, True, True],
     # VersionedSpecs at 1.35 {1.35 Alpha off}; after v1.36.0 {1.36 Beta on}
     "NodeDeclaredFeatures": [None, None, None, None, None, False, True],
+    # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
+    "PodDisruptionConditions": [True, True, True, None, None, None, None],
 }
 
 
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS, ids=str)
 def test_gate_defaults_per_version(version: Version) -> None:
     i = SUPPORTED_VERSIONS.index(version)
-    want = {gate: bool(values[i]) for gate, values in DEFAULTS.items()}
+    # a gate absent at the version has the code's value without it: off before the gate, its
+    # last default after its removal (PodDisruptionConditions from 1.33)
+    want = {gate: bool(values[i]) if values[i] is not None else FEATURE_GATES[gate].value_without_gate(version)
+            for gate, values in DEFAULTS.items()}
     assert default_feature_gates(version) == want
     exists = {gate for gate, values in DEFAULTS.items() if values[i] is not None}
     assert {g for g in FEATURE_GATES if FEATURE_GATES[g].spec_at(version) is not None} == exists
