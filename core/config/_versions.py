@@ -118,6 +118,13 @@ FEATURE_GATES: dict[str, VersionedGate] = {
     g.name: g
     for g in (
         VersionedGate(
+            "ClearingNominatedNodeNameAfterBinding",
+            (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
+            "the API server (kubesched's fake cluster in simulate) clears a pod's status.nominatedNodeName when "
+            "it binds the pod; off, a bound pod keeps the nominated node its scheduler wrote",
+        ),
+        VersionedGate(
             "DynamicResourceAllocation",
             (_s("1.26", False, ALPHA), _s("1.32", False, BETA), _s("1.34", True, GA), _s("1.35", True, GA, True)),
             "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); "
@@ -135,6 +142,13 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "beside its spec in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache (component-helpers "
             "resource.PodRequests with UseStatusResources; an infeasible resize, status.resize before 1.33 and the "
             "PodResizePending condition from 1.33, leaves the spec out)",
+        ),
+        VersionedGate(
+            "NominatedNodeNameForExpectation",
+            (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
+            "a binding cycle that will wait at Permit or whose PreBind will act (PreBindPreFlight) first writes "
+            "the chosen node as the pod's status.nominatedNodeName (schedule_one.go bindingCycle)",
         ),
         VersionedGate(
             "NodeDeclaredFeatures",

@@ -168,6 +168,8 @@ class Scheduler:
             extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
             touch=self._touch,
         )
+        # NominatedNodeNameForExpectation (alpha 1.34, beta on 1.35): _expectation
+        self.binding.nnn_for_expectation = bool(self.config.feature_gates.get("NominatedNodeNameForExpectation", False))
         self.scheduling = ScheduleOne(
             config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,

@@ -158,7 +158,12 @@ class Simulation:
         self._ran = True
         error: BaseException | None = None
         try:
-            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods) as cluster:
+            # ClearingNominatedNodeNameAfterBinding (alpha 1.34, beta on 1.35): the API server
+            # clears a pod's nominatedNodeName when it binds it
+            cfg = self.config  # None: the default configuration, the newest release's (on)
+            clear_nnn = cfg is None or bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
+            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods,
+                                   clear_nominated_node_name_on_binding=clear_nnn) as cluster:  # fmt: skip
                 result = self.result = await _Run(self, cluster).run()
         except BaseExceptionGroup as group:  # from the run's task group: what failed, as itself
             if (error := plain_exception(group)) is None:

@@ -655,9 +655,11 @@ def test_feature_gates_on_top_of_a_base() -> None:
     base = {**DEFAULT_FEATURE_GATES, "SchedulerPopFromBackoffQ": False}
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
+        "ClearingNominatedNodeNameAfterBinding": True,
         "DynamicResourceAllocation": True,
         "InPlacePodVerticalScaling": True,
         "NodeDeclaredFeatures": True,
+        "NominatedNodeNameForExpectation": True,
         "PodDisruptionConditions": True,
         "PodLevelResources": True,
         "SchedulerAsyncPreemption": False,
@@ -672,9 +674,11 @@ def test_feature_gate_defaults_are_upstreams() -> None:
     # the defaults of the default emulated version, 1.36 (per version: tests/core/test_versions.py);
     # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
+        "ClearingNominatedNodeNameAfterBinding": True,
         "DynamicResourceAllocation": True,
         "InPlacePodVerticalScaling": True,
         "NodeDeclaredFeatures": True,
+        "NominatedNodeNameForExpectation": True,
         "PodDisruptionConditions": True,
         "PodLevelResources": True,
         "SchedulerAsyncPreemption": True,
