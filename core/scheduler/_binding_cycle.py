@@ -187,12 +187,12 @@ class BindingCycle:
             turn = [None]
         assumed = assumed_pi.pod
         host = result.suggested_host
+        nominate = False
         if self.nnn_for_expectation:
             pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host)
             if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
                 return pre_flight
-            if pre_flight is None or fw.get_waiting_pod(assumed_pi.uid) is not None:
-                await self._nominate_for_expectation(assumed, host)
+            nominate = pre_flight is None or fw.get_waiting_pod(assumed_pi.uid) is not None
         wp = fw.get_waiting_pod(assumed_pi.uid)
         if wp is not None:
             if wp.released:
@@ -206,6 +206,8 @@ class BindingCycle:
 
                 wp.on_release = released
                 self.driver.deactivate()
+        if nominate:  # before WaitOnPermit, once the driver knows whether the pod is parked
+            await self._nominate_for_expectation(assumed, host)
         st = await fw.wait_on_permit(assumed)
         await self.driver.take(turn[0])
         if st is not None and not st.is_success():
