@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import Handle, Status, hookimpl, request_rules
+from kubesched.framework import DEFAULT_VERSION, Handle, Status, hookimpl, request_rules
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
@@ -42,7 +42,8 @@ class BalancedAllocation:
         self._row_scores = RowScores(self._names, True, balanced_fast)
         # PodLevelResources: resourceAllocationScorer's SkipPodLevelResources (v1.32
         # resource_allocation.go); the gate's default per release as Fit reads it
-        self.rules = request_rules(handle.emulated_version, handle.feature_gates)
+        version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
+        self.rules = request_rules(version, handle.feature_gates if handle is not None else {})
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
