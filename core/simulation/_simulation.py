@@ -168,7 +168,12 @@ class Simulation:
         self._ran = True
         error: BaseException | None = None
         try:
-            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods) as cluster:
+            # ClearingNominatedNodeNameAfterBinding (alpha 1.34, beta on 1.35): the API server
+            # clears a pod's nominatedNodeName when it binds it
+            cfg = self.config  # None: the default configuration, the newest release's (on)
+            clear_nnn = cfg is None or bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
+            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods,
+                                   clear_nominated_node_name_on_binding=clear_nnn) as cluster:  # fmt: skip
                 result = self.result = await _Run(self, cluster).run()
         except BaseExceptionGroup as group:  # from the run's task group: what failed, as itself
             if (error := plain_exception(group)) is None:
@@ -290,7 +295,7 @@ class _Run:
             self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
             self.sched.at_rest = self.quiet.at_rest
         self.watch = cluster.watch()
-        self.observer = Observer(self.start, sim.progress)
+        self.observer = Observer(self.start, sim.progress, self.sched.cache.rules)
         # the scheduler's loop drives every timed event, in a fixed order at each instant
         sched = self.sched
         sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
@@ -450,7 +455,7 @@ class _Run:
         result.pod_groups = pod_group_rows(cluster, self.sim.manifests)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
-        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted])
+        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted], self.sched.cache.rules)
         pods = result.pods
         result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
         result.summary["cutShort"] = None
