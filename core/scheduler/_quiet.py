@@ -59,9 +59,9 @@ if TYPE_CHECKING:
 STATELESS_PLUGINS = frozenset(
     {
         "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", "InterPodAffinity",
-        "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-        "NodeUnschedulable", "NodeVolumeLimits", "PodTopologySpread", "PrioritySort", "SchedulingGates",
-        "TaintToleration", "VolumeBinding", "VolumeRestrictions", "VolumeZone",
+        "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", "PodTopologySpread", "PrioritySort",
+        "SchedulingGates", "TaintToleration", "VolumeBinding", "VolumeRestrictions", "VolumeZone",
     }
 )  # fmt: skip
 """The in-tree plugins whose decisions depend only on the cluster, the pod and the scheduler's
