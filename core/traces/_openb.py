@@ -79,7 +79,7 @@ PHASE_LABEL = "kubesched.io/trace-phase"
 NODE_PODS = 110
 FILL_FACTOR = 1.3
 MODES = ("replay", "fill")
-SHARED_GPU = ("whole", "milli")
+SHARED_GPU = ("whole", "milli", "cards")
 GANGS = ("none", "same-second", "split")
 GANG_APIS = ("podgroup", "labels")
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -400,7 +400,9 @@ def _seconds(t: float) -> str:
 def node_object(node: TraceNode, opts: Options) -> dict[str, Any]:
     """The Node of a node row."""
     alloc = {"cpu": f"{node.cpu_milli}m", "memory": f"{node.memory_mib}Mi", "pods": str(opts.node_pods)}
-    if node.gpus:
+    if node.gpus and opts.shared_gpu == "cards":  # the artifact's node: cards, and 1000 milli each
+        alloc.update({GPU_COUNT: str(node.gpus), GPU_MILLI: str(node.gpus * 1000)})
+    elif node.gpus:
         alloc.update({GPU: str(node.gpus)} if opts.shared_gpu == "whole" else {GPU_MILLI: str(node.gpus * 1000)})
     labels = {"kubernetes.io/hostname": node.name}
     if node.model:
@@ -420,7 +422,13 @@ def pod_object(task: Task, annotations: dict[str, str], labels: dict[str, str], 
     if task.phase:
         labels[PHASE_LABEL] = task.phase
     spec: dict[str, Any] = {"restartPolicy": "Never"}
-    if task.num_gpu:
+    if task.num_gpu and opts.shared_gpu == "cards":
+        # the artifact's pod: its GPUs only as annotations, for a plugin placing them on cards
+        annotations[GPU_MILLI] = str(task.gpu_milli)
+        annotations[GPU_COUNT] = str(task.num_gpu)
+        if task.gpu_spec:
+            annotations[MODEL_LABEL] = "|".join(task.gpu_spec)
+    elif task.num_gpu:
         name, amount = (GPU, task.num_gpu) if opts.shared_gpu == "whole" else (GPU_MILLI, task.gpu_request)
         requests[name] = str(amount)
         resources["limits"] = {name: str(amount)}  # extended resources: limits equal requests
