@@ -88,6 +88,11 @@ def node_pod_quadrant(free: Sequence[int], cpu_left: int, model: str, shape: Sha
     return Q2 if cpu_left >= shape.cpu else Q1
 
 
+def gpu_frag_milli(free: Sequence[int], shape: Shape) -> int:
+    """``GetGpuFragMilliByNodeResAndPodRes``: the free milli on cards too small for one share."""
+    return sum(f for f in free if f < shape.milli)
+
+
 def node_frag_amount(free: Sequence[int], cpu_left: int, model: str,
                      typical: Sequence[TypicalPod]) -> list[float]:
     """``NodeGpuShareFragAmount``: the node's idle GPU milli per quadrant (7 entries)."""
@@ -96,7 +101,7 @@ def node_frag_amount(free: Sequence[int], cpu_left: int, model: str,
     for t in typical:
         q = node_pod_quadrant(free, cpu_left, model, t.shape)
         if q == Q3:
-            frag = sum(f for f in free if f < t.shape.milli)
+            frag = gpu_frag_milli(free, t.shape)
             out[Q2] += t.freq * frag
             out[Q3] += t.freq * (idle - frag)
         else:

@@ -102,7 +102,9 @@ class Cards:
             if s.milli <= 0 or s.num <= 0 or count == 0:
                 continue
             cards = gpu_index(pi.pod)
-            if cards is None:
+            if cards is not None:
+                self.reserved.pop(pi.uid, None)  # the API holds the choice now
+            else:
                 got = self.reserved.get(pi.uid)
                 cards = got[1] if got is not None and got[0] == ni.name else None
             if cards is None or any(c < 0 or c >= count for c in cards):

@@ -18,8 +18,10 @@ The artifact's reason is ``Node:<name>`` for each; kubesched aggregates reasons 
 three cases read ``node(s) had no GPU card``, ``node(s) didn't have the requested GPU card
 model`` and ``node(s) didn't have enough free GPU on its cards``.
 
-Reserve chooses the cards, records them on the pod as the artifact does (annotation
-``alibabacloud.com/gpu-index``) and in the profile's card table; Unreserve undoes both.
+Reserve chooses the cards and records them in the profile's card table and on the assumed pod
+(annotation ``alibabacloud.com/gpu-index``, the artifact's); PreBind writes that annotation to
+the API server (the artifact patches the pod in Reserve, where kubesched's plugins cannot call
+the API); Unreserve undoes Reserve.
 """
 
 from __future__ import annotations
@@ -214,6 +216,20 @@ class OpenGpuShare:
         if named is None:
             pod.metadata.annotations = {**(pod.metadata.annotations or {}),
                                         GPU_INDEX: format_index(chosen)}
+        return None
+
+    @hookimpl
+    async def kubesched_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Write the chosen cards onto the pod in the API (the artifact's ``PatchPod`` in Reserve;
+        kubesched's Reserve cannot call the API server, its PreBind can, as VolumeBinding's)."""
+        ids = (pod.metadata.annotations or {}).get(GPU_INDEX)
+        if not ids or self.cards.shape(pod).milli <= 0:
+            return None
+        try:
+            await self.handle.client.patch_pod_annotations(
+                pod.metadata.namespace, pod.metadata.name, {GPU_INDEX: ids})
+        except NotImplementedError:
+            return None  # a transport without annotation patches: the choice stays in memory
         return None
 
     @hookimpl

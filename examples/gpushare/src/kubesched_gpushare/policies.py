@@ -63,10 +63,12 @@ def exclusive_ids(free: list[int], shape: Shape) -> list[int]:
     return out
 
 
-def sub(node: NodeRes, shape: Shape) -> NodeRes | None:
-    """``NodeResource.Sub``: the task placed on the fullest cards that fit (stable by index)."""
+def sub(node: NodeRes, shape: Shape) -> tuple[NodeRes, bool]:
+    """``NodeResource.Sub``: the task placed on the fullest cards that fit (stable by index), and
+    whether it fit.  As the artifact's, a failure leaves the copy as far as it got: unchanged when
+    the cpu or the card count is short, else with the cpu and the cards that fit taken."""
     if node.cpu_left < shape.cpu or len(node.free) < shape.num:
-        return None
+        return NodeRes(list(node.free), node.cpu_left, node.cpu_capacity, node.model, node.affinity), False
     free = list(node.free)
     need = shape.num
     if need:
@@ -76,9 +78,7 @@ def sub(node: NodeRes, shape: Shape) -> NodeRes | None:
                 need -= 1
                 if need <= 0:
                     break
-        if need > 0:
-            return None
-    return NodeRes(free, node.cpu_left - shape.cpu, node.cpu_capacity, node.model, node.affinity)
+    return NodeRes(free, node.cpu_left - shape.cpu, node.cpu_capacity, node.model, node.affinity), need <= 0
 
 
 # --- Random ------------------------------------------------------------------------------------
@@ -111,6 +111,23 @@ def _formalized(free: list[int]) -> list[tuple[int, list[int]]]:
     if whole:
         out.append((MILLI * len(whole), whole))
     return out
+
+
+def normalize_vector(vec: list[float], norm: list[float]) -> list[float]:
+    """``NormalizeVector``: each entry over its norm, 0 where the norm is not positive."""
+    return [v / n if n > 0 else 0.0 for v, n in zip(vec, norm, strict=True)]
+
+
+def vector_dot_product(a: list[float], b: list[float]) -> float:
+    """``CalculateVectorDotProduct``: -1 for empty vectors or vectors of unequal size."""
+    if not a or not b or len(a) != len(b):
+        return -1.0
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def resource_vec(node: NodeRes) -> list[float]:
+    """``NodeResource.ToResourceVec``: (cpu left, GPU milli left)."""
+    return [float(node.cpu_left), float(node.gpu_left)]
 
 
 def dot_product(node: NodeRes, shape: Shape, dim_ext: str, norm: str) -> tuple[int, list[int] | None]:
@@ -152,7 +169,7 @@ def dot_product(node: NodeRes, shape: Shape, dim_ext: str, norm: str) -> tuple[i
     for nvec, nids in nvecs:
         for pvec, pids in pvecs:
             if len(nvec) != len(pvec) or not nvec:
-                continue
+                continue  # CalculateVectorDotProduct's -1
             dims = len(pvec)
             if norm == "node":
                 cap = [float(node.cpu_capacity)] + [float(len(node.free) * MILLI)] * (dims - 1)
@@ -160,9 +177,7 @@ def dot_product(node: NodeRes, shape: Shape, dim_ext: str, norm: str) -> tuple[i
                 cap = [float(shape.cpu)] + [float(req)] * (dims - 1)
             else:
                 cap = [float(MAX_SPEC_CPU)] + [float(MAX_SPEC_GPU)] * (dims - 1)
-            nv = [a / c if c > 0 else 0.0 for a, c in zip(nvec, cap, strict=True)]
-            pv = [a / c if c > 0 else 0.0 for a, c in zip(pvec, cap, strict=True)]
-            cur = sum(a * b for a, b in zip(nv, pv, strict=True)) / dims
+            cur = vector_dot_product(normalize_vector(nvec, cap), normalize_vector(pvec, cap)) / dims
             if norm == "pod":
                 cur = math.tanh(cur / 10)
             cur = 1 - cur
@@ -362,10 +377,7 @@ def fgd(node: NodeRes, shape: Shape, typical: list[TypicalPod]) -> tuple[int, li
                 if card is None or s > score:
                     score, card = s, [i]
         return score, card
-    after = sub(node, shape)
-    if after is None:  # Sub's error leaves the copy as it got: cpu taken, cards partly
-        after = NodeRes(list(node.free), node.cpu_left - shape.cpu, node.cpu_capacity, node.model,
-                        node.affinity)
+    after, _ = sub(node, shape)  # an error leaves the copy as far as it got, as the artifact's
     s = sigmoid_score(before, node_frag(after.free, after.cpu_left, node.model, typical))
     return s, exclusive_ids(node.free, shape)
 
@@ -436,17 +448,19 @@ class FGDScore:
                 out: np.ndarray = np.where(best < 0, 0, best)
                 return out
             new = free.copy()
+            # Sub: a node short of cpu or cards stays as it is
+            ok = (cpu_left >= shape.cpu) & (cards.ncards[rows] >= shape.num)
             if shape.num:
                 if shape.milli >= MILLI:
                     whole = free == MILLI
-                    take = whole & (np.cumsum(whole, axis=1) <= shape.num)
+                    take = whole & (np.cumsum(whole, axis=1) <= shape.num) & ok[:, None]
                     new[take] -= MILLI
                 else:  # several shares: the general rule, node by node
-                    for j in range(k):
-                        got = sub(NodeRes(free[j].tolist(), 1 << 62, 0, "", []), shape)
-                        if got is not None:
-                            new[j] = got.free
-            after = table.frag(new, cpu_left - shape.cpu, codes)
+                    for j in np.flatnonzero(ok).tolist():
+                        n = int(cards.ncards[rows[j]])
+                        got, _ = sub(NodeRes(free[j, :n].tolist(), 1 << 62, 0, "", []), shape)
+                        new[j, :n] = got.free
+            after = table.frag(new, np.where(ok, cpu_left - shape.cpu, cpu_left), codes)
             res: np.ndarray = _sigmoid_scores(before - after)
             return res
 
