@@ -1,3 +1,6 @@
-"""The package's tests: the fixtures plugin authors get (both anyio backends, virtual time)."""
+"""The package's tests: the fixtures kubesched gives plugin authors (both anyio backends, in
+virtual time), imported so the tests run from the package's folder and from kubesched's suite."""
 
-pytest_plugins = ["kubesched.pytest_plugin"]
+from kubesched.pytest_plugin import anyio_backend, temporary_plugin
+
+__all__ = ["anyio_backend", "temporary_plugin"]
