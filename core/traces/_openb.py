@@ -83,7 +83,8 @@ SHARED_GPU = ("whole", "milli", "cards")
 GANGS = ("none", "same-second", "split")
 GANG_APIS = ("podgroup", "labels")
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+"""The columns every pod list has (the artifact's multigpu* lists have no gpu_spec, qos or times)."""
 TIME_COLUMNS = ("creation_time", "deletion_time", "scheduled_time")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
@@ -283,7 +284,7 @@ def read_tasks(path: str, *, times: bool) -> list[Task]:
             if gpu_milli == 0:
                 raise rows.error(f"Invalid value: {go_quote(values['gpu_milli'].strip())}: must be greater than "
                                  "0 when num_gpu is not 0", "gpu_milli")
-        spec = values["gpu_spec"].strip()
+        spec = values.get("gpu_spec", "").strip()
         models = [] if spec.lower() == "nan" else [rows.label(values, "gpu_spec", m) for m in spec.split("|")]
         task = Task(
             row=rows.row, name=rows.name(values, "name"), cpu_milli=rows.integer(values, "cpu_milli"),

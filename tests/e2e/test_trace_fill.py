@@ -126,3 +126,12 @@ def test_typical_types_cover_95_percent() -> None:
         t(i, 3000, 1000, 2) for i in range(4)]
     got = typical_types(tasks)
     assert [(s.cpu, round(f, 4)) for s, f in got] == [(1000, round(60 / 96, 4)), (2000, round(36 / 96, 4))]
+
+
+def test_a_pod_list_without_gpu_spec(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The artifact's multigpu* lists have only name, cpu_milli, memory_mib, num_gpu, gpu_milli."""
+    Path("multi.csv").write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nm0,4000,1024,2,1000\nm1,1000,512,0,0\n")
+    assert cli.main(["trace", "openb", "nodes.csv", "multi.csv", "--fill", "1.3", "--config", "default.yaml",
+                     "--output", "json"]) == 0
+    fill = json.loads(capsys.readouterr().out)["fill"]
+    assert fill["placed"] == fill["pods"] > 0
