@@ -121,3 +121,37 @@ async def test_bad_args_name_the_field() -> None:
     with pytest.raises(ConfigError, match="dimExtMethod"):
         async with scheduler_for([], config=config("bestfit", dimExtMethod="sideways")):
             pass
+
+
+@pytest.mark.parametrize("policy", ["gpupacking", "gpuclustering", "bestfit", "fgd", "dotprod"])
+async def test_ties_go_to_the_smallest_node_name(policy: str) -> None:
+    """The artifact's scheduler picks the smallest name among the top-scored nodes (its
+    selectHost), where kube-scheduler picks at random: identical empty nodes fill in name order."""
+    objs = [gpu_node(n, 2) for n in ("n3", "n1", "n4", "n2")]
+    async with scheduler_for(objs, config=config(policy), seed=11) as sim:
+        sim.create(task("p", 1000, num=2, cpu="2"))
+        await sim.settle()
+        assert sim.placements()["p"] == "n1"
+
+
+def test_tie_break_lifts_or_lowers_by_one() -> None:
+    import numpy as np
+
+    from kubesched.framework import CycleState, NodeBatch
+    from kubesched.testing import make_node_info
+
+    from kubesched_gpushare._scoring import TieBreak
+
+    batch = NodeBatch.of([make_node_info(gpu_node(n, 1)) for n in ("c", "a", "b")])
+    state = CycleState()
+    tie = TieBreak("name", "X")
+    tie.remember(state, batch)
+    scores = np.array([50, 50, 40], dtype=np.int64)
+    tie.apply(state, scores)
+    assert scores.tolist() == [50, 51, 40]
+    top = np.array([100, 100, 100], dtype=np.int64)
+    tie.apply(state, top)
+    assert top.tolist() == [99, 100, 99]
+    untouched = np.array([50, 50, 40], dtype=np.int64)
+    TieBreak("random", "Y").apply(state, untouched)
+    assert untouched.tolist() == [50, 50, 40]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import NodeBatch
+from kubesched.framework import MAX_NODE_SCORE, CycleState, NodeBatch
 
 from kubesched_gpushare._model import Shape
 from kubesched_gpushare._state import Cards
@@ -96,3 +96,39 @@ def per_node(cards: Cards, fn: Callable[[NodeRes], int]) -> StaleScorer:
             dtype=np.int64, count=len(rows))
 
     return compute
+
+
+class TieBreak:
+    """The artifact's host selection, from a score plugin: among the nodes tied at the top score
+    the one with the smallest name wins (its scheduler, mental2008/kubernetes v1.20.5-minor,
+    changed ``selectHost`` from kube-scheduler's random choice "for reproducibility").
+
+    With ``tieBreak: name`` (the default) the plugin's NormalizeScore lifts that node one point
+    above the others tied with it (or, at MaxNodeScore, lowers the others by one), so that
+    kubesched's ``selectHost`` picks it whatever the plugin's weight; ``tieBreak: random`` leaves
+    the ties to kube-scheduler's random choice.  Exact when the policy is the profile's only score
+    plugin, as in the artifact's runs."""
+
+    def __init__(self, mode: str, key: str) -> None:
+        self.by_name = mode == "name"
+        self.key = f"{key}/tie-break-nodes"
+
+    def remember(self, state: CycleState, nodes: NodeBatch) -> None:
+        if self.by_name:
+            state.write(self.key, nodes)
+
+    def apply(self, state: CycleState, scores: np.ndarray) -> None:
+        if not self.by_name or len(scores) < 2:
+            return
+        nodes: NodeBatch | None = state.get(self.key)
+        if nodes is None or len(nodes) != len(scores):
+            return
+        top = scores.max()
+        tied = np.flatnonzero(scores == top)
+        if len(tied) < 2:
+            return
+        pick = min(tied.tolist(), key=nodes.name_at)
+        if top < MAX_NODE_SCORE:
+            scores[pick] += 1
+        else:
+            scores[tied[tied != pick]] -= 1

@@ -50,6 +50,7 @@ NAME = "Open-Gpu-Share"
 GPU_SEL_METHODS = ("best", "worst", "random")
 DIM_EXT_METHODS = ("merge", "share", "divide", "extend")
 NORM_METHODS = ("node", "pod", "max")
+TIE_BREAKS = ("name", "random")
 
 ERR_NO_GPU = "node(s) had no GPU card"
 ERR_MODEL = "node(s) didn't have the requested GPU card model"
@@ -60,9 +61,11 @@ def plugin_args(args: Mapping[str, Any] | None, *, gpu_sel: bool) -> dict[str, s
     """The artifact's ``GpuPluginCfg`` / ``OpenGpuSharePluginCfg`` fields, checked."""
     args = dict(args or {})
     out = {"dimExtMethod": "share", "normMethod": "max"}
-    allowed = {"dimExtMethod": DIM_EXT_METHODS, "normMethod": NORM_METHODS}
+    allowed = {"dimExtMethod": DIM_EXT_METHODS, "normMethod": NORM_METHODS, "tieBreak": TIE_BREAKS}
     if gpu_sel:
         out["gpuSelMethod"] = "best"
+    else:
+        out["tieBreak"] = "name"
     for key, value in args.items():
         if key not in out:
             raise ConfigError(f'unknown field "{key}"', field=key)

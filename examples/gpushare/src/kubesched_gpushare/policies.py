@@ -37,7 +37,7 @@ from kubesched_gpushare._model import (
     Shape,
     accessible,
 )
-from kubesched_gpushare._scoring import NodeRes, cached_scores, node_res, per_node
+from kubesched_gpushare._scoring import NodeRes, TieBreak, cached_scores, node_res, per_node
 from kubesched_gpushare._state import Cards, cards_for
 from kubesched_gpushare.opengpushare import plugin_args
 
@@ -88,7 +88,7 @@ class RandomScore:
     name = RANDOM
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        plugin_args(args, gpu_sel=False)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], RANDOM)
         self.handle = handle
 
     @hookimpl
@@ -99,8 +99,13 @@ class RandomScore:
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         chosen = state.read(_RANDOM_KEY)
+        self.tie.remember(state, nodes)
         return np.fromiter((MAX_NODE_SCORE if nodes.name_at(i) == chosen else MIN_NODE_SCORE
                             for i in range(len(nodes))), dtype=np.int64, count=len(nodes))
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
+        self.tie.apply(state, scores)
 
 
 # --- DotProd -----------------------------------------------------------------------------------
@@ -197,6 +202,7 @@ class DotProductScore:
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         cfg = plugin_args(args, gpu_sel=False)
         self.dim_ext, self.norm = cfg["dimExtMethod"], cfg["normMethod"]
+        self.tie = TieBreak(cfg["tieBreak"], DOT_PRODUCT)
         self.cards = cards_for(handle)
         self.cards.selectors[DOT_PRODUCT] = self.select
 
@@ -211,8 +217,13 @@ class DotProductScore:
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         shape = self.cards.shape(pod)
+        self.tie.remember(state, nodes)
         return cached_scores(self.cards, self, shape, nodes, per_node(
             self.cards, lambda n: dot_product(n, shape, self.dim_ext, self.norm)[0]))
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
+        self.tie.apply(state, scores)
 
 
 # --- GpuClustering -------------------------------------------------------------------------------
@@ -234,16 +245,21 @@ class GpuClusteringScore:
     name = GPU_CLUSTERING
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        plugin_args(args, gpu_sel=False)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_CLUSTERING)
         self.cards = cards_for(handle)
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         shape = self.cards.shape(pod)
+        self.tie.remember(state, nodes)
         if shape.num == 0:
             return np.zeros(len(nodes), dtype=np.int64)
         return cached_scores(self.cards, self, shape, nodes,
                              per_node(self.cards, lambda n: gpu_clustering(n, shape)))
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
+        self.tie.apply(state, scores)
 
 
 # --- GpuPacking ----------------------------------------------------------------------------------
@@ -281,12 +297,17 @@ class GpuPackingScore:
     name = GPU_PACKING
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        plugin_args(args, gpu_sel=False)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_PACKING)
         self.cards = cards_for(handle)
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
+        self.tie.apply(state, scores)
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         shape = self.cards.shape(pod)
+        self.tie.remember(state, nodes)
         if shape.milli <= 0:
             return np.zeros(len(nodes), dtype=np.int64)
 
@@ -321,12 +342,13 @@ class BestFitScore:
     name = BEST_FIT
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        plugin_args(args, gpu_sel=False)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], BEST_FIT)
         self.cards = cards_for(handle)
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         shape = self.cards.shape(pod)
+        self.tie.remember(state, nodes)
 
         def score(n: NodeRes) -> int:
             s = best_fit(n, shape)
@@ -339,6 +361,7 @@ class BestFitScore:
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
         normalize_min_max(scores)
+        self.tie.apply(state, scores)
 
 
 def normalize_min_max(scores: np.ndarray) -> None:
@@ -392,7 +415,7 @@ class FGDScore:
     name = FGD
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        plugin_args(args, gpu_sel=False)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], FGD)
         self.handle = handle
         self.cards = cards_for(handle)
         self.cards.selectors[FGD] = self.select
@@ -419,11 +442,16 @@ class FGDScore:
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         shape = self.cards.shape(pod)
+        self.tie.remember(state, nodes)
         if shape.cpu == 0 and shape.num == 0 and not any(
                 c.resources.requests for c in pod.spec.containers):
             return np.full(len(nodes), MAX_NODE_SCORE, dtype=np.int64)
         self._typical()
         return cached_scores(self.cards, self, shape, nodes, self._scorer(shape))
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
+        self.tie.apply(state, scores)
 
     def _scorer(self, shape: Shape) -> Any:
         cards, table = self.cards, self.table
