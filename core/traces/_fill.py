@@ -40,7 +40,7 @@ from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY
 from kubesched.runtime._infos import PodInfo
 from kubesched.runtime._status import FitError
 from kubesched.scheduler._binding_cycle import PodsToActivate
-from kubesched.scheduler._schedule_one import _CycleError
+from kubesched.scheduler._filterpass import CycleError
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.traces._openb import (
     GPU_COUNT,
@@ -220,7 +220,7 @@ async def _run(nodes: Sequence[TraceNode], tasks: Sequence[Task], order: Sequenc
             result = await so.schedule_pod(fw, state, pi)
         except FitError:
             report.failed += 1
-        except _CycleError:
+        except CycleError:
             report.errors += 1
         else:
             host = result.suggested_host

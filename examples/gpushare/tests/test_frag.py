@@ -7,7 +7,6 @@ import random
 
 import numpy as np
 import pytest
-
 from kubesched_gpushare._frag import (
     NA,
     Q2,

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
+from kubesched_gpushare import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL
 
 from kubesched.testing import make_node, make_pod, scheduler_for
-
-from kubesched_gpushare import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 pytestmark = pytest.mark.anyio
@@ -136,11 +135,10 @@ async def test_ties_go_to_the_smallest_node_name(policy: str) -> None:
 
 def test_tie_break_lifts_or_lowers_by_one() -> None:
     import numpy as np
+    from kubesched_gpushare._scoring import TieBreak
 
     from kubesched.framework import CycleState, NodeBatch
     from kubesched.testing import make_node_info
-
-    from kubesched_gpushare._scoring import TieBreak
 
     batch = NodeBatch.of([make_node_info(gpu_node(n, 1)) for n in ("c", "a", "b")])
     state = CycleState()

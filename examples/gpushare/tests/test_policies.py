@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from kubesched_gpushare._frag import TypicalPod, node_frag
 from kubesched_gpushare._model import Shape
 from kubesched_gpushare._scoring import NodeRes
@@ -150,13 +149,13 @@ def test_fgd_plugin_scores_match_the_rule_node_by_node() -> None:
     ``calculateGpuShareFragExtendScore`` gives each node, before and after a node changes."""
     import random
 
-    from kubesched.framework import CycleState, NodeBatch
-    from kubesched.testing import FakeHandle, make_node, make_pod
-
     from kubesched_gpushare import FGDScore, typical_pods
     from kubesched_gpushare._model import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL, pod_shape
     from kubesched_gpushare._scoring import node_res
     from kubesched_gpushare._state import cards_for
+
+    from kubesched.framework import CycleState, NodeBatch
+    from kubesched.testing import FakeHandle, make_node, make_pod
 
     rng = random.Random(3)
     nodes, pods = [], []

@@ -15,7 +15,13 @@ configurations in ``examples/gpushare/configs`` enable each policy as the artifa
 
 from __future__ import annotations
 
-from kubesched_gpushare._frag import FragTable, TypicalPod, node_frag, node_frag_amount, typical_pods
+from kubesched_gpushare._frag import (
+    FragTable,
+    TypicalPod,
+    node_frag,
+    node_frag_amount,
+    typical_pods,
+)
 from kubesched_gpushare._model import (
     GPU_COUNT,
     GPU_INDEX,

@@ -19,7 +19,6 @@ quadrant but q3; FGD scores a placement by how much it lowers that sum.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -47,7 +46,7 @@ def typical_pods(shapes: Iterable[Shape], *, involve_cpu_pods: bool = True,
     """``GetTypicalPods``: the most frequent task types covering ``popularity`` % of the tasks,
     their frequencies renormalised to sum to 1.  Ties in count are ordered by
     ``PodResource.Less``, descending (``sort.Reverse``)."""
-    counts: Counter[Shape] = Counter()
+    counts: dict[Shape, float] = {}
     total = 0.0
     for s in shapes:
         if not involve_cpu_pods and s.num == 0:
@@ -55,7 +54,7 @@ def typical_pods(shapes: Iterable[Shape], *, involve_cpu_pods: bool = True,
         w = 1.0
         if gpu_res_weight > 0 and s.milli == MILLI:
             w = 1 + s.num * gpu_res_weight
-        counts[s] += w
+        counts[s] = counts.get(s, 0.0) + w
         total += w
     if total == 0:
         return []

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework import MAX_NODE_SCORE, CycleState, NodeBatch
-
 from kubesched_gpushare._model import Shape
 from kubesched_gpushare._state import Cards
 

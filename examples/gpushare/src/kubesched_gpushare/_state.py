@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework import Handle, NodeBatch, NodeInfo, Pod
-
 from kubesched_gpushare._model import MAX_CARDS, MILLI, Shape, gpu_index, node_cards, pod_shape
 
 AFFINITY_SLOTS = MAX_CARDS + 1

@@ -42,7 +42,6 @@ from kubesched.framework import (
     Status,
     hookimpl,
 )
-
 from kubesched_gpushare._model import GPU_INDEX, MILLI, Shape, accessible, format_index, gpu_index
 from kubesched_gpushare._state import Cards, CardSelector, cards_for
 
@@ -129,9 +128,9 @@ def select_random(rng: random.Random) -> CardSelector:
 def fits_cards(free: np.ndarray, shape: Shape) -> np.ndarray:
     """Whether each row of ``free`` (M, 8) holds the task (``AllocateGpuId``'s check)."""
     if shape.num <= 1:
-        fit: np.ndarray = (free >= shape.milli).any(axis=1)
+        fit: np.ndarray = np.asarray((free >= shape.milli).any(axis=1))
         return fit
-    slots: np.ndarray = (free // shape.milli).sum(axis=1) >= shape.num
+    slots: np.ndarray = np.asarray((free // shape.milli).sum(axis=1) >= shape.num)
     return slots
 
 

@@ -28,7 +28,6 @@ from kubesched.framework import (
     Status,
     hookimpl,
 )
-
 from kubesched_gpushare._frag import FragTable, TypicalPod, node_frag, typical_pods
 from kubesched_gpushare._model import (
     MAX_SPEC_CPU,
