@@ -23,6 +23,7 @@ from kubesched.traces import (
     Options,
     write,
 )
+from kubesched.traces._fill import FILL_NODE_PODS
 
 __all__ = ["add_arguments", "cmd_trace"]
 
@@ -62,8 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tasks ask for GPUs as the artifact's annotations (--shared-gpu cards)")
     p.add_argument("--output", choices=("json", "text"), default="text",
                    help="with --config: the report as JSON or as text (default text)")
-    p.add_argument("--node-pods", type=int, default=NODE_PODS, metavar="N",
-                   help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's)")
+    p.add_argument("--node-pods", type=int, default=None, metavar="N",
+                   help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's; with --config "
+                        f"{FILL_NODE_PODS}, the artifact's)")
     p.set_defaults(func=cmd_trace)
 
 
@@ -80,6 +82,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise ConfigError("Forbidden: only with --mode fill", field="--fill-factor")
     if factor is not None and not (math.isfinite(factor) and factor > 0):
         raise ConfigError(f"Invalid value: {factor:g}: must be greater than 0", field="--fill-factor")
+    if args.node_pods is None:
+        args.node_pods = FILL_NODE_PODS if args.config is not None else NODE_PODS
     if args.node_pods < 1:
         raise ConfigError(f"Invalid value: {args.node_pods}: must be greater than or equal to 1", field="--node-pods")
     return Options(mode=args.mode, seed=args.seed, fill_factor=FILL_FACTOR if factor is None else factor,
@@ -116,7 +120,7 @@ def _run_fill(args: argparse.Namespace, opts: Options) -> int:
     config = load_config(Path(args.config))
     nodes = read_nodes(args.nodes)
     tasks = read_tasks(args.pods, times=False)
-    report = run_fill(nodes, tasks, config, factor=opts.fill_factor, seed=opts.seed)
+    report = run_fill(nodes, tasks, config, factor=opts.fill_factor, seed=opts.seed, node_pods=opts.node_pods)
     doc = report.to_json(seed=opts.seed, factor=opts.fill_factor)
     out = sys.stdout
     if args.output == "json":

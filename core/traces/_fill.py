@@ -59,6 +59,8 @@ GPU_INDEX = "alibabacloud.com/gpu-index"
 """The annotation a GPU-sharing Reserve writes: the cards a task got (``0`` or ``0-1-3``)."""
 MILLI = 1000
 POPULARITY = 95
+FILL_NODE_PODS = 1001
+"""Allocatable pods of a node in the run: the artifact's node list (data/node_yaml) says 1001."""
 
 
 @dataclass
@@ -167,8 +169,8 @@ def fill_tasks(nodes: Sequence[TraceNode], tasks: Sequence[Task], factor: float,
     return [t for u in units for t in u.members]
 
 
-def _objects(nodes: Sequence[TraceNode], order: Sequence[Task]) -> tuple[list[Node], list[Pod]]:
-    opts = Options(mode="fill", shared_gpu="cards")
+def _objects(nodes: Sequence[TraceNode], order: Sequence[Task], node_pods: int) -> tuple[list[Node], list[Pod]]:
+    opts = Options(mode="fill", shared_gpu="cards", node_pods=node_pods)
     node_objs = [convert(node_object(n, opts), Node) for n in nodes]
     pods: list[Pod] = []
     for t in order:
@@ -179,18 +181,18 @@ def _objects(nodes: Sequence[TraceNode], order: Sequence[Task]) -> tuple[list[No
 
 
 def run_fill(nodes: Sequence[TraceNode], tasks: Sequence[Task], config: SchedulerConfig, *,
-             factor: float, seed: int) -> FillReport:
+             factor: float, seed: int, node_pods: int = FILL_NODE_PODS) -> FillReport:
     """Schedule the fill of ``tasks`` on ``nodes`` with ``config``'s first profile."""
     t0 = time.process_time()
     order = fill_tasks(nodes, tasks, factor, seed)
-    report = anyio.run(_run, nodes, tasks, order, config, seed, factor)
+    report = anyio.run(_run, nodes, tasks, order, config, seed, factor, node_pods)
     report.cpu_seconds = time.process_time() - t0
     return report
 
 
 async def _run(nodes: Sequence[TraceNode], tasks: Sequence[Task], order: Sequence[Task],
-               config: SchedulerConfig, seed: int, factor: float) -> FillReport:
-    node_objs, pods = _objects(nodes, order)
+               config: SchedulerConfig, seed: int, factor: float, node_pods: int) -> FillReport:
+    node_objs, pods = _objects(nodes, order, node_pods)
     sched = Scheduler(_NoClient(), config, seed=seed)
     for n in node_objs:
         sched.cluster.nodes[n.metadata.name] = n
@@ -300,4 +302,4 @@ def _discrete(rows: Sequence[tuple[int, int, float, float]], gpus: int, steps: i
 
 
 __all__ = ["GPU_COUNT", "GPU_INDEX", "GPU_MILLI", "MODEL_LABEL", "FillReport", "fill_tasks", "node_frag",
-           "run_fill", "typical_types"]
+           "run_fill", "typical_types", "FILL_NODE_PODS"]
