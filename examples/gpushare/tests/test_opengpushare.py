@@ -136,20 +136,29 @@ async def test_ties_go_to_the_smallest_node_name(policy: str) -> None:
 def test_tie_break_lifts_or_lowers_by_one() -> None:
     import numpy as np
     from kubesched_gpushare._scoring import TieBreak
+    from kubesched_gpushare._state import cards_for
 
     from kubesched.framework import CycleState, NodeBatch
-    from kubesched.testing import make_node_info
+    from kubesched.testing import FakeHandle
 
-    batch = NodeBatch.of([make_node_info(gpu_node(n, 1)) for n in ("c", "a", "b")])
+    handle = FakeHandle([gpu_node(n, 1) for n in ("c", "a", "b")])
+    cards = cards_for(handle)
+    snap = handle.snapshot
+    explicit = NodeBatch.of([snap.node_infos[snap.index[n]] for n in ("c", "a", "b")])
+    rows = NodeBatch(snapshot=snap, indices=np.array([snap.index[n] for n in ("c", "a", "b")]))
+    for batch in (explicit, rows):
+        state = CycleState()
+        tie = TieBreak("name", "X", cards)
+        tie.remember(state, batch)
+        scores = np.array([50, 50, 40], dtype=np.int64)
+        tie.apply(state, scores)
+        assert scores.tolist() == [50, 51, 40]
+        top = np.array([100, 100, 100], dtype=np.int64)
+        tie.apply(state, top)
+        assert top.tolist() == [99, 100, 99]
     state = CycleState()
-    tie = TieBreak("name", "X")
-    tie.remember(state, batch)
-    scores = np.array([50, 50, 40], dtype=np.int64)
-    tie.apply(state, scores)
-    assert scores.tolist() == [50, 51, 40]
-    top = np.array([100, 100, 100], dtype=np.int64)
-    tie.apply(state, top)
-    assert top.tolist() == [99, 100, 99]
+    tie = TieBreak("random", "Y", cards)
+    tie.remember(state, rows)
     untouched = np.array([50, 50, 40], dtype=np.int64)
-    TieBreak("random", "Y").apply(state, untouched)
+    tie.apply(state, untouched)
     assert untouched.tolist() == [50, 50, 40]

@@ -151,7 +151,6 @@ def test_fgd_plugin_scores_match_the_rule_node_by_node() -> None:
 
     from kubesched_gpushare import FGDScore, typical_pods
     from kubesched_gpushare._model import GPU_COUNT, GPU_INDEX, GPU_MILLI, GPU_MODEL, pod_shape
-    from kubesched_gpushare._scoring import node_res
     from kubesched_gpushare._state import cards_for
 
     from kubesched.framework import CycleState, NodeBatch
@@ -175,12 +174,17 @@ def test_fgd_plugin_scores_match_the_rule_node_by_node() -> None:
     plugin = FGDScore(None, handle)
     cards = cards_for(handle)
     typical = typical_pods(pod_shape(p) for p in pods + pending)
-    batch = NodeBatch.of(handle.snapshot.node_infos)
-    for _ in range(2):  # the second pass reads the cache
+    snap = handle.snapshot
+    by_rows = NodeBatch(snapshot=snap, indices=np.arange(len(snap)))
+    explicit = NodeBatch.of(snap.node_infos)
+    want: dict[str, list[int]] = {}
+    for q in pending:
+        want[q.metadata.name] = []
+        for ni in snap.node_infos:
+            free, _, model, aff = cards.node_state(ni)
+            cpu_left = ni.allocatable.milli_cpu - ni.requested.milli_cpu
+            want[q.metadata.name].append(fgd(NodeRes(free, cpu_left, 0, model, aff), pod_shape(q), typical)[0])
+    for batch in (by_rows, explicit, by_rows):  # the second pass over the rows reads the cache
         for q in pending:
             got = plugin.kubesched_score(CycleState(), q, batch)
-            rows = cards.refresh(batch)
-            cpu_left = (batch.allocatable("cpu") - batch.requested("cpu")).tolist()
-            want = [fgd(node_res(cards, int(r), c, 0), pod_shape(q), typical)[0]
-                    for r, c in zip(rows.tolist(), cpu_left, strict=True)]
-            assert got.tolist() == want
+            assert got.tolist() == want[q.metadata.name]

@@ -126,6 +126,7 @@ class FragTable:
         self.models: list[str] = []
         self._codes: dict[str, int] = {}
         self._access: list[list[bool]] = [[] for _ in self.typical]
+        self._groups: dict[int, list[int]] | None = None
 
     def code(self, model: str) -> int:
         c = self._codes.get(model)
@@ -138,17 +139,27 @@ class FragTable:
 
     def frag(self, free: np.ndarray, cpu_left: np.ndarray, model_codes: np.ndarray) -> np.ndarray:
         idle = free.sum(axis=1).astype(np.float64)
-        out = np.zeros(len(free), dtype=np.float64)
-        for t, access in zip(self.typical, self._access, strict=True):
-            s = t.shape
-            if s.milli == 0:
-                out += t.freq * idle
-                continue
-            ok = cpu_left >= s.cpu
-            fit = free >= s.milli
-            ok &= fit.sum(axis=1) >= s.num
-            if not all(access):
-                ok &= np.asarray(access, dtype=bool)[model_codes]
+        cpu_weight = sum(t.freq for t in self.typical if t.shape.milli == 0)
+        out = cpu_weight * idle  # xl / xr: all idle GPU, whatever the cpu
+        for milli, members in self._by_milli().items():
+            fit = free >= milli
+            nfit = fit.sum(axis=1)
             part = np.where(fit, 0, free).sum(axis=1)
-            out += t.freq * np.where(ok, part, idle)
+            lost = idle - part  # what q3 leaves out of the fragment
+            for k in members:
+                t = self.typical[k]
+                ok = (cpu_left >= t.shape.cpu) & (nfit >= t.shape.num)
+                access = self._access[k]
+                if not all(access):
+                    ok &= np.asarray(access, dtype=bool)[model_codes]
+                out += t.freq * (idle - np.where(ok, lost, 0))
         return out
+
+    def _by_milli(self) -> dict[int, list[int]]:
+        groups = self._groups
+        if groups is None:
+            groups = self._groups = {}
+            for k, t in enumerate(self.typical):
+                if t.shape.milli:
+                    groups.setdefault(t.shape.milli, []).append(k)
+        return groups

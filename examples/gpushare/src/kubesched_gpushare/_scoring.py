@@ -1,16 +1,16 @@
-"""What the six score plugins share: a node's state as plain values, and a per-shape score cache.
+"""What the six score plugins share: a node's state as plain values, a per-shape score cache, and
+the artifact's tie-break.
 
 A policy's score of a node depends only on the node's cards, cpu left, model and affinity counts
 and on the task's shape.  Between two tasks only the node that took the first changes, so each
-plugin keeps, per task shape, the last score of every node with the node's version
-(:attr:`Cards.version`) and recomputes only the nodes that changed since.
+plugin keeps, per task shape, the last score of every snapshot row with the row's version
+(:attr:`Cards.version`) and recomputes only the rows that changed since.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -41,10 +41,34 @@ class NodeRes:
 
 
 def node_res(cards: Cards, r: int, cpu_left: int, cpu_capacity: int) -> NodeRes:
+    """Row ``r`` of the table as a :class:`NodeRes`."""
     n = int(cards.ncards[r])
     return NodeRes(free=[int(x) for x in cards.free[r, :n]], cpu_left=cpu_left,
                    cpu_capacity=cpu_capacity, model=cards.models[r],
                    affinity=[int(x) for x in cards.affinity[r]])
+
+
+@dataclass(slots=True)
+class Nodes:
+    """Some nodes' state as arrays: what a scorer computes over."""
+
+    free: np.ndarray
+    """(k, 8) milli free per card, 0 past a node's cards."""
+    ncards: np.ndarray
+    models: list[str]
+    affinity: np.ndarray
+    cpu_left: np.ndarray
+    cpu_capacity: np.ndarray
+
+    def res(self, i: int) -> NodeRes:
+        n = int(self.ncards[i])
+        return NodeRes(free=[int(x) for x in self.free[i, :n]], cpu_left=int(self.cpu_left[i]),
+                       cpu_capacity=int(self.cpu_capacity[i]), model=self.models[i],
+                       affinity=[int(x) for x in self.affinity[i]])
+
+
+Scorer = Callable[[Nodes], np.ndarray]
+"""The nodes' scores (int64), one per node."""
 
 
 class ScoreCache:
@@ -52,47 +76,41 @@ class ScoreCache:
 
     __slots__ = ("scores", "versions")
 
-    def __init__(self) -> None:
-        self.scores = np.zeros(0, dtype=np.int64)
-        self.versions = np.full(0, -1, dtype=np.int64)
+    def __init__(self, n: int) -> None:
+        self.scores = np.zeros(n, dtype=np.int64)
+        self.versions = np.full(n, -1, dtype=np.int64)
 
 
-StaleScorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-"""(rows, cpu_left, cpu_capacity) of the stale nodes -> their scores (int64)."""
-
-
-def cached_scores(cards: Cards, owner: Any, shape: Shape, nodes: NodeBatch,
-                  compute: StaleScorer) -> np.ndarray:
-    """The batch's scores for ``shape``, recomputing only the nodes whose row changed."""
+def cached_scores(cards: Cards, owner: object, shape: Shape, nodes: NodeBatch, compute: Scorer) -> np.ndarray:
+    """The batch's scores for ``shape``: for a batch of snapshot rows, recomputing only the rows
+    that changed since the shape was last scored; for any other batch, all of them."""
     rows = cards.refresh(nodes)
+    if rows is None:
+        view = cards.view(nodes)
+        return compute(Nodes(view.free, view.ncards, view.models, view.affinity,
+                             cards.cpu_left(nodes), nodes.allocatable("cpu")))
     caches: dict[Shape, ScoreCache] = cards.caches.setdefault(owner, {})
     cache = caches.get(shape)
-    if cache is None:
-        cache = caches[shape] = ScoreCache()
-    n = len(cards.names)
-    if len(cache.scores) < n:
-        grow = n - len(cache.scores)
-        cache.scores = np.concatenate([cache.scores, np.zeros(grow, dtype=np.int64)])
-        cache.versions = np.concatenate([cache.versions, np.full(grow, -1, dtype=np.int64)])
+    if cache is None or len(cache.scores) != len(cards.version):
+        cache = caches[shape] = ScoreCache(len(cards.version))
     stale = np.flatnonzero(cache.versions[rows] != cards.version[rows])
     if len(stale):
-        cpu_left = cards.cpu_left(nodes)[stale]
-        cpu_cap = nodes.allocatable("cpu")[stale]
         srows = rows[stale]
-        cache.scores[srows] = compute(srows, cpu_left, cpu_cap)
+        models = cards.models
+        cache.scores[srows] = compute(Nodes(
+            cards.free[srows], cards.ncards[srows], [models[r] for r in srows.tolist()],
+            cards.affinity[srows], cards.cpu_left(nodes)[stale], nodes.allocatable("cpu")[stale]))
         cache.versions[srows] = cards.version[srows]
     out: np.ndarray = cache.scores[rows]
     return out
 
 
-def per_node(cards: Cards, fn: Callable[[NodeRes], int]) -> StaleScorer:
-    """A :data:`StaleScorer` calling ``fn`` on each stale node."""
+def per_node(fn: Callable[[NodeRes], int]) -> Scorer:
+    """A :data:`Scorer` calling ``fn`` on each node."""
 
-    def compute(rows: np.ndarray, cpu_left: np.ndarray, cpu_cap: np.ndarray) -> np.ndarray:
-        return np.fromiter(
-            (fn(node_res(cards, r, c, cap))
-             for r, c, cap in zip(rows.tolist(), cpu_left.tolist(), cpu_cap.tolist(), strict=True)),
-            dtype=np.int64, count=len(rows))
+    def compute(nodes: Nodes) -> np.ndarray:
+        return np.fromiter((fn(nodes.res(i)) for i in range(len(nodes.ncards))),
+                           dtype=np.int64, count=len(nodes.ncards))
 
     return compute
 
@@ -108,9 +126,10 @@ class TieBreak:
     the ties to kube-scheduler's random choice.  Exact when the policy is the profile's only score
     plugin, as in the artifact's runs."""
 
-    def __init__(self, mode: str, key: str) -> None:
+    def __init__(self, mode: str, key: str, cards: Cards) -> None:
         self.by_name = mode == "name"
         self.key = f"{key}/tie-break-nodes"
+        self.cards = cards
 
     def remember(self, state: CycleState, nodes: NodeBatch) -> None:
         if self.by_name:
@@ -126,7 +145,11 @@ class TieBreak:
         tied = np.flatnonzero(scores == top)
         if len(tied) < 2:
             return
-        pick = min(tied.tolist(), key=nodes.name_at)
+        rows = self.cards.refresh(nodes)
+        if rows is not None:
+            pick = int(tied[np.argmin(self.cards.name_rank[rows[tied]])])
+        else:
+            pick = min(tied.tolist(), key=nodes.name_at)
         if top < MAX_NODE_SCORE:
             scores[pick] += 1
         else:

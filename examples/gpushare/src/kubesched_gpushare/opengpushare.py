@@ -167,24 +167,22 @@ class OpenGpuShare:
         shape = self.cards.shape(pod)
         if shape.milli <= 0:
             return None
-        cards = self.cards
-        rows = cards.refresh(nodes)
-        ncards = cards.ncards[rows]
-        which = np.full(len(rows), -1, dtype=np.int64)
+        view = self.cards.view(nodes)
+        ncards = view.ncards
+        which = np.full(len(ncards), -1, dtype=np.int64)
         which[ncards == 0] = 0
         if shape.models:
-            models = cards.models
-            bad = np.fromiter((not accessible(models[r], shape.models) for r in rows.tolist()),
-                              dtype=bool, count=len(rows))
+            bad = np.fromiter((not accessible(m, shape.models) for m in view.models),
+                              dtype=bool, count=len(ncards))
             which[(which < 0) & bad] = 1
         named = gpu_index(pod)
         if named is not None:
-            free = cards.free[rows]
-            ok = np.ones(len(rows), dtype=bool)
+            free = view.free
+            ok = np.ones(len(ncards), dtype=bool)
             for c in named:
-                ok &= (c < ncards) & (free[:, min(c, free.shape[1] - 1)] >= shape.milli)
+                ok &= (c < ncards) & (free[:, min(max(c, 0), free.shape[1] - 1)] >= shape.milli) & (c >= 0)
         else:
-            ok = fits_cards(cards.free[rows], shape)
+            ok = fits_cards(view.free, shape)
         which[(which < 0) & ~ok] = 2
         rejected = np.flatnonzero(which >= 0)
         if len(rejected) == 0:
@@ -197,10 +195,7 @@ class OpenGpuShare:
         if shape.milli <= 0:
             return None
         cards = self.cards
-        ni = self.handle.snapshot.get(node_name)
-        if ni is not None:
-            cards.refresh(NodeBatch.of([ni]))
-        r = cards.rows.get(node_name)
+        r = cards.row_of(node_name)
         named = gpu_index(pod)
         chosen: list[int] | None
         if named is not None:

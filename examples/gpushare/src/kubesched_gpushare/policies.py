@@ -36,7 +36,7 @@ from kubesched_gpushare._model import (
     Shape,
     accessible,
 )
-from kubesched_gpushare._scoring import NodeRes, TieBreak, cached_scores, node_res, per_node
+from kubesched_gpushare._scoring import NodeRes, Nodes, TieBreak, cached_scores, node_res, per_node
 from kubesched_gpushare._state import Cards, cards_for
 from kubesched_gpushare.opengpushare import plugin_args
 
@@ -87,7 +87,7 @@ class RandomScore:
     name = RANDOM
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], RANDOM)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], RANDOM, cards_for(handle))
         self.handle = handle
 
     @hookimpl
@@ -201,8 +201,8 @@ class DotProductScore:
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         cfg = plugin_args(args, gpu_sel=False)
         self.dim_ext, self.norm = cfg["dimExtMethod"], cfg["normMethod"]
-        self.tie = TieBreak(cfg["tieBreak"], DOT_PRODUCT)
         self.cards = cards_for(handle)
+        self.tie = TieBreak(cfg["tieBreak"], DOT_PRODUCT, self.cards)
         self.cards.selectors[DOT_PRODUCT] = self.select
 
     def select(self, cards: Cards, r: int, shape: Shape) -> list[int] | None:
@@ -218,7 +218,7 @@ class DotProductScore:
         shape = self.cards.shape(pod)
         self.tie.remember(state, nodes)
         return cached_scores(self.cards, self, shape, nodes, per_node(
-            self.cards, lambda n: dot_product(n, shape, self.dim_ext, self.norm)[0]))
+            lambda n: dot_product(n, shape, self.dim_ext, self.norm)[0]))
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
@@ -244,8 +244,8 @@ class GpuClusteringScore:
     name = GPU_CLUSTERING
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_CLUSTERING)
         self.cards = cards_for(handle)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_CLUSTERING, self.cards)
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -254,7 +254,7 @@ class GpuClusteringScore:
         if shape.num == 0:
             return np.zeros(len(nodes), dtype=np.int64)
         return cached_scores(self.cards, self, shape, nodes,
-                             per_node(self.cards, lambda n: gpu_clustering(n, shape)))
+                             per_node(lambda n: gpu_clustering(n, shape)))
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
@@ -296,8 +296,8 @@ class GpuPackingScore:
     name = GPU_PACKING
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_PACKING)
         self.cards = cards_for(handle)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], GPU_PACKING, self.cards)
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
@@ -317,7 +317,7 @@ class GpuPackingScore:
                                  f"cards {n.free}")
             return s
 
-        return cached_scores(self.cards, self, shape, nodes, per_node(self.cards, score))
+        return cached_scores(self.cards, self, shape, nodes, per_node(score))
 
 
 # --- BestFit -----------------------------------------------------------------------------------
@@ -341,8 +341,8 @@ class BestFitScore:
     name = BEST_FIT
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], BEST_FIT)
         self.cards = cards_for(handle)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], BEST_FIT, self.cards)
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -355,7 +355,7 @@ class BestFitScore:
                 raise ValueError("the score between node and pod is negative, should not happen")
             return s
 
-        return cached_scores(self.cards, self, shape, nodes, per_node(self.cards, score))
+        return cached_scores(self.cards, self, shape, nodes, per_node(score))
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> None:
@@ -378,6 +378,8 @@ def normalize_min_max(scores: np.ndarray) -> None:
 TYPICAL_REGROW = 1.1
 """The typical types are recomputed when the cluster holds this many times the pods they were
 computed from."""
+TYPICAL_CHECK_EVERY = 256
+"""How often (in Score calls) the cluster's pods are counted for that."""
 
 
 def sigmoid_score(before: float, after: float) -> int:
@@ -409,20 +411,25 @@ class FGDScore:
 
     The target workload's typical task types (:func:`typical_pods`, 95 % of the tasks) come from
     the pods the cluster holds, pending and placed, as the artifact takes them from its workload;
-    they are computed at the first Score and again whenever the pods have grown by a tenth."""
+    they are computed at the first Score and again whenever the pods have grown by a tenth (counted
+    every 256 Score calls)."""
 
     name = FGD
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], FGD)
         self.handle = handle
         self.cards = cards_for(handle)
+        self.tie = TieBreak(plugin_args(args, gpu_sel=False)["tieBreak"], FGD, self.cards)
         self.cards.selectors[FGD] = self.select
         self.typical: list[TypicalPod] = []
         self.table = FragTable([])
         self._from = 0
+        self._calls = 0
 
     def _typical(self) -> list[TypicalPod]:
+        self._calls += 1
+        if self.typical and self._calls % TYPICAL_CHECK_EVERY:
+            return self.typical
         pods = self.handle.cluster.list_pods()
         if not self.typical or len(pods) >= self._from * TYPICAL_REGROW:
             self.typical = typical_pods(self.cards.shape(p) for p in pods)
@@ -453,14 +460,14 @@ class FGDScore:
         self.tie.apply(state, scores)
 
     def _scorer(self, shape: Shape) -> Any:
-        cards, table = self.cards, self.table
+        table = self.table
 
-        def compute(rows: np.ndarray, cpu_left: np.ndarray, cpu_cap: np.ndarray) -> np.ndarray:
-            free = cards.free[rows]
-            codes = np.fromiter((table.code(cards.models[r]) for r in rows.tolist()),
-                                dtype=np.int64, count=len(rows))
+        def compute(nodes: Nodes) -> np.ndarray:
+            free, cpu_left = nodes.free, nodes.cpu_left
+            codes = np.fromiter((table.code(m) for m in nodes.models), dtype=np.int64,
+                                count=len(nodes.models))
             before = table.frag(free, cpu_left, codes)
-            k = len(rows)
+            k = len(free)
             if shape.num == 1 and shape.milli < MILLI:
                 # every card tried at once: (k * 8) states
                 ks = free.shape[1]
@@ -469,14 +476,13 @@ class FGDScore:
                 trial[:, np.arange(ks), np.arange(ks)] -= shape.milli
                 after = table.frag(trial.reshape(k * ks, ks), np.repeat(cpu_left - shape.cpu, ks),
                                    np.repeat(codes, ks)).reshape(k, ks)
-                s = _sigmoid_scores(before[:, None] - after)
-                s = np.where(fits, s, -1)
+                s = np.where(fits, _sigmoid_scores(before[:, None] - after), -1)
                 best = s.max(axis=1)
                 out: np.ndarray = np.where(best < 0, 0, best)
                 return out
             new = free.copy()
             # Sub: a node short of cpu or cards stays as it is
-            ok = (cpu_left >= shape.cpu) & (cards.ncards[rows] >= shape.num)
+            ok = (cpu_left >= shape.cpu) & (nodes.ncards >= shape.num)
             if shape.num:
                 if shape.milli >= MILLI:
                     whole = free == MILLI
@@ -484,7 +490,7 @@ class FGDScore:
                     new[take] -= MILLI
                 else:  # several shares: the general rule, node by node
                     for j in np.flatnonzero(ok).tolist():
-                        n = int(cards.ncards[rows[j]])
+                        n = int(nodes.ncards[j])
                         got, _ = sub(NodeRes(free[j, :n].tolist(), 1 << 62, 0, "", []), shape)
                         new[j, :n] = got.free
             after = table.frag(new, np.where(ok, cpu_left - shape.cpu, cpu_left), codes)
