@@ -140,7 +140,7 @@ class FragTable:
     def frag(self, free: np.ndarray, cpu_left: np.ndarray, model_codes: np.ndarray) -> np.ndarray:
         idle = free.sum(axis=1).astype(np.float64)
         cpu_weight = sum(t.freq for t in self.typical if t.shape.milli == 0)
-        out = cpu_weight * idle  # xl / xr: all idle GPU, whatever the cpu
+        out: np.ndarray = cpu_weight * idle  # xl / xr: all idle GPU, whatever the cpu
         for milli, members in self._by_milli().items():
             fit = free >= milli
             nfit = fit.sum(axis=1)
