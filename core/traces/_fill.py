@@ -23,10 +23,11 @@ the 95 % most frequent of the task list before inflation, each node's idle GPU m
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -169,9 +170,24 @@ def fill_tasks(nodes: Sequence[TraceNode], tasks: Sequence[Task], factor: float,
     return [t for u in units for t in u.members]
 
 
-def _objects(nodes: Sequence[TraceNode], order: Sequence[Task], node_pods: int) -> tuple[list[Node], list[Pod]]:
+def node_names(nodes: Sequence[TraceNode], seed: int) -> dict[str, str]:
+    """Each node's name in the run: ``NNNN-<name>``, NNNN a permutation drawn by the seed over the
+    nodes in name order, as the artifact's simulator names the nodes it creates
+    (``syncClusterResourceList``).  Its scheduler breaks a tie between nodes by the smallest name,
+    so this gives each seed its own fixed preference among equal nodes."""
+    ordered = sorted(n.name for n in nodes)
+    perm = random.Random(f"kubesched-trace/{seed}/nodes").sample(range(len(ordered)), len(ordered))
+    return {name: f"{p:04d}-{name}" for name, p in zip(ordered, perm, strict=True)}
+
+
+def _objects(nodes: Sequence[TraceNode], order: Sequence[Task], node_pods: int, seed: int
+             ) -> tuple[list[Node], list[Pod]]:
     opts = Options(mode="fill", shared_gpu="cards", node_pods=node_pods)
-    node_objs = [convert(node_object(n, opts), Node) for n in nodes]
+    names = node_names(nodes, seed)
+    node_objs = []
+    for n in nodes:
+        obj = node_object(replace(n, name=names[n.name]), opts)
+        node_objs.append(convert(obj, Node))
     pods: list[Pod] = []
     for t in order:
         p: Pod = convert(pod_object(t, {}, {}, opts), Pod)
@@ -192,7 +208,9 @@ def run_fill(nodes: Sequence[TraceNode], tasks: Sequence[Task], config: Schedule
 
 async def _run(nodes: Sequence[TraceNode], tasks: Sequence[Task], order: Sequence[Task],
                config: SchedulerConfig, seed: int, factor: float, node_pods: int) -> FillReport:
-    node_objs, pods = _objects(nodes, order, node_pods)
+    node_objs, pods = _objects(nodes, order, node_pods, seed)
+    names = node_names(nodes, seed)
+    nodes = [replace(n, name=names[n.name]) for n in nodes]
     sched = Scheduler(_NoClient(), config, seed=seed)
     for n in node_objs:
         sched.cluster.nodes[n.metadata.name] = n

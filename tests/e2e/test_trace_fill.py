@@ -135,3 +135,18 @@ def test_a_pod_list_without_gpu_spec(workdir: Path, capsys: pytest.CaptureFixtur
                      "--output", "json"]) == 0
     fill = json.loads(capsys.readouterr().out)["fill"]
     assert fill["placed"] == fill["pods"] > 0
+
+
+def test_nodes_are_named_as_the_artifacts_simulator_names_them() -> None:
+    """``NNNN-<name>``: a permutation drawn by the seed over the nodes in name order
+    (``syncClusterResourceList``), so a name tie-break prefers a fixed random node per seed."""
+    from kubesched.traces._fill import node_names
+    from kubesched.traces._openb import TraceNode
+
+    nodes = [TraceNode(f"n{i}", 1000, 1024, 1, "T4") for i in (3, 1, 2, 0)]
+    a = node_names(nodes, 42)
+    assert sorted(a) == ["n0", "n1", "n2", "n3"]
+    assert sorted(v[:4] for v in a.values()) == ["0000", "0001", "0002", "0003"]
+    assert all(v.endswith("-" + k) for k, v in a.items())
+    assert node_names(nodes, 42) == a
+    assert any(node_names(nodes, s) != a for s in range(43, 50))
