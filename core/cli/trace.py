@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the fill with this KubeSchedulerConfiguration (its first profile) instead of writing "
                         "manifests, and report the GPU allocation and fragmentation per percent arrived; the "
                         "tasks ask for GPUs as the artifact's annotations (--shared-gpu cards)")
-    p.add_argument("--output", choices=("json", "text"), default="text",
+    p.add_argument("--output", choices=("json", "text"), default=None,
                    help="with --config: the report as JSON or as text (default text)")
     p.add_argument("--node-pods", type=int, default=None, metavar="N",
                    help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's; with --config "
@@ -82,6 +82,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise ConfigError("Forbidden: only with --mode fill", field="--fill-factor")
     if factor is not None and not (math.isfinite(factor) and factor > 0):
         raise ConfigError(f"Invalid value: {factor:g}: must be greater than 0", field="--fill-factor")
+    if args.output is not None and args.config is None:
+        raise ConfigError("Forbidden: only with --config (the fill run's report)", field="--output")
     if args.node_pods is None:
         args.node_pods = FILL_NODE_PODS if args.config is not None else NODE_PODS
     if args.node_pods < 1:

@@ -150,3 +150,8 @@ def test_nodes_are_named_as_the_artifacts_simulator_names_them() -> None:
     assert all(v.endswith("-" + k) for k, v in a.items())
     assert node_names(nodes, 42) == a
     assert any(node_names(nodes, s) != a for s in range(43, 50))
+
+
+def test_output_needs_config(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["trace", "openb", "nodes.csv", "pods.csv", "--fill", "1.3", "--output", "json"]) == 2
+    assert "--output: Forbidden: only with --config (the fill run's report)" in capsys.readouterr().err
