@@ -50,3 +50,20 @@ def test_fgd_fragments_less_than_random(capsys: pytest.CaptureFixture[str], trac
 def test_same_seed_same_curve(capsys: pytest.CaptureFixture[str], trace: tuple[str, str]) -> None:
     assert fill(capsys, trace, "random", 7) == fill(capsys, trace, "random", 7)
     assert fill(capsys, trace, "random", 7)["allocation"] != fill(capsys, trace, "random", 8)["allocation"]
+
+
+def test_simulate_takes_the_policies_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The installed package is enough for ``simulate``: a trace written as cards, placed by FGD;
+    GPUs asked for 1.3 x the cluster's leave tasks pending, which no pooled model would."""
+    nodes = tmp_path / "nodes.csv"
+    pods = tmp_path / "pods.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
+        f"n{i},64000,262144,{2 if i % 2 else 4},T4\n" for i in range(6)))
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n" + "".join(
+        f"t{i},4000,8192,1,{(300, 600, 1000)[i % 3]}\n" for i in range(30)))
+    scenario = tmp_path / "cards.yaml"
+    assert cli.main(["trace", "openb", str(nodes), str(pods), "--shared-gpu", "cards", "--mode", "fill",
+                     "--seed", "3", "-o", str(scenario)]) == 0
+    assert cli.main(["simulate", str(scenario), "--config", str(CONFIGS / "fgd.yaml"), "--output", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["scheduled"] > 0 and summary["pending"] > 0
