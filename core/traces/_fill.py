@@ -24,7 +24,6 @@ the 95 % most frequent of the task list before inflation, each node's idle GPU m
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -78,7 +77,6 @@ class FillReport:
     allocation: list[float | None] = field(default_factory=list)
     frag_amount: list[float | None] = field(default_factory=list)
     frag_ratio: list[float | None] = field(default_factory=list)
-    cpu_seconds: float = 0.0
 
     def to_json(self, *, seed: int, factor: float) -> dict[str, Any]:
         return {"fill": {
@@ -199,10 +197,8 @@ def _objects(nodes: Sequence[TraceNode], order: Sequence[Task], node_pods: int, 
 def run_fill(nodes: Sequence[TraceNode], tasks: Sequence[Task], config: SchedulerConfig, *,
              factor: float, seed: int, node_pods: int = FILL_NODE_PODS) -> FillReport:
     """Schedule the fill of ``tasks`` on ``nodes`` with ``config``'s first profile."""
-    t0 = time.process_time()
     order = fill_tasks(nodes, tasks, factor, seed)
-    report = anyio.run(_run, nodes, tasks, order, config, seed, factor, node_pods)
-    report.cpu_seconds = time.process_time() - t0
+    report: FillReport = anyio.run(_run, nodes, tasks, order, config, seed, factor, node_pods)
     return report
 
 
