@@ -62,7 +62,7 @@ def svg(paper: dict[str, dict[int, tuple[float, float, float]]], runs: dict[str,
         seeds: list[int], workload: str) -> str:
     """GPU allocation against arrived GPU (70-130 %): the paper's range over its 10 seeds as a band
     per policy, kubesched's mean over ``seeds`` as a line."""
-    w, h, left, top, right, bottom = 760, 460, 60, 30, 170, 50
+    w, h, left, top, right, bottom = 760, 480, 60, 50, 170, 50
     x0, x1, y0, y1 = 70, 130, 75.0, 100.0
 
     def x(p: float) -> float:
@@ -73,8 +73,11 @@ def svg(paper: dict[str, dict[int, tuple[float, float, float]]], runs: dict[str,
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
            f'font-size="12"><rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{left}" y="18" font-size="14">GPU allocation, {workload}: kubesched (lines, mean of '
-           f'seeds {", ".join(map(str, seeds))}) over the paper\'s range of 10 seeds (bands)</text>']
+           f'<defs><clipPath id="plot"><rect x="{left}" y="{top}" width="{w - left - right}" '
+           f'height="{h - top - bottom}"/></clipPath></defs>',
+           f'<text x="{left}" y="18" font-size="14">GPU allocation, {workload}</text>',
+           f'<text x="{left}" y="36">kubesched: lines, the mean of seeds {", ".join(map(str, seeds))}; '
+           f'the paper: bands, its range over seeds 42-51</text>']
     for v in range(int(y0), int(y1) + 1, 5):
         out.append(f'<line x1="{left}" x2="{w - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
                    f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v}%</text>')
@@ -88,14 +91,16 @@ def svg(paper: dict[str, dict[int, tuple[float, float, float]]], runs: dict[str,
         band = paper.get(pol)
         if band is None:
             continue
-        upper = " ".join(f"{x(p):.1f},{y(min(band[p][1], y1)):.1f}" for p in pts)
-        lower = " ".join(f"{x(p):.1f},{y(max(band[p][0], y0)):.1f}" for p in reversed(pts))
-        out.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none"/>')
+        upper = " ".join(f"{x(p):.1f},{y(band[p][1]):.1f}" for p in pts)
+        lower = " ".join(f"{x(p):.1f},{y(band[p][0]):.1f}" for p in reversed(pts))
+        out.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none" '
+                   'clip-path="url(#plot)"/>')
         curves = [runs[f"{pol}/{s}"]["allocation"] for s in seeds if f"{pol}/{s}" in runs]  # type: ignore[index]
         if curves:
             mean = [sum(c[p] for c in curves) / len(curves) for p in pts]
-            line = " ".join(f"{x(p):.1f},{y(max(min(v, y1), y0)):.1f}" for p, v in zip(pts, mean, strict=True))
-            out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            line = " ".join(f"{x(p):.1f},{y(v):.1f}" for p, v in zip(pts, mean, strict=True))
+            out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2" '
+                       'clip-path="url(#plot)"/>')
         ly = top + 20 + 22 * i
         out.append(f'<rect x="{w - right + 15}" y="{ly - 9}" width="14" height="10" fill="{colour}" '
                    f'fill-opacity="0.35"/><line x1="{w - right + 15}" x2="{w - right + 29}" y1="{ly - 4}" '
