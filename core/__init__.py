@@ -33,6 +33,9 @@ from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._scheduler import Scheduler
 
+# kubesched.dra registers its CEL compile check with kubesched.validation (set_cel_check), so a
+# manifest's selector is checked as the API server checks it wherever manifests are validated.
+from . import dra as _dra  # noqa: E402, F401, I001
 from ._errors import (
     ConfigError,
     ConflictError,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
+from kubesched.api._dra import ResourceClaim
 from kubesched.api._objects import (
     Binding,
     Event,
@@ -24,6 +25,7 @@ from kubesched.api._objects import (
     PersistentVolumeClaim,
     PodCondition,
 )
+from kubesched.api._workload import Condition
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "SYNCED"]
 
@@ -43,8 +45,9 @@ class Transport(abc.ABC):
     def watch(self) -> AsyncIterator[WatchEvent]:
         """Every PriorityClass, Node, PodDisruptionBudget, PodGroup, the storage kinds
         (StorageClass, CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume,
-        PersistentVolumeClaim), ReplicaSet, StatefulSet and Pod as ADDED, then SYNCED, then each
-        change as it happens.  Ends when the transport is closed."""
+        PersistentVolumeClaim), the DRA kinds (DeviceClass, ResourceSlice, DeviceTaintRule,
+        ResourceClaim), ReplicaSet, StatefulSet and Pod as ADDED, then SYNCED, then each change
+        as it happens.  Ends when the transport is closed."""
 
     @abc.abstractmethod
     async def bind(self, binding: Binding) -> None:
@@ -77,6 +80,12 @@ class Transport(abc.ABC):
         :mod:`kubesched.scheduler._results`).  Optional: only a scheduler that writes them calls it."""
         raise NotImplementedError(f"{type(self).__name__} cannot patch pod annotations")
 
+    async def patch_pod_group_status(self, namespace: str, name: str, condition: Condition) -> None:
+        """Set ``condition`` on the Workload API PodGroup's (``scheduling.k8s.io/v1alpha2``)
+        status, as ``apimeta.SetStatusCondition`` (the PodGroup scheduling cycle of 1.36 writes
+        PodGroupScheduled).  Optional: only a scheduler with GenericWorkload on calls it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot patch PodGroup status")
+
     async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
         """PUT the PersistentVolume (VolumeBinding's PreBind binds a volume to its claim by
         setting ``spec.claimRef``); returns the stored object.  ConflictError when its
@@ -88,6 +97,24 @@ class Transport(abc.ABC):
         with ``volume.kubernetes.io/selected-node``); returns the stored object.  ConflictError
         when its ``resourceVersion`` is stale."""
         raise NotImplementedError(f"{type(self).__name__} cannot update PersistentVolumeClaims")
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the ResourceClaim, its status left as stored (DynamicResources' PreBind adds the
+        ``resource.kubernetes.io/delete-protection`` finalizer, its Unreserve and PostFilter
+        remove it); returns the stored object.  ConflictError when its ``resourceVersion`` is
+        stale, NotFoundError when it is gone."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update ResourceClaims")
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the ResourceClaim's status subresource (the allocation and ``reservedFor`` that
+        PreBind writes, that Unreserve and PostFilter clear); returns the stored object, as
+        :meth:`update_resource_claim`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot update ResourceClaim statuses")
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the ResourceClaim, with a UID precondition when ``uid`` is given (a claim with
+        finalizers is only marked with a ``deletionTimestamp`` until they are removed)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete ResourceClaims")
 
     async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""

@@ -193,6 +193,7 @@ from kubesched.runtime._events import Resource as EventResource
 from kubesched.runtime._framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    POD_GROUP_CYCLE_KEY,
     PODS_TO_ACTIVATE_KEY,
     CycleState,
     Framework,
@@ -259,6 +260,7 @@ __all__ = [
     "ObjectReference",
     "PODS",
     "PODS_TO_ACTIVATE_KEY",
+    "POD_GROUP_CYCLE_KEY",
     "PREFER_NO_SCHEDULE",
     "PersistentVolume",
     "PersistentVolumeClaim",

@@ -37,11 +37,13 @@ import anyio.abc
 
 from kubesched._errors import UnavailableError, plain_exception
 from kubesched._transport import Transport, WatchEvent
+from kubesched.api._dra import ResourceClaim
 from kubesched.api._objects import (
     Affinity,
     Binding,
     Container,
     ContainerPort,
+    ContainerResourceClaim,
     Event,
     LabelSelector,
     LabelSelectorRequirement,
@@ -59,6 +61,7 @@ from kubesched.api._objects import (
     PodDisruptionBudgetSpec,
     PodDisruptionBudgetStatus,
     PodGroup,
+    PodResourceClaim,
     PodSchedulingGate,
     PodSpec,
     PodStatus,
@@ -84,6 +87,11 @@ from kubesched.runtime._waiting_pods import WaitingPods
 from kubesched.scheduler._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from kubesched.scheduler._simcluster import SimCluster as SimCluster
 from kubesched.scheduler._simcluster import scheduler_for as _scheduler_for
+from kubesched.testing_dra import SemVer as SemVer
+from kubesched.testing_dra import make_claim as make_claim
+from kubesched.testing_dra import make_claim_template as make_claim_template
+from kubesched.testing_dra import make_device_class as make_device_class
+from kubesched.testing_dra import make_slice as make_slice
 
 
 @asynccontextmanager
@@ -366,6 +374,15 @@ class PodBuilder:
         ]
         return self
 
+    def resource_claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> PodBuilder:
+        """Add ``spec.resourceClaims`` entry ``name`` (of the claim ``claim``, or made from the
+        template ``template``; default: the claim ``name``), used by every container."""
+        ref = PodResourceClaim(name=name, resource_claim_name=claim if claim or template else name, resource_claim_template_name=template)
+        self._pod.spec.resource_claims = [*self._pod.spec.resource_claims, ref]
+        for c in self._pod.spec.containers:
+            c.resources.claims = [*c.resources.claims, ContainerResourceClaim(name=name)]
+        return self
+
     def scheduling_gates(self, *names: str) -> PodBuilder:
         self._pod.spec.scheduling_gates = [PodSchedulingGate(name=n) for n in names]
         return self
@@ -516,7 +533,8 @@ def make_node_info(node: Node, *pods: Pod) -> Any:
 class RecordingClient(Transport):
     """A transport that records the scheduler's writes (its watch lists nothing).
 
-    ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``) to the pod names whose call
+    ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``; for claims ``"update_claim"``,
+    ``"update_claim_status"``, ``"delete_claim"``) to the pod (claim) names whose call
     raises; a ``block`` event, when set, makes every delete wait for it (to hold a preemption
     open).
     """
@@ -526,6 +544,9 @@ class RecordingClient(Transport):
         self.patched: list[tuple[str, str, Any, str | None]] = []
         self.deleted: list[tuple[str, str, str | None]] = []
         self.events: list[Event] = []
+        self.claims: list[tuple[str, ResourceClaim]] = []
+        """The ResourceClaim writes: ("update", claim) or ("status", claim), in order."""
+        self.deleted_claims: list[tuple[str, str, str | None]] = []
         self.fail: dict[str, set[str]] = {}
         self.block: anyio.Event | None = None
 
@@ -555,6 +576,20 @@ class RecordingClient(Transport):
     async def record_event(self, event: Event) -> None:
         self.events.append(event)
 
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        self._check("update_claim", claim.metadata.namespace, claim.metadata.name)
+        self.claims.append(("update", claim))
+        return claim
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        self._check("update_claim_status", claim.metadata.namespace, claim.metadata.name)
+        self.claims.append(("status", claim))
+        return claim
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        self._check("delete_claim", namespace, name)
+        self.deleted_claims.append((namespace, name, uid))
+
 
 _TABLES: dict[str, tuple[str, bool]] = {
     "Node": ("nodes", False),
@@ -569,6 +604,10 @@ _TABLES: dict[str, tuple[str, bool]] = {
     "CSINode": ("csi_nodes", False),
     "CSIDriver": ("csi_drivers", False),
     "CSIStorageCapacity": ("csi_storage_capacities", True),
+    "ResourceClaim": ("resource_claims", True),
+    "ResourceSlice": ("resource_slices", False),
+    "DeviceClass": ("device_classes", False),
+    "DeviceTaintRule": ("device_taint_rules", False),
 }
 """The cluster state's table of each kind :meth:`FakeHandle.add` takes (besides Pods): its
 attribute, and whether it is keyed by (namespace, name) rather than by name."""

@@ -16,6 +16,7 @@ from . import (
     defaultpreemption,
     dynamicresources,
     gang,
+    gangscheduling,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -57,6 +58,7 @@ IN_TREE: dict[str, Factory] = {
     defaultbinder.NAME: defaultbinder.new,
     coscheduling.NAME: coscheduling.new,
     gang.NAME: gang.new,
+    gangscheduling.NAME: gangscheduling.new,
 }
 """Plugin name → factory ``(args, handle) -> plugin``."""
 

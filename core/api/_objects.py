@@ -131,9 +131,18 @@ class Node(_Obj):
 # --- pod -------------------------------------------------------------------------------------
 
 
+class ContainerResourceClaim(_Obj):
+    """``containers[].resources.claims[]`` (core/v1 ``ResourceClaim``): which of the pod's
+    ``spec.resourceClaims`` the container uses, and optionally which request of it."""
+
+    name: str = ""
+    request: str = ""
+
+
 class ResourceRequirements(_Obj):
     requests: ResourceList | None = None
     limits: ResourceList | None = None
+    claims: list[ContainerResourceClaim] = []
 
 
 class ContainerPort(_Obj):
@@ -573,6 +582,33 @@ class CSIStorageCapacity(_Obj):
     maximum_volume_size: Quantity | None = None
 
 
+class WorkloadReference(_Obj):
+    """``spec.workloadRef`` (1.35, k8s.io/api v0.35.0 core/v1 ``WorkloadReference``; gone in 1.36):
+    the Workload, its pod group and the group's replica (:mod:`kubesched.api._workload`)."""
+
+    name: str = ""
+    pod_group: str = ""
+    pod_group_replica_key: str = ""
+
+
+class PodSchedulingGroup(_Obj):
+    """``spec.schedulingGroup`` (1.36, k8s.io/api v0.36.0 core/v1 ``PodSchedulingGroup``): the
+    standalone PodGroup (``scheduling.k8s.io/v1alpha2``) the pod belongs to."""
+
+    pod_group_name: str | None = None
+
+
+class Condition(_Obj):
+    """``metav1.Condition``: the conditions of a device's status, a DeviceTaintRule and a PodGroup."""
+
+    type: str = ""
+    status: str = ""
+    observed_generation: Int64 = 0
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
 class PodSpec(_Obj):
     node_name: str = ""
     scheduler_name: str = _DEFAULTED
@@ -594,6 +630,8 @@ class PodSpec(_Obj):
     hostname: str = ""
     restart_policy: str = _DEFAULTED
     volumes: list[Volume] = []
+    workload_ref: WorkloadReference | None = None
+    scheduling_group: PodSchedulingGroup | None = None
 
     def __post_init__(self) -> None:
         if self.scheduler_name is _DEFAULTED:
@@ -611,6 +649,15 @@ class PodCondition(_Obj):
     last_probe_time: str | None = None
 
 
+class PodResourceClaimStatus(_Obj):
+    """``pod.status.resourceClaimStatuses[]``: the name of the claim generated for a template
+    entry of ``spec.resourceClaims`` (None when none was needed), set by the resourceclaim
+    controller."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -618,6 +665,7 @@ class PodStatus(_Obj):
     start_time: str | None = None
     host_ip: str = msgspec.field(default="", name="hostIP")
     pod_ip: str = msgspec.field(default="", name="podIP")
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
 
 
 class Pod(_Obj):
@@ -943,7 +991,9 @@ KINDS: dict[tuple[str, str], type[Any]] = {
     ("storage.k8s.io/v1", "CSIDriver"): CSIDriver,
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
 }
-"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes."""
+"""(apiVersion, kind) → struct, for the kinds kubesched reads and writes (the Workload API's
+kinds, :data:`kubesched.api._workload.WORKLOAD_KINDS`, and ``_dra``'s DRA kinds join it when the
+package is imported: ``kubesched/api/__init__.py``)."""
 
 
 def to_builtins(obj: Any) -> Any:

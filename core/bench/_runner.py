@@ -110,6 +110,9 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
             victims0 = sum(sched.metrics.preemption_victims)
             scheduled0 = sched.scheduled_count
             measured = [w.make_pod(i) for i in range(w.pods)]
+            if w.make_group is not None:  # the gangs' PodGroups exist before their pods
+                for g in range(-(-w.pods // max(w.gang_size, 1))):
+                    cluster.create(w.make_group(g))
             start = anyio.current_time()
             if w.churn is not None:
                 churn_scope = anyio.CancelScope()

@@ -40,6 +40,10 @@ workload                  upstream case (config file)                           
                           low-priority init pods; while pod-default.yaml pods are
                           measured, a pod-high-priority.yaml preemptor is created every
                           200 ms (upstream's ``churn`` op)
+``gang-upstream``         issue 36: the Workload API's gangs of 1.36 (GenericWorkload,  1000/0/4000
+                          GangScheduling): 500 PodGroups (scheduling.k8s.io/v1alpha2,
+                          gang minCount 8) of 8 gang-pod.yaml pods each joined by
+                          spec.schedulingGroup, scheduled by the PodGroup cycle
 ``gang``                  GangScheduling/5000Nodes_1000Gangs_3000Pods                 5000/0/3000
                           (podgroup/gangscheduling/performance-config.yaml): 1000 gangs of
                           3 pods of gang-pod.yaml (100m CPU, 100Mi) in gang-ns-0; upstream
@@ -73,14 +77,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import msgspec
 
 from kubesched.api._objects import (
     Affinity,
     LabelSelector,
     Node,
+    ObjectMeta,
     Pod,
     PodAffinity,
     PodAffinityTerm,
+)
+from kubesched.api._workload import (
+    GangSchedulingPolicy,
+    PodGroupPolicy,
+    PodSchedulingGroup,
+    SchedulingPodGroup,
+    SchedulingPodGroupSpec,
 )
 from kubesched.config._config import SchedulerConfig, parse_config
 from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
@@ -120,6 +133,8 @@ class Workload:
     """Created every ``churn_interval`` seconds while the measured pods are scheduled."""
     churn_interval: float = 0.2
     note: str = ""
+    make_group: Callable[[int], Any] | None = None
+    """The object of gang ``i`` (a PodGroup), created before the measured pods."""
     record_plugin_results: bool = False
     """``--record-plugin-results``: every attempt's plugin results are recorded and encoded
     (then dropped: the annotations of a 5000-node attempt are hundreds of kB)."""
@@ -246,6 +261,28 @@ def _gang_pod(size: int) -> PodMaker:
     return build
 
 
+def _upstream_gang_pod(size: int) -> PodMaker:
+    """gang-pod.yaml (100m CPU, 100Mi) in PodGroup ``gang-<i // size>`` (spec.schedulingGroup)."""
+
+    def build(i: int) -> Pod:
+        pod = make_pod(f"test-gang-scheduling-{i}", "gang-ns-0").req(cpu="100m", memory="100Mi").obj()
+        group = PodSchedulingGroup(pod_group_name=f"gang-{i // size}")
+        return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, scheduling_group=group))
+
+    return build
+
+
+def _upstream_gang_group(size: int) -> Callable[[int], SchedulingPodGroup]:
+    def build(i: int) -> SchedulingPodGroup:
+        policy = PodGroupPolicy(gang=GangSchedulingPolicy(min_count=size))
+        return SchedulingPodGroup(
+            metadata=ObjectMeta(name=f"gang-{i}", namespace="gang-ns-0"),
+            spec=SchedulingPodGroupSpec(scheduling_policy=policy),
+        )
+
+    return build
+
+
 # --- profiles ------------------------------------------------------------------------------------
 
 
@@ -290,6 +327,21 @@ def _gang_config(version: Version) -> SchedulerConfig:
     )
 
 
+def _upstream_gang_config(version: Version) -> SchedulerConfig:
+    """The default profile of 1.36 with GenericWorkload and GangScheduling on (GangScheduling
+    joins it), plus the bench's probe."""
+    return parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": PROBE}]}}}],
+        },
+        registry={**all_plugins(), PROBE: GangProbe},
+        version=version,
+        feature_gates={**default_feature_gates(version), "GenericWorkload": True, "GangScheduling": True},
+    )
+
+
 class GangProbe:
     """Records, per pod, the start of its first scheduling attempt that got past every other
     PreFilter plugin (for a gang member: past the Gang quorum check) and the time of its bind."""
@@ -312,6 +364,7 @@ class GangProbe:
 # --- the workloads -------------------------------------------------------------------------------
 
 _GANG_SIZE = 3
+_UPSTREAM_GANG_SIZE = 8
 
 WORKLOADS: dict[str, Workload] = {
     "basic": Workload(
@@ -405,6 +458,21 @@ WORKLOADS: dict[str, Workload] = {
         config=_gang_config,
         requires=("Gang",),
         gang_size=_GANG_SIZE,
+    ),
+    "gang-upstream": Workload(
+        "GangSchedulingUpstream",
+        1000,
+        0,
+        500 * _UPSTREAM_GANG_SIZE,
+        node_maker(),
+        _default_pod("init"),
+        _upstream_gang_pod(_UPSTREAM_GANG_SIZE),
+        config=_upstream_gang_config,
+        emulated_version=Version(1, 36),
+        requires=("GangScheduling",),
+        gang_size=_UPSTREAM_GANG_SIZE,
+        make_group=_upstream_gang_group(_UPSTREAM_GANG_SIZE),
+        note="GenericWorkload and GangScheduling on: the PodGroup cycle of 1.36",
     ),
 }
 """``kubesched bench WORKLOAD`` name → the case at its default (upstream 5000Nodes-class) size."""

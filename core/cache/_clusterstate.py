@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
+from kubesched.api._dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from kubesched.api._objects import (
     CSIDriver,
     CSINode,
@@ -26,6 +27,8 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._workload import SchedulingPodGroup, Workload
+from kubesched.cache._workloadmanager import WorkloadManager
 
 _T = TypeVar("_T")
 _MISSING: Any = object()
@@ -198,6 +201,11 @@ class ClusterState:
         self.pdbs: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pod_groups: dict[tuple[str, str], PodGroup] = {}
+        # the Workload API (scheduling.k8s.io v1alpha1 / v1alpha2) and its pod groups' runtime
+        # state (kubesched.cache._workloadmanager)
+        self.workloads: dict[tuple[str, str], Workload] = {}
+        self.scheduling_pod_groups: dict[tuple[str, str], SchedulingPodGroup] = {}
+        self.workload_manager = WorkloadManager()
         # the workloads whose selectors PodTopologySpread's default constraints use
         self.replica_sets: dict[tuple[str, str], ReplicaSet] = {}
         self.stateful_sets: dict[tuple[str, str], StatefulSet] = {}
@@ -208,6 +216,12 @@ class ClusterState:
         self.csi_nodes: dict[str, CSINode] = {}
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.csi_storage_capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
+        # DRA (resource.k8s.io), while DynamicResourceAllocation is on: what the
+        # DynamicResources plugin reads (claims by namespace/name, slices, classes, taint rules)
+        self.resource_claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.device_classes: dict[str, DeviceClass] = {}
+        self.device_taint_rules: dict[str, DeviceTaintRule] = {}
         # namespace -> its labels, for the namespaces whose labels are known (no informer
         # lists Namespaces: InterPodAffinity's namespaceSelector falls back to the name label)
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
@@ -242,6 +256,13 @@ class ClusterState:
     def get_pod_group(self, namespace: str, name: str) -> PodGroup | None:
         return self.pod_groups.get((namespace, name))
 
+    def get_workload(self, namespace: str, name: str) -> Workload | None:
+        return self.workloads.get((namespace, name))
+
+    def get_scheduling_pod_group(self, namespace: str, name: str) -> SchedulingPodGroup | None:
+        """The Workload API's PodGroup (``scheduling.k8s.io/v1alpha2``) ``namespace/name``."""
+        return self.scheduling_pod_groups.get((namespace, name))
+
     def get_pv(self, name: str) -> PersistentVolume | None:
         return self.pvs.get(name)
 
@@ -256,6 +277,28 @@ class ClusterState:
 
     def get_csi_driver(self, name: str) -> CSIDriver | None:
         return self.csi_drivers.get(name)
+
+    # --- DRA listers (upstream's ResourceClaim, ResourceSlice, DeviceClass listers) -------------
+
+    def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self.resource_claims.get((namespace, name))
+
+    def list_resource_claims(self) -> list[ResourceClaim]:
+        return list(self.resource_claims.values())
+
+    def list_resource_slices(self) -> list[ResourceSlice]:
+        """The slices as the informer has them (DeviceTaintRules not applied: the plugin's
+        slice tracker does that, ``ListWithDeviceTaintRules``)."""
+        return list(self.resource_slices.values())
+
+    def get_device_class(self, name: str) -> DeviceClass | None:
+        return self.device_classes.get(name)
+
+    def list_device_classes(self) -> list[DeviceClass]:
+        return list(self.device_classes.values())
+
+    def list_device_taint_rules(self) -> list[DeviceTaintRule]:
+        return list(self.device_taint_rules.values())
 
 
 __all__ = ["ClusterState", "PodStore"]

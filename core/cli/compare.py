@@ -89,7 +89,8 @@ def _many_seeds(args: argparse.Namespace, vs: list[CompareVariant], configs: lis
         from kubesched.reporting import write
 
         title = f"kubesched compare: {comparison.scenario} (seeds {args.seeds})"
-        write(args.html, render_sweep_page(title, comparison.columns, comparison.rows))
+        write(args.html, render_sweep_page(title, comparison.columns, comparison.rows,
+                                           more_seeds="give compare more seeds (--seeds 1-10)"))
     if args.output == "json":
         sys.stdout.write(json.dumps(comparison.to_json(args.files, vs), indent=2, ensure_ascii=False) + "\n")
     else:

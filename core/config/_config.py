@@ -115,7 +115,8 @@ def default_multi_point(
     ``applyFeatureGates`` (v1.34.7, v1.35.4 default_plugins.go): with DynamicResourceAllocation on,
     DynamicResources comes right before DefaultPreemption (so that its PostFilter runs first),
     with no weight before v1.35 and weight 2 from v1.35 (v1.35.4 ``{Name: DynamicResources,
-    Weight: ptr.To[int32](2)}``).
+    Weight: ptr.To[int32](2)}``).  With GangScheduling on (it exists from v1.35), GangScheduling
+    comes last (``applyGangScheduling`` appends it to multiPoint).
     """
     if registry is None:
         from kubesched.plugins import IN_TREE
@@ -126,6 +127,8 @@ def default_multi_point(
     if gates.get("DynamicResourceAllocation", False):
         at = next(i for i, (n, _) in enumerate(out) if n == "DefaultPreemption")
         out.insert(at, ("DynamicResources", 2 if version >= (1, 35) else 0))
+    if gates.get("GangScheduling", False) and version >= (1, 35):
+        out.append(("GangScheduling", 0))
     return [(n, w) for n, w in out if n in registry]
 
 

@@ -114,6 +114,11 @@ def _s(since: str, default: bool, prerelease: str, lock: bool = False) -> Featur
 # No v1.36 tag was read: the 1.36 column is a stored copy of upstream's VersionedSpecs newer than
 # v1.36.0 (entries up to 1.37; kept only up to 1.36) where it has the gate; it no longer has
 # SchedulerQueueingHints (removed after its lock), which stays GA locked in 1.36 as in 1.35.
+UPSTREAM_AFTER_136 = (
+    "upstream's VersionedSpecs after v1.36.0 (pkg/features/kube_features.go), entries up to 1.36; "
+    "absent from v1.30.6 and v1.31.8"
+)
+
 FEATURE_GATES: dict[str, VersionedGate] = {
     g.name: g
     for g in (
@@ -124,6 +129,86 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "v1.35.4 pkg/features/kube_features.go VersionedSpecs; 1.36: upstream's VersionedSpecs after v1.36.0",
             "the DynamicResources plugin joins the default profile, before DefaultPreemption "
             "(v1.34.7 pkg/scheduler/apis/config/v1/default_plugins.go applyFeatureGates)",
+        ),
+        VersionedGate(
+            "DRAAdminAccess",
+            (_s("1.32", False, ALPHA), _s("1.34", True, BETA), _s("1.36", True, GA, True)),
+            UPSTREAM_AFTER_136,
+            "the DRA allocator honours adminAccess requests (else: \"admin access is requested, but "
+            "the feature is disabled\")",
+        ),
+        VersionedGate(
+            "DRAConsumableCapacity",
+            (_s("1.34", False, ALPHA), _s("1.36", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "the DRA allocator shares devices with allowMultipleAllocations by capacity.requests; "
+            "CEL selectors see device.allowMultipleAllocations in new expressions",
+        ),
+        VersionedGate(
+            "DRADeviceBindingConditions",
+            (_s("1.34", False, ALPHA), _s("1.36", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "with DRAResourceClaimDeviceStatus: devices with binding conditions can be allocated "
+            "(pools with them last, in 1.36's allocator)",
+        ),
+        VersionedGate(
+            "DRADeviceTaints",
+            (_s("1.33", False, ALPHA), _s("1.36", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "the DRA allocator skips devices with an untolerated NoSchedule/NoExecute taint",
+        ),
+        VersionedGate(
+            "DRAListTypeAttributes",
+            (_s("1.36", False, ALPHA),),
+            UPSTREAM_AFTER_136,
+            "CEL selectors see list-valued device attributes and includes() in new expressions",
+        ),
+        VersionedGate(
+            "DRAPartitionableDevices",
+            (_s("1.33", False, ALPHA), _s("1.36", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "the DRA allocator takes devices that consume shared counters, and slices with "
+            "perDeviceNodeSelection",
+        ),
+        VersionedGate(
+            "DRAPrioritizedList",
+            (_s("1.33", False, ALPHA), _s("1.34", True, BETA), _s("1.36", True, GA)),
+            UPSTREAM_AFTER_136,
+            "the DRA allocator takes firstAvailable requests (else: \"has subrequests, but the "
+            "DRAPrioritizedList feature is disabled\")",
+        ),
+        VersionedGate(
+            "DRAResourceClaimDeviceStatus",
+            (_s("1.32", False, ALPHA), _s("1.33", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "with DRADeviceBindingConditions: binding conditions (see there)",
+        ),
+        VersionedGate(
+            "GangScheduling",
+            (_s("1.35", False, ALPHA),),
+            "v1.35 pkg/features/kube_features.go VersionedSpecs (GangScheduling: 1.35 Alpha, off); 1.36: "
+            "upstream's VersionedSpecs after v1.36.0 (unchanged)",
+            "the GangScheduling plugin joins the default profile (multiPoint, last: default_plugins.go "
+            "applyFeatureGates); it holds a gang's pods at PreEnqueue until minCount exist and at Permit "
+            "until minCount are assumed; an unscheduled pod's arrival is a cluster event "
+            "(addPodToSchedulingQueue)",
+        ),
+        VersionedGate(
+            "GenericWorkload",
+            (_s("1.35", False, ALPHA),),
+            "v1.35 pkg/features/kube_features.go VersionedSpecs (GenericWorkload: 1.35 Alpha, off); 1.36: "
+            "upstream's VersionedSpecs after v1.36.0 (unchanged)",
+            "the Workload API is served: scheduling.k8s.io/v1alpha1 Workload and pod.spec.workloadRef "
+            "(1.35), scheduling.k8s.io/v1alpha2 Workload and PodGroup and pod.spec.schedulingGroup "
+            "(1.36); off, those kinds are refused and the pod fields dropped (dropDisabledPodFields)",
+        ),
+        VersionedGate(
+            "WorkloadAwarePreemption",
+            (_s("1.36", False, ALPHA),),
+            "1.36: upstream's VersionedSpecs after v1.36.0 (WorkloadAwarePreemption: 1.36 Alpha, off)",
+            "in the PodGroup cycle (GenericWorkload on), a group the algorithm cannot place preempts "
+            "as one over the whole cluster (podgrouppreemption.go: victims are pods or whole PodGroups "
+            "of disruptionMode PodGroup, spared by importance, every placed member nominated)",
         ),
         VersionedGate(
             "SchedulerAsyncPreemption",

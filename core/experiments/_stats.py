@@ -157,14 +157,33 @@ def paired(baseline: Mapping[K, float], variant: Mapping[K, float]) -> Differenc
 # --- numbers and verdicts as text -------------------------------------------------------------
 
 
+MOST_PLACES = 9  # beyond this, values that still print alike are rounding noise
+
+
+def same(a: float, b: float) -> bool:
+    """Two values that are one (within a billionth of them: rounding, as :func:`_difference`)."""
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def separating(values: Sequence[float | None], places: int) -> int:
+    """``places``, or more (up to 9) while two of ``values`` that differ print alike: ``11.6``
+    and ``11.4`` are ``11.6`` and ``11.4``, never ``12`` and ``11`` beside an interval ``[11, 12]``.
+    Rounding keeps order, so neighbours in sorted order are the pairs to check."""
+    finite = sorted(v for v in values if v is not None and math.isfinite(v))
+    pairs = [(a, b) for a, b in zip(finite, finite[1:], strict=False) if not same(a, b)]
+    while places < MOST_PLACES and any(number(a, places) == number(b, places) for a, b in pairs):
+        places += 1
+    return places
+
+
 def decimals(*values: float | None) -> int:
-    """Decimal places that give the largest of ``values`` two significant digits (at most 4); none
-    when every value is a whole number."""
+    """Decimal places that give the largest of ``values`` two significant digits (none when every
+    value is a whole number), and more where two values that differ would print alike."""
     finite = [v for v in values if v is not None and math.isfinite(v)]
     top = max((abs(v) for v in finite), default=0.0)
     if top == 0.0 or all(float(v).is_integer() for v in finite):
         return 0
-    return max(0, min(4, 1 - math.floor(math.log10(top))))
+    return separating(finite, max(0, min(4, 1 - math.floor(math.log10(top)))))
 
 
 def number(v: float, places: int, *, signed: bool = False) -> str:
@@ -238,17 +257,28 @@ class Verdict:
         return f"{self.variant}: {value} {self.name}, {self.tail}"
 
 
-def mean_text(iv: Interval | None, scale: float = 1.0) -> str:
-    """``41 [39, 43]``: a mean and its interval, as the tables show them ('' for none)."""
+def interval_values(iv: Interval | None, scale: float = 1.0) -> list[float]:
+    """The numbers :func:`mean_text` prints for ``iv``: its mean and its bounds, scaled."""
     if iv is None:
-        return ""
-    if iv.low is None or iv.high is None:
-        return number(iv.mean * scale, decimals(iv.mean * scale))
-    places = decimals(iv.mean * scale, iv.low * scale, iv.high * scale)
-    low, high = number(iv.low * scale, places), number(iv.high * scale, places)
-    if low == high:  # every seed the same (to the digits shown): the interval says nothing more
-        return number(iv.mean * scale, places)
-    return f"{number(iv.mean * scale, places)} [{low}, {high}]"
+        return []
+    return [v * scale for v in (iv.mean, iv.low, iv.high) if v is not None]
 
 
-__all__ = ["Difference", "Interval", "Verdict", "interval", "mean_text", "paired", "t_quantile"]
+def mean_text(iv: Interval | None, scale: float = 1.0, places: int | None = None) -> str:
+    """``41 [39, 43]``: a mean and its interval, as the tables show them ('n/a' for none).
+    ``places``: the decimals (a row's, so that a value and its baseline that differ print
+    differently: :func:`decimals` over the row); by default the interval's own."""
+    if iv is None:
+        return "n/a"
+    if places is None:
+        places = decimals(*interval_values(iv, scale))
+    mean = iv.mean * scale
+    if iv.low is None or iv.high is None or same(iv.low, iv.high):  # one seed, or every seed the same
+        return number(mean, 0 if mean.is_integer() else places)  # a whole number loses nothing: 6, not 6.0
+    return f"{number(mean, places)} [{number(iv.low * scale, places)}, {number(iv.high * scale, places)}]"
+
+
+__all__ = [
+    "Difference", "Interval", "Verdict", "decimals", "interval", "interval_values", "mean_text", "paired", "same", "separating",
+    "t_quantile",
+]

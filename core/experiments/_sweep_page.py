@@ -4,11 +4,14 @@ The page, top to bottom::
 
     Verdicts       one row per (scenario, variant other than the baseline), one column per
                    headline metric: the paired difference, its interval, better/worse/no difference
-    per scenario   (a section each, its own axes)
+                   (one row saying so for a scenario where every variant gave the same results)
+    per scenario   (a section each, its own axes; where every variant gave the same results on
+                   every seed, one line saying so and the values folded under it, no charts)
       verdict table  the headline metrics (every metric under "every metric", folded): the
                      baseline's mean [95% interval], each variant's mean and its difference
                      from the baseline, with the verdict
-      differences    one panel per headline metric: each variant's mean difference and interval,
+      differences    one panel per headline metric (but those the same for every variant on every
+                     seed, named in a line instead): each variant's mean difference and interval,
                      a dotted line at 0 (no difference)
       values         one panel per headline metric: each variant's value per seed (a box and the
                      points), so a 3-pod scenario is not a flat line beside a 1,000-pod one
@@ -53,11 +56,34 @@ def _summary_table(svs: Sequence[ScenarioVerdicts]) -> str:
     parts = ['<table id="verdicts" class="verdicts"><thead><tr><th class="name">scenario</th><th class="name">variant</th>',
              *(_metric_th(k) for k in keys), "</tr></thead><tbody>"]
     for sv in svs:
+        if sv.identical:  # one line, not a row of "0 [0, 0]" per variant
+            parts.append(f"<tr><td>{escape(sv.scenario)}</td><td>every variant</td>"
+                         f'<td class="same identical" colspan="{len(keys)}">{escape(_identical_text(sv))}</td></tr>')
+            continue
         for v in sv.others:
             parts.append(f"<tr><td>{escape(sv.scenario)}</td><td>{escape(v)} \u2212 {escape(sv.baseline)}</td>")
             for k in keys:
-                parts.append(_verdict_cell(sv.verdict(k, v)) if k in sv.metrics else "<td></td>")
+                parts.append(_verdict_cell(sv.verdict(k, v)) if k in sv.metrics
+                             else '<td class="unknown">n/a<br><small>not measured here</small></td>')
             parts.append("</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _identical_text(sv: ScenarioVerdicts) -> str:
+    n = len(sv.variants)
+    return (f"identical: {'both' if n == 2 else f'all {n}'} variants gave the same results on every seed "
+            f"({len(sv.seeds)} seed{'' if len(sv.seeds) == 1 else 's'}), every metric")
+
+
+def _values_table(sv: ScenarioVerdicts, table_id: str) -> str:
+    """One column of values for a scenario whose variants all gave the same results."""
+    parts = [f'<table class="verdicts scenario-verdicts" id="{table_id}"><thead><tr><th class="name">metric</th>'
+             "<th>every variant<br><small>mean [95% interval]</small></th></tr></thead><tbody>"]
+    for k in sv.metrics:
+        m = measure(k)
+        parts.append(f"<tr><td>{escape(m.name)}<br><small>{escape(m.direction)}</small></td>"
+                     f'<td class="num">{escape(mean_text(sv.mean(k, sv.baseline), m.scale))}</td></tr>')
     parts.append("</tbody></table>")
     return "".join(parts)
 
@@ -71,10 +97,11 @@ def _scenario_table(sv: ScenarioVerdicts, keys: Sequence[str], table_id: str) ->
     parts.append("</tr></thead><tbody>")
     for k in keys:
         m = measure(k)
+        places = sv.places(k)  # one row, one precision: values that differ print differently
         parts.append(f"<tr><td>{escape(m.name)}<br><small>{escape(m.direction)}</small></td>"
-                     f'<td class="num">{escape(mean_text(sv.mean(k, sv.baseline), m.scale))}</td>')
+                     f'<td class="num">{escape(mean_text(sv.mean(k, sv.baseline), m.scale, places))}</td>')
         for v in sv.others:
-            parts.append(f'<td class="num">{escape(mean_text(sv.mean(k, v), m.scale))}</td>')
+            parts.append(f'<td class="num">{escape(mean_text(sv.mean(k, v), m.scale, places))}</td>')
             parts.append(_verdict_cell(sv.verdict(k, v)))
         parts.append("</tr>")
     parts.append("</tbody></table>")
@@ -154,8 +181,14 @@ def _values(page: Page, sv: ScenarioVerdicts, keys: Sequence[str]) -> str:
     return page.chart(fig, 160 + 260 * math.ceil(len(keys) / COLUMNS), top=110)
 
 
-def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], baseline: str | None = None) -> str:
-    """The page (see the module docstring) for the rows of a ``results.csv``."""
+#: how a sweep gets more seeds, said on a page of one seed (``compare --seeds`` says its flag)
+SWEEP_SEEDS = "list more seeds in the sweep file (seeds: [1, 2, 3, 4, 5])"
+
+
+def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], baseline: str | None = None,
+           *, more_seeds: str = SWEEP_SEEDS) -> str:
+    """The page (see the module docstring) for the rows of a ``results.csv``; ``more_seeds`` tells a
+    page of one seed how to get intervals."""
     svs = grid(columns, rows, baseline)
     page = Page(title)
     ok = sum(1 for r in rows if r.get("status") == "ok")
@@ -170,6 +203,9 @@ def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], b
         "<i>no difference</i> when the interval spans 0, else <i>better</i> or <i>worse</i> by the metric's "
         "stated direction, with the seeds that went that way. Percentages differ in percentage points.</p>"
     )
+    if seeds == 1:
+        page.raw(f'<p class="missing" id="one-seed">One seed: no interval, so no verdict (a difference may be '
+                 f"that seed's luck). For a 95% interval and a verdict on each difference, {escape(more_seeds)}.</p>")
     if len(variants) > 1:
         page.h2("Verdicts")
         page.raw(_summary_table(svs))
@@ -182,10 +218,25 @@ def render(title: str, columns: Sequence[str], rows: Sequence[dict[str, str]], b
             page.missing("no cell of this scenario ran")
             page.raw("</section>")
             continue
+        if sv.identical:  # one line saying so, the values folded under it: no flat charts
+            page.raw(f'<p class="identical" id="identical-{i}">{escape(_identical_text(sv)[0].upper())}'
+                     f"{escape(_identical_text(sv)[1:])}: nothing to compare.</p>")
+            page.raw(f"<details><summary>the values ({len(sv.metrics)} metrics)</summary>"
+                     + _values_table(sv, f"all-verdicts-{i}") + "</details>")
+            page.raw("</section>")
+            continue
+        same = [v for v in sv.others if sv.same_as_baseline(v)]
+        if same:
+            page.note(f"{', '.join(same)} gave the same results as {sv.baseline} on every seed, every metric")
         keys = sv.headline()
         page.raw(_scenario_table(sv, keys, f"verdicts-{i}"))
         page.raw(f"<details><summary>every metric ({len(sv.metrics)})</summary>"
                  + _scenario_table(sv, sv.metrics, f"all-verdicts-{i}") + "</details>")
+        flat = [k for k in keys if sv.same_for_all(k)]
+        if flat and sv.others:  # a chart of these would be flat lines at 0 and identical boxes
+            page.note("the same for every variant on every seed, so not drawn: "
+                      + ", ".join(measure(k).name for k in flat))
+            keys = [k for k in keys if k not in flat]
         if keys and sv.others:
             page.raw(_differences(page, sv, keys))
         if keys:

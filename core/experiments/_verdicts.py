@@ -19,7 +19,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubesched.experiments._stats import Interval, Verdict, interval, mean_text, paired
+from kubesched.experiments._stats import (
+    Interval,
+    Verdict,
+    decimals,
+    interval,
+    interval_values,
+    mean_text,
+    paired,
+    same,
+)
 from kubesched.reporting._measures import HEADLINE, measure
 
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
@@ -57,12 +66,36 @@ class ScenarioVerdicts:
     def mean(self, metric: str, variant: str) -> Interval | None:
         return interval(list(self.series(metric, variant).values()))
 
+    def places(self, metric: str) -> int:
+        """The decimals of a row of means: every variant's mean and bounds (shown scaled), so that
+        two that differ print differently (a baseline ``11.6`` beside ``11.4 [10.9, 11.9]``)."""
+        scale = measure(metric).scale
+        return decimals(*(x for v in self.variants for x in interval_values(self.mean(metric, v), scale)))
+
     def verdict(self, metric: str, variant: str) -> Verdict | None:
         d = paired(self.series(metric, self.baseline), self.series(metric, variant))
         if d is None:
             return None
         m = measure(metric)
         return Verdict(variant, m.name, m.better, d, m.scale)
+
+    def same_values(self, metric: str, variant: str) -> bool:
+        """``variant``'s ``metric`` is the baseline's: on the same seeds, the same values."""
+        base, mine = self.series(metric, self.baseline), self.series(metric, variant)
+        return base.keys() == mine.keys() and all(same(base[s], mine[s]) for s in base)
+
+    def same_as_baseline(self, variant: str) -> bool:
+        """``variant`` gave the baseline's results: every metric on the same seeds, the same values."""
+        return all(self.same_values(metric, variant) for metric in self.metrics)
+
+    def same_for_all(self, metric: str) -> bool:
+        """Every variant's ``metric`` is the baseline's, seed by seed (a chart of it would be flat)."""
+        return all(self.same_values(metric, v) for v in self.others)
+
+    @property
+    def identical(self) -> bool:
+        """Every variant gave the same results on every seed (and some cell ran): nothing to compare."""
+        return bool(self.metrics) and len(self.variants) > 1 and all(self.same_as_baseline(v) for v in self.others)
 
     def headline(self) -> list[str]:
         """The metrics the summary table and the charts show (those of them with data here)."""
@@ -115,10 +148,11 @@ def text_table(sv: ScenarioVerdicts, *, means: bool = False) -> str:
     lines = [header]
     for k in sv.metrics:
         m = measure(k)
-        line = [m.name, m.better or "\u2013", mean_text(sv.mean(k, sv.baseline), m.scale)]
+        places = sv.places(k) if means else None
+        line = [m.name, m.better or "\u2013", mean_text(sv.mean(k, sv.baseline), m.scale, places)]
         for v in sv.others:
             if means:
-                line.append(mean_text(sv.mean(k, v), m.scale))
+                line.append(mean_text(sv.mean(k, v), m.scale, places))
             verdict = sv.verdict(k, v)
             line.append(verdict.short if verdict is not None else "no paired seeds")
         lines.append(line)

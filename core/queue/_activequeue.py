@@ -102,6 +102,14 @@ class ActiveQueue:
             self._changed()
             return qpi
 
+    def mark_popped(self, qpi: QueuedPodInfo) -> None:
+        """What ``pop`` does to the pod it returns, for a pod taken out of the queue by other
+        means (``PopSpecificPod``): count the attempt, mark it in flight."""
+        qpi.attempts += 1
+        self._in_flight[qpi.uid] = self._events_base + len(self._events)
+        self._scheduling_cycle += 1
+        self._changed()
+
     def wake(self) -> None:
         """Wake a waiting ``pop`` (something was added)."""
         if self._waiter is not None:

@@ -512,6 +512,23 @@ class SchedulingQueue:
 _POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
 
 
+def pop_specific(queue: SchedulingQueue, uid: str) -> QueuedPodInfo | None:
+    """``PopSpecificPod`` (v1.36, for the PodGroup cycle): take the pod out of whichever of
+    ``queue``'s sub-queues holds it and mark it popped, as ``pop`` would; None when the queue does
+    not hold it (in flight, or gone)."""
+    qpi = queue.active_q.remove(uid)
+    if qpi is None:
+        qpi = queue.backoff.get(uid)
+        if qpi is not None:
+            queue.backoff.delete(uid)
+        else:
+            qpi = queue.unschedulable.pop(uid, None)
+    if qpi is None:
+        return None
+    queue.activeq.mark_popped(qpi)
+    return qpi
+
+
 def _strip_for_update(pod: Pod) -> Pod:
     meta = msgspec.structs.replace(pod.metadata, resource_version="", generation=0, finalizers=[])
     return msgspec.structs.replace(pod, metadata=meta, status=PodStatus())

@@ -274,4 +274,26 @@ def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int) -> str:
             "--record-plugin-results)",
             source=path,
         )
-    return explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top)
+    return explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top) + _pod_group_lines(doc, ns, nm)
+
+
+def _pod_group_lines(doc: Any, namespace: str, name: str) -> str:
+    """The group's decision, for a member of a Workload API PodGroup (the result's ``podGroups``)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("podGroups"), list):
+        return ""
+    row = next((p for p in doc.get("pods", []) if isinstance(p, Mapping)
+                and p.get("namespace") == namespace and p.get("name") == name), None)  # fmt: skip
+    group = row.get("podGroup") if row is not None else None
+    pg = next((g for g in doc["podGroups"] if isinstance(g, Mapping)
+               and g.get("namespace") == namespace and g.get("name") == group), None)  # fmt: skip
+    if pg is None:
+        return ""
+    policy = f"gang, minCount {pg.get('minCount')}" if pg.get("policy") == "Gang" else "basic"
+    lines = [f"PodGroup {namespace}/{group} ({policy}), scheduled together in the PodGroup cycle:"]
+    for c in pg.get("conditions") or []:
+        reason = f" {c.get('reason')}" if c.get("reason") else ""
+        message = f": {c.get('message')}" if c.get("message") else ""
+        lines.append(f"  {c.get('type')} {c.get('status')}{reason}{message}")
+    if len(lines) == 1:
+        lines.append("  no condition (the group never reached the PodGroup cycle)")
+    return "\n".join(lines) + "\n"

@@ -11,8 +11,8 @@ time-weighted mean, :mod:`._result_metrics`), and the per-node allocation at the
 Time axes read as a clock (``h:mm``) with the virtual seconds on hover; curves that are the same
 numbers say so; an all-zero series gets a 0..1 axis (:mod:`._charts`).
 
-Charts are drawn by plotly.js, inlined once in the page (plotly's Python package ships the
-bundle), so the file works offline; a Content-Security-Policy in the page forbids every request
+Charts are drawn by plotly.js, inlined once in the page (its cartesian bundle, gzipped:
+:data:`._charts.BUNDLE`; a report is well under 1.5 MB), so the file works offline; a Content-Security-Policy in the page forbids every request
 to anything but the page itself (no CDN, fonts or images from elsewhere).  Every number comes
 from :mod:`._result_metrics`.  A section whose input the result does not carry (a result from before the
 lifecycle additions has no ``timeline``) says so instead of drawing an empty chart.
@@ -20,10 +20,12 @@ lifecycle additions has no ``timeline``) says so instead of drawing an empty cha
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.experiments._stats import MOST_PLACES, same
 from kubesched.reporting import _result_metrics as metrics
 from kubesched.reporting._charts import CSP, Page, mark_identical, time_axis, zero_safe
 from kubesched.reporting._measures import best, differences, measure
@@ -31,6 +33,10 @@ from kubesched.reporting._result_metrics import Metrics
 
 _Page = Page  # the page of charts (kept under its old name for this module's sections)
 UNITS = {"cpu": "millicores", "memory": "bytes", "pods": "pods"}
+NA = "n/a"  # what a table cell says for a value the result does not have
+ONE_SEED = ("One run per variant, on one seed: a difference here may be that seed's luck. For a 95% interval "
+            "and a verdict on each difference, run every variant on several seeds: kubesched compare \u2026 "
+            "--seeds 1-10 (pairs the runs by seed).")
 
 SEARCH_JS = """
 document.getElementById('pod-search').addEventListener('input', function (e) {
@@ -52,12 +58,43 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = []
     for row in rows:
-        cells = "".join(
-            f'<td class="num">{_e(c)}</td>' if i >= numeric_from else f"<td>{_e(c)}</td>" for i, c in enumerate(row)
+        cells = "".join(  # a missing value reads n/a, never a blank cell
+            f'<td class="num">{_e(c or NA)}</td>' if i >= numeric_from else f"<td>{_e(c or NA)}</td>"
+            for i, c in enumerate(row)
         )
         body.append(f"<tr>{cells}</tr>")
     attrs = (f' id="{table_id}"' if table_id else "") + (f' class="{css}"' if css else "")
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _apart(values: Sequence[Any], texts: Sequence[str]) -> bool:
+    """Whether every two of ``values`` that differ have different ``texts``."""
+    nums = [(v, t) for v, t in zip(values, texts, strict=True) if isinstance(v, int | float)]
+    return all(ta != tb for i, (a, ta) in enumerate(nums) for b, tb in nums[i + 1:] if not same(a, b))
+
+
+def _row_texts(k: str, values: Sequence[Any]) -> list[str]:
+    """A row's values as text, with the decimals that tell apart two values that differ
+    (``45.03%`` and ``45.04%``, not ``45.0%`` twice)."""
+    texts = [metrics.fmt(k, v) for v in values]
+    places = 1
+    while not _apart(values, texts) and places <= MOST_PLACES:
+        texts = [metrics.fmt(k, v, places) for v in values]
+        places += 1
+    return texts
+
+
+def _diff_texts(k: str, values: Sequence[Any], diffs: Sequence[float | None]) -> list[str]:
+    """Each variant's difference from the first as text ('n/a' where either is missing), with
+    the decimals that keep a difference that is there from reading 0."""
+    def shown(places: int | None) -> list[str]:
+        return [metrics.fmt_diff(k, d, places) or "n/a" for d in diffs]
+
+    texts, places = shown(None), 1
+    differ = [d is not None and not same(v, values[0]) for v, d in zip(values[1:], diffs, strict=True)]
+    while any(f and t in ("0", "0s", "0 pp") for f, t in zip(differ, texts, strict=True)) and places <= MOST_PLACES:
+        texts, places = shown(places), places + 1
+    return texts
 
 
 def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
@@ -74,11 +111,12 @@ def _summary_table(labels: Sequence[str], ms: Sequence[Metrics]) -> str:
     for k in keys:
         values = [r.get(k) for r in rows]
         marked = best(k, values)
+        texts = _row_texts(k, values)
         cells = "".join(
-            f'<td class="num best" title="better">{_e(metrics.fmt(k, v))}&nbsp;*</td>' if i in marked
-            else f'<td class="num">{_e(metrics.fmt(k, v))}</td>' for i, v in enumerate(values)
+            f'<td class="num best" title="better">{_e(t)}&nbsp;*</td>' if i in marked
+            else f'<td class="num">{_e(t)}</td>' for i, t in enumerate(texts)
         )
-        cells += "".join(f'<td class="num">{_e(metrics.fmt_diff(k, d.get(k)))}</td>' for d in diffs)
+        cells += "".join(f'<td class="num">{_e(t)}</td>' for t in _diff_texts(k, values, [d.get(k) for d in diffs]))
         better = measure(k).better or "\u2013"
         body.append(f"<tr><td>{_e(metrics.label(k))}</td><td>{_e(better)}</td>{cells}</tr>")
     what = f"{labels[1]} \u2212 {labels[0]}" if len(labels) == 2 else f"each variant \u2212 {labels[0]}"
@@ -116,6 +154,17 @@ def _missing_note(page: _Page, m: Metrics, section: str, what: str) -> bool:
     return False
 
 
+def _identical_runs(ms: Sequence[Metrics]) -> bool:
+    """Every run gave the same results: every number and every series (the emulated version aside)."""
+    first = dataclasses.replace(ms[0], emulated_version=None)
+    return all(dataclasses.replace(m, emulated_version=None) == first for m in ms[1:])
+
+
+def _drained(m: Metrics) -> bool:
+    """Nothing is left on any node at the end of the run: its end state is empty, not drawn."""
+    return all(v == 0 for fractions in m.node_fractions.values() for v in fractions)
+
+
 def _fraction_label(r: str) -> str:
     return f"{r} allocated / capacity"
 
@@ -139,9 +188,15 @@ def _open_ended_note(page: _Page, ms: Sequence[tuple[str, Metrics]]) -> None:
 
 def render_single(title: str, m: Metrics) -> str:
     """The report of one run."""
+    page = _Page(title)
+    _single_sections(page, m)
+    return page.render()
+
+
+def _single_sections(page: _Page, m: Metrics) -> None:
+    """The sections of one run's report, on ``page``."""
     import plotly.graph_objects as go
 
-    page = _Page(title)
     end = _end([m])
     page.h2("Summary")
     if m.emulated_version:
@@ -184,7 +239,7 @@ def render_single(title: str, m: Metrics) -> str:
         fig = go.Figure()
         fig.add_scatter(x=[*m.nodes_used_times, end], y=[*m.nodes_used_series, m.nodes_used_series[-1]],
                         name="nodes used", mode="lines", line_shape="hv", fill="tozeroy")
-        fig.update_layout(title=f"nodes holding a pod: peak {m.nodes_used_peak}, mean {m.nodes_used_mean:.1f}, "
+        fig.update_layout(title=f"nodes holding a pod: peak {m.nodes_used_peak}, mean {metrics.fmt('nodesUsedMean', m.nodes_used_mean)}, "
                                 f"at the end {m.nodes_used if m.nodes_used is not None else 'n/a'}",
                           yaxis={"title": "nodes used", "rangemode": "tozero"}, showlegend=False)
         time_axis(fig, end, y_hover="%{y} nodes used")
@@ -228,9 +283,10 @@ def render_single(title: str, m: Metrics) -> str:
         resources = [r for r in m.resources if r in m.node_fractions]
         if not m.node_names:
             page.missing("the cluster has no nodes")
+        elif _drained(m):
+            page.note("every node is empty at the end (the run drained), so the end state is not drawn: "
+                      "what the run used is over the run, above")
         else:
-            if all(v == 0 for r in resources for v in m.node_fractions[r]):
-                page.note("every node is empty at the end (the run drained): what the run used is over the run, above")
             z = [[m.node_fractions[r][i] for r in resources] for i in range(len(m.node_names))]
             fig = go.Figure(go.Heatmap(
                 z=z, x=resources, y=m.node_names, zmin=0, zmax=1, colorscale="Viridis",
@@ -278,13 +334,12 @@ def render_single(title: str, m: Metrics) -> str:
     page.raw('<input id="pod-search" type="search" placeholder="filter pods: name, node, phase, reason…">')
     page.raw(_table(
         ["pod", "priority", "node", "phase", "created", "scheduled", "why pending (last FailedScheduling)"],
-        [[r.name, str(r.priority), r.node or "", r.state,
+        [[r.name, str(r.priority), r.node or "", r.state,  # "": n/a (_table)
           "" if r.created_at is None else f"{r.created_at:g}s",
           "" if r.scheduled_at is None else f"{r.scheduled_at:g}s", r.why_pending] for r in m.pod_rows],
         numeric_from=99, table_id="pods", css="pods",
     ))
     page.raw(f"<script>{SEARCH_JS}</script>")
-    return page.render()
 
 
 # --- several results ---------------------------------------------------------------------------
@@ -318,7 +373,15 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
     versions = [f"{label}: {m.emulated_version}" for label, m in zip(labels, ms, strict=True) if m.emulated_version]
     if versions:
         page.note("emulated Kubernetes version: " + "; ".join(versions))
+    if _identical_runs(ms):  # one line saying so, and the run once: not every chart's curves on top of each other
+        who = "both variants" if len(ms) == 2 else f"all {len(ms)} variants"
+        page.raw(f'<p class="identical" id="identical">Identical: {_e(who)} ({_e(", ".join(labels))}) gave the same '
+                 "results, every metric and every curve; the run is shown once.</p>")
+        page.note(ONE_SEED)
+        _single_sections(page, ms[0])
+        return page.render()
     page.raw(_summary_table(labels, ms))
+    page.note(ONE_SEED)
     for label, m in zip(labels, ms, strict=True):
         if m.missing:
             page.note(f"{label}: not in this result: " + ", ".join(m.missing))
@@ -390,10 +453,15 @@ def render_compare(title: str, labels: Sequence[str], ms: Sequence[Metrics]) -> 
         page.missing("no nodes section in these results")
     else:
         charts = []
+        drained = [label for label, m in with_nodes if _drained(m)]
+        with_nodes = [(label, m) for label, m in with_nodes if not _drained(m)]
+        if drained and not with_nodes:
+            page.note("every node is empty at the end (the runs drained), so the end state is not drawn: "
+                      "what they used is over the run, above")
+        elif drained:
+            page.note(f"every node is empty at the end of {', '.join(drained)} (drained): not drawn here")
         resources = [r for r in ms[0].resources if r != "pods" and all(r in m.node_fractions for _, m in with_nodes)]
-        if all(v == 0 for _, m in with_nodes for r in resources for v in m.node_fractions[r]):
-            page.note("every node is empty at the end (the runs drained): what they used is over the run, above")
-        for r in resources:
+        for r in resources if with_nodes else []:
             fig = go.Figure()
             for label, m in with_nodes:
                 ranked = sorted(m.node_fractions[r], reverse=True)

@@ -489,36 +489,49 @@ def label(key: str) -> str:
             "nodeBalance": "node balance (std)"}.get(kind, kind) + f" {res}"
 
 
-def fmt(key: str, value: Any) -> str:
-    """A metric value as text: seconds with an 's', fractions as percentages, n/a for None."""
+def _seconds(key: str) -> bool:
+    return key.startswith(("latency", "jobCompletion")) or key == "timeToDrain"
+
+
+def fmt(key: str, value: Any, places: int | None = None) -> str:
+    """A metric value as text: seconds with an 's', fractions as percentages, n/a for None.
+    ``places``: the decimals, where a row needs more than the metric's own to tell values apart."""
     if value is None:
         return "n/a"
+    if places is not None:
+        if key.startswith(("allocationMean", "allocationPeak")):
+            return f"{100 * value:.{places}f}%"
+        return f"{value:.{places}f}" + ("s" if _seconds(key) else "")
     if key.startswith(("allocationMean", "allocationPeak")):
         return f"{100 * value:.1f}%"
     if key.startswith("nodeBalance"):
         return f"{value:.3f}"
-    if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain":
+    if _seconds(key):
         return f"{value:g}s"
     if key == "nodesUsedMean" or (isinstance(value, float) and not value.is_integer()):
         return f"{value:.2f}"
     return str(value)
 
 
-def fmt_diff(key: str, d: float | None) -> str:
+def fmt_diff(key: str, d: float | None, places: int | None = None) -> str:
     """A difference of two values of metric ``key`` as text: signed, a typeset minus; fractions in
-    percentage points (``+1.2 pp``), seconds with an 's'; '' for None."""
+    percentage points (``+1.2 pp``), seconds with an 's'; '' for None.  ``places``: the decimals,
+    where the metric's own would print a difference as 0."""
     if d is None:
         return ""
+    unit = "s" if _seconds(key) else ""
     if key.startswith(("allocationMean", "allocationPeak")):
-        text, unit = f"{100 * d:+.1f}", " pp"
+        text, unit = f"{100 * d:+.{1 if places is None else places}f}", " pp"
+    elif places is not None:
+        text = f"{d:+.{places}f}"
     elif key.startswith("nodeBalance"):
-        text, unit = f"{d:+.3f}", ""
+        text = f"{d:+.3f}"
     elif key == "nodesUsedMean":
-        text, unit = f"{d:+.2f}", ""
+        text = f"{d:+.2f}"
     elif isinstance(d, float) and not d.is_integer():
-        text, unit = f"{d:+.4g}", "s" if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain" else ""
+        text = f"{d:+.4g}"
     else:
-        text, unit = f"{int(d):+d}", "s" if key.startswith(("latency", "jobCompletion")) or key == "timeToDrain" else ""
+        text = f"{int(d):+d}"
     if float(text) == 0:
         return "0" + unit
     return text.replace("-", "\u2212") + unit

@@ -54,6 +54,7 @@ class Resource(enum.StrEnum):
     NODE = "Node"
     PDB = "PodDisruptionBudget"
     POD_GROUP = "PodGroup"
+    WORKLOAD = "Workload"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "storage.k8s.io/StorageClass"
@@ -61,6 +62,9 @@ class Resource(enum.StrEnum):
     CSI_DRIVER = "storage.k8s.io/CSIDriver"
     CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
     VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
+    RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
+    DEVICE_CLASS = "resource.k8s.io/DeviceClass"
     WILDCARD = "*"
 
 
@@ -171,18 +175,30 @@ STORAGE_EVENTS: dict[tuple[Resource, str], ClusterEvent] = {
 """(resource, watch event type) → the cluster event its informer sends, e.g.
 ``PersistentVolumeAdd``, ``storage.k8s.io/StorageClassUpdate``, ``storage.k8s.io/CSINodeDelete``."""
 
+# The DRA informers (``addAllEventHandlers``, v1.36: ResourceClaims through the claim assume
+# cache, ResourceSlices through the slice tracker, DeviceClasses), while DynamicResourceAllocation
+# is on: ``buildEvtResHandler`` events as the storage kinds'.
+DRA_RESOURCES = (Resource.RESOURCE_CLAIM, Resource.RESOURCE_SLICE, Resource.DEVICE_CLASS)
+DRA_EVENTS: dict[tuple[Resource, str], ClusterEvent] = {
+    (r, watch): ClusterEvent(r, action, f"{r.value}{_ACTION_NAMES[action]}")
+    for r in DRA_RESOURCES
+    for watch, action in _WATCH_ACTIONS.items()
+}
+"""(resource, watch event type) → its cluster event, e.g. ``resource.k8s.io/ResourceClaimUpdate``."""
+
 
 def unroll_wildcard_resource() -> list[ClusterEvent]:
     """``UnrollWildCardResource``: what a plugin without EnqueueExtensions is registered for.
 
     Every resource with ActionType All, but *not* the wildcard event itself, so a pod gated by
-    such a plugin is not released by UnschedulableTimeout.  Upstream's list, less the kinds
-    kubesched does not watch (ResourceClaim, DeviceClass).
+    such a plugin is not released by UnschedulableTimeout.  Upstream's list (v1.36
+    pkg/scheduler/framework/types.go): the storage kinds, then ResourceClaim and DeviceClass.
     """
     return [
         ClusterEvent(Resource.POD, ActionType.ALL, "PodAll"),
         ClusterEvent(Resource.NODE, ActionType.ALL, "NodeAll"),
         *(ClusterEvent(r, ActionType.ALL, f"{r.value}All") for r in STORAGE_RESOURCES),
+        *(ClusterEvent(r, ActionType.ALL, f"{r.value}All") for r in (Resource.RESOURCE_CLAIM, Resource.DEVICE_CLASS)),
     ]
 
 

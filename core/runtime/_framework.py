@@ -84,6 +84,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("kubesched")
 
 PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+POD_GROUP_CYCLE_KEY = "kubesched.io/pod-group-scheduling-cycle"
+"""Set in the cycle state of a pod tried inside a PodGroup scheduling cycle (upstream's
+``CycleState.SetPodGroupSchedulingCycle``): the group's name, ``namespace/name``."""
 
 
 

@@ -36,6 +36,7 @@ from kubesched.queue._nominator import Nominator
 if TYPE_CHECKING:
     import numpy as np
 
+    from kubesched.api._dra import ResourceClaim
     from kubesched.api._objects import (
         Binding,
         Event,
@@ -96,7 +97,10 @@ class Handle(Protocol):
         """``SharedInformerFactory()``'s listers: the informers' tables of pods (by uid, by
         namespace/name, by label), nodes, PodDisruptionBudgets, PriorityClasses, PodGroups,
         ReplicaSets, StatefulSets, the storage kinds (PV, PVC, StorageClass, CSINode, CSIDriver,
-        CSIStorageCapacity) and namespace labels.  Read only: the informer writes them."""
+        CSIStorageCapacity), the DRA kinds while DynamicResourceAllocation is on
+        (``get_resource_claim``, ``list_resource_slices``, ``get_device_class``,
+        ``list_device_taint_rules``, ...) and namespace labels.  Read only: the informer writes
+        them."""
 
     @property
     def nominator(self) -> Nominator:
@@ -345,6 +349,15 @@ class UnattachedTransport(Transport):
 
     async def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
         _unattached("handle.client.update_persistent_volume_claim()")
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        _unattached("handle.client.update_resource_claim()")
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        _unattached("handle.client.update_resource_claim_status()")
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        _unattached("handle.client.delete_resource_claim()")
 
 
 class PluginsRunner(Protocol):

@@ -18,9 +18,15 @@ from kubesched.api._durations import parse_duration
 from kubesched.api._objects import KINDS, Pod, PriorityClass, convert
 from kubesched.api._schema import strict_error, unknown_fields
 from kubesched.api._schema import warning as field_warning
+from kubesched.api._workload import (
+    SCHEDULING_POD_GROUP_KIND,
+    WORKLOAD_API_V1ALPHA1,
+    WORKLOAD_API_V1ALPHA2,
+)
 from kubesched.api._yamlstream import Unusual, documents, single_list
 from kubesched.transports.fake._controllers import MAX_PODS as FAKE_MAX_PODS
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES, go_quote, validate_object
+from kubesched.validation._workload import check_scheduling_pod_group_update, check_workload_update
 
 ARRIVAL_ANNOTATION = "kubesched.io/arrival"
 DURATION_ANNOTATION = "kubesched.io/duration"
@@ -28,7 +34,10 @@ DELETION_ANNOTATION = "kubesched.io/deletion"
 DRAIN_ANNOTATION = "kubesched.io/drain"
 """On a Node: when it is drained (cordoned, its pods evicted): :mod:`kubesched.simulation._drains`."""
 WORKLOAD_KINDS = ("Job", "ReplicaSet", "Deployment", "StatefulSet")
-NAMESPACED_KINDS = ("Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS)
+NAMESPACED_KINDS = (
+    "Pod", "PodDisruptionBudget", "PodGroup", "PersistentVolumeClaim", "CSIStorageCapacity", *WORKLOAD_KINDS,
+    "Workload", SCHEDULING_POD_GROUP_KIND, "ResourceClaim", "ResourceClaimTemplate",
+)  # fmt: skip
 """The kinds a namespace belongs to: one left out of the manifest is ``default``, as kubectl's."""
 MAX_PODS = FAKE_MAX_PODS
 """The most pods one workload may ask for (replicas, parallelism, completions) in a run: a
@@ -50,7 +59,18 @@ INPUT_KINDS = {
     ("storage.k8s.io/v1", "CSINode"),
     ("storage.k8s.io/v1", "CSIDriver"),
     ("storage.k8s.io/v1", "CSIStorageCapacity"),
+    (WORKLOAD_API_V1ALPHA1, "Workload"),
+    (WORKLOAD_API_V1ALPHA2, "Workload"),
+    (WORKLOAD_API_V1ALPHA2, "PodGroup"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"),
 }
+INTERNAL_KINDS = {(WORKLOAD_API_V1ALPHA2, "PodGroup"): SCHEDULING_POD_GROUP_KIND}
+"""The kinds whose name inside kubesched is not their kind on the wire: the Workload API's
+PodGroup next to scheduler-plugins' (``scheduling.x-k8s.io/v1alpha1`` PodGroup)."""
 
 
 @dataclass
@@ -224,6 +244,7 @@ def load_manifests(
         except msgspec.ValidationError as e:
             fld, msg = _msgspec_field(e, data)
             raise ConfigError(msg, source=where, field=fld) from None
+        kind = INTERNAL_KINDS.get((api, kind), kind)
         try:
             validate_object(obj, kind)
         except ConfigError as e:
@@ -517,12 +538,23 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
             source=where,
             field="spec",
         )
+    elif kind == "Workload" or kind == SCHEDULING_POD_GROUP_KIND:
+        try:
+            if kind == "Workload":
+                check_workload_update(old, new)
+            else:
+                check_scheduling_pod_group_update(old, new)
+        except ConfigError as e:
+            raise e.at(source=where) from None
     elif kind == "StorageClass":
         for f, camel in (("parameters", "parameters"), ("provisioner", "provisioner"), ("reclaim_policy", "reclaimPolicy")):
             if getattr(old, f) != getattr(new, f):
                 raise ConfigError(f"Forbidden: updates to {camel} are forbidden.", source=where, field=camel)
         if old.volume_binding_mode != new.volume_binding_mode:
             raise ConfigError("Invalid value: field is immutable", source=where, field="volumeBindingMode")
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"):
+        for path in _dra_immutable_changes(old, new, kind):
+            raise ConfigError("Invalid value: field is immutable", source=where, field=path)
     if kind in ("ReplicaSet", "Deployment", "StatefulSet"):
         if old.spec.selector != new.spec.selector:
             raise ConfigError("Invalid value: field is immutable", source=where, field="spec.selector")
@@ -532,6 +564,19 @@ def _check_update(old: Any, new: Any, kind: str, where: str) -> None:
                 source=where,
                 field="spec.template",
             )
+
+
+def _dra_immutable_changes(old: Any, new: Any, kind: str) -> list[str]:
+    """The immutable fields an update of a DRA object changes (``ValidateResourceClaimUpdate``,
+    ``ValidateResourceClaimTemplateUpdate``: the spec; ``ValidateResourceSliceUpdate``: the
+    pool's name, the driver, the node name)."""
+    if kind != "ResourceSlice":
+        return ["spec"] if old.spec != new.spec else []
+    return [path for path, a, b in (
+        ("spec.pool.name", old.spec.pool.name, new.spec.pool.name),
+        ("spec.driver", old.spec.driver, new.spec.driver),
+        ("spec.nodeName", old.spec.node_name, new.spec.node_name),
+    ) if a != b]  # fmt: skip
 
 
 def _check_priority_classes(manifests: list[Manifest]) -> None:

@@ -9,10 +9,19 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                            when queueing hints are off)
     PDB, PriorityClass ──► cluster state (read by plugins)
     PodGroup           ──► cluster state ──► queue: PodGroupChange
+    Workload, PodGroup (scheduling.k8s.io: the Workload API)
+                       ──► cluster state ──► queue: WorkloadAdd / PodGroupAdd / PodGroupUpdate;
+                           a pod of a group also goes to the workload manager, and with the
+                           GangScheduling gate an unscheduled pod's arrival is a cluster event
+                           (UnscheduledPodAdd: v1.35 eventhandlers.go addPodToSchedulingQueue)
     PersistentVolume(Claim), StorageClass, CSINode, CSIDriver, CSIStorageCapacity
                        ──► cluster state ──► queue: <Resource><Add|Update|Delete> (upstream's
                            buildEvtResHandler; a StorageClass add only when WaitForFirstConsumer
                            while queueing hints are off)
+    ResourceClaim, ResourceSlice, DeviceClass (DynamicResourceAllocation on)
+                       ──► cluster state ──► queue: resource.k8s.io/<Kind><Add|Update|Delete>
+    DeviceTaintRule    ──► cluster state (the DynamicResources plugin applies the rules to the
+                           slices it lists)
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
 as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
@@ -29,6 +38,7 @@ import anyio
 
 from kubesched._errors import TransportError
 from kubesched._transport import WatchEvent
+from kubesched.api._dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from kubesched.api._objects import (
     CSIDriver,
     CSINode,
@@ -44,6 +54,8 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._workload import SchedulingPodGroup, Workload
+from kubesched.cache._workloadmanager import group_key
 from kubesched.runtime import _events as ev
 from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._results import only_results_changed
@@ -71,6 +83,14 @@ _STORAGE: dict[type[Any], tuple[str, ev.Resource, bool]] = {
     CSIDriver: ("csi_drivers", ev.Resource.CSI_DRIVER, False),
     CSIStorageCapacity: ("csi_storage_capacities", ev.Resource.CSI_STORAGE_CAPACITY, True),
 }
+# the DRA kinds, the same way (their informers run while DynamicResourceAllocation is on)
+_DRA: dict[type[Any], tuple[str, ev.Resource, bool]] = {
+    ResourceClaim: ("resource_claims", ev.Resource.RESOURCE_CLAIM, True),
+    ResourceSlice: ("resource_slices", ev.Resource.RESOURCE_SLICE, False),
+    DeviceClass: ("device_classes", ev.Resource.DEVICE_CLASS, False),
+}
+_INFORMED = {**_STORAGE, **_DRA}
+_EVENTS = {**ev.STORAGE_EVENTS, **ev.DRA_EVENTS}
 
 
 class EventHandlers:
@@ -87,8 +107,14 @@ class EventHandlers:
         profiles: dict[str, Framework],
         driver: Driver,
         touch: Callable[[], None],
+        gang_scheduling: bool = False,
+        dra: bool = True,
     ) -> None:
-        """``touch``: tells the scheduler an activity ended (a batch of events handled)."""
+        """``touch``: tells the scheduler an activity ended (a batch of events handled).
+        ``gang_scheduling``: the GangScheduling gate.
+        ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched)."""
+        self.gang_scheduling = gang_scheduling
+        self.dra = dra
         self.transport = transport
         self.cluster = cluster
         self.cache = cache
@@ -141,17 +167,22 @@ class EventHandlers:
         for table, kind in (
             (self.cluster.pdbs, "PodDisruptionBudget"),
             (self.cluster.pod_groups, "PodGroup"),
+            (self.cluster.workloads, "Workload"),
+            (self.cluster.scheduling_pod_groups, "SchedulingPodGroup"),
             (self.cluster.replica_sets, "ReplicaSet"),
             (self.cluster.stateful_sets, "StatefulSet"),
         ):
             for key in list(table):
                 if (kind, key) not in seen:
                     del table[key]
-        for cls, (attr, _, namespaced) in _STORAGE.items():
+        for cls, (attr, _, namespaced) in _INFORMED.items():
             storage: dict[Any, Any] = getattr(self.cluster, attr)
             for key, obj in list(storage.items()):
                 if (cls.__name__, key if namespaced else ("", key)) not in seen:
                     self._on_storage(cls, "DELETED", obj)
+        for name in list(self.cluster.device_taint_rules):
+            if ("DeviceTaintRule", ("", name)) not in seen:
+                del self.cluster.device_taint_rules[name]
 
     def drain(self) -> None:
         """Handle the events already delivered (a batch counts as one activity)."""
@@ -217,8 +248,19 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(
                 ev.ClusterEvent(ev.Resource.POD_GROUP, action, "PodGroupChange"), old, obj
             )
+        elif kind is Workload or kind is SchedulingPodGroup:
+            self._on_workload_api(kind, event.type, obj)
         elif kind in _STORAGE:
             self._on_storage(kind, event.type, obj)
+        elif kind in _DRA:
+            if self.dra:
+                self._on_storage(kind, event.type, obj)
+        elif kind is DeviceTaintRule:
+            if self.dra:
+                if event.type == "DELETED":
+                    self.cluster.device_taint_rules.pop(obj.metadata.name, None)
+                else:
+                    self.cluster.device_taint_rules[obj.metadata.name] = obj
         elif kind is ReplicaSet or kind is StatefulSet:
             # PodTopologySpread's default constraints take the selector of a pod's controller
             # (``helper.DefaultSelector``); no pod moves for them, as upstream registers none
@@ -229,19 +271,35 @@ class EventHandlers:
             else:
                 table[key] = obj
 
+    def _on_workload_api(self, kind: type[Any], type_: str, obj: Any) -> None:
+        """A Workload or a Workload API PodGroup: its table, then the queue's event (the
+        GangScheduling plugin registers WorkloadAdd in 1.35, PodGroupAdd / PodGroupUpdate in
+        1.36)."""
+        key = (obj.metadata.namespace, obj.metadata.name)
+        table: dict[Any, Any] = self.cluster.workloads if kind is Workload else self.cluster.scheduling_pod_groups
+        old = table.get(key)
+        if type_ == "DELETED":
+            table.pop(key, None)
+            return
+        table[key] = obj
+        resource = ev.Resource.WORKLOAD if kind is Workload else ev.Resource.POD_GROUP
+        action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
+        label = f"{resource.value}{'Add' if old is None else 'Update'}"
+        self.queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, label), old, obj)
+
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
-        """A storage object's informer: its table, then upstream's ``buildEvtResHandler`` —
+        """A storage (or DRA) object's informer: its table, then upstream's ``buildEvtResHandler`` —
         ``MoveAllToActiveOrBackoffQueue`` with the kind's Add (nil, new), Update (old, new) or
         Delete (old, nil) event; the queue moves only the pods a plugin that registered it
         rejected (and drops an event none registered)."""
-        attr, resource, namespaced = _STORAGE[kind]
+        attr, resource, namespaced = _INFORMED[kind]
         table: dict[Any, Any] = getattr(self.cluster, attr)
         md = obj.metadata
         key = (md.namespace, md.name) if namespaced else md.name
         old = table.get(key)
         if type_ == "DELETED":
             table.pop(key, None)
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "DELETED")], obj, None)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "DELETED")], obj, None)
             return
         table[key] = obj
         if old is None:
@@ -253,9 +311,9 @@ class EventHandlers:
                 # hints off: only a late-binding class can let a pod with an unbound immediate
                 # claim pass (upstream's comment on CheckVolumeBindingPred)
                 return
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "ADDED")], None, obj)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "ADDED")], None, obj)
         else:
-            self.queue.move_all_to_active_or_backoff(ev.STORAGE_EVENTS[(resource, "MODIFIED")], old, obj)
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "MODIFIED")], old, obj)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
@@ -291,6 +349,9 @@ class EventHandlers:
             elif old is not None and only_results_changed(old, pod):
                 self.cluster.pods[uid] = pod  # our own result annotations: nothing to requeue
                 return
+        spec = pod.spec
+        if spec.workload_ref is not None or spec.scheduling_group is not None:
+            self._on_group_pod(type_, old, pod)
         if type_ == "DELETED":
             self.cluster.pods.pop(uid, None)
             self.cluster.pod_keys.pop((pod.metadata.namespace, pod.metadata.name), None)
@@ -328,8 +389,25 @@ class EventHandlers:
             if pod.metadata.deletion_timestamp:
                 return
             self.queue.add(pod)
+            if self.gang_scheduling:
+                # v1.35 eventhandlers.go addPodToSchedulingQueue: with GangScheduling, the new
+                # pod may complete a gang whose members wait at PreEnqueue
+                self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
         elif not self.cache.is_assumed(uid):
             self.queue.update(old, pod)
+
+    def _on_group_pod(self, type_: str, old: Pod | None, pod: Pod) -> None:
+        """The workload manager's handlers (upstream's AddPod / UpdatePod / DeletePod)."""
+        key = group_key(pod)
+        if key is None:
+            return
+        manager = self.cluster.workload_manager
+        if type_ == "DELETED":
+            manager.delete_pod(key, pod.metadata.uid)
+        elif old is None:
+            manager.add_pod(key, pod)
+        else:
+            manager.update_pod(key, old, pod)
 
     def _reject_waiting(self, uid: str) -> bool:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())

@@ -34,7 +34,7 @@ import json
 import logging
 import random
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -97,6 +97,12 @@ def _select_index(scores: np.ndarray, rng: random.Random) -> int:
     return int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
 
 
+class _PodGroupCycle(Protocol):
+    """What ScheduleOne needs of :class:`kubesched.scheduler._schedule_one_podgroup.PodGroupCycle`."""
+
+    async def run(self, qpi: QueuedPodInfo) -> None: ...
+
+
 class ScheduleOne:
     """The scheduling cycle of a :class:`kubesched.Scheduler`, which holds one: a popped pod's
     attempt up to its assumed node, then :class:`BindingCycle` takes it (or its failure)."""
@@ -126,10 +132,16 @@ class ScheduleOne:
         self.next_start_node_index = 0  # the round-robin start of the next Filter pass
         self._filter_pass_rate = 1.0  # feasible / evaluated in the last main Filter pass
         self.last_attempt = 0.0  # when the last attempt began
+        # the PodGroup cycle (1.36 with GenericWorkload on): a pod with spec.schedulingGroup
+        # goes there instead (kubesched.scheduler._schedule_one_podgroup); None: never
+        self.pod_group_cycle: _PodGroupCycle | None = None
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""
         pod = qpi.pod
+        if self.pod_group_cycle is not None and pod.spec.scheduling_group is not None:
+            await self.pod_group_cycle.run(qpi)
+            return
         fw = self.profiles.get(pod.spec.scheduler_name)
         if fw is None:
             self.queue.done(qpi.uid)
@@ -183,13 +195,23 @@ class ScheduleOne:
             return ScheduleResult(), qpi.pod_info, ce.status, CLEAR_NOMINATION
         if rec is not None:
             rec.algorithm_done(t0)
+        assumed_pi, status, nominating = await self.prepare_for_binding_cycle(fw, state, qpi, result)
+        return result, assumed_pi, status, nominating
+
+    async def prepare_for_binding_cycle(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult
+    ) -> tuple[PodInfo, Status | None, str | None]:
+        """``prepareForBindingCycle``: assume the pod on its host, Reserve, Permit (a Wait makes
+        it a waiting pod), activate the pods the plugins asked for: (assumed pod info, status,
+        nominating info)."""
+        pod = qpi.pod
         host = result.suggested_host
         assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=host))
         assumed_pi = qpi.pod_info.with_pod(assumed)
         try:
             self.cache.assume_pod(assumed_pi, host)
         except Exception as e:
-            return result, assumed_pi, Status.as_error(e), CLEAR_NOMINATION
+            return assumed_pi, Status.as_error(e), CLEAR_NOMINATION
         if state.recording is not None:
             state.recording.selected_node = host
         self.queue.nominator.delete(assumed_pi.uid)
@@ -197,17 +219,17 @@ class ScheduleOne:
         if st is not None and not st.is_success():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)
-            return result, assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
+            return assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
         st = fw.run_permit_plugins(state, assumed, host)
         if st is not None and not st.is_success() and not st.is_wait():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)
-            return result, assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
+            return assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
         to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
         if to_activate:
             self.queue.activate(list(to_activate.values()))
             to_activate.clear()
-        return result, assumed_pi, None, None
+        return assumed_pi, None, None
 
     @staticmethod
     def _fit_status(fe: FitError) -> Status:

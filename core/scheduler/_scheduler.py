@@ -168,9 +168,16 @@ class Scheduler:
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
             binding=self.binding,
         )
+        if self.config.feature_gates.get("GenericWorkload", False) and self.config.emulated_version >= (1, 36):
+            # v1.36 ScheduleOne: genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil
+            from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
+
+            self.scheduling.pod_group_cycle = PodGroupCycle(self.scheduling, self.cluster, transport)
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
+            gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
+            dra=self.config.feature_gates.get("DynamicResourceAllocation", True),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop
@@ -179,6 +186,9 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
+        self.at_rest: Callable[[float], bool] | None = None
+        """(simulations) Called by the deterministic loop before it sleeps, with the instant:
+        whether it jumped the state ahead (:meth:`kubesched.scheduler._quiet.QuietSkipper.at_rest`)."""
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
@@ -411,6 +421,8 @@ class Scheduler:
                 self._idle_waiter.set()
                 self._idle_waiter = None
             wake = self._next_wake()
+            if self.at_rest is not None and self.at_rest(now):
+                wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 
     def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:

@@ -274,6 +274,7 @@ async def run_scheduler(
         LeaderElectionLost,
         LeaderElector,
         load_config,
+        resources_for,
     )
 
     check_takes_default_scheduler_pods(opts)
@@ -294,7 +295,9 @@ async def run_scheduler(
     try:
         async with (
             _unwrapped_errors(),
-            KubeTransport(cluster, qps=opts.qps, burst=opts.burst, seed=opts.seed) as transport,
+            KubeTransport(
+                cluster, qps=opts.qps, burst=opts.burst, seed=opts.seed, resources=resources_for(cfg.feature_gates)
+            ) as transport,
         ):
             await _refuse_to_compete(transport, cfg, opts)
             elector = None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api._objects import Pod
+from kubesched.api._objects import Pod, to_builtins
 
 
 @dataclass(slots=True)
@@ -43,6 +43,13 @@ class SimulationResult:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
+    """``podGroups``: the Workload API's PodGroups (scheduling.k8s.io/v1alpha2) at the end of the
+    run, in input order, with their conditions; the key is left out of the JSON when there are
+    none (so outputs without them are unchanged)."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    """The ResourceClaims at the end of the run (:func:`claim_rows`); the JSON report has the
+    ``claims`` key only when there is one, so a run without DRA writes the same bytes as before."""
     warnings: list[str] = field(default_factory=list)
     """What the user should know about the run itself (stderr, not the output contract)."""
     profiles: list[str] = field(default_factory=list)
@@ -77,6 +84,9 @@ class SimulationResult:
             "schedulerName": p.spec.scheduler_name,
             "noProfile": rec.no_profile,
         }
+        sg = p.spec.scheduling_group
+        if sg is not None and sg.pod_group_name:  # a Workload API PodGroup's member (1.36)
+            row["podGroup"] = sg.pod_group_name
         if self.results is not None:
             row["annotations"] = self.annotations(p)
         return row
@@ -90,6 +100,8 @@ class SimulationResult:
             "nodes": self.nodes,
             "timeline": self.timeline,
             "workloads": self.workloads,
+            **({"podGroups": self.pod_groups} if self.pod_groups else {}),
+            **({"claims": self.claims} if self.claims else {}),
         }
 
     def annotations(self, pod: Pod) -> dict[str, str]:
@@ -118,7 +130,11 @@ class SimulationResult:
         write('  "summary": ' + summary.replace("\n", "\n  ") + ",\n")
         items("nodes", self.nodes, False)
         items("timeline", self.timeline, False)
-        items("workloads", self.workloads, True)
+        items("workloads", self.workloads, not self.pod_groups and not self.claims)
+        if self.pod_groups:
+            items("podGroups", self.pod_groups, not self.claims)
+        if self.claims:
+            items("claims", self.claims, True)
         write("}\n")
 
     def to_json(self) -> str:
@@ -135,6 +151,25 @@ class SimulationResult:
         for rec in self.pods:
             text += "\n" + explain_pod(rec.pod.metadata.namespace, rec.pod.metadata.name, self.annotations(rec.pod))
         return text
+
+
+def claim_rows(claims: Iterable[Any]) -> list[dict[str, Any]]:
+    """One JSON row per ResourceClaim: ``namespace``, ``name``, ``allocation`` (its device
+    results and ``nodeSelector`` as the API has them, or null) and ``reservedFor`` (its
+    consumers)."""
+    rows = []
+    for c in claims:
+        alloc = c.status.allocation
+        rows.append({
+            "namespace": c.metadata.namespace,
+            "name": c.metadata.name,
+            "allocation": None if alloc is None else {
+                "devices": [to_builtins(r) for r in alloc.devices.results],
+                "nodeSelector": None if alloc.node_selector is None else to_builtins(alloc.node_selector),
+            },
+            "reservedFor": [to_builtins(r) for r in c.status.reserved_for],
+        })
+    return rows
 
 
 def render_text(result: SimulationResult) -> str:

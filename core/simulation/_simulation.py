@@ -29,6 +29,7 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, plain_exception
+from kubesched.api._workload import SCHEDULING_POD_GROUP_KIND
 from kubesched.config._config import SchedulerConfig
 from kubesched.scenario._config import simulation_config
 from kubesched.scenario._manifests import (
@@ -38,11 +39,13 @@ from kubesched.scenario._manifests import (
     load_manifests,
     system_priority_classes,
 )
+from kubesched.scenario._workloadapi import check_workload_api
+from kubesched.scheduler._quiet import QuietSkipper
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
 from kubesched.simulation._observer import Observer
-from kubesched.simulation._result import SimulationResult
+from kubesched.simulation._result import SimulationResult, claim_rows
 from kubesched.simulation._timeline import final_allocation
 
 UNTIL_EPSILON = 1e-6
@@ -116,6 +119,8 @@ class Simulation:
             (m for m in manifests if m.deletion is not None), key=lambda m: (m.deletion or 0.0, m.order)
         )
         self.drains = Drains(manifests)  # kubesched.io/drain on Nodes (a bad one is bad input)
+        cfg = config if config is not None else SchedulerConfig()
+        check_workload_api(manifests, cfg.emulated_version, cfg.feature_gates)
         if until is None:
             check_can_end(manifests)
         self.pod_order: dict[tuple[str, str], int] = {}
@@ -125,6 +130,11 @@ class Simulation:
                 self.pod_order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(self.pod_order)
         self.result: SimulationResult | None = None
         """What the run produced, once it has run."""
+        self.skip_quiet = True
+        """Skip quiet stretches (:mod:`kubesched.scheduler._quiet`); off runs every retry (the
+        differential tests compare the two)."""
+        self.skipped_attempts = 0
+        """Scheduling attempts the run accounted for without running them (quiet stretches)."""
         self._ran = False
 
     @classmethod
@@ -176,6 +186,34 @@ class Simulation:
 
 _REPLACING = ("Deployment", "ReplicaSet", "StatefulSet")
 """The workloads whose controller replaces a pod that finishes (a Job's pods finish for good)."""
+
+
+def pod_group_rows(cluster: Any, manifests: Sequence[Manifest]) -> list[dict[str, Any]]:
+    """The ``podGroups`` section: each Workload API PodGroup of the input (input order) as the
+    cluster has it at the end: its policy, minCount and status conditions."""
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for m in sorted(manifests, key=lambda m: m.order):
+        if m.kind != SCHEDULING_POD_GROUP_KIND:
+            continue
+        md = m.obj.metadata
+        if (md.namespace, md.name) in seen:
+            continue
+        seen.add((md.namespace, md.name))
+        pg = cluster.get(SCHEDULING_POD_GROUP_KIND, md.namespace, md.name) or m.obj
+        gang = pg.spec.scheduling_policy.gang
+        rows.append({
+            "namespace": md.namespace,
+            "name": md.name,
+            "policy": "Gang" if gang is not None else "Basic",
+            "minCount": gang.min_count if gang is not None else None,
+            "deleted": cluster.get(SCHEDULING_POD_GROUP_KIND, md.namespace, md.name) is None,
+            "conditions": [
+                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                for c in pg.status.conditions
+            ],
+        })  # fmt: skip
+    return rows
 
 
 def check_can_end(manifests: Sequence[Manifest]) -> None:
@@ -247,6 +285,10 @@ class _Run:
 
             self.recorder = MetricsRecorder(seed=sim.seed)
             self.recorder.attach(self.sched)
+        self.quiet: QuietSkipper | None = None
+        if sim.skip_quiet:  # after the recorder: it logs the recorder's draws too
+            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.sched.at_rest = self.quiet.at_rest
         self.watch = cluster.watch()
         self.observer = Observer(self.start, sim.progress)
         # the scheduler's loop drives every timed event, in a fixed order at each instant
@@ -393,8 +435,11 @@ class _Run:
         result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
-        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events)
+        repeats = self.quiet.repeats if self.quiet is not None else []
+        self.sim.skipped_attempts = self.quiet.skipped_attempts if self.quiet is not None else 0
+        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events, repeats)
         last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
+        last_event = max([last_event, *(round(r.last_time(), 6) for r in repeats)])
         if sched.stalled is not None:
             at, attempts, pod = sched.stalled
             result.warnings.append(
@@ -402,6 +447,7 @@ class _Run:
                 f"virtual time advancing (the last for {pod}); the simulation stopped there"
             )
         self._summary(result, end, last_event)
+        result.pod_groups = pod_group_rows(cluster, self.sim.manifests)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
         result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted])
@@ -419,6 +465,7 @@ class _Run:
             )
         result.timeline = self.observer.timeline.entries
         result.workloads = self.observer.workload_rows()
+        result.claims = claim_rows(cluster.list("ResourceClaim"))
         return result
 
     def _pod_records(self, result: SimulationResult, waiting: dict[str, list[str]]) -> None:

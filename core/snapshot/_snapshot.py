@@ -5,7 +5,8 @@ Model::
 
     kind by kind, in the file's order —
         PriorityClasses, Nodes, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
-        PersistentVolumes, PersistentVolumeClaims, ReplicaSets, Deployments, StatefulSets, Jobs,
+        PersistentVolumes, PersistentVolumeClaims, DeviceClasses, ResourceSlices, DeviceTaintRules,
+        ResourceClaimTemplates, ResourceClaims, ReplicaSets, Deployments, StatefulSets, Jobs,
         PodDisruptionBudgets, PodGroups, Pods
     GET <collection>?limit=500[&labelSelector=…]  ─► one page ─► each item decoded into kubesched's
         own struct (every field the scheduler does not read is dropped on decode) ─► reduced
@@ -46,13 +47,21 @@ What is kept (the rest is what simulate neither reads nor needs):
   volume's ``claimRef`` names its claim's), spec and phase (a bound pair stays bound); a
   claim's annotations (``volume.kubernetes.io/selected-node``).  StatefulSets are written as
   ReplicaSets are (spec, ``uid``; no status).
+- DRA (what the DynamicResources plugin and the resourceclaim controller read): DeviceClasses,
+  ResourceSlices and ResourceClaimTemplates as they are, DeviceTaintRules without status (device
+  taints' ``timeAdded`` shifted as every time); ResourceClaims with their ``uid``, finalizers and
+  owner (a claim generated for a pod names it), spec, and the allocation of their status (not
+  ``reservedFor``: the claims come before the pods, and the fake cluster's resourceclaim
+  controller reserves an allocated claim again for each bound pod that uses it; not the
+  devices' driver-written status), a claim being deleted left out;
+  a pod keeps its ``status.resourceClaimStatuses`` (the names of its generated claims).
 
 ``--namespace`` (repeatable) narrows the namespaced kinds and ``--selector`` the pods and workloads,
 as ``kubectl get -n NS -l SEL`` would (each object by its own labels); the PDBs and PodGroups of
 those namespaces, the Nodes and the PriorityClasses are always all there (what is left out of a
 snapshot holds nothing in the simulation: a bound pod left out frees its share of its node).
-The cluster-scoped storage kinds are always all there; claims and capacities are narrowed by
-``--namespace`` only.
+The cluster-scoped storage and DRA kinds are always all there; claims (volume and resource),
+claim templates and capacities are narrowed by ``--namespace`` only.
 """
 
 from __future__ import annotations
@@ -69,6 +78,15 @@ import msgspec
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, NotFoundError, TransportError
+from kubesched.api._dra import (
+    DeviceClass,
+    DeviceTaint,
+    DeviceTaintRule,
+    DeviceTaintRuleStatus,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kubesched.api._durations import format_duration, parse_duration
 from kubesched.api._objects import (
     CSIDriver,
@@ -99,6 +117,7 @@ from kubesched.api._objects import (
     Taint,
 )
 from kubesched.api._objects import JobStatus as _JobStatus
+from kubesched.api._workload import SchedulingPodGroup, SchedulingPodGroupStatus, Workload
 from kubesched.scenario._manifests import DRAIN_ANNOTATION
 from kubesched.scenario._writing import document, dump
 from kubesched.validation._validation import SYSTEM_PRIORITY_CLASSES
@@ -145,12 +164,22 @@ KINDS: tuple[_Kind, ...] = (
     _Kind("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", CSIStorageCapacity),
     _Kind("PersistentVolume", "v1", "persistentvolumes", PersistentVolume, namespaced=False),
     _Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", PersistentVolumeClaim),
+    # DRA (resource.k8s.io): what the DynamicResources plugin and the resourceclaim controller read
+    _Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", DeviceClass, namespaced=False, optional=True),
+    _Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", ResourceSlice, namespaced=False, optional=True),
+    _Kind("DeviceTaintRule", "resource.k8s.io/v1beta2", "devicetaintrules", DeviceTaintRule, namespaced=False, optional=True),
+    _Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", ResourceClaimTemplate, optional=True),
+    _Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", ResourceClaim, optional=True),
     _Kind("ReplicaSet", "apps/v1", "replicasets", ReplicaSet),
     _Kind("Deployment", "apps/v1", "deployments", Deployment),
     _Kind("StatefulSet", "apps/v1", "statefulsets", StatefulSet),
     _Kind("Job", "batch/v1", "jobs", Job),
     _Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", PodDisruptionBudget),
     _Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups", PodGroup, optional=True),
+    # the Workload API (alpha, GenericWorkload): simulate takes them with its gates on
+    _Kind("Workload", "scheduling.k8s.io/v1alpha1", "workloads", Workload, optional=True),
+    _Kind("Workload", "scheduling.k8s.io/v1alpha2", "workloads", Workload, optional=True),
+    _Kind("SchedulingPodGroup", "scheduling.k8s.io/v1alpha2", "podgroups", SchedulingPodGroup, optional=True),
     _Kind("Pod", "v1", "pods", Pod),
 )
 """What a snapshot reads, in the order it writes them: every kind simulate takes, and no other."""
@@ -312,11 +341,47 @@ class Reducer:
         status = PersistentVolumeClaimStatus(phase=st.phase, access_modes=st.access_modes, capacity=st.capacity)
         return replace(pvc, metadata=self.meta(pvc.metadata, uid=True), status=status)
 
+    def _taints(self, taints: list[DeviceTaint]) -> list[DeviceTaint]:
+        return [replace(t, time_added=self.time(t.time_added)) for t in taints]
+
+    def dra_object(self, obj: Any) -> Any:
+        """A DeviceClass or ResourceClaimTemplate: all it holds is read."""
+        return replace(obj, metadata=self.meta(obj.metadata))
+
+    def resource_slice(self, sl: ResourceSlice) -> ResourceSlice:
+        devices = [replace(d, taints=self._taints(d.taints)) if d.taints else d for d in sl.spec.devices]
+        return replace(sl, metadata=self.meta(sl.metadata), spec=replace(sl.spec, devices=devices))
+
+    def device_taint_rule(self, rule: DeviceTaintRule) -> DeviceTaintRule:
+        [taint] = self._taints([rule.spec.taint])
+        spec = replace(rule.spec, taint=taint)
+        return replace(rule, metadata=self.meta(rule.metadata), spec=spec, status=DeviceTaintRuleStatus())
+
+    def resource_claim(self, claim: ResourceClaim) -> ResourceClaim | None:
+        if claim.metadata.deletion_timestamp is not None:
+            self.left_out["ResourceClaim(s) being deleted"] += 1
+            return None
+        st = claim.status
+        allocation = st.allocation
+        if allocation is not None:
+            allocation = replace(allocation, allocation_timestamp=self.time(allocation.allocation_timestamp))
+        meta = replace(self.meta(claim.metadata, uid=True), finalizers=list(claim.metadata.finalizers))
+        # reservedFor dropped: the claims come before the pods they name, and the fake cluster's
+        # resourceclaim controller reserves an allocated claim again for each bound pod using it
+        return replace(claim, metadata=meta, status=replace(st, allocation=allocation, reserved_for=[], devices=[]))
+
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
         return replace(pdb, metadata=self.meta(pdb.metadata), status=None)
 
     def pod_group(self, pg: PodGroup) -> PodGroup:
         return replace(pg, metadata=self.meta(pg.metadata, created=True), status=PodGroupStatus())
+
+    def workload(self, w: Workload) -> Workload:
+        return replace(w, metadata=self.meta(w.metadata, created=True))
+
+    def scheduling_pod_group(self, pg: SchedulingPodGroup) -> SchedulingPodGroup:
+        """Its status is the scheduler's to write again."""
+        return replace(pg, metadata=self.meta(pg.metadata, created=True), status=SchedulingPodGroupStatus())
 
     def pod(self, pod: Pod) -> Pod | None:
         md, spec = pod.metadata, pod.spec
@@ -328,9 +393,9 @@ class Reducer:
             self.left_out["pending pod(s) being deleted"] += 1
             return None
         meta = self.meta(md, uid=True, created=True, owners=not terminating)
-        status = PodStatus()
+        status = PodStatus(resource_claim_statuses=pod.status.resource_claim_statuses)
         if spec.node_name:
-            status = PodStatus(start_time=self.time(pod.status.start_time))
+            status = replace(status, start_time=self.time(pod.status.start_time))
             started = _parse_time(pod.status.start_time)
             left = _time_left(meta.annotations.get(_DURATION), started, self.now)
             if left is not None:
@@ -497,9 +562,12 @@ async def _read(
     reducers: dict[str, Callable[[Any], Any]] = {
         "PriorityClass": red.priority_class, "Node": red.node, "ReplicaSet": red.replica_set,
         "Deployment": red.deployment, "PodDisruptionBudget": red.pdb, "PodGroup": red.pod_group,
+        "Workload": red.workload, "SchedulingPodGroup": red.scheduling_pod_group,
         "Pod": red.pod, "StatefulSet": red.stateful_set, "StorageClass": red.storage_class,
         "CSIDriver": red.csi_object, "CSINode": red.csi_object, "CSIStorageCapacity": red.csi_object,
         "PersistentVolume": red.persistent_volume, "PersistentVolumeClaim": red.persistent_volume_claim,
+        "DeviceClass": red.dra_object, "ResourceClaimTemplate": red.dra_object, "ResourceSlice": red.resource_slice,
+        "DeviceTaintRule": red.device_taint_rule, "ResourceClaim": red.resource_claim,
     }  # fmt: skip
     reduce = reducers.get(kind.kind, red.pod)
     decoder = msgspec.json.Decoder(kind.type)

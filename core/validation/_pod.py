@@ -37,6 +37,7 @@ from kubesched.validation._base import (
     validate_labels,
     validate_namespace_name,
 )
+from kubesched.validation._dra import check_pod_resource_claims
 from kubesched.validation._storage import check_volumes
 
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -389,6 +390,10 @@ def check_pod_spec(pod: Pod) -> None:
     spec = pod.spec
     if spec.volumes:
         check_volumes(spec.volumes, pod.metadata.name)
+    if spec.resource_claims or any(c.resources.claims for c in spec.containers) or any(
+        c.resources.claims for c in spec.init_containers
+    ):
+        check_pod_resource_claims(pod)
     _check_containers(spec)
     # an empty restartPolicy is defaulted to Always (SetDefaults_PodSpec)
     if spec.restart_policy and spec.restart_policy not in _RESTART_POLICIES:

@@ -29,6 +29,7 @@ from kubesched.api._objects import (
     StatefulSet,
     Taint,
 )
+from kubesched.api._workload import SCHEDULING_POD_GROUP_KIND
 from kubesched.validation._base import (
     check_label_selector,
     check_quantities,
@@ -44,16 +45,24 @@ from kubesched.validation._base import (
     validate_name,
     validate_namespace_name,
 )
+from kubesched.validation._dra import CLUSTER_SCOPED as _DRA_CLUSTER_SCOPED
+from kubesched.validation._dra import KINDS as _DRA_KINDS
+from kubesched.validation._dra import check_dra_object
 from kubesched.validation._pod import check_pod_spec
 from kubesched.validation._storage import CLUSTER_SCOPED as _STORAGE_CLUSTER_SCOPED
 from kubesched.validation._storage import check_claim_spec, check_storage_object
+from kubesched.validation._workload import (
+    check_pod_workload_fields,
+    check_scheduling_pod_group,
+    check_workload,
+)
 
 _PERCENT = re.compile(r"[0-9]+%")
 # PriorityClass bounds (pkg/apis/scheduling): the built-in classes, and the user-definable maximum
 # (there is no minimum: a negative value is a valid priority)
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-_CLUSTER_SCOPED = ("Node", "PriorityClass", *_STORAGE_CLUSTER_SCOPED)
+_CLUSTER_SCOPED = ("Node", "PriorityClass", *_STORAGE_CLUSTER_SCOPED, *_DRA_CLUSTER_SCOPED)
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # apimachinery ValidateAnnotations: keys and values together
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
@@ -108,6 +117,8 @@ def validate_object(obj: Any, kind: str) -> None:
     _validate_meta(obj, kind)
     if kind == "Pod":
         check_pod_spec(obj)
+        if obj.spec.workload_ref is not None or obj.spec.scheduling_group is not None:
+            check_pod_workload_fields(obj.spec)
         if obj.spec.node_name and obj.spec.scheduling_gates:  # ValidatePodCreate
             raise ConfigError("Forbidden: cannot be set until all schedulingGates have been cleared", field="spec.nodeName")
         _check_time(obj.status.start_time, "status.startTime")
@@ -124,6 +135,12 @@ def validate_object(obj: Any, kind: str) -> None:
         _check_pod_group(obj)
     elif kind == "StatefulSet":
         _check_stateful_set(obj)
+    elif kind == "Workload":
+        check_workload(obj)
+    elif kind == SCHEDULING_POD_GROUP_KIND:
+        check_scheduling_pod_group(obj)
+    elif kind in _DRA_KINDS:
+        check_dra_object(obj, kind)
     else:
         check_storage_object(obj, kind)
 

@@ -653,11 +653,22 @@ def test_feature_gates_on_top_of_a_base() -> None:
     base = {**DEFAULT_FEATURE_GATES, "SchedulerPopFromBackoffQ": False}
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
+        "DRAAdminAccess": True,
+        "DRAConsumableCapacity": True,
+        "DRADeviceBindingConditions": True,
+        "DRADeviceTaints": True,
+        "DRAListTypeAttributes": False,
+        "DRAPartitionableDevices": True,
+        "DRAPrioritizedList": True,
+        "DRAResourceClaimDeviceStatus": True,
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "WorkloadAwarePreemption": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
 
@@ -666,11 +677,22 @@ def test_feature_gate_defaults_are_upstreams() -> None:
     # the defaults of the default emulated version, 1.36 (per version: tests/core/test_versions.py);
     # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
+        "DRAAdminAccess": True,
+        "DRAConsumableCapacity": True,
+        "DRADeviceBindingConditions": True,
+        "DRADeviceTaints": True,
+        "DRAListTypeAttributes": False,
+        "DRAPartitionableDevices": True,
+        "DRAPrioritizedList": True,
+        "DRAResourceClaimDeviceStatus": True,
         "DynamicResourceAllocation": True,
+        "GangScheduling": False,
+        "GenericWorkload": False,
         "SchedulerAsyncPreemption": True,
         "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "WorkloadAwarePreemption": False,
     }
 
 

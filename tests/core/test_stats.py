@@ -192,3 +192,29 @@ def test_nodes_used_over_a_run_that_drains() -> None:
     assert m.open_ended == 0
     table = m.table()
     assert (table["nodesUsed"], table["nodesUsedPeak"]) == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("values", "places"),
+    [
+        pytest.param((11.6, 11.4, 10.9, 11.9), 1, id="12 vs 11 [11, 12]: one decimal tells them apart"),
+        pytest.param((41.0, 39.0, 43.0), 0, id="whole numbers"),
+        pytest.param((3.4, 2.7, 4.1, 6.0), 1, id="two significant digits already apart"),
+        pytest.param((0.12345, 0.12346), 5, id="apart only at the fifth decimal"),
+        pytest.param((1.0, 1.0 + 1e-12), 1, id="a billionth apart is rounding, not a difference"),
+    ],
+)
+def test_decimals_tell_apart_values_that_differ(values: tuple[float, ...], places: int) -> None:
+    from kubesched.experiments._stats import decimals, number
+
+    assert decimals(*values) == places
+    printed = {number(v, places) for v in values}
+    assert len(printed) == len({round(v, 9) for v in values})
+
+
+def test_an_interval_prints_with_the_decimals_that_separate_its_bounds() -> None:
+    # 11.2, 11.4, 11.6: mean 11.4, s = 0.2, half-width 4.303 * 0.2 / sqrt(3) = 0.497
+    assert mean_text(interval([11.2, 11.4, 11.6])) == "11.4 [10.9, 11.9]"  # was "11 [11, 12]"
+    assert mean_text(interval([11.6, 11.6, 11.6]), 1.0, 1) == "11.6"
+    assert mean_text(interval([6, 6, 6]), 1.0, 1) == "6"  # a whole number loses nothing
+    assert mean_text(None) == "n/a"

@@ -70,8 +70,8 @@ def test_event_labels_are_upstreams(resource: Resource, watch: str, label: str) 
 
 
 def test_unroll_wildcard_resource_lists_the_storage_resources() -> None:
-    """upstream ``UnrollWildCardResource`` (less ResourceClaim and DeviceClass, not watched):
-    every resource with ActionType All."""
+    """upstream ``UnrollWildCardResource``: every resource with ActionType All (the DRA ones
+    last)."""
     events = unroll_wildcard_resource()
     assert [e.resource for e in events] == [
         Resource.POD,
@@ -82,6 +82,8 @@ def test_unroll_wildcard_resource_lists_the_storage_resources() -> None:
         Resource.CSI_DRIVER,
         Resource.CSI_STORAGE_CAPACITY,
         Resource.STORAGE_CLASS,
+        Resource.RESOURCE_CLAIM,
+        Resource.DEVICE_CLASS,
     ]
     assert all(e.action == ActionType.ALL and not e.is_wildcard() for e in events)
 

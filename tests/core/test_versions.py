@@ -68,6 +68,24 @@ DEFAULTS = {
     "DynamicResourceAllocation": [False, False, False, False, True, True, True],
     # v1.35.4 VersionedSpecs {1.33 Alpha off}
     "StorageCapacityScoring": [None, None, None, False, False, False, False],
+    # upstream's VersionedSpecs after v1.36.0: {1.32 Alpha off}, {1.34 Beta on}, {1.36 GA on, locked}
+    "DRAAdminAccess": [None, None, False, False, True, True, True],
+    # {1.34 Alpha off}, {1.36 Beta on}
+    "DRAConsumableCapacity": [None, None, None, None, False, False, True],
+    "DRADeviceBindingConditions": [None, None, None, None, False, False, True],
+    # {1.33 Alpha off}, {1.36 Beta on}
+    "DRADeviceTaints": [None, None, None, False, False, False, True],
+    "DRAPartitionableDevices": [None, None, None, False, False, False, True],
+    # {1.36 Alpha off}
+    "DRAListTypeAttributes": [None, None, None, None, None, None, False],
+    # {1.33 Alpha off}, {1.34 Beta on}, {1.36 GA on}
+    "DRAPrioritizedList": [None, None, None, False, True, True, True],
+    # {1.32 Alpha off}, {1.33 Beta on}
+    "DRAResourceClaimDeviceStatus": [None, None, False, True, True, True, True],
+    # v1.35 VersionedSpecs {1.35 Alpha off} (the Workload API, issue 36)
+    "GenericWorkload": [None, None, None, None, None, False, False],
+    "GangScheduling": [None, None, None, None, None, False, False],
+    "WorkloadAwarePreemption": [None, None, None, None, None, None, False],
 }
 
 

@@ -26,6 +26,7 @@ SMALL = [
     pytest.param("preemption-async", 5, 20, 5, id="PreemptionBasic/5Nodes async"),
     pytest.param("preemption-churn", 5, 20, 5, id="PreemptionAsync/5Nodes"),
     pytest.param("gang", 10, 0, 9, id="GangScheduling/10Nodes_3Gangs"),
+    pytest.param("gang-upstream", 10, 0, 24, id="GangSchedulingUpstream/10Nodes_3PodGroups"),
 ]
 
 

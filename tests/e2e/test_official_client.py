@@ -508,7 +508,8 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
                 }
             },
         },
-        {},
+        # SetDefaults_ExactDeviceRequest
+        {"spec": {"spec": {"devices": {"requests": [{"exactly": {"allocationMode": "ExactCount", "count": 1}}]}}}},
     ),
     ("resource.k8s.io/v1", "resourceslices"): (
         {
@@ -518,6 +519,16 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
                 "nodeName": "n1",
                 "pool": {"name": "n1", "generation": 0, "resourceSliceCount": 1},
                 "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "x"}}}],
+            },
+        },
+        {},
+    ),
+    ("resource.k8s.io/v1beta2", "devicetaintrules"): (
+        {
+            "metadata": {"name": "unhealthy"},
+            "spec": {
+                "deviceSelector": {"driver": "gpu.example.com", "pool": "n1"},
+                "taint": {"key": "example.com/unhealthy", "effect": "NoSchedule", "timeAdded": "2024-01-01T00:00:00Z"},
             },
         },
         {},

@@ -31,8 +31,9 @@ class Loaded:
     screenshot: Path
 
 
-def open_in_chromium(page: Path, tmp_path: Path, name: str) -> Loaded:
-    """Load ``page`` once: its rendered DOM, every console message, and a screenshot."""
+def open_in_chromium(page: Path, tmp_path: Path, name: str, *, width: int = 1280) -> Loaded:
+    """Load ``page`` once (in a window ``width`` pixels wide): its rendered DOM, every console
+    message, and a screenshot."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         pytest.fail("chromium is not installed: `make test` installs Debian's chromium (apt-get install chromium)")
@@ -41,13 +42,50 @@ def open_in_chromium(page: Path, tmp_path: Path, name: str) -> Loaded:
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-extensions", "--mute-audio", f"--user-data-dir={tmp_path / f'{name}-profile'}",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", "--window-size=1280,4000",
+         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", f"--window-size={width},4000",
          f"--screenshot={shot}", "--dump-dom", page.resolve().as_uri()],
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
     return Loaded(proc.stdout, console, shot)
+
+
+# Run in the page: every word of every table header cell that the layout broke over two lines
+# (a word whose range has boxes on more than one line), as "header text: word".  A word runs
+# between spaces or hyphens: "lifecycle-result.json" may wrap after its hyphen, as text does.
+SPLIT_WORDS_JS = """
+var split = [];
+document.querySelectorAll('th').forEach(function (th) {
+  var walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+    var re = /[^\\s-]+/g, m;  // a word: between spaces or hyphens (a line may break after a hyphen)
+    while ((m = re.exec(node.data)) !== null) {
+      var range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      var tops = {};
+      Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+      if (Object.keys(tops).length > 1) split.push(th.textContent.trim() + ': ' + m[0]);
+    }
+  }
+});
+document.body.setAttribute('data-headers', String(document.querySelectorAll('th').length));
+document.body.setAttribute('data-split-words', JSON.stringify(split));
+"""
+
+
+def split_header_words(page: Path, tmp_path: Path, name: str, width: int) -> tuple[int, list[str]]:
+    """The header cells of ``page`` and the header words chromium breaks in a window ``width``
+    pixels wide (a copy of the page with :data:`SPLIT_WORDS_JS` at its end)."""
+    import html
+
+    probe = tmp_path / f"{name}-probe.html"
+    probe.write_text(page.read_text().replace("</body>", f"<script>{SPLIT_WORDS_JS}</script></body>"))
+    dom = open_in_chromium(probe, tmp_path, name, width=width).dom
+    found = re.search(r'<body data-headers="(\d+)" data-split-words="([^"]*)"', dom)
+    assert found is not None, dom[:500]
+    return int(found[1]), json.loads(html.unescape(found[2]))
 
 
 def charts(dom: str) -> list[str]:
@@ -79,7 +117,7 @@ def test_report_of_one_run_draws_every_chart_in_a_browser(tmp_path: Path) -> Non
     assert "virtual time (h:mm)" in first and ">0:05<" in first and ">0:20<" in first
     assert "virtual s" in first.split("</script>")[0]  # the hover template
     nodes_used = next(c for c in charts(loaded.dom) if "nodes holding a pod" in c)
-    assert "peak 3, mean 3.0, at the end 3" in nodes_used
+    assert "peak 3, mean 3.00, at the end 3" in nodes_used  # the mean as the summary table gives it
     assert 'class="missing"' not in loaded.dom
     table = loaded.dom.split('id="pods"')[1].split("</table>")[0]
     assert table.count("<tr>") == 1 + 10  # header + every pod
@@ -118,6 +156,51 @@ def test_comparison_page_draws_every_chart_in_a_browser(tmp_path: Path) -> None:
     assert all(chunk.count('class="legendtext"') >= 2 for chunk in charts(loaded.dom)
                if 'class="legendtext"' in chunk)
     assert "lifecycle-result.json" in loaded.dom and "b.json" in loaded.dom
+    headers, split = split_header_words(out, tmp_path, "compare-narrow", 700)
+    assert headers >= 5 and split == []  # header words never break, even narrow
+
+
+# Run in the page: once the first chart is drawn, its first trace's hover clock (customdata) and x
+CLOCK_JS = """
+(function wait() {
+  var gd = document.getElementById('chart-1');
+  if (!gd || !gd.data) { setTimeout(wait, 50); return; }
+  document.body.setAttribute('data-clock', JSON.stringify(gd.data.map(function (t) { return [t.x, t.customdata]; })));
+})();
+"""
+
+
+def test_time_hover_reads_as_a_clock(tmp_path: Path) -> None:
+    """The clock time of each point on hover is made in the page (not carried per point), as
+    :func:`kubesched.reporting.clock` makes it; a step line keeps only the points that step."""
+    import html
+
+    from kubesched.reporting import clock
+
+    out = tmp_path / "report.html"
+    assert main(["report", str(FIXTURE), "-o", str(out)]) == 0
+    out.write_text(out.read_text().replace("</body>", f"<script>{CLOCK_JS}</script></body>"))
+    dom = open_in_chromium(out, tmp_path, "clock").dom
+    found = re.search(r'data-clock="([^"]*)"', dom)
+    assert found is not None
+    (cap_x, cap_clock), (alloc_x, alloc_clock) = json.loads(html.unescape(found[1]))  # cpu: capacity, allocated
+    assert alloc_clock == [clock(x, seconds=True) for x in alloc_x] and len(alloc_x) >= 5
+    assert cap_clock == [clock(x, seconds=True) for x in cap_x]
+    timeline = json.loads(FIXTURE.read_text())["timeline"]
+    for xs, key in ((cap_x, "capacity"), (alloc_x, "allocated")):
+        ys = [e[key]["cpu"] for e in timeline]
+        steps = sum(1 for i in range(1, len(ys) - 1) if ys[i] != ys[i - 1])
+        assert len(xs) == 2 + steps, key  # the first point, each step, the end
+    assert len(cap_x) == 2 < len(timeline)  # a capacity that never changes: from the start to the end
+
+
+def test_the_split_word_check_sees_a_split_word(tmp_path: Path) -> None:
+    """The word check can fail: a header that may break anywhere, in a narrow column, is seen."""
+    page = tmp_path / "narrow.html"
+    page.write_text('<!DOCTYPE html><html><body><table style="width:60px; table-layout:fixed">'
+                    '<tr><th style="overflow-wrap:anywhere">preemption victims</th></tr></table></body></html>')
+    headers, split = split_header_words(page, tmp_path, "narrow", 800)
+    assert headers == 1 and split == ["preemption victims: preemption"]
 
 
 def test_the_browser_check_sees_errors_and_blocked_requests(tmp_path: Path) -> None:
@@ -142,10 +225,12 @@ def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: p
     assert main(["simulate", str(EXAMPLES / "preemption.yaml"), "--html", str(out), "--output", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     page = out.read_text()
-    from plotly.offline import get_plotlyjs
+    from kubesched.reporting._charts import plotly_bundle
 
-    bundle = get_plotlyjs()
-    assert page.count(bundle) == 1 and "Plotly.newPlot" in page  # plotly.js inlined once
+    bundle = plotly_bundle()
+    # plotly.js inlined once (gzipped, base64), and one call draws every chart from its JSON
+    assert page.count(bundle) == 1 and page.count("Plotly.newPlot") == 1
+    assert len(page.encode()) < 1_500_000  # was 4.9 MB with plotly.py's full bundle
     ours = page.replace(bundle, "")
     assert re.search(r"""(src|href)=["']https?:""", ours) is None
     assert "Content-Security-Policy" in page
@@ -155,6 +240,24 @@ def test_simulate_html_of_an_example_is_self_contained(tmp_path: Path, capsys: p
     pods = page.split('id="pods"')[1].split("</table>")[0]
     assert pods.count("<tr>") == 1 + len(result["pods"])
     assert "default/urgent" in pods and "Deleted" in pods  # the victim
+
+
+def test_the_pages_plotly_js_is_the_version_plotly_py_writes_figures_for() -> None:
+    """The pages carry plotly.js's cartesian bundle, not plotly.py's full one: the same plotly.js
+    release (an upgrade of plotly.py must bring the bundle along), and every trace type a page draws."""
+    import base64
+    import gzip
+
+    from plotly.offline import get_plotlyjs_version
+
+    from kubesched.reporting._charts import PLOTLY_JS_VERSION, plotly_bundle
+
+    code = gzip.decompress(base64.b64decode(plotly_bundle())).decode()
+    assert get_plotlyjs_version() == PLOTLY_JS_VERSION
+    assert code.startswith(f"/**\n* plotly.js (cartesian - minified) v{PLOTLY_JS_VERSION}\n")
+    assert "window.Plotly = Plotly;" in code
+    for trace in ("scatter", "bar", "box", "heatmap", "histogram"):
+        assert re.search(rf'moduleType:"trace",name:"{trace}"', code), trace
 
 
 def test_report_of_the_same_result_is_the_same_bytes(tmp_path: Path) -> None:

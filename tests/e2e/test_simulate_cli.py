@@ -120,7 +120,10 @@ BAD_INPUT_CASES = [
     pytest.param(
         {"in.yaml": docs(GOOD_POD, "apiVersion: v1\nkind: Service\nmetadata: {name: s}")}, [],
         'in.yaml: document 2, kind: unknown kind "v1/Service" (supported: apps/v1/Deployment, apps/v1/ReplicaSet, '
-        "apps/v1/StatefulSet, batch/v1/Job, policy/v1/PodDisruptionBudget, scheduling.k8s.io/v1/PriorityClass, "
+        "apps/v1/StatefulSet, batch/v1/Job, policy/v1/PodDisruptionBudget, resource.k8s.io/v1/DeviceClass, "
+        "resource.k8s.io/v1/ResourceClaim, resource.k8s.io/v1/ResourceClaimTemplate, resource.k8s.io/v1/ResourceSlice, "
+        "resource.k8s.io/v1beta2/DeviceTaintRule, scheduling.k8s.io/v1/PriorityClass, "
+        "scheduling.k8s.io/v1alpha1/Workload, scheduling.k8s.io/v1alpha2/PodGroup, scheduling.k8s.io/v1alpha2/Workload, "
         "scheduling.x-k8s.io/v1alpha1/PodGroup, storage.k8s.io/v1/CSIDriver, storage.k8s.io/v1/CSINode, "
         "storage.k8s.io/v1/CSIStorageCapacity, storage.k8s.io/v1/StorageClass, v1/Node, v1/PersistentVolume, "
         "v1/PersistentVolumeClaim, v1/Pod)",

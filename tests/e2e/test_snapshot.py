@@ -547,3 +547,33 @@ async def test_an_answer_that_is_not_a_list_is_one_line(body: bytes, why: str) -
         async for _ in _pages(_Garbage(body), "/api/v1/nodes", {}, Counts()):
             pass
     assert str(info.value) == f"GET /api/v1/nodes: the answer is not a Kubernetes list: {why}"
+
+
+def test_workload_api_objects_keep_their_spec_and_drop_the_schedulers_status() -> None:
+    """A Workload API PodGroup's status (PodGroupScheduled) is the scheduler's to write again;
+    a Workload has none.  Both are read where the cluster serves them (optional kinds)."""
+    from kubesched.api import Condition, SchedulingPodGroup, Workload
+    from kubesched.api._workload import (
+        GangSchedulingPolicy,
+        PodGroupPolicy,
+        SchedulingPodGroupSpec,
+        SchedulingPodGroupStatus,
+    )
+    from kubesched.snapshot._snapshot import KINDS
+
+    red = Reducer(now=NOW)
+    spec = SchedulingPodGroupSpec(scheduling_policy=PodGroupPolicy(gang=GangSchedulingPolicy(min_count=3)))
+    pg = SchedulingPodGroup(
+        metadata=ObjectMeta(name="pg", namespace="default", creation_timestamp="2025-03-01T11:00:00Z",
+                            annotations={"kubectl.kubernetes.io/last-applied-configuration": "{}"}),
+        spec=spec,
+        status=SchedulingPodGroupStatus(conditions=[Condition(type="PodGroupScheduled", status="True", reason="Scheduled")]),
+    )  # fmt: skip
+    out = red.scheduling_pod_group(pg)
+    assert out.spec == spec and out.status.conditions == [] and out.metadata.annotations == {}
+    assert out.metadata.creation_timestamp == "2023-12-31T23:00:00Z"
+    w = Workload(api_version="scheduling.k8s.io/v1alpha1", metadata=ObjectMeta(name="w", namespace="default"))
+    assert red.workload(w).api_version == "scheduling.k8s.io/v1alpha1"
+    optional = {(k.api_version, k.plural) for k in KINDS if k.optional}
+    assert {("scheduling.k8s.io/v1alpha1", "workloads"), ("scheduling.k8s.io/v1alpha2", "workloads"),
+            ("scheduling.k8s.io/v1alpha2", "podgroups")} <= optional  # fmt: skip

@@ -457,4 +457,6 @@ def test_fake_api_server_refuses_the_same(apiserver_process: ServerProcess, path
     obj = body(0)
     status, doc = post(apiserver_process, path, obj)
     assert status == 422, doc
-    assert doc["message"] == f'{obj["kind"]} "{obj["metadata"]["name"]}" is invalid: {message}'
+    group = obj["apiVersion"].rpartition("/")[0]  # errors.NewInvalid names the GroupKind
+    kind = f'{obj["kind"]}.{group}' if group else obj["kind"]
+    assert doc["message"] == f'{kind} "{obj["metadata"]["name"]}" is invalid: {message}'

@@ -223,6 +223,8 @@ def test_no_enqueue_extensions_so_every_pod_and_node_event_requeues() -> None:
             "storage.k8s.io/CSIDriverAll",
             "storage.k8s.io/CSIStorageCapacityAll",
             "storage.k8s.io/StorageClassAll",
+            "resource.k8s.io/ResourceClaimAll",
+            "resource.k8s.io/DeviceClassAll",
         )
     ]
 

@@ -171,7 +171,7 @@ def test_in_tree_registry() -> None:
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
         "DefaultPreemption", "DynamicResources",
         "Coscheduling",
-        "Gang",
+        "Gang", "GangScheduling",
         "NodePorts", "PodTopologySpread", "ImageLocality",
         "InterPodAffinity",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",

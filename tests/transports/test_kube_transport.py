@@ -546,6 +546,22 @@ async def test_patch_status_is_a_strategic_merge_patch(api: MockApi) -> None:
     assert json.loads(second.content) == {"status": {"nominatedNodeName": None}}
 
 
+async def test_patch_pod_group_status_merges_its_condition(api: MockApi) -> None:
+    """The PodGroup cycle's PodGroupScheduled on a Workload API PodGroup (1.36): a strategic merge
+    of the status subresource, conditions merged by type."""
+    from kubesched.api import Condition
+
+    path = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups/train/status"
+    api.handlers.append(lambda r: httpx.Response(200, json={}) if r.method == "PATCH" else None)
+    async with transport(api) as t:
+        await t.patch_pod_group_status("default", "train", Condition(type="PodGroupScheduled", status="True", reason="Scheduled"))
+    (req,) = api.of("PATCH", path)
+    assert req.headers["content-type"] == "application/strategic-merge-patch+json"
+    (c,) = json.loads(req.content)["status"]["conditions"]
+    assert (c["type"], c["status"], c["reason"]) == ("PodGroupScheduled", "True", "Scheduled")
+    assert c["lastTransitionTime"].endswith("Z")
+
+
 async def test_record_event_posts_an_events_k8s_io_event(api: MockApi) -> None:
     path = "/apis/events.k8s.io/v1/namespaces/default/events"
     api.handlers.append(lambda r: httpx.Response(201, json={}) if r.url.path == path else None)
@@ -850,3 +866,17 @@ async def test_api_client_repr_hides_the_token() -> None:
         assert repr(cfg) == "ClusterConfig(server='https://example:6443', auth='token', source='')"
     finally:
         await client.aclose()
+
+
+def test_the_workload_api_is_watched_only_with_generic_workload() -> None:
+    """As kube-scheduler starts its Workload and PodGroup informers only with GenericWorkload."""
+    from kubesched.transports.kube import RESOURCES, WORKLOAD_API_RESOURCES, resources_for
+
+    assert resources_for({}) == RESOURCES
+    on = resources_for({"GenericWorkload": True})
+    assert on[-1].kind == "Pod" and set(WORKLOAD_API_RESOURCES) <= set(on)
+    assert [r.path for r in WORKLOAD_API_RESOURCES] == [
+        "/apis/scheduling.k8s.io/v1alpha1/workloads",
+        "/apis/scheduling.k8s.io/v1alpha2/workloads",
+        "/apis/scheduling.k8s.io/v1alpha2/podgroups",
+    ]

@@ -135,7 +135,9 @@ def invalid(spec: Resource, name: str, fld: str, message: str) -> HTTPError:
     d = details(spec, name)
     d["kind"] = spec.kind
     d["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": fld}]
-    return HTTPError(422, "Invalid", f'{spec.kind} "{name}" is invalid: {fld}: {message}', d)
+    # errors.NewInvalid names the GroupKind: "StorageClass.storage.k8s.io", core kinds bare
+    kind = f"{spec.kind}.{spec.group}" if spec.group else spec.kind
+    return HTTPError(422, "Invalid", f'{kind} "{name}" is invalid: {fld}: {message}', d)
 
 
 def bad_request(message: str) -> HTTPError:

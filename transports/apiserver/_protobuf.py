@@ -10,7 +10,9 @@ into the object's JSON form, for: core/v1 Pod, Namespace, Service, Binding, Even
 PersistentVolume and PersistentVolumeClaim (what a kube-scheduler's VolumeBinding PreBind
 PUTs), events.k8s.io/v1 Event, coordination.k8s.io/v1 Lease, DeleteOptions, autoscaling/v1
 Scale, apps/v1 Deployment and ReplicaSet, batch/v1 Job, policy/v1 PodDisruptionBudget,
-scheduling.k8s.io/v1 PriorityClass (what ``kubectl create`` sends of the kinds served).  Any
+scheduling.k8s.io/v1 PriorityClass (what ``kubectl create`` sends of the kinds served), and the
+resource.k8s.io kinds (``_protomessages_dra``: what a kube-scheduler's DynamicResources plugin
+writes of a ResourceClaim, what a DRA driver publishes).  Any
 other kind is refused (``ProtobufError``), and so is a field no table names that carries a
 value (a client newer than these tables): the server answers 415 asking for application/json,
 never losing a field silently.
@@ -40,6 +42,13 @@ from ._protomessages import (
     SERVICE,
     TIME,
     Table,
+)
+from ._protomessages_dra import (
+    DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
 )
 from ._protomessages_storage import OBJECT_REFERENCE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 
@@ -138,6 +147,11 @@ KINDS: dict[tuple[str, str], Table] = {
     ("coordination.k8s.io/v1", "Lease"): _LEASE,
     ("v1", "DeleteOptions"): _DELETE_OPTIONS,
     ("meta.k8s.io/v1", "DeleteOptions"): _DELETE_OPTIONS,
+    ("resource.k8s.io/v1", "DeviceClass"): DEVICE_CLASS,
+    ("resource.k8s.io/v1", "ResourceClaim"): RESOURCE_CLAIM,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): RESOURCE_CLAIM_TEMPLATE,
+    ("resource.k8s.io/v1", "ResourceSlice"): RESOURCE_SLICE,
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DEVICE_TAINT_RULE,
 }
 """(apiVersion, kind) → the table of its message."""
 
@@ -280,6 +294,20 @@ def _message(buf: bytes, table: Table, what: str = "") -> dict[str, Any]:
             )
             try:
                 value = json.loads(raw) if raw else {}
+            except ValueError:
+                raise ProtobufError(f"field {here} is not JSON") from None
+        elif isinstance(kind, tuple):  # ("msgmap", table): a map of messages
+            if not isinstance(v, bytes):
+                raise ProtobufError(f"field {here} is not a map entry")
+            entry = _message(v, {1: ("key", "string?"), 2: ("value", kind[1])}, here)
+            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", {})
+            continue
+        elif kind == "rawext":
+            if not isinstance(v, bytes):
+                raise ProtobufError(f"field {here} is not a message")
+            raw = _message(v, {1: ("Raw", "bytes")}, here).get("Raw", b"")
+            try:
+                value = json.loads(raw) if raw else None
             except ValueError:
                 raise ProtobufError(f"field {here} is not JSON") from None
         elif kind in _MAP_VALUES:

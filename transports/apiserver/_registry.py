@@ -372,13 +372,15 @@ RESOURCES: list[ResourceSpec] = [
         printer=printers.columns(("StorageClass", "storageClassName"), ("Capacity", "capacity")),
         backend=CLUSTER,
     ),
-    # --- stored, not simulated: what a real kube-scheduler's informers list ---------------------
+    # --- in the fake cluster: the resource.k8s.io kinds (DRA; its resourceclaim controller) ------
     ResourceSpec(
         "resource.k8s.io",
         "v1",
         "deviceclasses",
         "DeviceClass",
         namespaced=False,
+        backend=CLUSTER,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "resource.k8s.io",
@@ -387,6 +389,9 @@ RESOURCES: list[ResourceSpec] = [
         "ResourceClaim",
         namespaced=True,
         subresources=STATUS,
+        printer=printers.RESOURCE_CLAIM,
+        backend=CLUSTER,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "resource.k8s.io",
@@ -394,6 +399,8 @@ RESOURCES: list[ResourceSpec] = [
         "resourceclaimtemplates",
         "ResourceClaimTemplate",
         namespaced=True,
+        backend=CLUSTER,
+        returns_deleted=True,
     ),
     ResourceSpec(
         "resource.k8s.io",
@@ -401,7 +408,19 @@ RESOURCES: list[ResourceSpec] = [
         "resourceslices",
         "ResourceSlice",
         namespaced=False,
-        printer=printers.columns(("Node", "spec.nodeName"), ("Driver", "spec.driver")),
+        printer=printers.columns(("Node", "spec.nodeName"), ("Driver", "spec.driver"), ("Pool", "spec.pool.name")),
+        backend=CLUSTER,
+        returns_deleted=True,
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1beta2",
+        "devicetaintrules",
+        "DeviceTaintRule",
+        namespaced=False,
+        subresources=STATUS,
+        backend=CLUSTER,
+        returns_deleted=True,
     ),
 ]
 

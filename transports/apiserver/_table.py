@@ -351,6 +351,34 @@ def _lease(obj: dict[str, Any], now: datetime) -> list[Any]:
     return [meta.get("name", ""), holder, _since(meta.get("creationTimestamp"), now)]
 
 
+_CLAIM_COLUMNS = [
+    _NAME,
+    _col("State", doc="A summary of the current state (allocated, pending, reserved, etc.)."),
+    _AGE,
+]
+
+
+def claim_state(obj: dict[str, Any]) -> str:
+    """``resourceClaimState`` (printers.go): deleted, pending or allocated, reserved."""
+    meta, status = obj.get("metadata", {}), obj.get("status") or {}
+    states = []
+    if meta.get("deletionTimestamp"):
+        states.append("deleted")
+    if not status.get("allocation"):
+        if not meta.get("deletionTimestamp"):
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
+def _resource_claim(obj: dict[str, Any], now: datetime) -> list[Any]:
+    meta = obj.get("metadata", {})
+    return [meta.get("name", ""), claim_state(obj), _since(meta.get("creationTimestamp"), now)]
+
+
 def _default(obj: dict[str, Any], now: datetime) -> list[Any]:
     meta = obj.get("metadata", {})
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
@@ -364,6 +392,7 @@ NAMESPACE = Printer(_NS_COLUMNS, _namespace)
 EVENT = Printer(_EVENT_COLUMNS, _event)
 LEASE = Printer(_LEASE_COLUMNS, _lease)
 SCALE = Printer(_SCALE_COLUMNS, _scale)
+RESOURCE_CLAIM = Printer(_CLAIM_COLUMNS, _resource_claim)
 DEFAULT = Printer([_NAME, _AGE], _default)
 """Name and Age: a kind without printers of its own (as a CRD without printer columns)."""
 

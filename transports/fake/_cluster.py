@@ -27,7 +27,8 @@ after the change being handled: controllers see changes in resourceVersion order
 The workload controllers (``_controllers.py``: pods' ``kubesched.io/duration``, Job,
 ReplicaSet, Deployment), the PersistentVolume controller (``_pv_controller.py``, with the
 external provisioners; the scheduler's ``update_persistent_volume(_claim)`` writes feed it) and
-the StatefulSet controller (``_statefulset.py``) are registered last.  Adding a controller: a
+the StatefulSet controller (``_statefulset.py``) and the resourceclaim controller
+(``_resourceclaims.py``) are registered last.  Adding a controller: a
 module with a ``Controller`` subclass naming its ``kinds`` (a new kind is one row in ``_store.KINDS``),
 reacting in ``observe`` through the store (``create``, ``put``, ``remove``, ``in_namespace``),
 with timers in ``tasks()``; then one line in ``FakeCluster.__init__``, after the existing
@@ -62,9 +63,11 @@ from kubesched.api import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    ResourceClaim,
     selector_matches,
 )
 from kubesched.transports._taskgroups import exit_task_group
+from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
 from ._admission import DEFAULT_PREEMPTION_POLICY as DEFAULT_PREEMPTION_POLICY
 from ._admission import Admission
@@ -73,6 +76,7 @@ from ._deployments import Deployments
 from ._disruption import Disruption
 from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes
+from ._resourceclaims import ResourceClaims, delete_claim, put_claim, put_claim_status
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
@@ -116,7 +120,7 @@ _CONTROLLER_COMPONENTS = {
 }
 
 
-class FakeCluster(Transport):
+class FakeCluster(PodGroupStatusWrites, Transport):
     """An in-memory Kubernetes cluster, in virtual time.  Use as ``async with FakeCluster() as c``.
 
     ``epoch`` is the wall-clock time of the moment the cluster is entered; timestamps written into
@@ -167,7 +171,9 @@ class FakeCluster(Transport):
         self.deployments = Deployments(self._store, self, timers=kubelet_timers)
         self.volumes = PersistentVolumes(self._store, self, delay=provisioning_delay, timers=kubelet_timers)
         self.statefulsets = StatefulSets(self._store, self, self.controllers)
-        self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets]
+        # DRA: claims from templates, reservedFor and allocations of consumers gone
+        self.resource_claims = ResourceClaims(self._store, self._clock, self.controllers.rng)
+        self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets, self.resource_claims]
         for c in self._controllers:
             self._store.register(c)
 
@@ -388,27 +394,7 @@ class FakeCluster(Transport):
             )
         if pod.metadata.deletion_timestamp is not None:
             return
-        self._delete_pod(pod, grace_seconds)
-
-    def _delete_pod(self, pod: Pod, grace_seconds: int | None) -> None:
-        key = (pod.metadata.namespace, pod.metadata.name)
-        grace = grace_seconds
-        if grace is None:
-            grace = pod.spec.termination_grace_period_seconds
-        if grace is None:
-            grace = self.default_grace_seconds
-        if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed") or grace <= 0:
-            self._store.remove("Pod", key)
-            return
-        if self._tg is None:
-            raise RuntimeError("FakeCluster is not running: use 'async with FakeCluster()'")
-        meta = replace(
-            pod.metadata,
-            deletion_timestamp=self.timestamp(grace),
-            deletion_grace_period_seconds=grace,
-        )
-        # the kubelet, fed this change, removes the pod when the grace period is over
-        self._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
+        _begin_deletion(self, pod, grace_seconds)
 
     async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
         """PUT the volume (its status kept: that is the status subresource's); NotFoundError
@@ -422,6 +408,24 @@ class FakeCluster(Transport):
         await self.faults._enter("update_persistent_volume_claim")
         self._check_open()
         return cast(PersistentVolumeClaim, _put(self._store, pvc))
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim, its status kept (``_resourceclaims.put_claim``)."""
+        await self.faults._enter("update_resource_claim")
+        self._check_open()
+        return put_claim(self._store, claim)
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim's status subresource (``_resourceclaims.put_claim_status``)."""
+        await self.faults._enter("update_resource_claim_status")
+        self._check_open()
+        return put_claim_status(self._store, claim)
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the claim, finalizers honoured (``_resourceclaims.delete_claim``)."""
+        await self.faults._enter("delete_resource_claim")
+        self._check_open()
+        delete_claim(self._store, self.timestamp(), namespace, name, uid)
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
@@ -467,7 +471,7 @@ class FakeCluster(Transport):
             return
         if k == "Pod" and graceful:
             if obj.metadata.deletion_timestamp is None:
-                self._delete_pod(obj, None)
+                _begin_deletion(self, obj, None)
             return
         self._store.remove(k, key)
         if k == "Node":
@@ -518,6 +522,24 @@ class FakeCluster(Transport):
         return pod
 
 
+def _begin_deletion(cluster: FakeCluster, pod: Pod, grace_seconds: int | None) -> None:
+    """A pod's deletion: at once when unbound, finished or with no grace period; else its
+    ``deletionTimestamp`` (the kubelet, fed this change, removes it when the period is over)."""
+    key = (pod.metadata.namespace, pod.metadata.name)
+    grace = grace_seconds
+    if grace is None:
+        grace = pod.spec.termination_grace_period_seconds
+    if grace is None:
+        grace = cluster.default_grace_seconds
+    if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed") or grace <= 0:
+        cluster._store.remove("Pod", key)
+        return
+    if cluster._tg is None:
+        raise RuntimeError("FakeCluster is not running: use 'async with FakeCluster()'")
+    meta = replace(pod.metadata, deletion_timestamp=cluster.timestamp(grace), deletion_grace_period_seconds=grace)
+    cluster._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
+
+
 def _put(store: Store, obj: Any) -> Any:
     """An update keeping the stored status (a PUT of the main resource leaves status alone)."""
     kind = kind_of(type(obj))
@@ -525,21 +547,3 @@ def _put(store: Store, obj: Any) -> Any:
     return store.update(replace(obj, status=old.status) if old is not None else obj)
 
 
-def _set_condition(
-    conditions: list[PodCondition], condition: PodCondition, now: str
-) -> list[PodCondition]:
-    """``conditions`` with ``condition`` merged in by type (podutil.UpdatePodCondition)."""
-    out: list[PodCondition] = []
-    found = False
-    for c in conditions:
-        if c.type != condition.type:
-            out.append(c)
-            continue
-        found = True
-        ltt = condition.last_transition_time
-        if ltt is None:
-            ltt = now if c.status != condition.status else c.last_transition_time
-        out.append(replace(condition, last_transition_time=ltt))
-    if not found:
-        out.append(replace(condition, last_transition_time=condition.last_transition_time or now))
-    return out

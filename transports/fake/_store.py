@@ -50,6 +50,8 @@ from kubesched.api import (
     CSINode,
     CSIStorageCapacity,
     Deployment,
+    DeviceClass,
+    DeviceTaintRule,
     Job,
     Node,
     PersistentVolume,
@@ -59,8 +61,13 @@ from kubesched.api import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    SchedulingPodGroup,
     StatefulSet,
     StorageClass,
+    Workload,
     uid_for,
 )
 from kubesched.api import copy as _copy
@@ -71,12 +78,20 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "Node": (Node, False, "nodes"),
     "PodDisruptionBudget": (PodDisruptionBudget, True, "poddisruptionbudgets.policy"),
     "PodGroup": (PodGroup, True, "podgroups.scheduling.x-k8s.io"),
+    "Workload": (Workload, True, "workloads.scheduling.k8s.io"),
+    "SchedulingPodGroup": (SchedulingPodGroup, True, "podgroups.scheduling.k8s.io"),
     "StorageClass": (StorageClass, False, "storageclasses.storage.k8s.io"),
     "CSIDriver": (CSIDriver, False, "csidrivers.storage.k8s.io"),
     "CSINode": (CSINode, False, "csinodes.storage.k8s.io"),
     "CSIStorageCapacity": (CSIStorageCapacity, True, "csistoragecapacities.storage.k8s.io"),
     "PersistentVolume": (PersistentVolume, False, "persistentvolumes"),
     "PersistentVolumeClaim": (PersistentVolumeClaim, True, "persistentvolumeclaims"),
+    # resource.k8s.io (DRA): listed before pods, as a scheduler's informers have them first
+    "DeviceClass": (DeviceClass, False, "deviceclasses.resource.k8s.io"),
+    "ResourceSlice": (ResourceSlice, False, "resourceslices.resource.k8s.io"),
+    "DeviceTaintRule": (DeviceTaintRule, False, "devicetaintrules.resource.k8s.io"),
+    "ResourceClaimTemplate": (ResourceClaimTemplate, True, "resourceclaimtemplates.resource.k8s.io"),
+    "ResourceClaim": (ResourceClaim, True, "resourceclaims.resource.k8s.io"),
     "Pod": (Pod, True, "pods"),
     "Job": (Job, True, "jobs.batch"),
     "Deployment": (Deployment, True, "deployments.apps"),
@@ -94,6 +109,9 @@ VERBS = (
     "record_event",
     "update_persistent_volume",
     "update_persistent_volume_claim",
+    "update_resource_claim",
+    "update_resource_claim_status",
+    "delete_resource_claim",
 )
 """The transport verbs that faults can be injected into."""
 
@@ -213,7 +231,8 @@ class Faults:
     """Fault injection for tests: failed or slow writes, dropped watches.
 
     ``verb`` is one of ``bind``, ``delete_pod``, ``patch_pod_status``, ``patch_pod_annotations``,
-    ``record_event``, ``update_persistent_volume``, ``update_persistent_volume_claim``.
+    ``record_event``, ``update_persistent_volume``, ``update_persistent_volume_claim``,
+    ``update_resource_claim``, ``update_resource_claim_status``, ``delete_resource_claim``.
     """
 
     def __init__(self, store: Store) -> None:

@@ -18,13 +18,14 @@ from ._leader import (
     live_lease_holder,
 )
 from ._transport import KubeTransport
-from ._watch import RESOURCES, KubeWatch, Reflector, Resource
+from ._watch import RESOURCES, WORKLOAD_API_RESOURCES, KubeWatch, Reflector, Resource, resources_for
 
 __all__ = [
     "DEFAULT_BURST",
     "DEFAULT_SCHEDULER_LEASE",
     "DEFAULT_QPS",
     "RESOURCES",
+    "WORKLOAD_API_RESOURCES",
     "ApiClient",
     "ClusterConfig",
     "ExecConfig",
@@ -41,4 +42,5 @@ __all__ = [
     "load_config",
     "live_lease_holder",
     "load_kubeconfig",
+    "resources_for",
 ]

@@ -47,11 +47,13 @@ import msgspec
 from kubesched import ConflictError, Transport, WatchEvent
 from kubesched.api import (
     Binding,
+    Condition,
     Event,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    ResourceClaim,
     to_builtins,
 )
 from kubesched.transports._taskgroups import exit_task_group
@@ -87,6 +89,10 @@ def _pvc_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{quote(namespace, safe='')}/persistentvolumeclaims/{quote(name, safe='')}"
 
 
+def _claim_path(namespace: str, name: str) -> str:
+    return f"/apis/resource.k8s.io/v1/namespaces/{quote(namespace, safe='')}/resourceclaims/{quote(name, safe='')}"
+
+
 def _laid_over(raw: Any, obj: msgspec.Struct) -> dict[str, Any]:
     """``raw`` (the object as the server holds it) with the struct's fields in place of its
     own: a declared field the struct leaves at an empty default is taken out (the struct says
@@ -108,6 +114,7 @@ def _laid_over(raw: Any, obj: msgspec.Struct) -> dict[str, Any]:
 _pod_decoder = msgspec.json.Decoder(Pod)
 _pv_decoder = msgspec.json.Decoder(PersistentVolume)
 _pvc_decoder = msgspec.json.Decoder(PersistentVolumeClaim)
+_claim_decoder = msgspec.json.Decoder(ResourceClaim)
 
 
 class KubeTransport(Transport):
@@ -287,6 +294,17 @@ class KubeTransport(Transport):
             content_type="application/strategic-merge-patch+json",
         )
 
+    async def patch_pod_group_status(self, namespace: str, name: str, condition: Condition) -> None:
+        """Strategic-merge the Workload API PodGroup's status conditions (``PatchPodGroupStatus``;
+        conditions merge by type)."""
+        c = to_builtins(condition)
+        if not c.get("lastTransitionTime"):
+            c["lastTransitionTime"] = rfc3339(self.wall_clock())
+        path = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{quote(namespace, safe='')}/podgroups/{quote(name, safe='')}/status"
+        await self.api.request(
+            "PATCH", path, body={"status": {"conditions": [c]}}, content_type="application/strategic-merge-patch+json"
+        )
+
     async def patch_pod_annotations(
         self, namespace: str, name: str, annotations: Mapping[str, str]
     ) -> None:
@@ -320,8 +338,34 @@ class KubeTransport(Transport):
         body = await self._replacement(path, pvc)
         return _pvc_decoder.decode(await self.api.request("PUT", path, body=body))
 
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the ResourceClaim, as :meth:`update_persistent_volume` (its status is the status
+        subresource's)."""
+        path = _claim_path(claim.metadata.namespace or "default", claim.metadata.name)
+        body = await self._replacement(path, claim)
+        return _claim_decoder.decode(await self.api.request("PUT", path, body=body))
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim's status subresource: the stored claim with the struct's status."""
+        path = _claim_path(claim.metadata.namespace or "default", claim.metadata.name)
+        current = msgspec.json.decode(await self.api.request("GET", path))
+        body = dict(current) if isinstance(current, dict) else {}
+        body["status"] = _laid_over(body.get("status"), claim.status)
+        rv = claim.metadata.resource_version
+        if rv:
+            body.setdefault("metadata", {})["resourceVersion"] = rv
+        return _claim_decoder.decode(await self.api.request("PUT", path + "/status", body=body))
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the ResourceClaim (with a UID precondition): 404 → NotFoundError, 409 →
+        ConflictError."""
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        await self.api.request("DELETE", _claim_path(namespace or "default", name), body=body)
+
     async def _replacement(
-        self, path: str, obj: PersistentVolume | PersistentVolumeClaim
+        self, path: str, obj: PersistentVolume | PersistentVolumeClaim | ResourceClaim
     ) -> dict[str, Any]:
         """The body of a PUT of ``obj``: the stored object (GET; 404 → NotFoundError) with the
         struct laid over it, at the struct's resourceVersion (the server refuses a stale one)."""

@@ -4,7 +4,8 @@ Model (one :class:`Reflector` per kind, as client-go's reflector + informer stor
 
     initial sync:  list Pods... (paginated, consistent read) ─► ADDED × n    (kind by kind:
                    PriorityClasses, Nodes, PDBs, PodGroups, the storage kinds (StorageClasses,
-                   CSIDrivers, CSINodes, CSIStorageCapacities, PVs, PVCs), Pods)  ─► SYNCED
+                   CSIDrivers, CSINodes, CSIStorageCapacities, PVs, PVCs), the DRA kinds
+                   (DeviceClasses, ResourceSlices, DeviceTaintRules, ResourceClaims), Pods)  ─► SYNCED
     then, per kind, concurrently:
         watch?resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=300..600
            ADDED / MODIFIED / DELETED ─► store + stream      BOOKMARK ─► RV only
@@ -14,8 +15,8 @@ Model (one :class:`Reflector` per kind, as client-go's reflector + informer stor
                vanished (or was re-created with a new uid), ADDED for what is new, MODIFIED
                for what changed — so the consumer never has to re-list itself.
 
-A kind that is not served (the PodGroup CRD not installed, a server without a storage kind:
-404 on list) is empty and is listed again every minute.  Backoff: 0.8 s doubling to 30 s with jitter, reset after a
+A kind that is not served (the PodGroup CRD not installed, a server without a storage or DRA
+kind: 404 on list) is empty and is listed again every minute.  Backoff: 0.8 s doubling to 30 s with jitter, reset after a
 successful listing.  Time comes from anyio only.
 """
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -37,6 +38,8 @@ from kubesched.api import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    DeviceClass,
+    DeviceTaintRule,
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -45,15 +48,19 @@ from kubesched.api import (
     PodGroup,
     PriorityClass,
     ReplicaSet,
+    ResourceClaim,
+    ResourceSlice,
+    SchedulingPodGroup,
     StatefulSet,
     StorageClass,
+    Workload,
 )
 
 from ._client import ApiClient, GoneError, status_message
 
 log = logging.getLogger("kubesched.kube")
 
-__all__ = ["RESOURCES", "KubeWatch", "Reflector", "Resource"]
+__all__ = ["RESOURCES", "WORKLOAD_API_RESOURCES", "KubeWatch", "Reflector", "Resource", "resources_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +96,34 @@ RESOURCES: tuple[Resource, ...] = (
         "/api/v1/persistentvolumeclaims",
         optional=True,
     ),
+    # the DynamicResources plugin's informers (resource.k8s.io, GA in 1.34), before the pods
+    Resource("DeviceClass", DeviceClass, "/apis/resource.k8s.io/v1/deviceclasses", optional=True),
+    Resource("ResourceSlice", ResourceSlice, "/apis/resource.k8s.io/v1/resourceslices", optional=True),
+    Resource("DeviceTaintRule", DeviceTaintRule, "/apis/resource.k8s.io/v1beta2/devicetaintrules", optional=True),
+    Resource("ResourceClaim", ResourceClaim, "/apis/resource.k8s.io/v1/resourceclaims", optional=True),
     # PodTopologySpread's default constraints: the selector of a pod's controller
     Resource("ReplicaSet", ReplicaSet, "/apis/apps/v1/replicasets", optional=True),
     Resource("StatefulSet", StatefulSet, "/apis/apps/v1/statefulsets", optional=True),
     Resource("Pod", Pod, "/api/v1/pods"),
 )
+
+
+WORKLOAD_API_RESOURCES: tuple[Resource, ...] = (
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha1/workloads", optional=True),
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha2/workloads", optional=True),
+    Resource("SchedulingPodGroup", SchedulingPodGroup, "/apis/scheduling.k8s.io/v1alpha2/podgroups", optional=True),
+)
+"""The Workload API (alpha): watched, like kube-scheduler's informers for it, only with the
+GenericWorkload gate on (:func:`resources_for`); 1.35 serves v1alpha1 Workloads, 1.36 v1alpha2
+Workloads and PodGroups, and a cluster without them answers 404 (none)."""
+
+
+def resources_for(feature_gates: Mapping[str, bool]) -> tuple[Resource, ...]:
+    """The kinds a scheduler with ``feature_gates`` watches: :data:`RESOURCES`, and the Workload
+    API's before the pods when GenericWorkload is on."""
+    if not feature_gates.get("GenericWorkload", False):
+        return RESOURCES
+    return (*RESOURCES[:-1], *WORKLOAD_API_RESOURCES, RESOURCES[-1])
 
 
 class _ListMeta(msgspec.Struct, rename="camel"):

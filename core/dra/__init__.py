@@ -1,0 +1,57 @@
+"""Dynamic resource allocation: CEL device selectors and the structured allocator.
+
+Flow: :func:`compile_selector` compiles a class's or request's CEL expression once per
+environment (``_cel``, ``_celfuncs``, ``_celast``); :class:`Allocator` (``_allocator``) gathers a
+node's ResourceSlices into pools (``_pools``), checks selectors (``_selection``), constraints
+and taints (``_constraints``), shared counters and consumable capacity (``_capacity``), and
+turns what it took into ``AllocationResult``s (``_results``).
+
+The CEL engine is cel-expr-python (Google's cel-cpp binding), chosen by measurement on
+DRA-shaped selectors: a few µs an evaluation of an attribute or driver check where the
+pure-Python ``cel-python`` takes hundreds, and it has ``cel.bind`` and optional chaining,
+which ``common-expression-language`` lacks.
+"""
+
+from kubesched.dra._allocator import (
+    Aborted,
+    AllocatedState,
+    Allocator,
+    AllocatorFeatures,
+    FailedOnNode,
+    allocator_features,
+)
+from kubesched.dra._cel import (
+    CEL_SELECTOR_EXPRESSION_MAX_COST,
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    CelCompileError,
+    CelDevice,
+    CelFeatures,
+    CelRuntimeError,
+    CompiledSelector,
+    compile_selector,
+    validate_selector,
+)
+from kubesched.dra._cel import validation_check as _validation_check
+from kubesched.dra._results import AllocationError
+from kubesched.validation._dra import set_cel_check as _set_cel_check
+
+_set_cel_check(_validation_check)
+
+__all__ = [
+    "CEL_SELECTOR_EXPRESSION_MAX_COST",
+    "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
+    "Aborted",
+    "AllocatedState",
+    "AllocationError",
+    "Allocator",
+    "AllocatorFeatures",
+    "CelCompileError",
+    "CelDevice",
+    "CelFeatures",
+    "CelRuntimeError",
+    "CompiledSelector",
+    "FailedOnNode",
+    "allocator_features",
+    "compile_selector",
+    "validate_selector",
+]

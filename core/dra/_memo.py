@@ -1,0 +1,104 @@
+"""What ``Allocator.allocate`` decided for a node, kept for the next call that would decide the
+same.
+
+The search's outcome on a node depends only on: the slices (their versions), the classes, the
+gates and variant, the claims' specs (not their names, which only appear in error messages),
+and which of the node's pools' devices are in use and how much of their capacity is consumed.
+Consecutive scheduling cycles ask every node again for claims of the same shape while one node
+at a time changes, so most calls repeat an earlier one exactly; the kept outcome (the chosen
+requests and devices, or "no allocation") is turned into fresh ``AllocationResult``s each
+time.  Errors are not kept (they name the claim).  Only used when every slice is stored (has a
+uid and resourceVersion), so a version names its content.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from kubesched.api._dra import DeviceClass, ResourceClaim
+from kubesched.dra._results import DeviceID, Request, Result
+
+Outcome = list[tuple[list[Request], list[Result]]] | None
+
+_ENCODE = msgspec.json.Encoder().encode
+_MEMO: dict[tuple[Any, ...], Outcome] = {}
+_LIMIT = 100_000
+
+
+def classes_signature(classes: Iterable[DeviceClass]) -> bytes:
+    return b"\0".join(sorted(_ENCODE(c.spec) + c.metadata.name.encode() for c in classes))
+
+
+class ClaimSignatures:
+    """Each claim's spec, encoded once (by identity, checked)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[ResourceClaim, bytes]] = {}
+
+    def of(self, claim: ResourceClaim) -> bytes:
+        hit = self._by_id.get(id(claim))
+        if hit is not None and hit[0] is claim:
+            return hit[1]
+        sig = _ENCODE(claim.spec)
+        self._by_id[id(claim)] = (claim, sig)
+        return sig
+
+
+class PoolUse:
+    """Per pool, what of it is in use: allocated devices, shares, consumed capacity."""
+
+    def __init__(
+        self,
+        devices: Iterable[DeviceID],
+        shared: Iterable[tuple[DeviceID, str]],
+        capacity: dict[DeviceID, dict[str, Any]],
+    ) -> None:
+        index: dict[tuple[str, str], list[Any]] = {}
+        for d in devices:
+            index.setdefault((d[0], d[1]), []).append(d[2])
+        for d, share in shared:
+            index.setdefault((d[0], d[1]), []).append((d[2], share))
+        for d, consumed in capacity.items():
+            index.setdefault((d[0], d[1]), []).append(
+                (d[2], tuple(sorted((k, str(v)) for k, v in consumed.items())))
+            )
+        self._use = {pid: frozenset(items) for pid, items in index.items()}
+        self._none: frozenset[Any] = frozenset()
+
+    def of(self, pool_id: tuple[str, str]) -> frozenset[Any]:
+        return self._use.get(pool_id, self._none)
+
+
+_MISSING: Any = object()
+_BASES: dict[tuple[Any, ...], int] = {}
+
+
+_NUMBERS = itertools.count()
+
+
+def base_id(parts: tuple[Any, ...]) -> int:
+    """A number naming an allocator's fixed inputs (slices, classes, gates, variant); never
+    reused, so an outcome kept under an old number cannot answer for new inputs."""
+    number = _BASES.get(parts)
+    if number is None:
+        if len(_BASES) >= 10_000:
+            _BASES.clear()
+        number = _BASES[parts] = next(_NUMBERS)
+    return number
+
+
+def lookup(key: tuple[Any, ...]) -> tuple[bool, Outcome]:
+    hit = _MEMO.get(key, _MISSING)
+    if hit is _MISSING:
+        return False, None
+    return True, hit
+
+
+def remember(key: tuple[Any, ...], outcome: Outcome) -> None:
+    if len(_MEMO) >= _LIMIT:
+        _MEMO.clear()
+    _MEMO[key] = outcome
