@@ -51,4 +51,5 @@ def test_sweep_of_policies_over_a_fill(trace: tuple[str, str], tmp_path: Path,
             assert float(r[f"allocation{pct}"]) == fill["allocation"][pct]
         assert float(r["fragRatio130"]) == fill["fragRatio"][130]
         assert int(r["placed"]) == fill["placed"]
-    assert "allocation130" in (tmp_path / "out" / "sweep.html").read_text()
+    page = (tmp_path / "out" / "sweep.html").read_text()
+    assert "GPU allocation at 130 % arrived (%)" in page and "fgd − random" in page
