@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 # The report tests open the generated pages in Debian's chromium (headless).
 CHROMIUM_INSTALL = command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml examples/gpushare/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip setuptools wheel
 	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/pip install -q -e examples/gpushare
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
+from pathlib import Path
 
 from kubesched._errors import ConfigError
 from kubesched._outputs import open_output
@@ -22,6 +24,7 @@ from kubesched.traces import (
     Options,
     write,
 )
+from kubesched.traces._fill import FILL_NODE_PODS
 
 __all__ = ["add_arguments", "cmd_trace"]
 
@@ -53,8 +56,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gang-api", choices=GANG_APIS, default="podgroup",
                    help="how gangs are declared: podgroup (a PodGroup and the pod-group label, for "
                         "Coscheduling) or labels (the Gang plugin's labels) (default podgroup)")
-    p.add_argument("--node-pods", type=int, default=NODE_PODS, metavar="N",
-                   help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's)")
+    p.add_argument("--fill", type=float, default=None, metavar="F",
+                   help="the fill experiment with factor F (--mode fill --fill-factor F)")
+    p.add_argument("--config", metavar="CFG",
+                   help="run the fill with this KubeSchedulerConfiguration (its first profile) instead of writing "
+                        "manifests, and report the GPU allocation and fragmentation per percent arrived; the "
+                        "tasks ask for GPUs as the artifact's annotations (--shared-gpu cards)")
+    p.add_argument("--output", choices=("json", "text"), default=None,
+                   help="with --config: the report as JSON or as text (default text)")
+    p.add_argument("--node-pods", type=int, default=None, metavar="N",
+                   help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's; with --config "
+                        f"{FILL_NODE_PODS}, the artifact's)")
     p.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
                    help=f"the Kubernetes minor the scenario is for ({VERSION_RANGE}; default {DEFAULT_VERSION}), "
                         "named in the header line for simulate --emulated-version (the objects are the same for "
@@ -65,11 +77,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace) -> Options:
     """The validated options of the command line."""
     factor = args.fill_factor
+    if args.fill is not None:
+        if factor is not None:
+            raise ConfigError("Forbidden: give --fill or --fill-factor, not both", field="--fill")
+        if args.mode != "replay" and args.mode != "fill":
+            raise ConfigError("Forbidden: only with --mode fill", field="--fill")
+        args.mode, factor = "fill", args.fill
     if factor is not None and args.mode != "fill":
         raise ConfigError("Forbidden: only with --mode fill", field="--fill-factor")
     if factor is not None and not (math.isfinite(factor) and factor > 0):
         raise ConfigError(f"Invalid value: {factor:g}: must be greater than 0", field="--fill-factor")
     version = str(parse_version(args.emulated_version)) if args.emulated_version else ""
+    if args.output is not None and args.config is None:
+        raise ConfigError("Forbidden: only with --config (the fill run's report)", field="--output")
+    if args.node_pods is None:
+        args.node_pods = FILL_NODE_PODS if args.config is not None else NODE_PODS
     if args.node_pods < 1:
         raise ConfigError(f"Invalid value: {args.node_pods}: must be greater than or equal to 1", field="--node-pods")
     return Options(mode=args.mode, seed=args.seed, fill_factor=FILL_FACTOR if factor is None else factor,
@@ -78,8 +100,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """``kubesched trace``: the manifests on stdout or in ``--out``."""
+    """``kubesched trace``: the manifests on stdout or in ``--out``; with ``--config``, the fill run."""
     opts = options_from_args(args)
+    if args.config is not None:
+        return _run_fill(args, opts)
     if not args.out:
         write(sys.stdout, args.nodes, args.pods, opts)  # a closed pipe: cli.main ends quietly
         sys.stdout.flush()
@@ -89,4 +113,38 @@ def cmd_trace(args: argparse.Namespace) -> int:
             write(out, args.nodes, args.pods, opts)
     except OSError as e:
         raise ConfigError(f"cannot write: {e.strerror or e}", source=args.out) from None
+    return 0
+
+
+def _run_fill(args: argparse.Namespace, opts: Options) -> int:
+    """``--fill F --config CFG``: schedule the fill and print its report."""
+    from kubesched.config._load import load_config
+    from kubesched.traces import read_nodes, read_tasks
+    from kubesched.traces._fill import run_fill
+
+    if opts.mode != "fill":
+        raise ConfigError("Forbidden: only with --fill (or --mode fill)", field="--config")
+    if opts.gangs != "none":
+        raise ConfigError("Forbidden: the fill run places tasks one by one", field="--gangs")
+    config = load_config(Path(args.config))
+    nodes = read_nodes(args.nodes)
+    tasks = read_tasks(args.pods, times=False)
+    report = run_fill(nodes, tasks, config, factor=opts.fill_factor, seed=opts.seed, node_pods=opts.node_pods)
+    doc = report.to_json(seed=opts.seed, factor=opts.fill_factor)
+    out = sys.stdout
+    if args.output == "json":
+        json.dump(doc, out, separators=(",", ":"))
+        out.write("\n")
+    else:
+        f = doc["fill"]
+        alloc = f["allocation"]
+        last = next((a for a in reversed(alloc) if a is not None), None)
+        out.write(f"fill {opts.fill_factor:g} seed {opts.seed}: {f['placed']} of {f['pods']} tasks placed "
+                  f"({f['failed']} failed), GPU allocation {last}% of {f['gpus']} GPUs at "
+                  f"{len(alloc) - 1}% arrived; fragmentation {f['fragRatio'][-1]}% of the idle GPU\n")
+        for pct in (30, 60, 80, 90, 100, 110, 120, 130):
+            if pct < len(alloc):
+                out.write(f"  {pct:>3}% arrived: allocation {alloc[pct]}%  frag {f['fragAmount'][pct]}%  "
+                          f"frag ratio {f['fragRatio'][pct]}%\n")
+    out.flush()
     return 0

@@ -51,6 +51,10 @@ from kubesched.validation._validation import go_quote
 SWEEP_KEYS = ("scenarios", "variants", "baseline", "seeds", "until")
 VARIANT_KEYS = ("name", "config", "featureGates", "emulatedVersion")
 SCENARIO_KEYS = ("generate", "name")
+OPENB_SCENARIO_KEYS = ("openb", "name")
+OPENB_KEYS = ("nodes", "pods", "fill")
+FILL_CHECKPOINTS = (30, 60, 80, 90, 100, 110, 120, 130)
+"""The percents arrived a fill cell's row reports (the issue's, and the paper's Figure 9(a))."""
 FIXED_COLUMNS = ("scenario", "variant", "seed", "status")
 DIGEST_COLUMN = "cell"
 ADDRESS = re.compile(r"^((tcp|tls|ws|wss)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):\d{1,5}$")
@@ -64,6 +68,7 @@ class Scenario:
     label: str
     text: str | None = None  # the manifests of a file scenario
     generate: dict[str, Any] | None = None  # the spec of a generate scenario
+    openb: dict[str, Any] | None = None  # a fill of an openb trace: node and pod CSV texts, factor
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class Cell:
             "scenario": self.scenario.label,
             "text": self.scenario.text,
             "generate": self.scenario.generate,
+            **({"openb": self.scenario.openb} if self.scenario.openb is not None else {}),
             "variant": self.variant.name,
             "configName": self.variant.config_name,
             "config": self.variant.config_text,
@@ -166,6 +172,9 @@ def load_sweep(path: str, *, warn: Callable[[str], object] | None = None) -> Swe
         fld = f"scenarios[{i}]"
         if isinstance(item, str) and item:
             scenarios.append(Scenario(item, text=read(item, fld)))
+            continue
+        if isinstance(item, dict) and "openb" in item:
+            scenarios.append(_openb_scenario(item, i, path, read))
             continue
         if not isinstance(item, dict) or "generate" not in item:
             raise ConfigError(f"Invalid value: {go_quote(item)}: a manifest file or a {{generate: {{...}}}} spec",
@@ -247,13 +256,87 @@ def load_sweep(path: str, *, warn: Callable[[str], object] | None = None) -> Swe
         except ValueError as e:
             raise ConfigError(str(e), source=path, field="until") from None
     else:
-        _check_scenarios_end(scenarios, path)
+        _check_scenarios_end(scenarios, path)  # a fill ends by itself: nothing finishes, nothing waits
     baseline = data.get("baseline", variants[0].name)
     if baseline not in [v.name for v in variants]:
         raise ConfigError(f"Invalid value: {go_quote(baseline)}: must be the name of a variant "
                           f"({', '.join(v.name for v in variants)})", source=path, field="baseline")
     return Sweep(path, scenarios, variants, list(raw_seeds), None if until is None else str(until),
                  baseline=str(baseline))
+
+
+def _openb_scenario(item: dict[str, Any], i: int, path: str, read: Callable[[str, str], str]) -> Scenario:
+    """``{openb: {nodes: N.csv, pods: P.csv, fill: 1.3}, name: ...}``: the FGD paper's fill
+    experiment of a trace (``kubesched trace openb --fill``), the CSV files read here and carried
+    by each cell; its row is the fill's report at the paper's checkpoints."""
+    from kubesched.traces import read_nodes
+
+    fld = f"scenarios[{i}]"
+    for key in item:
+        if key not in OPENB_SCENARIO_KEYS:
+            raise _unknown(str(key), OPENB_SCENARIO_KEYS, path, f"{fld}.{key}")
+    spec = item["openb"]
+    if not isinstance(spec, dict):
+        raise ConfigError(f"Invalid value: {go_quote(spec)}: must be a mapping {{nodes, pods, fill?}}",
+                          source=path, field=f"{fld}.openb")
+    for key in spec:
+        if key not in OPENB_KEYS:
+            raise _unknown(str(key), OPENB_KEYS, path, f"{fld}.openb.{key}")
+    texts: dict[str, str] = {}
+    for key in ("nodes", "pods"):
+        rel = spec.get(key)
+        if not isinstance(rel, str) or not rel:
+            raise ConfigError("Required value: a CSV file", source=path, field=f"{fld}.openb.{key}")
+        texts[key] = read(rel, f"{fld}.openb.{key}")
+        # bad rows are found now, once, naming the file, row and column
+        (read_nodes if key == "nodes" else _read_tasks_no_times)(str(Path(path).parent / rel))
+    factor = spec.get("fill", 1.3)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor) or factor <= 0:
+        raise ConfigError(f"Invalid value: {go_quote(factor)}: must be greater than 0", source=path,
+                          field=f"{fld}.openb.fill")
+    name = item.get("name", Path(str(spec["pods"])).stem)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"Invalid value: {go_quote(name)}: must be a non-empty string", source=path, field=f"{fld}.name")
+    return Scenario(name, openb={"nodes": texts["nodes"], "pods": texts["pods"], "fill": float(factor)})
+
+
+def _read_tasks_no_times(path: str) -> Any:
+    from kubesched.traces import read_tasks
+
+    return read_tasks(path, times=False)
+
+
+def fill_cell(task: dict[str, Any]) -> dict[str, Any]:
+    """One fill cell's row: the GPU allocation at each checkpoint percent arrived (``allocation130``
+    ...), the fragmentation amount and ratio at 130 % (``fragAmount130``, ``fragRatio130``), the
+    tasks placed and failed (:func:`kubesched.traces._fill.run_fill`)."""
+    import tempfile
+
+    from kubesched.scenario._config import simulation_config
+    from kubesched.traces import read_nodes, read_tasks
+    from kubesched.traces._fill import run_fill
+
+    spec = task["openb"]
+    with tempfile.TemporaryDirectory(prefix="kubesched-fill-") as tmp:
+        nodes_path, pods_path = Path(tmp, "nodes.csv"), Path(tmp, "pods.csv")
+        nodes_path.write_text(spec["nodes"], encoding="utf-8")
+        pods_path.write_text(spec["pods"], encoding="utf-8")
+        nodes, tasks = read_nodes(str(nodes_path)), read_tasks(str(pods_path), times=False)
+    cfg = simulation_config(task["configName"], task["featureGates"], task["config"], warn=_worker_warning,
+                            emulated_version=task.get("emulatedVersion") or DEFAULT_VERSION)
+    factor = float(spec["fill"])
+    report = run_fill(nodes, tasks, cfg, factor=factor, seed=task["seed"])
+    row: dict[str, Any] = {}
+    for pct in FILL_CHECKPOINTS:
+        if pct < len(report.allocation):
+            row[f"allocation{pct}"] = report.allocation[pct]
+    last = len(report.allocation) - 1
+    row[f"fragAmount{last}"] = report.frag_amount[last]
+    row[f"fragRatio{last}"] = report.frag_ratio[last]
+    row["placed"] = report.placed
+    row["failed"] = report.failed
+    row["gpuAllocated"] = report.gpu_milli_placed / (report.gpus * 1000) if report.gpus else None
+    return row
 
 
 def _check_scenarios_end(scenarios: list[Scenario], path: str) -> None:
@@ -331,7 +414,7 @@ def run_cell(task: dict[str, Any]) -> dict[str, Any]:
     """Run one cell (in a Dask worker): ``{"status", "metrics", "seconds"}``; never raises for bad input."""
     start = time.perf_counter()
     try:
-        metrics = cell_metrics(simulate_cell(task))
+        metrics = fill_cell(task) if task.get("openb") is not None else cell_metrics(simulate_cell(task))
         status = "ok"
     except Exception as e:  # a cell's failure is its row's status, never the sweep's end
         metrics, status = {}, f"error: {_one_line(e)}"
@@ -583,5 +666,5 @@ def run_sweep(sweep: Sweep, out: Path, client: Any, *, progress: CellProgress | 
 
 __all__ = [
     "FIXED_COLUMNS", "Cell", "CellProgress", "Results", "Scenario", "Sweep", "SweepReport", "Variant", "cell_metrics",
-    "check_address", "connect", "format_value", "load_sweep", "run_cell", "run_sweep", "simulate_cell",
+    "check_address", "connect", "fill_cell", "format_value", "load_sweep", "run_cell", "run_sweep", "simulate_cell",
 ]

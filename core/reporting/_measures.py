@@ -43,7 +43,7 @@ class Measure:
 
 #: the metrics a sweep's summary table and charts show, in this order (where a scenario has them)
 HEADLINE = ("scheduledFraction", "latencyP99", "nodesUsedMean", "nodesUsedPeak", "allocationMean.cpu",
-            "jobCompletionP99", "victims", "attemptsPerPod")
+            "jobCompletionP99", "victims", "attemptsPerPod", "allocation130", "fragAmount130")
 
 _FIXED: dict[str, tuple[str, str | None, float]] = {
     # key: (name, better, scale)
@@ -68,6 +68,14 @@ _FIXED: dict[str, tuple[str, str | None, float]] = {
     "failedScheduling": ("FailedScheduling events", LOWER, 1.0),
     "preempted": ("Preempted events", LOWER, 1.0),
     "lastPlacement": ("last placement (s)", LOWER, 1.0),
+    # a sweep's openb fill cells (kubesched.experiments._sweep.fill_cell): already in %
+    **{f"allocation{p}": (f"GPU allocation at {p} % arrived (%)", HIGHER, 1.0)
+       for p in (30, 60, 80, 90, 100, 110, 120, 130)},
+    "fragAmount130": ("fragmented GPU at 130 % arrived (% of the GPUs)", LOWER, 1.0),
+    "fragRatio130": ("fragmented share of the idle GPU at 130 % arrived (%)", None, 1.0),
+    "placed": ("tasks placed", HIGHER, 1.0),
+    "failed": ("tasks that fit nowhere", LOWER, 1.0),
+    "gpuAllocated": ("GPU allocated at the end (%)", HIGHER, 100.0),
 }
 
 RESOURCE_NAMES = {"cpu": "CPU", "memory": "memory", "pods": "pod slot"}

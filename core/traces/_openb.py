@@ -79,11 +79,12 @@ PHASE_LABEL = "kubesched.io/trace-phase"
 NODE_PODS = 110
 FILL_FACTOR = 1.3
 MODES = ("replay", "fill")
-SHARED_GPU = ("whole", "milli")
+SHARED_GPU = ("whole", "milli", "cards")
 GANGS = ("none", "same-second", "split")
 GANG_APIS = ("podgroup", "labels")
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+"""The columns every pod list has (the artifact's multigpu* lists have no gpu_spec, qos or times)."""
 TIME_COLUMNS = ("creation_time", "deletion_time", "scheduled_time")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
@@ -286,7 +287,7 @@ def read_tasks(path: str, *, times: bool) -> list[Task]:
             if gpu_milli == 0:
                 raise rows.error(f"Invalid value: {go_quote(values['gpu_milli'].strip())}: must be greater than "
                                  "0 when num_gpu is not 0", "gpu_milli")
-        spec = values["gpu_spec"].strip()
+        spec = values.get("gpu_spec", "").strip()
         models = [] if spec.lower() == "nan" else [rows.label(values, "gpu_spec", m) for m in spec.split("|")]
         task = Task(
             row=rows.row, name=rows.name(values, "name"), cpu_milli=rows.integer(values, "cpu_milli"),
@@ -403,7 +404,9 @@ def _seconds(t: float) -> str:
 def node_object(node: TraceNode, opts: Options) -> dict[str, Any]:
     """The Node of a node row."""
     alloc = {"cpu": f"{node.cpu_milli}m", "memory": f"{node.memory_mib}Mi", "pods": str(opts.node_pods)}
-    if node.gpus:
+    if node.gpus and opts.shared_gpu == "cards":  # the artifact's node: cards, and 1000 milli each
+        alloc.update({GPU_COUNT: str(node.gpus), GPU_MILLI: str(node.gpus * 1000)})
+    elif node.gpus:
         alloc.update({GPU: str(node.gpus)} if opts.shared_gpu == "whole" else {GPU_MILLI: str(node.gpus * 1000)})
     labels = {"kubernetes.io/hostname": node.name}
     if node.model:
@@ -423,7 +426,13 @@ def pod_object(task: Task, annotations: dict[str, str], labels: dict[str, str], 
     if task.phase:
         labels[PHASE_LABEL] = task.phase
     spec: dict[str, Any] = {"restartPolicy": "Never"}
-    if task.num_gpu:
+    if task.num_gpu and opts.shared_gpu == "cards":
+        # the artifact's pod: its GPUs only as annotations, for a plugin placing them on cards
+        annotations[GPU_MILLI] = str(task.gpu_milli)
+        annotations[GPU_COUNT] = str(task.num_gpu)
+        if task.gpu_spec:
+            annotations[MODEL_LABEL] = "|".join(task.gpu_spec)
+    elif task.num_gpu:
         name, amount = (GPU, task.num_gpu) if opts.shared_gpu == "whole" else (GPU_MILLI, task.gpu_request)
         requests[name] = str(amount)
         resources["limits"] = {name: str(amount)}  # extended resources: limits equal requests

@@ -301,7 +301,7 @@ BAD = [
                  [], 'pods.csv, row 3, column name: Invalid value: "p1": a pod of that name comes earlier',
                  id="duplicate pod"),
     pytest.param("pods.csv", "", [], "pods.csv, row 1: Required value: a header row (name, cpu_milli, memory_mib, "
-                 "num_gpu, gpu_milli, gpu_spec, creation_time, deletion_time, scheduled_time)", id="empty file"),
+                 "num_gpu, gpu_milli, creation_time, deletion_time, scheduled_time)", id="empty file"),
     pytest.param("pods.csv", POD_HEADER + "\np1,1000,10,0,0,,LS,Running,0,1,0\n", ["--mode", "fill"],
                  "pods.csv, column num_gpu: Invalid value: no task asks for a GPU, so no number of them fills "
                  "the GPUs (--mode fill)", id="fill without GPU tasks"),
