@@ -468,6 +468,17 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
         },
         {},
     ),
+    ("storage.k8s.io/v1", "volumeattachments"): (
+        {
+            "metadata": {"name": "csi-0123"},
+            "spec": {
+                "attacher": "csi.example.com",
+                "nodeName": "n1",
+                "source": {"persistentVolumeName": "pv1"},
+            },
+        },
+        {},
+    ),
     ("resource.k8s.io/v1", "deviceclasses"): (
         {
             "metadata": {"name": "gpu.example.com"},
@@ -675,6 +686,7 @@ def _informers(api: k8s.ApiClient) -> list[tuple[str, Lister, Callable[[dict[str
             storage.list_csi_storage_capacity_for_all_namespaces,
             namespaced(storage.create_namespaced_csi_storage_capacity),
         ),
+        ("volumeattachments", storage.list_volume_attachment, storage.create_volume_attachment),
         ("resourceslices", resource.list_resource_slice, resource.create_resource_slice),
         (
             "resourceclaims",

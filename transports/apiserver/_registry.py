@@ -372,6 +372,24 @@ RESOURCES: list[ResourceSpec] = [
         printer=printers.columns(("StorageClass", "storageClassName"), ("Capacity", "capacity")),
         backend=CLUSTER,
     ),
+    # VolumeAttachments: stored only (no attach/detach controller). kube-scheduler's
+    # NodeVolumeLimits lists and watches them (pkg/scheduler/framework/plugins/nodevolumelimits/
+    # csi.go: in v1.33.3 and v1.35.4, not in v1.31.8) and the scheduler waits for every informer
+    # before it schedules anything: without this row a real v1.35 kube-scheduler placed no pod.
+    ResourceSpec(
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        "VolumeAttachment",
+        namespaced=False,
+        subresources=STATUS,
+        printer=printers.columns(
+            ("Attacher", "spec.attacher"),
+            ("PV", "spec.source.persistentVolumeName"),
+            ("Node", "spec.nodeName"),
+            ("Attached", "status.attached"),
+        ),
+    ),
     # --- in the fake cluster: the resource.k8s.io kinds (DRA; its resourceclaim controller) ------
     ResourceSpec(
         "resource.k8s.io",
