@@ -94,6 +94,7 @@ DEFAULTS = {
     "NodeDeclaredFeatures": [None, None, None, None, None, False, True],
     # VersionedSpecs at 1.35: {1.34 Alpha off}, {1.35 Beta on} (both)
     "NominatedNodeNameForExpectation": [None, None, None, None, False, True, True],
+    "OpportunisticBatching": [None, None, None, None, None, True, True],
     "ClearingNominatedNodeNameAfterBinding": [None, None, None, None, False, True, True],
     # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
     "PodDisruptionConditions": [True, True, True, None, None, None, None],
