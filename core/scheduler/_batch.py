@@ -29,7 +29,7 @@ pod fields those plugins sign (its encoding is its own: only equality matters).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -178,30 +178,39 @@ def sign_pod(pod: Pod, signers: list[tuple[str, Callable[[Pod], Any]]]) -> bytes
 
 class SortedNodes:
     """``sortedNodeScores``: the feasible nodes by total score, highest first, ties in random
-    order (each node's ``Randomizer``); ``pop`` takes the next.  The order among equal scores is
-    drawn lazily, when a pop needs it."""
+    order (each node's ``Randomizer``); ``pop`` takes the next.  Built from the Score pass's
+    names and totals without the chosen node (``skip``); the lists are made, and the order among
+    equal scores drawn, only when a pop needs them (a pod that signs nothing never pops)."""
 
-    __slots__ = ("_names", "_rng", "_scores")
+    __slots__ = ("_n", "_names", "_rng", "_scores", "_skip", "_src")
 
-    def __init__(self, names: list[str], scores: np.ndarray, rng: random.Random) -> None:
-        self._names = list(names)
-        self._scores = [int(s) for s in scores]
+    def __init__(
+        self, names: Sequence[str] | NodeBatch, scores: np.ndarray, rng: random.Random, skip: int = -1
+    ) -> None:
+        self._src: tuple[Sequence[str] | NodeBatch, np.ndarray] | None = (names, scores)
+        self._skip = skip
+        self._n = len(names) - (skip >= 0)
+        self._names: list[str] = []
+        self._scores: list[int] = []
         self._rng = rng
 
     def __len__(self) -> int:
-        return len(self._names)
+        return self._n
 
     def pop(self) -> str:
+        if self._src is not None:
+            src, scores = self._src
+            self._src = None
+            names = src.names if isinstance(src, NodeBatch) else src
+            skip = self._skip
+            self._names = [n for j, n in enumerate(names) if j != skip]
+            self._scores = [int(x) for j, x in enumerate(scores) if j != skip]
         top = max(self._scores)
-        ties = [i for i, s in enumerate(self._scores) if s == top]
+        ties = [i for i, x in enumerate(self._scores) if x == top]
         i = ties[self._rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
         self._scores.pop(i)
+        self._n -= 1
         return self._names.pop(i)
-
-    def remove(self, name: str) -> None:
-        i = self._names.index(name)
-        self._names.pop(i)
-        self._scores.pop(i)
 
 
 @dataclass

@@ -273,7 +273,7 @@ class ScheduleOne:
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
-            others = SortedNodes([n for j, n in enumerate(feasible.names) if j != i], np.delete(total, i), self.rng)
+            others = SortedNodes(feasible, total, self.rng, skip=i)
             batching.store(host, others, self.queue.scheduling_cycle, anyio.current_time())
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 

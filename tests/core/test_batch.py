@@ -19,9 +19,9 @@ from kubesched.scheduler import _batch
 from kubesched.scheduler._batch import (
     ATTEMPT_NO_HINT,
     FLUSH_EMPTY_LIST,
-    FLUSH_POD_NOT_BATCHABLE,
     FLUSH_EXPIRED,
     FLUSH_NODE_NOT_FULL,
+    FLUSH_POD_NOT_BATCHABLE,
     OpportunisticBatch,
     SortedNodes,
     profile_signers,
