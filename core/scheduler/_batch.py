@@ -321,7 +321,13 @@ class Batching:
         """``GetNodeHint`` for ``pod`` in ``fw``'s batch; remembers the signature for :meth:`store`."""
         name = pod.spec.scheduler_name
         signers = self.signers.get(name)
-        signature = sign_pod(pod, signers) if signers is not None else None
+        batch = self.batches[name]
+        if signers is None:
+            # a profile that signs no pod never holds a list: no hint (the default profile's case)
+            batch.attempts[ATTEMPT_NO_HINT] = batch.attempts.get(ATTEMPT_NO_HINT, 0) + 1
+            self.current = (name, None, "")
+            return ""
+        signature = sign_pod(pod, signers)
 
         def rejected_by(node: str) -> bool | None:
             ni = snapshot.get(node)
@@ -329,13 +335,30 @@ class Batching:
                 return None
             return any(st.is_rejected() for st in fw.run_filter_plugins(state, pod, NodeBatch([ni])).values())
 
-        hint = self.batches[name].get_node_hint(signature, cycle, now, rejected_by)
+        hint = batch.get_node_hint(signature, cycle, now, rejected_by)
         self.current = (name, signature, hint)
         return hint
 
-    def store(self, chosen: str, others: SortedNodes | None, cycle: int, now: float) -> None:
-        """``StoreScheduleResults`` for the cycle in progress (nothing when it asked no hint)."""
+    def store(
+        self, chosen: str, cycle: int, now: float, feasible: NodeBatch | None = None,
+        scores: np.ndarray | None = None, skip: int = -1, rng: random.Random | None = None,
+    ) -> None:  # fmt: skip
+        """``StoreScheduleResults`` for the cycle in progress (nothing when it asked no hint):
+        ``feasible`` and ``scores`` the Score pass's nodes and totals, ``skip`` the chosen one's
+        position (none: the only feasible node)."""
         if self.current is None:
             return
         name, signature, hint = self.current
-        self.batches[name].store_schedule_results(signature, hint, chosen, others, cycle, now)
+        batch = self.batches[name]
+        if signature is None or feasible is None or scores is None or rng is None:
+            n_others = 0 if feasible is None else len(feasible) - 1
+            batch.last_cycle = _Cycle(cycle, chosen, True)
+            if hint:
+                batch._attempt(ATTEMPT_HINT_NOT_USED if hint != chosen else ATTEMPT_HINT_USED)
+                if hint == chosen:
+                    batch.batched_pods += 1
+                    return
+            batch._flush(FLUSH_POD_NOT_BATCHABLE if n_others > 0 and signature is None else FLUSH_EMPTY_LIST)
+            batch.state = None
+            return
+        batch.store_schedule_results(signature, hint, chosen, SortedNodes(feasible, scores, rng, skip), cycle, now)

@@ -50,7 +50,7 @@ from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
 from kubesched.runtime._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
 from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
-from kubesched.scheduler._batch import Batching, SortedNodes
+from kubesched.scheduler._batch import Batching
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle, single_node_status
 from kubesched.scheduler._binding_cycle import PodsToActivate as PodsToActivate
 from kubesched.scheduler._binding_cycle import ScheduleResult as ScheduleResult
@@ -266,15 +266,14 @@ class ScheduleOne:
         batching = self.batching
         if len(feasible) == 1:
             if batching is not None and batching.current is not None:
-                batching.store(feasible.name_at(0), None, self.queue.scheduling_cycle, anyio.current_time())
+                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, anyio.current_time())
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         i = _select_index(total, self.rng)
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
-            others = SortedNodes(feasible, total, self.rng, skip=i)
-            batching.store(host, others, self.queue.scheduling_cycle, anyio.current_time())
+            batching.store(host, self.queue.scheduling_cycle, anyio.current_time(), feasible, total, i, self.rng)
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
