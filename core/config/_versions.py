@@ -248,10 +248,10 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             (_s("1.35", True, BETA),),
             "v1.35 pkg/features/kube_features.go VersionedSpecs (OpportunisticBatching, KEP-5598: {1.35 Beta on}); "
             "1.36: upstream's VersionedSpecs after v1.36.0 (unchanged)",
-            "a pod whose scheduling signature equals the previous pod's reuses that pod's sorted Filter/Score "
-            "results (pkg/scheduler/framework/runtime/batch.go); the default profile signs no pod (its "
-            "PodTopologySpread is system-defaulted), so it schedules as with the gate off; kubesched runs every "
-            "pod's full cycle (docs/versions.md, Not emulated yet)",
+            "a pod whose scheduling signature equals the previous pod's takes the next node of that pod's sorted "
+            "scores when the node that pod took now rejects it (pkg/scheduler/framework/runtime/batch.go); the "
+            "default profile signs no pod (its PodTopologySpread is system-defaulted), so it places as with the "
+            "gate off (docs/versions.md, OpportunisticBatching)",
         ),
         VersionedGate(
             "PodDisruptionConditions",
