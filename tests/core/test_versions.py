@@ -126,6 +126,8 @@ def test_every_modelled_gate_is_in_the_table() -> None:
                      id="async preemption before 1.32"),
         pytest.param("1.32", "StorageCapacityScoring=true", "unrecognized feature gate: StorageCapacityScoring",
                      id="storage capacity scoring before 1.33"),
+        pytest.param("1.34", "OpportunisticBatching=true", "unrecognized feature gate: OpportunisticBatching",
+                     id="opportunistic batching before 1.35"),
         pytest.param("1.34", "SchedulerQueueingHints=false",
                      "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true",
                      id="queueing hints locked from 1.34"),
