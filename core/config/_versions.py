@@ -244,6 +244,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "whose status.declaredFeatures list it (\"node(s) didn't match Pod's required features\")",
         ),
         VersionedGate(
+            "OpportunisticBatching",
+            (_s("1.35", True, BETA),),
+            "v1.35 pkg/features/kube_features.go VersionedSpecs (OpportunisticBatching, KEP-5598: {1.35 Beta on}); "
+            "1.36: upstream's VersionedSpecs after v1.36.0 (unchanged)",
+            "a pod whose scheduling signature equals the previous pod's takes the next node of that pod's sorted "
+            "scores when the node that pod took now rejects it (pkg/scheduler/framework/runtime/batch.go); the "
+            "default profile signs no pod (its PodTopologySpread is system-defaulted), so it places as with the "
+            "gate off (docs/versions.md, OpportunisticBatching)",
+        ),
+        VersionedGate(
             "PodDisruptionConditions",
             (_s("1.25", False, ALPHA), _s("1.26", True, BETA), _s("1.31", True, GA, True)),
             "v1.30.6 pkg/features/kube_features.go (Beta, on); upstream's VersionedSpecs at 1.32 "

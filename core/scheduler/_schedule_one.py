@@ -4,13 +4,15 @@ bottom to follow it.
     schedule_one(qpi)                                   a popped pod, on its profile's Framework
       scheduling_cycle ── serial, CPU only, on a snapshot of the cache
         schedule_pod
-          find_nodes_that_fit_pod    PreFilter; the nominated node first; then
+          find_nodes_that_fit_pod    PreFilter; the nominated node (else the batch's hint,
+                                     OpportunisticBatching) first; then
             find_nodes_that_pass_filters
                                      Filter over node batches from the round-robin start until
                                      numFeasibleNodesToFind pass (nominated pods counted in);
                                      extenders' Filter
           prioritize_nodes           PreScore, Score (+ NormalizeScore, weights), extenders
-          select_host                reservoir choice among the top scores
+          select_host                reservoir choice among the top scores; the batch
+                                     stores the others, sorted (OpportunisticBatching)
         [FitError] PostFilter (preemption) ──► nominating info
         assume (cache), Reserve, Permit (Wait parks the pod as a waiting pod)
       [failure] handle_scheduling_failure: requeue, nominate, FailedScheduling event + status
@@ -48,6 +50,7 @@ from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
 from kubesched.runtime._framework import MAX_NODE_SCORE, PODS_TO_ACTIVATE_KEY, CycleState, Framework
 from kubesched.runtime._nodeinfo import NodeBatch, PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
+from kubesched.scheduler._batch import Batching
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle, single_node_status
 from kubesched.scheduler._binding_cycle import PodsToActivate as PodsToActivate
 from kubesched.scheduler._binding_cycle import ScheduleResult as ScheduleResult
@@ -135,6 +138,10 @@ class ScheduleOne:
         # the PodGroup cycle (1.36 with GenericWorkload on): a pod with spec.schedulingGroup
         # goes there instead (kubesched.scheduler._schedule_one_podgroup); None: never
         self.pod_group_cycle: _PodGroupCycle | None = None
+        # OpportunisticBatching (beta on from 1.35; kubesched.scheduler._batch): None when off
+        self.batching: Batching | None = None
+        if config.feature_gates.get("OpportunisticBatching", False):
+            self.batching = Batching(profiles, bool(extenders), config.feature_gates)
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""
@@ -160,7 +167,15 @@ class ScheduleOne:
         binding = self.binding
         if binding.recorder is not None:
             state.recording = binding.recorder.begin()
-        result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+        batching = self.batching
+        if batching is None:
+            result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+        else:
+            batching.current = None  # the cycle asks a hint after PreFilter (findNodesThatFitPod)
+            try:
+                result, assumed_pi, status, nominating = await self.scheduling_cycle(fw, state, qpi)
+            finally:
+                batching.current = None
         if status is not None and not status.is_success():
             await binding.handle_scheduling_failure(fw, qpi, status, nominating, start)
             if state.recording is not None:
@@ -248,10 +263,17 @@ class ScheduleOne:
         if len(feasible) == 0:
             fe = FitError(pi.key, n, diagnosis)
             raise fe
+        batching = self.batching
         if len(feasible) == 1:
+            if batching is not None and batching.current is not None:
+                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, anyio.current_time())
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
-        host = feasible.name_at(_select_index(total, self.rng))
+        i = _select_index(total, self.rng)
+        host = feasible.name_at(i)
+        if batching is not None and batching.current is not None:
+            # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
+            batching.store(host, self.queue.scheduling_cycle, anyio.current_time(), feasible, total, i, self.rng)
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -312,6 +334,12 @@ class ScheduleOne:
                 diagnosis.pending_plugins = set(rejected)
             return NodeBatch([]), diagnosis
         nnn = pod.status.nominated_node_name
+        batching = self.batching
+        if batching is not None and batching.current is None and not pi.pod.spec.scheduling_group:
+            # v1.35 findNodesThatFitPod: the batch's hint, evaluated as a nominated node would be
+            # (evaluateNominatedNode: the nominated node first when the pod has one)
+            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, anyio.current_time())
+            nnn = nnn or hint
         if nnn:
             idx = snap.index.get(nnn)
             if idx is not None:

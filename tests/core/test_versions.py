@@ -94,6 +94,7 @@ DEFAULTS = {
     "NodeDeclaredFeatures": [None, None, None, None, None, False, True],
     # VersionedSpecs at 1.35: {1.34 Alpha off}, {1.35 Beta on} (both)
     "NominatedNodeNameForExpectation": [None, None, None, None, False, True, True],
+    "OpportunisticBatching": [None, None, None, None, None, True, True],
     "ClearingNominatedNodeNameAfterBinding": [None, None, None, None, False, True, True],
     # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
     "PodDisruptionConditions": [True, True, True, None, None, None, None],
@@ -125,6 +126,8 @@ def test_every_modelled_gate_is_in_the_table() -> None:
                      id="async preemption before 1.32"),
         pytest.param("1.32", "StorageCapacityScoring=true", "unrecognized feature gate: StorageCapacityScoring",
                      id="storage capacity scoring before 1.33"),
+        pytest.param("1.34", "OpportunisticBatching=true", "unrecognized feature gate: OpportunisticBatching",
+                     id="opportunistic batching before 1.35"),
         pytest.param("1.34", "SchedulerQueueingHints=false",
                      "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true",
                      id="queueing hints locked from 1.34"),
