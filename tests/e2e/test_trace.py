@@ -394,7 +394,12 @@ def test_fill_with_split_gangs_runs_in_simulate(
         f"    multiPoint: {{enabled: [{{name: {plugin}}}]}}\n"
         f"    queueSort: {{enabled: [{{name: {plugin}}}], disabled: [{{name: PrioritySort}}]}}\n"
     )
-    result = simulate(capsys, "fill.yaml", "--config", "config.yaml")
+    # 1.35: with 1.36's BalancedAllocation (kubernetes#135573) the placements leave one PodGroup of
+    # the milli fill without room, and a Coscheduling gang that does not fit livelocks kubesched at
+    # one instant (its members' PostFilter rejections requeue each other); the same happens at 1.30
+    # and 1.35 with a LeastAllocated profile, so it is Coscheduling's, not the version's (see the
+    # versions-rest report)
+    result = simulate(capsys, "fill.yaml", "--config", "config.yaml", "--emulated-version", "1.35")
     objs = kinds(list(yaml.safe_load_all(Path("fill.yaml").read_text())), "Pod")
     key = "gang.kubesched.io/name" if api == "labels" else "scheduling.x-k8s.io/pod-group"
     gang_of = {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(key) for p in objs}
