@@ -61,3 +61,22 @@ def test_a_gang_that_does_not_fit_yet_backs_off_instead_of_livelocking(
     (bound,) = times
     assert 30.0 <= bound <= 30.0 + 10.0  # within one maximum backoff of the room appearing
     assert max(pods[f"job-{i}"]["attempts"] for i in range(3)) < 200  # retries bounded in virtual time
+
+
+def test_the_gang_retries_agree_on_both_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The held-back attempts are part of the deterministic loop: asyncio and trio give the same
+    result, byte for byte, and the loop's rejections are spread over virtual time."""
+    monkeypatch.chdir(tmp_path)
+    Path("s.yaml").write_text(scenario())
+    Path("c.yaml").write_text(CONFIG)
+    outs = []
+    for backend in ("asyncio", "trio"):
+        assert cli.main(["simulate", "s.yaml", "--config", "c.yaml", "--events", "all", "--backend", backend]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    events = json.loads(outs[0])["events"]
+    # the loop's rejections, from the gang's arrival until the blocker is gone at 30 s
+    rejections = {e["time"] for e in events if "optimistic rejection in PostFilter" in e["message"]}
+    assert min(rejections) == 1.0 and len(rejections) > 2 and max(rejections) < 31.0
