@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubesched.api._objects import Pod
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 
 ATTEMPTS_PER_INSTANT = 5
@@ -40,8 +41,15 @@ no backoff) is in a livelock: it stops rather than spin forever."""
 class InstantRetries:
     """Counts each pod's attempts at the current instant and holds back the ones over the limit."""
 
-    def __init__(self, backoff_duration: Callable[[QueuedPodInfo], float]) -> None:
+    def __init__(
+        self,
+        backoff_duration: Callable[[QueuedPodInfo], float],
+        current: Callable[[str], Pod | None],
+        done: Callable[[str], None],
+    ) -> None:
         self.backoff_duration = backoff_duration
+        self.current = current  # the pod as the informers have it now, by uid
+        self.done = done  # the queue's Done: a held-back pod deleted or bound meanwhile
         self.instant = -1.0
         self.attempts: dict[str, int] = {}  # pod uid -> its attempts at this instant
         self.deferred: list[tuple[float, int, QueuedPodInfo]] = []  # (due, order, pod), by due
@@ -70,9 +78,18 @@ class InstantRetries:
         return self.deferred[0][0] if self.deferred else None
 
     def pop_due(self, now: float) -> QueuedPodInfo | None:
-        """The first held-back pod whose wait is over, or None."""
-        if self.deferred and self.deferred[0][0] <= now + 1e-9:
-            return self.deferred.pop(0)[2]
+        """The first held-back pod whose wait is over, as it is now, or None.  A pod deleted or
+        bound while it waited ends its flight here (the queue's Delete found it in none of its
+        sub-queues)."""
+        while self.deferred and self.deferred[0][0] <= now + 1e-9:
+            qpi = self.deferred.pop(0)[2]
+            pod = self.current(qpi.uid)
+            if pod is None or pod.spec.node_name:
+                self.done(qpi.uid)
+                continue
+            if pod is not qpi.pod:
+                qpi.update(pod)
+            return qpi
         return None
 
     def busy(self) -> bool:

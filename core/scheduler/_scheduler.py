@@ -74,7 +74,6 @@ from kubesched.scheduler._taskpool import TaskPool
 log = logging.getLogger("kubesched")
 
 
-
 class Scheduler:
     """A kube-scheduler: profiles (Frameworks), a queue, a cache, over a transport."""
 
@@ -396,7 +395,8 @@ class Scheduler:
         order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
         """
         self.queue.on_change = self.driver.kick
-        retries = InstantRetries(self.queue.backoff_duration)  # see kubesched.scheduler._instant
+        # see kubesched.scheduler._instant
+        retries = InstantRetries(self.queue.backoff_duration, self.cluster.pod_by_uid, self.queue.done)
         self.driver.add_wake_source(retries.next_due, lambda: None)
         while True:
             await self.driver.settle()

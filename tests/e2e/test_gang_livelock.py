@@ -80,3 +80,27 @@ def test_the_gang_retries_agree_on_both_backends(
     # the loop's rejections, from the gang's arrival until the blocker is gone at 30 s
     rejections = {e["time"] for e in events if "optimistic rejection in PostFilter" in e["message"]}
     assert min(rejections) == 1.0 and len(rejections) > 2 and max(rejections) < 31.0
+
+
+def test_a_member_deleted_while_the_gang_retries_ends_the_retries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A member deleted at 12 s, in the middle of the loop (it may be held back then): the other
+    two can no longer make the quorum (PreFilter turns them away) and stay pending; the run ends
+    with the blocker, nothing scheduled for the deleted pod."""
+    monkeypatch.chdir(tmp_path)
+    text = scenario().replace(
+        "name: job-2, labels: {scheduling.x-k8s.io/pod-group: job}, annotations: {kubesched.io/arrival: 1s}",
+        "name: job-2, labels: {scheduling.x-k8s.io/pod-group: job}, annotations: {kubesched.io/arrival: 1s, "
+        "kubesched.io/deletion: 12s}",
+    )
+    assert "deletion: 12s" in text
+    Path("s.yaml").write_text(text)
+    Path("c.yaml").write_text(CONFIG)
+    assert cli.main(["simulate", "s.yaml", "--config", "c.yaml"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning" not in err
+    result = json.loads(out)
+    got = {p["name"]: (p["nodeName"], p["deleted"]) for p in result["pods"]}
+    assert got == {"blocker": ("n2", False), "job-0": (None, False), "job-1": (None, False), "job-2": (None, True)}
+    assert result["summary"]["virtualSeconds"] == 30.0
