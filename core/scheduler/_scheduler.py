@@ -56,6 +56,11 @@ from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._binding_cycle import BindingCycle
 from kubesched.scheduler._driver import Driver
 from kubesched.scheduler._eventhandlers import EventHandlers
+from kubesched.scheduler._instant import (
+    ATTEMPTS_PER_INSTANT,
+    LIVELOCK_ATTEMPTS_PER_POD,
+    InstantRetries,
+)
 from kubesched.scheduler._results import ResultRecorder
 from kubesched.scheduler._schedule_one import (
     PodsToActivate,
@@ -67,11 +72,6 @@ from kubesched.scheduler._schedule_one import (
 from kubesched.scheduler._taskpool import TaskPool
 
 log = logging.getLogger("kubesched")
-
-LIVELOCK_ATTEMPTS_PER_POD = 100
-"""A simulation that attempts one pod this many times at one virtual instant is in a livelock (a
-pod is retried at the same instant only when something bypasses its backoff, e.g. a plugin's
-activation): it stops rather than spin forever."""
 
 
 class Scheduler:
@@ -395,21 +395,21 @@ class Scheduler:
         order in which the event loop runs ready tasks, so asyncio and trio agree exactly.
         """
         self.queue.on_change = self.driver.kick
-        instant = -1.0
-        attempts: dict[str, int] = {}  # pod uid -> its attempts at this instant
+        # see kubesched.scheduler._instant
+        retries = InstantRetries(self.queue.backoff_duration, self.cluster.pod_by_uid, self.queue.done)
+        self.driver.add_wake_source(retries.next_due, lambda: None)
         while True:
             await self.driver.settle()
             now = self._run_due()
             if self.driver.active > 0:
                 continue
-            qpi = self.queue.pop_nowait()
+            qpi = retries.pop_due(now) or self.queue.pop_nowait()
             if qpi is not None:
-                if now != instant:
-                    instant = now
-                    attempts.clear()
-                n = attempts[qpi.uid] = attempts.get(qpi.uid, 0) + 1
+                n = retries.count(now, qpi)
+                if n > ATTEMPTS_PER_INSTANT and retries.defer(now, qpi):
+                    continue  # popped, in flight: its attempt runs when its backoff is over
                 if n > LIVELOCK_ATTEMPTS_PER_POD:
-                    self._stall(now, sum(attempts.values()), qpi)
+                    self._stall(now, sum(retries.attempts.values()), qpi)
                     return
                 self.driver.begin_cycle()
                 try:

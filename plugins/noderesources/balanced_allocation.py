@@ -1,8 +1,11 @@
 """NodeResourcesBalancedAllocation: favour nodes whose resource usage stays balanced.
 
-Score = ``(1 - std(min(requested / allocatable, 1))) * 100`` over the configured resources
-(cpu and memory by default), using the nodes' *real* requests plus the pod's (no non-zero
-defaults).  PreScore skips best-effort pods (nothing requested in those resources).
+Balance = ``(1 - std(min(requested / allocatable, 1))) * 100`` over the configured resources
+(cpu and memory by default), using the nodes' *real* requests (no non-zero defaults).  Up to
+1.35 the score is the balance with the pod; from 1.36 (kubernetes#135573) it is the change the
+pod makes, ``50 + (50 + with - without) // 2``: 75 for no change, towards 100 for a node the pod
+balances, towards 50 for one it unbalances.  PreScore skips best-effort pods (nothing requested
+in those resources).
 """
 
 from __future__ import annotations
@@ -11,10 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import DEFAULT_VERSION, Handle, Status, hookimpl, request_rules
+from kubesched.framework import (
+    DEFAULT_VERSION,
+    MAX_NODE_SCORE,
+    Handle,
+    Status,
+    hookimpl,
+    request_rules,
+)
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
+    _CPU_MEMORY,
     RowScores,
     allocatable_requested,
     balanced_fast,
@@ -40,9 +51,11 @@ class BalancedAllocation:
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
         self._row_scores = RowScores(self._names, True, balanced_fast)
+        version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
+        # 1.36 (kubernetes#135573): the score is the change in balance the pod makes
+        self.score_the_change = version >= (1, 36)
         # PodLevelResources: resourceAllocationScorer's SkipPodLevelResources (v1.32
         # resource_allocation.go); the gate's default per release as Fit reads it
-        version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
         self.rules = request_rules(version, handle.feature_gates if handle is not None else {})
 
     @hookimpl
@@ -61,6 +74,22 @@ class BalancedAllocation:
             reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
+        with_pod = self._balance(nodes, reqs)
+        if not self.score_the_change:
+            return with_pod
+        # 1.36 balanced_allocation.go (kubernetes#135573): scoreWithoutPod over the node's own
+        # requests, with the resources the pod's requests leave out skipped as with it
+        if all(n in _CPU_MEMORY for n in self._names):
+            without = self._balance(nodes, [0] * len(reqs))
+        else:
+            requested, allocatable = allocatable_requested(nodes, self.resources, reqs, True)
+            without = balanced_resource_scorer([r - p for r, p in zip(requested, reqs, strict=True)], allocatable)
+        half = MAX_NODE_SCORE // 2
+        out: np.ndarray = half + (half + with_pod - without) // 2  # 0 <= half + with - without
+        return out
+
+    def _balance(self, nodes: NodeBatch, reqs: list[int]) -> np.ndarray:
+        """``balancedResourceScore`` of every node with ``reqs`` added."""
         known = self._row_scores.scores(nodes, reqs)
         if known is not None:
             return known

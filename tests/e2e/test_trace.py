@@ -18,6 +18,7 @@ import yaml
 from kubesched import cli
 from kubesched import traces as trace
 from kubesched.api._durations import parse_duration
+from kubesched.api._resources import quantity_value
 
 NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model"
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
@@ -394,7 +395,9 @@ def test_fill_with_split_gangs_runs_in_simulate(
         f"    multiPoint: {{enabled: [{{name: {plugin}}}]}}\n"
         f"    queueSort: {{enabled: [{{name: {plugin}}}], disabled: [{{name: PrioritySort}}]}}\n"
     )
-    result = simulate(capsys, "fill.yaml", "--config", "config.yaml")
+    # --until: at 1.36 (BalancedAllocation, kubernetes#135573) a PodGroup of the milli fill finds no
+    # room and retries for as long as the run lasts (Coscheduling's loop, in backoff steps)
+    result = simulate(capsys, "fill.yaml", "--config", "config.yaml", "--until", "120s")
     objs = kinds(list(yaml.safe_load_all(Path("fill.yaml").read_text())), "Pod")
     key = "gang.kubesched.io/name" if api == "labels" else "scheduling.x-k8s.io/pod-group"
     gang_of = {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(key) for p in objs}
@@ -407,8 +410,15 @@ def test_fill_with_split_gangs_runs_in_simulate(
     resource, capacity = ("nvidia.com/gpu", 12) if shared == "whole" else ("alibabacloud.com/gpu-milli", 12000)
     final = sum(n["allocated"].get(resource, 0) for n in result["nodes"])
     assert 0 < final <= capacity
-    if shared == "milli":  # requests at most the capacity, and shares never fragment a scalar: all placed
-        assert all(p["nodeName"] for p in result["pods"])
+    if shared == "milli":  # a pod left pending is a member of a gang that does not fit the room left
+        free = [n["capacity"][resource] - n["allocated"].get(resource, 0) for n in result["nodes"]]
+        milli = {p["metadata"]["name"]: quantity_value(resource, p["spec"]["containers"][0]["resources"]["requests"].get(resource, "0"))
+                 for p in objs}
+        for gang, v in placed.items():
+            if not any(v):
+                members = [milli[n] for n, g in gang_of.items() if g == gang]
+                assert sum(f // members[0] for f in free) < len(members)  # members all alike
+        assert all(p["nodeName"] or gang_of[p["name"]] for p in result["pods"])
     assert all(parse_duration(p["metadata"]["annotations"]["kubesched.io/arrival"]) >= 0 for p in objs)
 
 

@@ -1,4 +1,8 @@
-"""NodeResourcesBalancedAllocation (k/k ``noderesources/balanced_allocation_test.go``, cases E1–E7)."""
+"""NodeResourcesBalancedAllocation (k/k ``noderesources/balanced_allocation_test.go``, cases E1–E7).
+
+The ported expectations are the balance with the pod, as every release to 1.35 scores it; from
+1.36 (kubernetes#135573) the score is the change the pod makes, ``50 + (50 + with - without) // 2``
+(the 1.36 column, worked by hand for E2 and E3 in :func:`test_score_1_36`)."""
 
 from __future__ import annotations
 
@@ -53,7 +57,7 @@ CASES = [
 
 @pytest.mark.parametrize(("args", "incoming", "nodes", "want"), CASES)
 def test_score(args, incoming, nodes, want) -> None:
-    plugin = new_balanced_allocation(args, FakeHandle())
+    plugin = new_balanced_allocation(args, FakeHandle(emulated_version="1.35"))
     state = CycleState()
     batch = NodeBatch.of(nodes())
     assert plugin.kubesched_pre_score(state, incoming, batch) is None
@@ -81,6 +85,24 @@ def test_args_validation(args, field, message) -> None:
     with pytest.raises(ConfigError) as ei:
         new_balanced_allocation(args, FakeHandle())
     assert (ei.value.field, ei.value.message) == (field, message)
+
+
+# 1.36: E2 n1 with the pod (cpu 3/4, memory 1/2) 87, without (0, 0) 100: 50 + (50 + 87 - 100) // 2 = 68;
+# n2 100 with and without: 75.  E3 n1 with (0.6, 0.25) 82, without (0.3, 0) 85: 73; n2 with (0.6, 0.5)
+# 95, without (0.3, 0.25) 97: 74.
+V1_36 = {"E2": [68, 75], "E3": [73, 74], "E4": [73, 70], "E5": [62, 62], "E6": [75, 76], "E7": [56, 56]}
+
+
+@pytest.mark.parametrize(("args", "incoming", "nodes", "want"), CASES)
+def test_score_1_36(args, incoming, nodes, want, request: pytest.FixtureRequest) -> None:
+    plugin = new_balanced_allocation(args, FakeHandle(emulated_version="1.36"))
+    state = CycleState()
+    batch = NodeBatch.of(nodes())
+    assert plugin.kubesched_pre_score(state, incoming, batch) is None
+    case = request.node.callspec.id[:2]
+    assert plugin.kubesched_score(state, incoming, batch).tolist() == V1_36[case]
+    # the score is the change: a pod that keeps a node's balance gets 75 there
+    assert all(50 <= s <= 100 for s in V1_36[case])
 
 
 def test_default_resources() -> None:
