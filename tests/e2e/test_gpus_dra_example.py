@@ -45,3 +45,23 @@ def test_gpus_dra_example_is_deterministic(capsys: pytest.CaptureFixture[str]) -
     first = run(capsys)
     second = run(capsys)
     assert first["claims"] == second["claims"]
+
+
+def test_explain_shows_the_allocator_verdict_per_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", str(EXAMPLE), "--explain"]) == 0
+    (tmp_path / "r.json").write_text(capsys.readouterr().out)
+    assert cli.main(["explain", str(tmp_path / "r.json"), "default/big"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        "Devices (DynamicResources' allocator, per node, at the last attempt that asked it):\n"
+        "  cannot allocate all claims: 3 nodes: cpu-1, gpu-a, gpu-h\n"
+    )
+    assert cli.main(["explain", str(tmp_path / "r.json"), "default/train-sidecar"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        "Devices (DynamicResources' allocator, per node, at the last attempt that asked it):\n"
+        "  the claims can be allocated on 1 node: gpu-h\n"
+        "  resourceclaim not available on the node: 2 nodes: cpu-1, gpu-a\n"
+        "ResourceClaims reserved for the pod at the end of the run:\n"
+        "  train-gpu: gpu.example.com/gpu-h/gpu-0 (request gpu); reserved for train, train-sidecar\n"
+    )
