@@ -126,6 +126,24 @@ class _State:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
 
 
+@dataclass
+class _Tracked:
+    """The devices the cluster's allocated claims take, with how many claims take each, and
+    where in the claims table's change log they were last brought up to date."""
+
+    table: Any = None
+    epoch: int = 0
+    pos: int = 0
+    contrib: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
+    devices: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    shared: dict[tuple[tuple[str, str, str], str], int] = field(default_factory=dict)
+    capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
+
+    def reset(self, table: Any, epoch: int) -> None:
+        self.table, self.epoch, self.pos = table, epoch, 0
+        self.contrib, self.devices, self.shared, self.capacity = {}, {}, {}, {}
+
+
 def _key(claim: ResourceClaim) -> tuple[str, str]:
     return (claim.metadata.namespace, claim.metadata.name)
 
@@ -196,6 +214,7 @@ class DynamicResources:
         self.assumed: dict[tuple[str, str], ResourceClaim] = {}
         self.in_flight: dict[str, ResourceClaim] = {}
         self._features: Any = None
+        self._tracked = _Tracked()
 
     # --- the claim tracker (dra_manager.go) ---------------------------------------------------
     def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
@@ -209,39 +228,100 @@ class DynamicResources:
             return stored
         return assumed
 
-    def allocated_state(self) -> AllocatedState:
-        """``GatherAllocatedState`` / ``ListAllAllocatedDevices``: the devices of allocated,
-        assumed and in-flight claims (admin access takes nothing)."""
+    def _contribution(self, claim: ResourceClaim | None) -> tuple[Any, ...]:
+        """What an allocated claim takes: dedicated devices, and (with DRAConsumableCapacity)
+        shares with the capacity they consume; admin access takes nothing."""
+        if claim is None or claim.status.allocation is None:
+            return ()
         from kubesched.api._resources import parse_quantity
+
+        out: list[Any] = []
+        for r in claim.status.allocation.devices.results:
+            if r.admin_access:
+                continue
+            did = (r.driver, r.pool, r.device)
+            if self.consumable_capacity and r.share_id:
+                caps = tuple((n, parse_quantity(q)) for n, q in r.consumed_capacity.items())
+                out.append((did, r.share_id, caps))
+            else:
+                out.append((did, None, ()))
+        return tuple(out)
+
+    def _apply(self, contribution: tuple[Any, ...], sign: int) -> None:
+        t = self._tracked
+        for did, share, caps in contribution:
+            if share is None:
+                n = t.devices.get(did, 0) + sign
+                if n:
+                    t.devices[did] = n
+                else:
+                    t.devices.pop(did, None)
+                continue
+            n = t.shared.get((did, share), 0) + sign
+            if n:
+                t.shared[(did, share)] = n
+            else:
+                t.shared.pop((did, share), None)
+            have = t.capacity.setdefault(did, {})
+            for name, q in caps:
+                have[name] = have.get(name, Fraction(0)) + sign * q
+            if not any(have.values()) and not any(k[0] == did for k in t.shared):
+                t.capacity.pop(did, None)
+
+    def _sync_tracked(self) -> None:
+        """Bring the devices of the cluster's allocated claims up to date: from the claims
+        table's change log (only the claims that changed), or all of them."""
+        table = self.handle.cluster.resource_claims
+        log = getattr(table, "log", None)
+        t = self._tracked
+        if log is None or t.table is not table or t.epoch != getattr(table, "epoch", 0) or t.pos > len(log):
+            t.reset(table, getattr(table, "epoch", 0))
+            for key, claim in table.items():
+                c = self._contribution(claim)
+                t.contrib[key] = c
+                self._apply(c, +1)
+            t.pos = len(log) if log is not None else 0
+            return
+        if t.pos == len(log):
+            return
+        for key in set(log[t.pos :]):
+            c = self._contribution(table.get(key))
+            old = t.contrib.get(key, ())
+            if c == old:
+                continue
+            self._apply(old, -1)
+            self._apply(c, +1)
+            if c:
+                t.contrib[key] = c
+            else:
+                t.contrib.pop(key, None)
+        t.pos = len(log)
+
+    def allocated_state(self) -> AllocatedState:
+        """``GatherAllocatedState`` / ``ListAllAllocatedDevices``: the devices of allocated
+        claims (as the cluster has them), of assumed ones newer than that, and of in-flight
+        allocations.  Kept incrementally: a cycle costs what changed since the last one."""
         from kubesched.dra import AllocatedState
 
-        state = AllocatedState()
-        seen: set[str] = set()
-
-        def add(claim: ResourceClaim) -> None:
-            alloc = claim.status.allocation
-            if alloc is None:
-                return
-            for r in alloc.devices.results:
-                if r.admin_access:
-                    continue
-                did = (r.driver, r.pool, r.device)
-                if self.consumable_capacity and r.share_id:
-                    state.shared.add((did, r.share_id))
-                    have = state.capacity.setdefault(did, {})
-                    for name, q in r.consumed_capacity.items():
-                        have[name] = have.get(name, Fraction(0)) + parse_quantity(q)
-                else:
+        self._sync_tracked()
+        t = self._tracked
+        state = AllocatedState(
+            set(t.devices), set(t.shared), {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {}
+        )
+        extra: list[ResourceClaim] = list(self.in_flight.values())
+        for key in list(self.assumed):
+            claim = self.get_claim(*key)
+            if claim is not None and claim is not self.handle.cluster.get_resource_claim(*key):
+                extra.append(claim)
+        for claim in extra:
+            for did, share, caps in self._contribution(claim):
+                if share is None:
                     state.devices.add(did)
-
-        for uid, claim in self.in_flight.items():
-            seen.add(uid)
-            add(claim)
-        for stored in self.handle.cluster.list_resource_claims():
-            if stored.metadata.uid in seen:
-                continue
-            claim = self.get_claim(stored.metadata.namespace, stored.metadata.name) or stored
-            add(claim)
+                else:
+                    state.shared.add((did, share))
+                    have = state.capacity.setdefault(did, {})
+                    for name, q in caps:
+                        have[name] = have.get(name, Fraction(0)) + q
         return state
 
     # --- claims of a pod (foreachPodResourceClaim) --------------------------------------------
