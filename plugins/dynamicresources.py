@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from kubesched.dra import Aborted, AllocationError, FailedOnNode
 from kubesched.framework import Code, ConfigError, Status, hookimpl
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class _State:
     selectors: list[Any] = field(default_factory=list)  # per claim: NodeSelectorMatcher | None
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    node_allocations: dict[str, Callable[[], list[AllocationResult]]] = field(default_factory=dict)
     allocations: dict[int, AllocationResult] = field(default_factory=dict)  # set by Reserve
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
@@ -223,7 +224,9 @@ class DynamicResources:
         assumed = self.assumed.get((namespace, name))
         if assumed is None:
             return stored
-        if stored is None or stored.metadata.uid != assumed.metadata.uid or _version(stored) > _version(assumed):
+        if stored is None or stored.metadata.uid != assumed.metadata.uid or _version(stored) >= _version(assumed):
+            # deleted, replaced, or the informer has caught up (upstream keeps an assumed
+            # object until a strictly newer one; an equal version has the same content)
             del self.assumed[(namespace, name)]
             return stored
         return assumed
@@ -533,8 +536,6 @@ class DynamicResources:
         return out or None
 
     def _filter_node(self, s: _State, node: Node, pending: list[ResourceClaim]) -> Status | None:
-        from kubesched.dra import Aborted, AllocationError, FailedOnNode
-
         unavailable: list[int] = []
         for index, claim in enumerate(s.claims):
             sel = s.selectors[index]
@@ -551,17 +552,17 @@ class DynamicResources:
                     continue
                 if not ready and self.is_claim_timeout(claim):
                     unavailable.append(index)
-        allocations: list[AllocationResult] | None = None
+        allocations: Callable[[], list[AllocationResult]] | None = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node, pending, stop=self._stop())
+                allocations = s.allocator.allocate_lazily(node, pending, stop=self._stop())
             except Aborted:
                 return Status.unresolvable(MSG_TIMED_OUT)
             except FailedOnNode as e:
                 return Status.unresolvable(str(e))
             except AllocationError as e:
                 return Status.as_error(e)
-            if allocations is None or len(allocations) != len(pending):
+            if allocations is None:  # all or nothing: a result per claim, or none
                 return Status.unresolvable(MSG_CANNOT_ALLOCATE)
         if unavailable:
             s.unavailable.update(unavailable)
@@ -571,18 +572,21 @@ class DynamicResources:
         return None
 
     def _stop(self) -> Callable[[], str | None] | None:
-        """``context.WithTimeout(filterTimeout)`` on the transport's clock."""
+        """``context.WithTimeout(filterTimeout)`` on the transport's clock, started at the
+        search's first check (after 1024 steps: most searches end before, and never read the
+        clock)."""
         if not self.use_filter_timeout or self.filter_timeout <= 0:
             return None
-        clock = self.handle.wall_clock
-        start = clock()
-        if not start:
-            clock = _time.monotonic
-            start = clock()
-        deadline = start + self.filter_timeout
+        handle, timeout = self.handle, self.filter_timeout
+        deadline: list[float] = []
+        clock: list[Callable[[], float]] = []
 
         def stop() -> str | None:
-            return "context deadline exceeded" if clock() >= deadline else None
+            if not clock:
+                clock.append(handle.wall_clock if handle.wall_clock() else _time.monotonic)
+                deadline.append(clock[0]() + timeout)
+                return None
+            return "context deadline exceeded" if clock[0]() >= deadline[0] else None
 
         return stop
 
@@ -627,7 +631,8 @@ class DynamicResources:
             return None
         if s.allocator is None:
             return Status.as_error("internal error: no allocator for claims to allocate")
-        allocations = s.node_allocations.get(node_name)
+        build = s.node_allocations.get(node_name)
+        allocations = build() if build is not None else None
         if not allocations:
             return Status.as_error("claim allocation not found for node")
         if len(allocations) != len(pending):

@@ -196,10 +196,22 @@ class Allocator:
         1024 steps of the search; a reason it returns (e.g. "context deadline exceeded") ends
         the search with :class:`Aborted` ("filter operation aborted: <reason>", as upstream's
         ``allocateOne`` reports a cancelled context)."""
+        found = self.allocate_lazily(node, claims, stop)
+        return None if found is None else found()
+
+    def allocate_lazily(
+        self,
+        node: Node,
+        claims: Sequence[ResourceClaim],
+        stop: Callable[[], str | None] | None = None,
+    ) -> Callable[[], list[AllocationResult]] | None:
+        """:meth:`allocate`, with the ``AllocationResult``s built only when the returned
+        function is called (a scheduler filters many nodes and reserves on one)."""
         run = _Run(self, node, list(claims))
         run.stop = stop
         if self.token is None:
-            return run.allocate()
+            results = run.allocate()
+            return None if results is None else (lambda: results)
         run.gather()
         key = (
             self.memo_base,
@@ -213,16 +225,16 @@ class Allocator:
             _memo.remember(key, outcome)
         if outcome is None:
             return None
-        return [
-            build_result(
-                claim,
-                chosen,
-                found,
-                node.metadata.name,
-                binding_conditions=self.features.binding_conditions,
-            )
-            for claim, (chosen, found) in zip(run.claims, outcome, strict=True)
-        ]
+        found, name, conditions = outcome, node.metadata.name, self.features.binding_conditions
+        run_claims = run.claims
+
+        def build() -> list[AllocationResult]:
+            return [
+                build_result(claim, chosen, devices, name, binding_conditions=conditions)
+                for claim, (chosen, devices) in zip(run_claims, found, strict=True)
+            ]
+
+        return build
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
