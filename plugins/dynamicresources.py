@@ -139,10 +139,13 @@ class _Tracked:
     devices: dict[tuple[str, str, str], int] = field(default_factory=dict)
     shared: dict[tuple[tuple[str, str, str], str], int] = field(default_factory=dict)
     capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
+    pools: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # dedicated devices per pool
+    frozen: dict[tuple[str, str], frozenset[Any]] = field(default_factory=dict)
 
     def reset(self, table: Any, epoch: int) -> None:
         self.table, self.epoch, self.pos = table, epoch, 0
         self.contrib, self.devices, self.shared, self.capacity = {}, {}, {}, {}
+        self.pools, self.frozen = {}, {}
 
 
 def _key(claim: ResourceClaim) -> tuple[str, str]:
@@ -255,10 +258,16 @@ class DynamicResources:
         for did, share, caps in contribution:
             if share is None:
                 n = t.devices.get(did, 0) + sign
+                pid = (did[0], did[1])
                 if n:
                     t.devices[did] = n
+                    t.pools.setdefault(pid, set()).add(did[2])
                 else:
                     t.devices.pop(did, None)
+                    names = t.pools.get(pid)
+                    if names is not None:
+                        names.discard(did[2])
+                t.frozen.pop(pid, None)
                 continue
             n = t.shared.get((did, share), 0) + sign
             if n:
@@ -305,12 +314,20 @@ class DynamicResources:
         claims (as the cluster has them), of assumed ones newer than that, and of in-flight
         allocations.  Kept incrementally: a cycle costs what changed since the last one."""
         from kubesched.dra import AllocatedState
+        from kubesched.dra._memo import PoolUse
 
         self._sync_tracked()
         t = self._tracked
         state = AllocatedState(
             set(t.devices), set(t.shared), {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {}
         )
+        use: dict[tuple[str, str], frozenset[Any]] = {}
+        if not t.shared and not t.capacity:
+            # the allocator's per-pool view of what is in use, kept here pool by pool
+            for pid, names in t.pools.items():
+                if pid not in t.frozen:
+                    t.frozen[pid] = frozenset(names)
+            use = {pid: f for pid, f in t.frozen.items() if f}
         extra: list[ResourceClaim] = list(self.in_flight.values())
         for key in list(self.assumed):
             claim = self.get_claim(*key)
@@ -320,11 +337,16 @@ class DynamicResources:
             for did, share, caps in self._contribution(claim):
                 if share is None:
                     state.devices.add(did)
+                    if not t.shared and not t.capacity:
+                        pid = (did[0], did[1])
+                        use[pid] = use.get(pid, frozenset()) | {did[2]}
                 else:
                     state.shared.add((did, share))
                     have = state.capacity.setdefault(did, {})
                     for name, q in caps:
                         have[name] = have.get(name, Fraction(0)) + q
+        if not t.shared and not t.capacity and not state.shared:
+            state.pool_use = PoolUse.of_pools(use)
         return state
 
     # --- claims of a pod (foreachPodResourceClaim) --------------------------------------------

@@ -117,6 +117,9 @@ class AllocatedState:
     devices: set[DeviceID] = field(default_factory=set)
     shared: set[tuple[DeviceID, str]] = field(default_factory=set)
     capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+    pool_use: _memo.PoolUse | None = field(default=None, compare=False)
+    """What of each pool is in use, as :class:`_memo.PoolUse` says it, when the caller keeps
+    it up to date itself (else the allocator works it out from the sets above)."""
 
     def is_allocated(self, did: DeviceID) -> bool:
         """``IsDeviceAllocated``."""
@@ -184,7 +187,9 @@ class Allocator:
             _memo.classes_signature(classes.values()),
         )
         self.claim_signatures = _memo.ClaimSignatures()
-        self.pool_use = _memo.PoolUse(self.state.devices, self.state.shared, self.state.capacity)
+        self.pool_use = self.state.pool_use or _memo.PoolUse(
+            self.state.devices, self.state.shared, self.state.capacity
+        )
 
     def allocate(
         self,

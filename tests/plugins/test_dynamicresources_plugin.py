@@ -514,3 +514,30 @@ async def test_binding_conditions_wait_then_time_out() -> None:
     assert got(st) == status(Code.ERROR, "device binding timeout")
     assert anyio.current_time() - start == pytest.approx(20.0)
     assert [e[2] for e in handle.events] == ["BindingConditionsPending"]
+
+
+def test_devices_in_use_follow_the_claims_table() -> None:
+    """The devices in use are kept from the claims table's change log: an allocation added,
+    one dropped, a claim deleted; the per-pool view given to the allocator is what it would
+    work out itself; an in-flight allocation counts too."""
+    from kubesched.dra._memo import PoolUse
+
+    pod = pod_with_claim_name()
+    pl, handle = setup(Case(pod, [allocated_claim("a", device="instance-1")]))
+    table = handle.cluster.resource_claims
+
+    def check(want: set[tuple[str, str, str]]) -> None:
+        st = pl.allocated_state()
+        assert st.devices == want
+        assert st.pool_use is not None
+        assert st.pool_use._use == PoolUse(st.devices, st.shared, st.capacity)._use
+
+    check({(DRIVER, NODE, "instance-1")})
+    table[("default", "b")] = allocated_claim("b", device="instance-2")
+    check({(DRIVER, NODE, "instance-1"), (DRIVER, NODE, "instance-2")})
+    table[("default", "a")] = pending_claim("a")  # deallocated
+    check({(DRIVER, NODE, "instance-2")})
+    del table[("default", "b")]
+    check(set())
+    pl.in_flight["x"] = allocated_claim("x", device="instance-3")
+    check({(DRIVER, NODE, "instance-3")})
