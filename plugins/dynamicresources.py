@@ -219,6 +219,8 @@ class DynamicResources:
         self.in_flight: dict[str, ResourceClaim] = {}
         self._features: Any = None
         self._tracked = _Tracked()
+        self._slices_mark: Any = None
+        self._slices_cache: tuple[Any, ...] = ()
 
     # --- the claim tracker (dra_manager.go) ---------------------------------------------------
     def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
@@ -521,12 +523,23 @@ class DynamicResources:
                 self._features,
                 self.allocated_state(),
                 {c.metadata.name: c for c in cluster.list_device_classes()},
-                cluster.list_resource_slices(),
+                self._slices(),
                 version=self.handle.emulated_version,
                 rng=self.handle.rng,
             )
         s.claims = claims
         return None
+
+    def _slices(self) -> Sequence[Any]:
+        """The cluster's ResourceSlices as one tuple, the same object while none changed (the
+        allocator then reuses what it worked out from them)."""
+        table = self.handle.cluster.resource_slices
+        log = getattr(table, "log", None)
+        mark = (id(table), getattr(table, "epoch", 0), len(log)) if log is not None else None
+        if mark is None or mark != self._slices_mark:
+            self._slices_cache = tuple(self.handle.cluster.list_resource_slices())
+            self._slices_mark = mark
+        return self._slices_cache
 
     def _check_class(self, class_name: str, request: str, cluster: Any) -> Status | None:
         """``validateDeviceClass``."""

@@ -271,7 +271,7 @@ class ClusterState:
         # DRA (resource.k8s.io), while DynamicResourceAllocation is on: what the
         # DynamicResources plugin reads (claims by namespace/name, slices, classes, taint rules)
         self.resource_claims: dict[tuple[str, str], ResourceClaim] = ChangeLog()
-        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.resource_slices: dict[str, ResourceSlice] = ChangeLog()
         self.device_classes: dict[str, DeviceClass] = {}
         self.device_taint_rules: dict[str, DeviceTaintRule] = {}
         # namespace -> its labels, for the namespaces whose labels are known (no informer

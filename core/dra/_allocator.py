@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from kubesched.api._dra import (
     AllocationResult,
@@ -73,6 +74,8 @@ def _token(versions: tuple[object, ...]) -> int:
 
 
 _START = (0, 0, 0)
+# id(tuple of slices) -> (the tuple, slices by node, slices for all nodes, token)
+_SLICE_SETS: dict[int, tuple[Any, dict[str, list[ResourceSlice]], list[ResourceSlice], int | None]] = {}
 
 
 class _MaxSizeExceeded(Exception):
@@ -165,20 +168,31 @@ class Allocator:
                 list_type_attributes=features.list_type_attributes,
             )
         )
-        self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared: list[ResourceSlice] = []
-        for s in self.slices:
-            if s.spec.node_name:
-                self.on_node.setdefault(s.spec.node_name, []).append(s)
-            else:
-                self.shared.append(s)
+        seen = _SLICE_SETS.get(id(slices))
+        if seen is not None and seen[0] is slices:
+            # the same tuple of slices as an earlier allocator (a caller that keeps it while no
+            # slice changes): its partition by node and its token are known
+            self.on_node, self.shared, token = seen[1], seen[2], seen[3]
+        else:
+            self.on_node = {}
+            self.shared = []
+            for s in self.slices:
+                if s.spec.node_name:
+                    self.on_node.setdefault(s.spec.node_name, []).append(s)
+                else:
+                    self.shared.append(s)
+            stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
+            token = _token(tuple(slice_key(s) for s in self.slices)) if stored else None
+            if isinstance(slices, tuple):
+                if len(_SLICE_SETS) > 64:
+                    _SLICE_SETS.clear()
+                _SLICE_SETS[id(slices)] = (slices, self.on_node, self.shared, token)
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         # per claim (by identity, checked): its validated requests; per device and request:
         # whether the class and request select it (``deviceMatchesRequest``, kept across nodes)
         self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
         self.matches: dict[tuple[object, ...], bool] = {}
-        stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
-        self.token = _token(tuple(slice_key(s) for s in self.slices)) if stored else None
+        self.token = token
         self.memo_base = (
             self.token,
             features,
