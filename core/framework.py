@@ -33,8 +33,8 @@ Nodes and pods as the scheduler sees them
 
 Resource arithmetic
     :class:`ResourceAmounts` (upstream's ``framework.Resource``: millicores and whole units),
-    :data:`CPU`, :data:`MEMORY`, :data:`EPHEMERAL_STORAGE`, :data:`PODS`, :func:`pod_requests`,
-    :func:`quantity_value`, :func:`parse_quantity`, :class:`QuantityError`; resource names:
+    :data:`CPU`, :data:`MEMORY`, :data:`EPHEMERAL_STORAGE`, :data:`PODS`, :func:`pod_requests`
+    (by :func:`request_rules`, a release's PodLevelResources and InPlacePodVerticalScaling rules), :func:`quantity_value`, :func:`parse_quantity`, :class:`QuantityError`; resource names:
     :func:`is_native_resource`, :func:`is_extended_resource_name`,
     :func:`is_scalar_resource_name`.
 
@@ -174,9 +174,11 @@ from kubesched.api._resources import (
     MEMORY,
     PODS,
     QuantityError,
+    RequestRules,
     parse_quantity,
     pod_requests,
     quantity_value,
+    request_rules,
 )
 from kubesched.api._resources import Resource as ResourceAmounts
 from kubesched.cache._cache import Snapshot
@@ -275,6 +277,7 @@ __all__ = [
     "QueuedPodInfo",
     "QueueingHint",
     "Rejections",
+    "RequestRules",
     "RequiredNodeAffinity",
     "ResourceAmounts",
     "Snapshot",
@@ -321,6 +324,7 @@ __all__ = [
     "pod_requests",
     "qualified_name_errors",
     "quantity_value",
+    "request_rules",
     "requirements_match",
     "selector_requirements",
     "storage_quantity",

@@ -19,6 +19,21 @@ placed all together or not at all::
 
 Upstream: sp ``pkg/coscheduling/coscheduling.go`` and ``pkg/coscheduling/core/core.go``.
 
+Gang preemption (``gangPreemption: true``, kubesched's own; off by default, and then the plugin is
+upstream's).  scheduler-plugins' Coscheduling leaves preemption to DefaultPreemption, which frees
+room for one member at a time: the first member evicts its victims, the others find no room,
+the group times out at Permit and starts over, evicting again (scheduler-plugins #428, #431,
+#581; volcano #3291).  With the argument on, PostFilter first makes one decision for the whole
+group over the whole cluster (:mod:`kubesched.plugins._gangpreemption`): the victims every
+unplaced member needs are preempted together and each member is nominated to its node, or, when
+fewer than minMember would fit even with every lower-priority pod gone, nothing is evicted.  It
+is tried for a member of a group below its quorum whose pod failed Filter as Unschedulable on
+some node; success nominates the pod; otherwise the PostFilter above runs as ever, and its
+status becomes UnschedulableAndUnresolvable with the preemption's reason first, which ends the
+PostFilter plugins: list Coscheduling before DefaultPreemption in ``postFilter``, or
+DefaultPreemption will have preempted for the member alone.  The PreFilter checks are unchanged:
+a group whose ``minResources`` the cluster cannot cover now is turned away before preemption.
+
 Known difference in text: the PreFilter message for ``minResources`` the cluster cannot cover is
 ``resource gap: map[cpu:2]`` here, quantities written as Kubernetes writes them.  Upstream
 formats its ``corev1.ResourceList`` with ``%v``; ``resource.Quantity.String`` has a pointer
@@ -53,6 +68,7 @@ from kubesched.framework import (
     parse_time,
     quantity_value,
 )
+from kubesched.plugins._gangpreemption import GangPreemption
 
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, NodeInfo, Pod, PodGroup, QueuedPodInfo
@@ -87,6 +103,8 @@ class CoschedulingArgs:
     permit_waiting_time_seconds: int = 60
     pod_group_backoff_seconds: int = 0
     pod_group_reject_percentage: int = 10
+    gang_preemption: bool = False
+    """kubesched's own (``gangPreemption``): preempt for the whole group (see the module)."""
 
 
 _ARG_FIELDS = {
@@ -94,6 +112,7 @@ _ARG_FIELDS = {
     "podGroupBackoffSeconds": "pod_group_backoff_seconds",
     "podGroupRejectPercentage": "pod_group_reject_percentage",
 }
+_BOOL_ARG_FIELDS = {"gangPreemption": "gang_preemption"}
 
 
 def parse_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
@@ -103,8 +122,16 @@ def parse_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(f"Invalid value: {go_value(str(raw))}: must be a mapping")
-    values: dict[str, int] = {}
+    values: dict[str, Any] = {}
     for key, value in raw.items():
+        flag = _BOOL_ARG_FIELDS.get(key)
+        if flag is not None:
+            if value is None:
+                continue
+            if not isinstance(value, bool):
+                raise ConfigError(f"Invalid value: {go_value(str(value))}: must be a boolean", field=key)
+            values[flag] = value
+            continue
         attr = _ARG_FIELDS.get(key)
         if attr is None:
             raise ConfigError(f'strict decoding error: unknown field "{key}"')
@@ -450,6 +477,12 @@ class Coscheduling:
         assigned = self.get_assigned_pod_count(full)
         if assigned >= min_member:
             return PostFilterResult(), Status(Code.UNSCHEDULABLE)
+        return self._reject_group(pod, pg, assigned)
+
+    def _reject_group(self, pod: Pod, pg: PodGroup, assigned: int) -> tuple[PostFilterResult, Status]:
+        """The PostFilter of a member of a group below its quorum."""
+        full = f"{pod.metadata.namespace}/{pg.metadata.name}"
+        min_member = pg.spec.min_member
         # A small gap to the quorum: let the later members try.
         if (min_member - assigned) * 100 <= self.reject_percentage * min_member:
             return PostFilterResult(), Status(Code.UNSCHEDULABLE)
@@ -521,8 +554,46 @@ class Coscheduling:
                 wp.reject(NAME, msg)
 
 
+class CoschedulingWithPreemption(Coscheduling):
+    """Coscheduling with ``gangPreemption``: its PostFilter first preempts for the whole group
+    (see the module).  A class of its own, so that the plugin without the argument is as ever."""
+
+    def __init__(self, args: CoschedulingArgs, handle: Handle) -> None:
+        super().__init__(args, handle)
+        self.preemption = GangPreemption(NAME, handle)
+
+    @hookimpl
+    async def kubesched_post_filter(  # type: ignore[override]
+        self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult, Status]:
+        """One preemption for the group, else the PostFilter as ever, made
+        UnschedulableAndUnresolvable (so that DefaultPreemption does not preempt for one member)."""
+        full, pg = self.get_pod_group(pod)
+        if pg is None:
+            return PostFilterResult(), Status(Code.UNSCHEDULABLE, ERR_NO_POD_GROUP)
+        min_member = pg.spec.min_member
+        assigned = self.get_assigned_pod_count(full)
+        if assigned >= min_member:
+            return PostFilterResult(), Status(Code.UNSCHEDULABLE)
+        reasons: list[str] = []
+        if any(st.code == Code.UNSCHEDULABLE for st in node_statuses.values()):
+            pods = self.group_pods(pod.metadata.namespace, pg.metadata.name)
+            result, st = await self.preemption.preempt(pod, pods, min_member, full)
+            if st.is_success() and result is not None:
+                return result, st
+            if st.code == Code.ERROR:
+                return PostFilterResult(), st
+            if st.message:
+                reasons.append("preemption: " + st.message)
+        _, st = self._reject_group(pod, pg, assigned)
+        return PostFilterResult(), Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons, *st.reasons)
+
+
 def new(args: Mapping[str, Any] | None, handle: Handle) -> Coscheduling:
-    return Coscheduling(parse_args(args), handle)
+    parsed = parse_args(args)
+    if parsed.gang_preemption:
+        return CoschedulingWithPreemption(parsed, handle)
+    return Coscheduling(parsed, handle)
 
 
 __all__ = [
@@ -530,6 +601,7 @@ __all__ = [
     "POD_GROUP_LABEL",
     "Coscheduling",
     "CoschedulingArgs",
+    "CoschedulingWithPreemption",
     "PermitState",
     "check_cluster_resource",
     "new",

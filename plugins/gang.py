@@ -41,7 +41,29 @@ Node event (upstream's ``UnrollWildCardResource``).
 
 Departures from the design, off by default (args): ``prioritySort`` orders by priority first (the
 design's order within equal priority); ``shortGangUnresolvable`` turns away a gang short of members
-as UnschedulableAndUnresolvable, so that preemption is not tried on its behalf.
+as UnschedulableAndUnresolvable, so that preemption is not tried on its behalf;
+``gangPreemption`` adds a PostFilter that preempts for the whole gang at once (below).
+
+Gang preemption (``gangPreemption: true``, kubesched's own: neither this design nor upstream's
+Coscheduling has it).  Upstream's DefaultPreemption frees room for one pod at a time, so a gang of
+high-priority pods on a full cluster evicts a victim for its first member, waits at Permit for
+members that find no room, times out and starts over, evicting again (scheduler-plugins #428,
+#431, #581; volcano #3291).  With the argument on, a member that fits nowhere makes one decision
+for the whole gang over the whole cluster (:mod:`kubesched.plugins._gangpreemption`): the victims
+that every unplaced member needs are preempted together and each member is nominated to its
+node, or, when the gang cannot reach its available-count even with every lower-priority pod gone,
+nothing is evicted.  PostFilter, for a member (a pod that is "not gang-pod" is left to the next
+PostFilter plugin: Unschedulable, no reason)::
+
+    a rejected gang, or one short of members        UnschedulableAndUnresolvable, its PreFilter text
+    no node failed with Unschedulable               UnschedulableAndUnresolvable (nothing to preempt)
+    the gang preemption decided                     Success, the pod nominated
+    otherwise                                       UnschedulableAndUnresolvable "preemption: ..."
+
+UnschedulableAndUnresolvable ends the PostFilter plugins, so list Gang before DefaultPreemption in
+``postFilter`` (``enabled: [{name: Gang}, {name: DefaultPreemption}]``, ``disabled: [{name:
+DefaultPreemption}]``): after it, DefaultPreemption would already have preempted for the member
+alone.
 
 Every hook is a plain function: the framework runs them one at a time on the event loop, so the
 design's mutex is not needed.
@@ -60,12 +82,14 @@ from kubesched.framework import (
     Code,
     ConfigError,
     Handle,
+    PostFilterResult,
     Status,
     go_value,
     hookimpl,
     parse_time,
     qualified_name_errors,
 )
+from kubesched.plugins._gangpreemption import GangPreemption
 
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, NodeInfo, Pod, QueuedPodInfo
@@ -99,6 +123,7 @@ class GangArgs:
     gang_expiration_seconds: float = DEFAULT_GANG_EXPIRATION_SECONDS
     priority_sort: bool = False
     short_gang_unresolvable: bool = False
+    gang_preemption: bool = False
 
 
 _ARG_FIELDS = {
@@ -108,6 +133,7 @@ _ARG_FIELDS = {
     "gangExpirationSeconds": "gang_expiration_seconds",
     "prioritySort": "priority_sort",
     "shortGangUnresolvable": "short_gang_unresolvable",
+    "gangPreemption": "gang_preemption",
 }
 _IGNORED_ARG_FIELDS = ("apiVersion", "kind")  # typed args may carry their type
 MAX_WAIT_SECONDS = (2**63 - 1) // 10**9  # the longest time.Duration, in whole seconds
@@ -156,7 +182,7 @@ def parse_args(raw: Mapping[str, Any] | None) -> GangArgs:
             raise ConfigError(f"Invalid value: {go_value(label)}: {errs[0]}", field=key)
     _seconds(values, "permitWaitingTimeSeconds", DEFAULT_PERMIT_WAITING_TIME_SECONDS)
     _seconds(values, "gangExpirationSeconds", DEFAULT_GANG_EXPIRATION_SECONDS)
-    for key in ("prioritySort", "shortGangUnresolvable"):
+    for key in ("prioritySort", "shortGangUnresolvable", "gangPreemption"):
         flag = values.get(_ARG_FIELDS[key], False)
         if not isinstance(flag, bool):
             raise ConfigError(f"Invalid value: {go_value(str(flag))}: must be a boolean", field=key)
@@ -426,8 +452,47 @@ class Gang:
         return None
 
 
+class GangWithPreemption(Gang):
+    """Gang with ``gangPreemption``: a PostFilter that preempts for the whole gang (see the
+    module).  A class of its own, so that the plugin without the argument has no PostFilter."""
+
+    def __init__(self, args: GangArgs, handle: Handle) -> None:
+        super().__init__(args, handle)
+        self.preemption = GangPreemption(NAME, handle)
+
+    @hookimpl
+    async def kubesched_post_filter(
+        self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """One preemption for the whole gang, or none."""
+        member = self.member(pod)
+        if member is None:
+            return None, Status(Code.UNSCHEDULABLE)  # not gang-pod: the next plugin's
+        gang, count = member
+        rejected = self.rejected_status(gang)
+        if rejected is not None:
+            return None, rejected
+        n = atoi(count)
+        if isinstance(n, str):
+            return None, Status(Code.ERROR, n)
+        running, pending = self.running_and_pending(gang, state)
+        if len(running) + len(pending) < n:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"not enough available pod for gang {gang}")
+        if not any(st.code == Code.UNSCHEDULABLE for st in node_statuses.values()):
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        result, st = await self.preemption.preempt(pod, [*running, *pending], n, gang)
+        if st.is_success():
+            return result, st
+        if st.code == Code.ERROR:
+            return None, st
+        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "preemption: " + st.message)
+
+
 def new(args: Mapping[str, Any] | None, handle: Handle) -> Gang:
-    return Gang(parse_args(args), handle)
+    parsed = parse_args(args)
+    if parsed.gang_preemption:
+        return GangWithPreemption(parsed, handle)
+    return Gang(parsed, handle)
 
 
 __all__ = [
@@ -438,6 +503,7 @@ __all__ = [
     "NAME",
     "Gang",
     "GangArgs",
+    "GangWithPreemption",
     "atoi",
     "new",
     "parse_args",

@@ -118,6 +118,7 @@ class NodeStatus(_Obj):
     allocatable: ResourceList = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
+    declared_features: list[str] = []  # NodeDeclaredFeatures (1.35 alpha): what the kubelet declares
 
 
 class Node(_Obj):
@@ -164,12 +165,22 @@ class VolumeMount(_Obj):
     mount_path: str = ""
 
 
+class ContainerRestartRule(_Obj):
+    """``restartPolicyRules[]`` (ContainerRestartRules, 1.34 alpha): what NodeDeclaredFeatures
+    reads (the action; ``RestartAllContainers`` needs the node to declare
+    RestartAllContainersOnContainerExits)."""
+
+    action: str = ""
+    exit_codes: dict[str, Any] | None = None
+
+
 class Container(_Obj):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
     volume_mounts: list[VolumeMount] = []
 
 
@@ -618,6 +629,7 @@ class PodSpec(_Obj):
     containers: list[Container] = []
     init_containers: list[Container] = []
     overhead: ResourceList | None = None
+    resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources, 1.32+)
     node_selector: dict[str, str] = {}
     affinity: Affinity | None = None
     tolerations: list[Toleration] = []
@@ -627,6 +639,7 @@ class PodSpec(_Obj):
     termination_grace_period_seconds: Int64 | None = None
     active_deadline_seconds: Int64 | None = None
     host_network: bool = False
+    host_users: bool | None = None
     hostname: str = ""
     restart_policy: str = _DEFAULTED
     volumes: list[Volume] = []
@@ -658,9 +671,21 @@ class PodResourceClaimStatus(_Obj):
     resource_claim_name: str | None = None
 
 
+class ContainerStatus(_Obj):
+    """What the scheduler reads of a container's status: the resources of an in-place resize
+    (InPlacePodVerticalScaling): allocated by the kubelet, and actuated (``resources``)."""
+
+    name: str = ""
+    resources: ResourceRequirements | None = None
+    allocated_resources: ResourceList | None = None
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
+    container_statuses: list[ContainerStatus] = []
+    init_container_statuses: list[ContainerStatus] = []
+    resize: str = ""  # 1.30-1.32: Proposed, InProgress, Deferred, Infeasible (conditions from 1.33)
     nominated_node_name: str = ""
     start_time: str | None = None
     host_ip: str = msgspec.field(default="", name="hostIP")

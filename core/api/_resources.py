@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_UP, Decimal, localcontext
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kubesched._errors import KubeschedError
 
@@ -249,22 +250,207 @@ def _max(into: dict[str, int], other: dict[str, int]) -> None:
             into[k] = v
 
 
-def pod_requests(pod: Pod, *, non_zero: bool = False) -> Resource:
-    """``resourcehelper.PodRequests``: the pod's effective requests.
+# PodLevelResources (KEP-2837): how a pod's ``spec.resources`` enters its requests, per release.
+POD_LEVEL_OFF = 0
+"""The gate off, or a release without it (1.30, 1.31): ``SkipPodLevelResources``."""
+POD_LEVEL_V1_32 = 1
+"""1.32 (alpha, kubernetes#128407): cpu and memory; a pod-level request left out while pod-level
+limits are set defaults to the containers' aggregate request, else to the pod-level limit."""
+POD_LEVEL = 2
+"""1.33 on (kubernetes#130577; beta, on by default from 1.34): cpu, memory and ``hugepages-*``;
+a left-out cpu / memory request defaults to the pod-level limit, a hugepages one to the
+containers' aggregate first."""
+HUGEPAGES_PREFIX = "hugepages-"
+
+# InPlacePodVerticalScaling (KEP-1287): how a resized pod's status enters its requests, per release.
+IN_PLACE_OFF = 0
+"""The gate off (alpha, off by default, 1.30-1.32): the spec's requests only."""
+IN_PLACE_V1_30 = 1
+"""1.30, 1.31 (``InPlacePodVerticalScalingEnabled``): a container with a status counts the max of
+its spec and its ``allocatedResources``; with ``status.resize: Infeasible``, its
+``allocatedResources`` alone."""
+IN_PLACE_V1_32 = 2
+"""1.32 (``UseStatusResources``): a container whose status has ``resources`` counts the max of
+its spec and ``status.resources.requests`` (with ``status.resize: Infeasible``, the latter alone)."""
+IN_PLACE_V1_33 = 3
+"""1.33, 1.34 (beta, on; ``determineContainerReqs``): a regular container whose status has
+``resources`` counts the max of its spec, its actuated (``resources.requests``) and its
+allocated (``allocatedResources``) requests; a resize the kubelet found infeasible (condition
+``PodResizePending``, reason ``Infeasible``) leaves the spec out."""
+IN_PLACE = 4
+"""1.35 on (GA, locked): the max of the spec's, the allocated and the actuated *aggregates*
+(max of sums, not sum of maxes), init containers too, a container without a status counting
+its spec (where the resize is infeasible: nothing)."""
+
+
+class RequestRules(NamedTuple):
+    """How a release computes a pod's requests (``resourcehelper.PodResourcesOptions``):
+    ``pod_level`` (``POD_LEVEL_*``) and ``in_place`` (``IN_PLACE_*``)."""
+
+    pod_level: int = POD_LEVEL
+    in_place: int = IN_PLACE
+
+
+NEWEST_RULES = RequestRules()
+"""The newest release's rules with its gates at their defaults (both on)."""
+
+
+def request_rules(version: tuple[int, int], gates: Mapping[str, bool]) -> RequestRules:
+    """The rules of ``version`` with ``gates`` (a gate not listed: at its default there, from
+    upstream's VersionedSpecs: PodLevelResources on from 1.34, InPlacePodVerticalScaling from
+    1.33; both off where the release has no gate)."""
+    pod_level = POD_LEVEL_OFF
+    if gates.get("PodLevelResources", version >= (1, 34)):
+        pod_level = POD_LEVEL_V1_32 if version < (1, 33) else POD_LEVEL
+    in_place = IN_PLACE_OFF
+    if gates.get("InPlacePodVerticalScaling", version >= (1, 33)):
+        in_place = (
+            IN_PLACE_V1_30 if version < (1, 32)
+            else IN_PLACE_V1_32 if version < (1, 33)
+            else IN_PLACE_V1_33 if version < (1, 35)
+            else IN_PLACE
+        )  # fmt: skip
+    return RequestRules(pod_level, in_place)
+
+
+def _pod_level_supported(name: str, mode: int) -> bool:
+    """``IsSupportedPodLevelResource``: cpu and memory; hugepages too from 1.33."""
+    return name in (CPU, MEMORY) or (mode >= POD_LEVEL and name.startswith(HUGEPAGES_PREFIX))
+
+
+def pod_level_requests(pod: Pod, mode: int = POD_LEVEL) -> dict[str, int] | None:
+    """The pod-level requests that replace the containers' aggregate (None: the pod sets none,
+    or ``mode`` is off), after the API server's defaulting of the release.
+
+    ``defaultPodRequests`` (pkg/apis/core/v1/defaults.go; kubernetes#128407 in 1.32, restricted
+    to hugepages by kubernetes#130577 in 1.33) fills requests the pod left out only when it sets
+    pod-level limits; ``IsPodLevelRequestsSet`` then asks for a supported resource among them.
+    """
+    res = pod.spec.resources
+    if mode == POD_LEVEL_OFF or res is None or not (res.requests or res.limits):
+        return None
+    out = {n: quantity_value(n, v) for n, v in (res.requests or {}).items() if _pod_level_supported(n, mode)}
+    if res.limits:
+        given = set(res.requests or ())
+        aggregate = _aggregate(pod, False)
+        for name, value in aggregate.items():
+            from_aggregate = mode == POD_LEVEL_V1_32 or name.startswith(HUGEPAGES_PREFIX)
+            if from_aggregate and name not in given and _pod_level_supported(name, mode):
+                out.setdefault(name, value)
+        for name, q in res.limits.items():
+            if name not in given and _pod_level_supported(name, mode):
+                out.setdefault(name, quantity_value(name, q))
+    return out or None
+
+
+def pod_requests(pod: Pod, *, non_zero: bool = False, rules: RequestRules = NEWEST_RULES) -> Resource:
+    """``resourcehelper.PodRequests``: the pod's effective requests by a release's ``rules``.
 
     Containers are summed; restartable (sidecar) init containers add to the sum and to every
-    later init container's peak; the peak of the init phase is taken against the sum; the pod
-    overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
+    later init container's peak; the peak of the init phase is taken against the sum (for a
+    resized pod, from its container statuses as well: :data:`IN_PLACE`); then the pod-level
+    requests of a supported resource replace that aggregate (:func:`pod_level_requests`); the
+    pod overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
     100m / 200Mi (the scoring defaults); an explicit zero stays zero.
     """
+    status = pod.status
+    if rules.in_place and (status.container_statuses or status.init_container_statuses):
+        reqs = _resized_aggregate(pod, non_zero, rules.in_place)
+    else:
+        reqs = _aggregate(pod, non_zero)
+    if rules.pod_level and pod.spec.resources is not None:
+        pod_reqs = pod_level_requests(pod, rules.pod_level)
+        if pod_reqs:
+            reqs.update(pod_reqs)
+    if pod.spec.overhead:
+        for name, value in pod.spec.overhead.items():
+            reqs[name] = reqs.get(name, 0) + quantity_value(name, value)
+    r = Resource()
+    for name, value in reqs.items():
+        r.set(name, value)
+    return r
+
+
+def _values(rl: ResourceList | None) -> dict[str, int]:
+    return {name: quantity_value(name, v) for name, v in (rl or {}).items()}
+
+
+def resize_infeasible(pod: Pod) -> bool:
+    """``IsPodResizeInfeasible`` (1.33 on): the first ``PodResizePending`` condition's reason is
+    ``Infeasible``."""
+    for cond in pod.status.conditions:
+        if cond.type == "PodResizePending":
+            return cond.reason == "Infeasible"
+    return False
+
+
+def _resized_aggregate(pod: Pod, non_zero: bool, mode: int) -> dict[str, int]:
+    """The aggregate of a pod with container statuses, by the release's ``mode``
+    (``AggregateContainerRequests`` with ``UseStatusResources``)."""
+    status = pod.status
+    if mode != IN_PLACE:
+        # v1.30/v1.31, v1.32 component-helpers resource/helpers.go and 1.33's
+        # determineContainerReqs: regular containers only (in-place resize is not allowed for
+        # init containers), each against its own status
+        infeasible = resize_infeasible(pod) if mode == IN_PLACE_V1_33 else status.resize == "Infeasible"
+        found = {cs.name: cs for cs in status.container_statuses}
+
+        def per_container(c: Container, init: bool) -> dict[str, int]:
+            spec = _container_requests(c)
+            cs = None if init else found.get(c.name)
+            if cs is None or (mode != IN_PLACE_V1_30 and cs.resources is None):
+                return spec
+            if mode == IN_PLACE_V1_30:
+                current = _values(cs.allocated_resources)
+            else:
+                assert cs.resources is not None
+                current = _values(cs.resources.requests)
+                if mode == IN_PLACE_V1_33:
+                    _max(current, _values(cs.allocated_resources))
+            if infeasible:
+                return current
+            _max(spec, current)
+            return spec
+
+        return _aggregate(pod, non_zero, per_container)
+    infeasible = resize_infeasible(pod)
+    statuses = {cs.name: cs for cs in (*status.init_container_statuses, *status.container_statuses)}
+
+    def allocated(c: Container, init: bool) -> dict[str, int]:  # containerAllocatedRequests
+        cs = statuses.get(c.name)
+        if cs is not None and cs.allocated_resources is not None:
+            return _values(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    def actuated(c: Container, init: bool) -> dict[str, int]:  # containerActuatedRequests
+        cs = statuses.get(c.name)
+        if cs is not None and cs.resources is not None and cs.resources.requests is not None:
+            return _values(cs.resources.requests)
+        if cs is not None and cs.allocated_resources is not None:
+            return _values(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    out = _aggregate(pod, non_zero, actuated)
+    _max(out, _aggregate(pod, non_zero, allocated))
+    if not infeasible:
+        _max(out, _aggregate(pod, non_zero))
+    return out
+
+
+def _aggregate(
+    pod: Pod, non_zero: bool, per_container: Callable[[Container, bool], dict[str, int]] | None = None
+) -> dict[str, int]:
+    """``AggregateContainerRequests``: the containers' requests, the init phase's peak against
+    them (with ``non_zero``: 100m / 200Mi for a container missing a cpu / memory request);
+    ``per_container(container, is_init)``: a container's requests (default: its spec's)."""
     reqs: dict[str, int] = {}
     for c in pod.spec.containers:
-        cr = _container_requests(c)
+        cr = _container_requests(c) if per_container is None else per_container(c, False)
         _add(reqs, _non_missing(cr) if non_zero else cr)
     restartable: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for c in pod.spec.init_containers:
-        cr = _container_requests(c)
+        cr = _container_requests(c) if per_container is None else per_container(c, True)
         if non_zero:
             cr = _non_missing(cr)
         if c.restart_policy == "Always":
@@ -277,10 +463,4 @@ def pod_requests(pod: Pod, *, non_zero: bool = False) -> Resource:
             cr = tmp
         _max(init_peak, cr)
     _max(reqs, init_peak)
-    if pod.spec.overhead:
-        for name, value in pod.spec.overhead.items():
-            reqs[name] = reqs.get(name, 0) + quantity_value(name, value)
-    r = Resource()
-    for name, value in reqs.items():
-        r.set(name, value)
-    return r
+    return reqs

@@ -27,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from kubesched.api._objects import Node, Pod
-from kubesched.api._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api._resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NEWEST_RULES,
+    PODS,
+    RequestRules,
+    resize_infeasible,
+)
 from kubesched.runtime._infos import NodeInfo, PodInfo, pod_value
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -104,8 +112,10 @@ class CacheError(Exception):
 class Cache:
     """Nodes and the pods on them, bound or assumed.  Single-threaded: no locks."""
 
-    def __init__(self, ttl: float = 0.0) -> None:
+    def __init__(self, ttl: float = 0.0, rules: RequestRules = NEWEST_RULES) -> None:
         self.ttl = ttl
+        self.rules = rules
+        """How the emulated release computes requests, for the PodInfos made here."""
         self.node_infos: dict[str, NodeInfo] = {}
         self.pod_states: dict[str, _PodState] = {}
         self.tree = NodeTree()
@@ -173,7 +183,7 @@ class Cache:
             else:
                 self.update_pod(pod)
                 return
-        pi = pi or PodInfo(pod)
+        pi = pi or PodInfo(pod, self.rules)
         self._touch(pod.spec.node_name).add_pod(pi)
         self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
 
@@ -185,7 +195,7 @@ class Cache:
             return
         ni = self._touch(st.node_name)
         ni.remove_pod(uid)
-        pi = _same_spec(st.pod_info, pod) or PodInfo(pod)
+        pi = _same_spec(st.pod_info, pod) or PodInfo(pod, self.rules)
         target = pod.spec.node_name or st.node_name
         if target != st.node_name:
             ni = self._touch(target)
@@ -241,10 +251,18 @@ class Cache:
 
 
 def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
-    """``pi`` re-pointed at ``pod`` when only status / metadata changed (no recomputation)."""
+    """``pi`` re-pointed at ``pod`` when only status / metadata changed (no recomputation); with
+    InPlacePodVerticalScaling, a change of the resize status recomputes the requests too."""
     if pi.pod.spec == pod.spec and pi.pod.metadata.labels == pod.metadata.labels:
+        if pi.rules.in_place and _resize_status(pi.pod) != _resize_status(pod):
+            return None
         return pi.with_pod(pod)
     return None
+
+
+def _resize_status(pod: Pod) -> tuple[Any, ...]:
+    st = pod.status
+    return (st.container_statuses, st.init_container_statuses, st.resize, resize_infeasible(pod))
 
 
 class Snapshot:

@@ -181,9 +181,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from kubesched.config._versions import parse_version
     from kubesched.reporting import explain
 
-    sys.stdout.write(explain(args.result, args.pod, max_nodes=args.nodes, top=args.top))
+    version = parse_version(args.emulated_version) if args.emulated_version else None
+    sys.stdout.write(explain(args.result, args.pod, max_nodes=args.nodes, top=args.top, version=version))
     return 0
 
 
@@ -444,6 +446,10 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("pod", metavar="POD", help="name or namespace/name")
     x.add_argument("--nodes", type=int, default=20, help="rows of the Filter table (default 20)")
     x.add_argument("--top", type=int, default=5, help="nodes in the score table (default 5)")
+    x.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor the result was made for ({VERSION_RANGE}): stated first, Filter "
+                   "columns in its default profile's order, a simulate report of another minor refused "
+                   "(default: as the result says, not stated)")
     x.set_defaults(func=cmd_explain)
 
     f = sub.add_parser("fake-apiserver", help="serve a fake cluster over the Kubernetes API on 127.0.0.1")

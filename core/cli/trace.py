@@ -9,6 +9,7 @@ import sys
 
 from kubesched._errors import ConfigError
 from kubesched._outputs import open_output
+from kubesched.config._versions import DEFAULT_VERSION, VERSION_RANGE, parse_version
 from kubesched.traces import (
     FILL_FACTOR,
     GANG_APIS,
@@ -54,6 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "Coscheduling) or labels (the Gang plugin's labels) (default podgroup)")
     p.add_argument("--node-pods", type=int, default=NODE_PODS, metavar="N",
                    help=f"allocatable pods of each node (default {NODE_PODS}, the kubelet's)")
+    p.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor the scenario is for ({VERSION_RANGE}; default {DEFAULT_VERSION}), "
+                        "named in the header line for simulate --emulated-version (the objects are the same for "
+                        "every minor)")
     p.set_defaults(func=cmd_trace)
 
 
@@ -64,10 +69,12 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise ConfigError("Forbidden: only with --mode fill", field="--fill-factor")
     if factor is not None and not (math.isfinite(factor) and factor > 0):
         raise ConfigError(f"Invalid value: {factor:g}: must be greater than 0", field="--fill-factor")
+    version = str(parse_version(args.emulated_version)) if args.emulated_version else ""
     if args.node_pods < 1:
         raise ConfigError(f"Invalid value: {args.node_pods}: must be greater than or equal to 1", field="--node-pods")
     return Options(mode=args.mode, seed=args.seed, fill_factor=FILL_FACTOR if factor is None else factor,
-                   shared_gpu=args.shared_gpu, gangs=args.gangs, gang_api=args.gang_api, node_pods=args.node_pods)
+                   shared_gpu=args.shared_gpu, gangs=args.gangs, gang_api=args.gang_api, node_pods=args.node_pods,
+                   emulated_version=version)
 
 
 def cmd_trace(args: argparse.Namespace) -> int:

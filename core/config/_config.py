@@ -127,6 +127,10 @@ def default_multi_point(
     if gates.get("DynamicResourceAllocation", False):
         at = next(i for i, (n, _) in enumerate(out) if n == "DefaultPreemption")
         out.insert(at, ("DynamicResources", 2 if version >= (1, 35) else 0))
+    if gates.get("NodeDeclaredFeatures", False):
+        # applyFeatureGates (1.35 on) appends NodeDeclaredFeatures to the default profile (before
+        # GangScheduling, which applyGangScheduling appends last; their relative order was not read at a tag)
+        out.append(("NodeDeclaredFeatures", 0))
     if gates.get("GangScheduling", False) and version >= (1, 35):
         out.append(("GangScheduling", 0))
     return [(n, w) for n, w in out if n in registry]

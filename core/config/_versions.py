@@ -123,6 +123,13 @@ FEATURE_GATES: dict[str, VersionedGate] = {
     g.name: g
     for g in (
         VersionedGate(
+            "ClearingNominatedNodeNameAfterBinding",
+            (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
+            "the API server (kubesched's fake cluster in simulate) clears a pod's status.nominatedNodeName when "
+            "it binds the pod; off, a bound pod keeps the nominated node its scheduler wrote",
+        ),
+        VersionedGate(
             "DynamicResourceAllocation",
             (_s("1.26", False, ALPHA), _s("1.32", False, BETA), _s("1.34", True, GA), _s("1.35", True, GA, True)),
             "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); "
@@ -209,6 +216,53 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "in the PodGroup cycle (GenericWorkload on), a group the algorithm cannot place preempts "
             "as one over the whole cluster (podgrouppreemption.go: victims are pods or whole PodGroups "
             "of disruptionMode PodGroup, spared by importance, every placed member nominated)",
+        ),
+        VersionedGate(
+            "InPlacePodVerticalScaling",
+            (_s("1.27", False, ALPHA), _s("1.33", True, BETA), _s("1.35", True, GA, True)),
+            "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs at 1.33 and "
+            "1.35 ({1.27 Alpha off}, {1.33 Beta on}, {1.35 GA on, locked}); 1.36: upstream's VersionedSpecs after "
+            "v1.36.0",
+            "a resized pod's requests count its container statuses (allocatedResources, resources.requests) "
+            "beside its spec in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache (component-helpers "
+            "resource.PodRequests with UseStatusResources; an infeasible resize, status.resize before 1.33 and the "
+            "PodResizePending condition from 1.33, leaves the spec out)",
+        ),
+        VersionedGate(
+            "NominatedNodeNameForExpectation",
+            (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
+            "a binding cycle that will wait at Permit or whose PreBind will act (PreBindPreFlight) first writes "
+            "the chosen node as the pod's status.nominatedNodeName (schedule_one.go bindingCycle)",
+        ),
+        VersionedGate(
+            "NodeDeclaredFeatures",
+            (_s("1.35", False, ALPHA), _s("1.36", True, BETA)),
+            "upstream's VersionedSpecs at 1.35 ({1.35 Alpha off}) and after v1.36.0 ({1.36 Beta on}, {1.37 GA locked})",
+            "the NodeDeclaredFeatures plugin joins the default profile, last: a pod whose spec needs a feature "
+            "(a RestartAllContainers restart rule; from 1.36 hostNetwork with hostUsers false) fits only nodes "
+            "whose status.declaredFeatures list it (\"node(s) didn't match Pod's required features\")",
+        ),
+        VersionedGate(
+            "PodDisruptionConditions",
+            (_s("1.25", False, ALPHA), _s("1.26", True, BETA), _s("1.31", True, GA, True)),
+            "v1.30.6 pkg/features/kube_features.go (Beta, on); upstream's VersionedSpecs at 1.32 "
+            "({1.25 Alpha off}, {1.26 Beta on}, {1.31 GA on, locked}, \"remove in 1.33\"); absent from 1.33",
+            "preemption victims get the DisruptionTarget condition (reason PreemptionByScheduler) before they "
+            "are deleted, and a preemptor's nominated node holding a lower-priority pod terminating by preemption "
+            "makes it ineligible to preempt; off (1.30 only), no condition and any terminating pod counts "
+            "(v1.30 preemption.go prepareCandidate, default_preemption.go podTerminatingByPreemption)",
+            removed=Version(1, 33),
+        ),
+        VersionedGate(
+            "PodLevelResources",
+            (_s("1.32", False, ALPHA), _s("1.34", True, BETA)),
+            "upstream's VersionedSpecs at 1.33 and 1.35 (pkg/features/kube_features.go: Alpha off from 1.32, Beta on "
+            "from 1.34; absent from v1.31.8); 1.36: upstream's VersionedSpecs after v1.36.0",
+            "a pod's spec.resources (pod-level requests of cpu, memory and, from 1.33, hugepages) replace its "
+            "containers' aggregate in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache's node "
+            "requests (component-helpers resource.PodRequests, SkipPodLevelResources when off; the API server's "
+            "defaulting of a left-out request from the pod-level limit)",
         ),
         VersionedGate(
             "SchedulerAsyncPreemption",

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+from kubesched._errors import KubeschedError
 from kubesched.api._resources import parse_quantity
 from kubesched.config._versions import Version
 from kubesched.dra import _celast
@@ -56,11 +57,11 @@ NO_SUCH_KEY_HINT = ". consider using CEL optional chaining (.? followed by orVal
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
 
 
-class CelRuntimeError(Exception):
+class CelRuntimeError(KubeschedError):
     """A selector failed on one device; ``str()`` is cel-go's text (with DRA's hint)."""
 
 
-class CelCompileError(Exception):
+class CelCompileError(KubeschedError):
     """A selector does not compile; ``str()`` is upstream's ``CompilationResult.Error`` detail."""
 
 

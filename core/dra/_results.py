@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubesched._errors import KubeschedError
 from kubesched.api._dra import (
     AllocationResult,
     CapacityRequirements,
@@ -28,7 +29,7 @@ from kubesched.dra._pools import Pool
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
 
-class AllocationError(Exception):
+class AllocationError(KubeschedError):
     """A claim cannot be allocated anywhere as written (upstream returns it as an error)."""
 
 

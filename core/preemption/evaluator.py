@@ -170,7 +170,7 @@ class Evaluator:
                 for pi in node_info.pods:
                     if self.is_preemption_allowed(
                         node_info, pi, pod
-                    ) and pod_terminating_by_preemption(pi.pod):
+                    ) and pod_terminating_by_preemption(pi.pod, self.executor.disruption_conditions):
                         return False, MSG_NOT_ELIGIBLE_TERMINATING
         return True, ""
 

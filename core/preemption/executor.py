@@ -66,6 +66,10 @@ class Executor:
         # Kubernetes 1.36 (kubernetes#135719): a victim waiting at Permit is preempted into the
         # backoff queue (``waitingPod.Preempt``); before, it is rejected (``Reject``: unschedulable)
         self.preempt_waiting_to_backoff = handle.emulated_version >= (1, 36)
+        # PodDisruptionConditions (beta on to 1.30, GA locked 1.31-1.32, removed from 1.33): off
+        # (settable in 1.30 only), a victim is deleted without the DisruptionTarget condition
+        # (v1.30 preemption.go prepareCandidate: the condition only with the gate on)
+        self.disruption_conditions = bool(handle.feature_gates.get("PodDisruptionConditions", True))
         # uids of preemptors whose victims are being deleted in the background
         self.preempting: set[str] = set()
         # preemptor uid -> (namespace, name) of the last victim, while it is being deleted
@@ -91,7 +95,7 @@ class Executor:
                 reason=REASON_PREEMPTION_BY_SCHEDULER,
                 message=f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod",
             )
-            if _condition_changes(victim, condition):
+            if self.disruption_conditions and _condition_changes(victim, condition):
                 try:
                     await client.patch_pod_status(
                         victim.metadata.namespace, victim.metadata.name, condition=condition

@@ -66,10 +66,14 @@ def sort_by_importance(
     items.sort(key=functools.cmp_to_key(cmp))
 
 
-def pod_terminating_by_preemption(pod: Pod) -> bool:
-    """``podTerminatingByPreemption``: deleting, with DisruptionTarget=True by the scheduler."""
+def pod_terminating_by_preemption(pod: Pod, disruption_conditions: bool = True) -> bool:
+    """``podTerminatingByPreemption``: deleting, with DisruptionTarget=True by the scheduler;
+    with PodDisruptionConditions off (1.30 only: GA and locked from 1.31), any pod being deleted
+    (v1.30 default_preemption.go ``podTerminatingByPreemption(p, enablePodDisruptionConditions)``)."""
     if not pod.metadata.deletion_timestamp:
         return False
+    if not disruption_conditions:
+        return True
     for c in pod.status.conditions:
         if c.type == DISRUPTION_TARGET:
             return c.status == "True" and c.reason == REASON_PREEMPTION_BY_SCHEDULER

@@ -60,6 +60,7 @@ import msgspec
 
 from kubesched.api._labels import selector_matches
 from kubesched.api._objects import Pod, PodStatus
+from kubesched.api._resources import NEWEST_RULES, RequestRules
 from kubesched.queue._activequeue import ActiveQueue
 from kubesched.queue._backoffqueue import BACKOFF_Q_ORDERING_WINDOW as BACKOFF_Q_ORDERING_WINDOW
 from kubesched.queue._backoffqueue import (
@@ -129,8 +130,10 @@ class SchedulingQueue:
         queueing_hints: bool = True,
         pop_from_backoff_q: bool = False,
         requeue_spread_on_assigned_pod: bool = True,
+        rules: RequestRules = NEWEST_RULES,
     ) -> None:
         self.profiles = dict(profiles)
+        self.rules = rules  # how the release computes requests, for the PodInfos made here
         self.queueing_hints = queueing_hints
         self.pop_from_backoff_q = pop_from_backoff_q
         self._helped_by = functools.partial(cross_topology_pods, spread=requeue_spread_on_assigned_pod)
@@ -204,7 +207,7 @@ class SchedulingQueue:
     # --- entering --------------------------------------------------------------------------
     def new_queued_pod_info(self, pod: Pod, pi: PodInfo | None = None) -> QueuedPodInfo:
         self._pod_seq += 1
-        return QueuedPodInfo(pi or PodInfo(pod), timestamp=self.now(), seq=self._pod_seq)
+        return QueuedPodInfo(pi or PodInfo(pod, self.rules), timestamp=self.now(), seq=self._pod_seq)
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""

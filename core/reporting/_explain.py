@@ -14,6 +14,12 @@ them): kube-scheduler-simulator's annotations (:mod:`kubesched.scheduler._result
 - PostFilter's nominated node and victims;
 - the top nodes by final score, with each Score plugin's weighted part;
 - Reserve, Permit (with the timeouts of a wait), PreBind and Bind.
+
+With ``emulated_version`` (``kubesched explain --emulated-version 1.32``) the view opens with the
+Kubernetes minor the result was made for, the Filter columns that the counts cannot order
+follow that minor's default profile (the order its scheduler runs them), and a simulate report
+made for another minor (its ``summary.emulatedVersion``) is refused: its texts and decisions are
+that minor's.  A pod read back from a cluster records no version: the flag says which one ran.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from kubesched._errors import ConfigError
 from kubesched.api._decoding import decode_json, read_text
+from kubesched.config._versions import Version
 from kubesched.scheduler._results import (
     BIND_RESULT,
     FILTER_RESULT,
@@ -105,8 +112,18 @@ def _outcome(a: Mapping[str, str], filters: Mapping[str, Mapping[str, str]]) -> 
     return f"selected {selected}; not bound"
 
 
-def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) -> list[str]:
-    """The explain view of one attempt, as lines."""
+def _default_filter_order(version: Version) -> dict[str, int]:
+    """Each plugin's place in ``version``'s default profile (:func:`kubesched.config.default_multi_point`
+    at that version's feature gates): the order its Filter plugins run in."""
+    from kubesched.config._config import default_multi_point
+
+    return {name: i for i, (name, _) in enumerate(default_multi_point(None, version))}
+
+
+def explain_attempt(
+    a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5, version: Version | None = None
+) -> list[str]:
+    """The explain view of one attempt, as lines (``version``: see the module's docstring)."""
     filters: dict[str, dict[str, str]] = _load(a.get(FILTER_RESULT), {})
     lines = [f"  Outcome: {_outcome(a, filters)}"]
     pf_status: dict[str, str] = _load(a.get(PREFILTER_STATUS), {})
@@ -128,7 +145,11 @@ def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) 
                 counts[p] = counts.get(p, 0) + 1
                 if v != PASSED:
                     before.setdefault(p, set()).update(q for q in verdicts if q != p)
-        plugins = sorted(counts, key=lambda p: (-counts[p], len(before.get(p, ())), p))
+        if version is None:
+            plugins = sorted(counts, key=lambda p: (-counts[p], len(before.get(p, ())), p))
+        else:  # ties in the order the version's default profile runs them, then others by name
+            rank = _default_filter_order(version)
+            plugins = sorted(counts, key=lambda p: (-counts[p], len(before.get(p, ())), rank.get(p, len(rank)), p))
         rejected = {n: next(((p, v) for p, v in vs.items() if v != PASSED), None) for n, vs in filters.items()}
         order = sorted(filters, key=lambda n: (rejected[n] is None, n))
         rows = [
@@ -208,17 +229,23 @@ def explain_attempt(a: Mapping[str, str], *, max_nodes: int = 20, top: int = 5) 
 
 
 def explain_pod(
-    namespace: str, name: str, annotations: Mapping[str, str], *, max_nodes: int = 20, top: int = 5
+    namespace: str,
+    name: str,
+    annotations: Mapping[str, str],
+    *,
+    max_nodes: int = 20,
+    top: int = 5,
+    version: Version | None = None,
 ) -> str:
-    """The explain view of one pod: every recorded attempt."""
+    """The explain view of one pod: every recorded attempt (``version``: the module's docstring)."""
     runs = attempts(annotations)
     head = f"Pod {namespace}/{name}"
     if not runs:
         return f"{head}: no scheduling attempt recorded\n"
-    out: list[str] = []
+    out: list[str] = [] if version is None else [f"Emulated Kubernetes version: {version}"]
     for i, a in enumerate(runs, 1):
         out.append(f"{head} — attempt {i} of {len(runs)}")
-        out += explain_attempt(a, max_nodes=max_nodes, top=top)
+        out += explain_attempt(a, max_nodes=max_nodes, top=top, version=version)
     return "\n".join(out) + "\n"
 
 
@@ -241,8 +268,17 @@ def _pods_of(doc: Any) -> list[tuple[str, str, Mapping[str, str]]]:
     return out
 
 
-def explain(path: str, pod: str, *, max_nodes: int = 20, top: int = 5, text: str | None = None) -> str:
-    """``kubesched explain``: the view of ``pod`` ("name" or "namespace/name") in ``path``."""
+def explain(
+    path: str,
+    pod: str,
+    *,
+    max_nodes: int = 20,
+    top: int = 5,
+    text: str | None = None,
+    version: Version | None = None,
+) -> str:
+    """``kubesched explain``: the view of ``pod`` ("name" or "namespace/name") in ``path``;
+    ``version``: ``--emulated-version`` (the module's docstring)."""
     try:
         raw = text if text is not None else read_text(path)
     except OSError as e:
@@ -252,13 +288,30 @@ def explain(path: str, pod: str, *, max_nodes: int = 20, top: int = 5, text: str
     except ValueError as e:
         raise ConfigError(f"not JSON: {e}", source=path) from None
     try:
-        return _explain(doc, path, pod, max_nodes=max_nodes, top=top)
+        return _explain(doc, path, pod, max_nodes=max_nodes, top=top, version=version)
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as e:
         text = " ".join(str(e).split())[:200]
         raise ConfigError(f"not a kubesched result: {type(e).__name__}: {text}", source=path) from None
 
 
-def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int) -> str:
+def _check_version(doc: Any, path: str, version: Version) -> None:
+    """A simulate report made for another minor than ``--emulated-version`` is refused."""
+    if not (isinstance(doc, Mapping) and isinstance(doc.get("summary"), Mapping)):
+        return
+    made = doc["summary"].get("emulatedVersion")
+    if isinstance(made, str) and made != str(version):
+        raise ConfigError(
+            f"Invalid value: {json.dumps(made)}: the result was made for Kubernetes {made}, not "
+            f"{version} (--emulated-version): simulate again with --emulated-version {version}, or "
+            "explain it without the flag",
+            source=path,
+            field="summary.emulatedVersion",
+        )
+
+
+def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int, version: Version | None) -> str:
+    if version is not None:
+        _check_version(doc, path, version)
     namespace, _, name = pod.rpartition("/")
     pods = _pods_of(doc)
     matches = [p for p in pods if p[1] == name and (not namespace or p[0] == namespace)]
@@ -275,7 +328,7 @@ def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int) -> str:
             source=path,
         )
     return (
-        explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top)
+        explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top, version=version)
         + _device_lines(doc, ns, nm, annotations)
         + _pod_group_lines(doc, ns, nm)
     )

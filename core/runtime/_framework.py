@@ -337,7 +337,8 @@ class Framework:
     async def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
-        """``RunPostFilterPlugins``: the first Success wins; otherwise the merged reasons."""
+        """``RunPostFilterPlugins``: the first Success, Error or UnschedulableAndUnresolvable ends
+        the run; otherwise the merged reasons."""
         rec = self.calls.recorder
         if rec is None:
             return await self._run_post_filter_plugins(state, pod, node_statuses)
@@ -377,6 +378,8 @@ class Framework:
             if st is None or st.is_success():
                 return r, Status(Code.SUCCESS, plugin=e.name)
             st.plugin = e.name
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, st  # the later plugins cannot help (kubernetes#114699, v1.27.0 framework.go)
             if not st.is_rejected():
                 return None, st
             if r is not None:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         PodCondition,
     )
     from kubesched.metrics._metrics import MetricsRecorder
-    from kubesched.runtime._cyclestate import CycleState
+    from kubesched.runtime._cyclestate import CycleState, PreFilterResult
     from kubesched.runtime._nodeinfo import NodeInfo, PodInfo, RowOverlay
     from kubesched.runtime._status import Status
     from kubesched.runtime._waiting_pods import WaitingPod, WaitingPods
@@ -119,6 +119,13 @@ class Handle(Protocol):
         """``RejectWaitingPod``: reject the waiting pod of ``uid``; False if none waits."""
 
     # --- plugin runners (PluginsRunner, for preemption's dry run) -------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """``RunPreFilterPlugins``: the profile's PreFilter for ``pod`` into ``state`` (a fresh
+        one), as a cycle runs it: (merged result, first failure, plugins that rejected).  Not in
+        upstream's Handle: kubesched's gang preemption prepares every member of a gang with it."""
+
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
         """Whether an AddPod or RemovePod PreFilter extension runs in this cycle."""
 
@@ -363,6 +370,9 @@ class UnattachedTransport(Transport):
 class PluginsRunner(Protocol):
     """The runners a :class:`FrameworkHandle` lends from its Framework (upstream ``PluginsRunner``)."""
 
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]: ...
     def has_pre_filter_extensions(self, state: CycleState) -> bool: ...
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
@@ -413,6 +423,7 @@ class FrameworkHandle:
         self.iterate_over_waiting_pods = waiting.iterate
         self.reject_waiting_pod = waiting.reject
         self.runner: PluginsRunner = runner if runner is not None else _NoRunner()
+        self.run_pre_filter_plugins = self.runner.run_pre_filter_plugins
         self.has_pre_filter_extensions = self.runner.has_pre_filter_extensions
         self.run_pre_filter_extension_add_pod = self.runner.run_pre_filter_extension_add_pod
         self.run_pre_filter_extension_remove_pod = self.runner.run_pre_filter_extension_remove_pod
@@ -430,6 +441,11 @@ class _NoRunner:
 
     def _none(self, what: str) -> NoReturn:
         raise RuntimeError(f"handle.{what}: this handle has no framework (build one with kubesched.testing.framework_for)")
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        self._none("run_pre_filter_plugins()")
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
         self._none("has_pre_filter_extensions()")

@@ -12,7 +12,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api._resources import CPU, MEMORY, PODS, Resource, pod_requests
+from kubesched.api._resources import (
+    CPU,
+    MEMORY,
+    NEWEST_RULES,
+    PODS,
+    RequestRules,
+    Resource,
+    pod_requests,
+)
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Node, Pod
@@ -40,18 +48,23 @@ class PodInfo:
         "non_zero_cpu",
         "non_zero_mem",
         "host_ports",
+        "rules",
         "extra",
         "_start_src",
         "_start_time",
     )
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, rules: RequestRules = NEWEST_RULES) -> None:
+        """``rules``: how the emulated release computes requests (its PodLevelResources and
+        InPlacePodVerticalScaling gates: :func:`kubesched.api.request_rules`), as
+        ``calculateResource`` reads them."""
         self.pod = pod
         self.uid = pod.metadata.uid
         self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self.priority = pod.spec.priority or 0
-        self.requests = pod_requests(pod)
-        nz = pod_requests(pod, non_zero=True)
+        self.rules = rules
+        self.requests = pod_requests(pod, rules=rules)
+        nz = pod_requests(pod, non_zero=True, rules=rules)
         self.non_zero_cpu = nz.milli_cpu
         self.non_zero_mem = nz.memory
         # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers
@@ -69,7 +82,7 @@ class PodInfo:
 
     def update(self, pod: Pod) -> PodInfo:
         """A PodInfo for a newer version of the same pod (recomputed)."""
-        return PodInfo(pod)
+        return PodInfo(pod, self.rules)
 
     def with_pod(self, pod: Pod) -> PodInfo:
         """The same derived data for a copy of the pod whose spec differs only in nodeName."""
@@ -82,6 +95,7 @@ class PodInfo:
         pi.non_zero_cpu = self.non_zero_cpu
         pi.non_zero_mem = self.non_zero_mem
         pi.host_ports = self.host_ports
+        pi.rules = self.rules
         pi.extra = dict(self.extra)
         pi._start_src = _UNPARSED
         pi._start_time = None

@@ -33,6 +33,7 @@ from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Frame
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._driver import TURN
+from kubesched.scheduler._expectation import run_pre_bind_pre_flights
 
 if TYPE_CHECKING:
     from kubesched._transport import Transport
@@ -120,6 +121,8 @@ class BindingCycle:
         self.pool: TaskPool | None = None  # the scheduler's workers, while it runs
         self.tasks = 0  # binding tasks started and not yet ended
         self.scheduled_count = 0
+        self.nnn_for_expectation = False
+        """NominatedNodeNameForExpectation (the scheduler sets it from its gates): :mod:`._expectation`."""
         self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
 
     def start(
@@ -184,6 +187,12 @@ class BindingCycle:
             turn = [None]
         assumed = assumed_pi.pod
         host = result.suggested_host
+        nominate = False
+        if self.nnn_for_expectation:
+            pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host)
+            if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
+                return pre_flight
+            nominate = pre_flight is None or fw.get_waiting_pod(assumed_pi.uid) is not None
         wp = fw.get_waiting_pod(assumed_pi.uid)
         if wp is not None:
             if wp.released:
@@ -197,6 +206,8 @@ class BindingCycle:
 
                 wp.on_release = released
                 self.driver.deactivate()
+        if nominate:  # before WaitOnPermit, once the driver knows whether the pod is parked
+            await self._nominate_for_expectation(assumed, host)
         st = await fw.wait_on_permit(assumed)
         await self.driver.take(turn[0])
         if st is not None and not st.is_success():
@@ -221,6 +232,18 @@ class BindingCycle:
             self.queue.activate(list(to_activate.values()))
             to_activate.clear()
         return None
+
+    async def _nominate_for_expectation(self, pod: Pod, host: str) -> None:
+        """``updatePod`` with the host as the nominated node (ModeOverride): written unless it is
+        the pod's already; a failure is logged, the binding cycle goes on."""
+        cached = self.cluster.pods.get(pod.metadata.uid) or pod
+        if cached.status.nominated_node_name == host:
+            return
+        try:
+            await self.transport.patch_pod_status(pod.metadata.namespace, pod.metadata.name, nominated_node_name=host)
+        except TransportError as e:
+            log.error("Failed to update the nominated node name in the binding cycle pod=%s nominatedNodeName=%s: %s",
+                      json.dumps(pod.key), json.dumps(host), e)  # fmt: skip
 
     async def bind(self, fw: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
         try:
@@ -325,7 +348,7 @@ class BindingCycle:
             if cached.spec is old.pod.spec and cached.metadata.labels == old.pod.metadata.labels:
                 qpi.pod_info = old.with_pod(cached)  # the same derived data: no recomputation
             else:
-                qpi.pod_info = PodInfo(cached)
+                qpi.pod_info = PodInfo(cached, old.rules)
             try:
                 self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
             except ValueError as e:

@@ -54,6 +54,7 @@ from kubesched.api._objects import (
     StatefulSet,
     StorageClass,
 )
+from kubesched.api._resources import RequestRules
 from kubesched.api._workload import SchedulingPodGroup, Workload
 from kubesched.cache._workloadmanager import group_key
 from kubesched.runtime import _events as ev
@@ -333,7 +334,7 @@ class EventHandlers:
         # preCheckForNode: only with queueing hints off (upstream skips it when they are on)
         pre_check = None
         if not self.queue.queueing_hints:
-            pre_check = _pre_check_for_node(self.cache.node_infos[name])
+            pre_check = _pre_check_for_node(self.cache.node_infos[name], self.cache.rules)
         if old is None:
             self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
         else:
@@ -413,7 +414,7 @@ class EventHandlers:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
 
-def _pre_check_for_node(ni: NodeInfo) -> Callable[[Pod], bool]:
+def _pre_check_for_node(ni: NodeInfo, rules: RequestRules) -> Callable[[Pod], bool]:
     """``preCheckForNode`` (legacy queue, hints off): an unschedulable pod is moved on a node
     add / update only if it passes ``AdmissionCheck`` on the cache's NodeInfo (resources fit,
     required node affinity / nodeSelector, nodeName, host ports) and tolerates the node's
@@ -430,7 +431,7 @@ def _pre_check_for_node(ni: NodeInfo) -> Callable[[Pod], bool]:
     assert node is not None
 
     def check(pod: Pod) -> bool:
-        if fit.fits(pod, ni):
+        if fit.fits(pod, ni, rules=rules):
             return False
         if not RequiredNodeAffinity(pod).match(node):
             return False

@@ -37,6 +37,7 @@ import anyio.lowlevel
 from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.api._objects import Pod
+from kubesched.api._resources import request_rules
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.config._config import SchedulerConfig
@@ -106,7 +107,9 @@ class Scheduler:
             self.registry.update(registry)
         self.rng = random.Random(seed)
         self.cluster = ClusterState()
-        self.cache = Cache(ttl=assumed_pod_ttl)
+        # PodLevelResources, InPlacePodVerticalScaling: requests computed by the release's gates
+        rules = request_rules(self.config.emulated_version, self.config.feature_gates)
+        self.cache = Cache(ttl=assumed_pod_ttl, rules=rules)
         self.snapshot = Snapshot()
         self.metrics = Metrics(record_timings=record_timings)
         if deterministic:
@@ -155,6 +158,7 @@ class Scheduler:
             queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
             requeue_spread_on_assigned_pod=self.config.emulated_version >= (1, 31),
+            rules=rules,
         )
         self._tg: anyio.abc.TaskGroup | None = None
         self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers
@@ -163,16 +167,13 @@ class Scheduler:
             extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
             touch=self._touch,
         )
+        self.binding.nnn_for_expectation = bool(self.config.feature_gates.get("NominatedNodeNameForExpectation", False))
         self.scheduling = ScheduleOne(
             config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
             binding=self.binding,
         )
-        if self.config.feature_gates.get("GenericWorkload", False) and self.config.emulated_version >= (1, 36):
-            # v1.36 ScheduleOne: genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil
-            from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
-
-            self.scheduling.pod_group_cycle = PodGroupCycle(self.scheduling, self.cluster, transport)
+        _add_pod_group_cycle(self, transport)
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
@@ -186,6 +187,8 @@ class Scheduler:
         self.stalled: tuple[float, int, str] | None = None
         self._background_tasks = 0
         self.on_idle_check: Callable[[], None] | None = None
+        # (simulations) called by the deterministic loop before it sleeps, with the instant: whether
+        self.at_rest: Callable[[float], bool] | None = None  # it jumped ahead (QuietSkipper.at_rest)
         self._last_touch = 0.0  # when an activity last ended
 
     # --- what the parts keep ----------------------------------------------------------------
@@ -418,6 +421,8 @@ class Scheduler:
                 self._idle_waiter.set()
                 self._idle_waiter = None
             wake = self._next_wake()
+            if self.at_rest is not None and self.at_rest(now):
+                wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 
     def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:
@@ -484,3 +489,13 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "select_host",
 ]
+
+
+def _add_pod_group_cycle(sched: Scheduler, transport: Transport) -> None:
+    """v1.36 ScheduleOne: ``genericWorkloadEnabled && pod.Spec.SchedulingGroup != nil`` takes the
+    PodGroup cycle; NominatedNodeNameForExpectation (alpha 1.34, beta on 1.35) is
+    ``binding.nnn_for_expectation``."""
+    if sched.config.feature_gates.get("GenericWorkload", False) and sched.config.emulated_version >= (1, 36):
+        from kubesched.scheduler._schedule_one_podgroup import PodGroupCycle
+
+        sched.scheduling.pod_group_cycle = PodGroupCycle(sched.scheduling, sched.cluster, transport)

@@ -182,6 +182,10 @@ async def scheduler_for(
     if feature_gates:
         cfg.feature_gates = {**cfg.feature_gates, **feature_gates}
     failure: Exception | None = None
+    # ClearingNominatedNodeNameAfterBinding (beta on from 1.35): the API server's, per version
+    cluster_options.setdefault(
+        "clear_nominated_node_name_on_binding", bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
+    )
     async with FakeCluster(**cluster_options) as cluster:
         for obj in objects:
             cluster.create(obj)

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from kubesched.api._objects import Node, Pod
+from kubesched.api._resources import NEWEST_RULES, RequestRules
 from kubesched.simulation._result import PodRecord
 from kubesched.simulation._timeline import Timeline
 from kubesched.transports.fake._controllers import controller_of
@@ -33,12 +34,14 @@ WorkloadKey = tuple[str, str, str]
 class Observer:
     """The records of one run, kept from its watch events (see the module docstring)."""
 
-    def __init__(self, start: float, progress: Callable[[float, int], None] | None = None) -> None:
+    def __init__(
+        self, start: float, progress: Callable[[float, int], None] | None = None, rules: RequestRules = NEWEST_RULES
+    ) -> None:
         self.start = start
         """The anyio time of the run's start: event times are virtual seconds since then."""
         self.progress = progress
         self.records: dict[PodKey, PodRecord] = {}
-        self.timeline = Timeline()
+        self.timeline = Timeline(rules)
         self.workloads: dict[WorkloadKey, dict[str, Any]] = {}
         self.last_change = 0.0
         """Virtual seconds of the last change in the cluster that the run's end waits on."""

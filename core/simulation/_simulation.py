@@ -40,6 +40,7 @@ from kubesched.scenario._manifests import (
     system_priority_classes,
 )
 from kubesched.scenario._workloadapi import check_workload_api
+from kubesched.scheduler._quiet import QuietSkipper
 from kubesched.scheduler._scheduler import Scheduler
 from kubesched.simulation._drains import Drains
 from kubesched.simulation._events import EVENT_MODES, fold_events, occurrences
@@ -129,6 +130,11 @@ class Simulation:
                 self.pod_order[(m.obj.metadata.namespace, m.obj.metadata.name)] = len(self.pod_order)
         self.result: SimulationResult | None = None
         """What the run produced, once it has run."""
+        self.skip_quiet = True
+        """Skip quiet stretches (:mod:`kubesched.scheduler._quiet`); off runs every retry (the
+        differential tests compare the two)."""
+        self.skipped_attempts = 0
+        """Scheduling attempts the run accounted for without running them (quiet stretches)."""
         self._ran = False
 
     @classmethod
@@ -162,7 +168,12 @@ class Simulation:
         self._ran = True
         error: BaseException | None = None
         try:
-            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods) as cluster:
+            # ClearingNominatedNodeNameAfterBinding (alpha 1.34, beta on 1.35): the API server
+            # clears a pod's nominatedNodeName when it binds it
+            cfg = self.config  # None: the default configuration, the newest release's (on)
+            clear_nnn = cfg is None or bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
+            async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods,
+                                   clear_nominated_node_name_on_binding=clear_nnn) as cluster:  # fmt: skip
                 result = self.result = await _Run(self, cluster).run()
         except BaseExceptionGroup as group:  # from the run's task group: what failed, as itself
             if (error := plain_exception(group)) is None:
@@ -279,8 +290,12 @@ class _Run:
 
             self.recorder = MetricsRecorder(seed=sim.seed)
             self.recorder.attach(self.sched)
+        self.quiet: QuietSkipper | None = None
+        if sim.skip_quiet:  # after the recorder: it logs the recorder's draws too
+            self.quiet = QuietSkipper(self.sched, cluster.events, lambda: self.stop_at - UNTIL_EPSILON)
+            self.sched.at_rest = self.quiet.at_rest
         self.watch = cluster.watch()
-        self.observer = Observer(self.start, sim.progress)
+        self.observer = Observer(self.start, sim.progress, self.sched.cache.rules)
         # the scheduler's loop drives every timed event, in a fixed order at each instant
         sched = self.sched
         sched.add_wake_source(cluster.next_termination_time, cluster.run_due_terminations)
@@ -425,8 +440,11 @@ class _Run:
         result.profiles = list(sched.profiles)
         # the deterministic loop makes the order events were recorded in the same on every
         # backend: it is the causal order (a preemptor's FailedScheduling, then its victims')
-        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events)
+        repeats = self.quiet.repeats if self.quiet is not None else []
+        self.sim.skipped_attempts = self.quiet.skipped_attempts if self.quiet is not None else 0
+        result.events = (fold_events if self.sim.events == "series" else occurrences)(cluster.events, repeats)
         last_event = max((round(e.time, 6) for e in cluster.events), default=0.0)
+        last_event = max([last_event, *(round(r.last_time(), 6) for r in repeats)])
         if sched.stalled is not None:
             at, attempts, pod = sched.stalled
             result.warnings.append(
@@ -437,7 +455,7 @@ class _Run:
         result.pod_groups = pod_group_rows(cluster, self.sim.manifests)
         node_order = {m.obj.metadata.name: m.order for m in self.sim.manifests if m.kind == "Node"}
         nodes = sorted(cluster.nodes(), key=lambda n: node_order.get(n.metadata.name, len(node_order)))
-        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted])
+        result.nodes = final_allocation(nodes, [r.pod for r in result.pods if not r.deleted], self.sched.cache.rules)
         pods = result.pods
         result.summary["succeeded"] = sum(1 for r in pods if r.pod.status.phase == "Succeeded")
         result.summary["cutShort"] = None

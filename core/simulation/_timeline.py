@@ -7,7 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api._objects import Node, Pod
-from kubesched.api._resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, pod_requests
+from kubesched.api._resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NEWEST_RULES,
+    PODS,
+    RequestRules,
+    Resource,
+    pod_requests,
+)
 
 __all__ = ["Timeline", "final_allocation"]
 
@@ -18,7 +27,8 @@ class Timeline:
     nodes request against those nodes' allocatable (a cordoned node counts in neither).  O(1)
     per event; one entry per instant."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: RequestRules = NEWEST_RULES) -> None:
+        self.rules = rules  # how the scheduler computes requests (the release's gates)
         self.entries: list[dict[str, Any]] = []
         self.pending = 0
         self.running = 0
@@ -51,7 +61,7 @@ class Timeline:
             self.pending += 1
         elif state == "running":
             self.running += 1
-            req = pod_requests(pod)
+            req = pod_requests(pod, rules=self.rules)
             req.allowed_pod_number = 1
             self._charge(pod.spec.node_name, req, 1)
         if deleted:
@@ -98,7 +108,7 @@ class Timeline:
             self.entries.append(entry)
 
 
-def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[str, Any]]:
+def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod], rules: RequestRules = NEWEST_RULES) -> list[dict[str, Any]]:
     """The JSON ``nodes`` section: each node's capacity and what its pods request, at the end.
 
     Keys as in the timeline: ``cpu`` in millicores, ``memory`` in bytes, ``pods`` a count, then
@@ -109,7 +119,7 @@ def final_allocation(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[st
     for pod in pods:
         if pod.spec.node_name and pod.status.phase not in ("Succeeded", "Failed"):
             r = used.setdefault(pod.spec.node_name, Resource())
-            r.add(pod_requests(pod))
+            r.add(pod_requests(pod, rules=rules))
             r.allowed_pod_number += 1
     out = []
     for node in nodes:

@@ -147,6 +147,9 @@ class Options:
     gang_api: str = "podgroup"
     node_pods: int = NODE_PODS
     namespace: str = "default"
+    emulated_version: str = ""
+    """``--emulated-version``: the Kubernetes minor the scenario is for, named in the header
+    line (the objects written are the same for every minor kubesched emulates)."""
 
 
 # --- reading the CSV files --------------------------------------------------------------------
@@ -509,8 +512,9 @@ def header(opts: Options, nodes_path: str, pods_path: str) -> str:
     how += f", shared GPUs {opts.shared_gpu}"
     if opts.gangs != "none":
         how += f", gangs {opts.gangs} ({opts.gang_api})"
+    run = f"kubesched simulate --emulated-version {opts.emulated_version}" if opts.emulated_version else "kubesched simulate"
     return (f"# kubesched trace openb ({how}) from {Path(nodes_path).name} and {Path(pods_path).name}: "
-            "ordinary manifests for kubesched simulate\n")
+            f"ordinary manifests for {run}\n")
 
 
 def write(out: IO[str], nodes_path: str, pods_path: str, opts: Options) -> None:

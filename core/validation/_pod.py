@@ -38,6 +38,7 @@ from kubesched.validation._base import (
     validate_namespace_name,
 )
 from kubesched.validation._dra import check_pod_resource_claims
+from kubesched.validation._podlevel import check_pod_resources
 from kubesched.validation._storage import check_volumes
 
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -429,6 +430,7 @@ def check_pod_spec(pod: Pod) -> None:
         if spec.preemption_policy not in _PREEMPTION_POLICIES:
             raise not_supported("spec.preemptionPolicy", spec.preemption_policy, _PREEMPTION_POLICIES)
     check_quantities(spec.overhead, "spec.overhead")
+    check_pod_resources(spec)
 
 
 __all__ = ["check_pod_spec"]

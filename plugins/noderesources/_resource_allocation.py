@@ -20,11 +20,14 @@ import numpy as np
 
 from kubesched.framework import (
     CPU,
+    DEFAULT_VERSION,
     EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
     MEMORY,
+    RequestRules,
     is_scalar_resource_name,
     pod_requests,
+    request_rules,
 )
 
 from .._helper import build_broken_linear_function, go_div
@@ -37,11 +40,17 @@ Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""
 
 MAX_UTILIZATION = 100
+NEWEST_RULES = request_rules(DEFAULT_VERSION, {})
+"""The newest release's request rules (its gates at their defaults), the helpers' default."""
 
 
-def pod_resource_request_list(pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
-    """``calculatePodResourceRequestList``: the pod's request of each configured resource."""
-    req = pod_requests(pod, non_zero=not use_requested)
+def pod_resource_request_list(
+    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, rules: RequestRules = NEWEST_RULES
+) -> list[int]:
+    """``calculatePodResourceRequestList``: the pod's request of each configured resource
+    (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
+    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go)."""
+    req = pod_requests(pod, non_zero=not use_requested, rules=rules)
     return [req.get(r.name) for r in resources]
 
 

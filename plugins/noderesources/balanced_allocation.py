@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import Handle, Status, hookimpl
+from kubesched.framework import DEFAULT_VERSION, Handle, Status, hookimpl, request_rules
 
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
@@ -40,10 +40,14 @@ class BalancedAllocation:
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
         self._row_scores = RowScores(self._names, True, balanced_fast)
+        # PodLevelResources: resourceAllocationScorer's SkipPodLevelResources (v1.32
+        # resource_allocation.go); the gate's default per release as Fit reads it
+        version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
+        self.rules = request_rules(version, handle.feature_gates if handle is not None else {})
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        reqs = pod_resource_request_list(pod, self.resources, True)
+        reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return Status.skip()
@@ -54,7 +58,7 @@ class BalancedAllocation:
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:  # PreScore disabled
-            reqs = pod_resource_request_list(pod, self.resources, True)
+            reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
         known = self._row_scores.scores(nodes, reqs)

@@ -35,11 +35,13 @@ from kubesched.framework import (
     NodeInfo,
     QueueingHint,
     Rejections,
+    RequestRules,
     ResourceAmounts,
     Status,
     hookimpl,
     is_extended_resource_name,
     pod_requests,
+    request_rules,
 )
 
 from ._args import (
@@ -49,6 +51,7 @@ from ._args import (
     parse_fit_args,
 )
 from ._resource_allocation import (
+    NEWEST_RULES,
     RowScores,
     Scorer,
     allocatable_requested,
@@ -159,21 +162,22 @@ def fits_request(
     return out
 
 
-def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
-    """``Fits``: :func:`fits_request` with the pod's requests and nothing ignored."""
-    return fits_request(pod_requests(pod), node_info)
+def fits(pod: Pod, node_info: NodeInfo, *, rules: RequestRules = NEWEST_RULES) -> list[InsufficientResource]:
+    """``Fits``: :func:`fits_request` with the pod's requests (``rules``: the release's
+    PodLevelResources and InPlacePodVerticalScaling rules) and nothing ignored."""
+    return fits_request(pod_requests(pod, rules=rules), node_info)
 
 
-def is_fit(pod: Pod, node: Node | None) -> bool:
+def is_fit(pod: Pod, node: Node | None, *, rules: RequestRules = NEWEST_RULES) -> bool:
     """Would the pod fit on ``node`` if it were empty?"""
     if node is None:
         return False
-    return not fits(pod, NodeInfo(node))
+    return not fits(pod, NodeInfo(node), rules=rules)
 
 
-def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node) -> bool:
+def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, rules: RequestRules = NEWEST_RULES) -> bool:
     """Did the node's allocatable grow in the pod count or in any resource the pod requests?"""
-    req = pod_requests(pod)
+    req = pod_requests(pod, rules=rules)
     a, b = NodeInfo(old).allocatable, NodeInfo(new).allocatable
     if b.allowed_pod_number > a.allowed_pod_number:
         return True
@@ -201,6 +205,10 @@ class Fit:
         # v1.34.7 pkg/scheduler/framework/plugins/noderesources/fit.go: a request above the node's
         # allocatable is UnschedulableAndUnresolvable (kubernetes#131345); v1.33.3: Unschedulable
         self.unresolvable_above_allocatable = handle.emulated_version >= (1, 34)
+        # PodLevelResources (alpha 1.32, beta on from 1.34) and InPlacePodVerticalScaling (beta on
+        # from 1.33): computePodResourceRequest with SkipPodLevelResources: !enablePodLevelResources
+        # (v1.32 fit.go, kubernetes#128407) and UseStatusResources: enableInPlacePodVerticalScaling
+        self.rules = request_rules(handle.emulated_version, handle.feature_gates)
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
         self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
@@ -253,7 +261,9 @@ class Fit:
             return QueueingHint.QUEUE
         if not new.spec.node_name:
             return QueueingHint.QUEUE_SKIP
-        before, after, target = pod_requests(old), pod_requests(new), pod_requests(pod)
+        lvl = self.rules
+        before, after = pod_requests(old, rules=lvl), pod_requests(new, rules=lvl)
+        target = pod_requests(pod, rules=lvl)
         for name in target.names():
             if name == PODS or target.get(name) == 0:
                 continue
@@ -263,18 +273,18 @@ class Fit:
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
         """Queue when the (empty) node fits the pod and it is new or grew where the pod needs."""
-        if not is_fit(pod, new):
+        if not is_fit(pod, new, rules=self.rules):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if not have_any_requested_resources_increased(pod, old, new):
+        if not have_any_requested_resources_increased(pod, old, new, rules=self.rules):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
     # --- PreFilter / Filter ---------------------------------------------------------------
     @hookimpl
     def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod))
+        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod, rules=self.rules))
         return None
 
     @hookimpl
@@ -388,14 +398,14 @@ class Fit:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False))
+        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules))
         return None
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         pod_reqs = state.get(PRE_SCORE_STATE_KEY)
         if pod_reqs is None:  # PreScore disabled
-            pod_reqs = pod_resource_request_list(pod, self.resources, False)
+            pod_reqs = pod_resource_request_list(pod, self.resources, False, self.rules)
         if self.strategy == LEAST_ALLOCATED:
             known = self._row_scores.scores(nodes, pod_reqs)
             if known is not None:

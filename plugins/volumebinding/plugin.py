@@ -353,8 +353,8 @@ class VolumeBinding:
     # --- PreBind ------------------------------------------------------------------------------
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``PreBindPreFlight`` (v1.34): Skip when every claim was bound already, an error when
-        Filter found nothing for the node.  kubesched has no PreBindPreFlight extension point
-        yet; this is what it would answer."""
+        Filter found nothing for the node (run by the binding cycle with
+        NominatedNodeNameForExpectation: :mod:`kubesched.scheduler._expectation`)."""
         s = _state(state)
         if s is None:
             return Status(Code.ERROR, _NOT_FOUND)

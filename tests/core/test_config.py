@@ -303,13 +303,15 @@ def test_default_profile_is_the_upstream_set_of_the_plugins_kubesched_has() -> N
     want = [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in IN_TREE]
     at = [n for n, _ in want].index("DefaultPreemption")
     want.insert(at, ("DynamicResources", 2))
+    want.append(("NodeDeclaredFeatures", 0))  # 1.36: its gate is on, applyFeatureGates appends it
     assert default_multi_point() == want
     prof = default_profile()
     assert (prof.scheduler_name, prof.multi_point, prof.enabled, prof.disabled) == (
         "default-scheduler", want, {}, {}
     )
     # plugins that are in-tree but not upstream defaults join only when configured
-    assert {n for n, _ in want} <= {n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT} | {"DynamicResources"}
+    assert {n for n, _ in want} <= {n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT} | {"DynamicResources",
+                                                                                  "NodeDeclaredFeatures"}
     for extra in ("Gang", "Coscheduling"):
         assert extra not in dict(want)
 
@@ -653,6 +655,7 @@ def test_feature_gates_on_top_of_a_base() -> None:
     base = {**DEFAULT_FEATURE_GATES, "SchedulerPopFromBackoffQ": False}
     got = parse_feature_gates("SchedulerAsyncPreemption=false", base)
     assert got == {
+        "ClearingNominatedNodeNameAfterBinding": True,
         "DRAAdminAccess": True,
         "DRAConsumableCapacity": True,
         "DRADeviceBindingConditions": True,
@@ -664,6 +667,11 @@ def test_feature_gates_on_top_of_a_base() -> None:
         "DynamicResourceAllocation": True,
         "GangScheduling": False,
         "GenericWorkload": False,
+        "InPlacePodVerticalScaling": True,
+        "NodeDeclaredFeatures": True,
+        "NominatedNodeNameForExpectation": True,
+        "PodDisruptionConditions": True,
+        "PodLevelResources": True,
         "SchedulerAsyncPreemption": False,
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
@@ -677,6 +685,7 @@ def test_feature_gate_defaults_are_upstreams() -> None:
     # the defaults of the default emulated version, 1.36 (per version: tests/core/test_versions.py);
     # StorageCapacityScoring is alpha (off): VolumeBinding's Score only runs with it
     assert DEFAULT_FEATURE_GATES == {
+        "ClearingNominatedNodeNameAfterBinding": True,
         "DRAAdminAccess": True,
         "DRAConsumableCapacity": True,
         "DRADeviceBindingConditions": True,
@@ -688,6 +697,11 @@ def test_feature_gate_defaults_are_upstreams() -> None:
         "DynamicResourceAllocation": True,
         "GangScheduling": False,
         "GenericWorkload": False,
+        "InPlacePodVerticalScaling": True,
+        "NodeDeclaredFeatures": True,
+        "NominatedNodeNameForExpectation": True,
+        "PodDisruptionConditions": True,
+        "PodLevelResources": True,
         "SchedulerAsyncPreemption": True,
         "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,

@@ -79,7 +79,7 @@ FRAMEWORK_ALL = [
     "OBJECT_NAME_FIELD", "ObjectMeta", "ObjectReference", "PODS", "PODS_TO_ACTIVATE_KEY", "POD_GROUP_CYCLE_KEY",
     "PREFER_NO_SCHEDULE", "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodAffinityTerm",
     "PodGroup", "PodInfo", "PostFilterResult", "PreFilterResult", "PreferredSchedulingTerms",
-    "QuantityError", "QueuedPodInfo", "QueueingHint", "Rejections", "RequiredNodeAffinity",
+    "QuantityError", "QueuedPodInfo", "QueueingHint", "Rejections", "RequestRules", "RequiredNodeAffinity",
     "ResourceAmounts", "Snapshot", "StatefulSet", "Status", "StorageClass",
     "TAINT_NODE_UNSCHEDULABLE", "Taint", "Toleration", "TopologySpreadConstraint",
     "VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER", "Version", "Volume", "VolumeError", "WaitingPod",
@@ -90,7 +90,7 @@ FRAMEWORK_ALL = [
     "hookimpl", "is_controlled_by", "is_delay_binding_mode", "is_extended_resource_name",
     "is_native_resource", "is_scalar_resource_name", "is_volume_bound_to_claim", "label_node",
     "label_selector_matches", "parse_quantity", "parse_time", "per_node_filter", "per_node_score",
-    "pod_requests", "qualified_name_errors", "quantity_value", "requirements_match",
+    "pod_requests", "qualified_name_errors", "quantity_value", "request_rules", "requirements_match",
     "selector_requirements", "storage_quantity", "toleration_tolerates_taint",
     "tolerations_tolerate_taint", "volume_is_for_pod",
 ]  # fmt: skip

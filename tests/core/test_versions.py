@@ -86,13 +86,27 @@ DEFAULTS = {
     "GenericWorkload": [None, None, None, None, None, False, False],
     "GangScheduling": [None, None, None, None, None, False, False],
     "WorkloadAwarePreemption": [None, None, None, None, None, None, False],
+    # VersionedSpecs at 1.33 and 1.35 {1.32 Alpha off}, {1.34 Beta on}
+    "PodLevelResources": [None, None, False, False, True, True, True],
+    # v1.30.6/v1.31.8 Alpha off; VersionedSpecs at 1.33 and 1.35 {1.27 Alpha off}, {1.33 Beta on}, {1.35 GA locked}
+    "InPlacePodVerticalScaling": [False, False, False, True, True, True, True],
+    # VersionedSpecs at 1.35 {1.35 Alpha off}; after v1.36.0 {1.36 Beta on}
+    "NodeDeclaredFeatures": [None, None, None, None, None, False, True],
+    # VersionedSpecs at 1.35: {1.34 Alpha off}, {1.35 Beta on} (both)
+    "NominatedNodeNameForExpectation": [None, None, None, None, False, True, True],
+    "ClearingNominatedNodeNameAfterBinding": [None, None, None, None, False, True, True],
+    # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
+    "PodDisruptionConditions": [True, True, True, None, None, None, None],
 }
 
 
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS, ids=str)
 def test_gate_defaults_per_version(version: Version) -> None:
     i = SUPPORTED_VERSIONS.index(version)
-    want = {gate: bool(values[i]) for gate, values in DEFAULTS.items()}
+    # a gate absent at the version has the code's value without it: off before the gate, its
+    # last default after its removal (PodDisruptionConditions from 1.33)
+    want = {gate: bool(values[i]) if values[i] is not None else FEATURE_GATES[gate].value_without_gate(version)
+            for gate, values in DEFAULTS.items()}
     assert default_feature_gates(version) == want
     exists = {gate for gate, values in DEFAULTS.items() if values[i] is not None}
     assert {g for g in FEATURE_GATES if FEATURE_GATES[g].spec_at(version) is not None} == exists
@@ -185,7 +199,11 @@ def test_default_plugins_per_version(version: str, gates: dict[str, bool], aroun
     names = [n for n, _ in mp]
     start = names.index("InterPodAffinity")
     assert mp[start : start + len(around_preemption)] == around_preemption
-    assert names[0] == "SchedulingGates" and names[-1] == "DefaultBinder"
+    assert names[0] == "SchedulingGates"
+    # applyFeatureGates appends NodeDeclaredFeatures where its gate is on (by default from 1.36)
+    last = "NodeDeclaredFeatures" if {**default_feature_gates(v), **gates}.get("NodeDeclaredFeatures") else "DefaultBinder"
+    assert names[-1] == last
+    assert ("NodeDeclaredFeatures" in names) == (version == "1.36")
 
 
 def test_v1_30_accepts_its_volume_limit_plugins_and_v1_31_refuses_them() -> None:

@@ -240,7 +240,7 @@ def test_deleted_at_is_recorded_for_every_kind_of_deletion(
     assert all((p["deletedAt"] is not None) >= p["deleted"] for p in result["pods"])
 
 
-def test_a_pod_update_relabels_it_at_its_arrival() -> None:
+def test_a_pod_update_relabels_it_at_its_arrival(workdir: Path) -> None:
     from kubesched.scenario import load_manifests
     from kubesched.simulation import simulate
     from kubesched.transports.fake import virtual_time

@@ -169,7 +169,7 @@ def test_in_tree_registry() -> None:
     assert set(IN_TREE) == {
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
-        "DefaultPreemption", "DynamicResources",
+        "DefaultPreemption", "DynamicResources", "NodeDeclaredFeatures",
         "Coscheduling",
         "Gang", "GangScheduling",
         "NodePorts", "PodTopologySpread", "ImageLocality",

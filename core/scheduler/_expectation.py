@@ -1,0 +1,50 @@
+"""NominatedNodeNameForExpectation (alpha 1.34, beta on from 1.35): at the start of a binding
+cycle the scheduler writes the pod's ``status.nominatedNodeName`` when the cycle will do work
+before the bind (so that other components, the cluster autoscaler say, see where the pod is
+going while it waits).
+
+Upstream ``schedule_one.go`` ``bindingCycle`` (v1.35, kubernetes#132443 and its follow-ups):
+``RunPreBindPreFlights``; an Error (or a rejection, which PreBindPreFlight does not support) ends
+the binding cycle; when a PreBind plugin will do something (PreBindPreFlight Success) or the pod
+waits at Permit (``WillWaitOnPermit``), ``updatePod`` with the suggested host as the nominated
+node (ModeOverride; nothing is written when it is already the pod's), a failure being logged
+and the cycle going on.  Without the gate the binding cycle starts at WaitOnPermit, as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesched.runtime._status import Code, Status
+
+if TYPE_CHECKING:
+    from kubesched.api._objects import Pod
+    from kubesched.runtime._cyclestate import CycleState
+    from kubesched.runtime._framework import Framework
+
+
+def run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    """``RunPreBindPreFlights``: Success (None) when a PreBind plugin's ``pre_bind_pre_flight``
+    says it will act, Skip when none will (or none has a pre-flight), the first Error as
+    ``running PreBindPreFlight "X": ...``; a rejection is an Error (not supported there)."""
+    result: Status | None = Status.skip()
+    binding = fw.binding
+    for e in binding.pre_bind:
+        pre_flight = getattr(e.plugin, "pre_bind_pre_flight", None)
+        if pre_flight is None:
+            continue
+        out = binding.calls.call(e, "prebind", pre_flight, state, pod, node_name)
+        st = out if isinstance(out, Status) or out is None else Status(Code.ERROR, f"unexpected PreBindPreFlight result {out!r}")
+        if st is None or st.is_success():
+            result = None
+        elif st.is_skip():
+            continue
+        elif st.is_rejected():
+            return Status(Code.ERROR, f'PreBindPreFlight {e.name} returned "{st.code.name}", which is unsupported. '
+                          "It is supposed to return Success, Skip, or Error status", plugin=e.name)  # fmt: skip
+        else:
+            return Status(Code.ERROR, f'running PreBindPreFlight "{e.name}": {st.message}', plugin=e.name, error=st.error)
+    return result
+
+
+__all__ = ["run_pre_bind_pre_flights"]

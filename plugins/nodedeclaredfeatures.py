@@ -1,0 +1,128 @@
+"""NodeDeclaredFeatures: a pod whose spec needs a feature its node must declare fits only the
+nodes whose ``status.declaredFeatures`` list it (KEP-5328; upstream
+``plugins/nodedeclaredfeatures``, kubernetes#133389; alpha off in 1.35, beta on in 1.36).
+
+- Where it runs: ``applyFeatureGates`` *appends* it to the default profile when the gate is on
+  (it comes last, after DefaultBinder; a Filter verdict of any other plugin comes first).  In a
+  profile while the gate is off, upstream's disabled plugin: PreFilter Skip, Filter passes.
+- PreFilter: the pod's requirements inferred from its spec (component-helpers
+  ``nodedeclaredfeatures`` ``InferForPodScheduling`` over the release's feature registry); none:
+  Skip, so a pod that needs nothing costs one look at its spec.
+- Filter: every requirement in the node's declared features, else UnschedulableAndUnresolvable
+  ``node(s) didn't match Pod's required features``.
+- Events: a node added, or one whose declared features changed (``UpdateNodeDeclaredFeature``:
+  kubesched registers node updates with a hint that compares the lists).
+
+The registry's features that infer a requirement at scheduling time (the others infer only on a
+resize, which the scheduler does not see): ``RestartAllContainersOnContainerExits`` (a container
+or init container with a ``restartPolicyRules`` rule whose action is ``RestartAllContainers``),
+and from 1.36 ``UserNamespacesHostNetworkSupport`` (``hostNetwork: true`` with ``hostUsers:
+false``).  The v1.36 registry (component-helpers v0.36.x ``features/registry.go``) has both; the
+1.35 one is read from an early copy that has only the resize feature, and kubernetes#133389 /
+KEP-5532 date the restart rule to 1.35 — see docs/versions.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EventResource,
+    Handle,
+    QueueingHint,
+    Status,
+    hookimpl,
+)
+
+if TYPE_CHECKING:
+    from kubesched.framework import CycleState, Node, NodeBatch, NodeInfo, Pod
+
+NAME = "NodeDeclaredFeatures"
+ERR_REASON = "node(s) didn't match Pod's required features"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+RESTART_ALL_CONTAINERS = "RestartAllContainersOnContainerExits"
+USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
+
+
+def required_features(pod: Pod, version: tuple[int, int]) -> frozenset[str]:
+    """``InferForPodScheduling``: the declared features ``pod`` needs at ``version``."""
+    spec = pod.spec
+    out: set[str] = set()
+    for c in (*spec.containers, *spec.init_containers):
+        if any(rule.action == "RestartAllContainers" for rule in c.restart_policy_rules):
+            out.add(RESTART_ALL_CONTAINERS)
+            break
+    if version >= (1, 36) and spec.host_network and spec.host_users is False:
+        out.add(USER_NAMESPACES_HOST_NETWORK)
+    return frozenset(out)
+
+
+class NodeDeclaredFeatures:
+    """PreFilter, Filter and EnqueueExtensions (see the module)."""
+
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.handle: Handle = handle
+        self.version = handle.emulated_version
+        # the gate: alpha off in 1.35, beta on in 1.36 (upstream's VersionedSpecs after v1.36.0)
+        self.enabled = self.version >= (1, 35) and bool(
+            handle.feature_gates.get("NodeDeclaredFeatures", self.version >= (1, 36))
+        )
+
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self.enabled:
+            return []
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE), self.is_schedulable_after_node_change
+            )
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """A new node, or one whose declared features changed."""
+        if old is not None and old.status.declared_features == new.status.declared_features:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    @hookimpl
+    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not self.enabled:
+            return Status.skip()
+        reqs = required_features(pod, self.version)
+        if not reqs:
+            return Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, reqs)
+        return None
+
+    @hookimpl
+    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        if not self.enabled:
+            return None
+        try:
+            reqs: frozenset[str] = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError as e:
+            return dict.fromkeys(
+                range(len(nodes)),
+                Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycle-state: {e.args[0]}'),
+            )
+        out: dict[int, Status] = {}
+        st = Status.unresolvable(ERR_REASON)
+        for i, ni in enumerate(nodes.infos):
+            node = ni.node
+            if node is None or not reqs.issubset(node.status.declared_features):
+                out[i] = st
+        return out or None
+
+
+def new(args: dict[str, Any] | None, handle: Handle) -> NodeDeclaredFeatures:
+    return NodeDeclaredFeatures(args, handle)
+
+
+__all__ = ["ERR_REASON", "NAME", "NodeDeclaredFeatures", "new", "required_features"]
