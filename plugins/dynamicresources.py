@@ -48,11 +48,8 @@ allocator is asked every 1024 search steps.  Device taint rules are not applied 
 from __future__ import annotations
 
 import contextlib
-import re
-import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
@@ -60,12 +57,33 @@ from msgspec.structs import replace
 from kubesched.dra import Aborted, AllocationError, FailedOnNode
 from kubesched.framework import Code, ConfigError, Status, hookimpl
 
+from ._dra_claims import (
+    BindingConditions,
+    ClaimError,
+    ClaimTracker,
+    duration,
+    filter_stop,
+    format_time,
+    is_reserved_for_pod,
+    key_of,
+    schedulable_after_claim_change,
+    schedulable_after_pod_change,
+)
+
 if TYPE_CHECKING:
-    from kubesched.api._dra import AllocationResult, ResourceClaim
-    from kubesched.api._objects import Node
-    from kubesched.dra import AllocatedState, Allocator
-    from kubesched.framework import CycleState, Handle, NodeBatch, NodeInfo, Pod, PostFilterResult
-    from kubesched.runtime._events import ClusterEventWithHint, QueueingHint
+    from kubesched.api import AllocationResult, ResourceClaim
+    from kubesched.dra import Allocator
+    from kubesched.framework import (
+        ClusterEventWithHint,
+        CycleState,
+        Handle,
+        Node,
+        NodeBatch,
+        NodeInfo,
+        Pod,
+        PostFilterResult,
+        QueueingHint,
+    )
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -80,35 +98,6 @@ MSG_BINDING_TIMEOUT = "device binding timeout"
 FILTER_TIMEOUT_DEFAULT = 10.0  # DynamicResourcesArgs.filterTimeout (v1.34+ SetDefaults)
 BINDING_TIMEOUT_DEFAULT = 600.0  # config.DynamicResourcesBindingTimeoutDefault
 BINDING_POLL_INTERVAL = 5.0  # PreBind's wait.PollUntilContextTimeout interval
-
-
-def _format_time(seconds: float) -> str:
-    """A metav1.Time (RFC 3339, seconds) from Unix seconds."""
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class ClaimError(Exception):
-    """A reason the pod cannot use its claims now (``foreachPodResourceClaim``'s errors)."""
-
-
-def _duration(value: Any, field_name: str) -> float:
-    """A metav1.Duration (``"10s"``, ``"1m30s"``) in seconds."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if not isinstance(value, str):
-        raise ConfigError(f"{field_name}: invalid duration {value!r}")
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    text, total = value.strip(), 0.0
-    if text in ("0", ""):
-        return 0.0
-    parts = re.findall(r"(\d+(?:\.\d*)?)(ms|us|µs|ns|h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise ConfigError(f'{field_name}: time: invalid duration "{value}"')
-    for number, unit in parts:
-        total += float(number) * units[unit]
-    return total
 
 
 @dataclass
@@ -127,51 +116,6 @@ class _State:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
 
 
-@dataclass
-class _Tracked:
-    """The devices the cluster's allocated claims take, with how many claims take each, and
-    where in the claims table's change log they were last brought up to date."""
-
-    table: Any = None
-    epoch: int = 0
-    pos: int = 0
-    contrib: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
-    devices: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    shared: dict[tuple[tuple[str, str, str], str], int] = field(default_factory=dict)
-    capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
-    pools: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # dedicated devices per pool
-    frozen: dict[tuple[str, str], frozenset[Any]] = field(default_factory=dict)
-
-    def reset(self, table: Any, epoch: int) -> None:
-        self.table, self.epoch, self.pos = table, epoch, 0
-        self.contrib, self.devices, self.shared, self.capacity = {}, {}, {}, {}
-        self.pools, self.frozen = {}, {}
-
-
-def _key(claim: ResourceClaim) -> tuple[str, str]:
-    return (claim.metadata.namespace, claim.metadata.name)
-
-
-def _version(claim: ResourceClaim | None) -> int:
-    if claim is None:
-        return -1
-    try:
-        return int(claim.metadata.resource_version or "0")
-    except ValueError:
-        return 0
-
-
-def is_reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
-    """``resourceclaim.IsReservedForPod``."""
-    uid = pod.metadata.uid
-    return any(r.uid == uid for r in claim.status.reserved_for)
-
-
-def _controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
-    """``metav1.IsControlledBy``."""
-    return any(ref.controller and ref.uid == pod.metadata.uid for ref in claim.metadata.owner_references)
-
-
 class DynamicResources:
     """Every extension point of upstream's plugin (see the module)."""
 
@@ -186,11 +130,11 @@ class DynamicResources:
                 if key not in allowed:
                     raise ConfigError(f'strict decoding error: unknown field "{key}"')
             if args.get("filterTimeout") is not None:
-                filter_timeout = _duration(args["filterTimeout"], "filterTimeout")
+                filter_timeout = duration(args["filterTimeout"], "filterTimeout")
                 if filter_timeout < 0:
                     raise ConfigError("filterTimeout: Invalid value: must be zero or positive")
             if args.get("bindingTimeout") is not None:
-                binding_timeout = _duration(args["bindingTimeout"], "bindingTimeout")
+                binding_timeout = duration(args["bindingTimeout"], "bindingTimeout")
                 if binding_timeout <= 0:
                     raise ConfigError("bindingTimeout: Invalid value: must be positive")
         self.handle: Handle = handle
@@ -214,186 +158,25 @@ class DynamicResources:
         self.consumable_capacity = bool(gates.get("DRAConsumableCapacity", False))
         self.prioritized_list = bool(gates.get("DRAPrioritizedList", False))
         # SharedDRAManager's claim tracker: assumed claims (written by PreBind, newer than the
-        # cluster's copy) and in-flight allocations (Reserve → PreBind), by uid
-        self.assumed: dict[tuple[str, str], ResourceClaim] = {}
-        self.in_flight: dict[str, ResourceClaim] = {}
+        # cluster's copy), in-flight allocations (Reserve → PreBind), the devices in use
+        self.tracker = ClaimTracker(handle, self.consumable_capacity)
+        self.assumed = self.tracker.assumed
+        self.in_flight = self.tracker.in_flight
+        self.get_claim = self.tracker.get_claim
+        self.allocated_state = self.tracker.allocated_state
+        self.pod_claims = self.tracker.pod_claims
+        self.binding = BindingConditions(handle, self.tracker, self.binding_conditions, self.binding_timeout)
+        self.is_claim_ready_for_binding = self.binding.is_claim_ready_for_binding
+        self.is_claim_timeout = self.binding.is_claim_timeout
         self._features: Any = None
-        self._tracked = _Tracked()
-        self._slices_mark: Any = None
-        self._slices_cache: tuple[Any, ...] = ()
-
-    # --- the claim tracker (dra_manager.go) ---------------------------------------------------
-    def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
-        """The latest claim: the assumed one while the cluster's copy is not newer."""
-        stored = self.handle.cluster.get_resource_claim(namespace, name)
-        assumed = self.assumed.get((namespace, name))
-        if assumed is None:
-            return stored
-        if stored is None or stored.metadata.uid != assumed.metadata.uid or _version(stored) >= _version(assumed):
-            # deleted, replaced, or the informer has caught up (upstream keeps an assumed
-            # object until a strictly newer one; an equal version has the same content)
-            del self.assumed[(namespace, name)]
-            return stored
-        return assumed
-
-    def _contribution(self, claim: ResourceClaim | None) -> tuple[Any, ...]:
-        """What an allocated claim takes: dedicated devices, and (with DRAConsumableCapacity)
-        shares with the capacity they consume; admin access takes nothing."""
-        if claim is None or claim.status.allocation is None:
-            return ()
-        from kubesched.api._resources import parse_quantity
-
-        out: list[Any] = []
-        for r in claim.status.allocation.devices.results:
-            if r.admin_access:
-                continue
-            did = (r.driver, r.pool, r.device)
-            if self.consumable_capacity and r.share_id:
-                caps = tuple((n, parse_quantity(q)) for n, q in r.consumed_capacity.items())
-                out.append((did, r.share_id, caps))
-            else:
-                out.append((did, None, ()))
-        return tuple(out)
-
-    def _apply(self, contribution: tuple[Any, ...], sign: int) -> None:
-        t = self._tracked
-        for did, share, caps in contribution:
-            if share is None:
-                n = t.devices.get(did, 0) + sign
-                pid = (did[0], did[1])
-                if n:
-                    t.devices[did] = n
-                    t.pools.setdefault(pid, set()).add(did[2])
-                else:
-                    t.devices.pop(did, None)
-                    names = t.pools.get(pid)
-                    if names is not None:
-                        names.discard(did[2])
-                t.frozen.pop(pid, None)
-                continue
-            n = t.shared.get((did, share), 0) + sign
-            if n:
-                t.shared[(did, share)] = n
-            else:
-                t.shared.pop((did, share), None)
-            have = t.capacity.setdefault(did, {})
-            for name, q in caps:
-                have[name] = have.get(name, Fraction(0)) + sign * q
-            if not any(have.values()) and not any(k[0] == did for k in t.shared):
-                t.capacity.pop(did, None)
-
-    def _sync_tracked(self) -> None:
-        """Bring the devices of the cluster's allocated claims up to date: from the claims
-        table's change log (only the claims that changed), or all of them."""
-        table = self.handle.cluster.resource_claims
-        log = getattr(table, "log", None)
-        t = self._tracked
-        if log is None or t.table is not table or t.epoch != getattr(table, "epoch", 0) or t.pos > len(log):
-            t.reset(table, getattr(table, "epoch", 0))
-            for key, claim in table.items():
-                c = self._contribution(claim)
-                t.contrib[key] = c
-                self._apply(c, +1)
-            t.pos = len(log) if log is not None else 0
-            return
-        if t.pos == len(log):
-            return
-        for key in set(log[t.pos :]):
-            c = self._contribution(table.get(key))
-            old = t.contrib.get(key, ())
-            if c == old:
-                continue
-            self._apply(old, -1)
-            self._apply(c, +1)
-            if c:
-                t.contrib[key] = c
-            else:
-                t.contrib.pop(key, None)
-        t.pos = len(log)
-
-    def allocated_state(self) -> AllocatedState:
-        """``GatherAllocatedState`` / ``ListAllAllocatedDevices``: the devices of allocated
-        claims (as the cluster has them), of assumed ones newer than that, and of in-flight
-        allocations.  Kept incrementally: a cycle costs what changed since the last one."""
-        from kubesched.dra import AllocatedState
-        from kubesched.dra._memo import PoolUse
-
-        self._sync_tracked()
-        t = self._tracked
-        state = AllocatedState(
-            set(t.devices), set(t.shared), {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {}
-        )
-        use: dict[tuple[str, str], frozenset[Any]] = {}
-        if not t.shared and not t.capacity:
-            # the allocator's per-pool view of what is in use, kept here pool by pool
-            for pid, names in t.pools.items():
-                if pid not in t.frozen:
-                    t.frozen[pid] = frozenset(names)
-            use = {pid: f for pid, f in t.frozen.items() if f}
-        extra: list[ResourceClaim] = list(self.in_flight.values())
-        for key in list(self.assumed):
-            claim = self.get_claim(*key)
-            if claim is not None and claim is not self.handle.cluster.get_resource_claim(*key):
-                extra.append(claim)
-        for claim in extra:
-            for did, share, caps in self._contribution(claim):
-                if share is None:
-                    state.devices.add(did)
-                    if not t.shared and not t.capacity:
-                        pid = (did[0], did[1])
-                        use[pid] = use.get(pid, frozenset()) | {did[2]}
-                else:
-                    state.shared.add((did, share))
-                    have = state.capacity.setdefault(did, {})
-                    for name, q in caps:
-                        have[name] = have.get(name, Fraction(0)) + q
-        if not t.shared and not t.capacity and not state.shared:
-            state.pool_use = PoolUse.of_pools(use)
-        return state
-
-    # --- claims of a pod (foreachPodResourceClaim) --------------------------------------------
-    def pod_claims(self, pod: Pod) -> list[ResourceClaim]:
-        """The pod's claims in ``spec.resourceClaims`` order (those intentionally not created
-        left out); raises :class:`ClaimError`."""
-        out: list[ResourceClaim] = []
-        ns = pod.metadata.namespace
-        for pc in pod.spec.resource_claims:
-            must_check_owner = False
-            name: str | None
-            if pc.resource_claim_name is not None:
-                name = pc.resource_claim_name
-            elif pc.resource_claim_template_name is not None:
-                for st in pod.status.resource_claim_statuses:
-                    if st.name == pc.name:
-                        name = st.resource_claim_name
-                        must_check_owner = True
-                        break
-                else:
-                    raise ClaimError(f'pod "{ns}/{pod.metadata.name}": ResourceClaim not created yet')
-            else:
-                raise ClaimError(
-                    f'pod "{ns}/{pod.metadata.name}", spec.resourceClaim "{pc.name}": none of the supported fields are set'
-                )
-            if name is None:
-                continue
-            claim = self.get_claim(ns, name)
-            if claim is None:
-                raise ClaimError(f'resourceclaim.resource.k8s.io "{name}" not found')
-            if claim.metadata.deletion_timestamp is not None:
-                raise ClaimError(f'resourceclaim "{name}" is being deleted')
-            if must_check_owner and not _controlled_by(claim, pod):
-                raise ClaimError(
-                    f"ResourceClaim {ns}/{name} was not created for Pod {ns}/{pod.metadata.name} (Pod is not owner)"
-                )
-            out.append(claim)
-        return out
 
     # --- EnqueueExtensions ----------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
-        from kubesched.plugins._helper import queueing_hints_enabled
-        from kubesched.runtime._events import ActionType, ClusterEvent, ClusterEventWithHint
-        from kubesched.runtime._events import Resource as R
+        from kubesched.framework import ActionType, ClusterEvent, ClusterEventWithHint
+        from kubesched.framework import EventResource as R
+
+        from ._helper import queueing_hints_enabled
 
         if not self.enabled:
             return []
@@ -413,38 +196,11 @@ class DynamicResources:
 
     def is_schedulable_after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """``isSchedulableAfterClaimChange``."""
-        from kubesched.runtime._events import QueueingHint
-
-        if getattr(new, "kind", None) != "ResourceClaim":
-            return QueueingHint.QUEUE
-        try:
-            claims = self.pod_claims(pod)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        uses = any(c.metadata.uid == new.metadata.uid for c in claims)
-        if old is not None and old.status.allocation is not None and new.status.allocation is None:
-            return QueueingHint.QUEUE  # deallocated: devices freed for other pods
-        if not uses:
-            return QueueingHint.QUEUE_SKIP
-        if old is None:
-            return QueueingHint.QUEUE
-        if old.status == new.status:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
+        return schedulable_after_claim_change(self.tracker, pod, old, new)
 
     def is_schedulable_after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """``isSchedulableAfterPodChange``: the pod itself got its generated claims."""
-        from kubesched.runtime._events import QueueingHint
-
-        if getattr(new, "kind", "Pod") != "Pod" or new is None:
-            return QueueingHint.QUEUE
-        if pod.metadata.uid != new.metadata.uid:
-            return QueueingHint.QUEUE_SKIP
-        try:
-            self.pod_claims(new)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
+        return schedulable_after_pod_change(self.tracker, pod, old, new)
 
     # --- PreEnqueue -----------------------------------------------------------------------------
     @hookimpl
@@ -470,7 +226,7 @@ class DynamicResources:
             return Status.unresolvable(str(e))
         if not claims:
             return Status.skip()
-        from kubesched.api._helpers import NodeSelectorMatcher
+        from kubesched.framework import NodeSelectorMatcher
 
         classes = self.handle.cluster
         to_allocate = 0
@@ -523,23 +279,12 @@ class DynamicResources:
                 self._features,
                 self.allocated_state(),
                 {c.metadata.name: c for c in cluster.list_device_classes()},
-                self._slices(),
+                self.tracker.slices(),
                 version=self.handle.emulated_version,
                 rng=self.handle.rng,
             )
         s.claims = claims
         return None
-
-    def _slices(self) -> Sequence[Any]:
-        """The cluster's ResourceSlices as one tuple, the same object while none changed (the
-        allocator then reuses what it worked out from them)."""
-        table = self.handle.cluster.resource_slices
-        log = getattr(table, "log", None)
-        mark = (id(table), getattr(table, "epoch", 0), len(log)) if log is not None else None
-        if mark is None or mark != self._slices_mark:
-            self._slices_cache = tuple(self.handle.cluster.list_resource_slices())
-            self._slices_mark = mark
-        return self._slices_cache
 
     def _check_class(self, class_name: str, request: str, cluster: Any) -> Status | None:
         """``validateDeviceClass``."""
@@ -607,23 +352,9 @@ class DynamicResources:
         return None
 
     def _stop(self) -> Callable[[], str | None] | None:
-        """``context.WithTimeout(filterTimeout)`` on the transport's clock, started at the
-        search's first check (after 1024 steps: most searches end before, and never read the
-        clock)."""
         if not self.use_filter_timeout or self.filter_timeout <= 0:
             return None
-        handle, timeout = self.handle, self.filter_timeout
-        deadline: list[float] = []
-        clock: list[Callable[[], float]] = []
-
-        def stop() -> str | None:
-            if not clock:
-                clock.append(handle.wall_clock if handle.wall_clock() else _time.monotonic)
-                deadline.append(clock[0]() + timeout)
-                return None
-            return "context deadline exceeded" if clock[0]() >= deadline[0] else None
-
-        return stop
+        return filter_stop(self.handle, self.filter_timeout)
 
     # --- PostFilter -----------------------------------------------------------------------------
     @hookimpl
@@ -654,7 +385,7 @@ class DynamicResources:
     # --- Reserve / Unreserve --------------------------------------------------------------------
     @hookimpl
     def kubesched_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        from kubesched.api._dra import FINALIZER
+        from kubesched.api import FINALIZER
 
         if not self.enabled:
             return None
@@ -696,16 +427,16 @@ class DynamicResources:
             return
         for claim in list(s.claims):
             if self.in_flight.pop(claim.metadata.uid, None) is not None:
-                self.assumed.pop(_key(claim), None)
+                self.assumed.pop(key_of(claim), None)
             if claim.status.allocation is not None and is_reserved_for_pod(pod, claim):
                 # upstream: a strategic-merge patch deleting the pod's reservedFor entry
-                latest = self.handle.cluster.get_resource_claim(*_key(claim)) or claim
+                latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
                 kept = [r for r in latest.status.reserved_for if r.uid != pod.metadata.uid]
                 with contextlib.suppress(Exception):  # upstream logs it; the next attempt retries
                     await self.handle.client.update_resource_claim_status(
                         replace(latest, status=replace(latest.status, reserved_for=kept))
                     )
-                self.assumed.pop(_key(claim), None)
+                self.assumed.pop(key_of(claim), None)
 
     # --- PreBind --------------------------------------------------------------------------------
     @hookimpl
@@ -722,7 +453,7 @@ class DynamicResources:
                 s.claims[index] = await self._bind_claim(s, index, pod)
             except Exception as e:  # noqa: BLE001 - an Error status: the pod is retried
                 return Status.as_error(e)
-        if not self.binding_conditions or not self._has_binding_conditions(s):
+        if not self.binding_conditions or not self.binding._has_binding_conditions(s.claims):
             return None
         await self.handle.record_event(
             pod, "Normal", "BindingConditionsPending", "Scheduling",
@@ -731,7 +462,7 @@ class DynamicResources:
         deadline = self.handle.now() + self.binding_timeout
         while True:
             try:
-                if self._pod_ready_for_binding(s):
+                if self.binding._pod_ready_for_binding(s.claims):
                     return None
             except ClaimError as e:
                 return Status.as_error(str(e))
@@ -742,14 +473,14 @@ class DynamicResources:
 
     async def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
         """``bindClaim``: finalizer, allocation and reservation written; the result assumed."""
-        from kubesched.api._dra import FINALIZER, ResourceClaimConsumerReference
+        from kubesched.api import FINALIZER, ResourceClaimConsumerReference
 
         client = self.handle.client
         claim = s.claims[index]
         allocation = s.allocations.get(index)
         modified = False
         try:
-            latest = self.handle.cluster.get_resource_claim(*_key(claim)) or claim
+            latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
             if latest.metadata.deletion_timestamp is not None:
                 raise ClaimError(f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime")
             if allocation is not None:
@@ -765,7 +496,7 @@ class DynamicResources:
             ref = ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)
             status = replace(latest.status, reserved_for=[*latest.status.reserved_for, ref])
             if self.binding_conditions and status.allocation is not None and status.allocation.allocation_timestamp is None:
-                stamp = _format_time(self.handle.wall_clock())
+                stamp = format_time(self.handle.wall_clock())
                 status = replace(status, allocation=replace(status.allocation, allocation_timestamp=stamp))
             updated = await client.update_resource_claim_status(replace(latest, status=status))
             modified = True
@@ -774,65 +505,8 @@ class DynamicResources:
             if allocation is not None:
                 self.in_flight.pop(claim.metadata.uid, None)
             if modified:
-                self.assumed[_key(updated)] = updated
+                self.assumed[key_of(updated)] = updated
 
-    # --- binding conditions ---------------------------------------------------------------------
-    def is_claim_ready_for_binding(self, claim: ResourceClaim) -> bool:
-        """``isClaimReadyForBinding``: raises ClaimError when a failure condition is True."""
-        alloc = claim.status.allocation
-        if alloc is None:
-            return False
-        for r in alloc.devices.results:
-            if not r.binding_conditions:
-                continue
-            dev = next(
-                (d for d in claim.status.devices if (d.driver, d.pool, d.device) == (r.driver, r.pool, r.device)), None
-            )
-            if dev is None:
-                return False
-            conds = {c.type: c for c in dev.conditions}
-            for name in r.binding_failure_conditions:
-                c = conds.get(name)
-                if c is not None and c.status == "True":
-                    raise ClaimError(
-                        f'claim {claim.metadata.name} binding failed: reason={c.reason}, message="{c.message}"'
-                    )
-            for name in r.binding_conditions:
-                c = conds.get(name)
-                if c is None or c.status != "True":
-                    return False
-        return True
-
-    def is_claim_timeout(self, claim: ResourceClaim) -> bool:
-        """``isClaimTimeout``: allocated with binding conditions longer than bindingTimeout."""
-        alloc = claim.status.allocation
-        if not self.binding_conditions or alloc is None or not alloc.allocation_timestamp:
-            return False
-        from kubesched.api._objects import parse_time_ns
-
-        since = (parse_time_ns(alloc.allocation_timestamp) or 0) / 1e9
-        if any(r.binding_conditions for r in alloc.devices.results):
-            return bool(since + self.binding_timeout < self.handle.wall_clock())
-        return False
-
-    def _has_binding_conditions(self, s: _State) -> bool:
-        for claim in s.claims:
-            alloc = claim.status.allocation
-            if alloc is not None and any(r.binding_conditions for r in alloc.devices.results):
-                return True
-        return False
-
-    def _pod_ready_for_binding(self, s: _State) -> bool:
-        for i, claim in enumerate(s.claims):
-            latest = self.get_claim(*_key(claim))
-            if latest is None:
-                raise ClaimError(f'resourceclaim.resource.k8s.io "{claim.metadata.name}" not found')
-            s.claims[i] = latest
-            if not self.is_claim_ready_for_binding(latest):
-                if self.is_claim_timeout(latest):
-                    raise ClaimError(f"claim {latest.metadata.name} binding timeout")
-                return False
-        return True
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:

@@ -504,7 +504,7 @@ async def test_binding_conditions_wait_then_time_out() -> None:
     sl = worker_slice()
     sl.spec.devices[0] = replace(sl.spec.devices[0], binding_conditions=["attached"], binding_failure_conditions=["failed"])
     pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [sl], gates=gates))
-    pl.binding_timeout = 20.0
+    pl.binding_timeout = pl.binding.binding_timeout = 20.0
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
     assert run_filter(pl, handle, state, pod) == {}
