@@ -65,7 +65,9 @@ class _Tracked:
     devices: dict[tuple[str, str, str], int] = field(default_factory=dict)
     shared: dict[tuple[tuple[str, str, str], str], int] = field(default_factory=dict)
     capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
-    pools: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # dedicated devices per pool
+    pools: dict[tuple[str, str], set[str]] = field(
+        default_factory=dict
+    )  # dedicated devices per pool
     frozen: dict[tuple[str, str], frozenset[Any]] = field(default_factory=dict)
 
     def reset(self, table: Any, epoch: int) -> None:
@@ -95,8 +97,9 @@ def is_reserved_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
 
 def controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
     """``metav1.IsControlledBy``."""
-    return any(ref.controller and ref.uid == pod.metadata.uid for ref in claim.metadata.owner_references)
-
+    return any(
+        ref.controller and ref.uid == pod.metadata.uid for ref in claim.metadata.owner_references
+    )
 
 
 class ClaimTracker:
@@ -117,7 +120,11 @@ class ClaimTracker:
         assumed = self.assumed.get((namespace, name))
         if assumed is None:
             return stored
-        if stored is None or stored.metadata.uid != assumed.metadata.uid or _version(stored) >= _version(assumed):
+        if (
+            stored is None
+            or stored.metadata.uid != assumed.metadata.uid
+            or _version(stored) >= _version(assumed)
+        ):
             # deleted, replaced, or the informer has caught up (upstream keeps an assumed
             # object until a strictly newer one; an equal version has the same content)
             del self.assumed[(namespace, name)]
@@ -174,7 +181,12 @@ class ClaimTracker:
         table = self.handle.cluster.resource_claims
         log = getattr(table, "log", None)
         t = self._tracked
-        if log is None or t.table is not table or t.epoch != getattr(table, "epoch", 0) or t.pos > len(log):
+        if (
+            log is None
+            or t.table is not table
+            or t.epoch != getattr(table, "epoch", 0)
+            or t.pos > len(log)
+        ):
             t.reset(table, getattr(table, "epoch", 0))
             for key, claim in table.items():
                 c = self._contribution(claim)
@@ -202,10 +214,13 @@ class ClaimTracker:
         claims (as the cluster has them), of assumed ones newer than that, and of in-flight
         allocations.  Kept incrementally: a cycle costs what changed since the last one."""
         from kubesched.dra import AllocatedState
+
         self._sync_tracked()
         t = self._tracked
         state = AllocatedState(
-            set(t.devices), set(t.shared), {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {}
+            set(t.devices),
+            set(t.shared),
+            {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {},
         )
         use: dict[tuple[str, str], frozenset[Any]] = {}
         if not t.shared and not t.capacity:
@@ -263,7 +278,9 @@ class ClaimTracker:
                         must_check_owner = True
                         break
                 else:
-                    raise ClaimError(f'pod "{ns}/{pod.metadata.name}": ResourceClaim not created yet')
+                    raise ClaimError(
+                        f'pod "{ns}/{pod.metadata.name}": ResourceClaim not created yet'
+                    )
             else:
                 raise ClaimError(
                     f'pod "{ns}/{pod.metadata.name}", spec.resourceClaim "{pc.name}": none of the supported fields are set'
@@ -283,7 +300,9 @@ class ClaimTracker:
         return out
 
 
-def schedulable_after_claim_change(tracker: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:
+def schedulable_after_claim_change(
+    tracker: ClaimTracker, pod: Pod, old: Any, new: Any
+) -> QueueingHint:
     """``isSchedulableAfterClaimChange``."""
     from kubesched.framework import QueueingHint
 
@@ -304,7 +323,10 @@ def schedulable_after_claim_change(tracker: ClaimTracker, pod: Pod, old: Any, ne
         return QueueingHint.QUEUE_SKIP
     return QueueingHint.QUEUE
 
-def schedulable_after_pod_change(tracker: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:
+
+def schedulable_after_pod_change(
+    tracker: ClaimTracker, pod: Pod, old: Any, new: Any
+) -> QueueingHint:
     """``isSchedulableAfterPodChange``: the pod itself got its generated claims."""
     from kubesched.framework import QueueingHint
 
@@ -340,7 +362,9 @@ class BindingConditions:
     """Binding conditions (DRADeviceBindingConditions with DRAResourceClaimDeviceStatus):
     whether a claim's devices are ready, failed, or past ``bindingTimeout``."""
 
-    def __init__(self, handle: Handle, tracker: ClaimTracker, enabled: bool, timeout: float) -> None:
+    def __init__(
+        self, handle: Handle, tracker: ClaimTracker, enabled: bool, timeout: float
+    ) -> None:
         self.handle = handle
         self.tracker = tracker
         self.binding_conditions = enabled
@@ -355,7 +379,12 @@ class BindingConditions:
             if not r.binding_conditions:
                 continue
             dev = next(
-                (d for d in claim.status.devices if (d.driver, d.pool, d.device) == (r.driver, r.pool, r.device)), None
+                (
+                    d
+                    for d in claim.status.devices
+                    if (d.driver, d.pool, d.device) == (r.driver, r.pool, r.device)
+                ),
+                None,
             )
             if dev is None:
                 return False

@@ -153,7 +153,8 @@ class DynamicResources:
             gates.get("DRASchedulerFilterTimeout", tuple(handle.emulated_version) >= (1, 34))
         )
         self.binding_conditions = bool(
-            gates.get("DRADeviceBindingConditions", False) and gates.get("DRAResourceClaimDeviceStatus", False)
+            gates.get("DRADeviceBindingConditions", False)
+            and gates.get("DRAResourceClaimDeviceStatus", False)
         )
         self.consumable_capacity = bool(gates.get("DRAConsumableCapacity", False))
         self.prioritized_list = bool(gates.get("DRAPrioritizedList", False))
@@ -165,7 +166,9 @@ class DynamicResources:
         self.get_claim = self.tracker.get_claim
         self.allocated_state = self.tracker.allocated_state
         self.pod_claims = self.tracker.pod_claims
-        self.binding = BindingConditions(handle, self.tracker, self.binding_conditions, self.binding_timeout)
+        self.binding = BindingConditions(
+            handle, self.tracker, self.binding_conditions, self.binding_timeout
+        )
         self.is_claim_ready_for_binding = self.binding.is_claim_ready_for_binding
         self.is_claim_timeout = self.binding.is_claim_timeout
         self._features: Any = None
@@ -180,16 +183,23 @@ class DynamicResources:
 
         if not self.enabled:
             return []
-        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        node_actions = (
+            ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        )
         if not queueing_hints_enabled(self.handle):
             node_actions |= ActionType.UPDATE_NODE_TAINT
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(ClusterEvent(R.NODE, node_actions)),
-            ClusterEventWithHint(ClusterEvent(R.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change),
+            ClusterEventWithHint(
+                ClusterEvent(R.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change
+            ),
             # upstream: Pod/UpdatePodGeneratedResourceClaim; kubesched's pod updates that are
             # not labels, tolerations, scale-down or gates are UpdatePodOther
-            ClusterEventWithHint(ClusterEvent(R.POD, ActionType.UPDATE_POD_OTHER), self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(
+                ClusterEvent(R.POD, ActionType.UPDATE_POD_OTHER),
+                self.is_schedulable_after_pod_change,
+            ),
             ClusterEventWithHint(ClusterEvent(R.DEVICE_CLASS, add_update)),
             ClusterEventWithHint(ClusterEvent(R.RESOURCE_SLICE, add_update)),
         ]
@@ -215,7 +225,9 @@ class DynamicResources:
 
     # --- PreFilter ------------------------------------------------------------------------------
     @hookimpl
-    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         if not self.enabled or not pod.spec.resource_claims:
             return Status.skip()
         s = _State()
@@ -260,7 +272,9 @@ class DynamicResources:
                             "subrequests, but the DRAPrioritizedList feature is disabled"
                         )
                     for sub in request.first_available:
-                        st = self._check_class(sub.device_class_name, f"{request.name}/{sub.name}", classes)
+                        st = self._check_class(
+                            sub.device_class_name, f"{request.name}/{sub.name}", classes
+                        )
                         if st is not None:
                             return st
                 else:
@@ -291,12 +305,16 @@ class DynamicResources:
         if not class_name:
             return Status.as_error(f"request {request}: unsupported request type")
         if cluster.get_device_class(class_name) is None:
-            return Status.unresolvable(f"request {request}: device class {class_name} does not exist")
+            return Status.unresolvable(
+                f"request {request}: device class {class_name} does not exist"
+            )
         return None
 
     # --- Filter ---------------------------------------------------------------------------------
     @hookimpl
-    def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
@@ -374,7 +392,10 @@ class DynamicResources:
             claim = s.claims[index]
             reserved = claim.status.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
-                updated = replace(claim, status=replace(claim.status, reserved_for=[], allocation=None, devices=[]))
+                updated = replace(
+                    claim,
+                    status=replace(claim.status, reserved_for=[], allocation=None, devices=[]),
+                )
                 try:
                     await self.handle.client.update_resource_claim_status(updated)
                 except Exception as e:  # noqa: BLE001 - the API's error is the pod's Error status
@@ -440,7 +461,9 @@ class DynamicResources:
 
     # --- PreBind --------------------------------------------------------------------------------
     @hookimpl
-    async def kubesched_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    async def kubesched_pre_bind(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
@@ -482,7 +505,9 @@ class DynamicResources:
         try:
             latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
             if latest.metadata.deletion_timestamp is not None:
-                raise ClaimError(f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime")
+                raise ClaimError(
+                    f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime"
+                )
             if allocation is not None:
                 if latest.status.allocation is not None:
                     raise ClaimError(
@@ -490,14 +515,27 @@ class DynamicResources:
                     )
                 if FINALIZER not in latest.metadata.finalizers:
                     latest = await client.update_resource_claim(
-                        replace(latest, metadata=replace(latest.metadata, finalizers=[*latest.metadata.finalizers, FINALIZER]))
+                        replace(
+                            latest,
+                            metadata=replace(
+                                latest.metadata, finalizers=[*latest.metadata.finalizers, FINALIZER]
+                            ),
+                        )
                     )
                 latest = replace(latest, status=replace(latest.status, allocation=allocation))
-            ref = ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)
+            ref = ResourceClaimConsumerReference(
+                resource="pods", name=pod.metadata.name, uid=pod.metadata.uid
+            )
             status = replace(latest.status, reserved_for=[*latest.status.reserved_for, ref])
-            if self.binding_conditions and status.allocation is not None and status.allocation.allocation_timestamp is None:
+            if (
+                self.binding_conditions
+                and status.allocation is not None
+                and status.allocation.allocation_timestamp is None
+            ):
                 stamp = format_time(self.handle.wall_clock())
-                status = replace(status, allocation=replace(status.allocation, allocation_timestamp=stamp))
+                status = replace(
+                    status, allocation=replace(status.allocation, allocation_timestamp=stamp)
+                )
             updated = await client.update_resource_claim_status(replace(latest, status=status))
             modified = True
             return updated
@@ -506,7 +544,6 @@ class DynamicResources:
                 self.in_flight.pop(claim.metadata.uid, None)
             if modified:
                 self.assumed[key_of(updated)] = updated
-
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:

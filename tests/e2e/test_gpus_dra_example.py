@@ -24,7 +24,13 @@ def run(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
 def test_gpus_dra_example(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys)
     placed = {p["name"]: p["nodeName"] for p in result["pods"]}
-    assert placed == {"train": "gpu-h", "train-sidecar": "gpu-h", "eval-1": "gpu-a", "eval-2": "gpu-a", "big": None}
+    assert placed == {
+        "train": "gpu-h",
+        "train-sidecar": "gpu-h",
+        "eval-1": "gpu-a",
+        "eval-2": "gpu-a",
+        "big": None,
+    }
     big = next(p for p in result["pods"] if p["name"] == "big")
     assert big["conditions"][0]["message"] == (
         "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
@@ -33,10 +39,15 @@ def test_gpus_dra_example(capsys: pytest.CaptureFixture[str]) -> None:
     claims = {c["name"]: c for c in result["claims"]}
     shared = claims["train-gpu"]
     assert [r["name"] for r in shared["reservedFor"]] == ["train", "train-sidecar"]
-    assert [(d["pool"], d["device"]) for d in shared["allocation"]["devices"]] == [("gpu-h", "gpu-0")]
+    assert [(d["pool"], d["device"]) for d in shared["allocation"]["devices"]] == [
+        ("gpu-h", "gpu-0")
+    ]
     assert claims["big-gpus"]["allocation"] is None
     generated = [c for name, c in claims.items() if name.startswith("eval-")]
-    assert sorted(d["pool"] for c in generated for d in c["allocation"]["devices"]) == ["gpu-a", "gpu-a"]
+    assert sorted(d["pool"] for c in generated for d in c["allocation"]["devices"]) == [
+        "gpu-a",
+        "gpu-a",
+    ]
     devices = {(d["pool"], d["device"]) for c in generated for d in c["allocation"]["devices"]}
     assert len(devices) == 2  # never the same device twice
 
@@ -47,7 +58,9 @@ def test_gpus_dra_example_is_deterministic(capsys: pytest.CaptureFixture[str]) -
     assert first["claims"] == second["claims"]
 
 
-def test_explain_shows_the_allocator_verdict_per_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_shows_the_allocator_verdict_per_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(["simulate", str(EXAMPLE), "--explain"]) == 0
     (tmp_path / "r.json").write_text(capsys.readouterr().out)
     assert cli.main(["explain", str(tmp_path / "r.json"), "default/big"]) == 0

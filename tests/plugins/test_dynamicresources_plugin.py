@@ -28,7 +28,14 @@ from kubesched.runtime._status import Code, Status
 from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 from kubesched.testing_dra import make_claim, make_device_class, make_slice
 
-POD, POD_UID, CLAIM, CLASS, DRIVER, NODE = "my-pod", "1234", "my-pod-my-resource", "my-resource-class", "some-driver", "worker"
+POD, POD_UID, CLAIM, CLASS, DRIVER, NODE = (
+    "my-pod",
+    "1234",
+    "my-pod-my-resource",
+    "my-resource-class",
+    "some-driver",
+    "worker",
+)
 _UIDS = itertools.count()
 GATES = {"DynamicResourceAllocation": True, "DRAPrioritizedList": True, "DRADeviceTaints": True}
 
@@ -41,9 +48,13 @@ def pod_with_claim_name() -> Any:
 
 def pod_with_claim_template(in_status: bool = True) -> Any:
     pod = make_pod(POD).uid(POD_UID).obj()
-    pod.spec.resource_claims = [PodResourceClaim(name="my-resource", resource_claim_template_name="my-template")]
+    pod.spec.resource_claims = [
+        PodResourceClaim(name="my-resource", resource_claim_template_name="my-template")
+    ]
     if in_status:
-        pod.status.resource_claim_statuses = [PodResourceClaimStatus(name="my-resource", resource_claim_name=CLAIM)]
+        pod.status.resource_claim_statuses = [
+            PodResourceClaimStatus(name="my-resource", resource_claim_name=CLAIM)
+        ]
     return pod
 
 
@@ -54,7 +65,13 @@ def pending_claim(name: str = CLAIM, *selectors: str) -> Any:
 
 
 def allocated_claim(name: str = CLAIM, node: str | None = NODE, device: str = "instance-1") -> Any:
-    c = make_claim(name).request(CLASS, name="req-1").finalizer().allocation(("req-1", DRIVER, NODE, device), node=node).obj()
+    c = (
+        make_claim(name)
+        .request(CLASS, name="req-1")
+        .finalizer()
+        .allocation(("req-1", DRIVER, NODE, device), node=node)
+        .obj()
+    )
     c.metadata.resource_version = "1"
     return c
 
@@ -90,7 +107,9 @@ def setup(case: Case) -> tuple[dra.DynamicResources, FakeHandle]:
     return dra.new(None, handle), handle
 
 
-def run_filter(pl: dra.DynamicResources, handle: FakeHandle, state: CycleState, pod: Any) -> dict[str, Status]:
+def run_filter(
+    pl: dra.DynamicResources, handle: FakeHandle, state: CycleState, pod: Any
+) -> dict[str, Status]:
     nodes = list(handle.cluster.nodes.values()) if hasattr(handle.cluster, "nodes") else []
     infos = [make_node_info(n) for n in nodes]
     out = pl.kubesched_filter(state, pod, NodeBatch.of(infos)) or {}
@@ -127,13 +146,22 @@ def test_plugin__TestPlugin_pre_enqueue(name: str, pod: Any, claims: list[Any], 
     objs = []
     for c in claims:
         if c == "deleting":
-            b = make_claim(CLAIM).request(CLASS, name="req-1").owned_by(pod, "my-resource").deleting()
+            b = (
+                make_claim(CLAIM)
+                .request(CLASS, name="req-1")
+                .owned_by(pod, "my-resource")
+                .deleting()
+            )
             objs.append(b.obj())
         elif c == "foreign":
             other = make_pod(POD).uid(POD_UID + "123").obj()
-            objs.append(make_claim(CLAIM).request(CLASS, name="req-1").owned_by(other, "my-resource").obj())
+            objs.append(
+                make_claim(CLAIM).request(CLASS, name="req-1").owned_by(other, "my-resource").obj()
+            )
         elif c == "owned":
-            objs.append(make_claim(CLAIM).request(CLASS, name="req-1").owned_by(pod, "my-resource").obj())
+            objs.append(
+                make_claim(CLAIM).request(CLASS, name="req-1").owned_by(pod, "my-resource").obj()
+            )
         else:
             objs.append(c)
     pl, _ = setup(Case(pod, objs))
@@ -167,7 +195,9 @@ async def test_plugin__TestPlugin_no_resources() -> None:
 async def test_plugin__TestPlugin_exhausted_resources() -> None:
     pod = pod_with_claim_name()
     other = allocated_claim("not-my-claim")
-    pl, handle = setup(Case(pod, [pending_claim(), other], [make_device_class(CLASS)], [worker_slice()]))
+    pl, handle = setup(
+        Case(pod, [pending_claim(), other], [make_device_class(CLASS)], [worker_slice()])
+    )
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
     assert {k: got(v) for k, v in run_filter(pl, handle, state, pod).items()} == {
@@ -182,7 +212,9 @@ def test_plugin__TestPlugin_tainted_device_enabled() -> None:
 
     pod = pod_with_claim_name()
     sl = worker_slice()
-    sl.spec.devices[0].taints = [DeviceTaint(key="taint-key", value="taint-value", effect="NoSchedule")]
+    sl.spec.devices[0].taints = [
+        DeviceTaint(key="taint-key", value="taint-value", effect="NoSchedule")
+    ]
     pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [sl]))
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
@@ -196,8 +228,18 @@ def test_plugin__TestPlugin_tainted_device_disabled() -> None:
 
     pod = pod_with_claim_name()
     sl = worker_slice()
-    sl.spec.devices[0].taints = [DeviceTaint(key="taint-key", value="taint-value", effect="NoSchedule")]
-    pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [sl], gates={"DRADeviceTaints": False}))
+    sl.spec.devices[0].taints = [
+        DeviceTaint(key="taint-key", value="taint-value", effect="NoSchedule")
+    ]
+    pl, handle = setup(
+        Case(
+            pod,
+            [pending_claim()],
+            [make_device_class(CLASS)],
+            [sl],
+            gates={"DRADeviceTaints": False},
+        )
+    )
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
     assert run_filter(pl, handle, state, pod) == {}
@@ -212,7 +254,11 @@ def test_plugin__TestPlugin_class_parameters_CEL_runtime_error() -> None:
     assert pl.kubesched_pre_filter(state, pod, []) is None
     out = run_filter(pl, handle, state, pod)
     assert out[NODE].code == Code.ERROR
-    assert out[NODE].reasons[0].startswith("class my-resource-class: selector #0: CEL runtime error: no such key:")
+    assert (
+        out[NODE]
+        .reasons[0]
+        .startswith("class my-resource-class: selector #0: CEL runtime error: no such key:")
+    )
 
 
 def test_plugin__TestPlugin_claim_parameters_CEL_runtime_error() -> None:
@@ -223,7 +269,13 @@ def test_plugin__TestPlugin_claim_parameters_CEL_runtime_error() -> None:
     assert pl.kubesched_pre_filter(state, pod, []) is None
     out = run_filter(pl, handle, state, pod)
     assert out[NODE].code == Code.ERROR
-    assert out[NODE].reasons[0].startswith("claim default/my-pod-my-resource: selector #0: CEL runtime error: no such key:")
+    assert (
+        out[NODE]
+        .reasons[0]
+        .startswith(
+            "claim default/my-pod-my-resource: selector #0: CEL runtime error: no such key:"
+        )
+    )
 
 
 @pytest.mark.anyio
@@ -232,7 +284,8 @@ async def test_plugin__TestPlugin_missing_class() -> None:
     pl, _ = setup(Case(pod, [pending_claim()]))
     state = CycleState()
     assert got(pl.kubesched_pre_filter(state, pod, [])) == status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "request req-1: device class my-resource-class does not exist"
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "request req-1: device class my-resource-class does not exist",
     )
     _, st = await pl.kubesched_post_filter(state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "no new claims to deallocate")
@@ -241,7 +294,9 @@ async def test_plugin__TestPlugin_missing_class() -> None:
 def test_plugin__TestPlugin_claim_with_prioritized_list_feature_disabled() -> None:
     pod = pod_with_claim_name()
     claim = make_claim(CLAIM).first_available("req-1", ("subreq-1", CLASS)).obj()
-    pl, _ = setup(Case(pod, [claim], [make_device_class(CLASS)], gates={"DRAPrioritizedList": False}))
+    pl, _ = setup(
+        Case(pod, [claim], [make_device_class(CLASS)], gates={"DRAPrioritizedList": False})
+    )
     assert got(pl.kubesched_pre_filter(CycleState(), pod, [])) == status(
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "resource claim default/my-pod-my-resource, request req-1: has subrequests, but the DRAPrioritizedList feature is disabled",
@@ -253,7 +308,8 @@ def test_plugin__TestPlugin_claim_with_prioritized_list_unknown_device_class() -
     claim = make_claim(CLAIM).first_available("req-1", ("subreq-1", "does-not-exist")).obj()
     pl, _ = setup(Case(pod, [claim]))
     assert got(pl.kubesched_pre_filter(CycleState(), pod, [])) == status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "request req-1/subreq-1: device class does-not-exist does not exist"
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "request req-1/subreq-1: device class does-not-exist does not exist",
     )
 
 
@@ -271,7 +327,9 @@ async def test_plugin__TestPlugin_wrong_topology() -> None:
     _, st = await pl.kubesched_post_filter(state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
     verb, written = handle.client.claims[-1]  # type: ignore[attr-defined]
-    assert verb == "status" and written.status.allocation is None and written.status.reserved_for == []
+    assert (
+        verb == "status" and written.status.allocation is None and written.status.reserved_for == []
+    )
 
 
 @pytest.mark.anyio
@@ -315,9 +373,9 @@ async def test_plugin__TestPlugin_with_resources() -> None:
     assert pl.kubesched_reserve(state, pod, NODE) is None
     in_flight = pl.in_flight[pending_claim().metadata.uid]
     assert in_flight.metadata.finalizers == [FINALIZER]
-    assert [(r.request, r.driver, r.pool, r.device) for r in in_flight.status.allocation.devices.results] == [
-        ("req-1", DRIVER, NODE, "instance-1")
-    ]
+    assert [
+        (r.request, r.driver, r.pool, r.device) for r in in_flight.status.allocation.devices.results
+    ] == [("req-1", DRIVER, NODE, "instance-1")]
     assert await pl.kubesched_pre_bind(state, pod, NODE) is None
     writes = handle.client.claims  # type: ignore[attr-defined]
     assert [v for v, _ in writes] == ["update", "status"]
@@ -360,7 +418,14 @@ async def test_plugin__TestPlugin_skip_bind() -> None:
 
 def test_plugin__TestPlugin_reserved_okay() -> None:
     pod = pod_with_claim_name()
-    claim = make_claim(CLAIM).request(CLASS, name="req-1").finalizer().allocation(("req-1", DRIVER, NODE, "instance-1"), node=NODE).reserved_for(pod).obj()
+    claim = (
+        make_claim(CLAIM)
+        .request(CLASS, name="req-1")
+        .finalizer()
+        .allocation(("req-1", DRIVER, NODE, "instance-1"), node=NODE)
+        .reserved_for(pod)
+        .obj()
+    )
     pl, handle = setup(Case(pod, [claim]))
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
@@ -425,7 +490,14 @@ def test_in_flight_allocation_takes_the_device() -> None:
     pod_a = pod_with_claim_name()
     pod_b = make_pod("pod-b").uid("uid-b").obj()
     pod_b.spec.resource_claims = [PodResourceClaim(name="r", resource_claim_name="claim-b")]
-    pl, handle = setup(Case(pod_a, [pending_claim(), pending_claim("claim-b")], [make_device_class(CLASS)], [worker_slice()]))
+    pl, handle = setup(
+        Case(
+            pod_a,
+            [pending_claim(), pending_claim("claim-b")],
+            [make_device_class(CLASS)],
+            [worker_slice()],
+        )
+    )
     sa = CycleState()
     assert pl.kubesched_pre_filter(sa, pod_a, []) is None
     assert run_filter(pl, handle, sa, pod_a) == {}
@@ -472,7 +544,9 @@ def replace_clock(handle: FakeHandle, clock: Any) -> Any:
 def test_filter_timeout_args() -> None:
     handle = FakeHandle([], feature_gates=GATES, emulated_version="1.36")
     assert dra.new(None, handle).filter_timeout == 10.0
-    assert dra.new({"filterTimeout": "2m30s", "bindingTimeout": "1m"}, handle).filter_timeout == 150.0
+    assert (
+        dra.new({"filterTimeout": "2m30s", "bindingTimeout": "1m"}, handle).filter_timeout == 150.0
+    )
     assert dra.new({"bindingTimeout": "1m"}, handle).binding_timeout == 60.0
 
 
@@ -486,13 +560,27 @@ def test_queueing_hints() -> None:
     assert pl.is_schedulable_after_claim_change(pod, None, other) == QueueingHint.QUEUE_SKIP
     assert pl.is_schedulable_after_claim_change(pod, claim, claim) == QueueingHint.QUEUE_SKIP
     alloc = allocated_claim("other")
-    assert pl.is_schedulable_after_claim_change(pod, alloc, other) == QueueingHint.QUEUE  # deallocated
-    changed = replace(claim, status=replace(claim.status, reserved_for=allocated_claim().status.reserved_for, allocation=allocated_claim().status.allocation))
+    assert (
+        pl.is_schedulable_after_claim_change(pod, alloc, other) == QueueingHint.QUEUE
+    )  # deallocated
+    changed = replace(
+        claim,
+        status=replace(
+            claim.status,
+            reserved_for=allocated_claim().status.reserved_for,
+            allocation=allocated_claim().status.allocation,
+        ),
+    )
     assert pl.is_schedulable_after_claim_change(pod, claim, changed) == QueueingHint.QUEUE
     waiting = pod_with_claim_template(in_status=False)
-    pl.handle.cluster.resource_claims[("default", CLAIM)] = make_claim(CLAIM).owned_by(waiting, "my-resource").obj()
+    pl.handle.cluster.resource_claims[("default", CLAIM)] = (
+        make_claim(CLAIM).owned_by(waiting, "my-resource").obj()
+    )
     assert pl.is_schedulable_after_pod_change(waiting, waiting, waiting) == QueueingHint.QUEUE_SKIP
-    assert pl.is_schedulable_after_pod_change(waiting, None, pod_with_claim_template()) == QueueingHint.QUEUE
+    assert (
+        pl.is_schedulable_after_pod_change(waiting, None, pod_with_claim_template())
+        == QueueingHint.QUEUE
+    )
 
 
 @pytest.mark.anyio
@@ -502,7 +590,9 @@ async def test_binding_conditions_wait_then_time_out() -> None:
     gates = {"DRADeviceBindingConditions": True, "DRAResourceClaimDeviceStatus": True}
     pod = pod_with_claim_name()
     sl = worker_slice()
-    sl.spec.devices[0] = replace(sl.spec.devices[0], binding_conditions=["attached"], binding_failure_conditions=["failed"])
+    sl.spec.devices[0] = replace(
+        sl.spec.devices[0], binding_conditions=["attached"], binding_failure_conditions=["failed"]
+    )
     pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [sl], gates=gates))
     pl.binding_timeout = pl.binding.binding_timeout = 20.0
     state = CycleState()
