@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from kubesched.dra import AllocatedState, PoolUse
 from kubesched.framework import ConfigError, QueueingHint, parse_quantity
 
 if TYPE_CHECKING:
-    from kubesched.api import ResourceClaim
+    from kubesched.api import AllocationResult, ResourceClaim
     from kubesched.framework import Handle, Pod
 
 
@@ -431,3 +433,54 @@ class BindingConditions:
                     raise ClaimError(f"claim {latest.metadata.name} binding timeout")
                 return False
         return True
+
+    async def bind_claim(
+        self, claim: ResourceClaim, allocation: AllocationResult | None, pod: Pod
+    ) -> ResourceClaim:
+        """``bindClaim``: finalizer, allocation and reservation written; the result assumed."""
+        from kubesched.api import FINALIZER, ResourceClaimConsumerReference
+
+        client = self.handle.client
+        modified = False
+        try:
+            latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
+            if latest.metadata.deletion_timestamp is not None:
+                raise ClaimError(
+                    f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime"
+                )
+            if allocation is not None:
+                if latest.status.allocation is not None:
+                    raise ClaimError(
+                        f"claim {claim.metadata.namespace}/{claim.metadata.name} got allocated elsewhere in the meantime"
+                    )
+                if FINALIZER not in latest.metadata.finalizers:
+                    latest = await client.update_resource_claim(
+                        replace(
+                            latest,
+                            metadata=replace(
+                                latest.metadata, finalizers=[*latest.metadata.finalizers, FINALIZER]
+                            ),
+                        )
+                    )
+                latest = replace(latest, status=replace(latest.status, allocation=allocation))
+            ref = ResourceClaimConsumerReference(
+                resource="pods", name=pod.metadata.name, uid=pod.metadata.uid
+            )
+            status = replace(latest.status, reserved_for=[*latest.status.reserved_for, ref])
+            if (
+                self.binding_conditions
+                and status.allocation is not None
+                and status.allocation.allocation_timestamp is None
+            ):
+                stamp = format_time(self.handle.wall_clock())
+                status = replace(
+                    status, allocation=replace(status.allocation, allocation_timestamp=stamp)
+                )
+            updated = await client.update_resource_claim_status(replace(latest, status=status))
+            modified = True
+            return updated
+        finally:
+            if allocation is not None:
+                self.tracker.in_flight.pop(claim.metadata.uid, None)
+            if modified:
+                self.tracker.assumed[key_of(updated)] = updated

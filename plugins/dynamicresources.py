@@ -63,7 +63,6 @@ from ._dra_claims import (
     ClaimTracker,
     duration,
     filter_stop,
-    format_time,
     is_reserved_for_pod,
     key_of,
     schedulable_after_claim_change,
@@ -473,7 +472,9 @@ class DynamicResources:
             if is_reserved_for_pod(pod, claim):
                 continue
             try:
-                s.claims[index] = await self._bind_claim(s, index, pod)
+                s.claims[index] = await self.binding.bind_claim(
+                    s.claims[index], s.allocations.get(index), pod
+                )
             except Exception as e:  # noqa: BLE001 - an Error status: the pod is retried
                 return Status.as_error(e)
         if not self.binding_conditions or not self.binding._has_binding_conditions(s.claims):
@@ -493,57 +494,6 @@ class DynamicResources:
             if now >= deadline:
                 return Status.as_error(MSG_BINDING_TIMEOUT)
             await self.handle.park_until(min(now + BINDING_POLL_INTERVAL, deadline))
-
-    async def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
-        """``bindClaim``: finalizer, allocation and reservation written; the result assumed."""
-        from kubesched.api import FINALIZER, ResourceClaimConsumerReference
-
-        client = self.handle.client
-        claim = s.claims[index]
-        allocation = s.allocations.get(index)
-        modified = False
-        try:
-            latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
-            if latest.metadata.deletion_timestamp is not None:
-                raise ClaimError(
-                    f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime"
-                )
-            if allocation is not None:
-                if latest.status.allocation is not None:
-                    raise ClaimError(
-                        f"claim {claim.metadata.namespace}/{claim.metadata.name} got allocated elsewhere in the meantime"
-                    )
-                if FINALIZER not in latest.metadata.finalizers:
-                    latest = await client.update_resource_claim(
-                        replace(
-                            latest,
-                            metadata=replace(
-                                latest.metadata, finalizers=[*latest.metadata.finalizers, FINALIZER]
-                            ),
-                        )
-                    )
-                latest = replace(latest, status=replace(latest.status, allocation=allocation))
-            ref = ResourceClaimConsumerReference(
-                resource="pods", name=pod.metadata.name, uid=pod.metadata.uid
-            )
-            status = replace(latest.status, reserved_for=[*latest.status.reserved_for, ref])
-            if (
-                self.binding_conditions
-                and status.allocation is not None
-                and status.allocation.allocation_timestamp is None
-            ):
-                stamp = format_time(self.handle.wall_clock())
-                status = replace(
-                    status, allocation=replace(status.allocation, allocation_timestamp=stamp)
-                )
-            updated = await client.update_resource_claim_status(replace(latest, status=status))
-            modified = True
-            return updated
-        finally:
-            if allocation is not None:
-                self.in_flight.pop(claim.metadata.uid, None)
-            if modified:
-                self.assumed[key_of(updated)] = updated
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
