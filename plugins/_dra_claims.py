@@ -33,6 +33,10 @@ def format_time(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_CONFLICT_RETRIES = 5  # retry.DefaultRetry: Steps 5, Duration 10ms
+_CONFLICT_BACKOFF = 0.01
+
+
 class ClaimError(Exception):
     """A reason the pod cannot use its claims now (``foreachPodResourceClaim``'s errors)."""
 
@@ -437,13 +441,38 @@ class BindingConditions:
     async def bind_claim(
         self, claim: ResourceClaim, allocation: AllocationResult | None, pod: Pod
     ) -> ResourceClaim:
-        """``bindClaim``: finalizer, allocation and reservation written; the result assumed."""
+        """``bindClaim``: finalizer, allocation and reservation written; the result assumed.
+        A conflict (another pod's PreBind wrote the shared claim first) is retried on the
+        latest claim, as upstream's ``retry.RetryOnConflict(retry.DefaultRetry, ...)``: 5
+        tries, 10 ms apart."""
+        from kubesched import ConflictError
+
+        try:
+            for attempt in range(_CONFLICT_RETRIES):
+                latest = self.tracker.get_claim(*key_of(claim)) or claim
+                try:
+                    return await self._bind_once(claim, latest, allocation, pod)
+                except ConflictError:
+                    if attempt == _CONFLICT_RETRIES - 1:
+                        raise
+                    await self.handle.park_until(self.handle.now() + _CONFLICT_BACKOFF)
+            raise AssertionError("unreachable")
+        finally:
+            if allocation is not None:
+                self.tracker.in_flight.pop(claim.metadata.uid, None)
+
+    async def _bind_once(
+        self,
+        claim: ResourceClaim,
+        latest: ResourceClaim,
+        allocation: AllocationResult | None,
+        pod: Pod,
+    ) -> ResourceClaim:
         from kubesched.api import FINALIZER, ResourceClaimConsumerReference
 
         client = self.handle.client
         modified = False
         try:
-            latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
             if latest.metadata.deletion_timestamp is not None:
                 raise ClaimError(
                     f"claim {claim.metadata.namespace}/{claim.metadata.name} got deleted in the meantime"
@@ -480,7 +509,5 @@ class BindingConditions:
             modified = True
             return updated
         finally:
-            if allocation is not None:
-                self.tracker.in_flight.pop(claim.metadata.uid, None)
             if modified:
                 self.tracker.assumed[key_of(updated)] = updated
