@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from kubesched.dra import AllocatedState, PoolUse
-from kubesched.framework import ConfigError, QueueingHint, parse_quantity
+from kubesched.framework import ConfigError, QueueingHint, Status, parse_quantity
 
 if TYPE_CHECKING:
     from kubesched.api import AllocationResult, ResourceClaim
@@ -511,3 +511,38 @@ class BindingConditions:
         finally:
             if modified:
                 self.tracker.assumed[key_of(updated)] = updated
+
+
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
+
+
+def compute_score(claims: Sequence[ResourceClaim], results: Sequence[AllocationResult]) -> int:
+    """``computeScore`` (v1.35+ dynamicresources.go): for each claim, each prioritized-list
+    request scores 8 minus the index of the subrequest allocated.  As upstream, the node's
+    results are indexed by the claim's position among all the pod's claims (an error when
+    there are fewer results than claims)."""
+    score = 0
+    for i, claim in enumerate(claims):
+        if i >= len(results):
+            raise ClaimError(
+                f"number of allocations {len(results)} is smaller than number of claims"
+            )
+        allocated = {
+            r.request for r in results[i].devices.results if len(r.request.split("/")) == 2
+        }
+        for req in claim.spec.devices.requests:
+            if req.exactly is not None:
+                continue
+            for j, sub in enumerate(req.first_available):
+                if f"{req.name}/{sub.name}" in allocated:
+                    score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - j
+    return score
+
+
+def check_class(cluster: Any, class_name: str, request: str) -> Status | None:
+    """``validateDeviceClass``: a missing class keeps the pod waiting for a DeviceClass event."""
+    if not class_name:
+        return Status.as_error(f"request {request}: unsupported request type")
+    if cluster.get_device_class(class_name) is None:
+        return Status.unresolvable(f"request {request}: device class {class_name} does not exist")
+    return None

@@ -61,6 +61,8 @@ from ._dra_claims import (
     BindingConditions,
     ClaimError,
     ClaimTracker,
+    check_class,
+    compute_score,
     duration,
     filter_stop,
     is_reserved_for_pod,
@@ -68,6 +70,7 @@ from ._dra_claims import (
     schedulable_after_claim_change,
     schedulable_after_pod_change,
 )
+from ._helper import default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.api import AllocationResult, ResourceClaim
@@ -260,7 +263,7 @@ class DynamicResources:
                 )
             for request in claim.spec.devices.requests:
                 if request.exactly is not None:
-                    st = self._check_class(request.exactly.device_class_name, request.name, classes)
+                    st = check_class(classes, request.exactly.device_class_name, request.name)
                     if st is not None:
                         return st
                 elif request.first_available:
@@ -271,8 +274,8 @@ class DynamicResources:
                             "subrequests, but the DRAPrioritizedList feature is disabled"
                         )
                     for sub in request.first_available:
-                        st = self._check_class(
-                            sub.device_class_name, f"{request.name}/{sub.name}", classes
+                        st = check_class(
+                            classes, sub.device_class_name, f"{request.name}/{sub.name}"
                         )
                         if st is not None:
                             return st
@@ -297,16 +300,6 @@ class DynamicResources:
                 rng=self.handle.rng,
             )
         s.claims = claims
-        return None
-
-    def _check_class(self, class_name: str, request: str, cluster: Any) -> Status | None:
-        """``validateDeviceClass``."""
-        if not class_name:
-            return Status.as_error(f"request {request}: unsupported request type")
-        if cluster.get_device_class(class_name) is None:
-            return Status.unresolvable(
-                f"request {request}: device class {class_name} does not exist"
-            )
         return None
 
     # --- Filter ---------------------------------------------------------------------------------
@@ -372,6 +365,33 @@ class DynamicResources:
         if not self.use_filter_timeout or self.filter_timeout <= 0:
             return None
         return filter_stop(self.handle, self.filter_timeout)
+
+    # --- PreScore / Score (v1.35+) -------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        """Upstream has no PreScore; its Score (v1.35+) is 0 everywhere without a prioritized
+        list: Skip, so that pods without one cost nothing more."""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or self.handle.emulated_version < (1, 35) or s is None or not s.claims:
+            return Status.skip()
+        if not any(r.first_available for c in s.claims for r in c.spec.devices.requests):
+            return Status.skip()
+        return None
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> list[int]:
+        s: _State = state.read(STATE_KEY)
+        out = []
+        for info in nodes.infos:
+            assert info.node is not None
+            build = s.node_allocations.get(info.node.metadata.name)
+            out.append(compute_score(s.claims, build()) if build is not None else 0)
+        return out
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:
+        default_normalize_score(100, False, scores)  # helper.DefaultNormalizeScore(MaxNodeScore)
+        return None
 
     # --- PostFilter -----------------------------------------------------------------------------
     @hookimpl

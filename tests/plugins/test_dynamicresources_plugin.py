@@ -631,3 +631,56 @@ def test_devices_in_use_follow_the_claims_table() -> None:
     check(set())
     pl.in_flight["x"] = allocated_claim("x", device="instance-3")
     check({(DRIVER, NODE, "instance-3")})
+
+
+@pytest.mark.anyio
+async def test_plugin__TestPlugin_claim_with_prioritized_list() -> None:
+    """Allocated with the first subrequest that fits; Reserve puts it in flight, PreBind
+    writes it.  Score (v1.35+ ``computeScore``): 8 minus the subrequest's index, normalized."""
+    import numpy as np
+
+    pod = pod_with_claim_name()
+    claim = (
+        make_claim(CLAIM).first_available("req-1", ("subreq-1", "big"), ("subreq-2", CLASS)).obj()
+    )
+    claim.metadata.resource_version = "1"
+    big = make_device_class("big", 'device.attributes["some-driver"].big')
+    s2 = make_slice("worker-2", DRIVER).device("instance-1", {"big": True}).obj()
+    s2.metadata.resource_version = "1"
+    s1 = worker_slice()
+    s1.spec.devices[0].attributes.update(
+        make_slice(None, DRIVER).device("x", {"big": False}).obj().spec.devices[0].attributes
+    )
+    pl, handle = setup(
+        Case(pod, [claim], [make_device_class(CLASS), big], [s1, s2], nodes=[NODE, "worker-2"])
+    )
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, pod, []) is None
+    assert run_filter(pl, handle, state, pod) == {}
+    infos = [make_node_info(n) for n in handle.cluster.nodes.values()]
+    batch = NodeBatch.of(infos)
+    assert pl.kubesched_pre_score(state, pod, batch) is None
+    scores = np.array(pl.kubesched_score(state, pod, batch), dtype=np.int64)
+    assert dict(zip([i.node.metadata.name for i in infos], scores.tolist(), strict=True)) == {
+        NODE: 7,
+        "worker-2": 8,
+    }
+    pl.kubesched_normalize_score(state, pod, scores)
+    assert scores.tolist() == [87, 100]
+    assert pl.kubesched_reserve(state, pod, "worker-2") is None
+    alloc = pl.in_flight[claim.metadata.uid].status.allocation
+    assert [r.request for r in alloc.devices.results] == ["req-1/subreq-1"]
+
+
+def test_pre_score_skips_without_prioritized_lists() -> None:
+    pod = pod_with_claim_name()
+    pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()]))
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, pod, []) is None
+    assert pl.kubesched_pre_score(state, pod, NodeBatch.of([])).code == Code.SKIP
+    pl134, _ = setup(
+        Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()], version="1.34")
+    )
+    s134 = CycleState()
+    pl134.kubesched_pre_filter(s134, pod, [])
+    assert pl134.kubesched_pre_score(s134, pod, NodeBatch.of([])).code == Code.SKIP
