@@ -48,7 +48,7 @@ allocator is asked every 1024 search steps.  Device taint rules are not applied 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -395,9 +395,9 @@ class DynamicResources:
 
     # --- PostFilter -----------------------------------------------------------------------------
     @hookimpl
-    async def kubesched_post_filter(
+    def kubesched_post_filter(
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
-    ) -> tuple[PostFilterResult | None, Status]:
+    ) -> tuple[PostFilterResult | None, Status] | Awaitable[tuple[PostFilterResult | None, Status]]:
         if not self.enabled:
             return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
         s: _State | None = state.get(STATE_KEY)
@@ -415,12 +415,15 @@ class DynamicResources:
                     claim,
                     status=replace(claim.status, reserved_for=[], allocation=None, devices=[]),
                 )
-                try:
-                    await self.handle.client.update_resource_claim_status(updated)
-                except Exception as e:  # noqa: BLE001 - the API's error is the pod's Error status
-                    return None, Status.as_error(e)
-                return None, Status(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+                return self._deallocate(updated)
         return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+
+    async def _deallocate(self, claim: ResourceClaim) -> tuple[PostFilterResult | None, Status]:
+        try:
+            await self.handle.client.update_resource_claim_status(claim)
+        except Exception as e:  # noqa: BLE001 - the API's error is the pod's Error status
+            return None, Status.as_error(e)
+        return None, Status(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
 
     # --- Reserve / Unreserve --------------------------------------------------------------------
     @hookimpl

@@ -4,6 +4,8 @@ PreFilter and PostFilter at v1.30.6, v1.31.8, v1.33.3, v1.34.7, v1.35.4)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubesched import CycleState
@@ -13,6 +15,14 @@ from kubesched.runtime._status import Code
 from kubesched.testing import framework_for, make_node, make_pod
 
 DRA_ON = {"DynamicResourceAllocation": True}
+
+
+async def post_filter(pl: Any, *args: Any) -> Any:
+    """PostFilter's answer: plain, or awaited when it writes (as the runtime does)."""
+    import inspect
+
+    out = pl.kubesched_post_filter(*args)
+    return await out if inspect.isawaitable(out) else out
 
 
 def plugin(version: str, gates: dict[str, bool] | None = None) -> dra.DynamicResources:
@@ -43,7 +53,7 @@ async def test_pod_without_claims(version: str, reasons: tuple[str, ...]) -> Non
     pod = make_pod("p").obj()
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []).code == Code.SKIP
-    result, status = await pl.kubesched_post_filter(state, pod, {})
+    result, status = await post_filter(pl, state, pod, {})
     assert result is None
     assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, reasons)
 
@@ -55,5 +65,5 @@ async def test_disabled_plugin_in_a_profile() -> None:
     pod = make_pod("p").obj()
     pod.spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="c")]
     assert pl.kubesched_pre_filter(CycleState(), pod, []).code == Code.SKIP
-    _, status = await pl.kubesched_post_filter(CycleState(), pod, {})
+    _, status = await post_filter(pl, CycleState(), pod, {})
     assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ("plugin disabled",))

@@ -40,6 +40,14 @@ _UIDS = itertools.count()
 GATES = {"DynamicResourceAllocation": True, "DRAPrioritizedList": True, "DRADeviceTaints": True}
 
 
+async def post_filter(pl: Any, *args: Any) -> Any:
+    """PostFilter's answer: plain, or awaited when it writes (as the runtime does)."""
+    import inspect
+
+    out = pl.kubesched_post_filter(*args)
+    return await out if inspect.isawaitable(out) else out
+
+
 def pod_with_claim_name() -> Any:
     pod = make_pod(POD).uid(POD_UID).obj()
     pod.spec.resource_claims = [PodResourceClaim(name="my-resource", resource_claim_name=CLAIM)]
@@ -187,7 +195,7 @@ async def test_plugin__TestPlugin_no_resources() -> None:
     assert {k: got(v) for k, v in run_filter(pl, pl.handle, state, pod).items()} == {  # type: ignore[arg-type]
         NODE: status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
     }
-    _, st = await pl.kubesched_post_filter(state, pod, {})
+    _, st = await post_filter(pl, state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "still not schedulable")
 
 
@@ -203,7 +211,7 @@ async def test_plugin__TestPlugin_exhausted_resources() -> None:
     assert {k: got(v) for k, v in run_filter(pl, handle, state, pod).items()} == {
         NODE: status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
     }
-    _, st = await pl.kubesched_post_filter(state, pod, {})
+    _, st = await post_filter(pl, state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "still not schedulable")
 
 
@@ -287,7 +295,7 @@ async def test_plugin__TestPlugin_missing_class() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "request req-1: device class my-resource-class does not exist",
     )
-    _, st = await pl.kubesched_post_filter(state, pod, {})
+    _, st = await post_filter(pl, state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "no new claims to deallocate")
 
 
@@ -324,7 +332,7 @@ async def test_plugin__TestPlugin_wrong_topology() -> None:
     assert {k: got(v) for k, v in run_filter(pl, handle, state, pod).items()} == {
         NODE: status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node")
     }
-    _, st = await pl.kubesched_post_filter(state, pod, {})
+    _, st = await post_filter(pl, state, pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
     verb, written = handle.client.claims[-1]  # type: ignore[attr-defined]
     assert (
@@ -437,7 +445,7 @@ async def test_plugin__TestPlugin_DRA_disabled() -> None:
     pod = pod_with_claim_name()
     pl, _ = setup(Case(pod, [allocated_claim()], gates={"DynamicResourceAllocation": False}))
     assert pl.kubesched_pre_filter(CycleState(), pod, []).code == Code.SKIP
-    _, st = await pl.kubesched_post_filter(CycleState(), pod, {})
+    _, st = await post_filter(pl, CycleState(), pod, {})
     assert got(st) == status(Code.UNSCHEDULABLE, "plugin disabled")
 
 
