@@ -1,87 +1,537 @@
-"""DynamicResources: what upstream's plugin does for pods WITHOUT resource claims, per version.
+"""DynamicResources: allocate a pod's ResourceClaims (dynamic resource allocation, DRA).
 
-Upstream ``plugins/dynamicresources`` allocates ResourceClaims (dynamic resource allocation,
-DRA).  kubesched does not allocate devices yet; this plugin is what the default profile holds
-where DRA is on (gate ``DynamicResourceAllocation``: with the gate set in 1.30–1.33, by default
-from 1.34), so that pods without claims read as they do upstream:
+Ported from kubernetes ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``
+(v1.36: the plugin with ``filterTimeout``, ``bindingTimeout`` and the ``SignPlugin``), with
+``k8s.io/dynamic-resource-allocation`` v0.36.2 ``resourceclaim`` (claim names, ownership) and
+the structured allocator of :mod:`kubesched.dra`:
 
-- PreFilter: the pod has no claim: Skip, its Filter does not run (every tag from v1.30.6 to
-  v1.35.4, ``dynamicresources.go`` ``PreFilter``: "If the pod does not reference any claim,
-  DynamicResources Filter has nothing to do with the Pod").
-- PostFilter (it runs before DefaultPreemption's, and the framework joins the rejecting
-  PostFilters' reasons with ", "): Unschedulable "no new claims to deallocate" in v1.30.6 and
-  v1.31.8 (``if len(state.claims) == 0``) and in v1.34.7 and v1.35.4 (``if
-  state.claims.empty()``); v1.33.3 returns Unschedulable without a reason for a pod without
-  claims (``if len(pod.Spec.ResourceClaims) == 0``, kubernetes#129823), so the message has no
-  DRA part.  1.32 is before #129823 (merged for 1.33): the v1.31 answer.  1.36: no v1.36 tag was
-  read; a stored copy of the plugin newer than v1.35.4 (it has the SignPlugin interface and
-  BindingTimeout) keeps ``state.claims.empty()`` → "no new claims to deallocate": 1.36 answers
-  as 1.35.
-- A pod WITH claims: kubesched cannot allocate them, and placing the pod as if it had none would
-  be wrong where DRA is on: PreFilter rejects it, UnschedulableAndUnresolvable
-  :data:`MSG_CLAIMS_NOT_EMULATED` (so the pod is pending with that reason on every node), and
-  PostFilter adds nothing for it.
-- In a profile while the gate is off (a configuration naming it): upstream's disabled plugin,
-  PreFilter Skip and PostFilter Unschedulable "plugin disabled" (every tag, ``!pl.enabled``).
+- PreEnqueue: every claim of the pod exists and is not being deleted; a claim from a template
+  must be the pod's (``resourceclaim.IsForPod``).  Otherwise UnschedulableAndUnresolvable with
+  the reason, and the pod waits for a claim or pod event (no attempt).
+- PreFilter: the claims gathered (already allocated ones keep their allocation's node
+  selector); a claim whose allocation is in flight for another pod, or a request naming a
+  DeviceClass that does not exist, rejects the pod on every node.  One
+  :class:`~kubesched.dra.Allocator` per cycle over the devices in use (allocated claims, the
+  assumed ones, the in-flight ones).
+- Filter: per node, an allocated claim whose node selector does not match →
+  ``resourceclaim not available on the node``; the allocator: no result → ``cannot allocate all
+  claims``, :class:`~kubesched.dra.Aborted` (``filterTimeout``) → ``timed out trying to allocate
+  devices``, invalid pools → their error, a broken request or CEL runtime error → Error.
+- PostFilter (before DefaultPreemption): deallocate one allocated claim that was unavailable
+  and has no other consumer (``deallocation of ResourceClaim completed``), else ``still not
+  schedulable``; a pod without claims: ``no new claims to deallocate`` (versions below).
+- Reserve: the node's allocation becomes in flight (another pod sharing the claim waits for it,
+  other pods' allocators see its devices as taken); Unreserve drops it and the pod's
+  reservation.
+- PreBind: the finalizer (an update), then the allocation and ``reservedFor`` (a status
+  update), the claim assumed until the cluster's copy catches up; with binding conditions
+  (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus), the pod event
+  ``BindingConditionsPending`` and a poll every 5 s up to ``bindingTimeout`` (600 s).
+
+Rejections are UnschedulableAndUnresolvable (upstream's ``statusUnschedulable``), so
+preemption finds DRA-rejected nodes "not helpful".  Pods without claims take the old path:
+PreFilter Skip, no allocator, and PostFilter per version:
+
+- v1.30.6 and v1.31.8 (``len(state.claims) == 0``), v1.34.7 and v1.35.4 and 1.36
+  (``state.claims.empty()``): Unschedulable "no new claims to deallocate"; 1.32 as 1.31.
+- v1.33.3 (``len(pod.Spec.ResourceClaims) == 0``, kubernetes#129823): Unschedulable without a
+  reason.
+- In a profile while the gate is off: PreFilter Skip, PostFilter "plugin disabled".
+
+Where kubesched differs: ``filterTimeout`` is measured on the transport's clock
+(:meth:`Handle.wall_clock`), which in a simulation is virtual time and does not move while one
+Filter runs, so the timeout bites only on a live cluster or when a test's clock says so; the
+allocator is asked every 1024 search steps.  Device taint rules are not applied to slices
+(the allocator sees the slices' own taints).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
+from kubesched.dra import Aborted, AllocationError, FailedOnNode
 from kubesched.framework import Code, ConfigError, Status, hookimpl
 
+from ._dra_claims import (
+    BindingConditions,
+    ClaimError,
+    ClaimTracker,
+    check_class,
+    compute_score,
+    duration,
+    filter_stop,
+    is_reserved_for_pod,
+    key_of,
+    schedulable_after_claim_change,
+    schedulable_after_pod_change,
+)
+from ._helper import default_normalize_score
+
 if TYPE_CHECKING:
-    from kubesched.framework import CycleState, Handle, NodeInfo, Pod, PostFilterResult
+    from kubesched.api import AllocationResult, ResourceClaim
+    from kubesched.dra import Allocator
+    from kubesched.framework import (
+        ClusterEventWithHint,
+        CycleState,
+        Handle,
+        Node,
+        NodeBatch,
+        NodeInfo,
+        Pod,
+        PostFilterResult,
+        QueueingHint,
+    )
 
 NAME = "DynamicResources"
+STATE_KEY = NAME
 MSG_NO_NEW_CLAIMS = "no new claims to deallocate"
 MSG_PLUGIN_DISABLED = "plugin disabled"
-MSG_CLAIMS_NOT_EMULATED = (
-    "kubesched does not emulate dynamic resource allocation: the pod's resource claims cannot be allocated"
-)
+MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+MSG_TIMED_OUT = "timed out trying to allocate devices"
+MSG_BINDING_TIMEOUT = "device binding timeout"
+FILTER_TIMEOUT_DEFAULT = 10.0  # DynamicResourcesArgs.filterTimeout (v1.34+ SetDefaults)
+BINDING_TIMEOUT_DEFAULT = 600.0  # config.DynamicResourcesBindingTimeoutDefault
+BINDING_POLL_INTERVAL = 5.0  # PreBind's wait.PollUntilContextTimeout interval
+
+
+@dataclass
+class _State:
+    """``stateData``: the pod's claims (None for a claim intentionally not created), what
+    PreFilter learned, and Filter's allocations per node."""
+
+    claims: list[ResourceClaim] = field(default_factory=list)
+    selectors: list[Any] = field(default_factory=list)  # per claim: NodeSelectorMatcher | None
+    allocator: Allocator | None = None
+    unavailable: set[int] = field(default_factory=set)
+    node_allocations: dict[str, Callable[[], list[AllocationResult]]] = field(default_factory=dict)
+    allocations: dict[int, AllocationResult] = field(default_factory=dict)  # set by Reserve
+
+    def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
+        return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
 
 
 class DynamicResources:
-    """PreFilter and PostFilter (see the module)."""
+    """Every extension point of upstream's plugin (see the module)."""
 
     name = NAME
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        filter_timeout = FILTER_TIMEOUT_DEFAULT
+        binding_timeout = BINDING_TIMEOUT_DEFAULT
         if args:
-            # DynamicResourcesArgs (filterTimeout from 1.34, bindingTimeout from 1.35) tune
-            # allocation, which kubesched does not do: accepted as upstream decodes them
             allowed = {"apiVersion", "kind", "filterTimeout", "bindingTimeout"}
             for key in args:
                 if key not in allowed:
                     raise ConfigError(f'strict decoding error: unknown field "{key}"')
+            if args.get("filterTimeout") is not None:
+                filter_timeout = duration(args["filterTimeout"], "filterTimeout")
+                if filter_timeout < 0:
+                    raise ConfigError("filterTimeout: Invalid value: must be zero or positive")
+            if args.get("bindingTimeout") is not None:
+                binding_timeout = duration(args["bindingTimeout"], "bindingTimeout")
+                if binding_timeout <= 0:
+                    raise ConfigError("bindingTimeout: Invalid value: must be positive")
         self.handle: Handle = handle
-        self.enabled = bool(handle.feature_gates.get("DynamicResourceAllocation", False))
+        gates = handle.feature_gates
+        self.enabled = bool(gates.get("DynamicResourceAllocation", False))
+        self.filter_timeout = filter_timeout
+        self.binding_timeout = binding_timeout
         reasons: tuple[str, ...] = (MSG_NO_NEW_CLAIMS,)
         if not self.enabled:
             reasons = (MSG_PLUGIN_DISABLED,)
         elif handle.emulated_version == (1, 33):
             reasons = ()  # v1.33.3 dynamicresources.go PostFilter, a pod without claims (#129823)
         self._postfilter_reasons = reasons
+        # DRASchedulerFilterTimeout: beta (on) from v1.34
+        self.use_filter_timeout = bool(
+            gates.get("DRASchedulerFilterTimeout", tuple(handle.emulated_version) >= (1, 34))
+        )
+        self.binding_conditions = bool(
+            gates.get("DRADeviceBindingConditions", False)
+            and gates.get("DRAResourceClaimDeviceStatus", False)
+        )
+        self.consumable_capacity = bool(gates.get("DRAConsumableCapacity", False))
+        self.prioritized_list = bool(gates.get("DRAPrioritizedList", False))
+        # SharedDRAManager's claim tracker: assumed claims (written by PreBind, newer than the
+        # cluster's copy), in-flight allocations (Reserve → PreBind), the devices in use
+        self.tracker = ClaimTracker(handle, self.consumable_capacity)
+        self.assumed = self.tracker.assumed
+        self.in_flight = self.tracker.in_flight
+        self.get_claim = self.tracker.get_claim
+        self.allocated_state = self.tracker.allocated_state
+        self.pod_claims = self.tracker.pod_claims
+        self.binding = BindingConditions(
+            handle, self.tracker, self.binding_conditions, self.binding_timeout
+        )
+        self.is_claim_ready_for_binding = self.binding.is_claim_ready_for_binding
+        self.is_claim_timeout = self.binding.is_claim_timeout
+        self._features: Any = None
+
+    # --- EnqueueExtensions ----------------------------------------------------------------------
+    @hookimpl
+    def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
+        from kubesched.framework import ActionType, ClusterEvent, ClusterEventWithHint
+        from kubesched.framework import EventResource as R
+
+        from ._helper import queueing_hints_enabled
+
+        if not self.enabled:
+            return []
+        node_actions = (
+            ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        )
+        if not queueing_hints_enabled(self.handle):
+            node_actions |= ActionType.UPDATE_NODE_TAINT
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(R.NODE, node_actions)),
+            ClusterEventWithHint(
+                ClusterEvent(R.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change
+            ),
+            # upstream: Pod/UpdatePodGeneratedResourceClaim; kubesched's pod updates that are
+            # not labels, tolerations, scale-down or gates are UpdatePodOther
+            ClusterEventWithHint(
+                ClusterEvent(R.POD, ActionType.UPDATE_POD_OTHER),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(R.DEVICE_CLASS, add_update)),
+            ClusterEventWithHint(ClusterEvent(R.RESOURCE_SLICE, add_update)),
+        ]
+
+    def is_schedulable_after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """``isSchedulableAfterClaimChange``."""
+        return schedulable_after_claim_change(self.tracker, pod, old, new)
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """``isSchedulableAfterPodChange``: the pod itself got its generated claims."""
+        return schedulable_after_pod_change(self.tracker, pod, old, new)
+
+    # --- PreEnqueue -----------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_enqueue(self, pod: Pod) -> Status | None:
+        if not self.enabled or not pod.spec.resource_claims:
+            return None
+        try:
+            self.pod_claims(pod)
+        except ClaimError as e:
+            return Status.unresolvable(str(e))
+        return None
+
+    # --- PreFilter ------------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        if not self.enabled or not pod.spec.resource_claims:
+            return Status.skip()
+        s = _State()
+        state.write(STATE_KEY, s)
+        try:
+            claims = self.pod_claims(pod)
+        except ClaimError as e:
+            return Status.unresolvable(str(e))
+        if not claims:
+            return Status.skip()
+        from kubesched.framework import NodeSelectorMatcher
+
+        classes = self.handle.cluster
+        to_allocate = 0
+        s.selectors = [None] * len(claims)
+        for i, claim in enumerate(claims):
+            alloc = claim.status.allocation
+            if alloc is not None:
+                # CanBeReserved is always true in v0.36 (no limit on sharing here)
+                if alloc.node_selector is not None:
+                    try:
+                        s.selectors[i] = NodeSelectorMatcher.parse(alloc.node_selector)
+                    except ConfigError as e:
+                        return Status.as_error(e)
+                continue
+            to_allocate += 1
+            if claim.metadata.uid in self.in_flight:
+                meta = claim.metadata
+                return Status.unresolvable(
+                    f"resource claim {meta.namespace}/{meta.name} is in the process of being allocated"
+                )
+            for request in claim.spec.devices.requests:
+                if request.exactly is not None:
+                    st = check_class(classes, request.exactly.device_class_name, request.name)
+                    if st is not None:
+                        return st
+                elif request.first_available:
+                    if not self.prioritized_list:
+                        meta = claim.metadata
+                        return Status.unresolvable(
+                            f"resource claim {meta.namespace}/{meta.name}, request {request.name}: has "
+                            "subrequests, but the DRAPrioritizedList feature is disabled"
+                        )
+                    for sub in request.first_available:
+                        st = check_class(
+                            classes, sub.device_class_name, f"{request.name}/{sub.name}"
+                        )
+                        if st is not None:
+                            return st
+                else:
+                    meta = claim.metadata
+                    return Status.unresolvable(
+                        f"resource claim {meta.namespace}/{meta.name}, request {request.name}: unknown request type"
+                    )
+        if to_allocate:
+            from kubesched.dra import Allocator, allocator_features
+
+            gates = self.handle.feature_gates
+            if self._features is None:
+                self._features = allocator_features(gates)
+            cluster = self.handle.cluster
+            s.allocator = Allocator(
+                self._features,
+                self.allocated_state(),
+                {c.metadata.name: c for c in cluster.list_device_classes()},
+                self.tracker.slices(),
+                version=self.handle.emulated_version,
+                rng=self.handle.rng,
+            )
+        s.claims = claims
+        return None
+
+    # --- Filter ---------------------------------------------------------------------------------
+    @hookimpl
+    def kubesched_filter(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch
+    ) -> dict[int, Status] | None:
+        if not self.enabled:
+            return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            err = Status.as_error(f'error reading "{STATE_KEY}" from cycleState: not found')
+            return dict.fromkeys(range(len(nodes)), err)
+        if not s.claims:
+            return None
+        out: dict[int, Status] = {}
+        pending = [c for _, c in s.to_allocate()]
+        for i, info in enumerate(nodes.infos):
+            node = info.node
+            assert node is not None
+            st = self._filter_node(s, node, pending)
+            if st is not None:
+                out[i] = st
+        return out or None
+
+    def _filter_node(self, s: _State, node: Node, pending: list[ResourceClaim]) -> Status | None:
+        unavailable: list[int] = []
+        for index, claim in enumerate(s.claims):
+            sel = s.selectors[index]
+            if sel is not None and not sel.match(node):
+                unavailable.append(index)
+                continue
+            if claim.status.allocation is None:
+                continue
+            if self.binding_conditions:
+                try:
+                    ready = self.is_claim_ready_for_binding(claim)
+                except ClaimError:
+                    unavailable.append(index)
+                    continue
+                if not ready and self.is_claim_timeout(claim):
+                    unavailable.append(index)
+        allocations: Callable[[], list[AllocationResult]] | None = None
+        if s.allocator is not None:
+            try:
+                allocations = s.allocator.allocate_lazily(node, pending, stop=self._stop())
+            except Aborted:
+                return Status.unresolvable(MSG_TIMED_OUT)
+            except FailedOnNode as e:
+                return Status.unresolvable(str(e))
+            except AllocationError as e:
+                return Status.as_error(e)
+            if allocations is None:  # all or nothing: a result per claim, or none
+                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return Status.unresolvable(MSG_NOT_AVAILABLE)
+        if allocations is not None:
+            s.node_allocations[node.metadata.name] = allocations
+        return None
+
+    def _stop(self) -> Callable[[], str | None] | None:
+        if not self.use_filter_timeout or self.filter_timeout <= 0:
+            return None
+        return filter_stop(self.handle, self.filter_timeout)
+
+    # --- PreScore / Score (v1.35+) -------------------------------------------------------------
+    @hookimpl
+    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        """Upstream has no PreScore; its Score (v1.35+) is 0 everywhere without a prioritized
+        list: Skip, so that pods without one cost nothing more."""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or self.handle.emulated_version < (1, 35) or s is None or not s.claims:
+            return Status.skip()
+        if not any(r.first_available for c in s.claims for r in c.spec.devices.requests):
+            return Status.skip()
+        return None
 
     @hookimpl
-    def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        if self.enabled and pod.spec.resource_claims:
-            return Status.unresolvable(MSG_CLAIMS_NOT_EMULATED)
-        return Status.skip()
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> list[int]:
+        s: _State = state.read(STATE_KEY)
+        out = []
+        for info in nodes.infos:
+            assert info.node is not None
+            build = s.node_allocations.get(info.node.metadata.name)
+            out.append(compute_score(s.claims, build()) if build is not None else 0)
+        return out
 
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:
+        default_normalize_score(100, False, scores)  # helper.DefaultNormalizeScore(MaxNodeScore)
+        return None
+
+    # --- PostFilter -----------------------------------------------------------------------------
     @hookimpl
     def kubesched_post_filter(
         self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]
-    ) -> tuple[PostFilterResult | None, Status]:
-        if self.enabled and pod.spec.resource_claims:
-            return None, Status(Code.UNSCHEDULABLE)
-        return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
+    ) -> tuple[PostFilterResult | None, Status] | Awaitable[tuple[PostFilterResult | None, Status]]:
+        if not self.enabled:
+            return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            if pod.spec.resource_claims and self.handle.emulated_version == (1, 33):
+                # v1.33.3 checks len(pod.Spec.ResourceClaims) only; then no unavailable claims
+                return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+            return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
+        # upstream iterates a set (random order): the lowest index here, deterministic
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            reserved = claim.status.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
+                updated = replace(
+                    claim,
+                    status=replace(claim.status, reserved_for=[], allocation=None, devices=[]),
+                )
+                return self._deallocate(updated)
+        return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+
+    async def _deallocate(self, claim: ResourceClaim) -> tuple[PostFilterResult | None, Status]:
+        try:
+            await self.handle.client.update_resource_claim_status(claim)
+        except Exception as e:  # noqa: BLE001 - the API's error is the pod's Error status
+            return None, Status.as_error(e)
+        return None, Status(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+
+    # --- Reserve / Unreserve --------------------------------------------------------------------
+    @hookimpl
+    def kubesched_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        from kubesched.api import FINALIZER
+
+        if not self.enabled:
+            return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return None
+        pending = s.to_allocate()
+        if not pending:
+            return None
+        if s.allocator is None:
+            return Status.as_error("internal error: no allocator for claims to allocate")
+        build = s.node_allocations.get(node_name)
+        allocations = build() if build is not None else None
+        if not allocations:
+            return Status.as_error("claim allocation not found for node")
+        if len(allocations) != len(pending):
+            return Status.as_error(
+                f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate, "
+                f"want {len(pending)} claims"
+            )
+        for (index, claim), allocation in zip(pending, allocations, strict=True):
+            s.allocations[index] = allocation
+            finalizers = list(claim.metadata.finalizers)
+            if FINALIZER not in finalizers:
+                finalizers.append(FINALIZER)
+            self.in_flight[claim.metadata.uid] = replace(
+                claim,
+                metadata=replace(claim.metadata, finalizers=finalizers),
+                status=replace(claim.status, allocation=allocation),
+            )
+        return None
+
+    @hookimpl
+    async def kubesched_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        if not self.enabled:
+            return
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return
+        for claim in list(s.claims):
+            if self.in_flight.pop(claim.metadata.uid, None) is not None:
+                self.assumed.pop(key_of(claim), None)
+            if claim.status.allocation is not None and is_reserved_for_pod(pod, claim):
+                # upstream: a strategic-merge patch deleting the pod's reservedFor entry
+                latest = self.handle.cluster.get_resource_claim(*key_of(claim)) or claim
+                kept = [r for r in latest.status.reserved_for if r.uid != pod.metadata.uid]
+                with contextlib.suppress(Exception):  # upstream logs it; the next attempt retries
+                    await self.handle.client.update_resource_claim_status(
+                        replace(latest, status=replace(latest.status, reserved_for=kept))
+                    )
+                self.assumed.pop(key_of(claim), None)
+
+    # --- PreBind --------------------------------------------------------------------------------
+    @hookimpl
+    async def kubesched_pre_bind(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        if not self.enabled:
+            return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return None
+        for index, claim in enumerate(s.claims):
+            if is_reserved_for_pod(pod, claim):
+                continue
+            try:
+                s.claims[index] = await self.binding.bind_claim(
+                    s.claims[index], s.allocations.get(index), pod
+                )
+            except Exception as e:  # noqa: BLE001 - an Error status: the pod is retried
+                return Status.as_error(e)
+        if not self.binding_conditions or not self.binding._has_binding_conditions(s.claims):
+            return None
+        await self.handle.record_event(
+            pod, "Normal", "BindingConditionsPending", "Scheduling",
+            f"waiting for binding conditions for device on node {node_name}",
+        )  # fmt: skip
+        deadline = self.handle.now() + self.binding_timeout
+        while True:
+            try:
+                if self.binding._pod_ready_for_binding(s.claims):
+                    return None
+            except ClaimError as e:
+                return Status.as_error(str(e))
+            now = self.handle.now()
+            if now >= deadline:
+                return Status.as_error(MSG_BINDING_TIMEOUT)
+            await self.handle.park_until(min(now + BINDING_POLL_INTERVAL, deadline))
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
     return DynamicResources(args, handle)
 
 
-__all__ = ["MSG_CLAIMS_NOT_EMULATED", "MSG_NO_NEW_CLAIMS", "MSG_PLUGIN_DISABLED", "NAME", "DynamicResources", "new"]
+__all__ = [
+    "MSG_CANNOT_ALLOCATE",
+    "MSG_DEALLOCATED",
+    "MSG_NOT_AVAILABLE",
+    "MSG_NO_NEW_CLAIMS",
+    "MSG_PLUGIN_DISABLED",
+    "MSG_STILL_NOT_SCHEDULABLE",
+    "MSG_TIMED_OUT",
+    "NAME",
+    "DynamicResources",
+    "new",
+]

@@ -49,6 +49,10 @@ def unschedulable_pods(w: Workload) -> int:
             over = init_pods + pods - nodes
         else:
             over = pods - _room_left(alloc, nodes, init, init_pods, pod)
+    if over <= 0 and w.devices_per_node:
+        # DRA: one device per claim, a claim per pods_per_claim pods
+        per = max(w.pods_per_claim, 1)
+        over = -(-init_pods // per) + -(-pods // per) - nodes * w.devices_per_node
     if over <= 0 and pod.spec.topology_spread_constraints:
         over = pods - _spread_capacity(pod, fit_pod, [w.make_node(i) for i in range(nodes)])
     return max(0, over)

@@ -96,6 +96,8 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
     async with FakeCluster() as cluster:
         for i in range(w.nodes):
             cluster.create(w.make_node(i))
+        for obj in w.make_objects(w) if w.make_objects is not None else ():
+            cluster.create(obj)
         sched = Scheduler(cluster, cfg, registry={PROBE: new_probe}, record_timings=True)
         if w.record_plugin_results:
             sched.recorder = _DiscardingRecorder()

@@ -49,6 +49,17 @@ workload                  upstream case (config file)                           
                           3 pods of gang-pod.yaml (100m CPU, 100Mi) in gang-ns-0; upstream
                           groups them with a PodGroup (minCount 3), here with the ``Gang``
                           plugin's labels (available-count 3), enabled as in the demo
+``dra-template``          SchedulingWithResourceClaimTemplateStructured/fast           500/2500/2500
+                          (dra/performance-config.yaml): DeviceClass ``test-class``
+                          (driver test-driver.cdi.k8s.io), one ResourceSlice of 10
+                          devices per node, pod-with-claim-template.yaml: one claim from
+                          the template ``test-claim-template`` per pod
+``dra-steady``            SteadyStateClusterResourceClaimTemplateStructured: the same   500/2500/2500
+                          cluster half full (init pods keep their devices) while the
+                          measured pods come; ``--init-pods 0`` empty, 2500 half, 4500
+                          (with ``--pods 500``) full
+``dra-shared-claim``      SchedulingWithResourceClaim (a ResourceClaim by name): every    500/2500/2500
+                          claim shared by 5 pods (10 devices per node)
 ========================  ==========================================================  ==========
 
 Done means every measured pod is bound.  For ``preemption`` and ``preemption-async`` the measured
@@ -135,6 +146,12 @@ class Workload:
     note: str = ""
     make_group: Callable[[int], Any] | None = None
     """The object of gang ``i`` (a PodGroup), created before the measured pods."""
+    make_objects: Callable[[Workload], list[Any]] | None = None
+    """API objects created with the nodes (DRA: the DeviceClass, the ResourceSlices, the
+    ResourceClaimTemplate or the shared ResourceClaims)."""
+    devices_per_node: int = 0
+    """DRA: devices per node; ``pods_per_claim`` pods share one device."""
+    pods_per_claim: int = 1
     record_plugin_results: bool = False
     """``--record-plugin-results``: every attempt's plugin results are recorded and encoded
     (then dropped: the annotations of a 5000-node attempt are hundreds of kB)."""
@@ -361,6 +378,66 @@ class GangProbe:
         self.bound[pod.metadata.uid] = anyio.current_time()
 
 
+# --- DRA (test/integration/scheduler_perf/dra) -------------------------------------------------
+
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DRA_CLASS = "test-class"
+DRA_TEMPLATE = "test-claim-template"
+DRA_NAMESPACE = "sched-perf"
+
+
+def _dra_objects(w: Workload) -> list[Any]:
+    """deviceclass.yaml, resourceslice per node (node-with-dra-test-driver.yaml's devices),
+    resourceclaimtemplate-structured.yaml, or the shared claims (claim ``k`` for pods
+    ``k*pods_per_claim``…)."""
+    from kubesched.api._dra import (
+        CELDeviceSelector,
+        DeviceClaim,
+        DeviceClass,
+        DeviceClassSpec,
+        DeviceRequest,
+        DeviceSelector,
+        ExactDeviceRequest,
+        ResourceClaim,
+        ResourceClaimSpec,
+    )
+    from kubesched.testing_dra import make_claim_template, make_slice
+
+    selector = DeviceSelector(cel=CELDeviceSelector(expression=f'device.driver == "{DRA_DRIVER}"'))
+    out: list[Any] = [DeviceClass(metadata=ObjectMeta(name=DRA_CLASS), spec=DeviceClassSpec(selectors=[selector]))]
+    for i in range(w.nodes):
+        b = make_slice(f"node-{i}", DRA_DRIVER)
+        for d in range(w.devices_per_node):
+            b.device(f"dev-{d}")
+        out.append(b.obj())
+    if w.pods_per_claim <= 1:
+        out.append(make_claim_template(DRA_TEMPLATE, DRA_CLASS, DRA_NAMESPACE, request="req-0"))
+    else:
+        spec = ResourceClaimSpec(devices=DeviceClaim(requests=[
+            DeviceRequest(name="req-0", exactly=ExactDeviceRequest(device_class_name=DRA_CLASS, allocation_mode="ExactCount", count=1))
+        ]))  # fmt: skip
+        for prefix, n in (("init", w.init_pods), ("pod", w.pods)):
+            for k in range(-(-n // w.pods_per_claim)):
+                meta = ObjectMeta(name=f"{prefix}-claim-{k}", namespace=DRA_NAMESPACE)
+                out.append(ResourceClaim(metadata=meta, spec=spec))
+    return out
+
+
+def _dra_pod(prefix: str, per_claim: int = 1) -> PodMaker:
+    """pod-with-claim-template.yaml (or, shared, pod-with-claim-ref.yaml): pod-default's
+    requests and one claim ``resource`` used by its container."""
+
+    def build(i: int) -> Pod:
+        b = make_pod(f"{prefix}-{i}", DRA_NAMESPACE).req(cpu="100m", memory="500Mi")
+        if per_claim > 1:
+            b.resource_claim("resource", claim=f"{prefix}-claim-{i // per_claim}")
+        else:
+            b.resource_claim("resource", template=DRA_TEMPLATE)
+        return b.obj()
+
+    return build
+
+
 # --- the workloads -------------------------------------------------------------------------------
 
 _GANG_SIZE = 3
@@ -473,6 +550,45 @@ WORKLOADS: dict[str, Workload] = {
         gang_size=_UPSTREAM_GANG_SIZE,
         make_group=_upstream_gang_group(_UPSTREAM_GANG_SIZE),
         note="GenericWorkload and GangScheduling on: the PodGroup cycle of 1.36",
+    ),
+    "dra-template": Workload(
+        "SchedulingWithResourceClaimTemplateStructured",
+        500,
+        2500,
+        2500,
+        node_maker(),
+        _dra_pod("init"),
+        _dra_pod("pod"),
+        requires=("DynamicResources",),
+        make_objects=_dra_objects,
+        devices_per_node=10,
+    ),
+    "dra-steady": Workload(
+        "SteadyStateClusterResourceClaimTemplateStructured",
+        500,
+        2500,
+        2500,
+        node_maker(),
+        _dra_pod("init"),
+        _dra_pod("pod"),
+        requires=("DynamicResources",),
+        make_objects=_dra_objects,
+        devices_per_node=10,
+        note="half full: the init pods keep their devices (--init-pods 0: empty, 4500 with --pods 500: full)",
+    ),
+    "dra-shared-claim": Workload(
+        "SchedulingWithResourceClaim",
+        500,
+        2500,
+        2500,
+        node_maker(),
+        _dra_pod("init", 5),
+        _dra_pod("pod", 5),
+        requires=("DynamicResources",),
+        make_objects=_dra_objects,
+        devices_per_node=10,
+        pods_per_claim=5,
+        note="each ResourceClaim shared by 5 pods",
     ),
 }
 """``kubesched bench WORKLOAD`` name → the case at its default (upstream 5000Nodes-class) size."""

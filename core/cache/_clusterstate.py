@@ -191,6 +191,58 @@ class PodStore(dict[str, Pod]):
         return self
 
 
+class ChangeLog(dict):  # type: ignore[type-arg]
+    """A dict that logs the keys it sets or deletes (``log``), so a reader can follow what
+    changed since it last looked (DynamicResources keeps the devices in use this way instead of
+    walking every claim per pod).  ``epoch`` moves when the log is cut short: a reader at an
+    older epoch starts over."""
+
+    __slots__ = ("epoch", "log")
+    _MAX_LOG = 1 << 16
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[Any] = []
+        self.epoch = 0
+
+    def _note(self, key: Any) -> None:
+        if len(self.log) >= self._MAX_LOG:
+            self.log = []
+            self.epoch += 1
+        self.log.append(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._note(key)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._note(key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self._note(key)
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.log = []
+        self.epoch += 1
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple[Any, Any]:
+        item = super().popitem()
+        self._note(item[0])
+        return item
+
+
 class ClusterState:
     """What the informers hold: every object the transport reported, by identity."""
 
@@ -218,8 +270,8 @@ class ClusterState:
         self.csi_storage_capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
         # DRA (resource.k8s.io), while DynamicResourceAllocation is on: what the
         # DynamicResources plugin reads (claims by namespace/name, slices, classes, taint rules)
-        self.resource_claims: dict[tuple[str, str], ResourceClaim] = {}
-        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.resource_claims: dict[tuple[str, str], ResourceClaim] = ChangeLog()
+        self.resource_slices: dict[str, ResourceSlice] = ChangeLog()
         self.device_classes: dict[str, DeviceClass] = {}
         self.device_taint_rules: dict[str, DeviceTaintRule] = {}
         # namespace -> its labels, for the namespaces whose labels are known (no informer

@@ -347,7 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "workload",
         help="basic | pod-anti-affinity | pod-affinity | topology-spreading | node-affinity | "
-        "preemption | preemption-async | preemption-churn | gang | all (every workload, one line each) | "
+        "preemption | preemption-async | preemption-churn | gang | gang-upstream | dra-template | dra-steady | "
+        "dra-shared-claim | all (every workload, one line each) | "
         "day (a day of Jobs and Deployments in virtual time: wall time and peak RSS)",
     )
     b.add_argument("--nodes", type=_int, default=None, metavar="N",

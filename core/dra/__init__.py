@@ -32,6 +32,7 @@ from kubesched.dra._cel import (
     validate_selector,
 )
 from kubesched.dra._cel import validation_check as _validation_check
+from kubesched.dra._memo import PoolUse
 from kubesched.dra._results import AllocationError
 from kubesched.validation._dra import set_cel_check as _set_cel_check
 
@@ -51,6 +52,7 @@ __all__ = [
     "CelRuntimeError",
     "CompiledSelector",
     "FailedOnNode",
+    "PoolUse",
     "allocator_features",
     "compile_selector",
     "validate_selector",

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from kubesched.api._dra import (
     AllocationResult,
@@ -73,6 +74,8 @@ def _token(versions: tuple[object, ...]) -> int:
 
 
 _START = (0, 0, 0)
+# id(tuple of slices) -> (the tuple, slices by node, slices for all nodes, token)
+_SLICE_SETS: dict[int, tuple[Any, dict[str, list[ResourceSlice]], list[ResourceSlice], int | None]] = {}
 
 
 class _MaxSizeExceeded(Exception):
@@ -117,6 +120,9 @@ class AllocatedState:
     devices: set[DeviceID] = field(default_factory=set)
     shared: set[tuple[DeviceID, str]] = field(default_factory=set)
     capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+    pool_use: _memo.PoolUse | None = field(default=None, compare=False)
+    """What of each pool is in use, as :class:`_memo.PoolUse` says it, when the caller keeps
+    it up to date itself (else the allocator works it out from the sets above)."""
 
     def is_allocated(self, did: DeviceID) -> bool:
         """``IsDeviceAllocated``."""
@@ -162,20 +168,31 @@ class Allocator:
                 list_type_attributes=features.list_type_attributes,
             )
         )
-        self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared: list[ResourceSlice] = []
-        for s in self.slices:
-            if s.spec.node_name:
-                self.on_node.setdefault(s.spec.node_name, []).append(s)
-            else:
-                self.shared.append(s)
+        seen = _SLICE_SETS.get(id(slices))
+        if seen is not None and seen[0] is slices:
+            # the same tuple of slices as an earlier allocator (a caller that keeps it while no
+            # slice changes): its partition by node and its token are known
+            self.on_node, self.shared, token = seen[1], seen[2], seen[3]
+        else:
+            self.on_node = {}
+            self.shared = []
+            for s in self.slices:
+                if s.spec.node_name:
+                    self.on_node.setdefault(s.spec.node_name, []).append(s)
+                else:
+                    self.shared.append(s)
+            stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
+            token = _token(tuple(slice_key(s) for s in self.slices)) if stored else None
+            if isinstance(slices, tuple):
+                if len(_SLICE_SETS) > 64:
+                    _SLICE_SETS.clear()
+                _SLICE_SETS[id(slices)] = (slices, self.on_node, self.shared, token)
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         # per claim (by identity, checked): its validated requests; per device and request:
         # whether the class and request select it (``deviceMatchesRequest``, kept across nodes)
         self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
         self.matches: dict[tuple[object, ...], bool] = {}
-        stored = all(s.metadata.uid and s.metadata.resource_version for s in self.slices)
-        self.token = _token(tuple(slice_key(s) for s in self.slices)) if stored else None
+        self.token = token
         self.memo_base = (
             self.token,
             features,
@@ -184,7 +201,9 @@ class Allocator:
             _memo.classes_signature(classes.values()),
         )
         self.claim_signatures = _memo.ClaimSignatures()
-        self.pool_use = _memo.PoolUse(self.state.devices, self.state.shared, self.state.capacity)
+        self.pool_use = self.state.pool_use or _memo.PoolUse(
+            self.state.devices, self.state.shared, self.state.capacity
+        )
 
     def allocate(
         self,
@@ -196,10 +215,22 @@ class Allocator:
         1024 steps of the search; a reason it returns (e.g. "context deadline exceeded") ends
         the search with :class:`Aborted` ("filter operation aborted: <reason>", as upstream's
         ``allocateOne`` reports a cancelled context)."""
+        found = self.allocate_lazily(node, claims, stop)
+        return None if found is None else found()
+
+    def allocate_lazily(
+        self,
+        node: Node,
+        claims: Sequence[ResourceClaim],
+        stop: Callable[[], str | None] | None = None,
+    ) -> Callable[[], list[AllocationResult]] | None:
+        """:meth:`allocate`, with the ``AllocationResult``s built only when the returned
+        function is called (a scheduler filters many nodes and reserves on one)."""
         run = _Run(self, node, list(claims))
         run.stop = stop
         if self.token is None:
-            return run.allocate()
+            results = run.allocate()
+            return None if results is None else (lambda: results)
         run.gather()
         key = (
             self.memo_base,
@@ -213,16 +244,16 @@ class Allocator:
             _memo.remember(key, outcome)
         if outcome is None:
             return None
-        return [
-            build_result(
-                claim,
-                chosen,
-                found,
-                node.metadata.name,
-                binding_conditions=self.features.binding_conditions,
-            )
-            for claim, (chosen, found) in zip(run.claims, outcome, strict=True)
-        ]
+        found, name, conditions = outcome, node.metadata.name, self.features.binding_conditions
+        run_claims = run.claims
+
+        def build() -> list[AllocationResult]:
+            return [
+                build_result(claim, chosen, devices, name, binding_conditions=conditions)
+                for claim, (chosen, devices) in zip(run_claims, found, strict=True)
+            ]
+
+        return build
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as

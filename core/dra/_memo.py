@@ -72,6 +72,15 @@ class PoolUse:
     def of(self, pool_id: tuple[str, str]) -> frozenset[Any]:
         return self._use.get(pool_id, self._none)
 
+    @classmethod
+    def of_pools(cls, use: dict[tuple[str, str], frozenset[Any]]) -> PoolUse:
+        """A PoolUse over per-pool sets kept by the caller (the same items as ``__init__``
+        makes: device names, (name, share ID), (name, consumed capacity))."""
+        self = cls.__new__(cls)
+        self._use = use
+        self._none = frozenset()
+        return self
+
 
 _MISSING: Any = object()
 _BASES: dict[tuple[Any, ...], int] = {}

@@ -243,9 +243,20 @@ def _gather(
     return ordered
 
 
+_NODE_KEYS: dict[int, tuple[Node, tuple[str, frozenset[tuple[str, str]]]]] = {}
+
+
 def node_key(node: Node) -> tuple[str, frozenset[tuple[str, str]]]:
-    """What of a node slices select by: its name and labels."""
-    return (node.metadata.name, frozenset(node.metadata.labels.items()))
+    """What of a node slices select by: its name and labels (kept per Node object: an update
+    brings a new one)."""
+    hit = _NODE_KEYS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    key = (node.metadata.name, frozenset(node.metadata.labels.items()))
+    if len(_NODE_KEYS) > 100_000:
+        _NODE_KEYS.clear()
+    _NODE_KEYS[id(node)] = (node, key)
+    return key
 
 
 def slice_key(s: ResourceSlice) -> tuple[Any, ...]:

@@ -327,8 +327,56 @@ def _explain(doc: Any, path: str, pod: str, *, max_nodes: int, top: int, version
             "--record-plugin-results)",
             source=path,
         )
-    out = explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top, version=version)
-    return out + _pod_group_lines(doc, ns, nm)
+    return (
+        explain_pod(ns, nm, annotations, max_nodes=max_nodes, top=top, version=version)
+        + _device_lines(doc, ns, nm, annotations)
+        + _pod_group_lines(doc, ns, nm)
+    )
+
+
+DRA_PLUGIN = "DynamicResources"
+
+
+def _device_lines(doc: Any, namespace: str, name: str, annotations: Mapping[str, str]) -> str:
+    """DRA: the allocator's verdict per node at the last attempt that ran DynamicResources'
+    Filter (nodes it could give the claims' devices, and each reason, as upstream's plugin
+    words it), and the claims reserved for the pod at the end of the run (the result's
+    ``claims``) with their devices."""
+    lines: list[str] = []
+    verdicts: dict[str, str] = {}
+    for a in reversed(attempts(annotations)):
+        filters: dict[str, dict[str, str]] = _load(a.get(FILTER_RESULT), {})
+        verdicts = {n: vs[DRA_PLUGIN] for n, vs in filters.items() if DRA_PLUGIN in vs}
+        if verdicts:
+            break
+    if verdicts:
+        lines.append("Devices (DynamicResources' allocator, per node, at the last attempt that asked it):")
+        fit = sorted(n for n, v in verdicts.items() if v == PASSED)
+        if fit:
+            lines.append(f"  the claims can be allocated on {_plural(len(fit), 'node')}: {_names(fit)}")
+        groups: dict[str, list[str]] = {}
+        for n, v in verdicts.items():
+            if v != PASSED:
+                groups.setdefault(v, []).append(n)
+        for reason, nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines.append(f"  {reason}: {_plural(len(nodes), 'node')}: {_names(sorted(nodes))}")
+    claims = doc.get("claims") if isinstance(doc, Mapping) else None
+    mine = [
+        c for c in claims or []
+        if isinstance(c, Mapping) and c.get("namespace") == namespace
+        and any(isinstance(r, Mapping) and r.get("name") == name for r in c.get("reservedFor") or [])
+    ]  # fmt: skip
+    if mine:
+        lines.append("ResourceClaims reserved for the pod at the end of the run:")
+        for c in mine:
+            alloc = c.get("allocation") or {}
+            devices = ", ".join(
+                f"{d.get('driver')}/{d.get('pool')}/{d.get('device')} (request {d.get('request')})"
+                for d in alloc.get("devices") or [] if isinstance(d, Mapping)
+            )  # fmt: skip
+            users = ", ".join(str(r.get("name")) for r in c.get("reservedFor") or [] if isinstance(r, Mapping))
+            lines.append(f"  {c.get('name')}: {devices or 'no devices'}; reserved for {users}")
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _pod_group_lines(doc: Any, namespace: str, name: str) -> str:

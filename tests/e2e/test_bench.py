@@ -27,6 +27,10 @@ SMALL = [
     pytest.param("preemption-churn", 5, 20, 5, id="PreemptionAsync/5Nodes"),
     pytest.param("gang", 10, 0, 9, id="GangScheduling/10Nodes_3Gangs"),
     pytest.param("gang-upstream", 10, 0, 24, id="GangSchedulingUpstream/10Nodes_3PodGroups"),
+    # dra/performance-config.yaml's integration-test sizes: 1 node, 10 devices
+    pytest.param("dra-template", 1, 5, 5, id="SchedulingWithResourceClaimTemplateStructured/1Node"),
+    pytest.param("dra-steady", 1, 5, 5, id="SteadyStateClusterResourceClaimTemplateStructured/1Node"),
+    pytest.param("dra-shared-claim", 1, 20, 20, id="SchedulingWithResourceClaim/1Node"),
 ]
 
 
@@ -48,6 +52,10 @@ async def test_workload_binds_every_measured_pod(
         assert result.preemption_victims == 3 * pods
     if name == "preemption-churn":
         assert result.churn_pods >= 1
+    if name in ("dra-template", "dra-steady"):
+        assert result.attempts == pods  # every pod's claim allocated at its first attempt
+    # dra-shared-claim: a pod whose claim another pod is allocating waits for it ("resource
+    # claim ... is in the process of being allocated") and comes back: more attempts
     if name == "gang":
         assert result.gangs == pods // 3
         assert result.gang_attempt_ms is not None

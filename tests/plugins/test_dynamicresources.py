@@ -1,7 +1,10 @@
-"""DynamicResources for pods without claims, per version (k/k ``plugins/dynamicresources``:
+"""DynamicResources for pods without claims, per version (pods with claims:
+test_dynamicresources_plugin.py) (k/k ``plugins/dynamicresources``:
 PreFilter and PostFilter at v1.30.6, v1.31.8, v1.33.3, v1.34.7, v1.35.4)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -12,6 +15,14 @@ from kubesched.runtime._status import Code
 from kubesched.testing import framework_for, make_node, make_pod
 
 DRA_ON = {"DynamicResourceAllocation": True}
+
+
+async def post_filter(pl: Any, *args: Any) -> Any:
+    """PostFilter's answer: plain, or awaited when it writes (as the runtime does)."""
+    import inspect
+
+    out = pl.kubesched_post_filter(*args)
+    return await out if inspect.isawaitable(out) else out
 
 
 def plugin(version: str, gates: dict[str, bool] | None = None) -> dra.DynamicResources:
@@ -36,31 +47,23 @@ def plugin(version: str, gates: dict[str, bool] | None = None) -> dra.DynamicRes
         pytest.param("1.36", (dra.MSG_NO_NEW_CLAIMS,), id="1.36 (as 1.35)"),
     ],
 )
-def test_pod_without_claims(version: str, reasons: tuple[str, ...]) -> None:
+@pytest.mark.anyio
+async def test_pod_without_claims(version: str, reasons: tuple[str, ...]) -> None:
     pl = plugin(version)
     pod = make_pod("p").obj()
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []).code == Code.SKIP
-    result, status = pl.kubesched_post_filter(state, pod, {})
+    result, status = await post_filter(pl, state, pod, {})
     assert result is None
     assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, reasons)
 
 
-def test_disabled_plugin_in_a_profile() -> None:
+@pytest.mark.anyio
+async def test_disabled_plugin_in_a_profile() -> None:
     """Enabled by a configuration while the gate is off: every tag's ``!pl.enabled`` answers."""
     pl = plugin("1.32", {"DynamicResourceAllocation": False})
     pod = make_pod("p").obj()
     pod.spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="c")]
     assert pl.kubesched_pre_filter(CycleState(), pod, []).code == Code.SKIP
-    _, status = pl.kubesched_post_filter(CycleState(), pod, {})
+    _, status = await post_filter(pl, CycleState(), pod, {})
     assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ("plugin disabled",))
-
-
-def test_pod_with_claims_stays_pending_with_a_reason() -> None:
-    pl = plugin("1.36")
-    pod = make_pod("p").obj()
-    pod.spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="c")]
-    status = pl.kubesched_pre_filter(CycleState(), pod, [])
-    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dra.MSG_CLAIMS_NOT_EMULATED,))
-    _, status = pl.kubesched_post_filter(CycleState(), pod, {})
-    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, ())
