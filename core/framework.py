@@ -55,6 +55,7 @@ Taints and tolerations
 Plugin args and messages
     :class:`ConfigError` (raised from a factory: reported at ``pluginConfig[i].args.<field>``),
     :class:`KubeschedError` (the base of every kubesched exception: a plugin's own derive from it),
+    :class:`ConflictError` (a write through ``handle.client`` lost to a newer resourceVersion),
     :func:`qualified_name_errors` (``validation.IsQualifiedName``), :func:`go_value` (a value as
     ``field.Invalid`` prints it), :func:`go_duration` (Go's ``Duration.String``),
     :func:`parse_time` (RFC 3339 timestamps).
@@ -210,7 +211,7 @@ from kubesched.runtime._handle import Handle
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
 from kubesched.runtime._status import Code, Rejections, Status
 
-from ._errors import ConfigError, KubeschedError
+from ._errors import ConfigError, ConflictError, KubeschedError
 from .hookspecs import hookimpl
 
 __all__ = [
@@ -231,6 +232,7 @@ __all__ = [
     "ClusterEventWithHint",
     "Code",
     "ConfigError",
+    "ConflictError",
     "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",

@@ -445,7 +445,7 @@ class BindingConditions:
         A conflict (another pod's PreBind wrote the shared claim first) is retried on the
         latest claim, as upstream's ``retry.RetryOnConflict(retry.DefaultRetry, ...)``: 5
         tries, 10 ms apart."""
-        from kubesched import ConflictError
+        from kubesched.framework import ConflictError
 
         try:
             for attempt in range(_CONFLICT_RETRIES):

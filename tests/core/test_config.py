@@ -326,7 +326,7 @@ def test_default_framework_lists_the_defaults_in_upstream_order_and_weights() ->
     assert listed["bind"] == [("DefaultBinder", 1)]
     want_weights = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
                     "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1,
-                    "ImageLocality": 1}  # fmt: skip
+                    "ImageLocality": 1, "DynamicResources": 2}  # fmt: skip
     assert listed["score"] == [(n, want_weights[n]) for n, _ in listed["score"]]
     assert [n for n, _ in listed["score"]][:2] == ["TaintToleration", "NodeAffinity"]
     assert [n for n, _ in listed["filter"]][:4] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"]

@@ -70,7 +70,7 @@ FRAMEWORK_ALL = [
     "ANN_BETA_STORAGE_PROVISIONER", "ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER",
     "ANN_DYNAMICALLY_PROVISIONED", "ANN_SELECTED_NODE", "ANN_STORAGE_PROVISIONER", "ActionType",
     "BETA_STORAGE_CLASS_ANNOTATION", "Binding", "CPU", "CSIDriver", "CSINode", "CSIStorageCapacity",
-    "ClusterEvent", "ClusterEventWithHint", "Code", "ConfigError", "CycleState",
+    "ClusterEvent", "ClusterEventWithHint", "Code", "ConfigError", "ConflictError", "CycleState",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE", "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE", "DEFAULT_VERSION",
     "EPHEMERAL_STORAGE", "Evaluator", "EventResource", "Framework", "Handle", "KubeschedError", "LabelMatcher",
     "LabelRequirement", "LabelSelector", "LabelSelectorRequirement", "MAX_NODE_SCORE", "MEMORY",
