@@ -476,8 +476,8 @@ def _placement_set(pset: Any, fld: str) -> None:
     for i, (name, _) in enumerate(_plugin_list(pset.get("enabled"), f"{fld}.enabled")):
         raise _err(
             f"{fld}.enabled[{i}].name",
-            f'Invalid value: "{name}": kubesched does not emulate the pod group scheduling cycle '
-            f"that runs {fld.rsplit('.', 1)[-1]} plugins",
+            f'Invalid value: "{name}": kubesched\'s pod group scheduling cycle runs no '
+            f"{fld.rsplit('.', 1)[-1]} plugins (TopologyAwareWorkloadScheduling is not emulated)",
         )
 
 

@@ -252,7 +252,8 @@ def test_a_gate_outside_its_releases_behaves_as_the_code_without_it() -> None:
         pytest.param("1.36", "placementScore", {"disabled": [{"name": "*"}]}, None, id="1.36: a set, accepted"),
         pytest.param("1.36", "placementGenerate", {"enabled": [{"name": "TopologyPlacement"}]},
                      'profiles[0].plugins.placementGenerate.enabled[0].name: Invalid value: "TopologyPlacement": '
-                     "kubesched does not emulate the pod group scheduling cycle that runs placementGenerate plugins",
+                     "kubesched's pod group scheduling cycle runs no placementGenerate plugins "
+                     "(TopologyAwareWorkloadScheduling is not emulated)",
                      id="1.36: a plugin enabled there is refused"),
     ],
 )  # fmt: skip
