@@ -29,6 +29,7 @@ from ._resource_allocation import (
     RowScores,
     allocatable_requested,
     balanced_fast,
+    balanced_one,
     balanced_resource_scorer,
     cpu_memory_columns,
     pod_resource_request_list,
@@ -50,7 +51,7 @@ class BalancedAllocation:
         self.handle: Handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
-        self._row_scores = RowScores(self._names, True, balanced_fast)
+        self._row_scores = RowScores(self._names, True, balanced_fast, balanced_one)
         version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
         # 1.36 (kubernetes#135573): the score is the change in balance the pod makes
         self.score_the_change = version >= (1, 36)

@@ -57,6 +57,7 @@ from ._resource_allocation import (
     allocatable_requested,
     cpu_memory_columns,
     least_requested_fast,
+    least_requested_one,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
@@ -219,7 +220,10 @@ class Fit:
         self.resources = ss.resources
         self._resource_names = tuple(r.name for r in ss.resources)
         self._row_scores = RowScores(
-            self._resource_names, False, lambda req, alloc: least_requested_fast(self.resources, req, alloc)
+            self._resource_names,
+            False,
+            lambda req, alloc: least_requested_fast(self.resources, req, alloc),
+            lambda req, alloc: least_requested_one(self.resources, req, alloc),
         )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)

@@ -514,8 +514,10 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
     from kubesched.plugins.noderesources._resource_allocation import (
         EXACT_LIMIT,
         balanced_fast,
+        balanced_one,
         balanced_resource_scorer,
         least_requested_fast,
+        least_requested_one,
         least_resource_scorer,
     )
 
@@ -533,6 +535,11 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         fast = balanced_fast(req, alloc)
         assert fast is not None
         assert fast.tolist() == balanced_resource_scorer(list(req), list(alloc)).tolist()
+        # RowScores recounts a few changed rows one by one: the same scores node by node
+        for j in range(n):
+            r, c = req[:, j].tolist(), alloc[:, j].tolist()
+            assert least_requested_one(specs, r, c) == want[j]
+            assert balanced_one(r, c) == fast[j]
 
 
 def _fit_at(version: str, args: Any = None) -> Fit:
