@@ -70,8 +70,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from kubesched._clock import now as _now
 from kubesched.runtime._status import Status
 
 if TYPE_CHECKING:
@@ -199,7 +198,7 @@ class Metrics:
         rec = self.recorder
         if rec is None and not self.record_timings:
             return
-        now = anyio.current_time()
+        now = _now()
         if self.record_timings:
             self.attempt_durations.append(now - start)
         if rec is not None:
@@ -243,7 +242,7 @@ class MetricsRecorder:
     builds a new Scheduler each time it becomes the leader: the totals carry on)."""
 
     def __init__(self, *, seed: int = 0, sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT) -> None:
-        self.now: Callable[[], float] = anyio.current_time
+        self.now: Callable[[], float] = _now
         self.rng = random.Random(seed)
         self.sample_percent = sample_percent
         self.attempts: dict[tuple[str, str], int] = {}  # (result, profile)

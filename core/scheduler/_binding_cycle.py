@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from kubesched._clock import now as _now
 from kubesched._errors import NotFoundError, TransportError
 from kubesched._logs import v
 from kubesched.api._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
@@ -263,7 +262,7 @@ class BindingCycle:
                 return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
             return st
         finally:
-            self.cache.finish_binding(pod.metadata.uid, anyio.current_time())
+            self.cache.finish_binding(pod.metadata.uid, _now())
 
     async def handle_binding_cycle_error(
         self,

@@ -35,6 +35,8 @@ from collections.abc import Callable
 
 import anyio
 
+from kubesched._clock import now as _now
+
 TURN: contextvars.ContextVar[list[int | None] | None] = contextvars.ContextVar("kubesched_turn", default=None)
 """The running binding cycle's turn (a one-item list it ends when it finishes), for
 :meth:`Driver.park_until`; set by the binding task."""
@@ -146,7 +148,7 @@ class Driver:
         return self._parked[0][0] if self._parked else None
 
     def _release_parked(self) -> None:
-        now = anyio.current_time()
+        now = _now()
         while self._parked and self._parked[0][0] <= now:
             _, _, released, turn = heapq.heappop(self._parked)
             turn[0] = self.ticket()

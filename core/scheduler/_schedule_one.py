@@ -42,6 +42,7 @@ import anyio
 import msgspec
 import numpy as np
 
+from kubesched._clock import now as _now
 from kubesched._logs import v
 from kubesched.api._objects import Pod
 from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
@@ -156,7 +157,7 @@ class ScheduleOne:
         if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
             self.queue.done(qpi.uid)
             return
-        start = self.last_attempt = anyio.current_time()
+        start = self.last_attempt = _now()
         if log.isEnabledFor(V3):
             log.log(V3, "Attempting to schedule pod pod=%s", json.dumps(pod.key))
         counts = self.metrics.pod_attempts
@@ -266,14 +267,14 @@ class ScheduleOne:
         batching = self.batching
         if len(feasible) == 1:
             if batching is not None and batching.current is not None:
-                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, anyio.current_time())
+                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now())
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         i = _select_index(total, self.rng)
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
-            batching.store(host, self.queue.scheduling_cycle, anyio.current_time(), feasible, total, i, self.rng)
+            batching.store(host, self.queue.scheduling_cycle, _now(), feasible, total, i, self.rng)
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -338,7 +339,7 @@ class ScheduleOne:
         if batching is not None and batching.current is None and not pi.pod.spec.scheduling_group:
             # v1.35 findNodesThatFitPod: the batch's hint, evaluated as a nominated node would be
             # (evaluateNominatedNode: the nominated node first when the pod has one)
-            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, anyio.current_time())
+            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, _now())
             nnn = nnn or hint
         if nnn:
             idx = snap.index.get(nnn)

@@ -34,6 +34,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from kubesched._clock import now as _now
+from kubesched._clock import running
 from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.api._objects import Pod
@@ -245,7 +247,7 @@ class Scheduler:
 
     async def _run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
-            async with anyio.create_task_group() as tg:
+            async with running(), anyio.create_task_group() as tg:
                 self._tg = tg
                 self._pool = self.binding.pool = TaskPool(tg)
                 tg.start_soon(self.handlers.run)
@@ -270,7 +272,7 @@ class Scheduler:
         """Every second, expire assumed pods whose binding finished long ago (upstream's TTL)."""
         while True:
             await anyio.sleep(1.0)
-            for uid in self.cache.cleanup_expired(anyio.current_time()):
+            for uid in self.cache.cleanup_expired(_now()):
                 log.warning("assumed pod %s expired without its Add", uid)
                 pod = self.cluster.pods.get(uid)
                 if pod is not None:
@@ -310,7 +312,7 @@ class Scheduler:
             self._touch()
 
     def _touch(self) -> None:
-        self._last_touch = anyio.current_time()
+        self._last_touch = _now()
         self._activity_ended()
 
     def _activity_ended(self) -> None:
@@ -440,7 +442,7 @@ class Scheduler:
         self.driver.run_hooks()
         self._drain()
         self.queue.run_due_flushes()
-        now = anyio.current_time()
+        now = _now()
         for fw in self.profiles.values():
             fw.expire_waiting_pods(now)
         return now

@@ -54,6 +54,8 @@ from anyio.abc import TaskGroup
 from msgspec.structs import replace
 
 from kubesched import ConflictError, NotFoundError, Transport, UnavailableError
+from kubesched._clock import now as _now
+from kubesched._clock import running
 from kubesched.api import (
     Binding,
     Event,
@@ -159,6 +161,7 @@ class FakeCluster(PodGroupStatusWrites, Transport):
         self.faults = Faults(self._store)
         """Fault injection (see :class:`Faults`)."""
         self._tg: TaskGroup | None = None
+        self._clock_bound: Any = None  # kubesched._clock.running() while entered
         # the store's admission step and controllers; registration order is effect order
         self._kubelet = Kubelet(self._store, timers=kubelet_timers, readiness=kubelet_timers if readiness is None else readiness)
         self._controllers: list[Controller] = [
@@ -182,7 +185,9 @@ class FakeCluster(PodGroupStatusWrites, Transport):
     async def __aenter__(self) -> Self:
         if self._tg is not None or self._store.closed:
             raise RuntimeError("a FakeCluster can be entered only once")
-        self._clock.start = anyio.current_time()
+        self._clock.start = _now()
+        self._clock_bound = running()
+        await self._clock_bound.__aenter__()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -199,9 +204,14 @@ class FakeCluster(PodGroupStatusWrites, Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
-        if self._tg is not None:  # what failed (the block, a controller) comes out as itself
-            await exit_task_group(self._tg, exc_type, exc, tb)
+        try:
+            await self.aclose()
+            if self._tg is not None:  # what failed (the block, a controller) comes out as itself
+                await exit_task_group(self._tg, exc_type, exc, tb)
+        finally:
+            bound, self._clock_bound = self._clock_bound, None
+            if bound is not None:
+                await bound.__aexit__(None, None, None)
 
     async def aclose(self) -> None:
         """End every watch (after its queued events) and stop the termination timers."""

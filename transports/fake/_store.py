@@ -21,7 +21,7 @@ A controller (``Controller``) names the kinds it is fed and reacts through this 
 admin ``update`` that sets ``nodeName`` is not a binding, and no controller takes it for one.
 
 Objects in the store and in events are shared, never mutated: a write stores a new object.
-Time is ``anyio.current_time()`` only (:class:`Clock`).
+Time is ``anyio.current_time()`` only (:class:`Clock`, through :func:`kubesched._clock.now`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from kubesched import (
     WatchEvent,
     WatchEventType,
 )
+from kubesched._clock import now as _now
 from kubesched.api import (
     CSIDriver,
     CSINode,
@@ -202,8 +203,8 @@ class Clock:
 
     def elapsed(self) -> float:
         if self.start is None:
-            self.start = anyio.current_time()
-        return anyio.current_time() - self.start
+            self.start = _now()
+        return _now() - self.start
 
     def timestamp(self, offset: float | None = None) -> str:
         seconds = self.elapsed() + (offset or 0.0)
