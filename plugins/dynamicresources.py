@@ -428,13 +428,13 @@ class DynamicResources:
     # --- Reserve / Unreserve --------------------------------------------------------------------
     @hookimpl
     def kubesched_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        from kubesched.api import FINALIZER
-
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return None
+        from kubesched.api import FINALIZER
+
         pending = s.to_allocate()
         if not pending:
             return None

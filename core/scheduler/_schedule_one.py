@@ -164,6 +164,7 @@ class ScheduleOne:
         if counts is not None:
             counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
         state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
+        state.pod_info = qpi.pod_info
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         binding = self.binding
         if binding.recorder is not None:

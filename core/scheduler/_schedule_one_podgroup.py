@@ -235,6 +235,7 @@ class PodGroupCycle:
         Permit (a Wait is not a waiting pod here)."""
         sched = self.scheduling
         state = CycleState(record_plugin_metrics=sched.metrics.sample_plugins())
+        state.pod_info = qpi.pod_info
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         if post_filters and self.binding.recorder is not None:  # --explain: this attempt's results
             state.recording = self.binding.recorder.begin()

@@ -34,7 +34,7 @@ from .._helper import build_broken_linear_function, go_div
 from ._args import MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec
 
 if TYPE_CHECKING:
-    from kubesched.framework import NodeBatch, Pod
+    from kubesched.framework import CycleState, NodeBatch, Pod
 
 Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""
@@ -45,12 +45,17 @@ NEWEST_RULES = request_rules(DEFAULT_VERSION, {})
 
 
 def pod_resource_request_list(
-    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, rules: RequestRules = NEWEST_RULES
+    pod: Pod,
+    resources: Sequence[ResourceSpec],
+    use_requested: bool,
+    rules: RequestRules = NEWEST_RULES,
+    state: CycleState | None = None,
 ) -> list[int]:
     """``calculatePodResourceRequestList``: the pod's request of each configured resource
     (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
-    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go)."""
-    req = pod_requests(pod, non_zero=not use_requested, rules=rules)
+    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go); ``state``: the cycle's,
+    whose PodInfo has them computed already."""
+    req = pod_requests(pod, non_zero=not use_requested, rules=rules, state=state)
     return [req.get(r.name) for r in resources]
 
 

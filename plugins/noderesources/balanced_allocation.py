@@ -61,7 +61,7 @@ class BalancedAllocation:
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
+        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return Status.skip()

@@ -288,7 +288,7 @@ class Fit:
     # --- PreFilter / Filter ---------------------------------------------------------------
     @hookimpl
     def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod, rules=self.rules))
+        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod, rules=self.rules, state=state))
         return None
 
     @hookimpl
@@ -402,7 +402,7 @@ class Fit:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules))
+        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules, state))
         return None
 
     @hookimpl

@@ -200,6 +200,8 @@ class Clock:
         self._second: int | None = None
         self._prefix = ""
         self._epoch_micros = 0
+        self._last_seconds = -1.0
+        self._last_stamp = ""
 
     def elapsed(self) -> float:
         if self.start is None:
@@ -208,6 +210,13 @@ class Clock:
 
     def timestamp(self, offset: float | None = None) -> str:
         seconds = self.elapsed() + (offset or 0.0)
+        if seconds == self._last_seconds:  # many writes at one (virtual) instant
+            return self._last_stamp
+        stamp = self._format(seconds)
+        self._last_seconds, self._last_stamp = seconds, stamp
+        return stamp
+
+    def _format(self, seconds: float) -> str:
         # RFC 3339 ends at year 9999: a later time (now + a grace period of billions of
         # seconds) is that last second, never an overflow
         if seconds >= (_LAST_TIME - self.epoch).total_seconds():
