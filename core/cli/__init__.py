@@ -365,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
                    help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
                    "feature gates, default plugins, messages and queue")
+    b.add_argument("--config", metavar="FILE",
+                   help="a KubeSchedulerConfiguration file: its profiles replace the workload's (e.g. to "
+                   "measure an installed plugin package's plugins; default: the workload's own)")
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
