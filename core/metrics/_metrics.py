@@ -70,7 +70,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kubesched._clock import now as _now
+from kubesched.clock import now as _now
 from kubesched.runtime._status import Status
 
 if TYPE_CHECKING:

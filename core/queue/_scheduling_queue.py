@@ -57,10 +57,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kubesched._clock import now as _now
 from kubesched.api._labels import selector_matches
 from kubesched.api._objects import Pod, PodStatus
 from kubesched.api._resources import NEWEST_RULES, RequestRules
+from kubesched.clock import now as _now
 from kubesched.queue._activequeue import ActiveQueue
 from kubesched.queue._backoffqueue import BACKOFF_Q_ORDERING_WINDOW as BACKOFF_Q_ORDERING_WINDOW
 from kubesched.queue._backoffqueue import (

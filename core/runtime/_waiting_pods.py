@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from kubesched._clock import now as _now
+from kubesched.clock import now as _now
 from kubesched.runtime._status import Code, Status
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubesched._clock import now as _now
 from kubesched._errors import NotFoundError, TransportError
 from kubesched._logs import v
 from kubesched.api._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
+from kubesched.clock import now as _now
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime import _events as ev
 from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Framework

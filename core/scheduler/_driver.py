@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 import anyio
 
-from kubesched._clock import now as _now
+from kubesched.clock import now as _now
 
 TURN: contextvars.ContextVar[list[int | None] | None] = contextvars.ContextVar("kubesched_turn", default=None)
 """The running binding cycle's turn (a one-item list it ends when it finishes), for

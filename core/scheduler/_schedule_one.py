@@ -42,9 +42,9 @@ import anyio
 import msgspec
 import numpy as np
 
-from kubesched._clock import now as _now
 from kubesched._logs import v
 from kubesched.api._objects import Pod
+from kubesched.clock import now as _now
 from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY

@@ -34,14 +34,14 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from kubesched._clock import now as _now
-from kubesched._clock import running
 from kubesched._errors import plain_exception
 from kubesched._transport import Transport
 from kubesched.api._objects import Pod
 from kubesched.api._resources import request_rules
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
+from kubesched.clock import now as _now
+from kubesched.clock import running
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import Metrics, MetricsRecorder
 from kubesched.queue._nominator import Nominator

@@ -1,11 +1,11 @@
-"""kubesched._clock: ``now()`` is the running loop's clock, looked up once per run."""
+"""kubesched.clock: ``now()`` is the running loop's clock, looked up once per run."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from kubesched._clock import _bound, now, running
+from kubesched.clock import _bound, now, running
 from kubesched.transports.fake import FakeCluster
 
 pytestmark = pytest.mark.anyio

@@ -33,8 +33,8 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
-from kubesched._clock import now as _now
 from kubesched.api import PodCondition, PodStatus
+from kubesched.clock import now as _now
 
 from ._store import Change, Controller, Key, Store
 

@@ -21,7 +21,7 @@ A controller (``Controller``) names the kinds it is fed and reacts through this 
 admin ``update`` that sets ``nodeName`` is not a binding, and no controller takes it for one.
 
 Objects in the store and in events are shared, never mutated: a write stores a new object.
-Time is ``anyio.current_time()`` only (:class:`Clock`, through :func:`kubesched._clock.now`).
+Time is ``anyio.current_time()`` only (:class:`Clock`, through :func:`kubesched.clock.now`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ from kubesched import (
     WatchEvent,
     WatchEventType,
 )
-from kubesched._clock import now as _now
 from kubesched.api import (
     CSIDriver,
     CSINode,
@@ -72,6 +71,7 @@ from kubesched.api import (
     uid_for,
 )
 from kubesched.api import copy as _copy
+from kubesched.clock import now as _now
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {
