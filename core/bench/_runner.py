@@ -4,6 +4,7 @@ from their creation to the last bind (pods/s, attempt latency p50/p99, per-gang 
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -115,6 +116,9 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
             if w.make_group is not None:  # the gangs' PodGroups exist before their pods
                 for g in range(-(-w.pods // max(w.gang_size, 1))):
                     cluster.create(w.make_group(g))
+            # the cluster built so far is long-lived: full collections need not walk it again
+            # (what a long-running scheduler process does at start-up; undone below)
+            gc.freeze()
             start = anyio.current_time()
             if w.churn is not None:
                 churn_scope = anyio.CancelScope()
@@ -132,6 +136,7 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
                 cluster.create(pod)
             await _wait_measured(sched, cluster, scheduled0, measured, progress)
             elapsed = anyio.current_time() - start
+            gc.unfreeze()
             if w.churn is not None:
                 churn_scope.cancel()
             await _settle(sched)  # the last binding cycles record their metrics
