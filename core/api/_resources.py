@@ -398,7 +398,8 @@ def pod_requests(
     if state is not None:
         pi = state.pod_info
         if pi is not None and pi.pod is pod and pi.rules == rules:
-            return pi.non_zero_requests if non_zero else pi.requests
+            kept: Resource = pi.non_zero_requests if non_zero else pi.requests
+            return kept
     status = pod.status
     if rules.in_place and (status.container_statuses or status.init_container_statuses):
         reqs = _resized_aggregate(pod, non_zero, rules.in_place)

@@ -295,6 +295,7 @@ class Snapshot:
         # mark of _log[0]
         self._log: list[int] = []
         self._log_base = 0
+        self._all_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.node_infos)
@@ -367,6 +368,14 @@ class Snapshot:
                 for j, source in enumerate(sources):
                     stack[j, i] = source[i]
         cache.dirty.clear()
+
+    def all_rows(self) -> np.ndarray:
+        """``arange(len(self))``, kept until the node set changes (read only)."""
+        rows = self._all_rows
+        if rows is None or len(rows) != len(self.node_infos):
+            rows = self._all_rows = np.arange(len(self.node_infos), dtype=np.int64)
+            rows.flags.writeable = False
+        return rows
 
     def change_mark(self) -> int:
         """A mark of the rows refreshed so far, for :meth:`rows_changed_since`."""

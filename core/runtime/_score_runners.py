@@ -119,6 +119,7 @@ class ScoreRunners:
                 else:
                     raw = e.plugin.kubesched_score(state, pod, nodes)
                 norm = self.normalize.get(e.name)
+                scores: np.ndarray | str
                 if type(raw) is np.ndarray and raw.dtype == np.int64 and raw.ndim == 1 and norm is None and rec is None:
                     scores = raw  # never changed here: no copy needed
                 else:

@@ -359,7 +359,7 @@ class ScheduleOne:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejected))}]",
             )
         else:
-            candidates = np.arange(len(snap), dtype=np.int64)
+            candidates = snap.all_rows()
         feasible = await self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
         return feasible, diagnosis
 

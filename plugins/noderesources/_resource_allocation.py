@@ -159,6 +159,28 @@ def balanced_one(requested: list[int], allocatable: list[int]) -> int:
     return int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
 
 
+def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np.ndarray) -> np.ndarray | None:
+    """1.36's BalancedAllocation score (kubernetes#135573) over :func:`cpu_memory_columns`:
+    the change in balance the pod makes, ``50 + (50 + with - without) // 2``."""
+    with_pod = balanced_fast(requested, allocatable)
+    without = balanced_fast(requested - pod, allocatable)
+    if with_pod is None or without is None:
+        return None
+    half = MAX_NODE_SCORE // 2
+    with_pod += half
+    with_pod -= without  # >= 0: each score is in [0, 100]
+    with_pod >>= 1
+    with_pod += half
+    return with_pod
+
+
+def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
+    """:func:`balanced_change_fast` of one node."""
+    half = MAX_NODE_SCORE // 2
+    without = balanced_one([r - p for r, p in zip(requested, pod, strict=True)], allocatable)
+    return half + (half + balanced_one(requested, allocatable) - without) // 2
+
+
 def balanced_fast(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray | None:
     """:func:`balanced_resource_scorer` over :func:`cpu_memory_columns` for one or two
     resources (None for more): the same float operations."""
@@ -201,11 +223,16 @@ class RowScores:
         use_requested: bool,
         compute: Callable[[np.ndarray, np.ndarray], np.ndarray | None],
         compute_one: Callable[[list[int], list[int]], int] | None = None,
+        *,
+        with_pod: bool = False,
     ) -> None:
         self.names = names
         self.kind = "requested" if use_requested else "non_zero_requested"
-        self.compute = compute  # (requested, allocatable) of some rows -> their scores
-        self.compute_one = compute_one  # (requested, allocatable) of one row -> its score
+        # (requested with the pod's, allocatable) of some rows -> their scores; with
+        # ``with_pod``, the pod's requests (a column, or the tuple) come third
+        self.compute = compute
+        self.compute_one = compute_one  # the same of one row -> its score
+        self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
 
     def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int]) -> np.ndarray | None:
@@ -255,7 +282,8 @@ class RowScores:
                 for row in changed:
                     g = now[row]
                     if gens[row] != g:
-                        scores[row] = one([int(req[j, row]) + key[j] for j in k], [int(alloc[j, row]) for j in k])
+                        r, c = [int(req[j, row]) + key[j] for j in k], [int(alloc[j, row]) for j in k]
+                        scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
             entry.mark = snap.change_mark()
         out: np.ndarray = scores[rows]
@@ -266,7 +294,10 @@ class RowScores:
         req = snap.columns(self.kind, self.names)
         if rows is not None:
             alloc, req = alloc.take(rows, axis=1), req.take(rows, axis=1)
-        return self.compute(req + np.array(pod, dtype=np.int64)[:, None], alloc)
+        column = np.array(pod, dtype=np.int64)[:, None]
+        if self.with_pod:
+            return self.compute(req + column, alloc, column)  # type: ignore[call-arg]
+        return self.compute(req + column, alloc)
 
 
 class _RowEntry:
@@ -404,6 +435,8 @@ def balanced_resource_scorer(requested: list[np.ndarray], allocatable: list[np.n
 __all__ = [
     "RowScores",
     "allocatable_requested",
+    "balanced_change_fast",
+    "balanced_change_one",
     "balanced_fast",
     "balanced_one",
     "balanced_resource_scorer",
