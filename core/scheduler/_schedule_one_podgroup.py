@@ -30,10 +30,21 @@ every other unscheduled pod of its PodGroup, in one cycle.
                                                 "Unschedulable" / False "SchedulerError", never
                                                 regressing a True
 
+With TopologyAwareWorkloadScheduling (1.36, alpha) the algorithm is
+``podGroupSchedulingPlacementAlgorithm``: the placementGenerate plugins give the candidate
+placements (sets of nodes), the default algorithm runs on each with the snapshot holding only the
+placement's nodes (``AssumePlacement`` / ``ForgetPlacement``), and among the placements the group
+fits (or fits once preemption completes) the placementScore plugins choose ("0/<n> placements are
+available, first placement status: <the first placement's error>" when it fits none).  GangScheduling's
+PlacementFeasible is not called: schedule_one_podgroup.go of the 1.36 line calls no such plugin
+(the group's feasibility on a placement is Permit's, as without placements), and the framework of
+k8s.io/kube-scheduler v0.36.0 has no PlacementFeasible (nor the PlacementCycleState every later
+PlacementFeasible takes).
+
 Source: ``pkg/scheduler/schedule_one_podgroup.go`` as it is with the v1alpha2 PodGroup lister
-(the 1.36 line), ``ScheduleOne``'s branch as quoted from v1.36.2.  Not here:
-TopologyAwareWorkloadScheduling's placement algorithm (PlacementGenerate / PlacementScore) and
-workload-aware preemption (WorkloadAwarePreemption): the gates are not modelled.
+(the 1.36 line), ``ScheduleOne``'s branch as quoted from v1.36.2; the placement algorithm and
+``findBestPlacement`` from the same file (placements in the generate plugins' order, ties among
+the best totals broken by the scheduler's seeded random source).
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import msgspec
@@ -61,6 +72,14 @@ from kubesched.runtime._framework import (
     PODS_TO_ACTIVATE_KEY,
     CycleState,
     Framework,
+)
+from kubesched.runtime._placement import (
+    Placement,
+    PodGroupAssignments,
+    PodGroupInfo,
+    ProposedAssignment,
+    run_placement_generate_plugins,
+    run_placement_score_plugins,
 )
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, PodsToActivate, ScheduleResult
@@ -122,6 +141,8 @@ class PodGroupCycle:
         # WorkloadAwarePreemption (1.36, alpha): the group preempts as one; the per-pod
         # PostFilter is then not run inside the cycle (see the module)
         self.workload_aware = bool(scheduling.config.feature_gates.get("WorkloadAwarePreemption", False))
+        # TopologyAwareWorkloadScheduling (1.36, alpha): the placement algorithm
+        self.topology_aware = bool(scheduling.config.feature_gates.get("TopologyAwareWorkloadScheduling", False))
 
     # --- entry ---------------------------------------------------------------------------------
     async def run(self, qpi: QueuedPodInfo) -> None:
@@ -151,7 +172,7 @@ class PodGroupCycle:
         if counts is not None:
             for q in kept:
                 counts[q.uid] = counts.get(q.uid, 0) + 1
-        result = await self.default_algorithm(fw, kept, post_filters=not self.workload_aware)
+        result = await self.algorithm(fw, kept, post_filters=not self.workload_aware)
         if self.workload_aware and result.status is not None and result.status.code == Code.UNSCHEDULABLE:
             # podGroupCycle: workload-aware preemption for a group the algorithm could not place
             st, nominations = await self.workload_aware_preemption(fw, kept)
@@ -197,6 +218,98 @@ class PodGroupCycle:
         return fw, ""
 
     # --- the algorithm --------------------------------------------------------------------------
+    async def algorithm(self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True) -> GroupResult:
+        """``podGroupSchedulingAlgorithm``: the placement algorithm with
+        TopologyAwareWorkloadScheduling, else the default one."""
+        if self.topology_aware:
+            return await self.placement_algorithm(fw, qpis, post_filters=post_filters)
+        return await self.default_algorithm(fw, qpis, post_filters=post_filters)
+
+    async def placement_algorithm(
+        self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
+    ) -> GroupResult:
+        """``podGroupSchedulingPlacementAlgorithm``: the default algorithm on each placement the
+        placementGenerate plugins give, the best one the group fits chosen by the placementScore
+        plugins."""
+        sched = self.scheduling
+        sched.snapshot.update(sched.cache)
+        pod = qpis[0].pod
+        sg = pod.spec.scheduling_group
+        group = PodGroupInfo(pod.metadata.namespace, (sg.pod_group_name or "") if sg is not None else "", [q.pod for q in qpis])
+        state = CycleState()  # the group's cycle state (podGroupCycleState)
+        placements, st = run_placement_generate_plugins(
+            fw.points.get("placementGenerate", []), state, group, list(sched.snapshot.node_infos)
+        )
+        if st is not None:  # an Error, or Unschedulable "no feasible placements found"
+            return GroupResult([], st)
+        first: GroupResult | None = None
+        fitting: list[tuple[Placement, GroupResult]] = []
+        for placement in placements:
+            self._assume_placement(placement)
+            try:
+                result = await self.default_algorithm(fw, qpis, post_filters=post_filters)
+            finally:
+                self._forget_placement()
+            if result.status is not None and result.status.code == Code.ERROR:
+                return result
+            if first is None:
+                first = result
+            if result.status is None or result.waiting_on_preemption:
+                fitting.append((placement, result))
+        assert first is not None
+        if not fitting:
+            why = first.status.error if first.status is not None and first.status.error is not None else None
+            text = str(why) if why is not None else (first.status.message if first.status is not None else "")
+            first.status = Status(
+                Code.UNSCHEDULABLE, f"0/{len(placements)} placements are available, first placement status: {text}"
+            )
+            return first
+        if len(fitting) == 1:
+            return fitting[0][1]
+        best, st = self._best_placement(fw, state, group, fitting)
+        if st is not None:
+            return GroupResult([], st)
+        return best
+
+    def _best_placement(
+        self, fw: Framework, state: CycleState, group: PodGroupInfo, fitting: list[tuple[Placement, GroupResult]]
+    ) -> tuple[GroupResult, Status | None]:
+        """``findBestPlacement``: the placementScore plugins' highest total; ties at random."""
+        assignments = [
+            PodGroupAssignments(p, [
+                ProposedAssignment(pr.qpi.pod, pr.result.suggested_host) for pr in r.pod_results if pr.result.suggested_host
+            ])
+            for p, r in fitting
+        ]  # fmt: skip
+        scores, st = run_placement_score_plugins(fw.points.get("placementScore", []), state, group, assignments)
+        if st is not None:
+            return fitting[0][1], st
+        rng = self.scheduling.rng
+        for s in scores:
+            s.randomizer = rng.getrandbits(62)
+        best = 0
+        for i in range(1, len(scores)):
+            a, b = scores[i], scores[best]
+            if a.total > b.total or (a.total == b.total and a.randomizer > b.randomizer):
+                best = i
+        return fitting[best][1], None
+
+    def _assume_placement(self, placement: Placement) -> None:
+        """``AssumePlacement``: the snapshot holds only the placement's nodes (in the cache's
+        order) until :meth:`_forget_placement`."""
+        sched = self.scheduling
+        names = {ni.node.metadata.name for ni in placement.nodes if ni.node is not None}
+        cache = sched.cache
+        view = _PlacementView(cache, [n for n in cache.tree.list() if n in names])
+        sched.snapshot.tree_generation = -1  # rebuilt from the view
+        sched.snapshot.update(cast(Any, view))
+
+    def _forget_placement(self) -> None:
+        """``ForgetPlacement``: every node again (a full rebuild from the cache)."""
+        sched = self.scheduling
+        sched.snapshot.tree_generation = -1
+        sched.snapshot.update(sched.cache)
+
     async def default_algorithm(
         self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
     ) -> GroupResult:
@@ -335,7 +448,7 @@ class PodGroupCycle:
         for p in removed:
             cache.remove_pod(p.metadata.uid)
         try:
-            gr = await self.default_algorithm(fw, qpis, post_filters=False)
+            gr = await self.algorithm(fw, qpis, post_filters=False)
             if gr.status is not None:
                 return gr.status, {}
             placed = [pr for pr in gr.pod_results if pr.status is None or pr.status.is_success()]
@@ -471,6 +584,25 @@ class PodGroupCycle:
             await self.transport.patch_pod_group_status(ns, name, condition)
         except (TransportError, NotImplementedError) as e:
             log.error("Failed to update PodGroup status podGroup=%s/%s err=%s", ns, name, e)
+
+
+class _PlacementView:
+    """The cache as :meth:`Snapshot.update` reads it, its node list cut to a placement's: the
+    snapshot is rebuilt from these nodes, and stays at the cache's tree generation (so its later
+    updates refresh the changed rows only, those outside the placement skipped)."""
+
+    class _Tree:
+        def __init__(self, names: list[str]) -> None:
+            self.names = names
+
+        def list(self) -> list[str]:
+            return list(self.names)
+
+    def __init__(self, cache: Any, names: list[str]) -> None:
+        self.tree_generation = cache.tree_generation
+        self.tree = self._Tree(names)
+        self.node_infos = cache.node_infos
+        self.dirty = cache.dirty
 
 
 def _on_node(pod: Pod, host: str) -> Pod:
