@@ -158,3 +158,19 @@ def test_run_binds_none_of_a_gang_that_does_not_fit(backend: str, tmp_path: Path
         portal.wrap_async_context_manager(serving(path)) as server,
     ):
         portal.call(run, server)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--emulated-version", "1.34", "--feature-gates", "GenericWorkload=true"],
+         "kubesched: error: --feature-gates: unrecognized feature gate: GenericWorkload"),
+        (["--emulated-version", "1.99"],
+         'kubesched: error: --emulated-version: Invalid value: "1.99": must be a Kubernetes minor version MAJOR.MINOR '
+         "from 1.30 to 1.36"),
+    ],
+)  # fmt: skip
+def test_fake_apiserver_flags_are_checked_before_it_serves(args: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["fake-apiserver", *args]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [line]

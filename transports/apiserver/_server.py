@@ -13,7 +13,10 @@ Model, as the kube-apiserver's generic registry::
 
 - One HTTP/1.1 connection (_conn): requests read under kube-apiserver's header and idle
   timeouts, answered one at a time; a refused request is answered once its body is read.
-- Discovery and OpenAPI (_discovery) and ``kubectl get`` tables (_table) come from the same rows.
+- Discovery and OpenAPI (_discovery) and ``kubectl get`` tables (_table) come from the same rows:
+  the server's own :class:`~._registry.Registry`, the table's rows plus the gated ones its
+  emulated version and feature gates serve (_workloadapi: the Workload API with GenericWorkload),
+  groups in kube-apiserver's priority order.
 - ResourceVersions of the server's own objects come from the cluster's sequence (one sequence,
   as in etcd).
 - One pump task follows the cluster's watch; before each request the queued cluster events are
