@@ -244,18 +244,20 @@ class PodGroupCycle:
             return GroupResult([], st)
         first: GroupResult | None = None
         fitting: list[tuple[Placement, GroupResult]] = []
-        for placement in placements:
-            self._assume_placement(placement)
-            try:
+        try:
+            for placement in placements:
+                # each placement's snapshot is rebuilt from the cache (the previous placement's
+                # members reverted), so the whole snapshot comes back once, after the last
+                self._assume_placement(placement)
                 result = await self.default_algorithm(fw, qpis, post_filters=post_filters)
-            finally:
-                self._forget_placement()
-            if result.status is not None and result.status.code == Code.ERROR:
-                return result
-            if first is None:
-                first = result
-            if result.status is None or result.waiting_on_preemption:
-                fitting.append((placement, result))
+                if result.status is not None and result.status.code == Code.ERROR:
+                    return result
+                if first is None:
+                    first = result
+                if result.status is None or result.waiting_on_preemption:
+                    fitting.append((placement, result))
+        finally:
+            self._forget_placement()
         assert first is not None
         if not fitting:
             why = first.status.error if first.status is not None and first.status.error is not None else None
