@@ -174,3 +174,56 @@ def test_fake_apiserver_flags_are_checked_before_it_serves(args: list[str], line
     assert cli.main(["fake-apiserver", *args]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.splitlines() == [line]
+
+
+V135 = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "4", memory: 4Gi, pods: "10"}}
+---
+apiVersion: scheduling.k8s.io/v1alpha1
+kind: Workload
+metadata: {name: train}
+spec:
+  podGroups: [{name: workers, policy: {gang: {minCount: 2}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: w0}
+spec:
+  workloadRef: {name: train, podGroup: workers}
+  containers: [{name: c, image: trainer}]
+"""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_snapshot_of_a_1_35_server_keeps_its_v1alpha1_workloads(backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """At 1.35 the server serves scheduling.k8s.io/v1alpha1 Workloads (and 404 for v1alpha2, which
+    the snapshot reads as none); the snapshot simulates at 1.35 with the same gates."""
+    path = tmp_path / "v135.yaml"
+    path.write_text(V135)
+    snap = tmp_path / "snap.yaml"
+
+    @asynccontextmanager
+    async def serving_135() -> AsyncIterator[APIServer]:
+        manifests = load_manifests([str(path)])
+        check_workload_api(manifests, Version(1, 35), GATES)
+        async with FakeCluster(epoch=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")) as cluster:
+            for m in manifests:
+                cluster.create(m.obj)
+            async with APIServer(cluster, emulated_version=Version(1, 35), feature_gates=GATES) as server:
+                yield server
+
+    with (
+        anyio.from_thread.start_blocking_portal(backend) as portal,
+        portal.wrap_async_context_manager(serving_135()) as server,
+    ):
+        assert cli.main(["snapshot", "--server", server.url, "-o", str(snap), "--backend", backend]) == 0
+    docs = [d for d in yaml.safe_load_all(snap.read_text()) if d]
+    workload = next(d for d in docs if d["kind"] == "Workload")
+    assert workload["apiVersion"] == "scheduling.k8s.io/v1alpha1"
+    assert workload["spec"]["podGroups"] == [{"name": "workers", "policy": {"gang": {"minCount": 2}}}]
+    assert next(d for d in docs if d["kind"] == "Pod")["spec"]["workloadRef"] == {"name": "train", "podGroup": "workers"}
+    capsys.readouterr()
+    assert cli.main(["simulate", str(snap), "--emulated-version", "1.35", "--feature-gates", GATES_FLAG, "--output", "json"]) == 0
