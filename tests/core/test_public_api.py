@@ -341,7 +341,8 @@ API_DRA = [
 ]  # fmt: skip
 
 VALIDATION_ALL = [
-    "SYSTEM_PRIORITY_CLASSES", "check_priority_admission", "dns1123_label_errors",
+    "SYSTEM_PRIORITY_CLASSES", "check_priority_admission", "check_scheduling_pod_group_update",
+    "check_workload_update", "dns1123_label_errors",
     "dns1123_subdomain_errors", "go_quote", "label_value_errors", "validate_labels", "validate_name",
     "validate_namespace_name", "validate_object",
 ]  # fmt: skip

@@ -41,7 +41,7 @@ from urllib.parse import unquote
 import anyio
 import anyio.abc
 
-from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
+from kubesched.framework import DEFAULT_VERSION, Version
 from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake import FakeCluster
 from kubesched.validation import validate_object as _validate
@@ -96,7 +96,8 @@ class APIServer:
     ``watch_backlog_events`` changes or ``watch_backlog_bytes`` is closed for not keeping up.
     A request body over ``offload_bytes`` is decoded and validated in a worker thread, so that
     other clients are answered meanwhile.
-    ``emulated_version`` and ``feature_gates`` (default: the defaults at that version) choose
+    ``emulated_version`` and ``feature_gates`` (default: none on; GenericWorkload is off by
+    default in every release that has it) choose
     what of the gated APIs is served, as that release's API server with those gates
     (``_workloadapi``: the Workload API with GenericWorkload).
     The cluster must be entered (``async with FakeCluster()``) for as long as the server runs.
@@ -129,7 +130,7 @@ class APIServer:
         self.watch_backlog_events = watch_backlog_events
         self.watch_backlog_bytes = watch_backlog_bytes
         self.offload_bytes = offload_bytes
-        gates = default_feature_gates(emulated_version) if feature_gates is None else feature_gates
+        gates = feature_gates or {}
         rows = [
             pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r
             for r in RESOURCES

@@ -30,14 +30,9 @@ from typing import Any
 import msgspec
 
 from kubesched import ConfigError
-from kubesched.api import convert
-from kubesched.api._workload import (
-    SCHEDULING_POD_GROUP_KIND,
-    SchedulingPodGroup,
-    Workload,
-)
-from kubesched.config._versions import Version
-from kubesched.validation._workload import check_scheduling_pod_group_update, check_workload_update
+from kubesched.api import SCHEDULING_POD_GROUP_KIND, SchedulingPodGroup, Workload, convert
+from kubesched.framework import Version
+from kubesched.validation import check_scheduling_pod_group_update, check_workload_update
 
 from ._http import HTTPError, invalid
 from ._resource import STATUS, ResourceSpec
