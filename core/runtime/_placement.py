@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.runtime._status import Code, Status
 
@@ -34,7 +34,17 @@ if TYPE_CHECKING:
     from kubesched.api._objects import Pod
     from kubesched.runtime._cyclestate import CycleState
     from kubesched.runtime._nodeinfo import NodeInfo
-    from kubesched.runtime._plugins import PluginEntry
+
+class PluginEntry(Protocol):
+    """What the runners read of a profile's plugin entry (``kubesched.runtime._plugins.PluginEntry``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def plugin(self) -> Any: ...
+    @property
+    def weight(self) -> int: ...
+
 
 MSG_NO_FEASIBLE_PLACEMENTS = "no feasible placements found"
 """A placementGenerate plugin that leaves no placement: Unschedulable, with its name."""
@@ -149,8 +159,6 @@ def run_placement_score_plugins(
 ) -> tuple[list[PlacementPluginScores], Status | None]:
     """``RunPlacementScorePlugins``: each placement's scores, one per plugin (normalized when the
     plugin implements NormalizePlacementScore, then times its weight), and their total."""
-    from kubesched.hookspecs import implements
-
     out = [PlacementPluginScores(a.placement) for a in assignments]
     for e in entries:
         scores: list[PlacementScore] = []
@@ -169,9 +177,10 @@ def run_placement_score_plugins(
                     plugin=e.name,
                 )
             scores.append(PlacementScore(a.placement, raw))
-        if implements(e.plugin, "kubesched_normalize_placement_score"):
+        normalize = getattr(e.plugin, "kubesched_normalize_placement_score", None)
+        if normalize is not None and hasattr(normalize, "kubesched_impl"):  # hookspecs.implements
             try:
-                st = e.plugin.kubesched_normalize_placement_score(state, pod_group, scores)
+                st = normalize(state, pod_group, scores)
             except Exception as err:
                 return [], _error(e, "normalizePlacementScore", err)
             if st is not None and not st.is_success():

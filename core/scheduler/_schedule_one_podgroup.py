@@ -31,7 +31,7 @@ every other unscheduled pod of its PodGroup, in one cycle.
                                                 regressing a True
 
 With TopologyAwareWorkloadScheduling (1.36, alpha) the algorithm is
-``podGroupSchedulingPlacementAlgorithm``: the placementGenerate plugins give the candidate
+``podGroupSchedulingPlacementAlgorithm`` (:mod:`._placement_algorithm`): the placementGenerate plugins give the candidate
 placements (sets of nodes), the default algorithm runs on each with the snapshot holding only the
 placement's nodes (``AssumePlacement`` / ``ForgetPlacement``), and among the placements the group
 fits (or fits once preemption completes) the placementScore plugins choose ("0/<n> placements are
@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -73,17 +73,10 @@ from kubesched.runtime._framework import (
     CycleState,
     Framework,
 )
-from kubesched.runtime._placement import (
-    Placement,
-    PodGroupAssignments,
-    PodGroupInfo,
-    ProposedAssignment,
-    run_placement_generate_plugins,
-    run_placement_score_plugins,
-)
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, PodsToActivate, ScheduleResult
 from kubesched.scheduler._filterpass import CycleError
+from kubesched.scheduler._placement_algorithm import placement_algorithm
 
 if TYPE_CHECKING:
     from kubesched._transport import Transport
@@ -221,96 +214,12 @@ class PodGroupCycle:
     async def algorithm(self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True) -> GroupResult:
         """``podGroupSchedulingAlgorithm``: the placement algorithm with
         TopologyAwareWorkloadScheduling, else the default one."""
-        if self.topology_aware:
-            return await self.placement_algorithm(fw, qpis, post_filters=post_filters)
-        return await self.default_algorithm(fw, qpis, post_filters=post_filters)
-
-    async def placement_algorithm(
-        self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
-    ) -> GroupResult:
-        """``podGroupSchedulingPlacementAlgorithm``: the default algorithm on each placement the
-        placementGenerate plugins give, the best one the group fits chosen by the placementScore
-        plugins."""
-        sched = self.scheduling
-        sched.snapshot.update(sched.cache)
-        pod = qpis[0].pod
-        sg = pod.spec.scheduling_group
-        group = PodGroupInfo(pod.metadata.namespace, (sg.pod_group_name or "") if sg is not None else "", [q.pod for q in qpis])
-        state = CycleState()  # the group's cycle state (podGroupCycleState)
-        placements, st = run_placement_generate_plugins(
-            fw.points.get("placementGenerate", []), state, group, list(sched.snapshot.node_infos)
+        if not self.topology_aware:
+            return await self.default_algorithm(fw, qpis, post_filters=post_filters)
+        got = await placement_algorithm(
+            self.scheduling, fw, qpis, lambda: self.default_algorithm(fw, qpis, post_filters=post_filters)
         )
-        if st is not None:  # an Error, or Unschedulable "no feasible placements found"
-            return GroupResult([], st)
-        first: GroupResult | None = None
-        fitting: list[tuple[Placement, GroupResult]] = []
-        try:
-            for placement in placements:
-                # each placement's snapshot is rebuilt from the cache (the previous placement's
-                # members reverted), so the whole snapshot comes back once, after the last
-                self._assume_placement(placement)
-                result = await self.default_algorithm(fw, qpis, post_filters=post_filters)
-                if result.status is not None and result.status.code == Code.ERROR:
-                    return result
-                if first is None:
-                    first = result
-                if result.status is None or result.waiting_on_preemption:
-                    fitting.append((placement, result))
-        finally:
-            self._forget_placement()
-        assert first is not None
-        if not fitting:
-            why = first.status.error if first.status is not None and first.status.error is not None else None
-            text = str(why) if why is not None else (first.status.message if first.status is not None else "")
-            first.status = Status(
-                Code.UNSCHEDULABLE, f"0/{len(placements)} placements are available, first placement status: {text}"
-            )
-            return first
-        if len(fitting) == 1:
-            return fitting[0][1]
-        best, st = self._best_placement(fw, state, group, fitting)
-        if st is not None:
-            return GroupResult([], st)
-        return best
-
-    def _best_placement(
-        self, fw: Framework, state: CycleState, group: PodGroupInfo, fitting: list[tuple[Placement, GroupResult]]
-    ) -> tuple[GroupResult, Status | None]:
-        """``findBestPlacement``: the placementScore plugins' highest total; ties at random."""
-        assignments = [
-            PodGroupAssignments(p, [
-                ProposedAssignment(pr.qpi.pod, pr.result.suggested_host) for pr in r.pod_results if pr.result.suggested_host
-            ])
-            for p, r in fitting
-        ]  # fmt: skip
-        scores, st = run_placement_score_plugins(fw.points.get("placementScore", []), state, group, assignments)
-        if st is not None:
-            return fitting[0][1], st
-        rng = self.scheduling.rng
-        for s in scores:
-            s.randomizer = rng.getrandbits(62)
-        best = 0
-        for i in range(1, len(scores)):
-            a, b = scores[i], scores[best]
-            if a.total > b.total or (a.total == b.total and a.randomizer > b.randomizer):
-                best = i
-        return fitting[best][1], None
-
-    def _assume_placement(self, placement: Placement) -> None:
-        """``AssumePlacement``: the snapshot holds only the placement's nodes (in the cache's
-        order) until :meth:`_forget_placement`."""
-        sched = self.scheduling
-        names = {ni.node.metadata.name for ni in placement.nodes if ni.node is not None}
-        cache = sched.cache
-        view = _PlacementView(cache, [n for n in cache.tree.list() if n in names])
-        sched.snapshot.tree_generation = -1  # rebuilt from the view
-        sched.snapshot.update(cast(Any, view))
-
-    def _forget_placement(self) -> None:
-        """``ForgetPlacement``: every node again (a full rebuild from the cache)."""
-        sched = self.scheduling
-        sched.snapshot.tree_generation = -1
-        sched.snapshot.update(sched.cache)
+        return GroupResult([], got) if isinstance(got, Status) else got
 
     async def default_algorithm(
         self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
@@ -586,25 +495,6 @@ class PodGroupCycle:
             await self.transport.patch_pod_group_status(ns, name, condition)
         except (TransportError, NotImplementedError) as e:
             log.error("Failed to update PodGroup status podGroup=%s/%s err=%s", ns, name, e)
-
-
-class _PlacementView:
-    """The cache as :meth:`Snapshot.update` reads it, its node list cut to a placement's: the
-    snapshot is rebuilt from these nodes, and stays at the cache's tree generation (so its later
-    updates refresh the changed rows only, those outside the placement skipped)."""
-
-    class _Tree:
-        def __init__(self, names: list[str]) -> None:
-            self.names = names
-
-        def list(self) -> list[str]:
-            return list(self.names)
-
-    def __init__(self, cache: Any, names: list[str]) -> None:
-        self.tree_generation = cache.tree_generation
-        self.tree = self._Tree(names)
-        self.node_infos = cache.node_infos
-        self.dirty = cache.dirty
 
 
 def _on_node(pod: Pod, host: str) -> Pod:
