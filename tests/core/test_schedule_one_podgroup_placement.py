@@ -233,3 +233,18 @@ def test_a_gang_no_rack_holds_binds_none() -> None:
 def test_asyncio_and_trio_agree_on_the_placement_algorithm() -> None:
     text = _scenario()
     assert json.dumps(_run(text, TAS, "asyncio")) == json.dumps(_run(text, TAS, "trio"))
+
+
+def test_the_gang_topology_example_puts_each_job_in_one_rack() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "examples" / "scenarios" / "gang-topology.yaml").read_text()
+    doc = _run(text, TAS)
+    racks: dict[str, set[str]] = {}
+    for p in doc["pods"]:
+        if p["name"].startswith("train"):
+            assert p["nodeName"], p["name"]
+            racks.setdefault(p["name"][:7], set()).add(p["nodeName"][0])
+    assert racks["train-1"] != racks["train-2"] and all(len(v) == 1 and v != {"a"} for v in racks.values())
+    spread = _run(text, "GenericWorkload=true,GangScheduling=true")
+    assert len({p["nodeName"][0] for p in spread["pods"] if p["name"].startswith("train-1")}) > 1
