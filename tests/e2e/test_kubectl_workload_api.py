@@ -119,28 +119,34 @@ def test_kubectl_workloads_and_both_podgroups(served: APIServer, tmp_path: Path)
                          "-p", '{"spec":{"schedulingPolicy":{"gang":{"minCount":2}}}}', check=False)  # fmt: skip
     assert immutable.returncode == 1 and "field is immutable" in immutable.stderr
 
-    # watch: a new PodGroup arrives on a running `kubectl get podgroups -w`
-    cmd = [str(KUBECTL), "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"),
-           "get", "podgroups", "-w", "-o", "name"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(30, proc.kill)
-    watchdog.start()
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "podgroup.scheduling.k8s.io/train-0"
-        (tmp_path / "pg1.yaml").write_text(OBJECTS.split("---\n")[1].replace("train-0", "train-1"))
-        kubectl("apply", "-f", str(tmp_path / "pg1.yaml"))
-        assert proc.stdout.readline().strip() == "podgroup.scheduling.k8s.io/train-1"
-    finally:
-        proc.kill()
-        proc.wait()
-        watchdog.cancel()
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                stream.close()
+    # watch: a new PodGroup / Workload arrives on a running `kubectl get <resource> -w`
+    docs = OBJECTS.split("---\n")
+    for resource, doc, first, new_name in (
+        ("podgroups", docs[1].replace("train-0", "train-1"), "podgroup.scheduling.k8s.io/train-0", "podgroup.scheduling.k8s.io/train-1"),
+        ("workloads", docs[0].replace("name: train}", "name: tune}"), "workload.scheduling.k8s.io/train", "workload.scheduling.k8s.io/tune"),
+    ):  # fmt: skip
+        cmd = [str(KUBECTL), "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"),
+               "get", resource, "-w", "-o", "name"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watchdog = threading.Timer(30, proc.kill)
+        watchdog.start()
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == first
+            (tmp_path / "new.yaml").write_text(doc)
+            kubectl("apply", "-f", str(tmp_path / "new.yaml"))
+            assert proc.stdout.readline().strip() == new_name
+        finally:
+            proc.kill()
+            proc.wait()
+            watchdog.cancel()
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
 
     kubectl("delete", "-f", str(manifest))
     kubectl("delete", "podgroups", "train-1")
+    kubectl("delete", "workloads", "tune")
     assert kubectl("get", "workloads,podgroups,pg", "-o", "name").stdout == ""
 
 
