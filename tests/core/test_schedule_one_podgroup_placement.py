@@ -248,3 +248,17 @@ def test_the_gang_topology_example_puts_each_job_in_one_rack() -> None:
     assert racks["train-1"] != racks["train-2"] and all(len(v) == 1 and v != {"a"} for v in racks.values())
     spread = _run(text, "GenericWorkload=true,GangScheduling=true")
     assert len({p["nodeName"][0] for p in spread["pods"] if p["name"].startswith("train-1")}) > 1
+
+
+def test_without_the_gate_a_pod_groups_topology_constraint_is_dropped() -> None:
+    """dropDisabledPodGroupFields: schedulingConstraints exist only with
+    TopologyAwareWorkloadScheduling; without it workload-aware preemption is not refused for them."""
+    from kubesched.config._versions import Version
+    from kubesched.scenario import load_manifests
+    from kubesched.scenario._workloadapi import check_workload_api
+
+    for gates, kept in (({"GenericWorkload": True}, False), ({**GATES}, True)):
+        ms = load_manifests(["s.yaml"], {"s.yaml": _scenario()})
+        check_workload_api(ms, Version(1, 36), gates)
+        pg = next(m.obj for m in ms if m.kind == "SchedulingPodGroup")
+        assert (pg.spec.scheduling_constraints is not None) == kept

@@ -274,3 +274,21 @@ async def test_pod_field_of_another_release_is_unknown(version: Version, field: 
         assert field not in r.json()["spec"]
         spec = cluster.get_pod("default", "w-0").spec
         assert spec.workload_ref is None and spec.scheduling_group is None
+
+
+@pytest.mark.parametrize("topology", [False, True])
+async def test_a_pod_group_is_created_without_status_and_gated_fields(topology: bool) -> None:
+    """The PodGroup strategy's PrepareForCreate: the client's status is dropped, and
+    schedulingConstraints unless TopologyAwareWorkloadScheduling is on."""
+    gates = {**ON, "TopologyAwareWorkloadScheduling": topology}
+    body = copy.deepcopy(POD_GROUP)
+    body["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
+    body["status"] = {"conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled",
+                                      "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}  # fmt: skip
+    async with _client(Version(1, 36), gates) as (cluster, c):
+        r = await c.post(f"{V1A2}/namespaces/default/podgroups", json=body)
+        assert r.status_code == 201, r.text
+        assert "status" not in r.json() or not r.json()["status"].get("conditions")
+        assert ("schedulingConstraints" in r.json()["spec"]) == topology
+        pg = cluster.get("SchedulingPodGroup", "default", "train-0")
+        assert pg.status.conditions == [] and (pg.spec.scheduling_constraints is not None) == topology

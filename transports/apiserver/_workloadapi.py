@@ -15,7 +15,9 @@ warns, both drop it); a field of this release sent while GenericWorkload is off 
 create (the pod strategy's ``dropDisabledPodFields``), so the pod reads back without it.
 
 Neither kind has short names or categories (upstream's REST storage declares none), so the
-scheduler-plugins PodGroup CRD (``scheduling.x-k8s.io``) keeps ``pg``; ``kubectl get
+scheduler-plugins PodGroup CRD (``scheduling.x-k8s.io``) keeps ``pg``.  A PodGroup is created
+without the status its client sent, and without ``spec.schedulingConstraints`` unless
+TopologyAwareWorkloadScheduling is on (the PodGroup strategy's PrepareForCreate).  ``kubectl get
 podgroups`` resolves by discovery order, built-in groups first (``_registry.GROUP_PRIORITY``),
 to ``scheduling.k8s.io``'s.  Updates are validated as upstream's ``ValidateWorkloadUpdate``
 (controllerRef, groups immutable) and ``ValidatePodGroupUpdate`` (spec immutable).
@@ -38,7 +40,7 @@ from ._http import HTTPError, invalid
 from ._resource import STATUS, ResourceSpec
 from ._store import CLUSTER
 
-__all__ = ["WORKLOAD_API_RESOURCES", "pod_fields", "served_rows"]
+__all__ = ["WORKLOAD_API_RESOURCES", "pod_fields", "pod_group_prepare_create", "served_rows"]
 
 _V1_35 = Version(1, 35)
 _V1_36 = Version(1, 36)
@@ -106,10 +108,29 @@ _POD_FIELDS: tuple[tuple[str, Version], ...] = (("workloadRef", _V1_35), ("sched
 
 
 def served_rows(version: Version, gates: Mapping[str, bool]) -> list[ResourceSpec]:
-    """The Workload API's rows ``version`` serves with ``gates``."""
+    """The Workload API's rows ``version`` serves with ``gates`` (a PodGroup created as
+    :func:`pod_group_prepare_create` says)."""
     if not gates.get(_GATE, False):
         return []
-    return [row for at, row in WORKLOAD_API_RESOURCES if at == version]
+    rows = [row for at, row in WORKLOAD_API_RESOURCES if at == version]
+    return [replace(r, prepare_create=pod_group_prepare_create(gates)) if r.plural == "podgroups" else r for r in rows]
+
+
+def pod_group_prepare_create(gates: Mapping[str, bool]) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
+    """The PodGroup strategy's ``PrepareForCreate``: no status from the client, and without
+    TopologyAwareWorkloadScheduling no ``spec.schedulingConstraints`` (``dropDisabledPodGroupFields``:
+    the field "is only available when the TopologyAwareWorkloadScheduling feature gate is
+    enabled", k8s.io/api v0.36.0 scheduling/v1alpha2)."""
+    topology = bool(gates.get("TopologyAwareWorkloadScheduling", False))
+
+    def prepare(store: Any, body: dict[str, Any]) -> dict[str, Any]:
+        body.pop("status", None)
+        spec = body.get("spec")
+        if not topology and isinstance(spec, dict):
+            spec.pop("schedulingConstraints", None)
+        return body
+
+    return prepare
 
 
 def _pop(body: dict[str, Any], field: str) -> bool:
