@@ -209,6 +209,13 @@ from kubesched.runtime._framework import (
 )
 from kubesched.runtime._handle import Handle
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
+from kubesched.runtime._placement import (
+    Placement,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    ProposedAssignment,
+)
 from kubesched.runtime._status import Code, Rejections, Status
 
 from ._errors import ConfigError, ConflictError, KubeschedError
@@ -268,13 +275,18 @@ __all__ = [
     "PREFER_NO_SCHEDULE",
     "PersistentVolume",
     "PersistentVolumeClaim",
+    "Placement",
+    "PlacementScore",
     "Pod",
     "PodAffinityTerm",
     "PodGroup",
+    "PodGroupAssignments",
+    "PodGroupInfo",
     "PodInfo",
     "PostFilterResult",
     "PreFilterResult",
     "PreferredSchedulingTerms",
+    "ProposedAssignment",
     "QuantityError",
     "QueuedPodInfo",
     "QueueingHint",

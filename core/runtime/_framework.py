@@ -179,7 +179,7 @@ class Framework:
         self.calls = PluginCalls()
         build_plugins(
             self.handle, self.pm, self.plugins, self.points, profile_name, plugins, factories, plugin_args,
-            multi_point=multi_point, disabled=disabled, arg_paths=arg_paths,
+            multi_point=multi_point, disabled=disabled, arg_paths=arg_paths, version=parts.emulated_version,
         )
         self.filters = FilterRunners(self.points, self.calls)
         self.scores = ScoreRunners(self.points, self.calls)

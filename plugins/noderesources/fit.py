@@ -63,6 +63,7 @@ from ._resource_allocation import (
     pod_resource_request_list,
     requested_to_capacity_ratio_scorer,
 )
+from .placement_score import FitPlacementScore
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -196,8 +197,9 @@ def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, ru
 _Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]
 
 
-class Fit:
-    """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit."""
+class Fit(FitPlacementScore):
+    """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit, and from 1.36
+    its PlacementScore (:mod:`.placement_score`)."""
 
     name = FIT_NAME
 
