@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, PreBindPreFlightResult
 from kubesched.runtime._status import Code, Status
 
 if TYPE_CHECKING:
@@ -23,27 +24,42 @@ if TYPE_CHECKING:
     from kubesched.runtime._framework import Framework
 
 
-def run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+def run_pre_bind_pre_flights(
+    fw: Framework, state: CycleState, pod: Pod, node_name: str, *, parallel: bool = False
+) -> Status | None:
     """``RunPreBindPreFlights``: Success (None) when a PreBind plugin's ``pre_bind_pre_flight``
     says it will act, Skip when none will (or none has a pre-flight), the first Error as
-    ``running PreBindPreFlight "X": ...``; a rejection is an Error (not supported there)."""
+    ``running PreBindPreFlight "X": ...``; a rejection is an Error (not supported there).
+
+    It records for PreBind the plugins that said Skip (``SetSkipPreBindPlugins``, v1.34: they do
+    not run) and, with ``parallel`` (1.36, kubernetes#135393), those whose
+    :class:`~kubesched.framework.PreBindPreFlightResult` allows parallel PreBind, whatever their
+    status (``SetParallelPreBindPlugins``).  A pre-flight returns ``Status | None`` or
+    ``(PreBindPreFlightResult | None, Status | None)``."""
     result: Status | None = Status.skip()
     binding = fw.binding
+    skipped: set[str] = set()
+    allow_parallel: set[str] = set()
     for e in binding.pre_bind:
         pre_flight = getattr(e.plugin, "pre_bind_pre_flight", None)
         if pre_flight is None:
             continue
         out = binding.calls.call(e, "prebind", pre_flight, state, pod, node_name)
+        if isinstance(out, tuple) and len(out) == 2 and (out[0] is None or isinstance(out[0], PreBindPreFlightResult)):
+            flight, out = out
+            if parallel and flight is not None and flight.allow_parallel:
+                allow_parallel.add(e.name)
         st = out if isinstance(out, Status) or out is None else Status(Code.ERROR, f"unexpected PreBindPreFlight result {out!r}")
         if st is None or st.is_success():
             result = None
         elif st.is_skip():
-            continue
+            skipped.add(e.name)
         elif st.is_rejected():
             return Status(Code.ERROR, f'PreBindPreFlight {e.name} returned "{st.code.name}", which is unsupported. '
                           "It is supposed to return Success, Skip, or Error status", plugin=e.name)  # fmt: skip
         else:
             return Status(Code.ERROR, f'running PreBindPreFlight "{e.name}": {st.message}', plugin=e.name, error=st.error)
+    state.write(PRE_BIND_PRE_FLIGHT_KEY, (skipped, allow_parallel))
     return result
 
 

@@ -168,6 +168,8 @@ class Scheduler:
             touch=self._touch,
         )
         self.binding.nnn_for_expectation = bool(self.config.feature_gates.get("NominatedNodeNameForExpectation", False))
+        # v1.36 (kubernetes#135393): PreBind plugins that allow it run in parallel
+        self.binding.parallel_pre_bind = self.config.emulated_version >= (1, 36)
         self.scheduling = ScheduleOne(
             config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,

@@ -78,7 +78,7 @@ FRAMEWORK_ALL = [
     "NO_SCHEDULE", "Node", "NodeAffinity", "NodeBatch", "NodeInfo", "NodeSelectorMatcher",
     "OBJECT_NAME_FIELD", "ObjectMeta", "ObjectReference", "PODS", "PODS_TO_ACTIVATE_KEY", "POD_GROUP_CYCLE_KEY",
     "PREFER_NO_SCHEDULE", "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodAffinityTerm",
-    "PodGroup", "PodInfo", "PostFilterResult", "PreFilterResult", "PreferredSchedulingTerms",
+    "PodGroup", "PodInfo", "PostFilterResult", "PreBindPreFlightResult", "PreFilterResult", "PreferredSchedulingTerms",
     "QuantityError", "QueuedPodInfo", "QueueingHint", "Rejections", "RequestRules", "RequiredNodeAffinity",
     "ResourceAmounts", "Snapshot", "StatefulSet", "Status", "StorageClass",
     "TAINT_NODE_UNSCHEDULABLE", "Taint", "Toleration", "TopologySpreadConstraint",
