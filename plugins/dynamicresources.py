@@ -119,6 +119,20 @@ class _State:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
 
 
+def _pre_bind_pre_flight(
+    self: DynamicResources, state: CycleState, pod: Pod, node_name: str
+) -> tuple[PreBindPreFlightResult, Status | None]:
+    """``PreBindPreFlight`` (v1.34, kubernetes#132391): Skip without the gate or without claims
+    to handle (PreFilter wrote no claims), else PreBind will write them; its PreBind may run in
+    parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
+    if not self.enabled:
+        return PARALLEL, Status.skip()
+    s: _State | None = state.get(STATE_KEY)
+    if s is None or not s.claims:
+        return PARALLEL, Status.skip()
+    return PARALLEL, None
+
+
 class DynamicResources:
     """Every extension point of upstream's plugin (see the module)."""
 
@@ -483,19 +497,7 @@ class DynamicResources:
                 self.assumed.pop(key_of(claim), None)
 
     # --- PreBind --------------------------------------------------------------------------------
-    def pre_bind_pre_flight(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> tuple[PreBindPreFlightResult, Status | None]:
-        """``PreBindPreFlight`` (v1.34, kubernetes#132391): Skip without the gate or without
-        claims to handle (PreFilter wrote no claims), else PreBind will write them; its PreBind
-        may run in parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
-        if not self.enabled:
-            return PARALLEL, Status.skip()
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims:
-            return PARALLEL, Status.skip()
-        return PARALLEL, None
-
+    pre_bind_pre_flight = _pre_bind_pre_flight
     @hookimpl
     async def kubesched_pre_bind(
         self, state: CycleState, pod: Pod, node_name: str
