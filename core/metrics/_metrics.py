@@ -30,6 +30,12 @@ What the recorder holds, by upstream's metric (names without the ``scheduler_`` 
 - ``permit_wait_duration_seconds{result}``: a waiting pod's wait at WaitOnPermit.
 - ``queue_incoming_pods_total{queue,event}``: counted by the scheduling queue as pods enter.
 - ``preemption_attempts_total`` and ``preemption_victims``: from :class:`Metrics`.
+- ``preemption_goroutines_execution_total{result}`` and
+  ``preemption_goroutines_duration_seconds{result}`` (with SchedulerAsyncPreemption): from
+  :class:`Metrics`' count of async preemptions, every one ``success`` and observed at 0 s, as
+  upstream's ``defer ... WithLabelValues(result).Observe(SinceInSeconds(startTime))`` evaluates
+  its label and its duration when the goroutine starts (v1.35.4 ``preemption.go``
+  ``prepareCandidateAsync``; the same after v1.36.0).
 - the gauges — ``pending_pods{queue}``, ``unschedulable_pods{plugin,profile}``,
   ``goroutines{operation}``, ``cache_size{type}`` — are read from the queue and the cache when
   asked (:meth:`gauges`): no hot-path bookkeeping at all.
@@ -111,6 +117,7 @@ EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
 PLUGIN_DURATION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
 PERMIT_WAIT_BUCKETS = exponential_buckets(0.001, 2, 15)
 PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
+PREEMPTION_GOROUTINES_BUCKETS = exponential_buckets(0.01, 2, 20)
 
 
 class Histogram:
@@ -165,6 +172,9 @@ class Metrics:
         """With ``record_timings`` (the bench): each successful attempt's duration."""
         self.preemption_attempts = 0
         self.preemptions = 0  # preemptions that chose a node and evicted its victims
+        self.preemption_goroutines = 0
+        """Async preemptions whose victims are deleted in the background
+        (``preemption_goroutines_execution_total``, with SchedulerAsyncPreemption)."""
         self.preemption_victims: list[int] = []
         """Each preemption's victims, while no recorder is attached (then its histogram)."""
         self.pod_attempts: dict[str, int] | None = None
@@ -192,6 +202,11 @@ class Metrics:
             self.preemption_victims.append(victims)
         else:
             rec.preemption_victims.observe(victims)
+
+    def preemption_goroutine(self) -> None:
+        """An async preemption deletes its victims in the background (``prepareCandidateAsync``'s
+        goroutine)."""
+        self.preemption_goroutines += 1
 
     def sample_plugins(self) -> bool:
         """Whether this scheduling cycle times its plugins (never without a recorder)."""
@@ -265,6 +280,7 @@ class MetricsRecorder:
         self.profiles: list[str] = []
         self.scheduler: Any = None
         self._preemption_attempts = 0  # of the schedulers before the current one
+        self._preemption_goroutines = 0
         # batch_attempts_total / batch_cache_flushed_total of the schedulers before the current one
         self._batch_attempts: dict[tuple[str, str], int] = {}
         self._batch_flushes: dict[tuple[str, str], int] = {}
@@ -338,6 +354,11 @@ class MetricsRecorder:
         current = self.scheduler.metrics.preemption_attempts if self.scheduler is not None else 0
         return self._preemption_attempts + current
 
+    @property
+    def preemption_goroutines(self) -> int:
+        current = self.scheduler.metrics.preemption_goroutines if self.scheduler is not None else 0
+        return self._preemption_goroutines + current
+
     # --- attaching ------------------------------------------------------------------------------
     def attach(self, scheduler: Any) -> None:
         """Record ``scheduler``'s metrics from now on (a later one takes over, the totals kept):
@@ -346,6 +367,7 @@ class MetricsRecorder:
             return
         if self.scheduler is not None:
             self._preemption_attempts += self.scheduler.metrics.preemption_attempts
+            self._preemption_goroutines += self.scheduler.metrics.preemption_goroutines
             self._batch_attempts, self._batch_flushes = self.batch_counts()
         self.scheduler = scheduler
         for name in scheduler.profiles:

@@ -8,6 +8,7 @@ pull requests that changed them, 1.36 after v1.36.0):
   old one deprecated, kubernetes#128810), ``scheduler_cache_size`` from 1.34 (kubernetes#131425);
 - ``scheduler_batch_attempts_total`` and ``scheduler_batch_cache_flushed_total`` from 1.35
   (OpportunisticBatching);
+- ``scheduler_preemption_goroutines_*`` with SchedulerAsyncPreemption (1.32 alpha, on from 1.33);
 - ``scheduler_pod_scheduled_after_flush_total`` from 1.36 (kubernetes#135126; its own test in
   test_versions_e2e).
 """
@@ -98,3 +99,34 @@ def test_no_batch_counters_with_the_gate_off(tmp_path: Path, capsys: pytest.Capt
     nothing counts, so the families have no series."""
     text = _metrics(tmp_path, capsys, "--emulated-version", "1.35", "--feature-gates", "OpportunisticBatching=false")
     assert [line for line in text.splitlines() if line.startswith(BATCH)] == []
+
+
+PREEMPTION = str(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "preemption.yaml")
+
+
+@pytest.mark.parametrize(
+    ("flags", "exported"),
+    [
+        pytest.param(("--emulated-version", "1.32"), False, id="1.32: the gate alpha, off"),
+        pytest.param(("--emulated-version", "1.32", "--feature-gates", "SchedulerAsyncPreemption=true"), True,
+                     id="1.32 with the gate"),
+        pytest.param(("--emulated-version", "1.33"), True, id="1.33: beta, on"),
+        pytest.param(("--feature-gates", "SchedulerAsyncPreemption=false"), False, id="1.36 with the gate off"),
+    ],
+)  # fmt: skip
+def test_preemption_goroutine_metrics_with_async_preemption(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], exported: bool
+) -> None:
+    """``scheduler_preemption_goroutines_*`` are registered with SchedulerAsyncPreemption (v1.35.4
+    ``metrics.go`` ``Register``).  The one preemption of the scenario counts one goroutine,
+    ``success`` and observed at 0 s: ``prepareCandidateAsync`` defers
+    ``PreemptionGoroutinesDuration.WithLabelValues(result).Observe(SinceInSeconds(startTime))``,
+    whose label and duration Go evaluates when the goroutine starts."""
+    text = _metrics(tmp_path, capsys, PREEMPTION, *flags)
+    lines = [line for line in text.splitlines() if line.startswith("scheduler_preemption_goroutines")]
+    if not exported:
+        assert lines == [] and "scheduler_preemption_goroutines" not in text
+        return
+    assert 'scheduler_preemption_goroutines_execution_total{result="success"} 1.0' in lines
+    assert 'scheduler_preemption_goroutines_duration_seconds_bucket{le="0.01",result="success"} 1.0' in lines
+    assert 'scheduler_preemption_goroutines_duration_seconds_sum{result="success"} 0.0' in lines
