@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, PreBindPreFlightResult
 from kubesched.runtime._status import Code, Status
 
+PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"  # the extension point, as framework_extension_point_duration_seconds names it
+
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
     from kubesched.runtime._cyclestate import CycleState
@@ -35,16 +37,29 @@ def run_pre_bind_pre_flights(
     not run) and, with ``parallel`` (1.36, kubernetes#135393), those whose
     :class:`~kubesched.framework.PreBindPreFlightResult` allows parallel PreBind, whatever their
     status (``SetParallelPreBindPlugins``).  A pre-flight returns ``Status | None`` or
-    ``(PreBindPreFlightResult | None, Status | None)``."""
+    ``(PreBindPreFlightResult | None, Status | None)``.  With a metrics recorder the run is
+    observed as the ``PreBindPreFlight`` extension point, and each call of a sampled cycle as
+    that plugin's ``PreBindPreFlight`` (v1.35 ``framework.go``)."""
+    rec = getattr(fw.binding.calls, "recorder", None)
+    if rec is None:
+        return _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+    t0 = rec.now()
+    st = _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+    rec.extension_point_since(PRE_BIND_PRE_FLIGHT, st, fw.profile_name, t0)
+    return st
+
+
+def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
     result: Status | None = Status.skip()
     binding = fw.binding
+    call = binding.calls.timed if state.record_plugin_metrics else binding.calls.call
     skipped: set[str] = set()
     allow_parallel: set[str] = set()
     for e in binding.pre_bind:
         pre_flight = getattr(e.plugin, "pre_bind_pre_flight", None)
         if pre_flight is None:
             continue
-        out = binding.calls.call(e, "prebind", pre_flight, state, pod, node_name)
+        out = call(e, "prebindpreflight", pre_flight, state, pod, node_name)
         if isinstance(out, tuple) and len(out) == 2 and (out[0] is None or isinstance(out[0], PreBindPreFlightResult)):
             flight, out = out
             if parallel and flight is not None and flight.allow_parallel:

@@ -130,3 +130,27 @@ def test_preemption_goroutine_metrics_with_async_preemption(
     assert 'scheduler_preemption_goroutines_execution_total{result="success"} 1.0' in lines
     assert 'scheduler_preemption_goroutines_duration_seconds_bucket{le="0.01",result="success"} 1.0' in lines
     assert 'scheduler_preemption_goroutines_duration_seconds_sum{result="success"} 0.0' in lines
+
+
+@pytest.mark.parametrize(("version", "runs"), [("1.34", False), ("1.35", True), ("1.36", True)])
+def test_the_prebind_pre_flight_extension_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str, runs: bool
+) -> None:
+    """``framework_extension_point_duration_seconds{extension_point="PreBindPreFlight"}``: each
+    binding cycle that runs the pre-flights (with NominatedNodeNameForExpectation, on from 1.35);
+    the demo's pods have no volume or claim to bind, so all of them answer Skip (v1.35
+    ``framework.go`` ``RunPreBindPreFlights``)."""
+    text = _metrics(tmp_path, capsys, "--emulated-version", version)
+    counts = [line for line in text.splitlines()
+              if line.startswith("scheduler_framework_extension_point_duration_seconds_count")
+              and 'extension_point="PreBindPreFlight"' in line]  # fmt: skip
+    placed = next(line for line in text.splitlines()
+                  if line.startswith('scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}'))  # fmt: skip
+    if not runs:
+        assert counts == []
+        return
+    n = placed.rsplit(" ", 1)[1]
+    assert counts == [
+        'scheduler_framework_extension_point_duration_seconds_count{extension_point="PreBindPreFlight",'
+        f'profile="default-scheduler",status="Skip"}} {n}'
+    ]
