@@ -154,3 +154,28 @@ def test_the_prebind_pre_flight_extension_point(
         'scheduler_framework_extension_point_duration_seconds_count{extension_point="PreBindPreFlight",'
         f'profile="default-scheduler",status="Skip"}} {n}'
     ]
+
+
+@pytest.mark.parametrize(("version", "signs"), [("1.34", False), ("1.35", True)])
+def test_the_sign_extension_point_of_the_sampled_cycles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, version: str, signs: bool
+) -> None:
+    """From 1.35 (OpportunisticBatching) every cycle asks for a node hint, signing the pod first;
+    a sampled cycle observes ``framework_extension_point_duration_seconds{extension_point="Sign"}``,
+    its status Success whatever the plugins answer (v1.35 ``framework.go`` ``SignPod``: the
+    deferred observation reads an outer ``status`` that the loop's ``:=`` shadows), the default
+    profile (which signs nothing) included.  Every cycle sampled here."""
+    from kubesched.metrics._metrics import MetricsRecorder
+
+    monkeypatch.setattr(MetricsRecorder, "sample", lambda self: True)
+    lines = _metrics(tmp_path, capsys, "--emulated-version", version).splitlines()
+    sign = [line for line in lines if line.startswith("scheduler_framework_extension_point_duration_seconds_count")
+            and 'extension_point="Sign"' in line]  # fmt: skip
+    if not signs:
+        assert sign == []
+        return
+    hints = next(line for line in lines if line.startswith("scheduler_batch_attempts_total")).rsplit(" ", 1)[1]
+    assert sign == [
+        'scheduler_framework_extension_point_duration_seconds_count{extension_point="Sign",'
+        f'profile="default-scheduler",status="Success"}} {hints}'
+    ]
