@@ -10,7 +10,8 @@ implementations with :data:`hookimpl`.
 Results and statuses
     :class:`Status`, :class:`Code`; :class:`Rejections` (a batch Filter result as arrays);
     :class:`PreFilterResult` (narrow the candidate nodes),
-    :class:`PostFilterResult` (a nominated node).
+    :class:`PostFilterResult` (a nominated node), :class:`PreBindPreFlightResult` (a PreBind
+    that may run in parallel, 1.36).
 
 Cycle and handle
     :class:`CycleState` (per-cycle plugin data), :data:`PODS_TO_ACTIVATE_KEY`,
@@ -201,6 +202,7 @@ from kubesched.runtime._framework import (
     CycleState,
     Framework,
     PostFilterResult,
+    PreBindPreFlightResult,
     PreFilterResult,
     WaitingPod,
     go_duration,
@@ -284,6 +286,7 @@ __all__ = [
     "PodGroupInfo",
     "PodInfo",
     "PostFilterResult",
+    "PreBindPreFlightResult",
     "PreFilterResult",
     "PreferredSchedulingTerms",
     "ProposedAssignment",

@@ -76,6 +76,23 @@ class PreFilterResult:
 
 
 @dataclass
+class PreBindPreFlightResult:
+    """What a PreBind plugin's ``pre_bind_pre_flight`` may return with its status, as
+    ``(PreBindPreFlightResult, Status | None)`` (upstream's ``fwk.PreBindPreFlightResult``, v1.36,
+    kubernetes#135393): ``allow_parallel`` lets its PreBind run at the same time as the adjacent
+    PreBind plugins that allow it too.  Before 1.36 the result is ignored (PreBind runs one
+    plugin after another); a bare status stands for ``allow_parallel=False``."""
+
+    allow_parallel: bool = False
+
+
+PRE_BIND_PRE_FLIGHT_KEY = "kubesched/prebind-preflight"
+"""The cycle's PreBindPreFlight outcome (``SetSkipPreBindPlugins``, ``SetParallelPreBindPlugins``):
+(the plugins to skip at PreBind, the plugins that may run in parallel), written by
+``RunPreBindPreFlights`` only, so a binding cycle without pre-flights reads nothing."""
+
+
+@dataclass
 class PostFilterResult:
     """A PostFilter outcome: nominate the pod to ``nominated_node_name`` ("" clears it);
     ``victims``: the pods preempted to make room there (recorded by ``--explain``)."""

@@ -32,7 +32,7 @@ _POINT_OF = {
     "pre_enqueue": "PreEnqueue", "prefilter": "PreFilter", "AddPod": "PreFilterExtensionAddPod",
     "RemovePod": "PreFilterExtensionRemovePod", "postfilter": "PostFilter", "prescore": "PreScore",
     "reserve": "Reserve", "unreserve": "Unreserve", "permit": "Permit", "prebind": "PreBind",
-    "bind": "Bind", "postbind": "PostBind",
+    "prebindpreflight": "PreBindPreFlight", "bind": "Bind", "postbind": "PostBind",
 }
 
 

@@ -138,10 +138,18 @@ class Driver:
         turn[0] = None
         released = anyio.Event()
         self._parked_seq += 1
-        heapq.heappush(self._parked, (when, self._parked_seq, released, turn))
+        entry = (when, self._parked_seq, released, turn)
+        heapq.heappush(self._parked, entry)
         self.deactivate()
         self.kick()
-        await released.wait()  # the loop gave it a turn and made it active again
+        try:
+            await released.wait()  # the loop gave it a turn and made it active again
+        except anyio.get_cancelled_exc_class():
+            if not released.is_set():  # cancelled while parked (a failed parallel PreBind group)
+                self._parked.remove(entry)
+                heapq.heapify(self._parked)
+                self.activate()  # it runs again, to end
+            raise
         await self.take(turn[0])
 
     def _next_parked(self) -> float | None:

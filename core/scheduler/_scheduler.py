@@ -169,7 +169,7 @@ class Scheduler:
             extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
             touch=self._touch,
         )
-        self.binding.nnn_for_expectation = bool(self.config.feature_gates.get("NominatedNodeNameForExpectation", False))
+        _binding_per_version(self)
         self.scheduling = ScheduleOne(
             config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
@@ -491,6 +491,14 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "select_host",
 ]
+
+
+def _binding_per_version(sched: Scheduler) -> None:
+    """The binding cycle of the emulated version: NominatedNodeNameForExpectation (alpha 1.34,
+    beta on 1.35) runs the PreBindPreFlights, and from 1.36 (kubernetes#135393) the PreBind
+    plugins they allow run in parallel."""
+    sched.binding.nnn_for_expectation = bool(sched.config.feature_gates.get("NominatedNodeNameForExpectation", False))
+    sched.binding.parallel_pre_bind = sched.config.emulated_version >= (1, 36)
 
 
 def _add_pod_group_cycle(sched: Scheduler, transport: Transport) -> None:

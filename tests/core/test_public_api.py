@@ -79,7 +79,7 @@ FRAMEWORK_ALL = [
     "OBJECT_NAME_FIELD", "ObjectMeta", "ObjectReference", "PODS", "PODS_TO_ACTIVATE_KEY",
     "POD_GROUP_CYCLE_KEY", "PREFER_NO_SCHEDULE", "PersistentVolume", "PersistentVolumeClaim",
     "Placement", "PlacementScore", "Pod", "PodAffinityTerm", "PodGroup", "PodGroupAssignments",
-    "PodGroupInfo", "PodInfo", "PostFilterResult", "PreFilterResult", "PreferredSchedulingTerms",
+    "PodGroupInfo", "PodInfo", "PostFilterResult", "PreBindPreFlightResult", "PreFilterResult", "PreferredSchedulingTerms",
     "ProposedAssignment", "QuantityError", "QueuedPodInfo", "QueueingHint", "Rejections",
     "RequestRules", "RequiredNodeAffinity", "ResourceAmounts", "Snapshot", "StatefulSet", "Status",
     "StorageClass", "TAINT_NODE_UNSCHEDULABLE", "Taint", "Toleration", "TopologySpreadConstraint",
