@@ -202,6 +202,7 @@ class Clock:
         self._epoch_micros = 0
         self._last_seconds = -1.0
         self._last_stamp = ""
+        self._last_second = (_LAST_TIME - self.epoch).total_seconds()  # RFC 3339's last
 
     def elapsed(self) -> float:
         if self.start is None:
@@ -219,7 +220,7 @@ class Clock:
     def _format(self, seconds: float) -> str:
         # RFC 3339 ends at year 9999: a later time (now + a grace period of billions of
         # seconds) is that last second, never an overflow
-        if seconds >= (_LAST_TIME - self.epoch).total_seconds():
+        if seconds >= self._last_second:
             return _LAST_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
         micros = round(seconds * 1_000_000)
         whole, frac = divmod(micros, 1_000_000)
