@@ -57,23 +57,23 @@ class NodeTree:
 
     def __init__(self) -> None:
         self.zones: list[str] = []
-        self.tree: dict[str, list[str]] = {}
+        # zone -> its node names in the order added (a dict: an ordered set)
+        self.tree: dict[str, dict[str, None]] = {}
 
     def add(self, node: Node) -> None:
         z = zone_key(node)
         names = self.tree.get(z)
         if names is None:
             self.zones.append(z)
-            names = self.tree[z] = []
-        if node.metadata.name not in names:
-            names.append(node.metadata.name)
+            names = self.tree[z] = {}
+        names[node.metadata.name] = None
 
     def remove(self, node: Node) -> None:
         z = zone_key(node)
         names = self.tree.get(z)
         if names is None or node.metadata.name not in names:
             return
-        names.remove(node.metadata.name)
+        del names[node.metadata.name]
         if not names:
             del self.tree[z]
             self.zones.remove(z)
@@ -85,11 +85,13 @@ class NodeTree:
 
     def list(self) -> list[str]:
         out: list[str] = []
+        zones = [list(self.tree[z]) for z in self.zones]
+        if len(zones) == 1:
+            return zones[0]
         pos = 0
-        remaining = sum(len(v) for v in self.tree.values())
+        remaining = sum(len(v) for v in zones)
         while len(out) < remaining:
-            for z in self.zones:
-                names = self.tree[z]
+            for names in zones:
                 if pos < len(names):
                     out.append(names[pos])
             pos += 1
