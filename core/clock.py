@@ -38,7 +38,12 @@ def now() -> float:
 @asynccontextmanager
 async def running() -> AsyncIterator[None]:
     """Within, :func:`now` reads the current loop's clock without looking up its backend."""
-    fn = anyio.lowlevel.current_token().backend_class.current_time
+    token = anyio.lowlevel.current_token()
+    fn = token.backend_class.current_time
+    # asyncio's backend reads the running loop's ``time()``: the loop (its token) is at hand
+    loop_time = getattr(token.native_token, "time", None)
+    if callable(loop_time):
+        fn = loop_time
     bound = _bound
     if bound.depth == 0 or bound.fn != fn:
         bound.fn, bound.depth = fn, 0
