@@ -76,7 +76,9 @@ class Status:
 
     @classmethod
     def skip(cls) -> Status:
-        return cls(Code.SKIP)
+        st = cls.__new__(cls)  # the most frequent status of a cycle: no __init__ argument parsing
+        st.code, st.reasons, st.plugin, st.error = Code.SKIP, (), "", None
+        return st
 
     @classmethod
     def wait(cls, *reasons: str) -> Status:
