@@ -46,6 +46,7 @@ class OwnerReference(_Obj):
     name: str = ""
     uid: str = ""
     controller: bool | None = None
+    block_owner_deletion: bool | None = None
 
 
 class ObjectMeta(_Obj):

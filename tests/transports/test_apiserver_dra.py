@@ -242,6 +242,11 @@ async def test_the_controller_makes_the_claim_of_a_template() -> None:
         [claim] = (await c.get(CLAIMS)).json()["items"]
         assert claim["metadata"]["generateName"] == "train-gpu-"
         assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+        # controller.go handlePodClaim (v1.35.4): the pod owns it as controller, blocking its deletion
+        [ref] = claim["metadata"]["ownerReferences"]
+        pod_uid = (await c.get("/api/v1/namespaces/default/pods/train")).json()["metadata"]["uid"]
+        assert ref == {"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": pod_uid,
+                       "controller": True, "blockOwnerDeletion": True}
         got = (await c.get("/api/v1/namespaces/default/pods/train")).json()
         assert got["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
 

@@ -266,7 +266,12 @@ class ResourceClaims(Controller):
                 namespace=ns,
                 labels=dict(tmeta.labels),
                 annotations={**tmeta.annotations, POD_RESOURCE_CLAIM_ANNOTATION: pod_claim_name},
-                owner_references=[OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True)],
+                # handlePodClaim (v1.35.4): Controller and BlockOwnerDeletion both true
+                owner_references=[
+                    OwnerReference(
+                        api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True, block_owner_deletion=True
+                    )
+                ],
             ),
             spec=_copy(template.spec.spec),
         )
