@@ -232,6 +232,15 @@ async def test_invalid_is_422_with_the_field_error() -> None:
             'ResourceSlice.resource.k8s.io "n1-gpu" is invalid: spec.devices[1]: Duplicate value: "gpu-0"')
 
 
+async def test_a_claim_naming_a_class_that_does_not_exist_is_created() -> None:
+    """As upstream's API server: validation.go (v1.35.4) looks no DeviceClass up (only
+    ``kubesched simulate``'s input check refuses a scenario file naming one it lacks)."""
+    async with _client() as (_, c):
+        r = await c.post(CLAIMS, json=CLAIM)
+        assert r.status_code == 201, r.text
+        assert (await c.get(PATHS["DeviceClass"])).json()["items"] == []
+
+
 async def test_the_controller_makes_the_claim_of_a_template() -> None:
     async with _client() as (_, c):
         assert (await c.post(PATHS["ResourceClaimTemplate"], json=TEMPLATE)).status_code == 201
