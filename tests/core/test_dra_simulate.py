@@ -171,3 +171,21 @@ async def test_unknown_device_class_through_the_api_is_the_schedulers_reason() -
         [cond] = [c for c in pod.status.conditions if c.type == "PodScheduled"]
         assert cond.reason == "Unschedulable"
         assert "request gpu: device class missing does not exist" in cond.message
+
+
+def test_two_runs_in_one_process_see_their_own_slices() -> None:
+    """A slice of the same name gets the same uid and resourceVersion in every run; the second
+    run's allocator must not answer with the first run's verdicts (CEL, kept outcomes)."""
+    docs = MANIFESTS.split("---\n")
+    keep = [d for d in docs if "name: shared" not in d and "name: running" not in d]
+    text = "---\n".join(keep).replace(
+        "selectors: [{cel: {expression: \"device.driver == 'gpu.example.com'\"}}]",
+        "selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].model == 'H100'\"}}]",
+    )
+    assert "H100" in text and "shared" not in text
+
+    def node_of_train(t: str) -> object:
+        return next(p for p in run(t)["pods"] if p["name"] == "train")["nodeName"]  # type: ignore[attr-defined]
+
+    assert node_of_train(text) is None  # an A100: not selected
+    assert node_of_train(text.replace("model: {string: A100}", "model: {string: H100}")) == "n1"
