@@ -43,8 +43,9 @@ PreFilter Skip, no allocator, and PostFilter per version:
 Where kubesched differs: ``filterTimeout`` is measured on the transport's clock
 (:meth:`Handle.wall_clock`), which in a simulation is virtual time and does not move while one
 Filter runs, so the timeout bites only on a live cluster or when a test's clock says so; the
-allocator is asked every 1024 search steps.  Device taint rules are not applied to slices
-(the allocator sees the slices' own taints).
+allocator is asked every 1024 search steps.  The slices the allocator sees have the
+DeviceTaintRules applied (:mod:`kubesched.dra._taintrules`: DRADeviceTaintRules from 1.35,
+DRADeviceTaints before), as upstream's ``ListWithDeviceTaintRules``.
 """
 
 from __future__ import annotations

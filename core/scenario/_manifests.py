@@ -67,6 +67,7 @@ INPUT_KINDS = {
     ("resource.k8s.io/v1", "ResourceClaimTemplate"),
     ("resource.k8s.io/v1", "ResourceSlice"),
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"),
 }
 INTERNAL_KINDS = {(WORKLOAD_API_V1ALPHA2, "PodGroup"): SCHEDULING_POD_GROUP_KIND}
 """The kinds whose name inside kubesched is not their kind on the wire: the Workload API's

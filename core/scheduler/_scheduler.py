@@ -174,11 +174,14 @@ class Scheduler:
             binding=self.binding,
         )
         _add_pod_group_cycle(self, transport)
+        from kubesched.dra import taint_rules_apply as _taint_rules_apply
+
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
             gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
             dra=self.config.feature_gates.get("DynamicResourceAllocation", True),
+            device_taint_rules=_taint_rules_apply(self.config.feature_gates, self.config.emulated_version),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop

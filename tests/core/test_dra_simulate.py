@@ -189,3 +189,38 @@ def test_two_runs_in_one_process_see_their_own_slices() -> None:
 
     assert node_of_train(text) is None  # an A100: not selected
     assert node_of_train(text.replace("model: {string: A100}", "model: {string: H100}")) == "n1"
+
+
+RULE_V1ALPHA3 = """\
+---
+apiVersion: resource.k8s.io/v1alpha3
+kind: DeviceTaintRule
+metadata: {name: maintenance}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: n1}
+  taint: {key: example.com/maintenance, effect: NoSchedule}
+"""
+
+
+@pytest.mark.parametrize(
+    ("gates", "placed"),
+    [
+        pytest.param("DRADeviceTaints=true,DRADeviceTaintRules=true", False, id="rules applied"),
+        pytest.param("DRADeviceTaints=true", True, id="DRADeviceTaintRules off"),
+    ],
+)
+def test_a_v1alpha3_device_taint_rule_at_1_35(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], gates: str, placed: bool
+) -> None:
+    """A scenario takes a DeviceTaintRule as 1.35 serves it (resource.k8s.io/v1alpha3); with
+    DRADeviceTaintRules the tracker taints the pool's device and train cannot have it."""
+    docs = [d for d in MANIFESTS.split("---\n") if "name: shared" not in d and "name: running" not in d]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.yaml").write_text("---\n".join(docs) + RULE_V1ALPHA3)
+    code = cli.main(["simulate", "in.yaml", "--emulated-version", "1.35", "--feature-gates", gates])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    train = next(p for p in json.loads(out)["pods"] if p["name"] == "train")
+    assert (train["nodeName"] == "n1") is placed
+    if not placed:
+        assert "cannot allocate all claims" in train["conditions"][0]["message"]

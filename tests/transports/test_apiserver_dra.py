@@ -165,6 +165,36 @@ async def test_discovery() -> None:
             "deviceclasses", "resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "resourceslices"]
         beta = (await c.get("/apis/resource.k8s.io/v1beta2")).json()
         assert sorted(r["name"] for r in beta["resources"]) == ["devicetaintrules", "devicetaintrules/status"]
+        alpha = (await c.get("/apis/resource.k8s.io/v1alpha3")).json()
+        assert sorted(r["name"] for r in alpha["resources"]) == ["devicetaintrules", "devicetaintrules/status"]
+
+
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
+async def test_device_taint_rules_in_v1alpha3_and_v1beta2(encoding: str) -> None:
+    """1.33-1.35 serve DeviceTaintRules in resource.k8s.io/v1alpha3 (the 1.35 scheduler's
+    informer: scheduler.go ``V1alpha3().DeviceTaintRules()``), 1.36 in v1beta2 too (its tracker's
+    informer); the fields are the same from 1.35.  One object, seen in either version."""
+    alpha_path = "/apis/resource.k8s.io/v1alpha3/devicetaintrules"
+    rule = {**RULE, "apiVersion": "resource.k8s.io/v1alpha3"}
+    async with _client() as (cluster, c):
+        if encoding == "json":
+            r = await c.post(alpha_path, json=rule)
+        else:
+            r = await c.post(alpha_path, headers=PROTOBUF, content=_body(rule))
+        assert r.status_code == 201, r.text
+        assert r.json()["apiVersion"] == "resource.k8s.io/v1alpha3"
+        [stored] = cluster.list("DeviceTaintRule")
+        assert stored.api_version == "resource.k8s.io/v1beta2"
+        beta = (await c.get(f"{PATHS['DeviceTaintRule']}/hot")).json()
+        alpha = (await c.get(f"{alpha_path}/hot")).json()
+        assert beta["apiVersion"] == "resource.k8s.io/v1beta2" and alpha["apiVersion"] == "resource.k8s.io/v1alpha3"
+        assert {k: v for k, v in _plain(alpha).items() if k not in ("apiVersion", "status")} == {
+            k: v for k, v in rule.items() if k != "apiVersion"}
+        listed = (await c.get(alpha_path)).json()
+        assert [(i["metadata"]["name"], i.get("apiVersion", listed["apiVersion"])) for i in listed["items"]] == [
+            ("hot", "resource.k8s.io/v1alpha3")]
+        assert (await c.delete(f"{alpha_path}/hot")).status_code == 200
+        assert cluster.list("DeviceTaintRule") == []
 
 
 @pytest.mark.parametrize("encoding", ["json", "protobuf"])

@@ -152,6 +152,7 @@ KINDS: dict[tuple[str, str], Table] = {
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): RESOURCE_CLAIM_TEMPLATE,
     ("resource.k8s.io/v1", "ResourceSlice"): RESOURCE_SLICE,
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DEVICE_TAINT_RULE,
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): DEVICE_TAINT_RULE,  # the same messages
 }
 """(apiVersion, kind) → the table of its message."""
 
