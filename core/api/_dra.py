@@ -404,6 +404,10 @@ class DeviceTaintSelector(_Obj):
     driver: str | None = None
     pool: str | None = None
     device: str | None = None
+    # v1alpha3 in 1.33-1.34 only (k8s.io/api v0.34.1): a class whose selectors the device must
+    # match, and CEL selectors of the rule's own; gone from 1.35
+    device_class_name: str | None = None
+    selectors: list[DeviceSelector] = []
 
 
 class DeviceTaintRuleSpec(_Obj):

@@ -35,7 +35,13 @@ from kubesched.dra._cel import (
 from kubesched.dra._cel import validation_check as _validation_check
 from kubesched.dra._memo import PoolUse
 from kubesched.dra._results import AllocationError
-from kubesched.dra._taintrules import PatchedSlices, apply_rules, taint_rules_apply
+from kubesched.dra._taintrules import (
+    ClassSelectors,
+    PatchedSlices,
+    apply_rules,
+    legacy_selectors,
+    taint_rules_apply,
+)
 from kubesched.validation._dra import set_cel_check as _set_cel_check
 
 _set_cel_check(_validation_check)
@@ -52,6 +58,7 @@ __all__ = [
     "CelDevice",
     "CelFeatures",
     "CelRuntimeError",
+    "ClassSelectors",
     "CompiledSelector",
     "FailedOnNode",
     "PatchedSlices",
@@ -59,6 +66,7 @@ __all__ = [
     "allocator_features",
     "apply_rules",
     "compile_selector",
+    "legacy_selectors",
     "taint_rules_apply",
     "validate_selector",
 ]

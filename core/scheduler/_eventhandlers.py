@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from kubesched._transport import Transport
     from kubesched.cache._cache import Cache
     from kubesched.cache._clusterstate import ClusterState
+    from kubesched.dra import ClassSelectors
     from kubesched.queue._scheduling_queue import SchedulingQueue
     from kubesched.runtime._framework import Framework
     from kubesched.scheduler._driver import Driver
@@ -112,15 +113,18 @@ class EventHandlers:
         gang_scheduling: bool = False,
         dra: bool = True,
         device_taint_rules: bool = False,
+        taint_rule_selectors: ClassSelectors | None = None,
     ) -> None:
         """``touch``: tells the scheduler an activity ended (a batch of events handled).
         ``gang_scheduling``: the GangScheduling gate.
         ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched).
         ``device_taint_rules``: DeviceTaintRules patch the slices (:func:`kubesched.dra.taint_rules_apply`),
-        so a rule's change is a ResourceSlice update for the queue."""
+        so a rule's change is a ResourceSlice update for the queue; ``taint_rule_selectors``:
+        the 1.33-1.34 class and CEL selectors of a rule (:func:`kubesched.dra.legacy_selectors`)."""
         self.gang_scheduling = gang_scheduling
         self.dra = dra
         self.device_taint_rules = device_taint_rules
+        self.taint_rule_selectors = taint_rule_selectors
         self.transport = transport
         self.cluster = cluster
         self.cache = cache
@@ -289,7 +293,7 @@ class EventHandlers:
         slices = list(self.cluster.resource_slices.values())
         changed = [
             s for s in slices
-            if any(r is not None and apply_rules(s, [r]) is not s for r in (old, new))
+            if any(r is not None and apply_rules(s, [r], self.taint_rule_selectors) is not s for r in (old, new))
         ]  # fmt: skip
         if changed and (old is None or new is None or old.spec != new.spec):
             self.queue.move_all_to_active_or_backoff(_EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])

@@ -174,6 +174,7 @@ class Scheduler:
             binding=self.binding,
         )
         _add_pod_group_cycle(self, transport)
+        from kubesched.dra import legacy_selectors as _legacy_selectors
         from kubesched.dra import taint_rules_apply as _taint_rules_apply
 
         self.handlers = EventHandlers(
@@ -182,6 +183,9 @@ class Scheduler:
             gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
             dra=self.config.feature_gates.get("DynamicResourceAllocation", True),
             device_taint_rules=_taint_rules_apply(self.config.feature_gates, self.config.emulated_version),
+            taint_rule_selectors=_legacy_selectors(
+                self.cluster.device_classes, self.config.feature_gates, self.config.emulated_version
+            ),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop

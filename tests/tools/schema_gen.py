@@ -115,6 +115,8 @@ DROP = {
 }
 ADD = {
     "V1Device": {"nodeAllocatableResourceMappings": "Dict[str, V1NodeAllocatableResourceMapping]"},
+    # v1alpha3 DeviceTaintSelector's fields of 1.33-1.34 (k8s.io/api v0.34.1), gone in 1.35
+    "V1alpha3DeviceTaintSelector": {"deviceClassName": "str", "selectors": "List[V1DeviceSelector]"},
 }
 EXTRA["V1NodeAllocatableResourceMapping"] = {"capacityKey": "str", "allocationMultiplier": "str"}
 

@@ -46,6 +46,7 @@ from ._protomessages import (
 from ._protomessages_dra import (
     DEVICE_CLASS,
     DEVICE_TAINT_RULE,
+    DEVICE_TAINT_RULE_V1ALPHA3,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_SLICE,
@@ -152,7 +153,7 @@ KINDS: dict[tuple[str, str], Table] = {
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): RESOURCE_CLAIM_TEMPLATE,
     ("resource.k8s.io/v1", "ResourceSlice"): RESOURCE_SLICE,
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DEVICE_TAINT_RULE,
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): DEVICE_TAINT_RULE,  # the same messages
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): DEVICE_TAINT_RULE_V1ALPHA3,
 }
 """(apiVersion, kind) → the table of its message."""
 

@@ -224,3 +224,95 @@ async def test_a_rule_added_later_keeps_the_next_pod_off_the_device() -> None:
         await sim.settle()
         pod = sim.pod("p")
         assert pod is not None and not pod.spec.node_name
+
+
+# --- 1.33-1.34: deviceClassName and CEL selectors (v0.34.1 applyPatches) --------------------------
+
+
+def _attr_slice() -> ResourceSlice:
+    return make_slice("n1", DRIVER).device("gpu-0", {"big": True}).device("gpu-1", {"big": False}).device("gpu-2").obj()
+
+
+def _legacy(*classes: Any, version: tuple[int, int] = (1, 34)) -> Any:
+    from kubesched.dra import legacy_selectors
+
+    return legacy_selectors({c.metadata.name: c for c in classes}, {}, version)
+
+
+def _tainted(s: ResourceSlice) -> list[str]:
+    return [d.name for d in s.spec.devices if d.taints]
+
+
+def _class_rule(class_name: str | None = None, *selectors: str) -> DeviceTaintRule:
+    from kubesched.api._dra import CELDeviceSelector, DeviceSelector
+
+    sel = DeviceTaintSelector(
+        driver=DRIVER, device_class_name=class_name,
+        selectors=[DeviceSelector(cel=CELDeviceSelector(expression=e)) for e in selectors],
+    )  # fmt: skip
+    return DeviceTaintRule(metadata=ObjectMeta(name="r"), spec=DeviceTaintRuleSpec(device_selector=sel, taint=TAINT1))
+
+
+@pytest.mark.parametrize(
+    ("rule_", "classes", "want"),
+    [
+        pytest.param(lambda: _class_rule("big"), ("big",), ["gpu-0"], id="the class's selectors"),
+        pytest.param(lambda: _class_rule("missing"), (), [], id="a class that does not exist: no device"),
+        pytest.param(lambda: _class_rule(None, f'device.attributes["{DRIVER}"].big == false'), (), ["gpu-1"], id="the rule's selectors"),
+        # gpu-2 has no "big": a runtime error, the device is left alone
+        pytest.param(lambda: _class_rule(None, f'!device.attributes["{DRIVER}"].big'), (), ["gpu-1"], id="a CEL runtime error"),
+        pytest.param(lambda: _class_rule("big", f'device.attributes["{DRIVER}"].big == false'), ("big",), [], id="class and selectors both"),
+    ],
+)
+def test_tracker_1_34_class_and_selectors(rule_: Any, classes: tuple[str, ...], want: list[str]) -> None:
+    cls = [make_device_class(n, f'device.attributes["{DRIVER}"].big') for n in classes]
+    assert _tainted(apply_rules(_attr_slice(), [rule_()], _legacy(*cls))) == want
+
+
+def test_from_1_35_the_class_and_selectors_are_gone() -> None:
+    """v1alpha3 of 1.35 has no deviceClassName or selectors: a rule selects by driver, pool,
+    device, so this one taints every device of the driver."""
+    assert _legacy(version=(1, 35)) is None
+    assert _tainted(apply_rules(_attr_slice(), [_class_rule("missing")], None)) == ["gpu-0", "gpu-1", "gpu-2"]
+
+
+@pytest.mark.anyio
+async def test_a_class_selecting_rule_at_1_34() -> None:
+    """Through the scheduler at 1.34 with DRADeviceTaints: the rule names class "big"; the big
+    device is tainted, the other one is allocated."""
+    objs = [
+        make_node("n1").capacity(cpu="4", memory="8Gi", pods="10").obj(),
+        make_device_class(DRIVER),
+        make_device_class("big", f'device.attributes["{DRIVER}"].big'),
+        make_slice("n1", DRIVER).device("gpu-0", {"big": True}).device("gpu-1", {"big": False}).obj(),
+        replace(_class_rule("big"), spec=replace(_class_rule("big").spec, taint=DeviceTaint(key="k", effect="NoSchedule"))),
+    ]
+    async with scheduler_for(objs, emulated_version="1.34", feature_gates={"DRADeviceTaints": True}) as sim:
+        sim.create(make_claim("c").request(DRIVER, name="gpu").obj())
+        sim.create(make_pod("p").resource_claim("gpu", claim="c").obj())
+        await sim.settle()
+        claim = sim.cluster.get("ResourceClaim", "default", "c")
+        assert [r.device for r in claim.status.allocation.devices.results] == ["gpu-1"]
+
+
+def test_validation_of_the_1_34_fields() -> None:
+    """v1.34 validateDeviceTaintSelector: deviceClassName a DNS subdomain, selectors as a
+    class's (at most 32, each CEL)."""
+    import yaml
+
+    from kubesched import ConfigError
+    from kubesched.scenario._manifests import load_manifests
+
+    def load(sel: dict[str, Any]) -> str:
+        doc = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "r"},
+               "spec": {"deviceSelector": sel, "taint": {"key": "k", "effect": "NoSchedule"}}}  # fmt: skip
+        try:
+            load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc)})
+        except ConfigError as e:
+            return str(e)
+        return ""
+
+    assert load({"deviceClassName": "big", "selectors": [{"cel": {"expression": "true"}}]}) == ""
+    assert load({"deviceClassName": "Big_Class"}).startswith(
+        'in.yaml: document 1 (DeviceTaintRule r), spec.deviceSelector.deviceClassName: Invalid value: "Big_Class"')
+    assert load({"selectors": [{}]}) == "in.yaml: document 1 (DeviceTaintRule r), spec.deviceSelector.selectors[0].cel: Required value"
