@@ -392,3 +392,36 @@ async def test_kube_transport_claim_verbs() -> None:
         # allocated, reserved for no one: the controller drops the allocation and the finalizer
         # of the claim being deleted, and it is gone ("structured-deleted")
         assert _claim_struct(cluster) is None
+
+
+async def test_kube_transport_falls_back_to_v1alpha3_device_taint_rules() -> None:
+    """A server without the first version of DeviceTaintRule (a 1.35 cluster has no v1beta2)
+    is watched in its fallback (v1alpha3): the rule comes in the listing all the same."""
+    import dataclasses
+
+    import anyio
+
+    from kubesched.transports.kube import RESOURCES, KubeTransport
+
+    missing = "/apis/resource.k8s.io/v1beta9/devicetaintrules"  # a version nobody serves: 404
+    resources = tuple(
+        dataclasses.replace(r, path=missing) if r.kind == "DeviceTaintRule" else r for r in RESOURCES
+    )
+    assert any(r.kind == "DeviceTaintRule" and r.fallback.endswith("/v1alpha3/devicetaintrules") for r in resources)
+    epoch = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with (
+        FakeCluster(epoch=epoch) as cluster,
+        APIServer(cluster) as server,
+        KubeTransport(server.url, resources=resources) as transport,
+    ):
+        assert (await transport.api.request("POST", PATHS["DeviceTaintRule"], body=RULE)) is not None
+        rules: list[str] = []
+        with anyio.fail_after(10):
+            async for ev in transport.watch():
+                if ev.type == "SYNCED":
+                    break
+                if type(ev.obj).__name__ == "DeviceTaintRule":
+                    rules.append(ev.obj.metadata.name)
+        assert rules == ["hot"]
+        [reflector] = [r for r in transport.reflectors if r.resource.kind == "DeviceTaintRule"]
+        assert reflector.resource.path.endswith("/v1alpha3/devicetaintrules")
