@@ -510,6 +510,14 @@ class ScoringDynamicResources(DynamicResources):
         s: _State | None = state.get(STATE_KEY)
         if not self.enabled or s is None or not s.claims:
             return np.zeros(len(nodes), dtype=np.int64)  # "no claims, no need to do anything"
+        if not any(r.first_available for c in s.claims for r in c.spec.devices.requests):
+            # computeScore adds nothing without a prioritized list; what it does then is only
+            # its check that a node's results (one per claim to allocate) cover every claim,
+            # done here without building the results
+            results = len(s.to_allocate())
+            if results < len(s.claims) and any(i.node is not None and i.node.metadata.name in s.node_allocations for i in nodes.infos):
+                raise ClaimError(f"number of allocations {results} is smaller than number of claims")
+            return np.zeros(len(nodes), dtype=np.int64)
         out = []
         for info in nodes.infos:
             assert info.node is not None

@@ -704,3 +704,33 @@ def test_score_per_version__no_prescore_and_zero_without_prioritized_lists() -> 
 
     pl134, _ = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()], version="1.34"))
     assert not any(hookspecs.implements(pl134, h) for h in ("kubesched_pre_score", "kubesched_score", "kubesched_normalize_score"))
+
+
+@pytest.mark.parametrize("prioritized", [False, True], ids=["exactly", "firstAvailable"])
+def test_score__computeScore_fewer_results_than_claims(prioritized: bool) -> None:
+    """v1.35.4 ``computeScore`` indexes the node's results (one per claim to allocate) by each
+    claim's position among all of the pod's claims: with an allocated claim beside one to
+    allocate it fails ("number of allocations 1 is smaller than number of claims") on a node
+    Filter allocated for, with or without a prioritized list (no Score runs on such pods
+    upstream otherwise: Score is only reached with more than one feasible node)."""
+    pod = pod_with_claim_name()
+    pod.spec.resource_claims = [
+        PodResourceClaim(name="a", resource_claim_name="done"),
+        PodResourceClaim(name="b", resource_claim_name="todo"),
+    ]
+    done = allocated_claim("done", node=None)
+    done.status.reserved_for = []
+    todo = make_claim("todo").first_available("req-1", ("sub", CLASS)).obj() if prioritized else pending_claim("todo")
+    todo.metadata.resource_version = "1"
+    s = make_slice(NODE, DRIVER).device("instance-1").device("instance-2").obj()
+    s.metadata.uid, s.metadata.resource_version = "slice-x", "1"
+    pl, handle = setup(Case(pod, [done, todo], [make_device_class(CLASS)], [s]))
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, pod, []) is None
+    assert run_filter(pl, handle, state, pod) == {}
+    batch = NodeBatch.of([make_node_info(n) for n in handle.cluster.nodes.values()])
+    with pytest.raises(Exception, match="number of allocations 1 is smaller than number of claims"):
+        pl.kubesched_score(state, pod, batch)
+    # a node Filter did not allocate for scores 0 (``nodeAllocations`` has no entry)
+    other = NodeBatch.of([make_node_info(make_node("elsewhere").obj())])
+    assert np.asarray(pl.kubesched_score(state, pod, other)).tolist() == [0]
