@@ -10,7 +10,8 @@ implementations with :data:`hookimpl`.
 Results and statuses
     :class:`Status`, :class:`Code`; :class:`Rejections` (a batch Filter result as arrays);
     :class:`PreFilterResult` (narrow the candidate nodes),
-    :class:`PostFilterResult` (a nominated node).
+    :class:`PostFilterResult` (a nominated node), :class:`PreBindPreFlightResult` (a PreBind
+    that may run in parallel, 1.36).
 
 Cycle and handle
     :class:`CycleState` (per-cycle plugin data), :data:`PODS_TO_ACTIVATE_KEY`,
@@ -201,6 +202,7 @@ from kubesched.runtime._framework import (
     CycleState,
     Framework,
     PostFilterResult,
+    PreBindPreFlightResult,
     PreFilterResult,
     WaitingPod,
     go_duration,
@@ -209,6 +211,13 @@ from kubesched.runtime._framework import (
 )
 from kubesched.runtime._handle import Handle
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo, parse_time
+from kubesched.runtime._placement import (
+    Placement,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    ProposedAssignment,
+)
 from kubesched.runtime._status import Code, Rejections, Status
 
 from ._errors import ConfigError, ConflictError, KubeschedError
@@ -268,13 +277,19 @@ __all__ = [
     "PREFER_NO_SCHEDULE",
     "PersistentVolume",
     "PersistentVolumeClaim",
+    "Placement",
+    "PlacementScore",
     "Pod",
     "PodAffinityTerm",
     "PodGroup",
+    "PodGroupAssignments",
+    "PodGroupInfo",
     "PodInfo",
     "PostFilterResult",
+    "PreBindPreFlightResult",
     "PreFilterResult",
     "PreferredSchedulingTerms",
+    "ProposedAssignment",
     "QuantityError",
     "QueuedPodInfo",
     "QueueingHint",

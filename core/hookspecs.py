@@ -36,6 +36,12 @@ if TYPE_CHECKING:
     from kubesched.runtime._cyclestate import CycleState, PostFilterResult, PreFilterResult
     from kubesched.runtime._events import ClusterEventWithHint
     from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
+    from kubesched.runtime._placement import (
+        Placement,
+        PlacementScore,
+        PodGroupAssignments,
+        PodGroupInfo,
+    )
     from kubesched.runtime._status import Status
 
 PROJECT = "kubesched"
@@ -187,6 +193,39 @@ def kubesched_post_bind(state: CycleState, pod: Pod, node_name: str) -> None:
     """PostBind (may be async): informational, after a successful bind."""
 
 
+@hookspec
+def kubesched_placement_generate(
+    state: CycleState, pod_group: PodGroupInfo, parent: Placement
+) -> Sequence[Placement] | Status:
+    """PlacementGenerate (1.36, TopologyAwareWorkloadScheduling): the PodGroup cycle's candidate
+    placements for ``pod_group`` within ``parent`` (a placement of every node, or one a plugin
+    before this one made).
+
+    Return the placements (each a named set of nodes; they may overlap, an empty sequence is
+    none), ``[parent]`` when the plugin has no constraint for the group, or a non-Success Status
+    (Unschedulable, Error) to end the cycle with it.  ``state`` is the group's cycle state.
+    """
+
+
+@hookspec
+def kubesched_placement_score(state: CycleState, pod_group: PodGroupInfo, assignments: PodGroupAssignments) -> int:
+    """PlacementScore (1.36, TopologyAwareWorkloadScheduling): an integer score of one placement
+    the group fits, from ``assignments`` (the placement and the node proposed for each member
+    placed on it).  Higher is better; scores are normalized by
+    :func:`kubesched_normalize_placement_score` if the plugin implements it (then within
+    [0, 100]), and multiplied by the plugin's weight.  Return a non-Success Status to fail the
+    group's cycle.
+    """
+
+
+@hookspec
+def kubesched_normalize_placement_score(
+    state: CycleState, pod_group: PodGroupInfo, scores: list[PlacementScore]
+) -> Status | None:
+    """PlacementScoreExtensions.NormalizePlacementScore: rewrite the ``score`` of each of this
+    plugin's ``scores`` (one per placement) in place."""
+
+
 EXTENSION_POINTS: dict[str, str] = {
     "preEnqueue": "kubesched_pre_enqueue",
     "queueSort": "kubesched_queue_sort_less",
@@ -200,8 +239,15 @@ EXTENSION_POINTS: dict[str, str] = {
     "preBind": "kubesched_pre_bind",
     "bind": "kubesched_bind",
     "postBind": "kubesched_post_bind",
+    "placementGenerate": "kubesched_placement_generate",
+    "placementScore": "kubesched_placement_score",
 }
-"""KubeSchedulerConfiguration extension point name → the hook a plugin implements for it."""
+"""KubeSchedulerConfiguration extension point name → the hook a plugin implements for it
+(``placementGenerate`` / ``placementScore``: from Kubernetes 1.36 only, :data:`POINTS_SINCE`)."""
+
+POINTS_SINCE: dict[str, tuple[int, int]] = {"placementGenerate": (1, 36), "placementScore": (1, 36)}
+"""The extension points that exist only from a Kubernetes minor on (kubescheduler.config.k8s.io/v1
+``Plugins`` of k8s.io/kube-scheduler v0.36.0)."""
 
 MAY_BE_ASYNC: frozenset[str] = frozenset(
     {

@@ -26,10 +26,12 @@ from . import (
     noderesources,
     nodeunschedulable,
     nodevolumelimits,
+    podgrouppodscount,
     podtopologyspread,
     queuesort,
     schedulinggates,
     tainttoleration,
+    topologyplacement,
     volumebinding,
     volumerestrictions,
     volumezone,
@@ -61,6 +63,8 @@ IN_TREE: dict[str, Factory] = {
     coscheduling.NAME: coscheduling.new,
     gang.NAME: gang.new,
     gangscheduling.NAME: gangscheduling.new,
+    topologyplacement.NAME: topologyplacement.new,
+    podgrouppodscount.NAME: podgrouppodscount.new,
 }
 """Plugin name → factory ``(args, handle) -> plugin``."""
 

@@ -59,7 +59,7 @@ import numpy as np
 from msgspec.structs import replace
 
 from kubesched.dra import Aborted, AllocationError, FailedOnNode
-from kubesched.framework import Code, ConfigError, Status, hookimpl
+from kubesched.framework import Code, ConfigError, PreBindPreFlightResult, Status, hookimpl
 
 from ._dra_claims import (
     BindingConditions,
@@ -93,6 +93,7 @@ if TYPE_CHECKING:
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
+PARALLEL = PreBindPreFlightResult(allow_parallel=True)  # v1.36 PreBindPreFlight (kubernetes#135393)
 MSG_NO_NEW_CLAIMS = "no new claims to deallocate"
 MSG_PLUGIN_DISABLED = "plugin disabled"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
@@ -120,6 +121,20 @@ class _State:
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
+
+
+def _pre_bind_pre_flight(
+    self: DynamicResources, state: CycleState, pod: Pod, node_name: str
+) -> tuple[PreBindPreFlightResult, Status | None]:
+    """``PreBindPreFlight`` (v1.34, kubernetes#132391): Skip without the gate or without claims
+    to handle (PreFilter wrote no claims), else PreBind will write them; its PreBind may run in
+    parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
+    if not self.enabled:
+        return PARALLEL, Status.skip()
+    s: _State | None = state.get(STATE_KEY)
+    if s is None or not s.claims:
+        return PARALLEL, Status.skip()
+    return PARALLEL, None
 
 
 class DynamicResources:
@@ -405,13 +420,13 @@ class DynamicResources:
     # --- Reserve / Unreserve --------------------------------------------------------------------
     @hookimpl
     def kubesched_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        from kubesched.api import FINALIZER
-
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return None
+        from kubesched.api import FINALIZER
+
         pending = s.to_allocate()
         if not pending:
             return None
@@ -459,6 +474,7 @@ class DynamicResources:
                 self.assumed.pop(key_of(claim), None)
 
     # --- PreBind --------------------------------------------------------------------------------
+    pre_bind_pre_flight = _pre_bind_pre_flight
     @hookimpl
     async def kubesched_pre_bind(
         self, state: CycleState, pod: Pod, node_name: str

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_UP, Decimal, localcontext
 from fractions import Fraction
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kubesched._errors import KubeschedError
 
@@ -343,8 +343,50 @@ def pod_level_requests(pod: Pod, mode: int = POD_LEVEL) -> dict[str, int] | None
     return out or None
 
 
-def pod_requests(pod: Pod, *, non_zero: bool = False, rules: RequestRules = NEWEST_RULES) -> Resource:
+def pod_requests_and_non_zero(pod: Pod, rules: RequestRules = NEWEST_RULES) -> tuple[Resource, int, int]:
+    """``pod_requests(pod)`` and the cpu and memory of ``pod_requests(pod, non_zero=True)``, in
+    one pass over the containers for a pod of containers only (no init containers, overhead,
+    pod-level resources or container statuses the rules read), else as the two calls."""
+    spec = pod.spec
+    status = pod.status
+    if (
+        spec.init_containers
+        or spec.overhead
+        or (rules.pod_level and spec.resources is not None)
+        or (rules.in_place and (status.container_statuses or status.init_container_statuses))
+    ):
+        nz = pod_requests(pod, non_zero=True, rules=rules)
+        return pod_requests(pod, rules=rules), nz.milli_cpu, nz.memory
+    reqs: dict[str, int] = {}
+    nz_cpu = nz_mem = 0
+    for c in spec.containers:
+        cr = _container_requests(c)
+        for k, v in cr.items():
+            reqs[k] = reqs.get(k, 0) + v
+        nz_cpu += cr.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
+        nz_mem += cr.get(MEMORY, DEFAULT_MEMORY_REQUEST)
+    r = Resource()
+    for name, value in reqs.items():
+        r.set(name, value)
+    return r, nz_cpu, nz_mem
+
+
+class _Derived(Protocol):
+    """What :func:`pod_requests` may reuse from a scheduling cycle's state: the PodInfo of the
+    pod being scheduled (``CycleState.pod_info``), computed once when it was queued."""
+
+    @property
+    def pod_info(self) -> Any: ...
+
+
+def pod_requests(
+    pod: Pod, *, non_zero: bool = False, rules: RequestRules = NEWEST_RULES, state: _Derived | None = None
+) -> Resource:
     """``resourcehelper.PodRequests``: the pod's effective requests by a release's ``rules``.
+
+    With ``state`` (a plugin's CycleState), the requests the scheduler computed for the pod
+    being scheduled are reused when ``pod`` is that pod and the rules are its: the result is
+    shared then, and must not be changed.
 
     Containers are summed; restartable (sidecar) init containers add to the sum and to every
     later init container's peak; the peak of the init phase is taken against the sum (for a
@@ -353,6 +395,11 @@ def pod_requests(pod: Pod, *, non_zero: bool = False, rules: RequestRules = NEWE
     pod overhead is added.  With ``non_zero``, a container missing a cpu / memory request counts
     100m / 200Mi (the scoring defaults); an explicit zero stays zero.
     """
+    if state is not None:
+        pi = state.pod_info
+        if pi is not None and pi.pod is pod and pi.rules == rules:
+            kept: Resource = pi.non_zero_requests if non_zero else pi.requests
+            return kept
     status = pod.status
     if rules.in_place and (status.container_statuses or status.init_container_statuses):
         reqs = _resized_aggregate(pod, non_zero, rules.in_place)

@@ -4,6 +4,8 @@ from their creation to the last bind (pods/s, attempt latency p50/p99, per-gang 
 from __future__ import annotations
 
 import dataclasses
+import gc
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +46,11 @@ class BenchResult:
     preemption_victims: int = 0
     churn_pods: int = 0
     note: str = ""
+    cpu_ms_per_pod: float = 0.0
+    """The process's CPU time over the measured window, per measured pod (what a core spends)."""
+    encode_ms: float | None = None
+    """With ``--record-plugin-results``: the mean CPU time an attempt spends encoding its plugin
+    results into the simulator's annotations (included in the figures above)."""
 
     def text(self) -> str:
         line = (
@@ -60,6 +67,10 @@ class BenchResult:
             line += f"; {self.preemption_victims} victims"
         if self.churn_pods:
             line += f"; {self.churn_pods} preemptors created"
+        if self.cpu_ms_per_pod:
+            line += f"; CPU {self.cpu_ms_per_pod:.3f} ms a pod"
+        if self.encode_ms is not None:
+            line += f"; plugin results encoded in {self.encode_ms:.3f} ms an attempt (included)"
         if self.note:
             line += f" [{self.note}]"
         return line
@@ -115,7 +126,11 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
             if w.make_group is not None:  # the gangs' PodGroups exist before their pods
                 for g in range(-(-w.pods // max(w.gang_size, 1))):
                     cluster.create(w.make_group(g))
+            # the cluster built so far is long-lived: full collections need not walk it again
+            # (what a long-running scheduler process does at start-up; undone below)
+            gc.freeze()
             start = anyio.current_time()
+            cpu0 = time.process_time()
             if w.churn is not None:
                 churn_scope = anyio.CancelScope()
 
@@ -132,6 +147,8 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
                 cluster.create(pod)
             await _wait_measured(sched, cluster, scheduled0, measured, progress)
             elapsed = anyio.current_time() - start
+            cpu = time.process_time() - cpu0
+            gc.unfreeze()
             if w.churn is not None:
                 churn_scope.cancel()
             await _settle(sched)  # the last binding cycles record their metrics
@@ -152,7 +169,10 @@ async def run_workload(w: Workload, progress: Callable[[float, int], None] | Non
         preemption_victims=sum(sched.metrics.preemption_victims) - victims0,
         churn_pods=churned,
         note=w.note,
+        cpu_ms_per_pod=cpu * 1000 / max(w.pods, 1),
     )
+    if isinstance(sched.recorder, _DiscardingRecorder) and sched.recorder.encoded:
+        result.encode_ms = sched.recorder.encode_seconds * 1000 / sched.recorder.encoded
     if w.gang_size and probes:
         _gang_figures(result, probes[-1], measured, w.gang_size)
     return result
@@ -162,8 +182,14 @@ class _DiscardingRecorder(ResultRecorder):
     """Records every attempt's results and encodes them at the end of the attempt, as ``run
     --record-plugin-results`` does; keeps none of them."""
 
+    encoded = 0
+    encode_seconds = 0.0
+
     def finish(self, pod: Pod, record: AttemptRecord) -> None:
+        t0 = time.process_time()
         append_history(None, record.annotations())
+        self.encode_seconds += time.process_time() - t0
+        self.encoded += 1
 
 
 def _gang_figures(result: BenchResult, probe: GangProbe, measured: list[Pod], size: int) -> None:

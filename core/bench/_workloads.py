@@ -98,6 +98,7 @@ from kubesched.api._objects import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    uid_for,
 )
 from kubesched.api._workload import (
     GangSchedulingPolicy,
@@ -173,13 +174,23 @@ def node_maker(zones: tuple[str, ...] = ()) -> Callable[[int], Node]:
     return build
 
 
-def _default_pod(prefix: str, namespace: str = "sched-perf") -> PodMaker:
-    """pod-default.yaml: 100m CPU, 500Mi."""
+def _stamped(prefix: str, template: Pod) -> PodMaker:
+    """Pods ``<prefix>-<i>`` that are ``template`` but for their name (and uid): the store
+    copies each pod it is given, so they may share the template's parts until then."""
+    meta = template.metadata
+    namespace = meta.namespace
 
     def build(i: int) -> Pod:
-        return make_pod(f"{prefix}-{i}", namespace).req(cpu="100m", memory="500Mi").obj()
+        name = f"{prefix}-{i}"
+        named = msgspec.structs.replace(meta, name=name, uid=uid_for(namespace, name))
+        return msgspec.structs.replace(template, metadata=named)
 
     return build
+
+
+def _default_pod(prefix: str, namespace: str = "sched-perf") -> PodMaker:
+    """pod-default.yaml: 100m CPU, 500Mi."""
+    return _stamped(prefix, make_pod(prefix, namespace).req(cpu="100m", memory="500Mi").obj())
 
 
 def _pod_affinity_pod(prefix: str, namespace: str, *, anti: bool) -> PodMaker:
@@ -210,31 +221,22 @@ def _pod_affinity_pod(prefix: str, namespace: str, *, anti: bool) -> PodMaker:
 
 def _node_affinity_pod(prefix: str) -> PodMaker:
     """pod-with-node-affinity.yaml: required topology.kubernetes.io/zone In [zone1, zone2]."""
-
-    def build(i: int) -> Pod:
-        return (
-            make_pod(f"{prefix}-{i}", "sched-perf")
-            .node_affinity_in(ZONE, ["zone1", "zone2"])
-            .req(cpu="100m", memory="500Mi")
-            .obj()
-        )
-
-    return build
+    return _stamped(
+        prefix,
+        make_pod(prefix, "sched-perf").node_affinity_in(ZONE, ["zone1", "zone2"]).req(cpu="100m", memory="500Mi").obj(),
+    )
 
 
 def _spreading_pod(prefix: str) -> PodMaker:
     """pod-with-topology-spreading.yaml: color=blue, maxSkew 5 on zone, DoNotSchedule."""
-
-    def build(i: int) -> Pod:
-        return (
-            make_pod(f"{prefix}-{i}", "sched-perf")
-            .label("color", "blue")
-            .spread(5, ZONE, "DoNotSchedule", LabelSelector(match_labels={"color": "blue"}))
-            .req(cpu="100m", memory="500Mi")
-            .obj()
-        )
-
-    return build
+    template = (
+        make_pod(prefix, "sched-perf")
+        .label("color", "blue")
+        .spread(5, ZONE, "DoNotSchedule", LabelSelector(match_labels={"color": "blue"}))
+        .req(cpu="100m", memory="500Mi")
+        .obj()
+    )
+    return _stamped(prefix, template)
 
 
 def _low_priority_pod(prefix: str) -> PodMaker:

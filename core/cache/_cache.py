@@ -57,23 +57,23 @@ class NodeTree:
 
     def __init__(self) -> None:
         self.zones: list[str] = []
-        self.tree: dict[str, list[str]] = {}
+        # zone -> its node names in the order added (a dict: an ordered set)
+        self.tree: dict[str, dict[str, None]] = {}
 
     def add(self, node: Node) -> None:
         z = zone_key(node)
         names = self.tree.get(z)
         if names is None:
             self.zones.append(z)
-            names = self.tree[z] = []
-        if node.metadata.name not in names:
-            names.append(node.metadata.name)
+            names = self.tree[z] = {}
+        names[node.metadata.name] = None
 
     def remove(self, node: Node) -> None:
         z = zone_key(node)
         names = self.tree.get(z)
         if names is None or node.metadata.name not in names:
             return
-        names.remove(node.metadata.name)
+        del names[node.metadata.name]
         if not names:
             del self.tree[z]
             self.zones.remove(z)
@@ -85,11 +85,13 @@ class NodeTree:
 
     def list(self) -> list[str]:
         out: list[str] = []
+        zones = [list(self.tree[z]) for z in self.zones]
+        if len(zones) == 1:
+            return zones[0]
         pos = 0
-        remaining = sum(len(v) for v in self.tree.values())
+        remaining = sum(len(v) for v in zones)
         while len(out) < remaining:
-            for z in self.zones:
-                names = self.tree[z]
+            for names in zones:
                 if pos < len(names):
                     out.append(names[pos])
             pos += 1
@@ -291,6 +293,11 @@ class Snapshot:
         self.generations = np.zeros(0, dtype=np.int64)
         self.tree_generation = -1
         self.generation = 0
+        # the rows refreshed by update(), in order (see rows_changed_since()); _log_base is the
+        # mark of _log[0]
+        self._log: list[int] = []
+        self._log_base = 0
+        self._all_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.node_infos)
@@ -323,10 +330,16 @@ class Snapshot:
             )
             cache.dirty.clear()
             self.generation += 1
+            self._log_base += len(self._log) + 1  # every earlier mark: unknown
+            self._log = []
             return
         if not cache.dirty:
             return
         self.generation += 1
+        log = self._log
+        if len(log) > 4096 and len(log) > 2 * len(self.node_infos):
+            self._log_base += len(log)
+            log = self._log = []
         for name in cache.dirty:
             i = self.index.get(name)
             if i is None:
@@ -334,6 +347,7 @@ class Snapshot:
             ni = cache.node_infos.get(name)
             if ni is None:
                 continue
+            log.append(i)
             ni = ni.clone()
             for fn, pod_index in self._pod_indexes.values():
                 _index_pods(pod_index, fn, self.node_infos[i].pods, i, -1)
@@ -356,6 +370,28 @@ class Snapshot:
                 for j, source in enumerate(sources):
                     stack[j, i] = source[i]
         cache.dirty.clear()
+
+    def all_rows(self) -> np.ndarray:
+        """``arange(len(self))``, kept until the node set changes (read only)."""
+        rows = self._all_rows
+        if rows is None or len(rows) != len(self.node_infos):
+            rows = self._all_rows = np.arange(len(self.node_infos), dtype=np.int64)
+            rows.flags.writeable = False
+        return rows
+
+    def change_mark(self) -> int:
+        """A mark of the rows refreshed so far, for :meth:`rows_changed_since`."""
+        return self._log_base + len(self._log)
+
+    def rows_changed_since(self, mark: int) -> list[int] | None:
+        """The rows refreshed since ``mark`` (:meth:`change_mark`), in order, a row once per
+        refresh; None when that is no longer known (the node set changed, or the log was
+        trimmed): compare :attr:`generations` instead.  Cheaper than that comparison when few
+        rows change between two looks, as between two pods' cycles."""
+        i = mark - self._log_base
+        if i < 0:
+            return None
+        return self._log[i:]
 
     def column(self, kind: str, resource: str) -> np.ndarray:
         """The int64 array of ``kind`` (allocatable / requested / non_zero_requested) per node."""

@@ -191,6 +191,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_fake_apiserver(args: argparse.Namespace) -> int:
     from kubesched.cli.fake_apiserver import main as serve
+    from kubesched.config._versions import parse_feature_gates, parse_version
 
     timeouts = {}
     for flag, key in (("--read-header-timeout", "read_header_timeout"), ("--idle-timeout", "idle_timeout")):
@@ -202,8 +203,11 @@ def cmd_fake_apiserver(args: argparse.Namespace) -> int:
         if seconds <= 0:
             raise ConfigError(f"Invalid value: {go_quote(text)}: must be greater than 0", field=flag)
         timeouts[key] = seconds
+    version = parse_version(args.emulated_version) if args.emulated_version else DEFAULT_VERSION
+    gates = parse_feature_gates(args.feature_gates or "", version=version)
     return int(serve(args.files, port=args.port, kubeconfig=args.kubeconfig, backend=args.backend,
-                     validation=validation_mode(args.validate), **timeouts))
+                     validation=validation_mode(args.validate), emulated_version=version,
+                     feature_gates=gates, **timeouts))
 
 
 def _int(text: str) -> int:
@@ -365,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
                    help=f"the Kubernetes minor to behave as ({VERSION_RANGE}; default {DEFAULT_VERSION}): its "
                    "feature gates, default plugins, messages and queue")
+    b.add_argument("--config", metavar="FILE",
+                   help="a KubeSchedulerConfiguration file: its profiles replace the workload's (e.g. to "
+                   "measure an installed plugin package's plugins; default: the workload's own)")
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("run", help="schedule a live cluster (pods whose schedulerName is a profile's)")
@@ -464,6 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="close a connection whose request head takes longer (kube-apiserver's 32s)")
     f.add_argument("--idle-timeout", default="90s", metavar="DURATION",
                    help="close a kept-alive connection idle this long (kube-apiserver's 90s)")
+    f.add_argument("--emulated-version", default="", metavar="MAJOR.MINOR",
+                   help=f"the Kubernetes minor whose API to serve ({VERSION_RANGE}; default {DEFAULT_VERSION}): "
+                   "with GenericWorkload on, 1.35 serves scheduling.k8s.io/v1alpha1 Workloads, 1.36 v1alpha2 "
+                   "Workloads and PodGroups")
+    f.add_argument("--feature-gates", default="", metavar="K=V,...",
+                   help="feature gates of the API server, e.g. GenericWorkload=true (the Workload API)")
     f.set_defaults(func=cmd_fake_apiserver)
 
     from kubesched.cli.snapshot import add_arguments as snapshot_arguments

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
+from pathlib import Path
 
 from kubesched._errors import ConfigError
 from kubesched.bench import DAY_NODES, DAY_PODS, WORKLOADS, run, run_day, sized
 from kubesched.cli.progress import Progress
-from kubesched.config._versions import parse_version
+from kubesched.config._config import SchedulerConfig
+from kubesched.config._load import load_config
+from kubesched.config._versions import DEFAULT_VERSION, Version, parse_version
 
 __all__ = ["cmd_bench", "sizes_table"]
 
@@ -50,9 +54,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     _check_sizes(args)
     version = parse_version(args.emulated_version) if args.emulated_version else None
+    config = getattr(args, "config", None)
+    if config:
+        load_config(Path(config), emulated_version=version or DEFAULT_VERSION)  # bad input: exit 2 now
     for name in names:
         w = sized(WORKLOADS[name], nodes=args.nodes, pods=args.pods, init_pods=args.init_pods,
                   record_plugin_results=args.record_plugin_results, emulated_version=version)
+        if config:
+            w = dataclasses.replace(w, config=functools.partial(_load_at, Path(config)))
         try:
             with Progress(f"bench {name}", total_pods=w.pods, time_label="elapsed") as progress:
                 result = run(w, progress=progress if progress.active else None, backend=args.backend)
@@ -70,6 +79,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else:
             print(f"{name}: {result.text()}", flush=True)
     return 0
+
+
+def _load_at(path: Path, version: Version) -> SchedulerConfig:
+    """``--config``'s configuration at the workload's emulated version."""
+    return load_config(path, emulated_version=version)
 
 
 def _check_sizes(args: argparse.Namespace) -> None:

@@ -14,7 +14,9 @@ from typing import Any
 import anyio
 
 from kubesched.cli.options import warn_line
+from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
 from kubesched.scenario import load_manifests
+from kubesched.scenario._workloadapi import check_workload_api
 from kubesched.service import serve_manifests
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
 
@@ -28,16 +30,23 @@ def main(
     kubeconfig: str | None = None,
     backend: str = "asyncio",
     validation: str = "Strict",
+    emulated_version: Version = DEFAULT_VERSION,
+    feature_gates: dict[str, bool] | None = None,
     **server_options: Any,
 ) -> int:
     """Run ``kubesched fake-apiserver``: serve until SIGINT/SIGTERM; exit code 0.
 
-    ``server_options`` go to :class:`APIServer` (``read_header_timeout``, ``idle_timeout``).
+    ``server_options`` go to :class:`APIServer` (``read_header_timeout``, ``idle_timeout``);
+    ``emulated_version`` and ``feature_gates`` choose the gated APIs it serves (the Workload API
+    with GenericWorkload), and the manifests may use only those.
 
     Prints the URL and the kubeconfig path on stdout.  Without ``kubeconfig`` one is written to
     a temporary directory that is removed on exit.  Bad manifests raise ConfigError.
     """
     manifests = load_manifests(files, validation=validation, warn=warn_line)
+    gates = default_feature_gates(emulated_version) if feature_gates is None else feature_gates
+    check_workload_api(manifests, emulated_version, gates)
+    server_options.update(emulated_version=emulated_version, feature_gates=gates)
     tmpdir = None
     if kubeconfig is None:
         tmpdir = tempfile.mkdtemp(prefix="kubesched-")

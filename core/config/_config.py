@@ -116,7 +116,10 @@ def default_multi_point(
     DynamicResources comes right before DefaultPreemption (so that its PostFilter runs first),
     with no weight before v1.35 and weight 2 from v1.35 (v1.35.4 ``{Name: DynamicResources,
     Weight: ptr.To[int32](2)}``).  With GangScheduling on (it exists from v1.35), GangScheduling
-    comes last (``applyGangScheduling`` appends it to multiPoint).
+    comes last (``applyGangScheduling`` appends it to multiPoint).  With
+    TopologyAwareWorkloadScheduling on (1.36), TopologyPlacement and PodGroupPodsCount follow (where
+    upstream adds them was not read at the tag: their place in multiPoint matters only among the
+    placement plugins, where they are the only ones besides NodeResourcesFit).
     """
     if registry is None:
         from kubesched.plugins import IN_TREE
@@ -133,6 +136,11 @@ def default_multi_point(
         out.append(("NodeDeclaredFeatures", 0))
     if gates.get("GangScheduling", False) and version >= (1, 35):
         out.append(("GangScheduling", 0))
+    if gates.get("TopologyAwareWorkloadScheduling", False) and version >= (1, 36):
+        # the placement plugins of 1.36 (kubernetes.io "Topology-Aware Workload Scheduling":
+        # TopologyPlacement generates, NodeResourcesFit and PodGroupPodsCount score, weights 1);
+        # NodeResourcesFit, already in the set, scores placements through the multiPoint expansion
+        out += [("TopologyPlacement", 0), ("PodGroupPodsCount", 0)]
     return [(n, w) for n, w in out if n in registry]
 
 
@@ -458,27 +466,9 @@ def _why_missing(registry: Mapping[str, Any], name: str) -> str:
 
 
 # kubescheduler.config.k8s.io/v1 Plugins fields from v0.36.0 (config/v1/types.go): the plugins of
-# the pod group scheduling cycle, which kubesched does not emulate
+# the PodGroup cycle's placement algorithm (TopologyAwareWorkloadScheduling); before 1.36 they are
+# unknown fields
 PLACEMENT_POINTS = ("placementGenerate", "placementScore")
-
-
-def _placement_set(pset: Any, fld: str) -> None:
-    """A 1.36 ``placementGenerate`` / ``placementScore`` set: decoded strictly; a plugin
-    disabled there is accepted, one enabled is refused (kubesched has no pod group cycle)."""
-    if pset is None:
-        return
-    if not isinstance(pset, Mapping):
-        raise _err(fld, "Invalid value: must be a mapping with enabled / disabled")
-    for k in pset:
-        if k not in ("enabled", "disabled"):
-            raise _unknown_field(f"{fld}.{k}")
-    _plugin_list(pset.get("disabled"), f"{fld}.disabled")
-    for i, (name, _) in enumerate(_plugin_list(pset.get("enabled"), f"{fld}.enabled")):
-        raise _err(
-            f"{fld}.enabled[{i}].name",
-            f'Invalid value: "{name}": kubesched\'s pod group scheduling cycle runs no '
-            f"{fld.rsplit('.', 1)[-1]} plugins (TopologyAwareWorkloadScheduling is not emulated)",
-        )
 
 
 def _parse_profile(
@@ -515,10 +505,7 @@ def _parse_profile(
     user_mp_disabled: set[str] = set()
     for point, pset in plugins.items():
         fld = f"{path}.plugins.{point}"
-        if point in PLACEMENT_POINTS and version >= (1, 36):
-            _placement_set(pset, fld)
-            continue
-        if point not in _POINTS:
+        if point not in _POINTS or (point in PLACEMENT_POINTS and version < (1, 36)):
             raise ConfigError(f'strict decoding error: unknown field "{fld}"')
         if pset is None:
             continue

@@ -218,6 +218,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(1.36); off, those kinds are refused and the pod fields dropped (dropDisabledPodFields)",
         ),
         VersionedGate(
+            "TopologyAwareWorkloadScheduling",
+            (_s("1.36", False, ALPHA),),
+            "1.36: upstream's VersionedSpecs after v1.36.0 (TopologyAwareWorkloadScheduling: 1.36 Alpha, off); "
+            "kubernetes.io docs/concepts/scheduling-eviction/topology-aware-scheduling (v1.36 alpha)",
+            "in the PodGroup cycle (GenericWorkload on), the placement algorithm: TopologyPlacement divides "
+            "the nodes by the PodGroup's schedulingConstraints.topology key, the group is tried on each "
+            "domain, NodeResourcesFit (MostAllocated over the domain) and PodGroupPodsCount score the "
+            "domains it fits (schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm)",
+        ),
+        VersionedGate(
             "WorkloadAwarePreemption",
             (_s("1.36", False, ALPHA),),
             "1.36: upstream's VersionedSpecs after v1.36.0 (WorkloadAwarePreemption: 1.36 Alpha, off)",

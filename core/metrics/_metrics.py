@@ -30,9 +30,20 @@ What the recorder holds, by upstream's metric (names without the ``scheduler_`` 
 - ``permit_wait_duration_seconds{result}``: a waiting pod's wait at WaitOnPermit.
 - ``queue_incoming_pods_total{queue,event}``: counted by the scheduling queue as pods enter.
 - ``preemption_attempts_total`` and ``preemption_victims``: from :class:`Metrics`.
+- ``preemption_goroutines_execution_total{result}`` and
+  ``preemption_goroutines_duration_seconds{result}`` (with SchedulerAsyncPreemption): from
+  :class:`Metrics`' count of async preemptions, every one ``success`` and observed at 0 s, as
+  upstream's ``defer ... WithLabelValues(result).Observe(SinceInSeconds(startTime))`` evaluates
+  its label and its duration when the goroutine starts (v1.35.4 ``preemption.go``
+  ``prepareCandidateAsync``; the same after v1.36.0).
 - the gauges — ``pending_pods{queue}``, ``unschedulable_pods{plugin,profile}``,
-  ``goroutines{operation}`` — are read from the queue when asked (:meth:`gauges`): no hot-path
-  bookkeeping at all.
+  ``goroutines{operation}``, ``cache_size{type}`` — are read from the queue and the cache when
+  asked (:meth:`gauges`): no hot-path bookkeeping at all.
+- ``batch_attempts_total{profile,result}`` and ``batch_cache_flushed_total{profile,reason}``
+  (1.35): the counts OpportunisticBatching keeps anyway (:meth:`batch_counts`).
+
+Which of them a version exposes, and under which name, is the exposition's
+(:mod:`kubesched.prometheus`).
 
 Time: every duration is read from anyio's clock (``now``), the scheduler's own clock.  In
 ``kubesched run`` that is the real monotonic clock; in a simulation it is virtual time, so a
@@ -70,8 +81,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from kubesched.clock import now as _now
 from kubesched.runtime._status import Status
 
 if TYPE_CHECKING:
@@ -106,6 +116,7 @@ EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
 PLUGIN_DURATION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
 PERMIT_WAIT_BUCKETS = exponential_buckets(0.001, 2, 15)
 PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
+PREEMPTION_GOROUTINES_BUCKETS = exponential_buckets(0.01, 2, 20)
 
 
 class Histogram:
@@ -160,6 +171,9 @@ class Metrics:
         """With ``record_timings`` (the bench): each successful attempt's duration."""
         self.preemption_attempts = 0
         self.preemptions = 0  # preemptions that chose a node and evicted its victims
+        self.preemption_goroutines = 0
+        """Async preemptions whose victims are deleted in the background
+        (``preemption_goroutines_execution_total``, with SchedulerAsyncPreemption)."""
         self.preemption_victims: list[int] = []
         """Each preemption's victims, while no recorder is attached (then its histogram)."""
         self.pod_attempts: dict[str, int] | None = None
@@ -188,6 +202,11 @@ class Metrics:
         else:
             rec.preemption_victims.observe(victims)
 
+    def preemption_goroutine(self) -> None:
+        """An async preemption deletes its victims in the background (``prepareCandidateAsync``'s
+        goroutine)."""
+        self.preemption_goroutines += 1
+
     def sample_plugins(self) -> bool:
         """Whether this scheduling cycle times its plugins (never without a recorder)."""
         rec = self.recorder
@@ -199,7 +218,7 @@ class Metrics:
         rec = self.recorder
         if rec is None and not self.record_timings:
             return
-        now = anyio.current_time()
+        now = _now()
         if self.record_timings:
             self.attempt_durations.append(now - start)
         if rec is not None:
@@ -243,7 +262,7 @@ class MetricsRecorder:
     builds a new Scheduler each time it becomes the leader: the totals carry on)."""
 
     def __init__(self, *, seed: int = 0, sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT) -> None:
-        self.now: Callable[[], float] = anyio.current_time
+        self.now: Callable[[], float] = _now
         self.rng = random.Random(seed)
         self.sample_percent = sample_percent
         self.attempts: dict[tuple[str, str], int] = {}  # (result, profile)
@@ -260,6 +279,10 @@ class MetricsRecorder:
         self.profiles: list[str] = []
         self.scheduler: Any = None
         self._preemption_attempts = 0  # of the schedulers before the current one
+        self._preemption_goroutines = 0
+        # batch_attempts_total / batch_cache_flushed_total of the schedulers before the current one
+        self._batch_attempts: dict[tuple[str, str], int] = {}
+        self._batch_flushes: dict[tuple[str, str], int] = {}
         self._algorithm_failed: str | None = None  # the pod whose SchedulePod just failed
 
     # --- recording ----------------------------------------------------------------------------
@@ -288,6 +311,11 @@ class MetricsRecorder:
             self.algorithm_duration.observe(duration)
 
     def extension_point(self, point: str, status: str, profile: str, duration: float) -> None:
+        self.extension_point_duration.observe((point, status, profile), duration)
+
+    def sampled_extension_point(self, point: str, status: str, profile: str, duration: float) -> None:
+        """An extension point observed in the sampled cycles only (v1.35's Sign), as the plugin
+        timings are (a quiet-stretch jump replays them with the sampling draws)."""
         self.extension_point_duration.observe((point, status, profile), duration)
 
     def extension_point_since(self, point: str, status: Status | None, profile: str, start: float) -> None:
@@ -330,6 +358,11 @@ class MetricsRecorder:
         current = self.scheduler.metrics.preemption_attempts if self.scheduler is not None else 0
         return self._preemption_attempts + current
 
+    @property
+    def preemption_goroutines(self) -> int:
+        current = self.scheduler.metrics.preemption_goroutines if self.scheduler is not None else 0
+        return self._preemption_goroutines + current
+
     # --- attaching ------------------------------------------------------------------------------
     def attach(self, scheduler: Any) -> None:
         """Record ``scheduler``'s metrics from now on (a later one takes over, the totals kept):
@@ -338,6 +371,8 @@ class MetricsRecorder:
             return
         if self.scheduler is not None:
             self._preemption_attempts += self.scheduler.metrics.preemption_attempts
+            self._preemption_goroutines += self.scheduler.metrics.preemption_goroutines
+            self._batch_attempts, self._batch_flushes = self.batch_counts()
         self.scheduler = scheduler
         for name in scheduler.profiles:
             if name not in self.profiles:
@@ -345,17 +380,33 @@ class MetricsRecorder:
         scheduler.set_metrics_recorder(self)
 
     # --- reading ------------------------------------------------------------------------------
+    def batch_counts(self) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+        """``batch_attempts_total`` by (profile, result) and ``batch_cache_flushed_total`` by
+        (profile, reason): OpportunisticBatching's own counts (``OpportunisticBatch.attempts`` /
+        ``.flushes``, none when the gate is off), added to those of the earlier schedulers."""
+        attempts, flushes = dict(self._batch_attempts), dict(self._batch_flushes)
+        sched = self.scheduler
+        batching = sched.scheduling.batching if sched is not None else None
+        if batching is not None:
+            for profile, batch in batching.batches.items():
+                for result, n in batch.attempts.items():
+                    attempts[(profile, result)] = attempts.get((profile, result), 0) + n
+                for reason, n in batch.flushes.items():
+                    flushes[(profile, reason)] = flushes.get((profile, reason), 0) + n
+        return attempts, flushes
+
     def gauges(self) -> dict[str, dict[tuple[str, ...], float]]:
         """The gauges, read from the current scheduler now: ``pending_pods`` by queue (gated
         pods apart from the unschedulable ones), ``unschedulable_pods`` by (plugin, profile) —
         the queued pods whose last attempt (or PreEnqueue) a plugin rejected, as upstream's
-        gauge (incremented then, decremented at the next pop) — and ``goroutines`` by
-        operation (the binding cycles running)."""
+        gauge (incremented then, decremented at the next pop) —, ``goroutines`` by
+        operation (the binding cycles running) and ``cache_size`` by type (the cache's
+        ``updateMetrics``: its assumed pods, pods and nodes, a node kept for its pods included)."""
         pending: dict[tuple[str, ...], float] = {(q,): 0 for q in ("active", "backoff", "unschedulable", "gated")}
         reasons: dict[tuple[str, ...], float] = {}
         sched = self.scheduler
         if sched is None:
-            return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": {}}
+            return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": {}, "cache_size": {}}
         for queue, pods in sched.queue.pending_pods().items():
             for qpi in pods:
                 label = "gated" if queue == "unschedulable" and qpi.gated else queue
@@ -364,5 +415,11 @@ class MetricsRecorder:
                 for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
                     reasons[(plugin, profile)] = reasons.get((plugin, profile), 0) + 1
         goroutines: dict[tuple[str, ...], float] = {("binding",): float(sched.binding.tasks)}
-        return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": goroutines}
+        cache = sched.cache
+        cache_size: dict[tuple[str, ...], float] = {
+            ("assumed_pods",): float(sum(1 for st in cache.pod_states.values() if st.assumed)),
+            ("pods",): float(len(cache.pod_states)),
+            ("nodes",): float(len(cache.node_infos)),
+        }
+        return {"pending_pods": pending, "unschedulable_pods": reasons, "goroutines": goroutines, "cache_size": cache_size}
 

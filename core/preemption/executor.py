@@ -232,6 +232,8 @@ class Executor:
         finally:
             self.preempting.discard(uid)
             self.last_victims_pending_preemption.pop(uid, None)
+            if victims:  # v1.35.4: a goroutine (counted as it ends) only with victims to delete
+                self.handle.metrics.preemption_goroutine()
             if failed:
                 # the pod may be stuck in unschedulablePods: move it to activeQ
                 self.handle.activate([pod])

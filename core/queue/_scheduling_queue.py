@@ -55,12 +55,12 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 
 from kubesched.api._labels import selector_matches
 from kubesched.api._objects import Pod, PodStatus
 from kubesched.api._resources import NEWEST_RULES, RequestRules
+from kubesched.clock import now as _now
 from kubesched.queue._activequeue import ActiveQueue
 from kubesched.queue._backoffqueue import BACKOFF_Q_ORDERING_WINDOW as BACKOFF_Q_ORDERING_WINDOW
 from kubesched.queue._backoffqueue import (
@@ -142,7 +142,7 @@ class SchedulingQueue:
         # a key that orders as the QueueSort does, when the profile knows one (PrioritySort)
         sort_key: Callable[[QueuedPodInfo], Any] | None = getattr(first, "queue_sort_key", None)
         self.max_in_unschedulable = pod_max_in_unschedulable
-        self.now: Callable[[], float] = now or anyio.current_time
+        self.now: Callable[[], float] = now or _now
         self.backoff = BackoffQueue(
             lambda: self.now(),
             pod_initial_backoff,

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
+
+import anyio
 
 from kubesched import hookspecs
 from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
-from kubesched.runtime._cyclestate import CycleState
+from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, CycleState
 from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
 from kubesched.runtime._status import Code, Status
 from kubesched.runtime._waiting_pods import go_duration
@@ -24,6 +26,45 @@ from kubesched.scheduler._results import WAIT
 from kubesched.scheduler._results import verdict as _verdict
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+MSG_OTHER_PRE_BIND_FAILED = "some other PreBind operation failed"  # v1.36 RunPreBindPlugins' cancel cause
+
+PreBindGroupMember = Callable[[Callable[[], None]], Coroutine[Any, Any, None]]
+"""One plugin of a parallel PreBind group: run with the function that cancels the group."""
+PreBindGroupRunner = Callable[[list[PreBindGroupMember]], Awaitable[None]]
+"""Runs a parallel PreBind group's members at the same time and returns when all have ended
+(the binding cycle's gives each its turn in a simulation: :mod:`kubesched.scheduler._parallel_prebind`)."""
+
+
+async def run_concurrently(members: list[PreBindGroupMember]) -> None:
+    """The plain :data:`PreBindGroupRunner`: one task group, its scope the group's cancel."""
+    async with anyio.create_task_group() as tg:
+
+        def cancel() -> None:
+            tg.cancel_scope.cancel()
+
+        for m in members:
+            tg.start_soon(m, cancel)
+
+
+def pre_bind_groups(plugins: list[PluginEntry], skipped: set[str], parallel: set[str]) -> list[list[PluginEntry]]:
+    """``getPreBindPluginGroups`` (v1.36): consecutive plugins that allow parallel PreBind form
+    one group, any other plugin a group of its own; skipped plugins are left out, but a skipped
+    plugin that does not allow it still ends the group before it."""
+    groups: list[list[PluginEntry]] = []
+    group: list[PluginEntry] = []
+    for e in plugins:
+        if e.name in parallel:
+            if e.name not in skipped:
+                group.append(e)
+            continue
+        if group:
+            groups.append(group)
+            group = []
+        if e.name not in skipped:
+            groups.append([e])
+    if group:
+        groups.append(group)
+    return groups
 
 
 def _is_timeout(value: Any) -> bool:
@@ -105,19 +146,77 @@ class BindingRunners:
             return Status(Code.ERROR, f'running Permit plugin "{e.name}": {st.message}', plugin=e.name, error=st.error), {}
         return None, timeouts
 
-    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        rec = state.recording
-        call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
-        for e in self.pre_bind:
-            st = _as_status(await call(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
-            if rec is not None:
-                rec.prebind[e.name] = _verdict(st)
-            if st is None or st.is_success() or st.is_skip():
-                continue
-            if st.is_rejected():
+    async def run_pre_bind_plugins(
+        self, state: CycleState, pod: Pod, node_name: str, run_group: PreBindGroupRunner | None = None
+    ) -> Status | None:
+        """``RunPreBindPlugins``: the first rejection or error, else None.  Without
+        PreBindPreFlight (the binding cycle runs it with NominatedNodeNameForExpectation) every
+        plugin runs, one after another; with it, the plugins it skipped do not run (v1.34) and,
+        from 1.36, consecutive plugins that allow it run at the same time (``run_group``)."""
+        pre_flight = state.get(PRE_BIND_PRE_FLIGHT_KEY)
+        if pre_flight is None:
+            return await self._run_pre_bind_sequence(self.pre_bind, state, pod, node_name)
+        skipped, parallel = pre_flight
+        if not parallel:
+            plugins = [e for e in self.pre_bind if e.name not in skipped] if skipped else self.pre_bind
+            return await self._run_pre_bind_sequence(plugins, state, pod, node_name)
+        # v1.36 framework.go RunPreBindPlugins / getPreBindPluginGroups (kubernetes#135393): a
+        # group of one runs in the binding cycle's own task, a larger one concurrently, and the
+        # first of its plugins to fail gives the status (the others are cancelled: "some other
+        # PreBind operation failed"); the groups run one after another
+        for group in pre_bind_groups(self.pre_bind, skipped, parallel):
+            if len(group) == 1:
+                st = await self._run_pre_bind_sequence(group, state, pod, node_name)
+            else:
+                st = await self._run_pre_bind_group(group, state, pod, node_name, run_group or run_concurrently)
+            if st is not None:
                 return st
-            return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name, error=st.error)
         return None
+
+    async def _run_pre_bind_sequence(
+        self, plugins: list[PluginEntry], state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        for e in plugins:
+            st = await self._run_pre_bind_plugin(e, state, pod, node_name)
+            if st is not None:
+                return st
+        return None
+
+    async def _run_pre_bind_plugin(self, e: PluginEntry, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """One plugin's PreBind: None when it succeeded (or skipped), else its rejection or
+        its error as ``running PreBind plugin "X": ...``."""
+        call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
+        st = _as_status(await call(e, "prebind", e.plugin.kubesched_pre_bind, state, pod, node_name), e.name)
+        rec = state.recording
+        if rec is not None:
+            rec.prebind[e.name] = _verdict(st)
+        if st is None or st.is_success() or st.is_skip():
+            return None
+        if st.is_rejected():
+            return st
+        return Status(Code.ERROR, f'running PreBind plugin "{e.name}": {st.message}', plugin=e.name, error=st.error)
+
+    async def _run_pre_bind_group(
+        self, group: list[PluginEntry], state: CycleState, pod: Pod, node_name: str, run_group: PreBindGroupRunner
+    ) -> Status | None:
+        first: list[Status] = []
+
+        def member(e: PluginEntry) -> PreBindGroupMember:
+            async def run(cancel: Callable[[], None]) -> None:
+                try:
+                    st = await self._run_pre_bind_plugin(e, state, pod, node_name)
+                except anyio.get_cancelled_exc_class():
+                    if first and state.recording is not None:  # cancelled by a failing neighbour
+                        state.recording.prebind[e.name] = MSG_OTHER_PRE_BIND_FAILED
+                    raise
+                if st is not None and not first:
+                    first.append(st)  # ``SendWithCancel``: the first status is kept
+                    cancel()
+
+            return run
+
+        await run_group([member(e) for e in group])
+        return first[0] if first else None
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         last: Status | None = Status(Code.SKIP)

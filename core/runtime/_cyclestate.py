@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
+    from kubesched.runtime._infos import PodInfo
     from kubesched.scheduler._results import AttemptRecord
 
 
 class CycleState:
     """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics", "pod_info")
 
     def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
@@ -30,6 +31,9 @@ class CycleState:
         # ``ShouldRecordPluginMetrics``: this cycle is one of the sampled ones whose plugin calls
         # are timed (set only while a MetricsRecorder is attached; a clone keeps it)
         self.record_plugin_metrics = record_plugin_metrics
+        # the PodInfo of the pod being scheduled (its requests computed once when it was
+        # queued: ``pod_requests(..., state=state)`` reuses them), or None
+        self.pod_info: PodInfo | None = None
 
     def read(self, key: str) -> Any:
         try:
@@ -53,6 +57,7 @@ class CycleState:
             c._data[k] = clone() if callable(clone) else v
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.pod_info = self.pod_info
         return c
 
 
@@ -68,6 +73,23 @@ class PreFilterResult:
         if self.node_names is None:
             return PreFilterResult(set(other.node_names))
         return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass
+class PreBindPreFlightResult:
+    """What a PreBind plugin's ``pre_bind_pre_flight`` may return with its status, as
+    ``(PreBindPreFlightResult, Status | None)`` (upstream's ``fwk.PreBindPreFlightResult``, v1.36,
+    kubernetes#135393): ``allow_parallel`` lets its PreBind run at the same time as the adjacent
+    PreBind plugins that allow it too.  Before 1.36 the result is ignored (PreBind runs one
+    plugin after another); a bare status stands for ``allow_parallel=False``."""
+
+    allow_parallel: bool = False
+
+
+PRE_BIND_PRE_FLIGHT_KEY = "kubesched/prebind-preflight"
+"""The cycle's PreBindPreFlight outcome (``SetSkipPreBindPlugins``, ``SetParallelPreBindPlugins``):
+(the plugins to skip at PreBind, the plugins that may run in parallel), written by
+``RunPreBindPreFlights`` only, so a binding cycle without pre-flights reads nothing."""
 
 
 @dataclass

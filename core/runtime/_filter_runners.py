@@ -17,7 +17,7 @@ from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState, PreFilterResult
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
-from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
+from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _raised, _wrong
 from kubesched.runtime._status import Code, Rejections, Status, merge_rejections
 from kubesched.scheduler._results import verdict as _verdict
 
@@ -85,9 +85,18 @@ class FilterRunners:
         rejected: set[str] = set()
         returned_names: list[str] = []
         rec = state.recording
-        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        timed = self.calls.timed if state.record_plugin_metrics else None
         for e in self.pre_filter:
-            out = call(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+            if timed is not None:
+                out = timed(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+            else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
+                try:
+                    out = e.plugin.kubesched_pre_filter(state, pod, nodes)
+                except Exception as err:
+                    out = _raised(e.name, "prefilter", err)
+                else:
+                    if isinstance(out, Status):
+                        out.plugin = e.name
             st: Status | None = None
             r: PreFilterResult | None = None
             if out is None:

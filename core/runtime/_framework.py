@@ -45,9 +45,10 @@ from kubesched.metrics._metrics import (
     UNRESERVE,
 )
 from kubesched.runtime._binding_runners import MAX_PERMIT_TIMEOUT as MAX_PERMIT_TIMEOUT
-from kubesched.runtime._binding_runners import BindingRunners
+from kubesched.runtime._binding_runners import BindingRunners, PreBindGroupRunner
 from kubesched.runtime._cyclestate import CycleState as CycleState
 from kubesched.runtime._cyclestate import PostFilterResult as PostFilterResult
+from kubesched.runtime._cyclestate import PreBindPreFlightResult as PreBindPreFlightResult
 from kubesched.runtime._cyclestate import PreFilterResult as PreFilterResult
 from kubesched.runtime._events import ClusterEvent
 from kubesched.runtime._filter_runners import FilterRunners
@@ -179,7 +180,7 @@ class Framework:
         self.calls = PluginCalls()
         build_plugins(
             self.handle, self.pm, self.plugins, self.points, profile_name, plugins, factories, plugin_args,
-            multi_point=multi_point, disabled=disabled, arg_paths=arg_paths,
+            multi_point=multi_point, disabled=disabled, arg_paths=arg_paths, version=parts.emulated_version,
         )
         self.filters = FilterRunners(self.points, self.calls)
         self.scores = ScoreRunners(self.points, self.calls)
@@ -474,13 +475,16 @@ class Framework:
     def reject_waiting_pod(self, uid: str) -> bool:
         return self.waiting.reject(uid)
 
-    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """``RunPreBindPlugins``: the first rejection or error, else None."""
+    async def run_pre_bind_plugins(
+        self, state: CycleState, pod: Pod, node_name: str, run_group: PreBindGroupRunner | None = None
+    ) -> Status | None:
+        """``RunPreBindPlugins``: the first rejection or error, else None (``run_group``: how a
+        1.36 parallel group runs, :meth:`BindingRunners.run_pre_bind_plugins`)."""
         rec = self.calls.recorder
         if rec is None:
-            return await self.binding.run_pre_bind_plugins(state, pod, node_name)
+            return await self.binding.run_pre_bind_plugins(state, pod, node_name, run_group)
         t0 = rec.now()
-        st = await self.binding.run_pre_bind_plugins(state, pod, node_name)
+        st = await self.binding.run_pre_bind_plugins(state, pod, node_name, run_group)
         rec.extension_point_since(PRE_BIND, st, self.profile_name, t0)
         return st
 

@@ -19,7 +19,7 @@ from kubesched.api._resources import (
     PODS,
     RequestRules,
     Resource,
-    pod_requests,
+    pod_requests_and_non_zero,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ class PodInfo:
         "non_zero_mem",
         "host_ports",
         "rules",
+        "_non_zero",
         "extra",
         "_start_src",
         "_start_time",
@@ -63,10 +64,8 @@ class PodInfo:
         self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self.priority = pod.spec.priority or 0
         self.rules = rules
-        self.requests = pod_requests(pod, rules=rules)
-        nz = pod_requests(pod, non_zero=True, rules=rules)
-        self.non_zero_cpu = nz.milli_cpu
-        self.non_zero_mem = nz.memory
+        self.requests, self.non_zero_cpu, self.non_zero_mem = pod_requests_and_non_zero(pod, rules)
+        self._non_zero: Resource | None = None
         # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers
         ports: list[tuple[str, str, int]] = []
         sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
@@ -94,12 +93,23 @@ class PodInfo:
         pi.requests = self.requests
         pi.non_zero_cpu = self.non_zero_cpu
         pi.non_zero_mem = self.non_zero_mem
+        pi._non_zero = self._non_zero
         pi.host_ports = self.host_ports
         pi.rules = self.rules
         pi.extra = dict(self.extra)
         pi._start_src = _UNPARSED
         pi._start_time = None
         return pi
+
+    @property
+    def non_zero_requests(self) -> Resource:
+        """``pod_requests(pod, non_zero=True)``: :attr:`requests` with the non-zero cpu and
+        memory (the other resources have no scoring default)."""
+        nz = self._non_zero
+        if nz is None:
+            nz = self._non_zero = self.requests.clone()
+            nz.milli_cpu, nz.memory = self.non_zero_cpu, self.non_zero_mem
+        return nz
 
     @property
     def start_time(self) -> float | None:

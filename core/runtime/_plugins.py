@@ -32,7 +32,7 @@ _POINT_OF = {
     "pre_enqueue": "PreEnqueue", "prefilter": "PreFilter", "AddPod": "PreFilterExtensionAddPod",
     "RemovePod": "PreFilterExtensionRemovePod", "postfilter": "PostFilter", "prescore": "PreScore",
     "reserve": "Reserve", "unreserve": "Unreserve", "permit": "Permit", "prebind": "PreBind",
-    "bind": "Bind", "postbind": "PostBind",
+    "prebindpreflight": "PreBindPreFlight", "bind": "Bind", "postbind": "PostBind",
 }
 
 
@@ -82,6 +82,9 @@ _HOOK_POINTS: dict[str, str] = {
     "kubesched_pre_bind": "PreBind",
     "kubesched_bind": "Bind",
     "kubesched_post_bind": "PostBind",
+    "kubesched_placement_generate": "PlacementGenerate",
+    "kubesched_placement_score": "PlacementScore",
+    "kubesched_normalize_placement_score": "PlacementScoreExtensions.NormalizePlacementScore",
 }
 """Each hook's extension point, as messages name it."""
 
@@ -214,10 +217,13 @@ def build_plugins(
     multi_point: Sequence[tuple[str, int]],
     disabled: Mapping[str, set[str]] | None,
     arg_paths: Mapping[str, str] | None,
+    version: tuple[int, int] | None = None,
 ) -> None:
     """``NewFramework``: build the profile's plugins (each factory gets ``handle``) into
     ``built`` and register them with ``pm``; fill ``points`` with each extension point's
-    plugins in order, the multiPoint set expanded (``expandMultiPointPlugins``)."""
+    plugins in order, the multiPoint set expanded (``expandMultiPointPlugins``); an extension
+    point that ``version`` (the emulated minor) does not have yet is left empty
+    (:data:`kubesched.hookspecs.POINTS_SINCE`)."""
     plugin_args = plugin_args or {}
     arg_paths = arg_paths or {}
     disabled = disabled or {}
@@ -248,6 +254,9 @@ def build_plugins(
     except pluggy.PluginValidationError as e:
         raise PluginError(str(e)) from e
     for point, hook in hookspecs.EXTENSION_POINTS.items():
+        since = hookspecs.POINTS_SINCE.get(point)
+        if since is not None and version is not None and version < since:
+            continue
         specific = list(plugins.get(point, ()))
         specific_names = {n for n, _ in specific}
         off = disabled.get(point, set())

@@ -16,7 +16,14 @@ from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState
 from kubesched.runtime._nodeinfo import NodeBatch
-from kubesched.runtime._plugins import _SCORE_RESULT, PluginCalls, PluginEntry, _as_status, _wrong
+from kubesched.runtime._plugins import (
+    _SCORE_RESULT,
+    PluginCalls,
+    PluginEntry,
+    _as_status,
+    _raised,
+    _wrong,
+)
 from kubesched.runtime._status import Code, Status
 from kubesched.scheduler._results import verdict as _verdict
 
@@ -71,9 +78,19 @@ class ScoreRunners:
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         rec = state.recording
-        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        timed = self.calls.timed if state.record_plugin_metrics else None
         for e in self.pre_score:
-            st = _as_status(call(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes), e.name)
+            if timed is not None:
+                out = timed(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+            else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
+                try:
+                    out = e.plugin.kubesched_pre_score(state, pod, nodes)
+                except Exception as err:
+                    out = _raised(e.name, "prescore", err)
+                else:
+                    if isinstance(out, Status):
+                        out.plugin = e.name
+            st = _as_status(out, e.name)
             if rec is not None:
                 rec.prescore[e.name] = _verdict(st)
             if st is None or st.is_success():
@@ -98,15 +115,20 @@ class ScoreRunners:
                 continue
             try:
                 if timed:
-                    scores = _score_array(self.calls.timed_batch(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes))
+                    raw = self.calls.timed_batch(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes)
                 else:
-                    scores = _score_array(e.plugin.kubesched_score(state, pod, nodes))
+                    raw = e.plugin.kubesched_score(state, pod, nodes)
+                norm = self.normalize.get(e.name)
+                scores: np.ndarray | str
+                if type(raw) is np.ndarray and raw.dtype == np.int64 and raw.ndim == 1 and norm is None and rec is None:
+                    scores = raw  # never changed here: no copy needed
+                else:
+                    scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
                     msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
                     return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
                 if rec is not None:
                     raws[e.name] = scores.copy()
-                norm = self.normalize.get(e.name)
                 if norm is not None:
                     if timed:
                         out = self.calls.timed_batch(e.name, "ScoreExtensionNormalize", norm, state, pod, scores)
@@ -124,7 +146,7 @@ class ScoreRunners:
             bad = _invalid_score(scores)
             if bad is not None:
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
-            weighted = scores * e.weight if e.weight != 1 else scores  # scores is a fresh copy
+            weighted = scores * e.weight if e.weight != 1 else scores  # kept unchanged below
             per_plugin[e.name] = weighted
             total += weighted
         if rec is not None:

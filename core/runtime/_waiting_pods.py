@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from kubesched.clock import now as _now
 from kubesched.runtime._status import Code, Status
 
 if TYPE_CHECKING:
@@ -94,13 +95,13 @@ class WaitingPod:
             if not self.pending:
                 break
             plugin, deadline = min(self.pending.items(), key=lambda kv: kv[1])
-            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+            with anyio.move_on_after(max(0.0, deadline - _now())):
                 await self._done.wait()
             if not self._done.is_set() and plugin in self.pending:
                 if self.expire_all is not None:
                     # every wait that is over at this instant ends now, in a fixed order,
                     # whichever waiting pod's timer the event loop ran first
-                    self.expire_all(anyio.current_time())
+                    self.expire_all(_now())
                 else:
                     self.reject(plugin, self._timeout_message(plugin))
         assert self._result is not None
@@ -131,7 +132,7 @@ class WaitingPods:
     def add(self, pod: Pod, timeouts: Mapping[str, float], *, timed: bool) -> None:
         """Park ``pod`` until every plugin in ``timeouts`` allows it (or one rejects it or its
         wait ends); ``timed`` False: a deterministic driver expires the waits itself."""
-        wp = WaitingPod(pod, timeouts, anyio.current_time())
+        wp = WaitingPod(pod, timeouts, _now())
         wp.expire_all = self.expire
         wp.timed = timed
         self.pods[wp.uid] = wp

@@ -11,7 +11,8 @@ A kind the release does not serve is refused as kubectl reports a missing resour
 for kind "Workload" in version "scheduling.k8s.io/v1alpha1"``), with what would serve it.  A pod
 field the release does not have is an unknown field (strict decoding); a field the release has
 while GenericWorkload is off is dropped on create, as the API server's ``dropDisabledPodFields``
-does (the pod is then scheduled as any other).
+does (the pod is then scheduled as any other).  Likewise a PodGroup's ``schedulingConstraints``
+while TopologyAwareWorkloadScheduling is off.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def check_workload_api(manifests: Sequence[Manifest], version: Version, gates: M
                     source=m.label,
                     field="kind",
                 )
+            if m.kind == SCHEDULING_POD_GROUP_KIND and not gates.get("TopologyAwareWorkloadScheduling", False):
+                # the PodGroup strategy's dropDisabledPodGroupFields: the field is only available
+                # with TopologyAwareWorkloadScheduling (k8s.io/api v0.36.0 scheduling/v1alpha2)
+                m.obj.spec.scheduling_constraints = None
         elif m.kind == "Pod":
             spec = m.obj.spec
             for fld, value, served in (

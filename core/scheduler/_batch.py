@@ -61,6 +61,10 @@ FLUSH_NODE_MISSING = "node_missing"
 FLUSH_NODE_NOT_FULL = "node_not_full"
 FLUSH_POD_NOT_BATCHABLE = "pod_not_batchable"
 FLUSH_EMPTY_LIST = "empty_list"
+SIGN, SUCCESS = "Sign", "Success"  # framework_extension_point_duration_seconds{extension_point,status}
+BATCH_ATTEMPTS = (ATTEMPT_NO_HINT, ATTEMPT_HINT_USED, ATTEMPT_HINT_NOT_USED)
+BATCH_FLUSHES = (FLUSH_POD_SKIPPED, FLUSH_POD_FAILED, FLUSH_POD_INCOMPATIBLE, FLUSH_EXPIRED, FLUSH_NODE_MISSING,
+                 FLUSH_NODE_NOT_FULL, FLUSH_POD_NOT_BATCHABLE, FLUSH_EMPTY_LIST)  # fmt: skip
 
 UNSIGNABLE: Any = object()  # a plugin's refusal (its SignPod status not Success)
 
@@ -322,12 +326,21 @@ class Batching:
         name = pod.spec.scheduler_name
         signers = self.signers.get(name)
         batch = self.batches[name]
+        # v1.35 framework.go SignPod: a sampled cycle observes the Sign extension point, its
+        # status always Success (the deferred observation reads an outer status that the loop's
+        # ``:=`` shadows), a profile that signs nothing included
+        rec = fw.calls.recorder if state.record_plugin_metrics else None
         if signers is None:
+            if rec is not None:
+                rec.sampled_extension_point(SIGN, SUCCESS, name, 0.0)
             # a profile that signs no pod never holds a list: no hint (the default profile's case)
             batch.attempts[ATTEMPT_NO_HINT] = batch.attempts.get(ATTEMPT_NO_HINT, 0) + 1
             self.current = (name, None, "")
             return ""
+        t0 = rec.now() if rec is not None else 0.0
         signature = sign_pod(pod, signers)
+        if rec is not None:
+            rec.sampled_extension_point(SIGN, SUCCESS, name, rec.now() - t0)
 
         def rejected_by(node: str) -> bool | None:
             ni = snapshot.get(node)

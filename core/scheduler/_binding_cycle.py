@@ -22,11 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from kubesched._errors import NotFoundError, TransportError
 from kubesched._logs import v
 from kubesched.api._objects import Event, ObjectMeta, ObjectReference, Pod, PodCondition
+from kubesched.clock import now as _now
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime import _events as ev
 from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Framework
@@ -34,6 +33,7 @@ from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._driver import TURN
 from kubesched.scheduler._expectation import run_pre_bind_pre_flights
+from kubesched.scheduler._parallel_prebind import group_runner
 
 if TYPE_CHECKING:
     from kubesched._transport import Transport
@@ -123,6 +123,9 @@ class BindingCycle:
         self.scheduled_count = 0
         self.nnn_for_expectation = False
         """NominatedNodeNameForExpectation (the scheduler sets it from its gates): :mod:`._expectation`."""
+        self.parallel_pre_bind = False
+        """1.36: PreBindPreFlight's ``AllowParallel`` is honoured (the scheduler sets it from its version)."""
+        self._run_group = group_runner(driver)
         self._reports: dict[str, collections.deque[tuple[Any, ...]]] = {}
 
     def start(
@@ -182,14 +185,15 @@ class BindingCycle:
         result: ScheduleResult,
         turn: list[int | None] | None = None,
     ) -> Status | None:
-        """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind."""
+        """``bindingCycle``: PreBindPreFlight (with NominatedNodeNameForExpectation), WaitOnPermit,
+        PreBind, Bind, PostBind."""
         if turn is None:
             turn = [None]
         assumed = assumed_pi.pod
         host = result.suggested_host
         nominate = False
         if self.nnn_for_expectation:
-            pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host)
+            pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)
             if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
                 return pre_flight
             nominate = pre_flight is None or fw.get_waiting_pod(assumed_pi.uid) is not None
@@ -213,7 +217,7 @@ class BindingCycle:
         if st is not None and not st.is_success():
             return single_node_status(st, host)
         self.queue.done(assumed_pi.uid)
-        st = await fw.run_pre_bind_plugins(state, assumed, host)
+        st = await fw.run_pre_bind_plugins(state, assumed, host, self._run_group)
         if st is not None and not st.is_success():
             return st
         st = await self.bind(fw, state, assumed, host)
@@ -263,7 +267,7 @@ class BindingCycle:
                 return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
             return st
         finally:
-            self.cache.finish_binding(pod.metadata.uid, anyio.current_time())
+            self.cache.finish_binding(pod.metadata.uid, _now())
 
     async def handle_binding_cycle_error(
         self,

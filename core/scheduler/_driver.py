@@ -35,6 +35,8 @@ from collections.abc import Callable
 
 import anyio
 
+from kubesched.clock import now as _now
+
 TURN: contextvars.ContextVar[list[int | None] | None] = contextvars.ContextVar("kubesched_turn", default=None)
 """The running binding cycle's turn (a one-item list it ends when it finishes), for
 :meth:`Driver.park_until`; set by the binding task."""
@@ -136,17 +138,25 @@ class Driver:
         turn[0] = None
         released = anyio.Event()
         self._parked_seq += 1
-        heapq.heappush(self._parked, (when, self._parked_seq, released, turn))
+        entry = (when, self._parked_seq, released, turn)
+        heapq.heappush(self._parked, entry)
         self.deactivate()
         self.kick()
-        await released.wait()  # the loop gave it a turn and made it active again
+        try:
+            await released.wait()  # the loop gave it a turn and made it active again
+        except anyio.get_cancelled_exc_class():
+            if not released.is_set():  # cancelled while parked (a failed parallel PreBind group)
+                self._parked.remove(entry)
+                heapq.heapify(self._parked)
+                self.activate()  # it runs again, to end
+            raise
         await self.take(turn[0])
 
     def _next_parked(self) -> float | None:
         return self._parked[0][0] if self._parked else None
 
     def _release_parked(self) -> None:
-        now = anyio.current_time()
+        now = _now()
         while self._parked and self._parked[0][0] <= now:
             _, _, released, turn = heapq.heappop(self._parked)
             turn[0] = self.ticket()

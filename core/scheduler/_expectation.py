@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, PreBindPreFlightResult
 from kubesched.runtime._status import Code, Status
+
+PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"  # the extension point, as framework_extension_point_duration_seconds names it
 
 if TYPE_CHECKING:
     from kubesched.api._objects import Pod
@@ -23,27 +26,55 @@ if TYPE_CHECKING:
     from kubesched.runtime._framework import Framework
 
 
-def run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+def run_pre_bind_pre_flights(
+    fw: Framework, state: CycleState, pod: Pod, node_name: str, *, parallel: bool = False
+) -> Status | None:
     """``RunPreBindPreFlights``: Success (None) when a PreBind plugin's ``pre_bind_pre_flight``
     says it will act, Skip when none will (or none has a pre-flight), the first Error as
-    ``running PreBindPreFlight "X": ...``; a rejection is an Error (not supported there)."""
+    ``running PreBindPreFlight "X": ...``; a rejection is an Error (not supported there).
+
+    It records for PreBind the plugins that said Skip (``SetSkipPreBindPlugins``, v1.34: they do
+    not run) and, with ``parallel`` (1.36, kubernetes#135393), those whose
+    :class:`~kubesched.framework.PreBindPreFlightResult` allows parallel PreBind, whatever their
+    status (``SetParallelPreBindPlugins``).  A pre-flight returns ``Status | None`` or
+    ``(PreBindPreFlightResult | None, Status | None)``.  With a metrics recorder the run is
+    observed as the ``PreBindPreFlight`` extension point, and each call of a sampled cycle as
+    that plugin's ``PreBindPreFlight`` (v1.35 ``framework.go``)."""
+    rec = getattr(fw.binding.calls, "recorder", None)
+    if rec is None:
+        return _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+    t0 = rec.now()
+    st = _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+    rec.extension_point_since(PRE_BIND_PRE_FLIGHT, st, fw.profile_name, t0)
+    return st
+
+
+def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
     result: Status | None = Status.skip()
     binding = fw.binding
+    call = binding.calls.timed if state.record_plugin_metrics else binding.calls.call
+    skipped: set[str] = set()
+    allow_parallel: set[str] = set()
     for e in binding.pre_bind:
         pre_flight = getattr(e.plugin, "pre_bind_pre_flight", None)
         if pre_flight is None:
             continue
-        out = binding.calls.call(e, "prebind", pre_flight, state, pod, node_name)
+        out = call(e, "prebindpreflight", pre_flight, state, pod, node_name)
+        if isinstance(out, tuple) and len(out) == 2 and (out[0] is None or isinstance(out[0], PreBindPreFlightResult)):
+            flight, out = out
+            if parallel and flight is not None and flight.allow_parallel:
+                allow_parallel.add(e.name)
         st = out if isinstance(out, Status) or out is None else Status(Code.ERROR, f"unexpected PreBindPreFlight result {out!r}")
         if st is None or st.is_success():
             result = None
         elif st.is_skip():
-            continue
+            skipped.add(e.name)
         elif st.is_rejected():
             return Status(Code.ERROR, f'PreBindPreFlight {e.name} returned "{st.code.name}", which is unsupported. '
                           "It is supposed to return Success, Skip, or Error status", plugin=e.name)  # fmt: skip
         else:
             return Status(Code.ERROR, f'running PreBindPreFlight "{e.name}": {st.message}', plugin=e.name, error=st.error)
+    state.write(PRE_BIND_PRE_FLIGHT_KEY, (skipped, allow_parallel))
     return result
 
 

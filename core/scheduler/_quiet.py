@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.metrics._metrics import SCHEDULE_ERROR, SCHEDULED
+from kubesched.scheduler._batch import BATCH_ATTEMPTS, BATCH_FLUSHES
 from kubesched.scheduler._quiet_metrics import RecorderLog
 from kubesched.scheduler._results import HISTORY_LIMIT, ResultRecorder, go_json
 
@@ -331,6 +332,13 @@ class QuietSkipper:
         }
         for result, n in metrics.schedule_attempts.items():
             out[("attempts", result)] = n
+        batching = sched.scheduling.batching
+        if batching is not None:  # OpportunisticBatching's counts (scheduler_batch_*_total, 1.35)
+            for name, batch in batching.batches.items():
+                for result in BATCH_ATTEMPTS:
+                    out[("batchAttempts", name, result)] = batch.attempts.get(result, 0)
+                for reason in BATCH_FLUSHES:
+                    out[("batchFlushes", name, reason)] = batch.flushes.get(reason, 0)
         pod_attempts = metrics.pod_attempts if metrics.pod_attempts is not None else {}
         for qpi in self._queued():
             uid = qpi.uid
@@ -357,6 +365,17 @@ class QuietSkipper:
         def add(key: tuple[Any, ...]) -> int:
             return k * delta.get(key, 0)
 
+        batching = sched.scheduling.batching
+        if batching is not None:
+            for name, batch in batching.batches.items():
+                for result in BATCH_ATTEMPTS:
+                    if n := add(("batchAttempts", name, result)):
+                        batch.attempts[result] = batch.attempts.get(result, 0) + n
+                for reason in BATCH_FLUSHES:
+                    if n := add(("batchFlushes", name, reason)):
+                        batch.flushes[reason] = batch.flushes.get(reason, 0) + n
+                if batch.last_cycle.cycle_count > q.scheduling_cycle - delta.get(("cycle",), 0):
+                    batch.last_cycle.cycle_count += add(("cycle",))  # a cycle of the period
         # the queue's counters and times
         q.activeq._scheduling_cycle += add(("cycle",))
         q.move_request_cycle += add(("moveRequest",))

@@ -30,6 +30,8 @@ from kubesched.metrics._metrics import Histogram, HistogramVec, MetricsRecorder
 _VECS = ("attempt_duration", "sli_duration", "extension_point_duration", "permit_wait_duration")
 _HISTOGRAMS = ("algorithm_duration", "pod_scheduling_attempts", "preemption_victims")
 _CHUNK = 1 << 23
+SAMPLED_POINT = "sampled extension point"  # a timing's mark: an extension point, not a plugin
+SAMPLED_POINTS = frozenset({"Sign"})  # the extension points observed in the sampled cycles only
 
 
 class RecorderLog:
@@ -44,6 +46,7 @@ class RecorderLog:
         """A draw's context -> the plugin timings it adds when it samples."""
         self._randrange = recorder.rng.randrange
         self._observe = recorder.plugin_duration.observe
+        self._observe_point = recorder.sampled_extension_point
 
         def randrange(*args: int) -> int:
             value = self._randrange(*args)
@@ -54,8 +57,14 @@ class RecorderLog:
             self.timings.append((len(self.draws), labels, value))
             self._observe(labels, value)
 
+        def observe_point(point: str, status: str, profile: str, duration: float) -> None:
+            # a sampled extension point (v1.35's Sign): logged as a timing, marked as such
+            self.timings.append((len(self.draws), (SAMPLED_POINT, point, status, profile), duration))
+            self._observe_point(point, status, profile, duration)
+
         recorder.rng.randrange = randrange  # type: ignore[method-assign, assignment]
         recorder.plugin_duration.observe = observe  # type: ignore[method-assign]
+        recorder.sampled_extension_point = observe_point  # type: ignore[method-assign]
 
     def forget(self) -> None:
         self.draws = []
@@ -83,6 +92,8 @@ class RecorderLog:
         for name in _VECS:
             vec: HistogramVec = getattr(rec, name)
             for labels, h in vec.series.items():
+                if name == "extension_point_duration" and labels[0] in SAMPLED_POINTS:
+                    continue  # observed in the sampled cycles only: replayed with the draws
                 histogram((name, labels), h)
         for name in _HISTOGRAMS:
             histogram((name,), getattr(rec, name))
@@ -136,10 +147,14 @@ class RecorderLog:
         state, sampled = _replay_below(rec.rng.getstate(), 100, rec.sample_percent, len(pods), k)
         rec.rng.setstate(state)
         bucket = bisect.bisect_left(rec.plugin_duration.bounds, 0.0)
+        point_bucket = bisect.bisect_left(rec.extension_point_duration.bounds, 0.0)
         for uid, times in zip(pods, sampled, strict=True):
             if times:
                 for labels, n in self.learned[uid].items():
-                    rec.plugin_duration.series[labels].counts[bucket] += int(times) * n
+                    if labels[0] == SAMPLED_POINT:
+                        rec.extension_point_duration.series[labels[1:]].counts[point_bucket] += int(times) * n
+                    else:
+                        rec.plugin_duration.series[labels].counts[bucket] += int(times) * n
 
 
 def _generator(state: tuple[Any, ...]) -> np.random.MT19937:

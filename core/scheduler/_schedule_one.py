@@ -44,6 +44,7 @@ import numpy as np
 
 from kubesched._logs import v
 from kubesched.api._objects import Pod
+from kubesched.clock import now as _now
 from kubesched.metrics._metrics import ERROR, FILTER, SUCCESS
 from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime._extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY
@@ -156,13 +157,14 @@ class ScheduleOne:
         if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
             self.queue.done(qpi.uid)
             return
-        start = self.last_attempt = anyio.current_time()
+        start = self.last_attempt = _now()
         if log.isEnabledFor(V3):
             log.log(V3, "Attempting to schedule pod pod=%s", json.dumps(pod.key))
         counts = self.metrics.pod_attempts
         if counts is not None:
             counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
         state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
+        state.pod_info = qpi.pod_info
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         binding = self.binding
         if binding.recorder is not None:
@@ -266,14 +268,14 @@ class ScheduleOne:
         batching = self.batching
         if len(feasible) == 1:
             if batching is not None and batching.current is not None:
-                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, anyio.current_time())
+                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now())
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         i = _select_index(total, self.rng)
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
-            batching.store(host, self.queue.scheduling_cycle, anyio.current_time(), feasible, total, i, self.rng)
+            batching.store(host, self.queue.scheduling_cycle, _now(), feasible, total, i, self.rng)
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -338,7 +340,7 @@ class ScheduleOne:
         if batching is not None and batching.current is None and not pi.pod.spec.scheduling_group:
             # v1.35 findNodesThatFitPod: the batch's hint, evaluated as a nominated node would be
             # (evaluateNominatedNode: the nominated node first when the pod has one)
-            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, anyio.current_time())
+            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, _now())
             nnn = nnn or hint
         if nnn:
             idx = snap.index.get(nnn)
@@ -357,7 +359,7 @@ class ScheduleOne:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejected))}]",
             )
         else:
-            candidates = np.arange(len(snap), dtype=np.int64)
+            candidates = snap.all_rows()
         feasible = await self.find_nodes_that_pass_filters(fw, state, pi, diagnosis, candidates, advance=True)
         return feasible, diagnosis
 

@@ -30,10 +30,21 @@ every other unscheduled pod of its PodGroup, in one cycle.
                                                 "Unschedulable" / False "SchedulerError", never
                                                 regressing a True
 
+With TopologyAwareWorkloadScheduling (1.36, alpha) the algorithm is
+``podGroupSchedulingPlacementAlgorithm`` (:mod:`._placement_algorithm`): the placementGenerate plugins give the candidate
+placements (sets of nodes), the default algorithm runs on each with the snapshot holding only the
+placement's nodes (``AssumePlacement`` / ``ForgetPlacement``), and among the placements the group
+fits (or fits once preemption completes) the placementScore plugins choose ("0/<n> placements are
+available, first placement status: <the first placement's error>" when it fits none).  GangScheduling's
+PlacementFeasible is not called: schedule_one_podgroup.go of the 1.36 line calls no such plugin
+(the group's feasibility on a placement is Permit's, as without placements), and the framework of
+k8s.io/kube-scheduler v0.36.0 has no PlacementFeasible (nor the PlacementCycleState every later
+PlacementFeasible takes).
+
 Source: ``pkg/scheduler/schedule_one_podgroup.go`` as it is with the v1alpha2 PodGroup lister
-(the 1.36 line), ``ScheduleOne``'s branch as quoted from v1.36.2.  Not here:
-TopologyAwareWorkloadScheduling's placement algorithm (PlacementGenerate / PlacementScore) and
-workload-aware preemption (WorkloadAwarePreemption): the gates are not modelled.
+(the 1.36 line), ``ScheduleOne``'s branch as quoted from v1.36.2; the placement algorithm and
+``findBestPlacement`` from the same file (placements in the generate plugins' order, ties among
+the best totals broken by the scheduler's seeded random source).
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ from kubesched.runtime._framework import (
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, PodsToActivate, ScheduleResult
 from kubesched.scheduler._filterpass import CycleError
+from kubesched.scheduler._placement_algorithm import placement_algorithm
 
 if TYPE_CHECKING:
     from kubesched._transport import Transport
@@ -122,6 +134,8 @@ class PodGroupCycle:
         # WorkloadAwarePreemption (1.36, alpha): the group preempts as one; the per-pod
         # PostFilter is then not run inside the cycle (see the module)
         self.workload_aware = bool(scheduling.config.feature_gates.get("WorkloadAwarePreemption", False))
+        # TopologyAwareWorkloadScheduling (1.36, alpha): the placement algorithm
+        self.topology_aware = bool(scheduling.config.feature_gates.get("TopologyAwareWorkloadScheduling", False))
 
     # --- entry ---------------------------------------------------------------------------------
     async def run(self, qpi: QueuedPodInfo) -> None:
@@ -151,7 +165,7 @@ class PodGroupCycle:
         if counts is not None:
             for q in kept:
                 counts[q.uid] = counts.get(q.uid, 0) + 1
-        result = await self.default_algorithm(fw, kept, post_filters=not self.workload_aware)
+        result = await self.algorithm(fw, kept, post_filters=not self.workload_aware)
         if self.workload_aware and result.status is not None and result.status.code == Code.UNSCHEDULABLE:
             # podGroupCycle: workload-aware preemption for a group the algorithm could not place
             st, nominations = await self.workload_aware_preemption(fw, kept)
@@ -197,6 +211,16 @@ class PodGroupCycle:
         return fw, ""
 
     # --- the algorithm --------------------------------------------------------------------------
+    async def algorithm(self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True) -> GroupResult:
+        """``podGroupSchedulingAlgorithm``: the placement algorithm with
+        TopologyAwareWorkloadScheduling, else the default one."""
+        if not self.topology_aware:
+            return await self.default_algorithm(fw, qpis, post_filters=post_filters)
+        got = await placement_algorithm(
+            self.scheduling, fw, qpis, lambda: self.default_algorithm(fw, qpis, post_filters=post_filters)
+        )
+        return GroupResult([], got) if isinstance(got, Status) else got
+
     async def default_algorithm(
         self, fw: Framework, qpis: list[QueuedPodInfo], *, post_filters: bool = True
     ) -> GroupResult:
@@ -235,6 +259,7 @@ class PodGroupCycle:
         Permit (a Wait is not a waiting pod here)."""
         sched = self.scheduling
         state = CycleState(record_plugin_metrics=sched.metrics.sample_plugins())
+        state.pod_info = qpi.pod_info
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         if post_filters and self.binding.recorder is not None:  # --explain: this attempt's results
             state.recording = self.binding.recorder.begin()
@@ -335,7 +360,7 @@ class PodGroupCycle:
         for p in removed:
             cache.remove_pod(p.metadata.uid)
         try:
-            gr = await self.default_algorithm(fw, qpis, post_filters=False)
+            gr = await self.algorithm(fw, qpis, post_filters=False)
             if gr.status is not None:
                 return gr.status, {}
             placed = [pr for pr in gr.pod_results if pr.status is None or pr.status.is_success()]

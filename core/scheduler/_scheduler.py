@@ -40,6 +40,8 @@ from kubesched.api._objects import Pod
 from kubesched.api._resources import request_rules
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
+from kubesched.clock import now as _now
+from kubesched.clock import running
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import Metrics, MetricsRecorder
 from kubesched.queue._nominator import Nominator
@@ -167,7 +169,7 @@ class Scheduler:
             extenders=extenders, metrics=self.metrics, driver=self.driver, spawn=self.spawn,
             touch=self._touch,
         )
-        self.binding.nnn_for_expectation = bool(self.config.feature_gates.get("NominatedNodeNameForExpectation", False))
+        _binding_per_version(self)
         self.scheduling = ScheduleOne(
             config=self.config, cache=self.cache, snapshot=self.snapshot, profiles=self.profiles,
             queue=self.queue, extenders=extenders, metrics=self.metrics, rng=self.rng,
@@ -252,7 +254,7 @@ class Scheduler:
 
     async def _run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
-            async with anyio.create_task_group() as tg:
+            async with running(), anyio.create_task_group() as tg:
                 self._tg = tg
                 self._pool = self.binding.pool = TaskPool(tg)
                 tg.start_soon(self.handlers.run)
@@ -277,7 +279,7 @@ class Scheduler:
         """Every second, expire assumed pods whose binding finished long ago (upstream's TTL)."""
         while True:
             await anyio.sleep(1.0)
-            for uid in self.cache.cleanup_expired(anyio.current_time()):
+            for uid in self.cache.cleanup_expired(_now()):
                 log.warning("assumed pod %s expired without its Add", uid)
                 pod = self.cluster.pods.get(uid)
                 if pod is not None:
@@ -317,7 +319,7 @@ class Scheduler:
             self._touch()
 
     def _touch(self) -> None:
-        self._last_touch = anyio.current_time()
+        self._last_touch = _now()
         self._activity_ended()
 
     def _activity_ended(self) -> None:
@@ -447,7 +449,7 @@ class Scheduler:
         self.driver.run_hooks()
         self._drain()
         self.queue.run_due_flushes()
-        now = anyio.current_time()
+        now = _now()
         for fw in self.profiles.values():
             fw.expire_waiting_pods(now)
         return now
@@ -496,6 +498,14 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "select_host",
 ]
+
+
+def _binding_per_version(sched: Scheduler) -> None:
+    """The binding cycle of the emulated version: NominatedNodeNameForExpectation (alpha 1.34,
+    beta on 1.35) runs the PreBindPreFlights, and from 1.36 (kubernetes#135393) the PreBind
+    plugins they allow run in parallel."""
+    sched.binding.nnn_for_expectation = bool(sched.config.feature_gates.get("NominatedNodeNameForExpectation", False))
+    sched.binding.parallel_pre_bind = sched.config.emulated_version >= (1, 36)
 
 
 def _add_pod_group_cycle(sched: Scheduler, transport: Transport) -> None:

@@ -149,6 +149,9 @@ class _Kind:
     namespaced: bool = True
     optional: bool = False
     """A custom resource that may not be installed (404: none)."""
+    multi_version: bool = False
+    """One Struct for several versions (the Workload API's Workload): its listed items get the
+    version they were listed at."""
 
     def path(self, namespace: str | None) -> str:
         base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
@@ -177,8 +180,8 @@ KINDS: tuple[_Kind, ...] = (
     _Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", PodDisruptionBudget),
     _Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "podgroups", PodGroup, optional=True),
     # the Workload API (alpha, GenericWorkload): simulate takes them with its gates on
-    _Kind("Workload", "scheduling.k8s.io/v1alpha1", "workloads", Workload, optional=True),
-    _Kind("Workload", "scheduling.k8s.io/v1alpha2", "workloads", Workload, optional=True),
+    _Kind("Workload", "scheduling.k8s.io/v1alpha1", "workloads", Workload, optional=True, multi_version=True),
+    _Kind("Workload", "scheduling.k8s.io/v1alpha2", "workloads", Workload, optional=True, multi_version=True),
     _Kind("SchedulingPodGroup", "scheduling.k8s.io/v1alpha2", "podgroups", SchedulingPodGroup, optional=True),
     _Kind("Pod", "v1", "pods", Pod),
 )
@@ -579,6 +582,10 @@ async def _read(
         try:
             async for raw in _pages(api, kind.path(ns), params, progress):
                 obj = _decode(decoder, raw, kind, warn)
+                if obj is not None and kind.multi_version:
+                    # a list's items carry no apiVersion: the version listed (a v1alpha1 Workload
+                    # would otherwise read as the Struct's default, v1alpha2)
+                    obj = replace(obj, api_version=kind.api_version)
                 doc: Any = None if obj is None else red.job(obj, raw) if kind.kind == "Job" else reduce(obj)
                 if doc is None:
                     continue
@@ -622,7 +629,7 @@ def summary(red: Reducer, target: str) -> str:
         return f"{w[kind]} {plural}"
 
     parts = [n("Node"), n("Pod") + f" ({w['pending pods']} pending)"]
-    parts += [n(k.kind) for k in KINDS if k.kind not in ("Node", "Pod") and w[k.kind]]
+    parts += [n(k) for k in dict.fromkeys(k.kind for k in KINDS) if k not in ("Node", "Pod") and w[k]]
     line = "snapshot: wrote " + ", ".join(parts) + (f" to {target}" if target else "")
     if red.left_out:
         line += "; left out " + ", ".join(f"{n} {what}" for what, n in sorted(red.left_out.items()))

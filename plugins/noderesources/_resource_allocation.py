@@ -34,7 +34,7 @@ from .._helper import build_broken_linear_function, go_div
 from ._args import MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec
 
 if TYPE_CHECKING:
-    from kubesched.framework import NodeBatch, Pod
+    from kubesched.framework import CycleState, NodeBatch, Pod
 
 Scorer = Callable[[list[np.ndarray], list[np.ndarray]], np.ndarray]
 """(requested columns, allocatable columns) -> int64 score per node."""
@@ -45,12 +45,17 @@ NEWEST_RULES = request_rules(DEFAULT_VERSION, {})
 
 
 def pod_resource_request_list(
-    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, rules: RequestRules = NEWEST_RULES
+    pod: Pod,
+    resources: Sequence[ResourceSpec],
+    use_requested: bool,
+    rules: RequestRules = NEWEST_RULES,
+    state: CycleState | None = None,
 ) -> list[int]:
     """``calculatePodResourceRequestList``: the pod's request of each configured resource
     (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
-    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go)."""
-    req = pod_requests(pod, non_zero=not use_requested, rules=rules)
+    enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go); ``state``: the cycle's,
+    whose PodInfo has them computed already."""
+    req = pod_requests(pod, non_zero=not use_requested, rules=rules, state=state)
     return [req.get(r.name) for r in resources]
 
 
@@ -134,6 +139,48 @@ def least_requested_fast(
     return out
 
 
+def least_requested_one(resources: Sequence[ResourceSpec], requested: list[int], allocatable: list[int]) -> int:
+    """:func:`least_requested_fast` of one node, in integers: ``floor`` of the exact float
+    quotients there is Go's integer division (see :data:`EXACT_LIMIT`)."""
+    total = 0
+    weight_sum = 0
+    for spec, r, c in zip(resources, requested, allocatable, strict=True):
+        total += (max(c - r, 0) * MAX_NODE_SCORE // c) * spec.weight
+        weight_sum += spec.weight
+    return total // weight_sum
+
+
+def balanced_one(requested: list[int], allocatable: list[int]) -> int:
+    """:func:`balanced_fast` of one node of one or two resources: the same float operations."""
+    if len(requested) == 1:
+        return MAX_NODE_SCORE
+    f0 = min(requested[0] / allocatable[0], 1.0)
+    f1 = min(requested[1] / allocatable[1], 1.0)
+    return int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+
+
+def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np.ndarray) -> np.ndarray | None:
+    """1.36's BalancedAllocation score (kubernetes#135573) over :func:`cpu_memory_columns`:
+    the change in balance the pod makes, ``50 + (50 + with - without) // 2``."""
+    with_pod = balanced_fast(requested, allocatable)
+    without = balanced_fast(requested - pod, allocatable)
+    if with_pod is None or without is None:
+        return None
+    half = MAX_NODE_SCORE // 2
+    with_pod += half
+    with_pod -= without  # >= 0: each score is in [0, 100]
+    with_pod >>= 1
+    with_pod += half
+    return with_pod
+
+
+def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
+    """:func:`balanced_change_fast` of one node."""
+    half = MAX_NODE_SCORE // 2
+    without = balanced_one([r - p for r, p in zip(requested, pod, strict=True)], allocatable)
+    return half + (half + balanced_one(requested, allocatable) - without) // 2
+
+
 def balanced_fast(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray | None:
     """:func:`balanced_resource_scorer` over :func:`cpu_memory_columns` for one or two
     resources (None for more): the same float operations."""
@@ -160,22 +207,32 @@ class RowScores:
     A node's score depends on its allocatable and requests (its snapshot row, whose
     ``Snapshot.generations`` entry changes whenever they do) and on the pod's request: for the
     pods of one template, a batch's scores are a gather from the snapshot-wide array, after a
-    recount of the rows changed since the last pod (the node the last pod went to).  An array
-    is made the second time a request is seen in a node set, so that a node set changing all
-    the time costs nothing more than the batch itself.
+    recount of the rows changed since the last pod (the node the last pod went to: the
+    snapshot's change log says which, and a few rows are recounted in plain integers or floats
+    by ``compute_one``, the same operations as ``compute``'s).  An array is made the second time
+    a request is seen in a node set, so that a node set changing all the time costs nothing more
+    than the batch itself.
     """
 
     _LIMIT = 32
+    _FEW = 8  # up to this many changed rows are recounted one by one
 
     def __init__(
         self,
         names: tuple[str, ...],
         use_requested: bool,
         compute: Callable[[np.ndarray, np.ndarray], np.ndarray | None],
+        compute_one: Callable[[list[int], list[int]], int] | None = None,
+        *,
+        with_pod: bool = False,
     ) -> None:
         self.names = names
         self.kind = "requested" if use_requested else "non_zero_requested"
-        self.compute = compute  # (requested, allocatable) of some rows -> their scores
+        # (requested with the pod's, allocatable) of some rows -> their scores; with
+        # ``with_pod``, the pod's requests (a column, or the tuple) come third
+        self.compute = compute
+        self.compute_one = compute_one  # the same of one row -> its score
+        self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
 
     def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int]) -> np.ndarray | None:
@@ -193,7 +250,8 @@ class RowScores:
                 self._entries.clear()
             self._entries[key] = _RowEntry(snap, snap.tree_generation)
             return None
-        if entry.scores is None:
+        scores = entry.scores
+        if scores is None:
             if entry.failed:
                 return None
             least, most = snap.allocatable_bounds(names)
@@ -201,16 +259,34 @@ class RowScores:
             if full is None:
                 entry.failed = True
                 return None
-            entry.scores, entry.generations = full, snap.generations.copy()
+            entry.scores = scores = full
+            entry.generations = snap.generations.copy()
+            entry.mark = snap.change_mark()
         else:
-            assert entry.generations is not None
-            stale = (snap.generations != entry.generations).nonzero()[0]
-            if len(stale):
-                part = self._compute(snap, key, stale)
-                assert part is not None
-                entry.scores[stale] = part
-                entry.generations[stale] = snap.generations[stale]
-        out: np.ndarray = entry.scores[rows]
+            gens = entry.generations
+            assert gens is not None
+            changed = snap.rows_changed_since(entry.mark)
+            if changed is None or len(changed) > self._FEW or self.compute_one is None:
+                stale = (snap.generations != gens).nonzero()[0]
+                if len(stale):
+                    part = self._compute(snap, key, stale)
+                    assert part is not None
+                    scores[stale] = part
+                    gens[stale] = snap.generations[stale]
+            elif changed:
+                now = snap.generations
+                alloc = snap.columns("allocatable", names)
+                req = snap.columns(self.kind, names)
+                one = self.compute_one
+                k = range(len(names))
+                for row in changed:
+                    g = now[row]
+                    if gens[row] != g:
+                        r, c = [int(req[j, row]) + key[j] for j in k], [int(alloc[j, row]) for j in k]
+                        scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
+                        gens[row] = g
+            entry.mark = snap.change_mark()
+        out: np.ndarray = scores[rows]
         return out
 
     def _compute(self, snap: Any, pod: tuple[int, ...], rows: np.ndarray | None) -> np.ndarray | None:
@@ -218,17 +294,21 @@ class RowScores:
         req = snap.columns(self.kind, self.names)
         if rows is not None:
             alloc, req = alloc.take(rows, axis=1), req.take(rows, axis=1)
-        return self.compute(req + np.array(pod, dtype=np.int64)[:, None], alloc)
+        column = np.array(pod, dtype=np.int64)[:, None]
+        if self.with_pod:
+            return self.compute(req + column, alloc, column)  # type: ignore[call-arg]
+        return self.compute(req + column, alloc)
 
 
 class _RowEntry:
-    __slots__ = ("failed", "generation", "generations", "scores", "snapshot")
+    __slots__ = ("failed", "generation", "generations", "mark", "scores", "snapshot")
 
     def __init__(self, snapshot: Any, generation: int) -> None:
         self.snapshot = snapshot
         self.generation = generation  # the snapshot's node set (tree generation)
         self.scores: np.ndarray | None = None  # per snapshot row
         self.generations: np.ndarray | None = None  # the rows' generations they were made at
+        self.mark = 0  # the snapshot's change mark when they were last brought up to date
         self.failed = False  # no fast path for this node set
 
 
@@ -355,10 +435,14 @@ def balanced_resource_scorer(requested: list[np.ndarray], allocatable: list[np.n
 __all__ = [
     "RowScores",
     "allocatable_requested",
+    "balanced_change_fast",
+    "balanced_change_one",
     "balanced_fast",
+    "balanced_one",
     "balanced_resource_scorer",
     "cpu_memory_columns",
     "least_requested_fast",
+    "least_requested_one",
     "least_resource_scorer",
     "most_resource_scorer",
     "pod_resource_request_list",

@@ -28,7 +28,10 @@ from ._resource_allocation import (
     _CPU_MEMORY,
     RowScores,
     allocatable_requested,
+    balanced_change_fast,
+    balanced_change_one,
     balanced_fast,
+    balanced_one,
     balanced_resource_scorer,
     cpu_memory_columns,
     pod_resource_request_list,
@@ -50,7 +53,9 @@ class BalancedAllocation:
         self.handle: Handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
-        self._row_scores = RowScores(self._names, True, balanced_fast)
+        self._row_scores = RowScores(self._names, True, balanced_fast, balanced_one)
+        # 1.36's score of the change, kept per row as a whole (one gather a cycle)
+        self._change_scores = RowScores(self._names, True, balanced_change_fast, balanced_change_one, with_pod=True)  # type: ignore[arg-type]
         version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
         # 1.36 (kubernetes#135573): the score is the change in balance the pod makes
         self.score_the_change = version >= (1, 36)
@@ -60,7 +65,7 @@ class BalancedAllocation:
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
+        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return Status.skip()
@@ -74,9 +79,12 @@ class BalancedAllocation:
             reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
-        with_pod = self._balance(nodes, reqs)
         if not self.score_the_change:
-            return with_pod
+            return self._balance(nodes, reqs)
+        known = self._change_scores.scores(nodes, reqs)
+        if known is not None:
+            return known
+        with_pod = self._balance(nodes, reqs)
         # 1.36 balanced_allocation.go (kubernetes#135573): scoreWithoutPod over the node's own
         # requests, with the resources the pod's requests leave out skipped as with it
         if all(n in _CPU_MEMORY for n in self._names):

@@ -57,11 +57,13 @@ from ._resource_allocation import (
     allocatable_requested,
     cpu_memory_columns,
     least_requested_fast,
+    least_requested_one,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
     requested_to_capacity_ratio_scorer,
 )
+from .placement_score import FitPlacementScore
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -195,8 +197,9 @@ def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, ru
 _Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]
 
 
-class Fit:
-    """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit."""
+class Fit(FitPlacementScore):
+    """PreFilter, Filter, PreScore, Score and EnqueueExtensions of NodeResourcesFit, and from 1.36
+    its PlacementScore (:mod:`.placement_score`)."""
 
     name = FIT_NAME
 
@@ -219,7 +222,10 @@ class Fit:
         self.resources = ss.resources
         self._resource_names = tuple(r.name for r in ss.resources)
         self._row_scores = RowScores(
-            self._resource_names, False, lambda req, alloc: least_requested_fast(self.resources, req, alloc)
+            self._resource_names,
+            False,
+            lambda req, alloc: least_requested_fast(self.resources, req, alloc),
+            lambda req, alloc: least_requested_one(self.resources, req, alloc),
         )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)
@@ -284,7 +290,7 @@ class Fit:
     # --- PreFilter / Filter ---------------------------------------------------------------
     @hookimpl
     def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod, rules=self.rules))
+        state.write(PRE_FILTER_STATE_KEY, pod_requests(pod, rules=self.rules, state=state))
         return None
 
     @hookimpl
@@ -398,7 +404,7 @@ class Fit:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules))
+        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules, state))
         return None
 
     @hookimpl

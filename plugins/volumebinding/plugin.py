@@ -14,6 +14,7 @@ from kubesched.framework import (
     ConfigError,
     EventResource,
     Handle,
+    PreBindPreFlightResult,
     QueueingHint,
     Status,
     hookimpl,
@@ -43,6 +44,7 @@ STATE_KEY = NAME
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 ERR_NO_POD_VOLUME_FOR_NODE = "no pod volume found for node"
 _NOT_FOUND = "not found"  # framework.ErrNotFound, a CycleState without the plugin's data
+PARALLEL = PreBindPreFlightResult(allow_parallel=True)  # v1.36 PreBindPreFlight (kubernetes#135393)
 
 
 class StateData:
@@ -351,18 +353,21 @@ class VolumeBinding:
             self.binder.revert_assumed_pod_volumes(pod_volumes)
 
     # --- PreBind ------------------------------------------------------------------------------
-    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def pre_bind_pre_flight(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[PreBindPreFlightResult, Status | None]:
         """``PreBindPreFlight`` (v1.34): Skip when every claim was bound already, an error when
         Filter found nothing for the node (run by the binding cycle with
-        NominatedNodeNameForExpectation: :mod:`kubesched.scheduler._expectation`)."""
+        NominatedNodeNameForExpectation: :mod:`kubesched.scheduler._expectation`); its PreBind
+        may run in parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
         s = _state(state)
         if s is None:
-            return Status(Code.ERROR, _NOT_FOUND)
+            return PARALLEL, Status(Code.ERROR, _NOT_FOUND)
         if s.all_bound:
-            return Status.skip()
+            return PARALLEL, Status.skip()
         if node_name not in (s.pod_volumes_by_node or {}):
-            return Status(Code.ERROR, f'{ERR_NO_POD_VOLUME_FOR_NODE} "{node_name}"')
-        return None
+            return PARALLEL, Status(Code.ERROR, f'{ERR_NO_POD_VOLUME_FOR_NODE} "{node_name}"')
+        return PARALLEL, None
 
     @hookimpl
     async def kubesched_pre_bind(

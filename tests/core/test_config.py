@@ -678,6 +678,7 @@ def test_feature_gates_on_top_of_a_base() -> None:
         "SchedulerPopFromBackoffQ": False,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "TopologyAwareWorkloadScheduling": False,
         "WorkloadAwarePreemption": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
@@ -710,6 +711,7 @@ def test_feature_gate_defaults_are_upstreams() -> None:
         "SchedulerPopFromBackoffQ": True,
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
+        "TopologyAwareWorkloadScheduling": False,
         "WorkloadAwarePreemption": False,
     }
 

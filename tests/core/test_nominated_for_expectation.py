@@ -154,3 +154,57 @@ def test_framework__RunPreBindPreFlights(answers: tuple[Status | None, ...], wan
         assert st is not None and st.is_skip()
     else:
         assert st is not None and st.code == Code.ERROR and want in st.message
+
+
+CLAIM = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimName: gpu}]
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "nominated"),
+    [
+        pytest.param(("--emulated-version", "1.34"), None, id="1.34: no pre-flight"),
+        pytest.param(("--emulated-version", "1.34", "--feature-gates", "NominatedNodeNameForExpectation=true"), "n1",
+                     id="1.34 with the gate: DynamicResources' pre-flight says its PreBind will act"),
+    ],
+)  # fmt: skip
+def test_a_pod_with_a_claim_to_write_is_nominated_first(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       flags: tuple[str, ...], nominated: str | None) -> None:  # fmt: skip
+    """DynamicResources' PreBindPreFlight (v1.34, kubernetes#132391): Success when the pod has
+    claims (PreBind writes them), Skip without."""
+    (pod,) = _simulate(tmp_path, capsys, CLAIM, *flags)["pods"]
+    assert pod["nodeName"] == "n1"
+    assert pod["nominatedNodeName"] == nominated

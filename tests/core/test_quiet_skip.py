@@ -253,3 +253,31 @@ def test_the_draws_of_skipped_retries_are_replayed() -> None:
         out = fast.run_in_virtual_time("trio").to_json()
         assert fast.skipped_attempts > 100
         assert out == _sim(text, skip=False, seed=seed).run_in_virtual_time("trio").to_json()
+
+
+LIST_SPREADING = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - {name: PodTopologySpread, args: {defaultingType: List}}
+"""
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_the_batch_counters_of_the_skipped_attempts(version: str) -> None:
+    """--metrics with OpportunisticBatching and a profile that signs pods (no system-default
+    spreading): ``scheduler_batch_attempts_total`` / ``scheduler_batch_cache_flushed_total``
+    count the skipped retries as if they had run."""
+    text = GRACE.replace("300000000000", "100000")
+    manifests = load_manifests(["in.yaml"], {"in.yaml": text})
+    runs = []
+    for skip in (True, False):
+        cfg = simulation_config("c.yaml", "", LIST_SPREADING, emulated_version=version)
+        sim = Simulation(manifests, cfg, metrics=True, seed=1)
+        sim.skip_quiet = skip
+        runs.append((sim, sim.run_in_virtual_time("trio")))
+    (fast, fast_out), (_, slow_out) = runs
+    assert fast.skipped_attempts > 200
+    assert fast_out.metrics is not None and fast_out.metrics == slow_out.metrics
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="no_hint"}' in fast_out.metrics

@@ -152,3 +152,45 @@ def test_linear_parsing_equals_the_exact_value(ip: str, fp: str, point: bool, si
     quantity as the exact computation, however long the digits."""
     text = sign + ip + ("." + fp if point else "") + suffix
     assert parse_quantity(text) == _exact(text)
+
+
+def test_the_pod_infos_requests_are_pod_requests_both_ways() -> None:
+    """PodInfo computes a pod's requests and non-zero cpu/memory in one pass over its
+    containers (pods of containers only) or as pod_requests does (the rest); a plugin asking
+    ``pod_requests(..., state=state)`` for the pod being scheduled gets them back, equal to
+    pod_requests itself at every version's rules."""
+    import random
+
+    from kubesched.api._objects import Container, PodStatus, ResourceRequirements
+    from kubesched.api._resources import request_rules
+    from kubesched.runtime._cyclestate import CycleState
+    from kubesched.runtime._infos import PodInfo
+
+    rng = random.Random(3)
+
+    def container(i: int) -> Container:
+        req = {k: v for k, v in (("cpu", f"{rng.randint(0, 900)}m"), ("memory", f"{rng.randint(0, 900)}Mi"),
+                                  ("example.com/gpu", "1"), ("ephemeral-storage", "1Gi")) if rng.random() < 0.6}  # fmt: skip
+        lim = {"cpu": "2"} if rng.random() < 0.2 else {}
+        return Container(name=f"c{i}", image="x", resources=ResourceRequirements(requests=req, limits=lim))
+
+    for trial in range(300):
+        pod = make_pod(f"p{trial}").obj()
+        pod.spec.containers = [container(i) for i in range(rng.randint(1, 3))]
+        if trial % 5 == 0:
+            pod.spec.init_containers = [container(9)]
+        if trial % 7 == 0:
+            pod.spec.overhead = {"cpu": "10m"}
+        if trial % 11 == 0:
+            pod.status = PodStatus()
+        for version in ((1, 30), (1, 33), (1, 36)):
+            rules = request_rules(version, {})
+            pi = PodInfo(pod, rules)
+            state = CycleState()
+            state.pod_info = pi
+            for non_zero in (False, True):
+                want = pod_requests(pod, non_zero=non_zero, rules=rules)
+                assert pod_requests(pod, non_zero=non_zero, rules=rules, state=state) == want
+                assert (pi.non_zero_requests if non_zero else pi.requests) == want
+            other = make_pod("other").obj()  # not the pod being scheduled: computed afresh
+            assert pod_requests(other, rules=rules, state=state) == pod_requests(other, rules=rules)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,9 @@ from kubesched.config._versions import (
     parse_feature_gates,
     parse_version,
 )
+from kubesched.plugins import IN_TREE
+from kubesched.runtime._framework import build_framework
+from kubesched.runtime._plugins import PluginError
 from kubesched.scenario import load_config_file
 
 DOCS = Path(__file__).parents[2] / "docs" / "feature-gates.md"
@@ -87,6 +91,7 @@ DEFAULTS = {
     # v1.35 VersionedSpecs {1.35 Alpha off} (the Workload API, issue 36)
     "GenericWorkload": [None, None, None, None, None, False, False],
     "GangScheduling": [None, None, None, None, None, False, False],
+    "TopologyAwareWorkloadScheduling": [None, None, None, None, None, None, False],
     "WorkloadAwarePreemption": [None, None, None, None, None, None, False],
     # VersionedSpecs at 1.33 and 1.35 {1.32 Alpha off}, {1.34 Beta on}
     "PodLevelResources": [None, None, False, False, True, True, True],
@@ -252,11 +257,11 @@ def test_a_gate_outside_its_releases_behaves_as_the_code_without_it() -> None:
         pytest.param("1.35", "placementGenerate", {}, 'strict decoding error: unknown field "profiles[0].plugins.placementGenerate"',
                      id="1.35: unknown field"),
         pytest.param("1.36", "placementScore", {"disabled": [{"name": "*"}]}, None, id="1.36: a set, accepted"),
-        pytest.param("1.36", "placementGenerate", {"enabled": [{"name": "TopologyPlacement"}]},
-                     'profiles[0].plugins.placementGenerate.enabled[0].name: Invalid value: "TopologyPlacement": '
-                     "kubesched's pod group scheduling cycle runs no placementGenerate plugins "
-                     "(TopologyAwareWorkloadScheduling is not emulated)",
-                     id="1.36: a plugin enabled there is refused"),
+        pytest.param("1.36", "placementGenerate", {"enabled": [{"name": "TopologyPlacement"}]}, None,
+                     id="1.36: TopologyPlacement enabled there"),
+        pytest.param("1.36", "placementScore", {"enabled": [{"name": "PrioritySort"}]},
+                     'plugin "PrioritySort" does not extend PlacementScorePlugin plugin',
+                     id="1.36: a plugin that is no PlacementScore plugin is refused"),
     ],
 )  # fmt: skip
 def test_placement_plugin_sets_exist_from_1_36(version: str, point: str, pset: dict, message: str | None) -> None:
@@ -266,6 +271,32 @@ def test_placement_plugin_sets_exist_from_1_36(version: str, point: str, pset: d
     if message is None:
         parse_config(doc, version=v, feature_gates=default_feature_gates(v))
         return
-    with pytest.raises(ConfigError) as e:
-        parse_config(doc, version=v, feature_gates=default_feature_gates(v))
+    with pytest.raises((ConfigError, PluginError)) as e:
+        cfg = parse_config(doc, version=v, feature_gates=default_feature_gates(v))
+        build_framework(cfg.profiles[0], IN_TREE, cfg.feature_gates, v)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "want"),
+    [
+        pytest.param("1.36", {"TopologyAwareWorkloadScheduling": True},
+                     {"placementGenerate": [("TopologyPlacement", 1)],
+                      "placementScore": [("NodeResourcesFit", 1), ("PodGroupPodsCount", 1)]},
+                     id="1.36 TopologyAwareWorkloadScheduling on: the placement plugins, weights 1"),
+        pytest.param("1.36", {}, {"placementScore": [("NodeResourcesFit", 1)]},
+                     id="1.36 gate off: NodeResourcesFit still implements PlacementScore (the cycle runs none)"),
+        pytest.param("1.35", {}, {}, id="1.35: no placement extension points"),
+    ],
+)  # fmt: skip
+def test_default_profile_placement_plugins(version: str, gates: dict[str, bool], want: dict[str, Any]) -> None:
+    """kubernetes.io Topology-Aware Workload Scheduling (v1.36): TopologyPlacement generates,
+    NodeResourcesFit and PodGroupPodsCount score, both weight 1 by default."""
+    v = parse_version(version)
+    all_gates = {**default_feature_gates(v), **gates}
+    cfg = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+                       version=v, feature_gates=all_gates)  # fmt: skip
+    listed = build_framework(cfg.profiles[0], IN_TREE, all_gates, v).list_plugins()
+    assert {p: e for p, e in listed.items() if p.startswith("placement")} == want
+    with pytest.raises(ConfigError, match="unrecognized feature gate: TopologyAwareWorkloadScheduling"):
+        parse_feature_gates("TopologyAwareWorkloadScheduling=true", version=Version(1, 35))

@@ -192,3 +192,21 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str]) -> None:
         **{name: [f"{w.nodes:,}", f"{w.init_pods:,}", f"{w.pods:,}"] for name, w in WORKLOADS.items()},
         "day": [f"{DAY_NODES:,}", "-", f"{DAY_PODS:,}"],
     }
+
+
+def test_cli_config_replaces_the_workloads_profile(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--config``: the file's profiles instead of the workload's (a plugin package's plugins
+    measured on a workload); a file that is not a valid configuration is one line, exit 2."""
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    score:\n      disabled: [{name: '*'}]\n"
+    )
+    argv = ["bench", "basic", "--nodes", "20", "--init-pods", "0", "--pods", "10", "--json", "--config", str(cfg)]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == 10
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: 3\n")
+    assert main(["bench", "basic", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(bad) in err[0]

@@ -513,9 +513,13 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
     EXACT_LIMIT): the same scores as the integer arithmetic, on random nodes up to the limit."""
     from kubesched.plugins.noderesources._resource_allocation import (
         EXACT_LIMIT,
+        balanced_change_fast,
+        balanced_change_one,
         balanced_fast,
+        balanced_one,
         balanced_resource_scorer,
         least_requested_fast,
+        least_requested_one,
         least_resource_scorer,
     )
 
@@ -533,6 +537,20 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         fast = balanced_fast(req, alloc)
         assert fast is not None
         assert fast.tolist() == balanced_resource_scorer(list(req), list(alloc)).tolist()
+        # RowScores recounts a few changed rows one by one: the same scores node by node
+        for j in range(n):
+            r, c = req[:, j].tolist(), alloc[:, j].tolist()
+            assert least_requested_one(specs, r, c) == want[j]
+            assert balanced_one(r, c) == fast[j]
+        # 1.36's change in balance: ``50 + (50 + with - without) // 2``, arrays and one by one
+        pod = np.minimum(rng.integers(0, top + 1, size=(k, 1), dtype=np.int64), req.min(axis=1, keepdims=True))
+        change = balanced_change_fast(req, alloc, pod)
+        assert change is not None
+        without = balanced_resource_scorer(list(req - pod), list(alloc))
+        assert change.tolist() == (50 + (50 + fast - without) // 2).tolist()
+        for j in range(n):
+            r, c = req[:, j].tolist(), alloc[:, j].tolist()
+            assert balanced_change_one(r, c, tuple(pod[:, 0].tolist())) == change[j]
 
 
 def _fit_at(version: str, args: Any = None) -> Fit:

@@ -171,7 +171,7 @@ def test_in_tree_registry() -> None:
         "NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultBinder",
         "DefaultPreemption", "DynamicResources", "NodeDeclaredFeatures",
         "Coscheduling",
-        "Gang", "GangScheduling",
+        "Gang", "GangScheduling", "TopologyPlacement", "PodGroupPodsCount",
         "NodePorts", "PodTopologySpread", "ImageLocality",
         "InterPodAffinity",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",

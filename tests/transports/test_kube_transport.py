@@ -880,3 +880,17 @@ def test_the_workload_api_is_watched_only_with_generic_workload() -> None:
         "/apis/scheduling.k8s.io/v1alpha2/workloads",
         "/apis/scheduling.k8s.io/v1alpha2/podgroups",
     ]
+
+
+def test_a_listed_workload_gets_the_version_it_was_listed_at() -> None:
+    """A list's items carry no apiVersion: a v1alpha1 Workload (1.35) must not read as the
+    Struct's default, v1alpha2."""
+    import random
+
+    from kubesched.transports.kube import WORKLOAD_API_RESOURCES, Reflector
+
+    item = b'{"metadata":{"name":"w","namespace":"default"},"spec":{"podGroups":[{"name":"g","policy":{"gang":{"minCount":2}}}]}}'
+    for res, want in zip(WORKLOAD_API_RESOURCES[:2], ("scheduling.k8s.io/v1alpha1", "scheduling.k8s.io/v1alpha2"), strict=True):
+        reflector = Reflector(None, res, lambda _: None, rng=random.Random(0))  # type: ignore[arg-type]
+        assert reflector._decode(item).api_version == want
+    assert WORKLOAD_API_RESOURCES[2].api_version == "scheduling.k8s.io/v1alpha2"

@@ -1,5 +1,6 @@
-"""The documents that describe the served resources to clients, all generated from the rows of
-``_registry`` (names, scope, verbs, short names, categories, subresources):
+"""The documents that describe the served resources to clients, all generated from the rows a
+server serves (its ``_registry.Registry``: names, scope, verbs, short names, categories,
+subresources; groups in the API server's priority order):
 
 - legacy discovery: ``/api`` (APIVersions), ``/api/v1`` and ``/apis/<g>/<v>`` (APIResourceList),
   ``/apis`` (APIGroupList), ``/apis/<g>`` (APIGroup);
@@ -19,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from ._registry import GROUPS, ResourceSpec, Subresource, resources_of
+from ._registry import DEFAULT, Registry, ResourceSpec, Subresource
 
 __all__ = [
     "AGGREGATED_CONTENT_TYPE",
@@ -44,22 +45,22 @@ def api_versions(address: str) -> dict[str, Any]:
     }
 
 
-def _group(name: str) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+def _group(name: str, reg: Registry) -> dict[str, Any]:
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in reg.groups[name]]
     return {"name": name, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list() -> dict[str, Any]:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g) for g in GROUPS]}
+def api_group_list(reg: Registry = DEFAULT) -> dict[str, Any]:
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, reg) for g in reg.groups]}
 
 
-def api_group(name: str) -> dict[str, Any]:
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name)}
+def api_group(name: str, reg: Registry = DEFAULT) -> dict[str, Any]:
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, reg)}
 
 
-def api_resource_list(group: str, version: str) -> dict[str, Any]:
+def api_resource_list(group: str, version: str, reg: Registry = DEFAULT) -> dict[str, Any]:
     out = []
-    for r in resources_of(group, version):
+    for r in reg.resources_of(group, version):
         entry: dict[str, Any] = {
             "name": r.plural,
             "singularName": r.singular,
@@ -94,9 +95,9 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
-def _discovery_version(group: str, version: str) -> dict[str, Any]:
+def _discovery_version(group: str, version: str, reg: Registry) -> dict[str, Any]:
     resources = []
-    for r in resources_of(group, version):
+    for r in reg.resources_of(group, version):
         entry: dict[str, Any] = {
             "resource": r.plural,
             "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
@@ -125,19 +126,19 @@ def _discovery_version(group: str, version: str) -> dict[str, Any]:
     return {"version": version, "resources": resources, "freshness": "Current"}
 
 
-def aggregated_discovery(legacy: bool) -> dict[str, Any]:
+def aggregated_discovery(legacy: bool, reg: Registry = DEFAULT) -> dict[str, Any]:
     """The APIGroupDiscoveryList of ``/api`` (``legacy``) or ``/apis``."""
     if legacy:
         items = [
-            {"metadata": {"creationTimestamp": None}, "versions": [_discovery_version("", "v1")]}
+            {"metadata": {"creationTimestamp": None}, "versions": [_discovery_version("", "v1", reg)]}
         ]
     else:
         items = [
             {
                 "metadata": {"name": g, "creationTimestamp": None},
-                "versions": [_discovery_version(g, v) for v in vs],
+                "versions": [_discovery_version(g, v, reg) for v in vs],
             }
-            for g, vs in GROUPS.items()
+            for g, vs in reg.groups.items()
         ]
     return {
         "kind": "APIGroupDiscoveryList",
@@ -193,21 +194,21 @@ def _operation(
     return op
 
 
-def openapi_index() -> dict[str, Any]:
+def openapi_index(reg: Registry = DEFAULT) -> dict[str, Any]:
     paths = {}
-    for gv in [("", "v1")] + [(g, v) for g, vs in GROUPS.items() for v in vs]:
+    for gv in [("", "v1")] + [(g, v) for g, vs in reg.groups.items() for v in vs]:
         key = f"api/{gv[1]}" if not gv[0] else f"apis/{gv[0]}/{gv[1]}"
-        digest = hashlib.sha512(msgspec.json.encode(openapi_document(*gv))).hexdigest().upper()
+        digest = hashlib.sha512(msgspec.json.encode(openapi_document(*gv, reg))).hexdigest().upper()
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
     return {"paths": paths}
 
 
-def openapi_document(group: str, version: str) -> dict[str, Any]:
+def openapi_document(group: str, version: str, reg: Registry = DEFAULT) -> dict[str, Any]:
     """The OpenAPI v3 document of one group-version: paths and operations, no schemas."""
     prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
     camel = "".join(p.capitalize() for p in (group.split(".")[0] if group else "core", version))
     paths: dict[str, Any] = {}
-    for r in resources_of(group, version):
+    for r in reg.resources_of(group, version):
         base = (
             f"{prefix}/namespaces/{{namespace}}/{r.plural}"
             if r.namespaced

@@ -175,13 +175,17 @@ def _decoded(req: Request, spec: ResourceSpec, sub: str = "") -> tuple[dict[str,
         # kinds kept as sent echo a null back, as Go's encoding of a nil field without
         # omitempty does); in a PATCH, null means "remove"
         body = drop_nulls(body)
-    return body, _field_validation(gv, version, kind, body, req.query)
+    release = spec.unknown_in_release(body) if spec.unknown_in_release is not None and not sub else []
+    return body, _field_validation(gv, version, kind, body, req.query, release)
 
 
-def _field_validation(gv: str, version: str, kind: str, body: Any, q: dict[str, str]) -> tuple[str, ...]:
+def _field_validation(
+    gv: str, version: str, kind: str, body: Any, q: dict[str, str], release: list[str] | None = None
+) -> tuple[str, ...]:
     """``fieldValidation`` (default Warn, as the API server's): Strict refuses a body with
     fields its kind does not have (400, the strict decoding error), Warn answers a Warning
-    header for each, Ignore says nothing; the fields are dropped either way."""
+    header for each, Ignore says nothing; the fields are dropped either way.  ``release``: the
+    paths of fields already taken out that the emulated release's kind lacks."""
     mode = q.get("fieldValidation") or "Warn"
     if mode not in VALIDATION_MODES:
         raise bad_request(
@@ -190,6 +194,8 @@ def _field_validation(gv: str, version: str, kind: str, body: Any, q: dict[str, 
     if mode == "Ignore" or not isinstance(body, dict):
         return ()
     unknown = unknown_fields(body, gv, kind)
+    if release:
+        unknown = [*release, *unknown]
     if not unknown:
         return ()
     if mode == "Strict":

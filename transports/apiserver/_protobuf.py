@@ -12,7 +12,8 @@ PUTs), events.k8s.io/v1 Event, coordination.k8s.io/v1 Lease, DeleteOptions, auto
 Scale, apps/v1 Deployment and ReplicaSet, batch/v1 Job, policy/v1 PodDisruptionBudget,
 scheduling.k8s.io/v1 PriorityClass (what ``kubectl create`` sends of the kinds served), and the
 resource.k8s.io kinds (``_protomessages_dra``: what a kube-scheduler's DynamicResources plugin
-writes of a ResourceClaim, what a DRA driver publishes).  Any
+writes of a ResourceClaim, what a DRA driver publishes), and the Workload API's Workloads and
+PodGroups (``_protomessages_workload``; served with GenericWorkload).  Any
 other kind is refused (``ProtobufError``), and so is a field no table names that carries a
 value (a client newer than these tables): the server answers 415 asking for application/json,
 never losing a field silently.
@@ -52,6 +53,7 @@ from ._protomessages_dra import (
     RESOURCE_SLICE,
 )
 from ._protomessages_storage import OBJECT_REFERENCE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
+from ._protomessages_workload import POD_GROUP_V1ALPHA2, WORKLOAD_V1ALPHA1, WORKLOAD_V1ALPHA2
 
 __all__ = ["KINDS", "MAGIC", "ProtobufError", "decode"]
 
@@ -154,6 +156,9 @@ KINDS: dict[tuple[str, str], Table] = {
     ("resource.k8s.io/v1", "ResourceSlice"): RESOURCE_SLICE,
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DEVICE_TAINT_RULE,
     ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): DEVICE_TAINT_RULE_V1ALPHA3,
+    ("scheduling.k8s.io/v1alpha1", "Workload"): WORKLOAD_V1ALPHA1,
+    ("scheduling.k8s.io/v1alpha2", "Workload"): WORKLOAD_V1ALPHA2,
+    ("scheduling.k8s.io/v1alpha2", "PodGroup"): POD_GROUP_V1ALPHA2,
 }
 """(apiVersion, kind) → the table of its message."""
 

@@ -432,6 +432,10 @@ TOPOLOGY_SPREAD_CONSTRAINT: Table = {
 }
 POD_OS: Table = {1: ("name", "string")}
 POD_SCHEDULING_GATE: Table = {1: ("name", "string")}
+WORKLOAD_REFERENCE: Table = {
+    1: ("name", "string"), 2: ("podGroup", "string"), 3: ("podGroupReplicaKey", "string"),
+}
+POD_SCHEDULING_GROUP: Table = {1: ("podGroupName", "string?")}
 POD_RESOURCE_CLAIM: Table = {
     1: ("name", "string"), 3: ("resourceClaimName", "string?"),
     4: ("resourceClaimTemplateName", "string?"),
@@ -455,6 +459,9 @@ POD_SPEC: Table = {
     34: ("ephemeralContainers", [EPHEMERAL_CONTAINER]), 35: ("setHostnameAsFQDN", "bool?"),
     36: ("os", POD_OS), 37: ("hostUsers", "bool?"), 38: ("schedulingGates", [POD_SCHEDULING_GATE]),
     39: ("resourceClaims", [POD_RESOURCE_CLAIM]), 40: ("resources", RESOURCE_REQUIREMENTS),
+    # the Workload API's pod fields: workloadRef (k8s.io/api v0.35.0; tag 42 reserved from
+    # v0.36.0) and schedulingGroup (v0.36.0)
+    42: ("workloadRef", WORKLOAD_REFERENCE), 43: ("schedulingGroup", POD_SCHEDULING_GROUP),
 }
 POD_CONDITION: Table = {
     1: ("type", "string"), 2: ("status", "string"), 3: ("lastProbeTime", TIME),

@@ -16,6 +16,7 @@ The row type and its subresources are ``_resource``'s (re-exported here).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,11 +28,15 @@ from ._resource import STATUS, VERBS, ResourceSpec, Subresource, SubresourceView
 from ._store import CLUSTER
 
 __all__ = [
+    "CRD_GROUP_PRIORITY",
+    "DEFAULT",
     "GROUPS",
+    "GROUP_PRIORITY",
     "RESOURCES",
     "SCALE",
     "STATUS",
     "VERBS",
+    "Registry",
     "ResourceSpec",
     "Subresource",
     "SubresourceView",
@@ -470,28 +475,99 @@ RESOURCES: list[ResourceSpec] = [
     ),
 ]
 
-GROUPS: dict[str, list[str]] = {}
-"""Each API group (not the core one) → its versions, in the order of the table."""
+# --- discovery order ------------------------------------------------------------------------------
+
+GROUP_PRIORITY: Mapping[str, int] = {
+    "apps": 17800,
+    "events.k8s.io": 17750,
+    "autoscaling": 17500,
+    "batch": 17400,
+    "policy": 17100,
+    "storage.k8s.io": 16800,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "resource.k8s.io": 15900,
+}
+"""``GroupPriorityMinimum`` of the built-in groups served here (kube-apiserver's APIService
+priorities: ``pkg/controlplane/apiserver/aggregator.go`` and the kube-apiserver's own table).
+The aggregator lists groups by it, highest first, then by name; kubectl's RESTMapper prefers a
+resource of an earlier group when two groups have it (``kubectl get podgroups`` with both
+``scheduling.k8s.io`` and ``scheduling.x-k8s.io`` served names the built-in one)."""
+CRD_GROUP_PRIORITY = 1000
+"""The priority of a custom resource's group (the CRD registration controller's APIService):
+after every built-in group."""
+
+_VERSION = re.compile(r"v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?")
+
+
+def _version_order(version: str) -> tuple[int, int, int, int, str]:
+    """Kube-aware version order (``version.CompareKubeAwareVersionStrings``), best first: GA
+    before beta before alpha, a higher major and then a higher pre-release number first, any
+    other string last by name."""
+    m = _VERSION.fullmatch(version)
+    if m is None:
+        return (1, 0, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m[2]]
+    return (0, stage, -int(m[1]), -int(m[3] or 0), "")
+
+
+class Registry:
+    """The rows one server serves, indexed: each API group (not the core one) with its versions in
+    discovery order (:data:`GROUP_PRIORITY`, then kube-aware version order), and each row by
+    (group, version, resource)."""
+
+    def __init__(self, rows: list[ResourceSpec]) -> None:
+        self.rows = rows
+        self.groups: dict[str, list[str]] = {}
+        self.by_path: dict[tuple[str, str, str], ResourceSpec] = {}
+        crd = {r.group for r in rows if r.crd}
+        versions: dict[str, set[str]] = {}
+        for r in rows:
+            if r.group:
+                versions.setdefault(r.group, set()).add(r.version)
+            self.by_path[(r.group, r.version, r.plural)] = r
+
+        def priority(group: str) -> tuple[int, str]:
+            default = CRD_GROUP_PRIORITY if group in crd else CRD_GROUP_PRIORITY + 1
+            return (-GROUP_PRIORITY.get(group, default), group)
+
+        for g in sorted(versions, key=priority):
+            self.groups[g] = sorted(versions[g], key=_version_order)
+
+    def find(self, group: str, version: str, plural: str) -> ResourceSpec | None:
+        return self.by_path.get((group, version, plural))
+
+    def resources_of(self, group: str, version: str) -> list[ResourceSpec]:
+        return [r for r in self.rows if r.group == group and r.version == version]
+
+    def group_exists(self, group: str, version: str | None = None) -> bool:
+        if group == "":
+            return version in (None, "v1")
+        return group in self.groups and (version is None or version in self.groups[group])
+
+
+DEFAULT = Registry(RESOURCES)
+"""The rows every server serves (``RESOURCES``), without the gated ones (``_workloadapi``)."""
+GROUPS: dict[str, list[str]] = DEFAULT.groups
+"""Each API group (not the core one) → its versions, in discovery order."""
 
 
 def reindex() -> None:
     """Index the table again, after rows were added to (or removed from) ``RESOURCES``."""
+    fresh = Registry(RESOURCES)
+    DEFAULT.rows, DEFAULT.by_path = fresh.rows, fresh.by_path
     GROUPS.clear()
+    GROUPS.update(fresh.groups)
     _BY_PATH.clear()
-    for r in RESOURCES:
-        if r.group and r.version not in GROUPS.setdefault(r.group, []):
-            GROUPS[r.group].append(r.version)
-        _BY_PATH[(r.group, r.version, r.plural)] = r
+    _BY_PATH.update(fresh.by_path)
 
 
 reindex()
 
 
 def resources_of(group: str, version: str) -> list[ResourceSpec]:
-    return [r for r in RESOURCES if r.group == group and r.version == version]
+    return DEFAULT.resources_of(group, version)
 
 
 def group_exists(group: str, version: str | None = None) -> bool:
-    if group == "":
-        return version in (None, "v1")
-    return group in GROUPS and (version is None or version in GROUPS[group])
+    return DEFAULT.group_exists(group, version)

@@ -131,6 +131,10 @@ class ResourceSpec:
     object in wire form."""
     delete: DeleteHook | None = None
     """Deletes instead of the backend, after the preconditions; answers the request."""
+    unknown_in_release: Callable[[dict[str, Any]], list[str]] | None = None
+    """Removes from a POSTed or PUT body the fields kubesched's schema knows but the emulated
+    release's kind does not have (a pod's ``workloadRef`` at 1.36) and returns their paths, which
+    ``fieldValidation`` then treats as unknown fields (``_workloadapi``)."""
     returns_deleted: bool = False
     """A DELETE answers with the deleted object (the registry's ``ReturnDeletedObject``, as
     upstream's for PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers), not a

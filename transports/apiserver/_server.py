@@ -13,7 +13,10 @@ Model, as the kube-apiserver's generic registry::
 
 - One HTTP/1.1 connection (_conn): requests read under kube-apiserver's header and idle
   timeouts, answered one at a time; a refused request is answered once its body is read.
-- Discovery and OpenAPI (_discovery) and ``kubectl get`` tables (_table) come from the same rows.
+- Discovery and OpenAPI (_discovery) and ``kubectl get`` tables (_table) come from the same rows:
+  the server's own :class:`~._registry.Registry`, the table's rows plus the gated ones its
+  emulated version and feature gates serve (_workloadapi: the Workload API with GenericWorkload),
+  groups in kube-apiserver's priority order.
 - ResourceVersions of the server's own objects come from the cluster's sequence (one sequence,
   as in etcd).
 - One pump task follows the cluster's watch; before each request the queued cluster events are
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import unquote
@@ -37,6 +41,7 @@ from urllib.parse import unquote
 import anyio
 import anyio.abc
 
+from kubesched.framework import DEFAULT_VERSION, Version
 from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake import FakeCluster
 from kubesched.validation import validate_object as _validate
@@ -56,10 +61,11 @@ from ._http import (
 )
 from ._kinds import SYSTEM_NAMESPACES
 from ._memory import Trimmer
-from ._registry import GROUPS, RESOURCES, find_resource, group_exists
+from ._registry import RESOURCES, Registry
 from ._sockets import Socket, accept_loop, listen
 from ._store import Store, ensure_namespace
 from ._watch import WatchPlan
+from ._workloadapi import pod_fields, served_rows
 
 __all__ = ["APIServer"]
 
@@ -90,6 +96,10 @@ class APIServer:
     ``watch_backlog_events`` changes or ``watch_backlog_bytes`` is closed for not keeping up.
     A request body over ``offload_bytes`` is decoded and validated in a worker thread, so that
     other clients are answered meanwhile.
+    ``emulated_version`` and ``feature_gates`` (default: none on; GenericWorkload is off by
+    default in every release that has it) choose
+    what of the gated APIs is served, as that release's API server with those gates
+    (``_workloadapi``: the Workload API with GenericWorkload).
     The cluster must be entered (``async with FakeCluster()``) for as long as the server runs.
     """
 
@@ -107,6 +117,8 @@ class APIServer:
         watch_backlog_events: int = 10_000,
         watch_backlog_bytes: int = 16 << 20,
         offload_bytes: int = 64 << 10,
+        emulated_version: Version = DEFAULT_VERSION,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self.cluster = cluster
         self.host = host
@@ -118,7 +130,14 @@ class APIServer:
         self.watch_backlog_events = watch_backlog_events
         self.watch_backlog_bytes = watch_backlog_bytes
         self.offload_bytes = offload_bytes
-        self.store = Store(cluster, RESOURCES, history_size=history_size, validate=_validate)
+        gates = feature_gates or {}
+        rows = [
+            pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r
+            for r in RESOURCES
+        ]
+        self.registry = Registry([*rows, *served_rows(emulated_version, gates)])
+        """The rows this server serves (the emulated release's, with its gates)."""
+        self.store = Store(cluster, self.registry.rows, history_size=history_size, validate=_validate)
         """Every served object and the history of their changes."""
         self.trimmer = Trimmer()
         """Gives the memory of closed connections back to the operating system."""
@@ -235,7 +254,7 @@ class APIServer:
                 "/readyz",
                 "/version",
             ]
-            paths += [f"/apis/{g}/{v}" for g, vs in GROUPS.items() for v in vs]
+            paths += [f"/apis/{g}/{v}" for g, vs in self.registry.groups.items() for v in vs]
             return json_reply({"paths": sorted(paths)})
         head = parts[0]
         if head == "version" and len(parts) == 1:
@@ -248,7 +267,7 @@ class APIServer:
             if len(parts) == 1:
                 if _wants_aggregated(accept):
                     return json_reply(
-                        disco.aggregated_discovery(True), disco.AGGREGATED_CONTENT_TYPE
+                        disco.aggregated_discovery(True, self.registry), disco.AGGREGATED_CONTENT_TYPE
                     )
                 return json_reply(disco.api_versions(f"{self.host}:{self.port}"))
             group, version, rest = "", parts[1], parts[2:]
@@ -256,21 +275,21 @@ class APIServer:
             if len(parts) == 1:
                 if _wants_aggregated(accept):
                     return json_reply(
-                        disco.aggregated_discovery(False), disco.AGGREGATED_CONTENT_TYPE
+                        disco.aggregated_discovery(False, self.registry), disco.AGGREGATED_CONTENT_TYPE
                     )
-                return json_reply(disco.api_group_list())
+                return json_reply(disco.api_group_list(self.registry))
             group = parts[1]
             if len(parts) == 2:
-                if not group_exists(group):
+                if not self.registry.group_exists(group):
                     raise no_such_path()
-                return json_reply(disco.api_group(group))
+                return json_reply(disco.api_group(group, self.registry))
             version, rest = parts[2], parts[3:]
         else:
             raise no_such_path()
-        if not group_exists(group, version):
+        if not self.registry.group_exists(group, version):
             raise no_such_path()
         if not rest:
-            return json_reply(disco.api_resource_list(group, version))
+            return json_reply(disco.api_resource_list(group, version, self.registry))
         namespace: str | None = None
         if (
             rest[0] == "namespaces"
@@ -278,7 +297,7 @@ class APIServer:
             and not (group == "" and len(rest) == 3 and rest[2] in ("status", "finalize"))
         ):
             namespace, rest = rest[1], rest[2:]
-        spec = find_resource(group, version, rest[0])
+        spec = self.registry.find(group, version, rest[0])
         if spec is None or len(rest) > 3 or (namespace is not None and not spec.namespaced):
             raise no_such_path()
         name = rest[1] if len(rest) > 1 else ""
@@ -297,11 +316,11 @@ class APIServer:
             raise no_such_path()
         rest = parts[2:]
         if not rest:
-            return json_reply(disco.openapi_index())
+            return json_reply(disco.openapi_index(self.registry))
         if rest[0] == "api" and rest[1:] == ["v1"]:
-            return json_reply(disco.openapi_document("", "v1"))
-        if rest[0] == "apis" and len(rest) == 3 and group_exists(rest[1], rest[2]):
-            return json_reply(disco.openapi_document(rest[1], rest[2]))
+            return json_reply(disco.openapi_document("", "v1", self.registry))
+        if rest[0] == "apis" and len(rest) == 3 and self.registry.group_exists(rest[1], rest[2]):
+            return json_reply(disco.openapi_document(rest[1], rest[2], self.registry))
         raise no_such_path()
 
 

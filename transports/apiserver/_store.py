@@ -486,7 +486,7 @@ class ClusterBackend(Backend):
                 f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {e}'
             ) from None
         try:
-            store.validate(obj, spec.kind)
+            store.validate(obj, spec.store)  # kubesched's kind name (SchedulingPodGroup)
         except ConfigError as e:
             raise invalid(spec, name, e.field, e.message) from None
         return Decoded(body, obj)

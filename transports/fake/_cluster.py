@@ -66,6 +66,8 @@ from kubesched.api import (
     ResourceClaim,
     selector_matches,
 )
+from kubesched.clock import now as _now
+from kubesched.clock import running
 from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
@@ -79,6 +81,21 @@ from ._pv_controller import PersistentVolumes
 from ._resourceclaims import ResourceClaims, delete_claim, put_claim, put_claim_status
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
+
+
+def _check_bindable(binding: Binding, pod: Pod) -> None:
+    """The API server's checks of a binding: the uid precondition, a pod being deleted or
+    already assigned (ConflictError)."""
+    name = pod.metadata.name
+    if binding.metadata.uid and binding.metadata.uid != pod.metadata.uid:
+        raise ConflictError(
+            f"Precondition failed: UID in precondition: {binding.metadata.uid}, "
+            f"UID in object meta: {pod.metadata.uid}"
+        )
+    if pod.metadata.deletion_timestamp is not None:
+        raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
+    if pod.spec.node_name:
+        raise ConflictError(f'pod {name} is already assigned to node "{pod.spec.node_name}"')
 
 __all__ = ["EventRecord", "FakeCluster", "Faults", "match_label_selector"]
 
@@ -159,6 +176,7 @@ class FakeCluster(PodGroupStatusWrites, Transport):
         self.faults = Faults(self._store)
         """Fault injection (see :class:`Faults`)."""
         self._tg: TaskGroup | None = None
+        self._clock_bound = running()  # kubesched.clock.now() reads the loop's clock while entered
         # the store's admission step and controllers; registration order is effect order
         self._kubelet = Kubelet(self._store, timers=kubelet_timers, readiness=kubelet_timers if readiness is None else readiness)
         self._controllers: list[Controller] = [
@@ -182,7 +200,8 @@ class FakeCluster(PodGroupStatusWrites, Transport):
     async def __aenter__(self) -> Self:
         if self._tg is not None or self._store.closed:
             raise RuntimeError("a FakeCluster can be entered only once")
-        self._clock.start = anyio.current_time()
+        self._clock.start = _now()
+        await self._clock_bound.__aenter__()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -199,9 +218,12 @@ class FakeCluster(PodGroupStatusWrites, Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
-        if self._tg is not None:  # what failed (the block, a controller) comes out as itself
-            await exit_task_group(self._tg, exc_type, exc, tb)
+        try:
+            await self.aclose()
+            if self._tg is not None:  # what failed (the block, a controller) comes out as itself
+                await exit_task_group(self._tg, exc_type, exc, tb)
+        finally:
+            await self._clock_bound.__aexit__(None, None, None)
 
     async def aclose(self) -> None:
         """End every watch (after its queued events) and stop the termination timers."""
@@ -307,15 +329,7 @@ class FakeCluster(PodGroupStatusWrites, Transport):
         namespace = binding.metadata.namespace or "default"
         name = binding.metadata.name
         pod = self._pod_or_404(namespace, name)
-        if binding.metadata.uid and binding.metadata.uid != pod.metadata.uid:
-            raise ConflictError(
-                f"Precondition failed: UID in precondition: {binding.metadata.uid}, "
-                f"UID in object meta: {pod.metadata.uid}"
-            )
-        if pod.metadata.deletion_timestamp is not None:
-            raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
-        if pod.spec.node_name:
-            raise ConflictError(f'pod {name} is already assigned to node "{pod.spec.node_name}"')
+        _check_bindable(binding, pod)
         target = binding.target.name
         if target in self.controllers.deleted_nodes and self.get("Node", "", target) is None:
             # bound to a node deleted meanwhile: the pod garbage collector removes it

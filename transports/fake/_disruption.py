@@ -100,7 +100,8 @@ class Disruption(Controller):
 
     def observe(self, change: Change) -> None:
         if change.kind == "Pod":
-            self._sync(change.key, None if change.type == "DELETED" else change.obj)
+            if self._computed:
+                self._sync(change.key, None if change.type == "DELETED" else change.obj)
         elif change.type == "DELETED" and self.store.get(change.kind, change.key) is None:
             self._computed.pop(change.key, None)
 

@@ -34,6 +34,7 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched.api import PodCondition, PodStatus
+from kubesched.clock import now as _now
 
 from ._store import Change, Controller, Key, Store
 
@@ -129,7 +130,7 @@ class Kubelet(Controller):
             meta = change.obj.metadata
             self._seq += 1
             t = _Termination(
-                anyio.current_time() + meta.deletion_grace_period_seconds,
+                _now() + meta.deletion_grace_period_seconds,
                 self._seq,
                 change.key,
                 meta.uid,
@@ -152,7 +153,7 @@ class Kubelet(Controller):
 
     def run_due_terminations(self) -> None:
         heap = self._heap
-        now = anyio.current_time()
+        now = _now()
         while heap and heap[0].deadline <= now + 1e-6:
             t = heapq.heappop(heap)
             if self._terminating.get(t.key) is not t:

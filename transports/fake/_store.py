@@ -21,7 +21,7 @@ A controller (``Controller``) names the kinds it is fed and reacts through this 
 admin ``update`` that sets ``nodeName`` is not a binding, and no controller takes it for one.
 
 Objects in the store and in events are shared, never mutated: a write stores a new object.
-Time is ``anyio.current_time()`` only (:class:`Clock`).
+Time is ``anyio.current_time()`` only (:class:`Clock`, through :func:`kubesched.clock.now`).
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ from kubesched.api import (
     uid_for,
 )
 from kubesched.api import copy as _copy
+from kubesched.clock import now as _now
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {
@@ -199,17 +200,27 @@ class Clock:
         self._second: int | None = None
         self._prefix = ""
         self._epoch_micros = 0
+        self._last_seconds = -1.0
+        self._last_stamp = ""
+        self._last_second = (_LAST_TIME - self.epoch).total_seconds()  # RFC 3339's last
 
     def elapsed(self) -> float:
         if self.start is None:
-            self.start = anyio.current_time()
-        return anyio.current_time() - self.start
+            self.start = _now()
+        return _now() - self.start
 
     def timestamp(self, offset: float | None = None) -> str:
         seconds = self.elapsed() + (offset or 0.0)
+        if seconds == self._last_seconds:  # many writes at one (virtual) instant
+            return self._last_stamp
+        stamp = self._format(seconds)
+        self._last_seconds, self._last_stamp = seconds, stamp
+        return stamp
+
+    def _format(self, seconds: float) -> str:
         # RFC 3339 ends at year 9999: a later time (now + a grace period of billions of
         # seconds) is that last second, never an overflow
-        if seconds >= (_LAST_TIME - self.epoch).total_seconds():
+        if seconds >= self._last_second:
             return _LAST_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
         micros = round(seconds * 1_000_000)
         whole, frac = divmod(micros, 1_000_000)

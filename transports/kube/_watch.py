@@ -75,6 +75,15 @@ class Resource:
     """A custom resource that may not be installed (404 on list: treated as empty)."""
     fallback: str = ""
     """The path watched instead when ``path`` answers 404 (an older version of the kind)."""
+    multi_version: bool = False
+    """One Struct for several versions (the Workload API's Workload): an object gets the version
+    of the path it came from (a list's items carry no apiVersion)."""
+
+    @property
+    def api_version(self) -> str:
+        """``group/version`` of :attr:`path` (``v1`` for the core group)."""
+        parts = self.path.strip("/").split("/")
+        return parts[1] if parts[0] == "api" else f"{parts[1]}/{parts[2]}"
 
 
 RESOURCES: tuple[Resource, ...] = (
@@ -119,8 +128,8 @@ RESOURCES: tuple[Resource, ...] = (
 
 
 WORKLOAD_API_RESOURCES: tuple[Resource, ...] = (
-    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha1/workloads", optional=True),
-    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha2/workloads", optional=True),
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha1/workloads", optional=True, multi_version=True),
+    Resource("Workload", Workload, "/apis/scheduling.k8s.io/v1alpha2/workloads", optional=True, multi_version=True),
     Resource("SchedulingPodGroup", SchedulingPodGroup, "/apis/scheduling.k8s.io/v1alpha2/podgroups", optional=True),
 )
 """The Workload API (alpha): watched, like kube-scheduler's informers for it, only with the
@@ -277,7 +286,10 @@ class Reflector:
     # --- listing ------------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> Any | None:
         try:
-            return self.decoder.decode(raw)
+            obj = self.decoder.decode(raw)
+            if self.resource.multi_version:
+                obj = msgspec.structs.replace(obj, api_version=self.resource.api_version)
+            return obj
         except (msgspec.ValidationError, RecursionError) as e:
             why = "nested too deep" if isinstance(e, RecursionError) else e
             log.error("skipping a %s that does not decode: %s", self.resource.kind, why)
