@@ -66,11 +66,11 @@ claim templates and capacities are narrowed by ``--namespace`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any, Protocol
