@@ -187,7 +187,9 @@ class ClaimBuilder:
         """Made for ``pod`` (its controller owner reference), from its entry ``pod_claim_name``
         (the ``resource.kubernetes.io/pod-claim-name`` annotation) when given."""
         md = self._claim.metadata
-        md.owner_references = [OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True)]
+        md.owner_references = [
+            OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True, block_owner_deletion=True)
+        ]
         if pod_claim_name:
             md.annotations = {**md.annotations, "resource.kubernetes.io/pod-claim-name": pod_claim_name}
         return self

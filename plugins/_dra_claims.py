@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
-from kubesched.dra import AllocatedState, PoolUse
+from kubesched.dra import (
+    AllocatedState,
+    PatchedSlices,
+    PoolUse,
+    legacy_selectors,
+    taint_rules_apply,
+)
 from kubesched.framework import ConfigError, QueueingHint, Status, parse_quantity
 
 if TYPE_CHECKING:
@@ -108,6 +114,13 @@ def controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
     )
 
 
+def _mark(table: Any) -> Any:
+    """Where a ``ChangeLog`` table (the cluster state's) is in its changes; None for a plain
+    dict (read every time)."""
+    log = getattr(table, "log", None)
+    return (id(table), getattr(table, "epoch", 0), len(log)) if log is not None else None
+
+
 class ClaimTracker:
     """Assumed and in-flight claims and the devices in use (see the module)."""
 
@@ -119,6 +132,11 @@ class ClaimTracker:
         self._tracked = _Tracked()
         self._slices_mark: Any = None
         self._slices_cache: tuple[Any, ...] = ()
+        # the scheduler's slice tracker applies DeviceTaintRules (DRADeviceTaintRules from
+        # 1.35, DRADeviceTaints before): the slices as ListWithDeviceTaintRules lists them
+        self.taint_rules = taint_rules_apply(handle.feature_gates, handle.emulated_version)
+        self._patched = PatchedSlices()
+        self._legacy = legacy_selectors(handle.cluster.device_classes, handle.feature_gates, handle.emulated_version)
 
     def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         """The latest claim: the assumed one while the cluster's copy is not newer."""
@@ -259,11 +277,22 @@ class ClaimTracker:
     def slices(self) -> Sequence[Any]:
         """The cluster's ResourceSlices as one tuple, the same object while none changed (the
         allocator then reuses what it worked out from them)."""
-        table = self.handle.cluster.resource_slices
-        log = getattr(table, "log", None)
-        mark = (id(table), getattr(table, "epoch", 0), len(log)) if log is not None else None
+        cluster = self.handle.cluster
+        mark: Any = _mark(cluster.resource_slices)
+        rules = cluster.device_taint_rules if self.taint_rules else None
+        rules_mark: Any = None
+        if rules is not None:
+            rules_mark = _mark(rules)
+            if self._legacy is not None and rules_mark is not None:  # 1.33-1.34: classes too
+                classes_mark = _mark(cluster.device_classes)
+                rules_mark = None if classes_mark is None else (rules_mark, classes_mark)
+            mark = None if mark is None or rules_mark is None else (mark, rules_mark)
         if mark is None or mark != self._slices_mark:
-            self._slices_cache = tuple(self.handle.cluster.list_resource_slices())
+            slices = cluster.list_resource_slices()
+            if rules:
+                self._slices_cache = self._patched.of(slices, rules, rules_mark, self._legacy)
+            else:
+                self._slices_cache = tuple(slices)
             self._slices_mark = mark
         return self._slices_cache
 

@@ -20,6 +20,8 @@ the structured allocator of :mod:`kubesched.dra`:
 - PostFilter (before DefaultPreemption): deallocate one allocated claim that was unavailable
   and has no other consumer (``deallocation of ResourceClaim completed``), else ``still not
   schedulable``; a pod without claims: ``no new claims to deallocate`` (versions below).
+- Score (from v1.35, :class:`ScoringDynamicResources`; no PreScore, as upstream): the
+  prioritized-list subrequests the node's allocation takes, 0 for every other pod.
 - Reserve: the node's allocation becomes in flight (another pod sharing the claim waits for it,
   other pods' allocators see its devices as taken); Unreserve drops it and the pod's
   reservation.
@@ -41,8 +43,9 @@ PreFilter Skip, no allocator, and PostFilter per version:
 Where kubesched differs: ``filterTimeout`` is measured on the transport's clock
 (:meth:`Handle.wall_clock`), which in a simulation is virtual time and does not move while one
 Filter runs, so the timeout bites only on a live cluster or when a test's clock says so; the
-allocator is asked every 1024 search steps.  Device taint rules are not applied to slices
-(the allocator sees the slices' own taints).
+allocator is asked every 1024 search steps.  The slices the allocator sees have the
+DeviceTaintRules applied (:mod:`kubesched.dra._taintrules`: DRADeviceTaintRules from 1.35,
+DRADeviceTaints before), as upstream's ``ListWithDeviceTaintRules``.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from msgspec.structs import replace
 
 from kubesched.dra import Aborted, AllocationError, FailedOnNode
@@ -381,33 +385,6 @@ class DynamicResources:
             return None
         return filter_stop(self.handle, self.filter_timeout)
 
-    # --- PreScore / Score (v1.35+) -------------------------------------------------------------
-    @hookimpl
-    def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        """Upstream has no PreScore; its Score (v1.35+) is 0 everywhere without a prioritized
-        list: Skip, so that pods without one cost nothing more."""
-        s: _State | None = state.get(STATE_KEY)
-        if not self.enabled or self.handle.emulated_version < (1, 35) or s is None or not s.claims:
-            return Status.skip()
-        if not any(r.first_available for c in s.claims for r in c.spec.devices.requests):
-            return Status.skip()
-        return None
-
-    @hookimpl
-    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> list[int]:
-        s: _State = state.read(STATE_KEY)
-        out = []
-        for info in nodes.infos:
-            assert info.node is not None
-            build = s.node_allocations.get(info.node.metadata.name)
-            out.append(compute_score(s.claims, build()) if build is not None else 0)
-        return out
-
-    @hookimpl
-    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:
-        default_normalize_score(100, False, scores)  # helper.DefaultNormalizeScore(MaxNodeScore)
-        return None
-
     # --- PostFilter -----------------------------------------------------------------------------
     @hookimpl
     def kubesched_post_filter(
@@ -535,7 +512,47 @@ class DynamicResources:
             await self.handle.park_until(min(now + BINDING_POLL_INTERVAL, deadline))
 
 
+class ScoringDynamicResources(DynamicResources):
+    """The plugin from v1.35, a Score plugin too (kubernetes#134711): ``Score`` is
+    ``computeScore`` of the prioritized-list subrequests the node's allocation takes, 0 on every
+    node for a pod without claims or without a prioritized list; ``NormalizeScore`` is
+    ``helper.DefaultNormalizeScore(MaxNodeScore)``.  Upstream (v1.35.4, as the 1.36 sources read)
+    has no PreScore, so Score runs, and ``--explain`` shows it, for every pod that gets to
+    scoring, claims or not; before v1.35 the plugin is no Score plugin at all
+    (:class:`DynamicResources`)."""
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Any:
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or s is None or not s.claims:
+            return np.zeros(len(nodes), dtype=np.int64)  # "no claims, no need to do anything"
+        if not any(r.first_available for c in s.claims for r in c.spec.devices.requests):
+            # computeScore adds nothing without a prioritized list; what it does then is only
+            # its check that a node's results (one per claim to allocate) cover every claim,
+            # done here without building the results
+            results = len(s.to_allocate())
+            if results < len(s.claims) and any(i.node is not None and i.node.metadata.name in s.node_allocations for i in nodes.infos):
+                raise ClaimError(f"number of allocations {results} is smaller than number of claims")
+            return np.zeros(len(nodes), dtype=np.int64)
+        out = []
+        for info in nodes.infos:
+            assert info.node is not None
+            build = s.node_allocations.get(info.node.metadata.name)
+            out.append(compute_score(s.claims, build()) if build is not None else 0)
+        return out
+
+    @hookimpl
+    def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:
+        s: _State | None = state.get(STATE_KEY)
+        if self.enabled and s is not None and s.claims:  # all 0 otherwise: nothing to normalize
+            default_normalize_score(100, False, scores)  # helper.DefaultNormalizeScore(MaxNodeScore)
+        return None
+
+
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
+    """The plugin of the emulated version: a Score plugin from v1.35."""
+    if tuple(handle.emulated_version) >= (1, 35):
+        return ScoringDynamicResources(args, handle)
     return DynamicResources(args, handle)
 
 
@@ -549,5 +566,6 @@ __all__ = [
     "MSG_TIMED_OUT",
     "NAME",
     "DynamicResources",
+    "ScoringDynamicResources",
     "new",
 ]

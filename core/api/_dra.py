@@ -9,8 +9,9 @@ empty defaults omitted, a field the API server defaults to a non-empty value set
 object round-trips through the fake cluster and the fake API server without losing a field.
 
 DeviceTaintRule is not in ``resource.k8s.io/v1`` at v1.36.0 (it is ``v1alpha3`` and ``v1beta2``
-there; ``v1`` only from v1.37): kubesched serves it as ``resource.k8s.io/v1beta2``, the newest
-version v1.36 has.
+there; ``v1`` only from v1.37): kubesched stores it as ``resource.k8s.io/v1beta2``, the newest
+version v1.36 has, and takes and serves it as ``v1alpha3`` too (1.33-1.35 have only that one;
+its fields are v1beta2's from 1.35).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from kubesched.api._objects import KINDS, Condition, Int64, NodeSelector, Object
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 RESOURCE_V1BETA2 = "resource.k8s.io/v1beta2"
+RESOURCE_V1ALPHA3 = "resource.k8s.io/v1alpha3"
+"""DeviceTaintRule's version in 1.33-1.35 (the same fields as v1beta2 from 1.35)."""
 
 # --- constants of resource/v1/types.go (v0.36.0) -----------------------------------------------
 
@@ -401,6 +404,10 @@ class DeviceTaintSelector(_Obj):
     driver: str | None = None
     pool: str | None = None
     device: str | None = None
+    # v1alpha3 in 1.33-1.34 only (k8s.io/api v0.34.1): a class whose selectors the device must
+    # match, and CEL selectors of the rule's own; gone from 1.35
+    device_class_name: str | None = None
+    selectors: list[DeviceSelector] = []
 
 
 class DeviceTaintRuleSpec(_Obj):
@@ -426,6 +433,7 @@ DRA_KINDS: dict[tuple[str, str], type[Any]] = {
     (RESOURCE_V1, "ResourceClaimTemplate"): ResourceClaimTemplate,
     (RESOURCE_V1, "ResourceSlice"): ResourceSlice,
     (RESOURCE_V1BETA2, "DeviceTaintRule"): DeviceTaintRule,
+    (RESOURCE_V1ALPHA3, "DeviceTaintRule"): DeviceTaintRule,
 }
 """(apiVersion, kind) → struct for the DRA kinds (part of ``KINDS``)."""
 

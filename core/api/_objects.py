@@ -51,6 +51,7 @@ class OwnerReference(_Obj):
     name: str = ""
     uid: str = ""
     controller: bool | None = None
+    block_owner_deletion: bool | None = None
 
 
 class ObjectMeta(_Obj):
@@ -685,6 +686,23 @@ class ContainerStatus(_Obj):
     allocated_resources: ResourceList | None = None
 
 
+class ContainerExtendedResourceRequest(_Obj):
+    """``pod.status.extendedResourceClaimStatus.requestMappings[]`` (DRAExtendedResource): which
+    request of the scheduler's claim serves a container's extended resource."""
+
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(_Obj):
+    """``pod.status.extendedResourceClaimStatus``: the claim the scheduler made for the pod's
+    extended resources backed by DRA, and its request per container and resource."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+    resource_claim_name: str = ""
+
+
 class PodStatus(_Obj):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -696,6 +714,7 @@ class PodStatus(_Obj):
     host_ip: str = msgspec.field(default="", name="hostIP")
     pod_ip: str = msgspec.field(default="", name="podIP")
     resource_claim_statuses: list[PodResourceClaimStatus] = []
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(_Obj):

@@ -272,8 +272,8 @@ class ClusterState:
         # DynamicResources plugin reads (claims by namespace/name, slices, classes, taint rules)
         self.resource_claims: dict[tuple[str, str], ResourceClaim] = ChangeLog()
         self.resource_slices: dict[str, ResourceSlice] = ChangeLog()
-        self.device_classes: dict[str, DeviceClass] = {}
-        self.device_taint_rules: dict[str, DeviceTaintRule] = {}
+        self.device_classes: dict[str, DeviceClass] = ChangeLog()
+        self.device_taint_rules: dict[str, DeviceTaintRule] = ChangeLog()
         # namespace -> its labels, for the namespaces whose labels are known (no informer
         # lists Namespaces: InterPodAffinity's namespaceSelector falls back to the name label)
         self.namespace_labels: dict[str, Mapping[str, str]] = {}

@@ -159,10 +159,18 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "(pools with them last, in 1.36's allocator)",
         ),
         VersionedGate(
+            "DRADeviceTaintRules",
+            (_s("1.35", False, ALPHA), _s("1.36", False, BETA)),
+            UPSTREAM_AFTER_136,
+            "DeviceTaintRules add their taint to the devices they select in the slices the DRA "
+            "allocator sees (before 1.35 DRADeviceTaints does this)",
+        ),
+        VersionedGate(
             "DRADeviceTaints",
             (_s("1.33", False, ALPHA), _s("1.36", True, BETA)),
             UPSTREAM_AFTER_136,
-            "the DRA allocator skips devices with an untolerated NoSchedule/NoExecute taint",
+            "the DRA allocator skips devices with an untolerated NoSchedule/NoExecute taint; "
+            "before 1.35 also: DeviceTaintRules taint the devices they select",
         ),
         VersionedGate(
             "DRAListTypeAttributes",

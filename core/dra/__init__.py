@@ -4,7 +4,8 @@ Flow: :func:`compile_selector` compiles a class's or request's CEL expression on
 environment (``_cel``, ``_celfuncs``, ``_celast``); :class:`Allocator` (``_allocator``) gathers a
 node's ResourceSlices into pools (``_pools``), checks selectors (``_selection``), constraints
 and taints (``_constraints``), shared counters and consumable capacity (``_capacity``), and
-turns what it took into ``AllocationResult``s (``_results``).
+turns what it took into ``AllocationResult``s (``_results``); ``_taintrules`` applies
+DeviceTaintRules to the slices it is given (the scheduler's slice tracker).
 
 The CEL engine is cel-expr-python (Google's cel-cpp binding), chosen by measurement on
 DRA-shaped selectors: a few µs an evaluation of an attribute or driver check where the
@@ -34,6 +35,13 @@ from kubesched.dra._cel import (
 from kubesched.dra._cel import validation_check as _validation_check
 from kubesched.dra._memo import PoolUse
 from kubesched.dra._results import AllocationError
+from kubesched.dra._taintrules import (
+    ClassSelectors,
+    PatchedSlices,
+    apply_rules,
+    legacy_selectors,
+    taint_rules_apply,
+)
 from kubesched.validation._dra import set_cel_check as _set_cel_check
 
 _set_cel_check(_validation_check)
@@ -50,10 +58,15 @@ __all__ = [
     "CelDevice",
     "CelFeatures",
     "CelRuntimeError",
+    "ClassSelectors",
     "CompiledSelector",
     "FailedOnNode",
+    "PatchedSlices",
     "PoolUse",
     "allocator_features",
+    "apply_rules",
     "compile_selector",
+    "legacy_selectors",
+    "taint_rules_apply",
     "validate_selector",
 ]

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import msgspec
+
 from kubesched.api._dra import CounterSet, ResourceSlice
 from kubesched.api._helpers import NodeSelectorMatcher
 from kubesched.api._objects import Node, NodeSelector
@@ -259,12 +261,22 @@ def node_key(node: Node) -> tuple[str, frozenset[tuple[str, str]]]:
     return key
 
 
+_SLICE_KEYS: dict[int, tuple[ResourceSlice, tuple[Any, ...]]] = {}
+_ENCODE_SPEC = msgspec.json.Encoder().encode
+
+
 def slice_key(s: ResourceSlice) -> tuple[Any, ...]:
-    """What identifies one version of a slice (for caches of per-device work)."""
-    return (
-        s.metadata.name,
-        s.metadata.uid,
-        s.metadata.resource_version,
-        s.metadata.generation,
-        s.spec.pool.generation,
-    )
+    """What identifies one version of a slice (for caches of per-device work, kept across
+    scheduling cycles and across clusters in one process): its name, uid, resourceVersion and
+    generations, and a hash of its spec, since two clusters (two simulations, a test after
+    another) give a slice of the same name the same uid and resourceVersion whatever it holds.
+    Worked out once per slice object (by identity, checked)."""
+    hit = _SLICE_KEYS.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    md = s.metadata
+    key = (md.name, md.uid, md.resource_version, md.generation, s.spec.pool.generation, hash(_ENCODE_SPEC(s.spec)))
+    if len(_SLICE_KEYS) > 100_000:
+        _SLICE_KEYS.clear()
+    _SLICE_KEYS[id(s)] = (s, key)
+    return key

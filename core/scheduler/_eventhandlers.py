@@ -21,7 +21,8 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
     ResourceClaim, ResourceSlice, DeviceClass (DynamicResourceAllocation on)
                        ──► cluster state ──► queue: resource.k8s.io/<Kind><Add|Update|Delete>
     DeviceTaintRule    ──► cluster state (the DynamicResources plugin applies the rules to the
-                           slices it lists)
+                           slices it lists) ──► while rules apply, a change that re-taints a
+                           slice: queue: resource.k8s.io/ResourceSliceUpdate (the slice tracker's)
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
 as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from kubesched._transport import Transport
     from kubesched.cache._cache import Cache
     from kubesched.cache._clusterstate import ClusterState
+    from kubesched.dra import ClassSelectors
     from kubesched.queue._scheduling_queue import SchedulingQueue
     from kubesched.runtime._framework import Framework
     from kubesched.scheduler._driver import Driver
@@ -110,12 +112,19 @@ class EventHandlers:
         touch: Callable[[], None],
         gang_scheduling: bool = False,
         dra: bool = True,
+        device_taint_rules: bool = False,
+        taint_rule_selectors: ClassSelectors | None = None,
     ) -> None:
         """``touch``: tells the scheduler an activity ended (a batch of events handled).
         ``gang_scheduling``: the GangScheduling gate.
-        ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched)."""
+        ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched).
+        ``device_taint_rules``: DeviceTaintRules patch the slices (:func:`kubesched.dra.taint_rules_apply`),
+        so a rule's change is a ResourceSlice update for the queue; ``taint_rule_selectors``:
+        the 1.33-1.34 class and CEL selectors of a rule (:func:`kubesched.dra.legacy_selectors`)."""
         self.gang_scheduling = gang_scheduling
         self.dra = dra
+        self.device_taint_rules = device_taint_rules
+        self.taint_rule_selectors = taint_rule_selectors
         self.transport = transport
         self.cluster = cluster
         self.cache = cache
@@ -258,10 +267,13 @@ class EventHandlers:
                 self._on_storage(kind, event.type, obj)
         elif kind is DeviceTaintRule:
             if self.dra:
+                old_rule = self.cluster.device_taint_rules.get(obj.metadata.name)
                 if event.type == "DELETED":
                     self.cluster.device_taint_rules.pop(obj.metadata.name, None)
                 else:
                     self.cluster.device_taint_rules[obj.metadata.name] = obj
+                if self.device_taint_rules:
+                    self._on_device_taint_rule(old_rule, None if event.type == "DELETED" else obj)
         elif kind is ReplicaSet or kind is StatefulSet:
             # PodTopologySpread's default constraints take the selector of a pod's controller
             # (``helper.DefaultSelector``); no pod moves for them, as upstream registers none
@@ -271,6 +283,20 @@ class EventHandlers:
                 table.pop(key, None)
             else:
                 table[key] = obj
+
+    def _on_device_taint_rule(self, old: DeviceTaintRule | None, new: DeviceTaintRule | None) -> None:
+        """The slice tracker (resourceslice/tracker, v0.35.4): a rule's change re-patches the
+        slices it selects (before or after) and each one is a ResourceSlice update for the
+        queue; kubesched moves the pods once for them all (the event has no queueing hint)."""
+        from kubesched.dra import apply_rules
+
+        slices = list(self.cluster.resource_slices.values())
+        changed = [
+            s for s in slices
+            if any(r is not None and apply_rules(s, [r], self.taint_rule_selectors) is not s for r in (old, new))
+        ]  # fmt: skip
+        if changed and (old is None or new is None or old.spec != new.spec):
+            self.queue.move_all_to_active_or_backoff(_EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])
 
     def _on_workload_api(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A Workload or a Workload API PodGroup: its table, then the queue's event (the

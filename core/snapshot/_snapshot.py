@@ -66,6 +66,7 @@ claim templates and capacities are narrowed by ``--namespace`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tempfile
 from collections import Counter
@@ -152,6 +153,9 @@ class _Kind:
     multi_version: bool = False
     """One Struct for several versions (the Workload API's Workload): its listed items get the
     version they were listed at."""
+    fallback: str = ""
+    """The version listed instead when ``api_version`` is not served (404): DeviceTaintRule's
+    v1alpha3 on a 1.33-1.35 cluster."""
 
     def path(self, namespace: str | None) -> str:
         base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
@@ -170,7 +174,8 @@ KINDS: tuple[_Kind, ...] = (
     # DRA (resource.k8s.io): what the DynamicResources plugin and the resourceclaim controller read
     _Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", DeviceClass, namespaced=False, optional=True),
     _Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", ResourceSlice, namespaced=False, optional=True),
-    _Kind("DeviceTaintRule", "resource.k8s.io/v1beta2", "devicetaintrules", DeviceTaintRule, namespaced=False, optional=True),
+    _Kind("DeviceTaintRule", "resource.k8s.io/v1beta2", "devicetaintrules", DeviceTaintRule, namespaced=False, optional=True,
+          fallback="resource.k8s.io/v1alpha3"),
     _Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", ResourceClaimTemplate, optional=True),
     _Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", ResourceClaim, optional=True),
     _Kind("ReplicaSet", "apps/v1", "replicasets", ReplicaSet),
@@ -601,6 +606,10 @@ async def _read(
                 else:
                     out.write(text)
         except NotFoundError:
+            if kind.fallback and ns is None and not red.written[kind.kind]:
+                older = dataclasses.replace(kind, api_version=kind.fallback, fallback="")
+                await _read(api, older, opts, red, out, spool, pending, progress, warn)
+                return
             if not kind.optional:
                 raise
         except TransportError as e:

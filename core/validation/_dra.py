@@ -765,12 +765,16 @@ def _resource_slice(sl: Any) -> None:
 def _device_taint_rule(rule: Any) -> None:
     sel = rule.spec.device_selector
     if sel is not None:
+        if sel.device_class_name is not None:  # 1.33-1.34 (v1.34 validateDeviceTaintSelector)
+            _class_name(sel.device_class_name, "spec.deviceSelector.deviceClassName")
         if sel.driver is not None:
             _driver_name(sel.driver, "spec.deviceSelector.driver")
         if sel.pool is not None:
             _pool_name(sel.pool, "spec.deviceSelector.pool")
         if sel.device is not None:
             _dns_label(sel.device, "spec.deviceSelector.device")
+        if sel.selectors:
+            _selectors(sel.selectors, "spec.deviceSelector.selectors")
     check_device_taint(rule.spec.taint, "spec.taint")
     if len(rule.status.conditions) > 8:
         raise _too_many("status.conditions", len(rule.status.conditions), 8)

@@ -45,8 +45,14 @@ POD: dict[str, Any] = {
 }
 
 
+CLASSES = "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: class}\n"
+"""The class the claims name, after them: simulate refuses a claim naming a class its input lacks."""
+
+
 def load(doc: dict[str, Any]) -> list[Any]:
-    return load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc)})
+    """The manifests of ``doc`` (document 1), loaded beside :data:`CLASSES`."""
+    extra = CLASSES if doc["kind"] != "DeviceClass" else ""
+    return [m for m in load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc) + extra}) if m.doc == 1]
 
 
 def error(doc: dict[str, Any]) -> str:
@@ -98,9 +104,7 @@ VALID = [CLAIM, SLICE, CLASS, TEMPLATE, RULE, POD,
          edit(SLICE, "spec.devices", devices(128)),
          edit(SLICE, "spec.devices[0].attributes", attributes(32)),
          edit(CLASS, "spec.selectors", [{"cel": {"expression": 'device.driver == ""'.ljust(10 * 1024)}}]),
-         edit(edit(CLAIM, "status.allocation.devices.results", results(32)), "status.reservedFor", reserved(256)),
-         # an unknown class is not a validation error upstream (the scheduler reports it)
-         edit(TEMPLATE, "spec.spec.devices.requests[0].exactly.deviceClassName", "no-such-class")]
+         edit(edit(CLAIM, "status.allocation.devices.results", results(32)), "status.reservedFor", reserved(256))]
 
 
 @pytest.mark.parametrize("doc", VALID, ids=lambda d: f"{d['kind']}")
@@ -188,6 +192,22 @@ def test_invalid(doc: dict[str, Any], want: str) -> None:
     assert error(doc).startswith(WHERE + want)
 
 
+def test_an_unknown_class_is_valid_upstream_but_not_in_a_scenario() -> None:
+    """validation.go (v1.35.4) looks no DeviceClass up, so the object validates (the API server
+    and the fake one accept it; the scheduler reports the class); a scenario file naming a class
+    it has nowhere is refused by kubesched's own input check."""
+    from kubesched.validation._validation import validate_object
+
+    doc = edit(TEMPLATE, "spec.spec.devices.requests[0].exactly.deviceClassName", "no-such-class")
+    from kubesched.api._objects import KINDS, convert
+
+    validate_object(convert(doc, KINDS[("resource.k8s.io/v1", "ResourceClaimTemplate")]), "ResourceClaimTemplate")
+    with pytest.raises(ConfigError) as e:
+        load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc)})
+    assert str(e.value) == (WHERE + "(ResourceClaimTemplate tmpl), spec.spec.devices.requests[0].exactly.deviceClassName: "
+                            'Not found: "no-such-class": no DeviceClass of this name in the input')
+
+
 def test_cel_compile_hook() -> None:
     """The CEL engine's compile check plugs in; its errors read as upstream's field errors."""
     def check(expr: str) -> tuple[str, str] | None:
@@ -240,9 +260,9 @@ def test_an_update_of_an_immutable_field(doc: dict[str, Any], path: str, value: 
     """A later document (``kubesched.io/arrival``) may not change what the API server keeps
     immutable."""
     later = edit(edit(doc, path, value), "metadata.annotations", {"kubesched.io/arrival": "1m"})
-    text = yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(later)
+    text = yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(later) + CLASSES
     with pytest.raises(ConfigError) as e:
         load_manifests(["in.yaml"], {"in.yaml": text})
     assert str(e.value).endswith(f", {field}: Invalid value: field is immutable")
     ok = edit(edit(doc, "metadata.labels", {"a": "b"}), "metadata.annotations", {"kubesched.io/arrival": "1m"})
-    assert len(load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(ok)})) == 2
+    assert len(load_manifests(["in.yaml"], {"in.yaml": yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(ok) + CLASSES})) == 3

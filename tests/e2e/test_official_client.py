@@ -544,6 +544,17 @@ OBJECTS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
         },
         {},
     ),
+    # the same kind in 1.33-1.35's version (one object, served in both)
+    ("resource.k8s.io/v1alpha3", "devicetaintrules"): (
+        {
+            "metadata": {"name": "hot"},
+            "spec": {
+                "deviceSelector": {"driver": "gpu.example.com", "device": "gpu-0"},
+                "taint": {"key": "example.com/hot", "effect": "NoExecute", "timeAdded": "2024-01-01T00:00:00Z"},
+            },
+        },
+        {},
+    ),
 }
 
 # the kinds a controller of the fake cluster writes to as soon as they are created

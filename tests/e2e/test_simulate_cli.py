@@ -122,7 +122,7 @@ BAD_INPUT_CASES = [
         'in.yaml: document 2, kind: unknown kind "v1/Service" (supported: apps/v1/Deployment, apps/v1/ReplicaSet, '
         "apps/v1/StatefulSet, batch/v1/Job, policy/v1/PodDisruptionBudget, resource.k8s.io/v1/DeviceClass, "
         "resource.k8s.io/v1/ResourceClaim, resource.k8s.io/v1/ResourceClaimTemplate, resource.k8s.io/v1/ResourceSlice, "
-        "resource.k8s.io/v1beta2/DeviceTaintRule, scheduling.k8s.io/v1/PriorityClass, "
+        "resource.k8s.io/v1alpha3/DeviceTaintRule, resource.k8s.io/v1beta2/DeviceTaintRule, scheduling.k8s.io/v1/PriorityClass, "
         "scheduling.k8s.io/v1alpha1/Workload, scheduling.k8s.io/v1alpha2/PodGroup, scheduling.k8s.io/v1alpha2/Workload, "
         "scheduling.x-k8s.io/v1alpha1/PodGroup, storage.k8s.io/v1/CSIDriver, storage.k8s.io/v1/CSINode, "
         "storage.k8s.io/v1/CSIStorageCapacity, storage.k8s.io/v1/StorageClass, v1/Node, v1/PersistentVolume, "

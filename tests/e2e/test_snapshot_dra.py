@@ -150,3 +150,31 @@ def test_a_snapshot_keeps_the_dra_objects(backend: str, tmp_path: Path, capsys: 
     assert by_name["maintenance"]["spec"]["taint"]["timeAdded"] <= "2024-01-01T00:00:00Z"  # shifted: never later
     # the snapshot simulates to the same claims as the scenario it was served from
     assert claims(capsys, snap) == claims(capsys, scenario)
+
+
+def test_device_taint_rules_of_a_1_35_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster without DeviceTaintRule's first version (1.33-1.35 serve v1alpha3 only) has
+    its rules read in v1alpha3: here the first version is one no server serves."""
+    import dataclasses
+
+    from kubesched.snapshot import _snapshot
+
+    kinds = tuple(
+        dataclasses.replace(k, api_version="resource.k8s.io/v1beta9") if k.kind == "DeviceTaintRule" else k
+        for k in _snapshot.KINDS
+    )
+    assert any(k.kind == "DeviceTaintRule" and k.fallback == "resource.k8s.io/v1alpha3" for k in kinds)
+    monkeypatch.setattr(_snapshot, "KINDS", kinds)
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(SCENARIO)
+    snap = tmp_path / "snap.yaml"
+    with (
+        anyio.from_thread.start_blocking_portal("asyncio") as portal,
+        portal.wrap_async_context_manager(serving(scenario)) as server,
+    ):
+        code, _, err = run_cli(capsys, "snapshot", "--server", server.url, "-o", str(snap))
+    assert code == 0, err
+    assert "1 DeviceTaintRule" in err
+    docs = [d for d in yaml.safe_load_all(snap.read_text()) if d]
+    [rule] = [d for d in docs if d["kind"] == "DeviceTaintRule"]
+    assert rule["metadata"]["name"] == "maintenance"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import numpy as np
 import pytest
 from msgspec.structs import replace
 
@@ -645,7 +646,6 @@ def test_devices_in_use_follow_the_claims_table() -> None:
 async def test_plugin__TestPlugin_claim_with_prioritized_list() -> None:
     """Allocated with the first subrequest that fits; Reserve puts it in flight, PreBind
     writes it.  Score (v1.35+ ``computeScore``): 8 minus the subrequest's index, normalized."""
-    import numpy as np
 
     pod = pod_with_claim_name()
     claim = (
@@ -667,7 +667,6 @@ async def test_plugin__TestPlugin_claim_with_prioritized_list() -> None:
     assert run_filter(pl, handle, state, pod) == {}
     infos = [make_node_info(n) for n in handle.cluster.nodes.values()]
     batch = NodeBatch.of(infos)
-    assert pl.kubesched_pre_score(state, pod, batch) is None
     scores = np.array(pl.kubesched_score(state, pod, batch), dtype=np.int64)
     assert dict(zip([i.node.metadata.name for i in infos], scores.tolist(), strict=True)) == {
         NODE: 7,
@@ -680,15 +679,58 @@ async def test_plugin__TestPlugin_claim_with_prioritized_list() -> None:
     assert [r.request for r in alloc.devices.results] == ["req-1/subreq-1"]
 
 
-def test_pre_score_skips_without_prioritized_lists() -> None:
+def test_score_per_version__no_prescore_and_zero_without_prioritized_lists() -> None:
+    """v1.35.4 dynamicresources.go: no PreScore (``var _ fwk.ScorePlugin`` only), so Score runs
+    for a pod whose claims have no prioritized list (0 on every node, ``computeScore`` adds
+    nothing for ``exactly`` requests) and for a pod without claims (``state.claims.empty()``:
+    0); v1.34.7's plugin is no Score plugin."""
+    from kubesched import hookspecs
+
     pod = pod_with_claim_name()
     pl, handle = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()]))
+    assert not hookspecs.implements(pl, "kubesched_pre_score")
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []) is None
-    assert pl.kubesched_pre_score(state, pod, NodeBatch.of([])).code == Code.SKIP
-    pl134, _ = setup(
-        Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()], version="1.34")
-    )
-    s134 = CycleState()
-    pl134.kubesched_pre_filter(s134, pod, [])
-    assert pl134.kubesched_pre_score(s134, pod, NodeBatch.of([])).code == Code.SKIP
+    assert run_filter(pl, handle, state, pod) == {}
+    batch = NodeBatch.of([make_node_info(n) for n in handle.cluster.nodes.values()])
+    scores = np.array(pl.kubesched_score(state, pod, batch), dtype=np.int64)
+    assert scores.tolist() == [0]
+    assert pl.kubesched_normalize_score(state, pod, scores) is None and scores.tolist() == [0]
+
+    plain = make_pod("plain").obj()
+    s2 = CycleState()
+    assert pl.kubesched_pre_filter(s2, plain, []).code == Code.SKIP
+    assert np.asarray(pl.kubesched_score(s2, plain, batch)).tolist() == [0]
+
+    pl134, _ = setup(Case(pod, [pending_claim()], [make_device_class(CLASS)], [worker_slice()], version="1.34"))
+    assert not any(hookspecs.implements(pl134, h) for h in ("kubesched_pre_score", "kubesched_score", "kubesched_normalize_score"))
+
+
+@pytest.mark.parametrize("prioritized", [False, True], ids=["exactly", "firstAvailable"])
+def test_score__computeScore_fewer_results_than_claims(prioritized: bool) -> None:
+    """v1.35.4 ``computeScore`` indexes the node's results (one per claim to allocate) by each
+    claim's position among all of the pod's claims: with an allocated claim beside one to
+    allocate it fails ("number of allocations 1 is smaller than number of claims") on a node
+    Filter allocated for, with or without a prioritized list (no Score runs on such pods
+    upstream otherwise: Score is only reached with more than one feasible node)."""
+    pod = pod_with_claim_name()
+    pod.spec.resource_claims = [
+        PodResourceClaim(name="a", resource_claim_name="done"),
+        PodResourceClaim(name="b", resource_claim_name="todo"),
+    ]
+    done = allocated_claim("done", node=None)
+    done.status.reserved_for = []
+    todo = make_claim("todo").first_available("req-1", ("sub", CLASS)).obj() if prioritized else pending_claim("todo")
+    todo.metadata.resource_version = "1"
+    s = make_slice(NODE, DRIVER).device("instance-1").device("instance-2").obj()
+    s.metadata.uid, s.metadata.resource_version = "slice-x", "1"
+    pl, handle = setup(Case(pod, [done, todo], [make_device_class(CLASS)], [s]))
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, pod, []) is None
+    assert run_filter(pl, handle, state, pod) == {}
+    batch = NodeBatch.of([make_node_info(n) for n in handle.cluster.nodes.values()])
+    with pytest.raises(Exception, match="number of allocations 1 is smaller than number of claims"):
+        pl.kubesched_score(state, pod, batch)
+    # a node Filter did not allocate for scores 0 (``nodeAllocations`` has no entry)
+    other = NodeBatch.of([make_node_info(make_node("elsewhere").obj())])
+    assert np.asarray(pl.kubesched_score(state, pod, other)).tolist() == [0]

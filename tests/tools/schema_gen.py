@@ -42,6 +42,8 @@ KINDS = {
     "resource.k8s.io/v1/ResourceClaimTemplate": "V1ResourceClaimTemplate",
     "resource.k8s.io/v1/ResourceSlice": "V1ResourceSlice",
     "resource.k8s.io/v1beta2/DeviceTaintRule": "V1beta2DeviceTaintRule",
+    # ... and v1alpha3, the version of 1.33-1.35 (the 1.35 fields: the client's are 1.37's)
+    "resource.k8s.io/v1alpha3/DeviceTaintRule": "V1alpha3DeviceTaintRule",
     # the bodies of subresources: a pod's binding and eviction, a workload's scale
     "v1/Binding": "V1Binding",
     "policy/v1/Eviction": "V1Eviction",
@@ -113,6 +115,8 @@ DROP = {
 }
 ADD = {
     "V1Device": {"nodeAllocatableResourceMappings": "Dict[str, V1NodeAllocatableResourceMapping]"},
+    # v1alpha3 DeviceTaintSelector's fields of 1.33-1.34 (k8s.io/api v0.34.1), gone in 1.35
+    "V1alpha3DeviceTaintSelector": {"deviceClassName": "str", "selectors": "List[V1DeviceSelector]"},
 }
 EXTRA["V1NodeAllocatableResourceMapping"] = {"capacityKey": "str", "allocationMultiplier": "str"}
 

@@ -165,6 +165,36 @@ async def test_discovery() -> None:
             "deviceclasses", "resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "resourceslices"]
         beta = (await c.get("/apis/resource.k8s.io/v1beta2")).json()
         assert sorted(r["name"] for r in beta["resources"]) == ["devicetaintrules", "devicetaintrules/status"]
+        alpha = (await c.get("/apis/resource.k8s.io/v1alpha3")).json()
+        assert sorted(r["name"] for r in alpha["resources"]) == ["devicetaintrules", "devicetaintrules/status"]
+
+
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
+async def test_device_taint_rules_in_v1alpha3_and_v1beta2(encoding: str) -> None:
+    """1.33-1.35 serve DeviceTaintRules in resource.k8s.io/v1alpha3 (the 1.35 scheduler's
+    informer: scheduler.go ``V1alpha3().DeviceTaintRules()``), 1.36 in v1beta2 too (its tracker's
+    informer); the fields are the same from 1.35.  One object, seen in either version."""
+    alpha_path = "/apis/resource.k8s.io/v1alpha3/devicetaintrules"
+    rule = {**RULE, "apiVersion": "resource.k8s.io/v1alpha3"}
+    async with _client() as (cluster, c):
+        if encoding == "json":
+            r = await c.post(alpha_path, json=rule)
+        else:
+            r = await c.post(alpha_path, headers=PROTOBUF, content=_body(rule))
+        assert r.status_code == 201, r.text
+        assert r.json()["apiVersion"] == "resource.k8s.io/v1alpha3"
+        [stored] = cluster.list("DeviceTaintRule")
+        assert stored.api_version == "resource.k8s.io/v1beta2"
+        beta = (await c.get(f"{PATHS['DeviceTaintRule']}/hot")).json()
+        alpha = (await c.get(f"{alpha_path}/hot")).json()
+        assert beta["apiVersion"] == "resource.k8s.io/v1beta2" and alpha["apiVersion"] == "resource.k8s.io/v1alpha3"
+        assert {k: v for k, v in _plain(alpha).items() if k not in ("apiVersion", "status")} == {
+            k: v for k, v in rule.items() if k != "apiVersion"}
+        listed = (await c.get(alpha_path)).json()
+        assert [(i["metadata"]["name"], i.get("apiVersion", listed["apiVersion"])) for i in listed["items"]] == [
+            ("hot", "resource.k8s.io/v1alpha3")]
+        assert (await c.delete(f"{alpha_path}/hot")).status_code == 200
+        assert cluster.list("DeviceTaintRule") == []
 
 
 @pytest.mark.parametrize("encoding", ["json", "protobuf"])
@@ -232,6 +262,15 @@ async def test_invalid_is_422_with_the_field_error() -> None:
             'ResourceSlice.resource.k8s.io "n1-gpu" is invalid: spec.devices[1]: Duplicate value: "gpu-0"')
 
 
+async def test_a_claim_naming_a_class_that_does_not_exist_is_created() -> None:
+    """As upstream's API server: validation.go (v1.35.4) looks no DeviceClass up (only
+    ``kubesched simulate``'s input check refuses a scenario file naming one it lacks)."""
+    async with _client() as (_, c):
+        r = await c.post(CLAIMS, json=CLAIM)
+        assert r.status_code == 201, r.text
+        assert (await c.get(PATHS["DeviceClass"])).json()["items"] == []
+
+
 async def test_the_controller_makes_the_claim_of_a_template() -> None:
     async with _client() as (_, c):
         assert (await c.post(PATHS["ResourceClaimTemplate"], json=TEMPLATE)).status_code == 201
@@ -242,6 +281,11 @@ async def test_the_controller_makes_the_claim_of_a_template() -> None:
         [claim] = (await c.get(CLAIMS)).json()["items"]
         assert claim["metadata"]["generateName"] == "train-gpu-"
         assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+        # controller.go handlePodClaim (v1.35.4): the pod owns it as controller, blocking its deletion
+        [ref] = claim["metadata"]["ownerReferences"]
+        pod_uid = (await c.get("/api/v1/namespaces/default/pods/train")).json()["metadata"]["uid"]
+        assert ref == {"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": pod_uid,
+                       "controller": True, "blockOwnerDeletion": True}
         got = (await c.get("/api/v1/namespaces/default/pods/train")).json()
         assert got["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
 
@@ -348,3 +392,36 @@ async def test_kube_transport_claim_verbs() -> None:
         # allocated, reserved for no one: the controller drops the allocation and the finalizer
         # of the claim being deleted, and it is gone ("structured-deleted")
         assert _claim_struct(cluster) is None
+
+
+async def test_kube_transport_falls_back_to_v1alpha3_device_taint_rules() -> None:
+    """A server without the first version of DeviceTaintRule (a 1.35 cluster has no v1beta2)
+    is watched in its fallback (v1alpha3): the rule comes in the listing all the same."""
+    import dataclasses
+
+    import anyio
+
+    from kubesched.transports.kube import RESOURCES, KubeTransport
+
+    missing = "/apis/resource.k8s.io/v1beta9/devicetaintrules"  # a version nobody serves: 404
+    resources = tuple(
+        dataclasses.replace(r, path=missing) if r.kind == "DeviceTaintRule" else r for r in RESOURCES
+    )
+    assert any(r.kind == "DeviceTaintRule" and r.fallback.endswith("/v1alpha3/devicetaintrules") for r in resources)
+    epoch = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with (
+        FakeCluster(epoch=epoch) as cluster,
+        APIServer(cluster) as server,
+        KubeTransport(server.url, resources=resources) as transport,
+    ):
+        assert (await transport.api.request("POST", PATHS["DeviceTaintRule"], body=RULE)) is not None
+        rules: list[str] = []
+        with anyio.fail_after(10):
+            async for ev in transport.watch():
+                if ev.type == "SYNCED":
+                    break
+                if type(ev.obj).__name__ == "DeviceTaintRule":
+                    rules.append(ev.obj.metadata.name)
+        assert rules == ["hot"]
+        [reflector] = [r for r in transport.reflectors if r.resource.kind == "DeviceTaintRule"]
+        assert reflector.resource.path.endswith("/v1alpha3/devicetaintrules")

@@ -113,7 +113,10 @@ async def test_TestSyncHandler_create() -> None:
         assert md.name.startswith("test-pod-acme-claim-") and len(md.name) == len("test-pod-acme-claim-") + 5
         assert md.annotations == {"a": "b", POD_RESOURCE_CLAIM_ANNOTATION: "acme-claim"}
         assert md.labels == {"l": "v"}
-        assert md.owner_references == [OwnerReference(api_version="v1", kind="Pod", name=POD, uid=uid(c), controller=True)]
+        # upstream's testPodOwnerReference: Controller and BlockOwnerDeletion both true (v1.35.4)
+        assert md.owner_references == [
+            OwnerReference(api_version="v1", kind="Pod", name=POD, uid=uid(c), controller=True, block_owner_deletion=True)
+        ]
         assert made.spec == SPEC
         assert statuses(c) == [PodResourceClaimStatus(name="acme-claim", resource_claim_name=md.name)]
 

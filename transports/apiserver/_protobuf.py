@@ -47,6 +47,7 @@ from ._protomessages import (
 from ._protomessages_dra import (
     DEVICE_CLASS,
     DEVICE_TAINT_RULE,
+    DEVICE_TAINT_RULE_V1ALPHA3,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_SLICE,
@@ -154,6 +155,7 @@ KINDS: dict[tuple[str, str], Table] = {
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): RESOURCE_CLAIM_TEMPLATE,
     ("resource.k8s.io/v1", "ResourceSlice"): RESOURCE_SLICE,
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DEVICE_TAINT_RULE,
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule"): DEVICE_TAINT_RULE_V1ALPHA3,
     ("scheduling.k8s.io/v1alpha1", "Workload"): WORKLOAD_V1ALPHA1,
     ("scheduling.k8s.io/v1alpha2", "Workload"): WORKLOAD_V1ALPHA2,
     ("scheduling.k8s.io/v1alpha2", "PodGroup"): POD_GROUP_V1ALPHA2,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ._protomessages import NODE_SELECTOR, OBJECT_META, TIME, Table
 
-__all__ = ["DEVICE_CLASS", "DEVICE_TAINT_RULE", "RESOURCE_CLAIM", "RESOURCE_CLAIM_TEMPLATE", "RESOURCE_SLICE"]
+__all__ = ["DEVICE_CLASS", "DEVICE_TAINT_RULE", "DEVICE_TAINT_RULE_V1ALPHA3", "RESOURCE_CLAIM", "RESOURCE_CLAIM_TEMPLATE", "RESOURCE_SLICE"]
 
 # k8s.io/apimachinery meta/v1 Condition
 CONDITION: Table = {
@@ -265,3 +265,13 @@ DEVICE_TAINT_RULE: Table = {
     2: ("spec", DEVICE_TAINT_RULE_SPEC),
     3: ("status", DEVICE_TAINT_RULE_STATUS),
 }
+# resource.k8s.io/v1alpha3 (k8s.io/api v0.34.1 generated.proto): the selector's deviceClassName
+# (1) and selectors (5) of 1.33-1.34, gone from 1.35
+DEVICE_TAINT_RULE_V1ALPHA3: Table = {
+    1: ("metadata", OBJECT_META),
+    2: ("spec", {
+        1: ("deviceSelector", {**DEVICE_TAINT_SELECTOR, 1: ("deviceClassName", "string?"), 5: ("selectors", [DEVICE_SELECTOR])}),
+        2: ("taint", DEVICE_TAINT),
+    }),
+    3: ("status", DEVICE_TAINT_RULE_STATUS),
+}  # fmt: skip

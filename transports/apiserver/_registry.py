@@ -17,7 +17,8 @@ The row type and its subresources are ``_resource``'s (re-exported here).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from . import _defaults as defaults
 from . import _events as events
@@ -71,6 +72,22 @@ def find_resource(group: str, version: str, plural: str) -> ResourceSpec | None:
 
 _CORE_EVENTS = View(("events.k8s.io", "v1", "events"), events.event_to_core, events.event_from_core)
 _BIND = _kinds.binder(find_resource)
+
+
+def _as_version(api_version: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def convert(d: dict[str, Any]) -> dict[str, Any]:
+        return {**d, "apiVersion": api_version} if "apiVersion" in d or "kind" in d else d
+
+    return convert
+
+
+# DeviceTaintRule in resource.k8s.io/v1alpha3 (1.33-1.35; the scheduler's informer up to 1.35)
+# and v1beta2 (1.36's): the same fields from 1.35, one object served in both versions
+_DEVICE_TAINT_RULES_V1ALPHA3 = View(
+    ("resource.k8s.io", "v1beta2", "devicetaintrules"),
+    _as_version("resource.k8s.io/v1alpha3"),
+    _as_version("resource.k8s.io/v1beta2"),
+)
 _POD_SUBRESOURCES = {
     "binding": Subresource(("create",), kind="Binding", post=_BIND),
     "eviction": Subresource(("create",), kind="Eviction", group="policy", version="v1", post=_kinds.evictor(find_resource)),
@@ -444,6 +461,17 @@ RESOURCES: list[ResourceSpec] = [
         subresources=STATUS,
         backend=CLUSTER,
         returns_deleted=True,
+    ),
+    ResourceSpec(
+        "resource.k8s.io",
+        "v1alpha3",
+        "devicetaintrules",
+        "DeviceTaintRule",
+        namespaced=False,
+        subresources=STATUS,
+        backend=CLUSTER,
+        returns_deleted=True,
+        view=_DEVICE_TAINT_RULES_V1ALPHA3,
     ),
 ]
 

@@ -18,7 +18,8 @@ Fed the store's writes of Pods, ResourceClaims and ResourceClaimTemplates::
     pod deleted ──► its generated claims deleted (the garbage collector)
 
 A device taint (of a ResourceSlice's device, of a DeviceTaintRule) written without
-``timeAdded`` gets the time of the write (``SetDefaults_DeviceTaint``, an in-write step).
+``timeAdded`` gets the time of the write (``SetDefaults_DeviceTaint``, an in-write step); a
+DeviceTaintRule written as ``resource.k8s.io/v1alpha3`` is stored as ``v1beta2``.
 
 A claim being deleted while it carries the finalizer keeps a ``deletionTimestamp`` until the
 controller has dropped its allocation and the finalizer, then goes, as the API server removes an
@@ -40,6 +41,7 @@ from kubesched.api import (
     FINALIZER,
     POD_RESOURCE_CLAIM_ANNOTATION,
     RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
+    RESOURCE_V1BETA2,
     ObjectMeta,
     OwnerReference,
     Pod,
@@ -107,6 +109,8 @@ class ResourceClaims(Controller):
         if change.type == "DELETED" or change.kind not in ("ResourceSlice", "DeviceTaintRule"):
             return
         obj = change.obj
+        if change.kind == "DeviceTaintRule":
+            obj.api_version = RESOURCE_V1BETA2  # stored in v1beta2 (written as v1alpha3 too)
         taints = [obj.spec.taint] if change.kind == "DeviceTaintRule" else [t for d in obj.spec.devices for t in d.taints]
         if any(t.time_added is None for t in taints):
             now = self.clock.timestamp()[:19] + "Z"
@@ -266,7 +270,12 @@ class ResourceClaims(Controller):
                 namespace=ns,
                 labels=dict(tmeta.labels),
                 annotations={**tmeta.annotations, POD_RESOURCE_CLAIM_ANNOTATION: pod_claim_name},
-                owner_references=[OwnerReference(api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True)],
+                # handlePodClaim (v1.35.4): Controller and BlockOwnerDeletion both true
+                owner_references=[
+                    OwnerReference(
+                        api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.metadata.uid, controller=True, block_owner_deletion=True
+                    )
+                ],
             ),
             spec=_copy(template.spec.spec),
         )

@@ -22,6 +22,7 @@ successful listing.  Time comes from anyio only.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from collections import deque
@@ -72,6 +73,8 @@ class Resource:
     path: str
     optional: bool = False
     """A custom resource that may not be installed (404 on list: treated as empty)."""
+    fallback: str = ""
+    """The path watched instead when ``path`` answers 404 (an older version of the kind)."""
     multi_version: bool = False
     """One Struct for several versions (the Workload API's Workload): an object gets the version
     of the path it came from (a list's items carry no apiVersion)."""
@@ -108,7 +111,14 @@ RESOURCES: tuple[Resource, ...] = (
     # the DynamicResources plugin's informers (resource.k8s.io, GA in 1.34), before the pods
     Resource("DeviceClass", DeviceClass, "/apis/resource.k8s.io/v1/deviceclasses", optional=True),
     Resource("ResourceSlice", ResourceSlice, "/apis/resource.k8s.io/v1/resourceslices", optional=True),
-    Resource("DeviceTaintRule", DeviceTaintRule, "/apis/resource.k8s.io/v1beta2/devicetaintrules", optional=True),
+    # 1.36's version, or 1.33-1.35's v1alpha3 (the one their scheduler's informer watches)
+    Resource(
+        "DeviceTaintRule",
+        DeviceTaintRule,
+        "/apis/resource.k8s.io/v1beta2/devicetaintrules",
+        optional=True,
+        fallback="/apis/resource.k8s.io/v1alpha3/devicetaintrules",
+    ),
     Resource("ResourceClaim", ResourceClaim, "/apis/resource.k8s.io/v1/resourceclaims", optional=True),
     # PodTopologySpread's default constraints: the selector of a pod's controller
     Resource("ReplicaSet", ReplicaSet, "/apis/apps/v1/replicasets", optional=True),
@@ -296,6 +306,9 @@ class Reflector:
             try:
                 body = await self.api.request("GET", res.path, params=params)
             except NotFoundError:
+                if res.fallback and not cont:
+                    self.resource = res = dataclasses.replace(res, path=res.fallback, fallback="")
+                    continue
                 if not res.optional:
                     raise
                 if self.served:
