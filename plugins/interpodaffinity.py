@@ -324,9 +324,10 @@ def _uses_label_keys(pod: Pod) -> bool:
 
 def pod_terms(pod: Pod) -> PodTerms:
     """The pod's parsed terms, shared by every pod with the same namespace and affinity."""
+    aff = pod.spec.affinity
     key = (
         pod.metadata.namespace,
-        msgspec.json.encode(pod.spec.affinity),
+        None if aff is None else msgspec.json.encode(aff),
         tuple(sorted(pod.metadata.labels.items())) if _uses_label_keys(pod) else None,
     )
     terms = _INTERNED.get(key)
@@ -794,12 +795,12 @@ class InterPodAffinity:
         terms = pod_terms(pod)
         if terms.error:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
-        ns_labels = self.namespace_labels()
-        ns, labels = pod.metadata.namespace, pod.metadata.labels
         everything = self._all_nodes(nodes)
         with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not terms.req_aff and not terms.req_anti and not any(other.req_anti for other in with_affinity):
             return Status.skip()  # no term of the pod's, and no existing pod's anti-affinity
+        ns_labels = self.namespace_labels()
+        ns, labels = pod.metadata.namespace, pod.metadata.labels
 
         existing = _DomainSum(everything)
         for other, rows in with_affinity.items():
@@ -939,12 +940,14 @@ class InterPodAffinity:
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
+        everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
+        if aff is None and not everything.groups(_AFFINITY_INDEX, _affinity_key):
+            return Status.skip()  # no term of the pod's (it parses), none of an existing pod's
         terms = pod_terms(pod)
         if terms.error:
             return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
         ns_labels = self.namespace_labels()
         ns, labels = pod.metadata.namespace, pod.metadata.labels
-        everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         acc = _DomainSum(everything)
         if has_constraints:
             for (o_ns, o_items), rows in everything.groups(_SIG_INDEX, _labels_key).items():

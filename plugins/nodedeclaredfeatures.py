@@ -52,14 +52,25 @@ USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
 def required_features(pod: Pod, version: tuple[int, int]) -> frozenset[str]:
     """``InferForPodScheduling``: the declared features ``pod`` needs at ``version``."""
     spec = pod.spec
+    restart_all = any(
+        rule.action == "RestartAllContainers"
+        for containers in (spec.containers, spec.init_containers)
+        for c in containers
+        if c.restart_policy_rules  # most containers have none: no inner loop
+        for rule in c.restart_policy_rules
+    )
+    host_network = version >= (1, 36) and spec.host_network and spec.host_users is False
+    if not restart_all and not host_network:
+        return _NONE
     out: set[str] = set()
-    for c in (*spec.containers, *spec.init_containers):
-        if any(rule.action == "RestartAllContainers" for rule in c.restart_policy_rules):
-            out.add(RESTART_ALL_CONTAINERS)
-            break
-    if version >= (1, 36) and spec.host_network and spec.host_users is False:
+    if restart_all:
+        out.add(RESTART_ALL_CONTAINERS)
+    if host_network:
         out.add(USER_NAMESPACES_HOST_NETWORK)
     return frozenset(out)
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 class NodeDeclaredFeatures:

@@ -128,7 +128,8 @@ class NodePorts:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
-        ports = get_host_ports(pod)
+        pi = state.pod_info  # the cycle's PodInfo holds them (computed when the pod was queued)
+        ports = pi.host_ports if pi is not None and pi.pod is pod else get_host_ports(pod)
         if not ports:
             return Status.skip()
         state.write(PRE_FILTER_STATE_KEY, tuple(ports))

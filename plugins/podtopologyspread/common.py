@@ -474,6 +474,8 @@ class Spread:
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         self.handle: Handle = handle
         defaulting, self.default_constraints = parse_args(args)
+        self.hard_defaults = any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in self.default_constraints)
+        """Whether a default constraint is DoNotSchedule (System's are both ScheduleAnyway)."""
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
         self._counts: OrderedDict[tuple[str, Selector], tuple[Any, int, np.ndarray, np.ndarray]] = (
             OrderedDict()

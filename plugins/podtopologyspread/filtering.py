@@ -169,6 +169,8 @@ class Filtering:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """``PreFilter``: the state of the pod's hard constraints; Skip when it has none."""
+        if not pod.spec.topology_spread_constraints and not self.spread.hard_defaults:
+            return Status.skip()  # no constraint of its own, and no DoNotSchedule default
         try:
             s = self.cal_pre_filter_state(pod, nodes)
         except ValueError as e:

@@ -94,24 +94,25 @@ class Scoring:
         """``PreScore``'s state; None when there is nothing to score (Skip).  Raises ValueError."""
         spread = self.spread
         snap = spread.handle.snapshot  # empty (a handle without a cluster): the filtered nodes
-        alln = spread.all_nodes(snap.node_infos if len(snap) else list(filtered.infos))
-        if alln.n == 0:
-            return None
-        s = PreScoreState()
-        s.require_all = bool(pod.spec.topology_spread_constraints) or not spread.system_defaulted
+        if not len(snap) and not len(filtered):
+            return None  # no node at all
         try:
             if pod.spec.topology_spread_constraints:
-                s.constraints = filter_topology_spread_constraints(
+                constraints = filter_topology_spread_constraints(
                     pod.spec.topology_spread_constraints, pod.metadata.labels, SCHEDULE_ANYWAY
                 )
             else:
-                s.constraints = spread.build_default_constraints(pod, SCHEDULE_ANYWAY)
+                constraints = spread.build_default_constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as e:
             raise ValueError(
                 f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}"
             ) from e
-        if not s.constraints:
+        if not constraints:
             return None
+        alln = spread.all_nodes(snap.node_infos if len(snap) else list(filtered.infos))
+        s = PreScoreState()
+        s.require_all = bool(pod.spec.topology_spread_constraints) or not spread.system_defaulted
+        s.constraints = constraints
         n = len(filtered)
         s.names = filtered.names
         bcodes: list[np.ndarray] = []
