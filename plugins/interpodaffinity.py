@@ -305,6 +305,8 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
 
 
 _INTERNED: dict[tuple[Any, ...], PodTerms] = {}
+_NO_TERMS = PodTerms()
+"""The terms of every pod without pod (anti-)affinity (shared, as the interned ones are)."""
 _INTERN_LIMIT = 50_000
 
 
@@ -325,9 +327,11 @@ def _uses_label_keys(pod: Pod) -> bool:
 def pod_terms(pod: Pod) -> PodTerms:
     """The pod's parsed terms, shared by every pod with the same namespace and affinity."""
     aff = pod.spec.affinity
+    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+        return _NO_TERMS  # nothing to parse (node affinity is not this plugin's)
     key = (
         pod.metadata.namespace,
-        None if aff is None else msgspec.json.encode(aff),
+        msgspec.json.encode(aff),
         tuple(sorted(pod.metadata.labels.items())) if _uses_label_keys(pod) else None,
     )
     terms = _INTERNED.get(key)
@@ -792,7 +796,8 @@ class InterPodAffinity:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
-        terms = pod_terms(pod)
+        pi = state.pod_info
+        terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
         everything = self._all_nodes(nodes)
@@ -941,9 +946,10 @@ class InterPodAffinity:
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
-        if aff is None and not everything.groups(_AFFINITY_INDEX, _affinity_key):
-            return Status.skip()  # no term of the pod's (it parses), none of an existing pod's
-        terms = pod_terms(pod)
+        if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):
+            return Status.skip()  # no term of the pod's (nothing to parse), none of an existing pod's
+        pi = state.pod_info
+        terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
             return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
         ns_labels = self.namespace_labels()
