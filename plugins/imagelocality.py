@@ -96,7 +96,7 @@ class ImageLocality:
             states = _image_states_of(nodes.infos)
             total = n
             positions = np.arange(n, dtype=np.int64)
-        if total == 0:
+        if total == 0 or not states:  # no node reports an image: every score 0
             return sums
         scored = False
         for c in containers:

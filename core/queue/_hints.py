@@ -36,12 +36,10 @@ class QueueingHints:
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         """``isEventOfInterest``: a wildcard event, or one some plugin registered."""
-        if event.is_wildcard():
-            return True
         key = (event.resource, event.action)
         hit = self._interest.get(key)
         if hit is None:
-            hit = self._interest[key] = any(reg.matches(event) for reg in self._all_events)
+            hit = self._interest[key] = event.is_wildcard() or any(reg.matches(event) for reg in self._all_events)
         return hit
 
     def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
