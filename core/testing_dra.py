@@ -276,9 +276,11 @@ def make_slice(node: str | None, driver: str, pool: str = "", generation: int = 
     return SliceBuilder(node, driver, pool, generation, slice_count)
 
 
-def make_device_class(name: str, *selectors: str) -> DeviceClass:
-    """A DeviceClass selecting devices by the CEL ``selectors``."""
-    return DeviceClass(metadata=ObjectMeta(name=name), spec=DeviceClassSpec(selectors=_selectors(selectors)))
+def make_device_class(name: str, *selectors: str, extended_resource_name: str | None = None) -> DeviceClass:
+    """A DeviceClass selecting devices by the CEL ``selectors`` (serving the extended resource
+    ``extended_resource_name`` when given: DRAExtendedResource)."""
+    spec = DeviceClassSpec(selectors=_selectors(selectors), extended_resource_name=extended_resource_name)
+    return DeviceClass(metadata=ObjectMeta(name=name), spec=spec)
 
 
 def make_claim_template(name: str, device_class: str, namespace: str = "default", *, count: int = 1, request: str = "req-0") -> ResourceClaimTemplate:
