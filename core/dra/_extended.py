@@ -179,7 +179,7 @@ def _request_and_mappings(
     index: int, container: Any, resource: str, class_name: str, reusable: Sequence[DeviceRequest | None]
 ) -> tuple[DeviceRequest | None, list[ContainerExtendedResourceRequest]]:
     """``createResourceRequestAndMappings``."""
-    requests = container.resources.requests
+    requests = container.resources.requests or {}
     if resource not in requests:
         return None, []
     try:
