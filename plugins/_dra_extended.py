@@ -190,9 +190,8 @@ class ExtendedResources:
     async def delete_claim(self, claim: ResourceClaim) -> None:
         """``deleteClaim``: the builtin finalizer removed (an update, retried on conflict on the
         latest claim), then DELETE (a claim already gone is fine)."""
-        from kubesched import NotFoundError
         from kubesched.api import FINALIZER
-        from kubesched.framework import ConflictError
+        from kubesched.framework import ConflictError, KubeschedError
 
         client = self.handle.client
         ns, name = claim.metadata.namespace, claim.metadata.name
@@ -211,8 +210,11 @@ class ExtendedResources:
                     raise
             except Exception as e:
                 raise ClaimCreateError(f"update resourceclaim {ns}/{name}: {e}") from e
-        with contextlib.suppress(NotFoundError):
+        try:
             await client.delete_resource_claim(ns, name)
+        except KubeschedError as e:
+            if type(e).__name__ != "NotFoundError":  # apierrors.IsNotFound: already gone is fine
+                raise
 
 
 # --- the steps DynamicResources calls (``pl`` is the plugin; ``s`` its cycle state) -------------
