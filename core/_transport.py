@@ -24,6 +24,7 @@ from kubesched.api._objects import (
     PersistentVolume,
     PersistentVolumeClaim,
     PodCondition,
+    PodExtendedResourceClaimStatus,
 )
 from kubesched.api._workload import Condition
 
@@ -115,6 +116,20 @@ class Transport(abc.ABC):
         """DELETE the ResourceClaim, with a UID precondition when ``uid`` is given (a claim with
         finalizers is only marked with a ``deletionTimestamp`` until they are removed)."""
         raise NotImplementedError(f"{type(self).__name__} cannot delete ResourceClaims")
+
+    async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """POST the ResourceClaim (named from its ``generateName`` when it has no name); returns
+        the stored object.  DynamicResources' PreBind creates the claim of a pod's extended
+        resources backed by DRA with it (DRAExtendedResource)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot create ResourceClaims")
+
+    async def patch_pod_extended_resource_claim_status(
+        self, namespace: str, name: str, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus`` (``util.PatchPodStatus``, a
+        strategic merge): the claim DynamicResources made for its extended resources and the
+        request serving each container's resource."""
+        raise NotImplementedError(f"{type(self).__name__} cannot patch a pod's extendedResourceClaimStatus")
 
     async def aclose(self) -> None:  # noqa: B027 - optional: not every transport holds resources
         """Release connections and end every watch."""

@@ -87,6 +87,7 @@ from kubesched.runtime._waiting_pods import WaitingPods
 from kubesched.scheduler._simcluster import SETTLE_POLL_SECONDS as SETTLE_POLL_SECONDS
 from kubesched.scheduler._simcluster import SimCluster as SimCluster
 from kubesched.scheduler._simcluster import scheduler_for as _scheduler_for
+from kubesched.testing_dra import RecordingClaimCreates
 from kubesched.testing_dra import SemVer as SemVer
 from kubesched.testing_dra import make_claim as make_claim
 from kubesched.testing_dra import make_claim_template as make_claim_template
@@ -530,13 +531,13 @@ def make_node_info(node: Node, *pods: Pod) -> Any:
 # --- a framework handle over a fixed cluster (plugin unit tests) ---------------------------------
 
 
-class RecordingClient(Transport):
+class RecordingClient(RecordingClaimCreates, Transport):
     """A transport that records the scheduler's writes (its watch lists nothing).
 
     ``fail`` maps a verb (``"patch"``, ``"delete"``, ``"bind"``; for claims ``"update_claim"``,
-    ``"update_claim_status"``, ``"delete_claim"``) to the pod (claim) names whose call
-    raises; a ``block`` event, when set, makes every delete wait for it (to hold a preemption
-    open).
+    ``"update_claim_status"``, ``"delete_claim"``, ``"create_claim"``; ``"patch_extended"``) to
+    the pod (claim) names whose call raises; a ``block`` event, when set, makes every delete
+    wait for it (to hold a preemption open).
     """
 
     def __init__(self) -> None:
@@ -544,9 +545,9 @@ class RecordingClient(Transport):
         self.patched: list[tuple[str, str, Any, str | None]] = []
         self.deleted: list[tuple[str, str, str | None]] = []
         self.events: list[Event] = []
-        self.claims: list[tuple[str, ResourceClaim]] = []
-        """The ResourceClaim writes: ("update", claim) or ("status", claim), in order."""
+        self.claims: list[tuple[str, ResourceClaim]] = []  # ("update" | "status" | "create", claim)
         self.deleted_claims: list[tuple[str, str, str | None]] = []
+        self.extended_statuses: list[tuple[str, str, Any]] = []  # (namespace, name, status)
         self.fail: dict[str, set[str]] = {}
         self.block: anyio.Event | None = None
 

@@ -61,6 +61,7 @@ from kubesched.api._objects import (
 
 __all__ = [
     "ClaimBuilder",
+    "RecordingClaimCreates",
     "SliceBuilder",
     "SemVer",
     "make_claim",
@@ -276,9 +277,11 @@ def make_slice(node: str | None, driver: str, pool: str = "", generation: int = 
     return SliceBuilder(node, driver, pool, generation, slice_count)
 
 
-def make_device_class(name: str, *selectors: str) -> DeviceClass:
-    """A DeviceClass selecting devices by the CEL ``selectors``."""
-    return DeviceClass(metadata=ObjectMeta(name=name), spec=DeviceClassSpec(selectors=_selectors(selectors)))
+def make_device_class(name: str, *selectors: str, extended_resource_name: str | None = None) -> DeviceClass:
+    """A DeviceClass selecting devices by the CEL ``selectors`` (serving the extended resource
+    ``extended_resource_name`` when given: DRAExtendedResource)."""
+    spec = DeviceClassSpec(selectors=_selectors(selectors), extended_resource_name=extended_resource_name)
+    return DeviceClass(metadata=ObjectMeta(name=name), spec=spec)
 
 
 def make_claim_template(name: str, device_class: str, namespace: str = "default", *, count: int = 1, request: str = "req-0") -> ResourceClaimTemplate:
@@ -286,3 +289,29 @@ def make_claim_template(name: str, device_class: str, namespace: str = "default"
     exact = ExactDeviceRequest(device_class_name=device_class, count=count)
     spec = ResourceClaimSpec(devices=DeviceClaim(requests=[DeviceRequest(name=request, exactly=exact)]))
     return ResourceClaimTemplate(metadata=ObjectMeta(name=name, namespace=namespace), spec=ResourceClaimTemplateSpec(spec=spec))
+
+
+class RecordingClaimCreates:
+    """:class:`kubesched.testing.RecordingClient`'s writes of DynamicResources' claim for a pod's
+    extended resources: ``("create", claim)`` in ``claims`` (named ``<generateName>xxxxx``,
+    with a uid, as the API server would), the pods' statuses in ``extended_statuses``."""
+
+    claims: list[tuple[str, ResourceClaim]]
+    extended_statuses: list[tuple[str, str, Any]]
+
+    def _check(self, verb: str, namespace: str, name: str) -> None:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        from msgspec.structs import replace
+
+        meta = claim.metadata
+        name = meta.name or meta.generate_name + "xxxxx"
+        self._check("create_claim", meta.namespace, name)
+        created = replace(claim, metadata=replace(meta, name=name, uid=meta.uid or f"uid-{name}", resource_version="1"))
+        self.claims.append(("create", created))
+        return created
+
+    async def patch_pod_extended_resource_claim_status(self, namespace: str, name: str, status: Any) -> None:
+        self._check("patch_extended", namespace, name)
+        self.extended_statuses.append((namespace, name, status))

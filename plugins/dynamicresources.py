@@ -30,6 +30,10 @@ the structured allocator of :mod:`kubesched.dra`:
   (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus), the pod event
   ``BindingConditionsPending`` and a poll every 5 s up to ``bindingTimeout`` (600 s).
 
+With DRAExtendedResource (alpha off 1.34-1.35, beta on in 1.36) a pod's extended resources
+that a DeviceClass maps and a node does not advertise are allocated in a special claim the
+plugin makes for the pod (:mod:`._dra_extended`): it goes last among the pod's claims.
+
 Rejections are UnschedulableAndUnresolvable (upstream's ``statusUnschedulable``), so
 preemption finds DRA-rejected nodes "not helpful".  Pods without claims take the old path:
 PreFilter Skip, no allocator, and PostFilter per version:
@@ -73,6 +77,17 @@ from ._dra_claims import (
     key_of,
     schedulable_after_claim_change,
     schedulable_after_pod_change,
+)
+from ._dra_extended import (
+    SPECIAL_CLAIM_IN_MEM_NAME,
+    ExtendedResources,
+    ExtendedState,
+    bind_extended,
+    delete_extended,
+    filter_extended,
+    may_request,
+    unreserve_extended,
+    with_special_claim,
 )
 from ._helper import default_normalize_score
 
@@ -118,6 +133,7 @@ class _State:
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, Callable[[], list[AllocationResult]]] = field(default_factory=dict)
     allocations: dict[int, AllocationResult] = field(default_factory=dict)  # set by Reserve
+    extended: ExtendedState | None = None  # the special claim (DRAExtendedResource)
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
@@ -193,6 +209,7 @@ class DynamicResources:
         self.is_claim_ready_for_binding = self.binding.is_claim_ready_for_binding
         self.is_claim_timeout = self.binding.is_claim_timeout
         self._features: Any = None
+        self.extended = ExtendedResources(handle) if gates.get("DRAExtendedResource", False) else None
 
     # --- EnqueueExtensions ----------------------------------------------------------------------
     @hookimpl
@@ -249,7 +266,9 @@ class DynamicResources:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
-        if not self.enabled or not pod.spec.resource_claims:
+        if not self.enabled or (
+            not pod.spec.resource_claims and (self.extended is None or not may_request(pod))
+        ):
             return Status.skip()
         s = _State()
         state.write(STATE_KEY, s)
@@ -257,6 +276,8 @@ class DynamicResources:
             claims = self.pod_claims(pod)
         except ClaimError as e:
             return Status.unresolvable(str(e))
+        if self.extended is not None:
+            claims = with_special_claim(self, s, pod, claims)
         if not claims:
             return Status.skip()
         from kubesched.framework import NodeSelectorMatcher
@@ -280,6 +301,8 @@ class DynamicResources:
                 return Status.unresolvable(
                     f"resource claim {meta.namespace}/{meta.name} is in the process of being allocated"
                 )
+            if s.extended is not None and i == s.extended.index:
+                continue  # the special claim: Filter validates it
             for request in claim.spec.devices.requests:
                 if request.exactly is not None:
                     st = check_class(classes, request.exactly.device_class_name, request.name)
@@ -336,10 +359,11 @@ class DynamicResources:
             return None
         out: dict[int, Status] = {}
         pending = [c for _, c in s.to_allocate()]
+        ext = s.extended
         for i, info in enumerate(nodes.infos):
             node = info.node
             assert node is not None
-            st = self._filter_node(s, node, pending)
+            st = self._filter_node(s, node, pending) if ext is None else filter_extended(self, s, ext, pod, info, pending)
             if st is not None:
                 out[i] = st
         return out or None
@@ -398,9 +422,14 @@ class DynamicResources:
                 # v1.33.3 checks len(pod.Spec.ResourceClaims) only; then no unavailable claims
                 return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
             return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
+        ext = s.extended
         # upstream iterates a set (random order): the lowest index here, deterministic
         for index in sorted(s.unavailable):
             claim = s.claims[index]
+            if ext is not None and index == ext.index:
+                if claim.metadata.name != SPECIAL_CLAIM_IN_MEM_NAME:
+                    break  # deleted below
+                continue
             reserved = claim.status.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
                 updated = replace(
@@ -408,6 +437,8 @@ class DynamicResources:
                     status=replace(claim.status, reserved_for=[], allocation=None, devices=[]),
                 )
                 return self._deallocate(updated)
+        if ext is not None and s.claims[ext.index].metadata.name != SPECIAL_CLAIM_IN_MEM_NAME:
+            return delete_extended(self, s.claims[ext.index])  # an earlier cycle's claim
         return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
 
     async def _deallocate(self, claim: ResourceClaim) -> tuple[PostFilterResult | None, Status]:
@@ -434,6 +465,9 @@ class DynamicResources:
             return Status.as_error("internal error: no allocator for claims to allocate")
         build = s.node_allocations.get(node_name)
         allocations = build() if build is not None else None
+        ext = s.extended
+        if not allocations and ext is not None and all(i == ext.index for i, _ in pending):
+            return None  # only the special claim, served by the device plugin on this node
         if not allocations:
             return Status.as_error("claim allocation not found for node")
         if len(allocations) != len(pending):
@@ -443,6 +477,8 @@ class DynamicResources:
             )
         for (index, claim), allocation in zip(pending, allocations, strict=True):
             s.allocations[index] = allocation
+            if ext is not None and index == ext.index:
+                claim = ext.nodes.get(node_name, (None, []))[0] or claim  # the node's copy
             finalizers = list(claim.metadata.finalizers)
             if FINALIZER not in finalizers:
                 finalizers.append(FINALIZER)
@@ -460,7 +496,8 @@ class DynamicResources:
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return
-        for claim in list(s.claims):
+        users = s.claims if s.extended is None else s.claims[: s.extended.index]
+        for claim in list(users):
             if self.in_flight.pop(claim.metadata.uid, None) is not None:
                 self.assumed.pop(key_of(claim), None)
             if claim.status.allocation is not None and is_reserved_for_pod(pod, claim):
@@ -472,6 +509,8 @@ class DynamicResources:
                         replace(latest, status=replace(latest.status, reserved_for=kept))
                     )
                 self.assumed.pop(key_of(claim), None)
+        if s.extended is not None:
+            await unreserve_extended(self, s, s.extended)
 
     # --- PreBind --------------------------------------------------------------------------------
     pre_bind_pre_flight = _pre_bind_pre_flight
@@ -488,6 +527,9 @@ class DynamicResources:
             if is_reserved_for_pod(pod, claim):
                 continue
             try:
+                if s.extended is not None and index == s.extended.index:
+                    s.claims[index] = await bind_extended(self, s, s.extended, pod, node_name)
+                    continue
                 s.claims[index] = await self.binding.bind_claim(
                     s.claims[index], s.allocations.get(index), pod
                 )

@@ -173,6 +173,15 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "before 1.35 also: DeviceTaintRules taint the devices they select",
         ),
         VersionedGate(
+            "DRAExtendedResource",
+            (_s("1.34", False, ALPHA), _s("1.36", True, BETA)),
+            UPSTREAM_AFTER_136,
+            "extended resources a DeviceClass names (extendedResourceName, or the implicit "
+            "deviceclass.resource.kubernetes.io/<class>) and a node does not advertise are left by "
+            "NodeResourcesFit to DynamicResources, which allocates them in a claim it creates for "
+            "the pod at PreBind; NodeResourcesFit and BalancedAllocation then sign no pod",
+        ),
+        VersionedGate(
             "DRAListTypeAttributes",
             (_s("1.36", False, ALPHA),),
             UPSTREAM_AFTER_136,

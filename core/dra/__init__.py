@@ -5,7 +5,9 @@ environment (``_cel``, ``_celfuncs``, ``_celast``); :class:`Allocator` (``_alloc
 node's ResourceSlices into pools (``_pools``), checks selectors (``_selection``), constraints
 and taints (``_constraints``), shared counters and consumable capacity (``_capacity``), and
 turns what it took into ``AllocationResult``s (``_results``); ``_taintrules`` applies
-DeviceTaintRules to the slices it is given (the scheduler's slice tracker).
+DeviceTaintRules to the slices it is given (the scheduler's slice tracker); ``_extended`` maps
+extended resources to DeviceClasses and builds the special claim's requests
+(DRAExtendedResource).
 
 The CEL engine is cel-expr-python (Google's cel-cpp binding), chosen by measurement on
 DRA-shaped selectors: a few µs an evaluation of an attribute or driver check where the
@@ -33,6 +35,13 @@ from kubesched.dra._cel import (
     validate_selector,
 )
 from kubesched.dra._cel import validation_check as _validation_check
+from kubesched.dra._extended import (
+    RESOURCE_DEVICE_CLASS_PREFIX,
+    ClassTableResolver,
+    ExtendedResourceClasses,
+    create_requests_and_mappings,
+    is_dra_extended_resource_name,
+)
 from kubesched.dra._memo import PoolUse
 from kubesched.dra._results import AllocationError
 from kubesched.dra._taintrules import (
@@ -49,6 +58,7 @@ _set_cel_check(_validation_check)
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_COST",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
+    "RESOURCE_DEVICE_CLASS_PREFIX",
     "Aborted",
     "AllocatedState",
     "AllocationError",
@@ -59,13 +69,17 @@ __all__ = [
     "CelFeatures",
     "CelRuntimeError",
     "ClassSelectors",
+    "ClassTableResolver",
     "CompiledSelector",
+    "ExtendedResourceClasses",
     "FailedOnNode",
     "PatchedSlices",
     "PoolUse",
     "allocator_features",
     "apply_rules",
     "compile_selector",
+    "create_requests_and_mappings",
+    "is_dra_extended_resource_name",
     "legacy_selectors",
     "taint_rules_apply",
     "validate_selector",

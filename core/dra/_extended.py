@@ -14,8 +14,13 @@ resource, and the device requests of the claim the scheduler makes for a pod's s
   largest request not covered by the long-lived requests after them; the container →
   request mappings the pod's ``status.extendedResourceClaimStatus`` records.
 
-What is not here yet (see docs/versions.md): the NodeResourcesFit and DynamicResources parts of
-the feature (Filter's delegation to DRA, the claim written at PreBind, scoring).
+- :class:`ClassTableResolver`: an :class:`ExtendedResourceClasses` fed from the scheduler's
+  DeviceClass table as the informer's events would (the table's change log replayed as
+  add / update / delete), so NodeResourcesFit and DynamicResources see the same mapping.
+- :func:`is_dra_extended_resource_name`: ``schedutil.IsDRAExtendedResourceName``.
+
+Who uses them: ``plugins/noderesources/fit.py`` (a mapped resource the node does not advertise
+is left to DRA) and ``plugins/_dra_extended.py`` (the special claim).
 """
 
 from __future__ import annotations
@@ -29,11 +34,19 @@ from kubesched.api._dra import (
     DeviceRequest,
     ExactDeviceRequest,
 )
+from kubesched.api._helpers import is_extended_resource_name
 from kubesched.api._objects import ContainerExtendedResourceRequest, Pod, parse_time_ns
 from kubesched.api._resources import parse_quantity
 
 RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 """``resourceapi.ResourceDeviceClassPrefix``: the implicit extended resource of every class."""
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """``schedutil.IsDRAExtendedResourceName`` (kubernetes after v1.36.0
+    ``pkg/scheduler/util/utils.go``): an extended resource name (``v1helper.IsExtendedResourceName``)
+    or the implicit ``deviceclass.resource.kubernetes.io/<class>``."""
+    return name.startswith(RESOURCE_DEVICE_CLASS_PREFIX) or is_extended_resource_name(name)
 
 
 class DeviceClassResolver(Protocol):
@@ -97,6 +110,58 @@ class ExtendedResourceClasses:
             self._by_class[cls.metadata.name] = cls.spec.extended_resource_name
 
 
+class ClassTableResolver:
+    """``DeviceClassResolver()`` over a DeviceClass table (the cluster state's ``device_classes``):
+    its changes since the last look are replayed into an :class:`ExtendedResourceClasses` in the
+    order they were made (a ``ChangeLog``'s ``log``); a plain dict, or a log cut short, is read
+    again from the start."""
+
+    def __init__(self, table: Mapping[str, DeviceClass]) -> None:
+        self.table = table
+        self.classes = ExtendedResourceClasses()
+        self._seen: dict[str, DeviceClass] = {}
+        self._mark: tuple[int, int] | None = None
+
+    def _sync(self) -> None:
+        log = getattr(self.table, "log", None)
+        epoch = getattr(self.table, "epoch", 0)
+        if log is None or self._mark is None or self._mark[0] != epoch or self._mark[1] > len(log):
+            self.classes = ExtendedResourceClasses()
+            self._seen = {}
+            for name, cls in self.table.items():
+                self.classes.on_add(cls)
+                self._seen[name] = cls
+            self._mark = (epoch, len(log)) if log is not None else None
+            return
+        if self._mark[1] == len(log):
+            return
+        for name in log[self._mark[1] :]:
+            old, new = self._seen.get(name), self.table.get(name)
+            if old is new:
+                continue
+            if new is None:
+                assert old is not None
+                self.classes.on_delete(old)
+                del self._seen[name]
+            elif old is None:
+                self.classes.on_add(new)
+                self._seen[name] = new
+            else:
+                self.classes.on_update(old, new)
+                self._seen[name] = new
+        self._mark = (epoch, len(log))
+
+    def get_device_class(self, resource_name: str) -> DeviceClass | None:
+        self._sync()
+        return self.classes.get_device_class(resource_name)
+
+    def has_mapped(self, names: Sequence[str]) -> bool:
+        """Whether one of ``names`` is a DRA extended resource a class maps."""
+        if not self.table:
+            return False
+        return any(is_dra_extended_resource_name(n) and self.get_device_class(n) is not None for n in names)
+
+
 def _partition(containers: Sequence[Any], num_init: int) -> tuple[list[int], list[int]]:
     """``partitionContainerIndices``: (long-lived: sidecars and regular containers, short-lived
     init containers), as indices into init containers + containers."""
@@ -114,7 +179,7 @@ def _request_and_mappings(
     index: int, container: Any, resource: str, class_name: str, reusable: Sequence[DeviceRequest | None]
 ) -> tuple[DeviceRequest | None, list[ContainerExtendedResourceRequest]]:
     """``createResourceRequestAndMappings``."""
-    requests = container.resources.requests
+    requests = container.resources.requests or {}
     if resource not in requests:
         return None, []
     try:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         PersistentVolumeClaim,
         Pod,
         PodCondition,
+        PodExtendedResourceClaimStatus,
     )
     from kubesched.metrics._metrics import MetricsRecorder
     from kubesched.runtime._cyclestate import CycleState, PreFilterResult
@@ -365,6 +366,14 @@ class UnattachedTransport(Transport):
 
     async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
         _unattached("handle.client.delete_resource_claim()")
+
+    async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        _unattached("handle.client.create_resource_claim()")
+
+    async def patch_pod_extended_resource_claim_status(
+        self, namespace: str, name: str, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        _unattached("handle.client.patch_pod_extended_resource_claim_status()")
 
 
 class PluginsRunner(Protocol):

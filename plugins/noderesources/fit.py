@@ -12,6 +12,15 @@ outright (preemption cannot help) from Kubernetes 1.34 on (v1.34.7 fit.go ``fits
 ``InsufficientResource.Unresolvable``, kubernetes#131345); Unschedulable otherwise, and always
 before 1.34 (v1.30.6 … v1.33.3 fit.go).  Score uses the configured scoring
 strategy (LeastAllocated by default) over the non-zero requests.
+
+With DRAExtendedResource (alpha off 1.34–1.35, beta on in 1.36) a requested resource that a
+DeviceClass maps (its ``extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``)
+and that the node's allocatable does not have (0 or absent) is not checked here: DynamicResources
+allocates it (``shouldDelegateResourceToDRA``, in ``fitsRequest``, ``isFit`` and
+``haveAnyRequestedResourcesIncreased``), and a DeviceClass add or update that maps a resource the
+pod requests queues it (``isSchedulableAfterDeviceClassEvent``); read from upstream's fit.go after
+v1.36.0 (the same code as the v1.35 tree's).  The PreFilter state is unchanged.  Not modelled:
+scoring such a resource when a scoring strategy lists it (upstream's ``draPreScoreState``).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.dra import RESOURCE_DEVICE_CLASS_PREFIX, ClassTableResolver
 from kubesched.framework import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -74,6 +84,7 @@ FIT_NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + FIT_NAME
 PRE_SCORE_STATE_KEY = "PreScore" + FIT_NAME
 REASON_TOO_MANY_PODS = "Too many pods"
+_NATIVE = (PODS, CPU, MEMORY, EPHEMERAL_STORAGE)
 _INSUFFICIENT_CPU = f"Insufficient {CPU}"
 _INSUFFICIENT_MEMORY = f"Insufficient {MEMORY}"
 _INSUFFICIENT_EPHEMERAL_STORAGE = f"Insufficient {EPHEMERAL_STORAGE}"
@@ -145,10 +156,20 @@ def _requests_nothing(req: ResourceAmounts) -> bool:
     return req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar
 
 
+def _delegated(name: str, allocatable: int, classes: ClassTableResolver | None) -> bool:
+    """``shouldDelegateResourceToDRA``: the gate on (``classes`` given), the node's allocatable
+    without the resource, and a DeviceClass mapping it."""
+    return classes is not None and allocatable <= 0 and classes.get_device_class(name) is not None
+
+
 def fits_request(
-    req: ResourceAmounts, node_info: NodeInfo, ignored: _Ignored | None = None
+    req: ResourceAmounts,
+    node_info: NodeInfo,
+    ignored: _Ignored | None = None,
+    classes: ClassTableResolver | None = None,
 ) -> list[InsufficientResource]:
-    """``fitsRequest`` for one node: every resource it lacks, in upstream's order."""
+    """``fitsRequest`` for one node: every resource it lacks, in upstream's order (``classes``:
+    the extended resources DRA serves, with DRAExtendedResource)."""
     ignored = ignored or _Ignored()
     out: list[InsufficientResource] = []
     allowed = node_info.allocatable.allowed_pod_number
@@ -159,25 +180,33 @@ def fits_request(
     for name, value in _checked_resources(req, ignored):
         alloc = node_info.allocatable.get(name)
         used = node_info.requested.get(name)
+        if name not in _NATIVE and _delegated(name, alloc, classes):
+            continue
         if value > alloc - used:
             out.append(InsufficientResource(name, insufficient_reason(name), value, used, alloc, value > alloc))
     return out
 
 
-def fits(pod: Pod, node_info: NodeInfo, *, rules: RequestRules = NEWEST_RULES) -> list[InsufficientResource]:
+def fits(
+    pod: Pod, node_info: NodeInfo, *, rules: RequestRules = NEWEST_RULES, classes: ClassTableResolver | None = None
+) -> list[InsufficientResource]:
     """``Fits``: :func:`fits_request` with the pod's requests (``rules``: the release's
     PodLevelResources and InPlacePodVerticalScaling rules) and nothing ignored."""
-    return fits_request(pod_requests(pod, rules=rules), node_info)
+    return fits_request(pod_requests(pod, rules=rules), node_info, None, classes)
 
 
-def is_fit(pod: Pod, node: Node | None, *, rules: RequestRules = NEWEST_RULES) -> bool:
+def is_fit(
+    pod: Pod, node: Node | None, *, rules: RequestRules = NEWEST_RULES, classes: ClassTableResolver | None = None
+) -> bool:
     """Would the pod fit on ``node`` if it were empty?"""
     if node is None:
         return False
-    return not fits(pod, NodeInfo(node), rules=rules)
+    return not fits(pod, NodeInfo(node), rules=rules, classes=classes)
 
 
-def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, rules: RequestRules = NEWEST_RULES) -> bool:
+def have_any_requested_resources_increased(
+    pod: Pod, old: Node, new: Node, *, rules: RequestRules = NEWEST_RULES, classes: ClassTableResolver | None = None
+) -> bool:
     """Did the node's allocatable grow in the pod count or in any resource the pod requests?"""
     req = pod_requests(pod, rules=rules)
     a, b = NodeInfo(old).allocatable, NodeInfo(new).allocatable
@@ -191,7 +220,9 @@ def have_any_requested_resources_increased(pod: Pod, old: Node, new: Node, *, ru
         or (req.ephemeral_storage > 0 and b.ephemeral_storage > a.ephemeral_storage)
     ):
         return True
-    return any(q != 0 and b.get(name) > a.get(name) for name, q in req.scalar.items())
+    return any(
+        q != 0 and (b.get(name) > a.get(name) or _delegated(name, b.get(name), classes)) for name, q in req.scalar.items()
+    )
 
 
 _Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]
@@ -215,6 +246,10 @@ class Fit(FitPlacementScore):
         self.args: FitArgs = parse_fit_args(args)
         self.ignored = _Ignored(self.args.ignored_resources, self.args.ignored_resource_groups)
         self._last_plan: tuple[ResourceAmounts, _Plan] | None = None
+        # DRAExtendedResource: the DeviceClass mapping of extended resources (fit.go NewFit
+        # keeps the SharedDRAManager's DeviceClassResolver)
+        self.dra_extended = bool(handle.feature_gates.get("DRAExtendedResource", False))
+        self._classes: ClassTableResolver | None = None
         # plans by request values (pods asking the same share one)
         self._plans: dict[tuple[Any, ...], _Plan] = {}
         ss = self.args.scoring_strategy
@@ -235,6 +270,16 @@ class Fit(FitPlacementScore):
             assert ss.shape is not None
             self.scorer = requested_to_capacity_ratio_scorer(ss.resources, ss.shape)
 
+    @property
+    def classes(self) -> ClassTableResolver | None:
+        """The DeviceClass mapping of extended resources, with DRAExtendedResource (else None)."""
+        if not self.dra_extended:
+            return None
+        table = self.handle.cluster.device_classes
+        if self._classes is None or self._classes.table is not table:
+            self._classes = ClassTableResolver(table)
+        return self._classes
+
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -252,7 +297,31 @@ class Fit(FitPlacementScore):
                 ClusterEvent(EventResource.NODE, node_actions),
                 self.is_schedulable_after_node_change,
             ),
+            *(
+                [
+                    ClusterEventWithHint(
+                        ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                        self.is_schedulable_after_device_class_event,
+                    )
+                ]
+                if self.dra_extended
+                else []
+            ),
         ]
+
+    def is_schedulable_after_device_class_event(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """``isSchedulableAfterDeviceClassEvent`` (DRAExtendedResource): a class that now maps
+        a resource the pod requests (explicitly, or by its implicit name when added)."""
+        reqs = pod_requests(pod, rules=self.rules)
+        new_name = new.spec.extended_resource_name
+        if old is not None:
+            if (old.spec.extended_resource_name or "") == (new_name or ""):
+                return QueueingHint.QUEUE_SKIP
+        elif RESOURCE_DEVICE_CLASS_PREFIX + new.metadata.name in reqs.scalar:
+            return QueueingHint.QUEUE
+        if new_name is not None and new_name in reqs.scalar:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
         """A deleted pod frees room only if it was assigned (or nominated); a scale-down helps
@@ -279,11 +348,12 @@ class Fit(FitPlacementScore):
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
         """Queue when the (empty) node fits the pod and it is new or grew where the pod needs."""
-        if not is_fit(pod, new, rules=self.rules):
+        classes = self.classes
+        if not is_fit(pod, new, rules=self.rules, classes=classes):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if not have_any_requested_resources_increased(pod, old, new, rules=self.rules):
+        if not have_any_requested_resources_increased(pod, old, new, rules=self.rules, classes=classes):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
@@ -313,6 +383,12 @@ class Fit(FitPlacementScore):
         names, need, need_unresolvable, weights, reasons = self._plan(req)
         alloc = nodes.columns("allocatable", names)
         short = need > alloc - nodes.columns("requested", names)
+        if self.dra_extended and req.scalar:
+            classes = self.classes
+            assert classes is not None
+            for row, name in enumerate(names):
+                if name not in _NATIVE and classes.get_device_class(name) is not None:
+                    short[row] &= alloc[row] > 0  # shouldDelegateResourceToDRA
         if not np.count_nonzero(short):
             return None
         keys = weights @ short
@@ -388,10 +464,13 @@ class Fit(FitPlacementScore):
             reasons.append(_INSUFFICIENT_EPHEMERAL_STORAGE)
             unresolvable = unresolvable or v > alloc.ephemeral_storage
         if req.scalar:
+            classes = self.classes
             for name, value in req.scalar.items():
                 if value == 0 or self.ignored.has(name):
                     continue
                 a = alloc.get(name)
+                if classes is not None and _delegated(name, a, classes):
+                    continue
                 if value > a - used.get(name):
                     reasons.append(insufficient_reason(name))
                     unresolvable = unresolvable or value > a

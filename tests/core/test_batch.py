@@ -164,7 +164,8 @@ async def test_gate_off_no_batch() -> None:
 
 @pytest.mark.anyio
 async def test_signatures_of_a_profile_without_default_spreading() -> None:
-    batching = _scheduler("1.36", LIST_DEFAULTING).scheduling.batching
+    # DRAExtendedResource (on from 1.36) makes NodeResourcesFit refuse every pod: off here
+    batching = _scheduler("1.36", LIST_DEFAULTING, DRAExtendedResource=False).scheduling.batching
     assert batching is not None
     signers = batching.signers["default-scheduler"]
     assert signers is not None
@@ -180,7 +181,7 @@ async def test_signatures_of_a_profile_without_default_spreading() -> None:
 
 @pytest.mark.anyio
 async def test_extenders_or_unsigned_plugins_turn_signatures_off() -> None:
-    sched = _scheduler("1.36", LIST_DEFAULTING)
+    sched = _scheduler("1.36", LIST_DEFAULTING, DRAExtendedResource=False)
     fw = sched.profiles["default-scheduler"]
     gates = sched.config.feature_gates
     assert profile_signers(fw.points, fw.plugins, False, gates) is not None
@@ -188,6 +189,17 @@ async def test_extenders_or_unsigned_plugins_turn_signatures_off() -> None:
     assert profile_signers(fw.points, fw.plugins, False, {**gates, "DRAExtendedResource": True}) is None
     unsigned = {**fw.points, "filter": [*fw.points["filter"], type("E", (), {"name": "Custom"})()]}
     assert profile_signers(unsigned, fw.plugins, False, gates) is None
+
+
+@pytest.mark.anyio
+async def test_dra_extended_resource_on_by_default_in_1_36_signs_no_pod() -> None:
+    # v1.36: DRAExtendedResource beta on; Fit.SignPod "signature disabled when dra extended
+    # resources enabled", so even a profile without default spreading batches no pod
+    for sched in (_scheduler("1.36", LIST_DEFAULTING), _scheduler("1.35", LIST_DEFAULTING, DRAExtendedResource=True)):
+        batching = sched.scheduling.batching
+        assert batching is not None
+        assert batching.signers == {"default-scheduler": None}
+    assert _scheduler("1.35", LIST_DEFAULTING).scheduling.batching.signers["default-scheduler"] is not None  # type: ignore[union-attr]
 
 
 # --- differential: the gate on and off ------------------------------------------------------
@@ -301,10 +313,12 @@ def test_differential_one_pod_per_node_batches_and_places_alike(
     # node of the first one's list (hint_used), and every node gets one pod, as with full cycles
     cfg = tmp_path / "c.yaml"
     cfg.write_text(LIST_CONFIG)
-    on = _simulate(tmp_path, capsys, ONE_PER_NODE, "--config", str(cfg), "--seed", str(seed))
+    # DRAExtendedResource (on from 1.36) turns signatures off: off here, as 1.35 has it
+    on = _simulate(tmp_path, capsys, ONE_PER_NODE, "--config", str(cfg), "--seed", str(seed),
+                   "--feature-gates", "DRAExtendedResource=false")  # fmt: skip
     assert sum(b.batched_pods for b in batches) == 5
     off = _simulate(tmp_path, capsys, ONE_PER_NODE, "--config", str(cfg), "--seed", str(seed),
-                    "--feature-gates", "OpportunisticBatching=false")  # fmt: skip
+                    "--feature-gates", "OpportunisticBatching=false,DRAExtendedResource=false")  # fmt: skip
     nodes_on = sorted(n for n, *_ in _placements(on).values())
     nodes_off = sorted(n for n, *_ in _placements(off).values())
     assert nodes_on == nodes_off == [f"n{i}" for i in range(6)]

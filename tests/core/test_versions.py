@@ -77,6 +77,8 @@ DEFAULTS = {
     # {1.34 Alpha off}, {1.36 Beta on}
     "DRAConsumableCapacity": [None, None, None, None, False, False, True],
     "DRADeviceBindingConditions": [None, None, None, None, False, False, True],
+    # {1.34 Alpha off}, {1.36 Beta on} (v1.34 kube_features.go; after v1.36.0 the same two entries)
+    "DRAExtendedResource": [None, None, None, None, False, False, True],
     # {1.35 Alpha off}, {1.36 Beta off} ("Depends on an off-by-default beta API")
     "DRADeviceTaintRules": [None, None, None, None, None, False, False],
     # {1.33 Alpha off}, {1.36 Beta on}

@@ -425,3 +425,35 @@ async def test_kube_transport_falls_back_to_v1alpha3_device_taint_rules() -> Non
         assert rules == ["hot"]
         [reflector] = [r for r in transport.reflectors if r.resource.kind == "DeviceTaintRule"]
         assert reflector.resource.path.endswith("/v1alpha3/devicetaintrules")
+
+
+async def test_kube_transport_extended_resource_claim_writes() -> None:
+    """DRAExtendedResource's writes over HTTP: the claim POSTed with a generateName (named by the
+    server), the pod's status.extendedResourceClaimStatus strategic-merged."""
+    from kubesched.api import (
+        ContainerExtendedResourceRequest,
+        ObjectMeta,
+        OwnerReference,
+        PodExtendedResourceClaimStatus,
+        ResourceClaim,
+    )
+    from kubesched.testing import make_pod
+    from kubesched.transports.kube import KubeTransport
+
+    async with FakeCluster() as cluster, APIServer(cluster) as server, KubeTransport(server.url) as transport:
+        pod = cluster.create(make_pod("trainer").req(cpu="1").obj())
+        ref = OwnerReference(api_version="v1", kind="Pod", name="trainer", uid=pod.metadata.uid, controller=True)
+        claim = ResourceClaim(metadata=ObjectMeta(namespace="default", generate_name="trainer-extended-resources-",
+                                                  owner_references=[ref]))  # fmt: skip
+        created = await transport.create_resource_claim(claim)
+        assert created.metadata.name.startswith("trainer-extended-resources-")
+        assert len(created.metadata.name) == len("trainer-extended-resources-") + 5
+        assert cluster.get("ResourceClaim", "default", created.metadata.name) is not None
+        status = PodExtendedResourceClaimStatus(
+            request_mappings=[ContainerExtendedResourceRequest(container_name="c0", resource_name="example.com/gpu",
+                                                               request_name="container-0-request-0")],
+            resource_claim_name=created.metadata.name,
+        )  # fmt: skip
+        await transport.patch_pod_extended_resource_claim_status("default", "trainer", status)
+        stored = cluster.get("Pod", "default", "trainer")
+        assert stored.status.extended_resource_claim_status == status

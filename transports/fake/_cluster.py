@@ -78,7 +78,13 @@ from ._deployments import Deployments
 from ._disruption import Disruption
 from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes
-from ._resourceclaims import ResourceClaims, delete_claim, put_claim, put_claim_status
+from ._resourceclaims import (
+    ExtendedClaimWrites,
+    ResourceClaims,
+    delete_claim,
+    put_claim,
+    put_claim_status,
+)
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
@@ -137,7 +143,7 @@ _CONTROLLER_COMPONENTS = {
 }
 
 
-class FakeCluster(PodGroupStatusWrites, Transport):
+class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
     """An in-memory Kubernetes cluster, in virtual time.  Use as ``async with FakeCluster() as c``.
 
     ``epoch`` is the wall-clock time of the moment the cluster is entered; timestamps written into

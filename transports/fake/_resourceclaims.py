@@ -16,6 +16,9 @@ Fed the store's writes of Pods, ResourceClaims and ResourceClaimTemplates::
               scheduler's allocation), the allocation is dropped and the finalizer removed
           ──► a generated claim no longer reserved whose pod is done: deleted
     pod deleted ──► its generated claims deleted (the garbage collector)
+    pod with status.extendedResourceClaimStatus (the scheduler's claim of its extended
+    resources, DRAExtendedResource) ──► that claim synced as the pod's other claims: unreserved
+              when the pod is done, then deleted (the pod controls it); deleted with the pod
 
 A device taint (of a ResourceSlice's device, of a DeviceTaintRule) written without
 ``timeAdded`` gets the time of the write (``SetDefaults_DeviceTaint``, an in-write step); a
@@ -45,6 +48,7 @@ from kubesched.api import (
     ObjectMeta,
     OwnerReference,
     Pod,
+    PodExtendedResourceClaimStatus,
     PodResourceClaimStatus,
     ResourceClaim,
     ResourceClaimConsumerReference,
@@ -121,6 +125,14 @@ class ResourceClaims(Controller):
     def observe(self, change: Change) -> None:
         obj = change.obj
         if change.kind == "Pod":
+            if not obj.spec.resource_claims and obj.status.extended_resource_claim_status is not None:
+                # only the scheduler's claim for its extended resources (enqueuePod, v1.36)
+                if change.type == "DELETED":
+                    self._deleted.add(obj.metadata.uid)
+                    self._pod_gone(obj)
+                elif is_pod_done(obj):
+                    self._claims_of(obj)
+                return
             if not obj.spec.resource_claims:  # the common case: one test (and a lookup on delete)
                 if change.type == "DELETED" and obj.metadata.uid in self._dependents:
                     self._pod_gone(obj)
@@ -258,10 +270,7 @@ class ResourceClaims(Controller):
         if template is None:
             return None
         base = generate_name(pod.metadata.name, pod_claim_name)
-        for _ in range(100):
-            name = base[:58] + "".join(self.rng.choice(_ALPHANUMS) for _ in range(5))
-            if self.store.get("ResourceClaim", (ns, name)) is None:
-                break
+        name = name_for(self.store, ns, base, self.rng)
         tmeta = template.spec.metadata
         claim = ResourceClaim(
             metadata=ObjectMeta(
@@ -372,15 +381,53 @@ class ResourceClaims(Controller):
             self.store.put("ResourceClaim", key, replace(current, metadata=meta), "MODIFIED", "delete")
 
 
+class ExtendedClaimWrites:
+    """The writes of DynamicResources' claim for a pod's extended resources (DRAExtendedResource),
+    over the cluster's store: ``create_resource_claim`` and
+    ``patch_pod_extended_resource_claim_status``."""
+
+    _store: Store
+    faults: Any
+    controllers: Any
+
+    def _check_open(self) -> None:  # pragma: no cover - FakeCluster's own is used
+        raise NotImplementedError
+
+    def _pod_or_404(self, namespace: str, name: str) -> Pod:  # pragma: no cover - FakeCluster's
+        raise NotImplementedError
+
+    async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """POST the claim, a name drawn for its ``generateName`` (:func:`create_claim`)."""
+        await self.faults._enter("create_resource_claim")
+        self._check_open()
+        return create_claim(self._store, claim, self.controllers.rng)
+
+    async def patch_pod_extended_resource_claim_status(
+        self, namespace: str, name: str, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus`` (one MODIFIED; none if unchanged)."""
+        await self.faults._enter("patch_pod_status")
+        self._check_open()
+        pod = self._pod_or_404(namespace, name)
+        if pod.status.extended_resource_claim_status == status:
+            return
+        new = replace(pod, metadata=replace(pod.metadata), status=replace(pod.status, extended_resource_claim_status=status))
+        self._store.put("Pod", (namespace, name), new, "MODIFIED", "status")
+
+
 def claim_names(pod: Pod) -> list[str]:
     """The names of the claims ``pod`` uses (``resourceclaim.Name``): a named claim, or the one
-    its status records as generated for a template entry."""
+    its status records as generated for a template entry; then the scheduler's claim for its
+    extended resources (``status.extendedResourceClaimStatus``, DRAExtendedResource)."""
     generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
     out = []
     for pc in pod.spec.resource_claims:
         name: Any = pc.resource_claim_name if pc.resource_claim_name is not None else generated.get(pc.name)
         if name:
             out.append(name)
+    extended = pod.status.extended_resource_claim_status
+    if extended is not None and extended.resource_claim_name:
+        out.append(extended.resource_claim_name)
     return out
 
 
@@ -421,6 +468,27 @@ def put_claim_status(store: Store, claim: ResourceClaim) -> ResourceClaim:
     store.put("ResourceClaim", key, new, "MODIFIED", "status")
     stored: ResourceClaim = store.get("ResourceClaim", key) or new
     return stored
+
+
+def name_for(store: Store, namespace: str, base: str, rng: random.Random) -> str:
+    """The API server's name for ``generateName`` ``base``: its first 58 characters and 5
+    random ones (another draw while the name is taken)."""
+    name = base[:58]
+    for _ in range(100):
+        name = base[:58] + "".join(rng.choice(_ALPHANUMS) for _ in range(5))
+        if store.get("ResourceClaim", (namespace, name)) is None:
+            break
+    return name
+
+
+def create_claim(store: Store, claim: ResourceClaim, rng: random.Random) -> ResourceClaim:
+    """POST a claim: named from its ``generateName`` when it has no name (ConflictError when the
+    name is taken)."""
+    md = claim.metadata
+    ns = md.namespace or "default"
+    if not md.name and md.generate_name:
+        claim = replace(claim, metadata=replace(md, namespace=ns, name=name_for(store, ns, md.generate_name, rng)))
+    return store.create(claim)  # type: ignore[no-any-return]
 
 
 def delete_claim(store: Store, now: str, namespace: str, name: str, uid: str | None) -> None:

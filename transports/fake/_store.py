@@ -113,6 +113,7 @@ VERBS = (
     "update_resource_claim",
     "update_resource_claim_status",
     "delete_resource_claim",
+    "create_resource_claim",
 )
 """The transport verbs that faults can be injected into."""
 

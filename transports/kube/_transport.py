@@ -53,6 +53,7 @@ from kubesched.api import (
     PersistentVolumeClaim,
     Pod,
     PodCondition,
+    PodExtendedResourceClaimStatus,
     ResourceClaim,
     to_builtins,
 )
@@ -363,6 +364,24 @@ class KubeTransport(Transport):
         if uid:
             body["preconditions"] = {"uid": uid}
         await self.api.request("DELETE", _claim_path(namespace or "default", name), body=body)
+
+    async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """POST the ResourceClaim (the API server names it from its ``generateName``)."""
+        ns = claim.metadata.namespace or "default"
+        path = f"/apis/resource.k8s.io/v1/namespaces/{quote(ns, safe='')}/resourceclaims"
+        body = to_builtins(claim)
+        return _claim_decoder.decode(await self.api.request("POST", path, body=body))
+
+    async def patch_pod_extended_resource_claim_status(
+        self, namespace: str, name: str, status: PodExtendedResourceClaimStatus
+    ) -> None:
+        """Strategic-merge the pod's ``status.extendedResourceClaimStatus`` (``util.PatchPodStatus``)."""
+        await self.api.request(
+            "PATCH",
+            _pod_path(namespace, name) + "/status",
+            body={"status": {"extendedResourceClaimStatus": to_builtins(status)}},
+            content_type="application/strategic-merge-patch+json",
+        )
 
     async def _replacement(
         self, path: str, obj: PersistentVolume | PersistentVolumeClaim | ResourceClaim
