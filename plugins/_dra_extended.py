@@ -75,11 +75,16 @@ class ExtendedState:
 
 def may_request(pod: Pod) -> bool:
     """A cheap first look: does a container (or the overhead) name an extended resource?"""
-    for c in (*pod.spec.init_containers, *pod.spec.containers):
-        for name in c.resources.requests or {}:
-            if "/" in name:
-                return True
-    return any("/" in name for name in pod.spec.overhead or {})
+    spec = pod.spec
+    for containers in (spec.containers, spec.init_containers):
+        for c in containers:
+            requests = c.resources.requests
+            if requests:
+                for name in requests:
+                    if "/" in name:
+                        return True
+    overhead = spec.overhead
+    return bool(overhead) and any("/" in name for name in overhead)
 
 
 class ExtendedResources:
