@@ -84,7 +84,7 @@ def may_request(pod: Pod) -> bool:
                     if "/" in name:
                         return True
     overhead = spec.overhead
-    return bool(overhead) and any("/" in name for name in overhead)
+    return overhead is not None and any("/" in name for name in overhead)
 
 
 class ExtendedResources:
