@@ -83,7 +83,6 @@ if TYPE_CHECKING:
         ClusterEventWithHint,
         CycleState,
         Handle,
-        Node,
         NodeBatch,
         NodeInfo,
         Pod,
@@ -121,6 +120,13 @@ class _State:
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
+
+
+def _shared(statuses: dict[str, Status], reason: str) -> Status:
+    st = statuses.get(reason)
+    if st is None:
+        st = statuses[reason] = Status.unresolvable(reason)
+    return st
 
 
 def _pre_bind_pre_flight(
@@ -334,51 +340,60 @@ class DynamicResources:
             return dict.fromkeys(range(len(nodes)), err)
         if not s.claims:
             return None
-        out: dict[int, Status] = {}
         pending = [c for _, c in s.to_allocate()]
-        for i, info in enumerate(nodes.infos):
+        infos = nodes.infos
+        # per claim whose allocation has a node selector: the nodes it matches, one look
+        matched = [
+            None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
+        ]
+        found: list[Any] = [None] * len(infos)
+        if s.allocator is not None:
+            node_list = []
+            for info in infos:
+                assert info.node is not None
+                node_list.append(info.node)
+            found = s.allocator.allocate_nodes(node_list, pending, self._stop)
+        out: dict[int, Status] = {}
+        shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
+        for i, info in enumerate(infos):
             node = info.node
             assert node is not None
-            st = self._filter_node(s, node, pending)
-            if st is not None:
-                out[i] = st
-        return out or None
-
-    def _filter_node(self, s: _State, node: Node, pending: list[ResourceClaim]) -> Status | None:
-        unavailable: list[int] = []
-        for index, claim in enumerate(s.claims):
-            sel = s.selectors[index]
-            if sel is not None and not sel.match(node):
-                unavailable.append(index)
-                continue
-            if claim.status.allocation is None:
-                continue
-            if self.binding_conditions:
-                try:
-                    ready = self.is_claim_ready_for_binding(claim)
-                except ClaimError:
+            unavailable: list[int] = []
+            for index, claim in enumerate(s.claims):
+                m = matched[index]
+                if m is not None and not m[i]:
                     unavailable.append(index)
                     continue
-                if not ready and self.is_claim_timeout(claim):
-                    unavailable.append(index)
-        allocations: Callable[[], list[AllocationResult]] | None = None
-        if s.allocator is not None:
-            try:
-                allocations = s.allocator.allocate_lazily(node, pending, stop=self._stop())
-            except Aborted:
-                return Status.unresolvable(MSG_TIMED_OUT)
-            except FailedOnNode as e:
-                return Status.unresolvable(str(e))
-            except AllocationError as e:
-                return Status.as_error(e)
-            if allocations is None:  # all or nothing: a result per claim, or none
-                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
-        if unavailable:
-            s.unavailable.update(unavailable)
-            return Status.unresolvable(MSG_NOT_AVAILABLE)
-        if allocations is not None:
-            s.node_allocations[node.metadata.name] = allocations
-        return None
+                if claim.status.allocation is None:
+                    continue
+                if self.binding_conditions:
+                    try:
+                        ready = self.is_claim_ready_for_binding(claim)
+                    except ClaimError:
+                        unavailable.append(index)
+                        continue
+                    if not ready and self.is_claim_timeout(claim):
+                        unavailable.append(index)
+            allocations = found[i]
+            if s.allocator is not None:
+                if isinstance(allocations, AllocationError):
+                    if isinstance(allocations, Aborted):
+                        out[i] = _shared(shared, MSG_TIMED_OUT)
+                    elif isinstance(allocations, FailedOnNode):
+                        out[i] = Status.unresolvable(str(allocations))
+                    else:
+                        out[i] = Status.as_error(allocations)
+                    continue
+                if allocations is None:  # all or nothing: a result per claim, or none
+                    out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
+                    continue
+            if unavailable:
+                s.unavailable.update(unavailable)
+                out[i] = _shared(shared, MSG_NOT_AVAILABLE)
+                continue
+            if allocations is not None:
+                s.node_allocations[node.metadata.name] = allocations
+        return out or None
 
     def _stop(self) -> Callable[[], str | None] | None:
         if not self.use_filter_timeout or self.filter_timeout <= 0:

@@ -78,6 +78,26 @@ _START = (0, 0, 0)
 _SLICE_SETS: dict[int, tuple[Any, dict[str, list[ResourceSlice]], list[ResourceSlice], int | None]] = {}
 
 
+# id(Node) -> (the node, the allocator's pools_key, its pools): the incubating variant's pools
+_NODE_POOLS: dict[int, tuple[Node, tuple[Any, ...], list[Pool]]] = {}
+
+
+def _constant(results: list[AllocationResult]) -> Callable[[], list[AllocationResult]]:
+    return lambda: results
+
+
+def _builder(
+    claims: list[ResourceClaim], found: list[tuple[list[Request], list[Result]]], node_name: str, conditions: bool
+) -> Callable[[], list[AllocationResult]]:
+    def build() -> list[AllocationResult]:
+        return [
+            build_result(claim, chosen, devices, node_name, binding_conditions=conditions)
+            for claim, (chosen, devices) in zip(claims, found, strict=True)
+        ]
+
+    return build
+
+
 class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``."""
 
@@ -193,14 +213,11 @@ class Allocator:
         self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
         self.matches: dict[tuple[object, ...], bool] = {}
         self.token = token
-        self.memo_base = (
-            self.token,
-            features,
-            self.variant,
-            version,
-            _memo.classes_signature(classes.values()),
+        self.memo_base = _memo.base_id(
+            (self.token, features, self.variant, version, _memo.classes_signature(classes.values()))
         )
         self.claim_signatures = _memo.ClaimSignatures()
+        self.pools_key = (token, features.partitionable_devices, self.variant)
         self.pool_use = self.state.pool_use or _memo.PoolUse(
             self.state.devices, self.state.shared, self.state.capacity
         )
@@ -226,34 +243,81 @@ class Allocator:
     ) -> Callable[[], list[AllocationResult]] | None:
         """:meth:`allocate`, with the ``AllocationResult``s built only when the returned
         function is called (a scheduler filters many nodes and reserves on one)."""
-        run = _Run(self, node, list(claims))
-        run.stop = stop
+        (found,) = self.allocate_nodes((node,), claims, None if stop is None else lambda: stop)
+        if isinstance(found, AllocationError):
+            raise found
+        return found
+
+    def allocate_nodes(
+        self,
+        nodes: Sequence[Node],
+        claims: Sequence[ResourceClaim],
+        new_stop: Callable[[], Callable[[], str | None] | None] | None = None,
+    ) -> list[Callable[[], list[AllocationResult]] | AllocationError | None]:
+        """:meth:`allocate_lazily` for each of ``nodes`` in order: per node the function
+        building its results, None (no allocation), or the :class:`AllocationError` it raised.
+        What does not depend on the node (the claims' signatures, the fixed inputs) is worked
+        out once; ``new_stop`` gives the ``stop`` of each search that runs."""
+        claims = list(claims)
+        out: list[Callable[[], list[AllocationResult]] | AllocationError | None] = []
         if self.token is None:
-            results = run.allocate()
-            return None if results is None else (lambda: results)
-        run.gather()
-        key = (
-            self.memo_base,
-            node_key(node),
-            tuple(self.claim_signatures.of(c) for c in run.claims),
-            tuple(self.pool_use.of(p.id) for p in run.pools),
+            for node in nodes:
+                run = _Run(self, node, claims)
+                run.stop = new_stop() if new_stop is not None else None
+                try:
+                    results = run.allocate()
+                except AllocationError as e:
+                    out.append(e)
+                    continue
+                out.append(None if results is None else _constant(results))
+            return out
+        prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
+        use_of = self.pool_use.of
+        conditions = self.features.binding_conditions
+        for node in nodes:
+            pools = self._pools_for(node)
+            key = (prefix, node_key(node), tuple([use_of(p.id) for p in pools]))
+            known, outcome = _memo.lookup(key)
+            if not known:
+                run = _Run(self, node, claims)
+                run.pools = pools
+                run.stop = new_stop() if new_stop is not None else None
+                try:
+                    outcome = run.search()
+                except AllocationError as e:
+                    out.append(e)
+                    continue
+                _memo.remember(key, outcome)
+            if outcome is None:
+                out.append(None)
+                continue
+            out.append(_builder(claims, outcome, node.metadata.name, conditions))
+        return out
+
+    def _pools_for(self, node: Node) -> list[Pool]:
+        """The node's pools (``GatherPools``), in the variant's order; kept per Node object
+        while the slices are the same, except in the stable variant, whose order is drawn
+        from the random source at every call."""
+        incubating = self.variant != "stable"
+        if incubating:
+            hit = _NODE_POOLS.get(id(node))
+            if hit is not None and hit[0] is node and hit[1] == self.pools_key:
+                return hit[2]
+        slices = self.on_node.get(node.metadata.name, []) + self.shared
+        pools = gather_pools(
+            slices,
+            node,
+            self.slices,
+            partitionable=self.features.partitionable_devices,
+            incubating=incubating,
+            rng=self.rng,
+            token=self.token,
         )
-        known, outcome = _memo.lookup(key)
-        if not known:
-            outcome = run.search()
-            _memo.remember(key, outcome)
-        if outcome is None:
-            return None
-        found, name, conditions = outcome, node.metadata.name, self.features.binding_conditions
-        run_claims = run.claims
-
-        def build() -> list[AllocationResult]:
-            return [
-                build_result(claim, chosen, devices, name, binding_conditions=conditions)
-                for claim, (chosen, devices) in zip(run_claims, found, strict=True)
-            ]
-
-        return build
+        if incubating and self.token is not None:
+            if len(_NODE_POOLS) > 100_000:
+                _NODE_POOLS.clear()
+            _NODE_POOLS[id(node)] = (node, self.pools_key, pools)
+        return pools
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
@@ -393,16 +457,7 @@ class _Run:
 
     def gather(self) -> None:
         """The node's pools (``GatherPools``)."""
-        slices = self.a.on_node.get(self.node.metadata.name, []) + self.a.shared
-        self.pools = gather_pools(
-            slices,
-            self.node,
-            self.a.slices,
-            partitionable=self.f.partitionable_devices,
-            incubating=self.a.variant != "stable",
-            rng=self.a.rng,
-            token=self.a.token,
-        )
+        self.pools = self.a._pools_for(self.node)
 
     def search(self) -> _memo.Outcome:
         """Validate the claims and search; per claim, the (sub)requests taken and the
