@@ -86,16 +86,27 @@ def _constant(results: list[AllocationResult]) -> Callable[[], list[AllocationRe
     return lambda: results
 
 
-def _builder(
-    claims: list[ResourceClaim], found: list[tuple[list[Request], list[Result]]], node_name: str, conditions: bool
-) -> Callable[[], list[AllocationResult]]:
-    def build() -> list[AllocationResult]:
-        return [
-            build_result(claim, chosen, devices, node_name, binding_conditions=conditions)
-            for claim, (chosen, devices) in zip(claims, found, strict=True)
-        ]
+class _Build:
+    """The ``AllocationResult``s of a kept outcome, built when called (one object per node, not
+    a closure's several)."""
 
-    return build
+    __slots__ = ("claims", "conditions", "found", "node_name")
+
+    def __init__(
+        self,
+        claims: list[ResourceClaim],
+        found: list[tuple[list[Request], list[Result]]],
+        node_name: str,
+        conditions: bool,
+    ) -> None:
+        self.claims, self.found, self.node_name, self.conditions = claims, found, node_name, conditions
+
+    def __call__(self) -> list[AllocationResult]:
+        name, conditions = self.node_name, self.conditions
+        return [
+            build_result(claim, chosen, devices, name, binding_conditions=conditions)
+            for claim, (chosen, devices) in zip(self.claims, self.found, strict=True)
+        ]
 
 
 class _MaxSizeExceeded(Exception):
@@ -291,7 +302,7 @@ class Allocator:
             if outcome is None:
                 out.append(None)
                 continue
-            out.append(_builder(claims, outcome, node.metadata.name, conditions))
+            out.append(_Build(claims, outcome, node.metadata.name, conditions))
         return out
 
     def _pools_for(self, node: Node) -> list[Pool]:
