@@ -33,6 +33,7 @@ import itertools
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -148,7 +149,7 @@ class AllocatedState:
     """Devices in use (``schedulerapi.AllocatedState``): dedicated ones, shares of shared
     ones, and the capacity the shares consume, from allocated and in-flight claims."""
 
-    devices: set[DeviceID] = field(default_factory=set)
+    devices: AbstractSet[DeviceID] = field(default_factory=set)
     shared: set[tuple[DeviceID, str]] = field(default_factory=set)
     capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
     pool_use: _memo.PoolUse | None = field(default=None, compare=False)

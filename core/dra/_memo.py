@@ -14,7 +14,7 @@ uid and resourceVersion), so a version names its content.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Set
 from typing import Any
 
 import msgspec
@@ -72,6 +72,11 @@ class PoolUse:
     def of(self, pool_id: tuple[str, str]) -> frozenset[Any]:
         return self._use.get(pool_id, self._none)
 
+    def dedicated(self) -> Set[DeviceID]:
+        """The devices in use as a set (no copy), when every item is a device name (no
+        shares, no consumed capacity: what :meth:`of_pools` is given)."""
+        return _Dedicated(self._use)
+
     @classmethod
     def of_pools(cls, use: dict[tuple[str, str], frozenset[Any]]) -> PoolUse:
         """A PoolUse over per-pool sets kept by the caller (the same items as ``__init__``
@@ -80,6 +85,29 @@ class PoolUse:
         self._use = use
         self._none = frozenset()
         return self
+
+
+class _Dedicated(Set[DeviceID]):
+    """(driver, pool, device) in use, read from per-pool sets of device names."""
+
+    __slots__ = ("_use",)
+
+    def __init__(self, use: dict[tuple[str, str], frozenset[Any]]) -> None:
+        self._use = use
+
+    def __contains__(self, did: object) -> bool:
+        if type(did) is not tuple or len(did) != 3:
+            return False
+        names = self._use.get((did[0], did[1]))
+        return names is not None and did[2] in names
+
+    def __iter__(self) -> Iterator[DeviceID]:
+        for (driver, pool), names in self._use.items():
+            for name in names:
+                yield (driver, pool, name)
+
+    def __len__(self) -> int:
+        return sum(len(names) for names in self._use.values())
 
 
 _MISSING: Any = object()
