@@ -79,8 +79,25 @@ _START = (0, 0, 0)
 _SLICE_SETS: dict[int, tuple[Any, dict[str, list[ResourceSlice]], list[ResourceSlice], int | None]] = {}
 
 
-# id(Node) -> (the node, the allocator's pools_key, its pools): the incubating variant's pools
-_NODE_POOLS: dict[int, tuple[Node, tuple[Any, ...], list[Pool]]] = {}
+class _NodeEntry:
+    """A node's pools as an allocator sees them, and the outcome it last got there (for which
+    claims, ``prefix``, and which use of its pools)."""
+
+    __slots__ = ("node", "node_key", "outcome", "pool_ids", "pools", "pools_key", "prefix", "uses")
+
+    def __init__(self, node: Node, pools_key: tuple[Any, ...], pools: list[Pool]) -> None:
+        self.node, self.pools_key, self.pools = node, pools_key, pools
+        self.node_key = node_key(node)
+        self.pool_ids = [p.id for p in pools]
+        self.prefix: int = -1
+        self.uses: tuple[Any, ...] = ()
+        self.outcome: _memo.Outcome = None
+
+
+# id(Node) -> its entry, in the incubating variant (whose pools keep their order)
+_NODE_POOLS: dict[int, _NodeEntry] = {}
+# the allocators' pools_key, one object per value (compared by identity)
+_POOLS_KEYS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def _constant(results: list[AllocationResult]) -> Callable[[], list[AllocationResult]]:
@@ -229,7 +246,10 @@ class Allocator:
             (self.token, features, self.variant, version, _memo.classes_signature(classes.values()))
         )
         self.claim_signatures = _memo.ClaimSignatures()
-        self.pools_key = (token, features.partitionable_devices, self.variant)
+        pools_key = (token, features.partitionable_devices, self.variant)
+        if len(_POOLS_KEYS) > 10_000:
+            _POOLS_KEYS.clear()
+        self.pools_key = _POOLS_KEYS.setdefault(pools_key, pools_key)
         self.pool_use = self.state.pool_use or _memo.PoolUse(
             self.state.devices, self.state.shared, self.state.capacity
         )
@@ -287,34 +307,40 @@ class Allocator:
         use_of = self.pool_use.of
         conditions = self.features.binding_conditions
         for node in nodes:
-            pools = self._pools_for(node)
-            key = (prefix, node_key(node), tuple([use_of(p.id) for p in pools]))
-            known, outcome = _memo.lookup(key)
-            if not known:
-                run = _Run(self, node, claims)
-                run.pools = pools
-                run.stop = new_stop() if new_stop is not None else None
-                try:
-                    outcome = run.search()
-                except AllocationError as e:
-                    out.append(e)
-                    continue
-                _memo.remember(key, outcome)
+            entry = self._pools_for(node)
+            uses = tuple([use_of(pid) for pid in entry.pool_ids])
+            if entry.prefix == prefix and entry.uses == uses:
+                # what this node decided last time, for the same claims and use of its pools
+                outcome = entry.outcome
+            else:
+                key = (prefix, entry.node_key, uses)
+                known, outcome = _memo.lookup(key)
+                if not known:
+                    run = _Run(self, node, claims)
+                    run.pools = entry.pools
+                    run.stop = new_stop() if new_stop is not None else None
+                    try:
+                        outcome = run.search()
+                    except AllocationError as e:
+                        out.append(e)
+                        continue
+                    _memo.remember(key, outcome)
+                entry.prefix, entry.uses, entry.outcome = prefix, uses, outcome
             if outcome is None:
                 out.append(None)
                 continue
             out.append(_Build(claims, outcome, node.metadata.name, conditions))
         return out
 
-    def _pools_for(self, node: Node) -> list[Pool]:
+    def _pools_for(self, node: Node) -> _NodeEntry:
         """The node's pools (``GatherPools``), in the variant's order; kept per Node object
         while the slices are the same, except in the stable variant, whose order is drawn
         from the random source at every call."""
         incubating = self.variant != "stable"
         if incubating:
             hit = _NODE_POOLS.get(id(node))
-            if hit is not None and hit[0] is node and hit[1] == self.pools_key:
-                return hit[2]
+            if hit is not None and hit.node is node and hit.pools_key is self.pools_key:
+                return hit
         slices = self.on_node.get(node.metadata.name, []) + self.shared
         pools = gather_pools(
             slices,
@@ -325,11 +351,12 @@ class Allocator:
             rng=self.rng,
             token=self.token,
         )
+        entry = _NodeEntry(node, self.pools_key, pools)
         if incubating and self.token is not None:
             if len(_NODE_POOLS) > 100_000:
                 _NODE_POOLS.clear()
-            _NODE_POOLS[id(node)] = (node, self.pools_key, pools)
-        return pools
+            _NODE_POOLS[id(node)] = entry
+        return entry
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
@@ -469,7 +496,7 @@ class _Run:
 
     def gather(self) -> None:
         """The node's pools (``GatherPools``)."""
-        self.pools = self.a._pools_for(self.node)
+        self.pools = self.a._pools_for(self.node).pools
 
     def search(self) -> _memo.Outcome:
         """Validate the claims and search; per claim, the (sub)requests taken and the
