@@ -115,11 +115,18 @@ class _State:
     selectors: list[Any] = field(default_factory=list)  # per claim: NodeSelectorMatcher | None
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, Callable[[], list[AllocationResult]]] = field(default_factory=dict)
+    node_allocations: dict[str, Any] = field(default_factory=dict)  # what Filter found per node
     allocations: dict[int, AllocationResult] = field(default_factory=dict)  # set by Reserve
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
+
+    def results_on(self, node_name: str) -> list[AllocationResult] | None:
+        """The allocations Filter found on the node (built now), None if none."""
+        found = self.node_allocations.get(node_name)
+        if found is None or self.allocator is None:
+            return None
+        return self.allocator.results(node_name, [c for _, c in self.to_allocate()], found)
 
 
 def _shared(statuses: dict[str, Status], reason: str) -> Status:
@@ -343,7 +350,7 @@ class DynamicResources:
         pending = [c for _, c in s.to_allocate()]
         infos = nodes.infos
         # per claim whose allocation has a node selector: the nodes it matches, one look
-        matched = [
+        matched: list[list[bool] | None] = [
             None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
         ]
         found: list[Any] = [None] * len(infos)
@@ -353,27 +360,16 @@ class DynamicResources:
                 assert info.node is not None
                 node_list.append(info.node)
             found = s.allocator.allocate_nodes(node_list, pending, self._stop)
+        # only allocated claims (a node selector, binding conditions) can be unavailable
+        check = any(m is not None for m in matched) or (
+            self.binding_conditions and any(c.status.allocation is not None for c in s.claims)
+        )
         out: dict[int, Status] = {}
         shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
         for i, info in enumerate(infos):
             node = info.node
             assert node is not None
-            unavailable: list[int] = []
-            for index, claim in enumerate(s.claims):
-                m = matched[index]
-                if m is not None and not m[i]:
-                    unavailable.append(index)
-                    continue
-                if claim.status.allocation is None:
-                    continue
-                if self.binding_conditions:
-                    try:
-                        ready = self.is_claim_ready_for_binding(claim)
-                    except ClaimError:
-                        unavailable.append(index)
-                        continue
-                    if not ready and self.is_claim_timeout(claim):
-                        unavailable.append(index)
+            unavailable = self._unavailable(s, matched, i) if check else None
             allocations = found[i]
             if s.allocator is not None:
                 if isinstance(allocations, AllocationError):
@@ -394,6 +390,27 @@ class DynamicResources:
             if allocations is not None:
                 s.node_allocations[node.metadata.name] = allocations
         return out or None
+
+    def _unavailable(self, s: _State, matched: list[list[bool] | None], i: int) -> list[int]:
+        """The claims unavailable on the ``i``-th node: an allocation's node selector that
+        does not match it, binding conditions failed or past their timeout."""
+        unavailable: list[int] = []
+        for index, claim in enumerate(s.claims):
+            m = matched[index]
+            if m is not None and not m[i]:
+                unavailable.append(index)
+                continue
+            if claim.status.allocation is None:
+                continue
+            if self.binding_conditions:
+                try:
+                    ready = self.is_claim_ready_for_binding(claim)
+                except ClaimError:
+                    unavailable.append(index)
+                    continue
+                if not ready and self.is_claim_timeout(claim):
+                    unavailable.append(index)
+        return unavailable
 
     def _stop(self) -> Callable[[], str | None] | None:
         if not self.use_filter_timeout or self.filter_timeout <= 0:
@@ -447,8 +464,7 @@ class DynamicResources:
             return None
         if s.allocator is None:
             return Status.as_error("internal error: no allocator for claims to allocate")
-        build = s.node_allocations.get(node_name)
-        allocations = build() if build is not None else None
+        allocations = s.results_on(node_name)
         if not allocations:
             return Status.as_error("claim allocation not found for node")
         if len(allocations) != len(pending):
@@ -552,8 +568,8 @@ class ScoringDynamicResources(DynamicResources):
         out = []
         for info in nodes.infos:
             assert info.node is not None
-            build = s.node_allocations.get(info.node.metadata.name)
-            out.append(compute_score(s.claims, build()) if build is not None else 0)
+            built = s.results_on(info.node.metadata.name)
+            out.append(compute_score(s.claims, built) if built is not None else 0)
         return out
 
     @hookimpl

@@ -100,8 +100,8 @@ _NODE_POOLS: dict[int, _NodeEntry] = {}
 _POOLS_KEYS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
-def _constant(results: list[AllocationResult]) -> Callable[[], list[AllocationResult]]:
-    return lambda: results
+Found = list[tuple[list[Request], list[Result]]]
+"""What the search found on a node: per claim, the (sub)requests taken and the devices."""
 
 
 class _Build:
@@ -113,7 +113,7 @@ class _Build:
     def __init__(
         self,
         claims: list[ResourceClaim],
-        found: list[tuple[list[Request], list[Result]]],
+        found: Found,
         node_name: str,
         conditions: bool,
     ) -> None:
@@ -275,37 +275,45 @@ class Allocator:
     ) -> Callable[[], list[AllocationResult]] | None:
         """:meth:`allocate`, with the ``AllocationResult``s built only when the returned
         function is called (a scheduler filters many nodes and reserves on one)."""
+        claims = list(claims)
         (found,) = self.allocate_nodes((node,), claims, None if stop is None else lambda: stop)
         if isinstance(found, AllocationError):
             raise found
-        return found
+        if found is None:
+            return None
+        return _Build(claims, found, node.metadata.name, self.features.binding_conditions)
+
+    def results(
+        self, node_name: str, claims: Sequence[ResourceClaim], found: Found
+    ) -> list[AllocationResult]:
+        """The ``AllocationResult``s (one per claim) of what :meth:`allocate_nodes` found on
+        node ``node_name`` for ``claims``."""
+        return _Build(list(claims), found, node_name, self.features.binding_conditions)()
 
     def allocate_nodes(
         self,
         nodes: Sequence[Node],
         claims: Sequence[ResourceClaim],
         new_stop: Callable[[], Callable[[], str | None] | None] | None = None,
-    ) -> list[Callable[[], list[AllocationResult]] | AllocationError | None]:
-        """:meth:`allocate_lazily` for each of ``nodes`` in order: per node the function
-        building its results, None (no allocation), or the :class:`AllocationError` it raised.
+    ) -> list[Found | AllocationError | None]:
+        """:meth:`allocate` for each of ``nodes`` in order: per node what it found (for
+        :meth:`results`), None (no allocation), or the :class:`AllocationError` it raised.
         What does not depend on the node (the claims' signatures, the fixed inputs) is worked
         out once; ``new_stop`` gives the ``stop`` of each search that runs."""
         claims = list(claims)
-        out: list[Callable[[], list[AllocationResult]] | AllocationError | None] = []
+        out: list[Found | AllocationError | None] = []
         if self.token is None:
             for node in nodes:
                 run = _Run(self, node, claims)
                 run.stop = new_stop() if new_stop is not None else None
                 try:
-                    results = run.allocate()
+                    run.gather()
+                    out.append(run.search())
                 except AllocationError as e:
                     out.append(e)
-                    continue
-                out.append(None if results is None else _constant(results))
             return out
         prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
         use_of = self.pool_use.of
-        conditions = self.features.binding_conditions
         for node in nodes:
             entry = self._pools_for(node)
             uses = tuple([use_of(pid) for pid in entry.pool_ids])
@@ -326,10 +334,7 @@ class Allocator:
                         continue
                     _memo.remember(key, outcome)
                 entry.prefix, entry.uses, entry.outcome = prefix, uses, outcome
-            if outcome is None:
-                out.append(None)
-                continue
-            out.append(_Build(claims, outcome, node.metadata.name, conditions))
+            out.append(outcome)
         return out
 
     def _pools_for(self, node: Node) -> _NodeEntry:
@@ -477,22 +482,6 @@ class _Run:
         self.invocations = 0
         self.stop: Callable[[], str | None] | None = None
         self.pools: list[Pool] = []
-
-    def allocate(self) -> list[AllocationResult] | None:
-        self.gather()
-        outcome = self.search()
-        if outcome is None:
-            return None
-        return [
-            build_result(
-                claim,
-                chosen,
-                found,
-                self.node.metadata.name,
-                binding_conditions=self.f.binding_conditions,
-            )
-            for claim, (chosen, found) in zip(self.claims, outcome, strict=True)
-        ]
 
     def gather(self) -> None:
         """The node's pools (``GatherPools``)."""
