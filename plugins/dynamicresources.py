@@ -83,6 +83,7 @@ if TYPE_CHECKING:
         ClusterEventWithHint,
         CycleState,
         Handle,
+        Node,
         NodeBatch,
         NodeInfo,
         Pod,
@@ -353,17 +354,21 @@ class DynamicResources:
         matched: list[list[bool] | None] = [
             None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
         ]
-        found: list[Any] = [None] * len(infos)
-        if s.allocator is not None:
-            node_list = []
-            for info in infos:
-                assert info.node is not None
-                node_list.append(info.node)
-            found = s.allocator.allocate_nodes(node_list, pending, self._stop)
         # only allocated claims (a node selector, binding conditions) can be unavailable
         check = any(m is not None for m in matched) or (
             self.binding_conditions and any(c.status.allocation is not None for c in s.claims)
         )
+        found: list[Any] = [None] * len(infos)
+        if s.allocator is not None:
+            node_list: list[Node] = []
+            for info in infos:
+                assert info.node is not None
+                node_list.append(info.node)
+            found = s.allocator.allocate_nodes(node_list, pending, self._stop)
+            if not check:
+                return self._allocated(s, node_list, found)
+        elif not check:
+            return None
         out: dict[int, Status] = {}
         shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
         for i, info in enumerate(infos):
@@ -389,6 +394,27 @@ class DynamicResources:
                 continue
             if allocations is not None:
                 s.node_allocations[node.metadata.name] = allocations
+        return out or None
+
+    @staticmethod
+    def _allocated(s: _State, nodes: list[Node], found: list[Any]) -> dict[int, Status] | None:
+        """Filter's statuses where no claim can be unavailable: the allocator's verdict per
+        node (what it found kept for Reserve)."""
+        out: dict[int, Status] = {}
+        shared: dict[str, Status] = {}
+        kept = s.node_allocations
+        for i, allocations in enumerate(found):
+            if allocations is None:  # all or nothing: a result per claim, or none
+                out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
+            elif isinstance(allocations, AllocationError):
+                if isinstance(allocations, Aborted):
+                    out[i] = _shared(shared, MSG_TIMED_OUT)
+                elif isinstance(allocations, FailedOnNode):
+                    out[i] = Status.unresolvable(str(allocations))
+                else:
+                    out[i] = Status.as_error(allocations)
+            else:
+                kept[nodes[i].metadata.name] = allocations
         return out or None
 
     def _unavailable(self, s: _State, matched: list[list[bool] | None], i: int) -> list[int]:

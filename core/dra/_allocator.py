@@ -96,6 +96,7 @@ class _NodeEntry:
 
 # id(Node) -> its entry, in the incubating variant (whose pools keep their order)
 _NODE_POOLS: dict[int, _NodeEntry] = {}
+_NO_ENTRY: dict[int, _NodeEntry] = {}
 # the allocators' pools_key, one object per value (compared by identity)
 _POOLS_KEYS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
@@ -313,10 +314,14 @@ class Allocator:
                     out.append(e)
             return out
         prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
-        use_of = self.pool_use.of
+        use_of, unused = self.pool_use.get, itertools.repeat(self.pool_use.none)
+        kept = _NODE_POOLS.get if self.variant != "stable" else _NO_ENTRY.get
+        pools_key = self.pools_key
         for node in nodes:
-            entry = self._pools_for(node)
-            uses = tuple([use_of(pid) for pid in entry.pool_ids])
+            entry = kept(id(node))
+            if entry is None or entry.node is not node or entry.pools_key is not pools_key:
+                entry = self._pools_for(node)
+            uses = tuple(map(use_of, entry.pool_ids, unused))
             if entry.prefix == prefix and entry.uses == uses:
                 # what this node decided last time, for the same claims and use of its pools
                 outcome = entry.outcome

@@ -14,7 +14,7 @@ uid and resourceVersion), so a version names its content.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import Any
 
 import msgspec
@@ -71,6 +71,17 @@ class PoolUse:
 
     def of(self, pool_id: tuple[str, str]) -> frozenset[Any]:
         return self._use.get(pool_id, self._none)
+
+    @property
+    def get(self) -> Callable[[tuple[str, str], frozenset[Any]], frozenset[Any]]:
+        """``get(pool_id, none)``: :meth:`of` without a call of its own (``none`` being
+        :attr:`none`), for loops over many nodes."""
+        return self._use.get
+
+    @property
+    def none(self) -> frozenset[Any]:
+        """What :meth:`of` says of a pool nothing of which is in use."""
+        return self._none
 
     def dedicated(self) -> Set[DeviceID]:
         """The devices in use as a set (no copy), when every item is a device name (no
