@@ -137,6 +137,55 @@ def _shared(statuses: dict[str, Status], reason: str) -> Status:
     return st
 
 
+def _allocated(s: _State, nodes: list[Node], found: list[Any]) -> dict[int, Status] | None:
+    """Filter's statuses where no claim can be unavailable: the allocator's verdict per node
+    (what it found kept for Reserve)."""
+    out: dict[int, Status] = {}
+    shared: dict[str, Status] = {}
+    kept = s.node_allocations
+    for i, allocations in enumerate(found):
+        if allocations is None:  # all or nothing: a result per claim, or none
+            out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
+        elif isinstance(allocations, AllocationError):
+            out[i] = _allocation_error(shared, allocations)
+        else:
+            kept[nodes[i].metadata.name] = allocations
+    return out or None
+
+
+def _allocation_error(shared: dict[str, Status], err: AllocationError) -> Status:
+    if isinstance(err, Aborted):
+        return _shared(shared, MSG_TIMED_OUT)
+    if isinstance(err, FailedOnNode):
+        return Status.unresolvable(str(err))
+    return Status.as_error(err)
+
+
+def _unavailable(
+    s: _State, matched: list[list[bool] | None], i: int, binding: BindingConditions | None
+) -> list[int]:
+    """The claims unavailable on the ``i``-th node: an allocation's node selector that does
+    not match it, binding conditions (``binding``, when enabled) failed or past their
+    timeout."""
+    unavailable: list[int] = []
+    for index, claim in enumerate(s.claims):
+        m = matched[index]
+        if m is not None and not m[i]:
+            unavailable.append(index)
+            continue
+        if claim.status.allocation is None:
+            continue
+        if binding is not None:
+            try:
+                ready = binding.is_claim_ready_for_binding(claim)
+            except ClaimError:
+                unavailable.append(index)
+                continue
+            if not ready and binding.is_claim_timeout(claim):
+                unavailable.append(index)
+    return unavailable
+
+
 def _pre_bind_pre_flight(
     self: DynamicResources, state: CycleState, pod: Pod, node_name: str
 ) -> tuple[PreBindPreFlightResult, Status | None]:
@@ -366,24 +415,20 @@ class DynamicResources:
                 node_list.append(info.node)
             found = s.allocator.allocate_nodes(node_list, pending, self._stop)
             if not check:
-                return self._allocated(s, node_list, found)
+                return _allocated(s, node_list, found)
         elif not check:
             return None
+        binding = self.binding if self.binding_conditions else None
         out: dict[int, Status] = {}
         shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
         for i, info in enumerate(infos):
             node = info.node
             assert node is not None
-            unavailable = self._unavailable(s, matched, i) if check else None
+            unavailable = _unavailable(s, matched, i, binding)
             allocations = found[i]
             if s.allocator is not None:
                 if isinstance(allocations, AllocationError):
-                    if isinstance(allocations, Aborted):
-                        out[i] = _shared(shared, MSG_TIMED_OUT)
-                    elif isinstance(allocations, FailedOnNode):
-                        out[i] = Status.unresolvable(str(allocations))
-                    else:
-                        out[i] = Status.as_error(allocations)
+                    out[i] = _allocation_error(shared, allocations)
                     continue
                 if allocations is None:  # all or nothing: a result per claim, or none
                     out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
@@ -395,48 +440,6 @@ class DynamicResources:
             if allocations is not None:
                 s.node_allocations[node.metadata.name] = allocations
         return out or None
-
-    @staticmethod
-    def _allocated(s: _State, nodes: list[Node], found: list[Any]) -> dict[int, Status] | None:
-        """Filter's statuses where no claim can be unavailable: the allocator's verdict per
-        node (what it found kept for Reserve)."""
-        out: dict[int, Status] = {}
-        shared: dict[str, Status] = {}
-        kept = s.node_allocations
-        for i, allocations in enumerate(found):
-            if allocations is None:  # all or nothing: a result per claim, or none
-                out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
-            elif isinstance(allocations, AllocationError):
-                if isinstance(allocations, Aborted):
-                    out[i] = _shared(shared, MSG_TIMED_OUT)
-                elif isinstance(allocations, FailedOnNode):
-                    out[i] = Status.unresolvable(str(allocations))
-                else:
-                    out[i] = Status.as_error(allocations)
-            else:
-                kept[nodes[i].metadata.name] = allocations
-        return out or None
-
-    def _unavailable(self, s: _State, matched: list[list[bool] | None], i: int) -> list[int]:
-        """The claims unavailable on the ``i``-th node: an allocation's node selector that
-        does not match it, binding conditions failed or past their timeout."""
-        unavailable: list[int] = []
-        for index, claim in enumerate(s.claims):
-            m = matched[index]
-            if m is not None and not m[i]:
-                unavailable.append(index)
-                continue
-            if claim.status.allocation is None:
-                continue
-            if self.binding_conditions:
-                try:
-                    ready = self.is_claim_ready_for_binding(claim)
-                except ClaimError:
-                    unavailable.append(index)
-                    continue
-                if not ready and self.is_claim_timeout(claim):
-                    unavailable.append(index)
-        return unavailable
 
     def _stop(self) -> Callable[[], str | None] | None:
         if not self.use_filter_timeout or self.filter_timeout <= 0:

@@ -54,8 +54,8 @@ from kubesched.dra import _memo
 from kubesched.dra._capacity import UndefinedCapacity, consumed_from_request, request_fits
 from kubesched.dra._cel import CelFeatures
 from kubesched.dra._constraints import Constraint, taint_prevents_allocation
-from kubesched.dra._pools import Pool, gather_pools, node_key, node_matches, slice_key
-from kubesched.dra._results import AllocationError, DeviceID, Request, Result, build_result
+from kubesched.dra._pools import Pool, gather_pools, node_matches, slice_key
+from kubesched.dra._results import AllocationError, DeviceID, Request, Result
 from kubesched.dra._selection import Selection
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
@@ -77,55 +77,6 @@ def _token(versions: tuple[object, ...]) -> int:
 _START = (0, 0, 0)
 # id(tuple of slices) -> (the tuple, slices by node, slices for all nodes, token)
 _SLICE_SETS: dict[int, tuple[Any, dict[str, list[ResourceSlice]], list[ResourceSlice], int | None]] = {}
-
-
-class _NodeEntry:
-    """A node's pools as an allocator sees them, and the outcome it last got there (for which
-    claims, ``prefix``, and which use of its pools)."""
-
-    __slots__ = ("node", "node_key", "outcome", "pool_ids", "pools", "pools_key", "prefix", "uses")
-
-    def __init__(self, node: Node, pools_key: tuple[Any, ...], pools: list[Pool]) -> None:
-        self.node, self.pools_key, self.pools = node, pools_key, pools
-        self.node_key = node_key(node)
-        self.pool_ids = [p.id for p in pools]
-        self.prefix: int = -1
-        self.uses: tuple[Any, ...] = ()
-        self.outcome: _memo.Outcome = None
-
-
-# id(Node) -> its entry, in the incubating variant (whose pools keep their order)
-_NODE_POOLS: dict[int, _NodeEntry] = {}
-_NO_ENTRY: dict[int, _NodeEntry] = {}
-# the allocators' pools_key, one object per value (compared by identity)
-_POOLS_KEYS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
-Found = list[tuple[list[Request], list[Result]]]
-"""What the search found on a node: per claim, the (sub)requests taken and the devices."""
-
-
-class _Build:
-    """The ``AllocationResult``s of a kept outcome, built when called (one object per node, not
-    a closure's several)."""
-
-    __slots__ = ("claims", "conditions", "found", "node_name")
-
-    def __init__(
-        self,
-        claims: list[ResourceClaim],
-        found: Found,
-        node_name: str,
-        conditions: bool,
-    ) -> None:
-        self.claims, self.found, self.node_name, self.conditions = claims, found, node_name, conditions
-
-    def __call__(self) -> list[AllocationResult]:
-        name, conditions = self.node_name, self.conditions
-        return [
-            build_result(claim, chosen, devices, name, binding_conditions=conditions)
-            for claim, (chosen, devices) in zip(self.claims, self.found, strict=True)
-        ]
 
 
 class _MaxSizeExceeded(Exception):
@@ -248,9 +199,9 @@ class Allocator:
         )
         self.claim_signatures = _memo.ClaimSignatures()
         pools_key = (token, features.partitionable_devices, self.variant)
-        if len(_POOLS_KEYS) > 10_000:
-            _POOLS_KEYS.clear()
-        self.pools_key = _POOLS_KEYS.setdefault(pools_key, pools_key)
+        if len(_memo.POOLS_KEYS) > 10_000:
+            _memo.POOLS_KEYS.clear()
+        self.pools_key = _memo.POOLS_KEYS.setdefault(pools_key, pools_key)
         self.pool_use = self.state.pool_use or _memo.PoolUse(
             self.state.devices, self.state.shared, self.state.capacity
         )
@@ -282,27 +233,27 @@ class Allocator:
             raise found
         if found is None:
             return None
-        return _Build(claims, found, node.metadata.name, self.features.binding_conditions)
+        return _memo.Build(claims, found, node.metadata.name, self.features.binding_conditions)
 
     def results(
-        self, node_name: str, claims: Sequence[ResourceClaim], found: Found
+        self, node_name: str, claims: Sequence[ResourceClaim], found: _memo.Found
     ) -> list[AllocationResult]:
         """The ``AllocationResult``s (one per claim) of what :meth:`allocate_nodes` found on
         node ``node_name`` for ``claims``."""
-        return _Build(list(claims), found, node_name, self.features.binding_conditions)()
+        return _memo.Build(list(claims), found, node_name, self.features.binding_conditions)()
 
     def allocate_nodes(
         self,
         nodes: Sequence[Node],
         claims: Sequence[ResourceClaim],
         new_stop: Callable[[], Callable[[], str | None] | None] | None = None,
-    ) -> list[Found | AllocationError | None]:
+    ) -> list[_memo.Found | AllocationError | None]:
         """:meth:`allocate` for each of ``nodes`` in order: per node what it found (for
         :meth:`results`), None (no allocation), or the :class:`AllocationError` it raised.
         What does not depend on the node (the claims' signatures, the fixed inputs) is worked
         out once; ``new_stop`` gives the ``stop`` of each search that runs."""
         claims = list(claims)
-        out: list[Found | AllocationError | None] = []
+        out: list[_memo.Found | AllocationError | None] = []
         if self.token is None:
             for node in nodes:
                 run = _Run(self, node, claims)
@@ -315,7 +266,7 @@ class Allocator:
             return out
         prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
         use_of, unused = self.pool_use.get, itertools.repeat(self.pool_use.none)
-        kept = _NODE_POOLS.get if self.variant != "stable" else _NO_ENTRY.get
+        kept = _memo.NODE_ENTRIES.get if self.variant != "stable" else _memo.NO_ENTRY.get
         pools_key = self.pools_key
         for node in nodes:
             entry = kept(id(node))
@@ -342,13 +293,13 @@ class Allocator:
             out.append(outcome)
         return out
 
-    def _pools_for(self, node: Node) -> _NodeEntry:
+    def _pools_for(self, node: Node) -> _memo.NodeEntry:
         """The node's pools (``GatherPools``), in the variant's order; kept per Node object
         while the slices are the same, except in the stable variant, whose order is drawn
         from the random source at every call."""
         incubating = self.variant != "stable"
         if incubating:
-            hit = _NODE_POOLS.get(id(node))
+            hit = _memo.NODE_ENTRIES.get(id(node))
             if hit is not None and hit.node is node and hit.pools_key is self.pools_key:
                 return hit
         slices = self.on_node.get(node.metadata.name, []) + self.shared
@@ -361,11 +312,11 @@ class Allocator:
             rng=self.rng,
             token=self.token,
         )
-        entry = _NodeEntry(node, self.pools_key, pools)
+        entry = _memo.NodeEntry(node, self.pools_key, pools)
         if incubating and self.token is not None:
-            if len(_NODE_POOLS) > 100_000:
-                _NODE_POOLS.clear()
-            _NODE_POOLS[id(node)] = entry
+            if len(_memo.NODE_ENTRIES) > 100_000:
+                _memo.NODE_ENTRIES.clear()
+            _memo.NODE_ENTRIES[id(node)] = entry
         return entry
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:

@@ -9,6 +9,10 @@ at a time changes, so most calls repeat an earlier one exactly; the kept outcome
 requests and devices, or "no allocation") is turned into fresh ``AllocationResult``s each
 time.  Errors are not kept (they name the claim).  Only used when every slice is stored (has a
 uid and resourceVersion), so a version names its content.
+
+Per Node object (:class:`NodeEntry`, the incubating variant, whose pool order is fixed) the
+allocator also keeps the node's pools and the outcome it last got there: a node asked again
+for the same claims while its pools' use is the same answers without a lookup.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api._dra import DeviceClass, ResourceClaim
-from kubesched.dra._results import DeviceID, Request, Result
+from kubesched.api._dra import AllocationResult, DeviceClass, ResourceClaim
+from kubesched.api._objects import Node
+from kubesched.dra._pools import Pool, node_key
+from kubesched.dra._results import DeviceID, Request, Result, build_result
 
 Outcome = list[tuple[list[Request], list[Result]]] | None
 
@@ -150,3 +156,53 @@ def remember(key: tuple[Any, ...], outcome: Outcome) -> None:
     if len(_MEMO) >= _LIMIT:
         _MEMO.clear()
     _MEMO[key] = outcome
+
+
+class NodeEntry:
+    """A node's pools as an allocator sees them, and the outcome it last got there (for which
+    claims, ``prefix``, and which use of its pools)."""
+
+    __slots__ = ("node", "node_key", "outcome", "pool_ids", "pools", "pools_key", "prefix", "uses")
+
+    def __init__(self, node: Node, pools_key: tuple[Any, ...], pools: list[Pool]) -> None:
+        self.node, self.pools_key, self.pools = node, pools_key, pools
+        self.node_key = node_key(node)
+        self.pool_ids = [p.id for p in pools]
+        self.prefix: int = -1
+        self.uses: tuple[Any, ...] = ()
+        self.outcome: Outcome = None
+
+
+# id(Node) -> its entry, in the incubating variant (whose pools keep their order)
+NODE_ENTRIES: dict[int, NodeEntry] = {}
+NO_ENTRY: dict[int, NodeEntry] = {}
+# the allocators' pools_key, one object per value (compared by identity)
+POOLS_KEYS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+Found = list[tuple[list[Request], list[Result]]]
+"""What the search found on a node: per claim, the (sub)requests taken and the devices."""
+
+
+class Build:
+    """The ``AllocationResult``s of a kept outcome, built when called (one object per node, not
+    a closure's several)."""
+
+    __slots__ = ("claims", "conditions", "found", "node_name")
+
+    def __init__(
+        self,
+        claims: list[ResourceClaim],
+        found: Found,
+        node_name: str,
+        conditions: bool,
+    ) -> None:
+        self.claims, self.found = claims, found
+        self.node_name, self.conditions = node_name, conditions
+
+    def __call__(self) -> list[AllocationResult]:
+        name, conditions = self.node_name, self.conditions
+        return [
+            build_result(claim, chosen, devices, name, binding_conditions=conditions)
+            for claim, (chosen, devices) in zip(self.claims, self.found, strict=True)
+        ]
