@@ -59,7 +59,14 @@ import numpy as np
 from msgspec.structs import replace
 
 from kubesched.dra import Aborted, AllocationError, FailedOnNode
-from kubesched.framework import Code, ConfigError, PreBindPreFlightResult, Status, hookimpl
+from kubesched.framework import (
+    Code,
+    ConfigError,
+    PreBindPreFlightResult,
+    Rejections,
+    Status,
+    hookimpl,
+)
 
 from ._dra_claims import (
     BindingConditions,
@@ -137,19 +144,90 @@ def _shared(statuses: dict[str, Status], reason: str) -> Status:
     return st
 
 
-def _allocated(s: _State, nodes: list[Node], found: list[Any]) -> dict[int, Status] | None:
-    """Filter's statuses where no claim can be unavailable: the allocator's verdict per node
-    (what it found kept for Reserve)."""
-    out: dict[int, Status] = {}
+def _has_binding_conditions(claim: ResourceClaim) -> bool:
+    alloc = claim.status.allocation
+    return alloc is not None and any(r.binding_conditions for r in alloc.devices.results)
+
+
+def _verdicts(
+    s: _State, nodes: list[Node], found: list[Any] | None, masks: list[np.ndarray | None]
+) -> Rejections | None:
+    """Filter's statuses over a batch when no claim has binding conditions to look at: the
+    allocator's verdict per node (``found``, None without claims to allocate; what it found
+    kept for Reserve), then the allocated claims whose node selector (``masks``) leaves the
+    node out.  As arrays, one Status per reason shared by the nodes it rejects."""
+    claim_bad = [(index, ~m) for index, m in enumerate(masks) if m is not None]
+    bad: np.ndarray | None = None
+    for _, b in claim_bad:
+        bad = b if bad is None else bad | b
+    unavailable = Status.unresolvable(MSG_NOT_AVAILABLE)
+    if found is None:
+        if bad is None or not bad.any():
+            return None
+        s.unavailable.update(index for index, b in claim_bad if b.any())
+        rejected = np.flatnonzero(bad)
+        return Rejections(rejected, np.zeros(len(rejected), dtype=np.int64), [unavailable])
+    bad_list = bad.tolist() if bad is not None else None
+    positions: list[int] = []
+    which: list[int] = []
+    statuses: list[Status] = []
+    index_of: dict[int, int] = {}
     shared: dict[str, Status] = {}
+    reached: list[int] = []
     kept = s.node_allocations
     for i, allocations in enumerate(found):
         if allocations is None:  # all or nothing: a result per claim, or none
-            out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
-        elif isinstance(allocations, AllocationError):
-            out[i] = _allocation_error(shared, allocations)
+            st = _shared(shared, MSG_CANNOT_ALLOCATE)
+        elif type(allocations) is list:
+            if bad_list is None or not bad_list[i]:
+                kept[nodes[i].metadata.name] = allocations
+                continue
+            reached.append(i)
+            st = unavailable
         else:
-            kept[nodes[i].metadata.name] = allocations
+            st = _allocation_error(shared, allocations)
+        j = index_of.get(id(st))
+        if j is None:
+            j = index_of[id(st)] = len(statuses)
+            statuses.append(st)
+        positions.append(i)
+        which.append(j)
+    if reached:
+        at = np.array(reached, dtype=np.int64)
+        s.unavailable.update(index for index, b in claim_bad if b[at].any())
+    if not positions:
+        return None
+    return Rejections(
+        np.array(positions, dtype=np.int64), np.array(which, dtype=np.int64), statuses
+    )
+
+
+def _filter_each(
+    s: _State,
+    nodes: list[Node],
+    matched: list[list[bool] | None],
+    found: list[Any],
+    binding: BindingConditions,
+) -> dict[int, Status] | None:
+    """Filter's statuses node by node (a claim with binding conditions to look at)."""
+    out: dict[int, Status] = {}
+    shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
+    for i, node in enumerate(nodes):
+        unavailable = _unavailable(s, matched, i, binding)
+        allocations = found[i]
+        if s.allocator is not None:
+            if isinstance(allocations, AllocationError):
+                out[i] = _allocation_error(shared, allocations)
+                continue
+            if allocations is None:  # all or nothing: a result per claim, or none
+                out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
+                continue
+        if unavailable:
+            s.unavailable.update(unavailable)
+            out[i] = _shared(shared, MSG_NOT_AVAILABLE)
+            continue
+        if allocations is not None:
+            s.node_allocations[node.metadata.name] = allocations
     return out or None
 
 
@@ -388,7 +466,7 @@ class DynamicResources:
     @hookimpl
     def kubesched_filter(
         self, state: CycleState, pod: Pod, nodes: NodeBatch
-    ) -> dict[int, Status] | None:
+    ) -> Mapping[int, Status] | None:
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
@@ -399,47 +477,25 @@ class DynamicResources:
             return None
         pending = [c for _, c in s.to_allocate()]
         infos = nodes.infos
-        # per claim whose allocation has a node selector: the nodes it matches, one look
-        matched: list[list[bool] | None] = [
-            None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
-        ]
-        # only allocated claims (a node selector, binding conditions) can be unavailable
-        check = any(m is not None for m in matched) or (
-            self.binding_conditions and any(c.status.allocation is not None for c in s.claims)
-        )
-        found: list[Any] = [None] * len(infos)
-        if s.allocator is not None:
-            node_list: list[Node] = []
-            for info in infos:
-                assert info.node is not None
-                node_list.append(info.node)
-            found = s.allocator.allocate_nodes(node_list, pending, self._stop)
-            if not check:
-                return _allocated(s, node_list, found)
-        elif not check:
-            return None
+        node_list: list[Node] = []
+        for info in infos:
+            assert info.node is not None
+            node_list.append(info.node)
         binding = self.binding if self.binding_conditions else None
-        out: dict[int, Status] = {}
-        shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
-        for i, info in enumerate(infos):
-            node = info.node
-            assert node is not None
-            unavailable = _unavailable(s, matched, i, binding)
-            allocations = found[i]
+        if binding is not None and any(_has_binding_conditions(c) for c in s.claims):
+            # a claim's binding conditions are looked at node by node, as upstream does
+            matched: list[list[bool] | None] = [
+                None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
+            ]
+            found: list[Any] = [None] * len(infos)
             if s.allocator is not None:
-                if isinstance(allocations, AllocationError):
-                    out[i] = _allocation_error(shared, allocations)
-                    continue
-                if allocations is None:  # all or nothing: a result per claim, or none
-                    out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
-                    continue
-            if unavailable:
-                s.unavailable.update(unavailable)
-                out[i] = _shared(shared, MSG_NOT_AVAILABLE)
-                continue
-            if allocations is not None:
-                s.node_allocations[node.metadata.name] = allocations
-        return out or None
+                found = s.allocator.allocate_nodes(node_list, pending, self._stop)
+            return _filter_each(s, node_list, matched, found, binding)
+        # per claim whose allocation has a node selector: the nodes it matches, one look
+        masks = [None if sel is None else sel.match_batch(nodes) for sel in s.selectors]
+        if s.allocator is None:
+            return _verdicts(s, node_list, None, masks)
+        return _verdicts(s, node_list, s.allocator.allocate_nodes(node_list, pending, self._stop), masks)
 
     def _stop(self) -> Callable[[], str | None] | None:
         if not self.use_filter_timeout or self.filter_timeout <= 0:
