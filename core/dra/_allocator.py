@@ -265,15 +265,18 @@ class Allocator:
                     out.append(e)
             return out
         prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
-        use_of, unused = self.pool_use.get, itertools.repeat(self.pool_use.none)
+        use_of, none = self.pool_use.get, self.pool_use.none
+        unused = itertools.repeat(none)
         kept = _memo.NODE_ENTRIES.get if self.variant != "stable" else _memo.NO_ENTRY.get
         pools_key = self.pools_key
         for node in nodes:
             entry = kept(id(node))
             if entry is None or entry.node is not node or entry.pools_key is not pools_key:
                 entry = self._pools_for(node)
-            uses = tuple(map(use_of, entry.pool_ids, unused))
-            if entry.prefix == prefix and entry.uses == uses:
+            # the use of the node's pools: of its one pool (the usual case), or a tuple
+            ids = entry.pool_ids
+            uses = use_of(ids[0], none) if len(ids) == 1 else tuple(map(use_of, ids, unused))
+            if entry.prefix == prefix and (entry.uses is uses or entry.uses == uses):
                 # what this node decided last time, for the same claims and use of its pools
                 outcome = entry.outcome
             else:

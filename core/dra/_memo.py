@@ -169,7 +169,7 @@ class NodeEntry:
         self.node_key = node_key(node)
         self.pool_ids = [p.id for p in pools]
         self.prefix: int = -1
-        self.uses: tuple[Any, ...] = ()
+        self.uses: Any = None  # the pool's use (one pool) or the tuple of its pools' uses
         self.outcome: Outcome = None
 
 
