@@ -9,6 +9,7 @@ cycle costs what changed since the last one, not every claim.
 
 from __future__ import annotations
 
+import functools
 import re
 import time as _time
 from collections.abc import Callable, Sequence
@@ -34,9 +35,15 @@ if TYPE_CHECKING:
 
 def format_time(seconds: float) -> str:
     """A metav1.Time (RFC 3339, seconds) from Unix seconds."""
+    return _format_second(int(seconds))
+
+
+@functools.lru_cache(maxsize=64)
+def _format_second(second: int) -> str:
+    """Many writes fall in one second (a simulation's, or a busy scheduler's)."""
     from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _CONFLICT_RETRIES = 5  # retry.DefaultRetry: Steps 5, Duration 10ms

@@ -35,8 +35,22 @@ _MEMO: dict[tuple[Any, ...], Outcome] = {}
 _LIMIT = 100_000
 
 
+_CLASS_SIGNATURES: dict[tuple[int, ...], tuple[tuple[DeviceClass, ...], bytes]] = {}
+
+
 def classes_signature(classes: Iterable[DeviceClass]) -> bytes:
-    return b"\0".join(sorted(_ENCODE(c.spec) + c.metadata.name.encode() for c in classes))
+    """The classes' names and specs as one value; worked out once for the same class objects
+    (each cycle's allocator is given the informer's, unchanged while no class changes)."""
+    objs = tuple(classes)
+    key = tuple(map(id, objs))
+    hit = _CLASS_SIGNATURES.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+        return hit[1]
+    sig = b"\0".join(sorted(_ENCODE(c.spec) + c.metadata.name.encode() for c in objs))
+    if len(_CLASS_SIGNATURES) > 1_000:
+        _CLASS_SIGNATURES.clear()
+    _CLASS_SIGNATURES[key] = (objs, sig)
+    return sig
 
 
 class ClaimSignatures:
