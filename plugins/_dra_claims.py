@@ -9,6 +9,7 @@ cycle costs what changed since the last one, not every claim.
 
 from __future__ import annotations
 
+import functools
 import re
 import time as _time
 from collections.abc import Callable, Sequence
@@ -34,9 +35,15 @@ if TYPE_CHECKING:
 
 def format_time(seconds: float) -> str:
     """A metav1.Time (RFC 3339, seconds) from Unix seconds."""
+    return _format_second(int(seconds))
+
+
+@functools.lru_cache(maxsize=64)
+def _format_second(second: int) -> str:
+    """Many writes fall in one second (a simulation's, or a busy scheduler's)."""
     from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _CONFLICT_RETRIES = 5  # retry.DefaultRetry: Steps 5, Duration 10ms
@@ -81,11 +88,14 @@ class _Tracked:
         default_factory=dict
     )  # dedicated devices per pool
     frozen: dict[tuple[str, str], frozenset[Any]] = field(default_factory=dict)
+    """Per pool with dedicated devices in use, their names (made again for the pools in
+    ``dirty``)."""
+    dirty: set[tuple[str, str]] = field(default_factory=set)
 
     def reset(self, table: Any, epoch: int) -> None:
         self.table, self.epoch, self.pos = table, epoch, 0
         self.contrib, self.devices, self.shared, self.capacity = {}, {}, {}, {}
-        self.pools, self.frozen = {}, {}
+        self.pools, self.frozen, self.dirty = {}, {}, set()
 
 
 def key_of(claim: ResourceClaim) -> tuple[str, str]:
@@ -186,7 +196,7 @@ class ClaimTracker:
                     names = t.pools.get(pid)
                     if names is not None:
                         names.discard(did[2])
-                t.frozen.pop(pid, None)
+                t.dirty.add(pid)
                 continue
             n = t.shared.get((did, share), 0) + sign
             if n:
@@ -241,18 +251,24 @@ class ClaimTracker:
 
         self._sync_tracked()
         t = self._tracked
-        state = AllocatedState(
-            set(t.devices),
-            set(t.shared),
-            {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {},
-        )
+        plain = not t.shared and not t.capacity
         use: dict[tuple[str, str], frozenset[Any]] = {}
-        if not t.shared and not t.capacity:
-            # the allocator's per-pool view of what is in use, kept here pool by pool
-            for pid, names in t.pools.items():
-                if pid not in t.frozen:
+        devices: set[tuple[str, str, str]] = set()
+        if plain:
+            # the allocator's per-pool view of what is in use, kept here pool by pool (the
+            # pools changed since the last cycle made again); the devices in use read from it
+            for pid in t.dirty:
+                names = t.pools.get(pid)
+                if names:
                     t.frozen[pid] = frozenset(names)
-            use = {pid: f for pid, f in t.frozen.items() if f}
+                else:
+                    t.frozen.pop(pid, None)
+            t.dirty.clear()
+            use = dict(t.frozen)
+        else:
+            devices = set(t.devices)
+        shared = set(t.shared)
+        capacity = {k: dict(v) for k, v in t.capacity.items()} if t.capacity else {}
         extra: list[ResourceClaim] = list(self.in_flight.values())
         for key in list(self.assumed):
             claim = self.get_claim(*key)
@@ -261,17 +277,22 @@ class ClaimTracker:
         for claim in extra:
             for did, share, caps in self._contribution(claim):
                 if share is None:
-                    state.devices.add(did)
-                    if not t.shared and not t.capacity:
+                    if plain:
                         pid = (did[0], did[1])
                         use[pid] = use.get(pid, frozenset()) | {did[2]}
+                    else:
+                        devices.add(did)
                 else:
-                    state.shared.add((did, share))
-                    have = state.capacity.setdefault(did, {})
+                    shared.add((did, share))
+                    have = capacity.setdefault(did, {})
                     for name, q in caps:
                         have[name] = have.get(name, Fraction(0)) + q
-        if not t.shared and not t.capacity and not state.shared:
-            state.pool_use = PoolUse.of_pools(use)
+        if not plain:
+            return AllocatedState(devices, shared, capacity)
+        pool_use = PoolUse.of_pools(use)
+        state = AllocatedState(pool_use.dedicated(), shared, capacity)
+        if not shared:
+            state.pool_use = pool_use
         return state
 
     def slices(self) -> Sequence[Any]:

@@ -63,7 +63,14 @@ import numpy as np
 from msgspec.structs import replace
 
 from kubesched.dra import Aborted, AllocationError, FailedOnNode
-from kubesched.framework import Code, ConfigError, PreBindPreFlightResult, Status, hookimpl
+from kubesched.framework import (
+    Code,
+    ConfigError,
+    PreBindPreFlightResult,
+    Rejections,
+    Status,
+    hookimpl,
+)
 
 from ._dra_claims import (
     BindingConditions,
@@ -131,12 +138,154 @@ class _State:
     selectors: list[Any] = field(default_factory=list)  # per claim: NodeSelectorMatcher | None
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, Callable[[], list[AllocationResult]]] = field(default_factory=dict)
+    node_allocations: dict[str, Any] = field(default_factory=dict)  # what Filter found per node
     allocations: dict[int, AllocationResult] = field(default_factory=dict)  # set by Reserve
     extended: ExtendedState | None = None  # the special claim (DRAExtendedResource)
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.status.allocation is None]
+
+    def results_on(self, node_name: str) -> list[AllocationResult] | None:
+        """The allocations Filter found on the node (built now), None if none."""
+        found = self.node_allocations.get(node_name)
+        if found is None or self.allocator is None:
+            return None
+        claims = [c for _, c in self.to_allocate()]
+        ext = self.extended
+        if ext is not None:  # the special claim: the node's copy was allocated there
+            node_claim = ext.nodes.get(node_name, (None, []))[0]
+            if node_claim is not None:
+                special = self.claims[ext.index]
+                claims = [node_claim if c is special else c for c in claims]
+        return self.allocator.results(node_name, claims, found)
+
+
+def _shared(statuses: dict[str, Status], reason: str) -> Status:
+    st = statuses.get(reason)
+    if st is None:
+        st = statuses[reason] = Status.unresolvable(reason)
+    return st
+
+
+def _has_binding_conditions(claim: ResourceClaim) -> bool:
+    alloc = claim.status.allocation
+    return alloc is not None and any(r.binding_conditions for r in alloc.devices.results)
+
+
+def _verdicts(
+    s: _State, nodes: list[Node], found: list[Any] | None, masks: list[np.ndarray | None]
+) -> Rejections | None:
+    """Filter's statuses over a batch when no claim has binding conditions to look at: the
+    allocator's verdict per node (``found``, None without claims to allocate; what it found
+    kept for Reserve), then the allocated claims whose node selector (``masks``) leaves the
+    node out.  As arrays, one Status per reason shared by the nodes it rejects."""
+    claim_bad = [(index, ~m) for index, m in enumerate(masks) if m is not None]
+    bad: np.ndarray | None = None
+    for _, b in claim_bad:
+        bad = b if bad is None else bad | b
+    unavailable = Status.unresolvable(MSG_NOT_AVAILABLE)
+    if found is None:
+        if bad is None or not bad.any():
+            return None
+        s.unavailable.update(index for index, b in claim_bad if b.any())
+        rejected = np.flatnonzero(bad)
+        return Rejections(rejected, np.zeros(len(rejected), dtype=np.int64), [unavailable])
+    bad_list = bad.tolist() if bad is not None else None
+    positions: list[int] = []
+    which: list[int] = []
+    statuses: list[Status] = []
+    index_of: dict[int, int] = {}
+    shared: dict[str, Status] = {}
+    reached: list[int] = []
+    kept = s.node_allocations
+    for i, allocations in enumerate(found):
+        if allocations is None:  # all or nothing: a result per claim, or none
+            st = _shared(shared, MSG_CANNOT_ALLOCATE)
+        elif type(allocations) is list:
+            if bad_list is None or not bad_list[i]:
+                kept[nodes[i].metadata.name] = allocations
+                continue
+            reached.append(i)
+            st = unavailable
+        else:
+            st = _allocation_error(shared, allocations)
+        j = index_of.get(id(st))
+        if j is None:
+            j = index_of[id(st)] = len(statuses)
+            statuses.append(st)
+        positions.append(i)
+        which.append(j)
+    if reached:
+        at = np.array(reached, dtype=np.int64)
+        s.unavailable.update(index for index, b in claim_bad if b[at].any())
+    if not positions:
+        return None
+    return Rejections(
+        np.array(positions, dtype=np.int64), np.array(which, dtype=np.int64), statuses
+    )
+
+
+def _filter_each(
+    s: _State,
+    nodes: list[Node],
+    matched: list[list[bool] | None],
+    found: list[Any],
+    binding: BindingConditions | None,
+) -> dict[int, Status] | None:
+    """Filter's statuses node by node (a claim with binding conditions to look at, or the
+    special claim's copy per node)."""
+    out: dict[int, Status] = {}
+    shared: dict[str, Status] = {}  # one Status per reason, shared by the nodes it rejects
+    for i, node in enumerate(nodes):
+        unavailable = _unavailable(s, matched, i, binding)
+        allocations = found[i]
+        if s.allocator is not None:
+            if isinstance(allocations, AllocationError):
+                out[i] = _allocation_error(shared, allocations)
+                continue
+            if allocations is None:  # all or nothing: a result per claim, or none
+                out[i] = _shared(shared, MSG_CANNOT_ALLOCATE)
+                continue
+        if unavailable:
+            s.unavailable.update(unavailable)
+            out[i] = _shared(shared, MSG_NOT_AVAILABLE)
+            continue
+        if allocations is not None:
+            s.node_allocations[node.metadata.name] = allocations
+    return out or None
+
+
+def _allocation_error(shared: dict[str, Status], err: AllocationError) -> Status:
+    if isinstance(err, Aborted):
+        return _shared(shared, MSG_TIMED_OUT)
+    if isinstance(err, FailedOnNode):
+        return Status.unresolvable(str(err))
+    return Status.as_error(err)
+
+
+def _unavailable(
+    s: _State, matched: list[list[bool] | None], i: int, binding: BindingConditions | None
+) -> list[int]:
+    """The claims unavailable on the ``i``-th node: an allocation's node selector that does
+    not match it, binding conditions (``binding``, when enabled) failed or past their
+    timeout."""
+    unavailable: list[int] = []
+    for index, claim in enumerate(s.claims):
+        m = matched[index]
+        if m is not None and not m[i]:
+            unavailable.append(index)
+            continue
+        if claim.status.allocation is None:
+            continue
+        if binding is not None:
+            try:
+                ready = binding.is_claim_ready_for_binding(claim)
+            except ClaimError:
+                unavailable.append(index)
+                continue
+            if not ready and binding.is_claim_timeout(claim):
+                unavailable.append(index)
+    return unavailable
 
 
 def _pre_bind_pre_flight(
@@ -348,7 +497,7 @@ class DynamicResources:
     @hookimpl
     def kubesched_filter(
         self, state: CycleState, pod: Pod, nodes: NodeBatch
-    ) -> dict[int, Status] | None:
+    ) -> Mapping[int, Status] | None:
         if not self.enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
@@ -357,52 +506,45 @@ class DynamicResources:
             return dict.fromkeys(range(len(nodes)), err)
         if not s.claims:
             return None
-        out: dict[int, Status] = {}
         pending = [c for _, c in s.to_allocate()]
         ext = s.extended
-        for i, info in enumerate(nodes.infos):
-            node = info.node
-            assert node is not None
-            st = self._filter_node(s, node, pending) if ext is None else filter_extended(self, s, ext, pod, info, pending)
-            if st is not None:
-                out[i] = st
-        return out or None
+        if ext is not None:  # the special claim (DRAExtendedResource): a copy per node
+            out: dict[int, Status] = {}
+            for i, info in enumerate(nodes.infos):
+                st = filter_extended(self, s, ext, pod, info, pending)
+                if st is not None:
+                    out[i] = st
+            return out or None
+        infos = nodes.infos
+        node_list: list[Node] = []
+        for info in infos:
+            assert info.node is not None
+            node_list.append(info.node)
+        binding = self.binding if self.binding_conditions else None
+        if binding is not None and any(_has_binding_conditions(c) for c in s.claims):
+            # a claim's binding conditions are looked at node by node, as upstream does
+            matched: list[list[bool] | None] = [
+                None if sel is None else sel.match_batch(nodes).tolist() for sel in s.selectors
+            ]
+            found: list[Any] = [None] * len(infos)
+            if s.allocator is not None:
+                found = s.allocator.allocate_nodes(node_list, pending, self._stop)
+            return _filter_each(s, node_list, matched, found, binding)
+        # per claim whose allocation has a node selector: the nodes it matches, one look
+        masks = [None if sel is None else sel.match_batch(nodes) for sel in s.selectors]
+        if s.allocator is None:
+            return _verdicts(s, node_list, None, masks)
+        return _verdicts(s, node_list, s.allocator.allocate_nodes(node_list, pending, self._stop), masks)
 
     def _filter_node(self, s: _State, node: Node, pending: list[ResourceClaim]) -> Status | None:
-        unavailable: list[int] = []
-        for index, claim in enumerate(s.claims):
-            sel = s.selectors[index]
-            if sel is not None and not sel.match(node):
-                unavailable.append(index)
-                continue
-            if claim.status.allocation is None:
-                continue
-            if self.binding_conditions:
-                try:
-                    ready = self.is_claim_ready_for_binding(claim)
-                except ClaimError:
-                    unavailable.append(index)
-                    continue
-                if not ready and self.is_claim_timeout(claim):
-                    unavailable.append(index)
-        allocations: Callable[[], list[AllocationResult]] | None = None
+        """Filter of one node with its own claims to allocate (the special claim's copy for
+        that node, :func:`filter_extended`): the node-by-node path over a batch of one."""
+        matched: list[list[bool] | None] = [None if sel is None else [sel.match(node)] for sel in s.selectors]
+        found: list[Any] = [None]
         if s.allocator is not None:
-            try:
-                allocations = s.allocator.allocate_lazily(node, pending, stop=self._stop())
-            except Aborted:
-                return Status.unresolvable(MSG_TIMED_OUT)
-            except FailedOnNode as e:
-                return Status.unresolvable(str(e))
-            except AllocationError as e:
-                return Status.as_error(e)
-            if allocations is None:  # all or nothing: a result per claim, or none
-                return Status.unresolvable(MSG_CANNOT_ALLOCATE)
-        if unavailable:
-            s.unavailable.update(unavailable)
-            return Status.unresolvable(MSG_NOT_AVAILABLE)
-        if allocations is not None:
-            s.node_allocations[node.metadata.name] = allocations
-        return None
+            found = s.allocator.allocate_nodes([node], pending, self._stop)
+        out = _filter_each(s, [node], matched, found, self.binding if self.binding_conditions else None)
+        return None if out is None else out[0]
 
     def _stop(self) -> Callable[[], str | None] | None:
         if not self.use_filter_timeout or self.filter_timeout <= 0:
@@ -463,8 +605,7 @@ class DynamicResources:
             return None
         if s.allocator is None:
             return Status.as_error("internal error: no allocator for claims to allocate")
-        build = s.node_allocations.get(node_name)
-        allocations = build() if build is not None else None
+        allocations = s.results_on(node_name)
         ext = s.extended
         if not allocations and ext is not None and all(i == ext.index for i, _ in pending):
             return None  # only the special claim, served by the device plugin on this node
@@ -579,8 +720,8 @@ class ScoringDynamicResources(DynamicResources):
         out = []
         for info in nodes.infos:
             assert info.node is not None
-            build = s.node_allocations.get(info.node.metadata.name)
-            out.append(compute_score(s.claims, build()) if build is not None else 0)
+            built = s.results_on(info.node.metadata.name)
+            out.append(compute_score(s.claims, built) if built is not None else 0)
         return out
 
     @hookimpl

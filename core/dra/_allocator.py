@@ -33,6 +33,7 @@ import itertools
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -53,8 +54,8 @@ from kubesched.dra import _memo
 from kubesched.dra._capacity import UndefinedCapacity, consumed_from_request, request_fits
 from kubesched.dra._cel import CelFeatures
 from kubesched.dra._constraints import Constraint, taint_prevents_allocation
-from kubesched.dra._pools import Pool, gather_pools, node_key, node_matches, slice_key
-from kubesched.dra._results import AllocationError, DeviceID, Request, Result, build_result
+from kubesched.dra._pools import Pool, gather_pools, node_matches, slice_key
+from kubesched.dra._results import AllocationError, DeviceID, Request, Result
 from kubesched.dra._selection import Selection
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
@@ -117,7 +118,7 @@ class AllocatedState:
     """Devices in use (``schedulerapi.AllocatedState``): dedicated ones, shares of shared
     ones, and the capacity the shares consume, from allocated and in-flight claims."""
 
-    devices: set[DeviceID] = field(default_factory=set)
+    devices: AbstractSet[DeviceID] = field(default_factory=set)
     shared: set[tuple[DeviceID, str]] = field(default_factory=set)
     capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
     pool_use: _memo.PoolUse | None = field(default=None, compare=False)
@@ -193,14 +194,14 @@ class Allocator:
         self.requests: dict[tuple[int, int], tuple[ResourceClaim, list[list[Request]]]] = {}
         self.matches: dict[tuple[object, ...], bool] = {}
         self.token = token
-        self.memo_base = (
-            self.token,
-            features,
-            self.variant,
-            version,
-            _memo.classes_signature(classes.values()),
+        self.memo_base = _memo.base_id(
+            (self.token, features, self.variant, version, _memo.classes_signature(classes.values()))
         )
         self.claim_signatures = _memo.ClaimSignatures()
+        pools_key = (token, features.partitionable_devices, self.variant)
+        if len(_memo.POOLS_KEYS) > 10_000:
+            _memo.POOLS_KEYS.clear()
+        self.pools_key = _memo.POOLS_KEYS.setdefault(pools_key, pools_key)
         self.pool_use = self.state.pool_use or _memo.PoolUse(
             self.state.devices, self.state.shared, self.state.capacity
         )
@@ -226,34 +227,100 @@ class Allocator:
     ) -> Callable[[], list[AllocationResult]] | None:
         """:meth:`allocate`, with the ``AllocationResult``s built only when the returned
         function is called (a scheduler filters many nodes and reserves on one)."""
-        run = _Run(self, node, list(claims))
-        run.stop = stop
-        if self.token is None:
-            results = run.allocate()
-            return None if results is None else (lambda: results)
-        run.gather()
-        key = (
-            self.memo_base,
-            node_key(node),
-            tuple(self.claim_signatures.of(c) for c in run.claims),
-            tuple(self.pool_use.of(p.id) for p in run.pools),
-        )
-        known, outcome = _memo.lookup(key)
-        if not known:
-            outcome = run.search()
-            _memo.remember(key, outcome)
-        if outcome is None:
+        claims = list(claims)
+        (found,) = self.allocate_nodes((node,), claims, None if stop is None else lambda: stop)
+        if isinstance(found, AllocationError):
+            raise found
+        if found is None:
             return None
-        found, name, conditions = outcome, node.metadata.name, self.features.binding_conditions
-        run_claims = run.claims
+        return _memo.Build(claims, found, node.metadata.name, self.features.binding_conditions)
 
-        def build() -> list[AllocationResult]:
-            return [
-                build_result(claim, chosen, devices, name, binding_conditions=conditions)
-                for claim, (chosen, devices) in zip(run_claims, found, strict=True)
-            ]
+    def results(
+        self, node_name: str, claims: Sequence[ResourceClaim], found: _memo.Found
+    ) -> list[AllocationResult]:
+        """The ``AllocationResult``s (one per claim) of what :meth:`allocate_nodes` found on
+        node ``node_name`` for ``claims``."""
+        return _memo.Build(list(claims), found, node_name, self.features.binding_conditions)()
 
-        return build
+    def allocate_nodes(
+        self,
+        nodes: Sequence[Node],
+        claims: Sequence[ResourceClaim],
+        new_stop: Callable[[], Callable[[], str | None] | None] | None = None,
+    ) -> list[_memo.Found | AllocationError | None]:
+        """:meth:`allocate` for each of ``nodes`` in order: per node what it found (for
+        :meth:`results`), None (no allocation), or the :class:`AllocationError` it raised.
+        What does not depend on the node (the claims' signatures, the fixed inputs) is worked
+        out once; ``new_stop`` gives the ``stop`` of each search that runs."""
+        claims = list(claims)
+        out: list[_memo.Found | AllocationError | None] = []
+        if self.token is None:
+            for node in nodes:
+                run = _Run(self, node, claims)
+                run.stop = new_stop() if new_stop is not None else None
+                try:
+                    run.gather()
+                    out.append(run.search())
+                except AllocationError as e:
+                    out.append(e)
+            return out
+        prefix = _memo.base_id((self.memo_base, *(self.claim_signatures.of(c) for c in claims)))
+        use_of, none = self.pool_use.get, self.pool_use.none
+        unused = itertools.repeat(none)
+        kept = _memo.NODE_ENTRIES.get if self.variant != "stable" else _memo.NO_ENTRY.get
+        pools_key = self.pools_key
+        for node in nodes:
+            entry = kept(id(node))
+            if entry is None or entry.node is not node or entry.pools_key is not pools_key:
+                entry = self._pools_for(node)
+            # the use of the node's pools: of its one pool (the usual case), or a tuple
+            ids = entry.pool_ids
+            uses = use_of(ids[0], none) if len(ids) == 1 else tuple(map(use_of, ids, unused))
+            if entry.prefix == prefix and (entry.uses is uses or entry.uses == uses):
+                # what this node decided last time, for the same claims and use of its pools
+                outcome = entry.outcome
+            else:
+                key = (prefix, entry.node_key, uses)
+                known, outcome = _memo.lookup(key)
+                if not known:
+                    run = _Run(self, node, claims)
+                    run.pools = entry.pools
+                    run.stop = new_stop() if new_stop is not None else None
+                    try:
+                        outcome = run.search()
+                    except AllocationError as e:
+                        out.append(e)
+                        continue
+                    _memo.remember(key, outcome)
+                entry.prefix, entry.uses, entry.outcome = prefix, uses, outcome
+            out.append(outcome)
+        return out
+
+    def _pools_for(self, node: Node) -> _memo.NodeEntry:
+        """The node's pools (``GatherPools``), in the variant's order; kept per Node object
+        while the slices are the same, except in the stable variant, whose order is drawn
+        from the random source at every call."""
+        incubating = self.variant != "stable"
+        if incubating:
+            hit = _memo.NODE_ENTRIES.get(id(node))
+            if hit is not None and hit.node is node and hit.pools_key is self.pools_key:
+                return hit
+        slices = self.on_node.get(node.metadata.name, []) + self.shared
+        pools = gather_pools(
+            slices,
+            node,
+            self.slices,
+            partitionable=self.features.partitionable_devices,
+            incubating=incubating,
+            rng=self.rng,
+            token=self.token,
+        )
+        entry = _memo.NodeEntry(node, self.pools_key, pools)
+        if incubating and self.token is not None:
+            if len(_memo.NODE_ENTRIES) > 100_000:
+                _memo.NODE_ENTRIES.clear()
+            _memo.NODE_ENTRIES[id(node)] = entry
+        return entry
 
     def counters_of(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's shared counters less what allocated devices consume (per allocator, as
@@ -375,34 +442,9 @@ class _Run:
         self.stop: Callable[[], str | None] | None = None
         self.pools: list[Pool] = []
 
-    def allocate(self) -> list[AllocationResult] | None:
-        self.gather()
-        outcome = self.search()
-        if outcome is None:
-            return None
-        return [
-            build_result(
-                claim,
-                chosen,
-                found,
-                self.node.metadata.name,
-                binding_conditions=self.f.binding_conditions,
-            )
-            for claim, (chosen, found) in zip(self.claims, outcome, strict=True)
-        ]
-
     def gather(self) -> None:
         """The node's pools (``GatherPools``)."""
-        slices = self.a.on_node.get(self.node.metadata.name, []) + self.a.shared
-        self.pools = gather_pools(
-            slices,
-            self.node,
-            self.a.slices,
-            partitionable=self.f.partitionable_devices,
-            incubating=self.a.variant != "stable",
-            rng=self.a.rng,
-            token=self.a.token,
-        )
+        self.pools = self.a._pools_for(self.node).pools
 
     def search(self) -> _memo.Outcome:
         """Validate the claims and search; per claim, the (sub)requests taken and the
