@@ -29,6 +29,10 @@ What the recorder holds, by upstream's metric (names without the ``scheduler_`` 
   has one per node), its status the first rejection's code.
 - ``permit_wait_duration_seconds{result}``: a waiting pod's wait at WaitOnPermit.
 - ``queue_incoming_pods_total{queue,event}``: counted by the scheduling queue as pods enter.
+- ``event_handling_duration_seconds{event}`` (1.31+): observed by the event handlers
+  (``EventHandlers``), each cluster event's handling under its label (``runtime._events.metric_label``).
+- ``plugin_evaluation_total{plugin,extension_point,profile}``: counted in plain ints by each
+  profile's runners at every call (not sampled), read when asked (:meth:`plugin_evaluations`).
 - ``preemption_attempts_total`` and ``preemption_victims``: from :class:`Metrics`.
 - ``preemption_goroutines_execution_total{result}`` and
   ``preemption_goroutines_duration_seconds{result}`` (with SchedulerAsyncPreemption): from
