@@ -29,6 +29,10 @@ What the recorder holds, by upstream's metric (names without the ``scheduler_`` 
   has one per node), its status the first rejection's code.
 - ``permit_wait_duration_seconds{result}``: a waiting pod's wait at WaitOnPermit.
 - ``queue_incoming_pods_total{queue,event}``: counted by the scheduling queue as pods enter.
+- ``event_handling_duration_seconds{event}`` (1.31+): observed by the event handlers
+  (``EventHandlers``), each cluster event's handling under its label (``runtime._events.metric_label``).
+- ``plugin_evaluation_total{plugin,extension_point,profile}``: counted in plain ints by each
+  profile's runners at every call (not sampled), read when asked (:meth:`plugin_evaluations`).
 - ``preemption_attempts_total`` and ``preemption_victims``: from :class:`Metrics`.
 - ``preemption_goroutines_execution_total{result}`` and
   ``preemption_goroutines_duration_seconds{result}`` (with SchedulerAsyncPreemption): from
@@ -117,6 +121,7 @@ PLUGIN_DURATION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
 PERMIT_WAIT_BUCKETS = exponential_buckets(0.001, 2, 15)
 PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 PREEMPTION_GOROUTINES_BUCKETS = exponential_buckets(0.01, 2, 20)
+EVENT_HANDLING_BUCKETS = exponential_buckets(0.0001, 2, 12)
 
 
 class Histogram:
@@ -274,12 +279,14 @@ class MetricsRecorder:
         self.plugin_duration = HistogramVec(PLUGIN_DURATION_BUCKETS)  # (plugin, point, status)
         self.permit_wait_duration = HistogramVec(PERMIT_WAIT_BUCKETS)  # (result,)
         self.incoming: dict[tuple[str, str], int] = {}  # (queue, event): pod_incoming, from the queue
+        self.event_handling_duration = HistogramVec(EVENT_HANDLING_BUCKETS)  # (event,), from the handlers
         self.preemption_victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
         self.scheduled_after_flush = 0  # pod_scheduled_after_flush_total (Kubernetes 1.36)
         self.profiles: list[str] = []
         self.scheduler: Any = None
         self._preemption_attempts = 0  # of the schedulers before the current one
         self._preemption_goroutines = 0
+        self._plugin_evaluations: dict[tuple[str, str, str], int] = {}  # of the schedulers before
         # batch_attempts_total / batch_cache_flushed_total of the schedulers before the current one
         self._batch_attempts: dict[tuple[str, str], int] = {}
         self._batch_flushes: dict[tuple[str, str], int] = {}
@@ -347,6 +354,11 @@ class MetricsRecorder:
         key = (queue, event)
         self.incoming[key] = self.incoming.get(key, 0) + 1
 
+    def event_handled(self, label: str, duration: float) -> None:
+        """``event_handling_duration_seconds``: an event handler handled the cluster event
+        ``label`` in ``duration`` seconds."""
+        self.event_handling_duration.observe((label,), duration)
+
     def plugin(self, name: str, point: str, out: Any, duration: float) -> None:
         self.plugin_duration.observe((name, point, status_code(out)), duration)
 
@@ -372,6 +384,7 @@ class MetricsRecorder:
         if self.scheduler is not None:
             self._preemption_attempts += self.scheduler.metrics.preemption_attempts
             self._preemption_goroutines += self.scheduler.metrics.preemption_goroutines
+            self._plugin_evaluations = self.plugin_evaluations()
             self._batch_attempts, self._batch_flushes = self.batch_counts()
         self.scheduler = scheduler
         for name in scheduler.profiles:
@@ -380,6 +393,19 @@ class MetricsRecorder:
         scheduler.set_metrics_recorder(self)
 
     # --- reading ------------------------------------------------------------------------------
+    def plugin_evaluations(self) -> dict[tuple[str, str, str], int]:
+        """``plugin_evaluation_total`` by (plugin, extension point, profile): the counts each
+        profile's runners keep (``Framework.plugin_evaluations``), added to those of the
+        earlier schedulers."""
+        out = dict(self._plugin_evaluations)
+        sched = self.scheduler
+        if sched is not None:
+            for profile, fw in sched.profiles.items():
+                for (plugin, point), n in fw.plugin_evaluations().items():
+                    key = (plugin, point, profile)
+                    out[key] = out.get(key, 0) + n
+        return out
+
     def batch_counts(self) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
         """``batch_attempts_total`` by (profile, result) and ``batch_cache_flushed_total`` by
         (profile, reason): OpportunisticBatching's own counts (``OpportunisticBatch.attempts`` /

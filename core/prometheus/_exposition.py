@@ -44,6 +44,9 @@ _HELP = {
     "preemption_goroutines_execution": "Number of preemption goroutines executed.",
     "batch_attempts": "Counts of results when we attempt to use batching.",
     "batch_cache_flushed": "Counts of cache flushes by reason.",
+    "event_handling_duration_seconds": "Event handling latency in seconds.",
+    "plugin_evaluation": "Number of attempts to schedule pods by each plugin and the extension point "
+    "(available only in PreFilter, Filter, PreScore, and Score).",
 }
 # v1.30 (metrics.go): the help of pod_scheduling_sli_duration_seconds had a typo, fixed in v1.31
 # (kubernetes#124221)
@@ -108,6 +111,17 @@ class SchedulerCollector:
         for (queue, event), n in sorted(rec.incoming.items()):
             incoming.add_metric([queue, event], n)
         yield incoming
+        if version >= (1, 31):
+            # v1.31 (kubernetes#125929) EventHandlingLatency, observed by the event handlers
+            yield _histogram_vec("event_handling_duration_seconds", ["event"], rec.event_handling_duration)
+        # PluginEvaluationTotal: every version (its help names PreScore and Score from v1.30,
+        # kubernetes#123007)
+        evaluations = CounterMetricFamily(
+            "scheduler_plugin_evaluation", _HELP["plugin_evaluation"], labels=["plugin", "extension_point", "profile"]
+        )
+        for (plugin, point, profile), n in sorted(rec.plugin_evaluations().items()):
+            evaluations.add_metric([plugin, point, profile], n)
+        yield evaluations
         yield CounterMetricFamily(
             "scheduler_preemption_attempts", _HELP["preemption_attempts"], value=rec.preemption_attempts
         )

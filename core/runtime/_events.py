@@ -121,6 +121,7 @@ FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate"
 NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(Resource.NODE, ActionType.DELETE, "NodeDelete")
 ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
 UNSCHEDULED_POD_ADD = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
 UNSCHEDULED_POD_UPDATE = ClusterEvent(
@@ -235,3 +236,67 @@ def pod_update_events(old: Any, new: Any, resource: Resource | None = None) -> l
     if not out:
         out.append(ClusterEvent(resource, ActionType.UPDATE_POD_OTHER))
     return out
+
+
+# --- the event label of kube-scheduler's metrics ------------------------------------------------
+# From 1.32, ``ClusterEvent.Label()`` prints the resource then the action (``types.go``:
+# ``fmt.Sprintf("%v%v", ce.Resource, ce.ActionType)``), the unscheduled pods' resource being
+# ``UnschedulablePod`` and ``updatePodOther`` printing as ``Update``; 1.31's events carry a label
+# of their own (``pkg/scheduler/internal/queue/events.go``).
+_GO_ACTIONS = {
+    ActionType.ADD: "Add",
+    ActionType.DELETE: "Delete",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable",
+    ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint",
+    ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
+    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
+    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
+    ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
+    ActionType.UPDATE_POD_OTHER: "Update",
+    ActionType.UPDATE: "Update",
+    ActionType.ALL: "All",
+}
+_GO_RESOURCES = {Resource.UNSCHEDULED_POD: "UnschedulablePod"}
+_LABELS_1_31 = {
+    (Resource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE): "NodeAllocatableChange",
+    (Resource.NODE, ActionType.UPDATE_NODE_LABEL): "NodeLabelChange",
+    (Resource.NODE, ActionType.UPDATE_NODE_TAINT): "NodeTaintChange",
+    (Resource.NODE, ActionType.UPDATE_NODE_CONDITION): "NodeConditionChange",
+    (Resource.NODE, ActionType.UPDATE_NODE_ANNOTATION): "NodeAnnotationChange",
+    (Resource.UNSCHEDULED_POD, ActionType.ADD): "UnschedulablePodAdd",
+    (Resource.UNSCHEDULED_POD, ActionType.UPDATE): "UnschedulablePodUpdate",
+    (Resource.UNSCHEDULED_POD, ActionType.DELETE): "UnschedulablePodDelete",
+    (Resource.PERSISTENT_VOLUME, ActionType.ADD): "PvAdd",
+    (Resource.PERSISTENT_VOLUME, ActionType.UPDATE): "PvUpdate",
+    (Resource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD): "PvcAdd",
+    (Resource.PERSISTENT_VOLUME_CLAIM, ActionType.UPDATE): "PvcUpdate",
+}
+_POD_LABELS_1_31 = {
+    ActionType.UPDATE_POD_LABEL: "PodLabelChange",
+    ActionType.UPDATE_POD_SCALE_DOWN: "PodRequestScaledDown",
+    ActionType.UPDATE_POD_TOLERATION: "PodTolerationChange",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "PodSchedulingGateChange",
+    ActionType.UPDATE_POD_OTHER: "AssignedPodUpdate",
+}
+
+
+def metric_label(event: ClusterEvent, version: tuple[int, int]) -> str:
+    """The ``event`` label kube-scheduler's metrics give ``event`` at ``version`` (1.31 and on):
+    ``NodeAdd``, ``NodeUpdateNodeTaint``, ``AssignedPodUpdatePodLabel``, ``UnschedulablePodAdd``,
+    ``storage.k8s.io/CSINodeAdd`` ... (1.31: ``NodeTaintChange``, ``PodLabelChange``, ``PvAdd``,
+    ``CSINodeAdd`` ...).  A wildcard event keeps its own label (``UnschedulableTimeout``)."""
+    resource, action = event.resource, event.action
+    if resource is Resource.WILDCARD:
+        return event.label
+    if version < (1, 32):
+        label = _LABELS_1_31.get((resource, action))
+        if label is not None:
+            return label
+        if resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD) and action in _POD_LABELS_1_31:
+            return _POD_LABELS_1_31[action]
+        # 1.31 named the other kinds without their group (``StorageClassAdd``, ``ResourceClaimAdd``)
+        return f"{resource.value.rpartition('/')[2]}{_GO_ACTIONS.get(action, '')}"
+    return f"{_GO_RESOURCES.get(resource, resource.value)}{_GO_ACTIONS.get(action, '')}"

@@ -75,6 +75,11 @@ class FilterRunners:
             for e in self.pre_filter
             if hookspecs.implements(e.plugin, "kubesched_pre_filter_remove_pod")
         ]
+        # plugin_evaluation_total, counted in plain ints by position (upstream's
+        # instrumented_plugins.go: every PreFilter call that is not a Skip, every Filter call,
+        # one per node; read by ``Framework.plugin_evaluations``)
+        self.pre_filter_evaluations = [0] * len(self.pre_filter)
+        self.filter_evaluations = [0] * len(self.filter)
 
     # --- PreFilter ------------------------------------------------------------------------
     def run_pre_filter_plugins(
@@ -86,7 +91,8 @@ class FilterRunners:
         returned_names: list[str] = []
         rec = state.recording
         timed = self.calls.timed if state.record_plugin_metrics else None
-        for e in self.pre_filter:
+        evaluations = self.pre_filter_evaluations
+        for i, e in enumerate(self.pre_filter):
             if timed is not None:
                 out = timed(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
@@ -128,6 +134,7 @@ class FilterRunners:
             if st is not None and st.is_skip():
                 state.skip_filter_plugins.add(e.name)
                 continue
+            evaluations[i] += 1
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     rejected.add(e.name)
@@ -197,12 +204,14 @@ class FilterRunners:
         positions: np.ndarray | None = None  # positions of ``alive`` within ``nodes``
         skip = state.skip_filter_plugins
         timed = state.record_plugin_metrics
-        for name, fn in self.filter:
+        evaluations = self.filter_evaluations
+        for i, (name, fn) in enumerate(self.filter):
             if name in skip:
                 continue
             n = len(alive)
             if n == 0:
                 break
+            evaluations[i] += n
             try:
                 out = self.calls.timed_batch(name, "Filter", fn, state, pod, alive) if timed else fn(state, pod, alive)
             except Exception as err:
@@ -271,9 +280,11 @@ class FilterRunners:
         failed: dict[int, Status] = {}
         skip = state.skip_filter_plugins
         timed = state.record_plugin_metrics
-        for name, fn in self.filter:
+        evaluations = self.filter_evaluations
+        for i, (name, fn) in enumerate(self.filter):
             if name in skip:
                 continue
+            evaluations[i] += 1
             try:
                 out = self.calls.timed_batch(name, "Filter", fn, state, pod, nodes) if timed else fn(state, pod, nodes)
             except Exception as err:

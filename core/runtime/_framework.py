@@ -199,6 +199,22 @@ class Framework:
         self.calls.recorder = recorder
 
     # --- introspection --------------------------------------------------------------------
+    def plugin_evaluations(self) -> dict[tuple[str, str], int]:
+        """``plugin_evaluation_total`` of this profile by (plugin, extension point): what its
+        runners counted (PreFilter, Filter, PreScore, Score; upstream's instrumented plugins,
+        v1.30-v1.36 ``framework/runtime/instrumented_plugins.go``)."""
+        out: dict[tuple[str, str], int] = {}
+        f, s = self.filters, self.scores
+        for point, names, counts in (
+            ("PreFilter", [e.name for e in f.pre_filter], f.pre_filter_evaluations),
+            ("Filter", [name for name, _ in f.filter], f.filter_evaluations),
+            ("PreScore", [e.name for e in s.pre_score], s.pre_score_evaluations),
+            ("Score", [e.name for e in s.score], s.score_evaluations),
+        ):
+            for name, n in zip(names, counts, strict=True):
+                out[(name, point)] = n  # from the profile's start, 0 included (WithLabelValues)
+        return out
+
     def plugin(self, name: str) -> Any:
         return self.plugins.get(name)
 

@@ -79,12 +79,17 @@ class ScoreRunners:
         self._checked = {
             e.name for e in self.score if not type(e.plugin).__module__.startswith("kubesched.plugins.")
         }
+        # plugin_evaluation_total (instrumented_plugins.go): every PreScore call that is not a
+        # Skip, every Score call (one per node), by position
+        self.pre_score_evaluations = [0] * len(self.pre_score)
+        self.score_evaluations = [0] * len(self.score)
 
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         rec = state.recording
         timed = self.calls.timed if state.record_plugin_metrics else None
-        for e in self.pre_score:
+        evaluations = self.pre_score_evaluations
+        for i, e in enumerate(self.pre_score):
             if timed is not None:
                 out = timed(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
@@ -99,10 +104,12 @@ class ScoreRunners:
             if rec is not None:
                 rec.prescore[e.name] = _verdict(st)
             if st is None or st.is_success():
+                evaluations[i] += 1
                 continue
             if st.is_skip():
                 state.skip_score_plugins.add(e.name)
                 continue
+            evaluations[i] += 1
             return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
         return None
 
@@ -116,9 +123,12 @@ class ScoreRunners:
         raws: dict[str, np.ndarray] = {}
         timed = state.record_plugin_metrics
         checked = self._checked
-        for e in self.score:
+        evaluations = self.score_evaluations
+        n = len(nodes)
+        for i, e in enumerate(self.score):
             if e.name in state.skip_score_plugins:
                 continue
+            evaluations[i] += n
             try:
                 if timed:
                     raw = self.calls.timed_batch(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes)

@@ -24,6 +24,16 @@ keeps the cluster state, the cache and the queue current, exactly as upstream's 
                            slices it lists) ──► while rules apply, a change that re-taints a
                            slice: queue: resource.k8s.io/ResourceSliceUpdate (the slice tracker's)
 
+With a metrics recorder, each handler observes ``scheduler_event_handling_duration_seconds`` as
+upstream's do (v1.31+ ``eventhandlers.go``, kubernetes#125929): the whole handling under the
+event's label (``NodeAdd``, ``AssignedPodDelete``, ``UnschedulablePodAdd``, a storage kind's
+``<Kind><Add|Update|Delete>``), an update once per update event it sends (the cache's update plus
+that event's move: ``NodeUpdateNodeTaint``, ``AssignedPodUpdatePodLabel``), an assigned pod's
+update and an unscheduled pod's also under ``AssignedPodUpdate`` / ``UnschedulablePodUpdate``;
+a kind no plugin registered an event for has no handler upstream, and is not observed.  Times
+are read from the scheduler's clock (``kubesched.clock.now``: virtual in a simulation, where a
+handling takes 0 s).
+
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
 as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
 :class:`kubesched.Scheduler` holds (``handlers``), given what it keeps current when it is built.
@@ -58,6 +68,7 @@ from kubesched.api._objects import (
 from kubesched.api._resources import RequestRules
 from kubesched.api._workload import SchedulingPodGroup, Workload
 from kubesched.cache._workloadmanager import group_key
+from kubesched.clock import now
 from kubesched.runtime import _events as ev
 from kubesched.runtime._nodeinfo import NodeInfo
 from kubesched.scheduler._results import only_results_changed
@@ -67,6 +78,7 @@ if TYPE_CHECKING:
     from kubesched.cache._cache import Cache
     from kubesched.cache._clusterstate import ClusterState
     from kubesched.dra import ClassSelectors
+    from kubesched.metrics._metrics import MetricsRecorder
     from kubesched.queue._scheduling_queue import SchedulingQueue
     from kubesched.runtime._framework import Framework
     from kubesched.scheduler._driver import Driver
@@ -114,13 +126,15 @@ class EventHandlers:
         dra: bool = True,
         device_taint_rules: bool = False,
         taint_rule_selectors: ClassSelectors | None = None,
+        version: tuple[int, int] = (1, 36),
     ) -> None:
         """``touch``: tells the scheduler an activity ended (a batch of events handled).
         ``gang_scheduling``: the GangScheduling gate.
         ``dra``: the DynamicResourceAllocation gate (off: the DRA kinds are not watched).
         ``device_taint_rules``: DeviceTaintRules patch the slices (:func:`kubesched.dra.taint_rules_apply`),
         so a rule's change is a ResourceSlice update for the queue; ``taint_rule_selectors``:
-        the 1.33-1.34 class and CEL selectors of a rule (:func:`kubesched.dra.legacy_selectors`)."""
+        the 1.33-1.34 class and CEL selectors of a rule (:func:`kubesched.dra.legacy_selectors`).
+        ``version``: the emulated Kubernetes minor (the metrics' event labels)."""
         self.gang_scheduling = gang_scheduling
         self.dra = dra
         self.device_taint_rules = device_taint_rules
@@ -133,6 +147,9 @@ class EventHandlers:
         self.driver = driver
         self._touch = touch
         self.recorder: ResultRecorder | None = None  # the scheduler's (``Scheduler.recorder``)
+        self.version = version
+        self.metrics_recorder: MetricsRecorder | None = None  # Scheduler.set_metrics_recorder
+        """event_handling_duration_seconds (from 1.31): None below 1.31 or without a recorder."""
         self.watch: Any = None
         self.relist_seen: set[tuple[str, Any]] | None = None  # while re-listing: what it showed
         self.synced = anyio.Event()
@@ -296,7 +313,7 @@ class EventHandlers:
             if any(r is not None and apply_rules(s, [r], self.taint_rule_selectors) is not s for r in (old, new))
         ]  # fmt: skip
         if changed and (old is None or new is None or old.spec != new.spec):
-            self.queue.move_all_to_active_or_backoff(_EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])
+            self._move_observed(_EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])
 
     def _on_workload_api(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A Workload or a Workload API PodGroup: its table, then the queue's event (the
@@ -312,7 +329,7 @@ class EventHandlers:
         resource = ev.Resource.WORKLOAD if kind is Workload else ev.Resource.POD_GROUP
         action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
         label = f"{resource.value}{'Add' if old is None else 'Update'}"
-        self.queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, label), old, obj)
+        self._move_observed(ev.ClusterEvent(resource, action, label), old, obj)
 
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A storage (or DRA) object's informer: its table, then upstream's ``buildEvtResHandler`` —
@@ -326,7 +343,7 @@ class EventHandlers:
         old = table.get(key)
         if type_ == "DELETED":
             table.pop(key, None)
-            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "DELETED")], obj, None)
+            self._move_observed(_EVENTS[(resource, "DELETED")], obj, None)
             return
         table[key] = obj
         if old is None:
@@ -336,21 +353,49 @@ class EventHandlers:
                 and obj.volume_binding_mode != "WaitForFirstConsumer"
             ):
                 # hints off: only a late-binding class can let a pod with an unbound immediate
-                # claim pass (upstream's comment on CheckVolumeBindingPred)
+                # claim pass (upstream's comment on CheckVolumeBindingPred); the handling is
+                # observed all the same (its deferred observation)
+                rec = self._recording()
+                event = _EVENTS[(resource, "ADDED")]
+                if rec is not None and self.queue.is_event_of_interest(event):
+                    rec.event_handled(ev.metric_label(event, self.version), 0.0)
                 return
-            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "ADDED")], None, obj)
+            self._move_observed(_EVENTS[(resource, "ADDED")], None, obj)
         else:
-            self.queue.move_all_to_active_or_backoff(_EVENTS[(resource, "MODIFIED")], old, obj)
+            self._move_observed(_EVENTS[(resource, "MODIFIED")], old, obj)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
 
+    # --- event_handling_duration_seconds ------------------------------------------------------
+    def _recording(self) -> MetricsRecorder | None:
+        """The recorder to observe the handling into (none before 1.31, the metric's release)."""
+        rec = self.metrics_recorder
+        return rec if rec is not None and self.version >= (1, 31) else None
+
+    def _handled(self, rec: MetricsRecorder, event: ev.ClusterEvent, start: float) -> None:
+        """Upstream's ``defer EventHandlingLatency.WithLabelValues(evt.Label()).Observe(...)``."""
+        rec.event_handled(ev.metric_label(event, self.version), now() - start)
+
+    def _move_observed(self, event: ev.ClusterEvent, old: Any, new: Any) -> None:
+        """``buildEvtResHandler``'s handler: the queue's move, observed under the event's label
+        when some plugin registered the event (upstream has no handler otherwise)."""
+        rec = self._recording()
+        start = now() if rec is not None else 0.0
+        self.queue.move_all_to_active_or_backoff(event, old, new)
+        if rec is not None and self.queue.is_event_of_interest(event):
+            self._handled(rec, event, start)
+
     def on_node(self, type_: str, node: Node) -> None:
+        rec = self._recording()
+        start = now() if rec is not None else 0.0
         name = node.metadata.name
         old = self.cluster.nodes.get(name)
         if type_ == "DELETED":
             self.cluster.nodes.pop(name, None)
             self.cache.remove_node(name)
+            if rec is not None:
+                self._handled(rec, ev.NODE_DELETE, start)
             return
         self.cluster.nodes[name] = node
         if old is None:
@@ -363,11 +408,20 @@ class EventHandlers:
             pre_check = _pre_check_for_node(self.cache.node_infos[name], self.cache.rules)
         if old is None:
             self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
+            if rec is not None:
+                self._handled(rec, ev.NODE_ADD, start)
         else:
+            # updateNodeInCache: each event observed with the cache's update plus its own move
+            updating = now() - start if rec is not None else 0.0
             for e in ev.node_update_events(old, node):
+                moving = now() if rec is not None else 0.0
                 self.queue.move_all_to_active_or_backoff(e, old, node, pre_check)
+                if rec is not None:
+                    rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
 
     def on_pod(self, type_: str, pod: Pod) -> None:
+        rec = self._recording()
+        start = now() if rec is not None else 0.0
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
         if self.recorder is not None:
@@ -386,6 +440,8 @@ class EventHandlers:
                 self._reject_waiting(uid)
                 self.cache.remove_pod(uid)
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+                if rec is not None:
+                    self._handled(rec, ev.ASSIGNED_POD_DELETE, start)
             else:
                 rejected = self._reject_waiting(uid)
                 self.queue.delete(pod)
@@ -393,6 +449,8 @@ class EventHandlers:
                     self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
                 else:
                     self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_DELETE, pod, None)
+                if rec is not None and self._responsible(pod):
+                    self._handled(rec, ev.UNSCHEDULED_POD_DELETE, start)
             return
         self.cluster.pods[uid] = pod
         self.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = uid
@@ -400,28 +458,55 @@ class EventHandlers:
             if old is not None and not old.spec.node_name:
                 # it left the queue: scheduled (by us, confirmed) or bound by someone else
                 self.queue.delete(old)
+                if rec is not None and self._responsible(old):
+                    # upstream's pod handlers see the queue's pod deleted, then an assigned add
+                    self._handled(rec, ev.UNSCHEDULED_POD_DELETE, start)
+                    start = now()
             if old is None or not old.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.assigned_pod_added(pod)
+                if rec is not None:
+                    self._handled(rec, ev.ASSIGNED_POD_ADD, start)
             else:
                 self.cache.update_pod(pod)
                 events = ev.pod_update_events(old, pod, ev.Resource.ASSIGNED_POD)
                 if pod.metadata.deletion_timestamp and not old.metadata.deletion_timestamp:
                     events = [ev.ClusterEvent(ev.Resource.ASSIGNED_POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)]
-                self.queue.assigned_pod_updated(old, pod, events)
+                if rec is None:
+                    self.queue.assigned_pod_updated(old, pod, events)
+                    return
+                # updateAssignedPodInCache: each event with the cache's update plus its move,
+                # and the whole handling as AssignedPodUpdate
+                updating = now() - start
+                for e in events:
+                    moving = now()
+                    self.queue.assigned_pod_updated(old, pod, [e])
+                    rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
+                self._handled(rec, ev.ASSIGNED_POD_UPDATE, start)
             return
         if not self._responsible(pod):
             return
         if old is None:
-            if pod.metadata.deletion_timestamp:
-                return
-            self.queue.add(pod)
-            if self.gang_scheduling:
-                # v1.35 eventhandlers.go addPodToSchedulingQueue: with GangScheduling, the new
-                # pod may complete a gang whose members wait at PreEnqueue
-                self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
-        elif not self.cache.is_assumed(uid):
+            if not pod.metadata.deletion_timestamp:
+                self.queue.add(pod)
+                if self.gang_scheduling:
+                    # v1.35 eventhandlers.go addPodToSchedulingQueue: with GangScheduling, the new
+                    # pod may complete a gang whose members wait at PreEnqueue
+                    self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
+            if rec is not None:
+                self._handled(rec, ev.UNSCHEDULED_POD_ADD, start)
+            return
+        if not self.cache.is_assumed(uid):
             self.queue.update(old, pod)
+        if rec is not None and old.metadata.resource_version != pod.metadata.resource_version:
+            # updatePodInSchedulingQueue: UnschedulablePodUpdate and each update event's label
+            # (deferred from the start, so each the whole handling); identical versions bypassed
+            self._handled(rec, ev.UNSCHEDULED_POD_UPDATE, start)
+            whole = ev.metric_label(ev.UNSCHEDULED_POD_UPDATE, self.version)
+            for e in ev.pod_update_events(old, pod, ev.Resource.UNSCHEDULED_POD):
+                label = ev.metric_label(e, self.version)
+                if label != whole:
+                    rec.event_handled(label, now() - start)
 
     def _on_group_pod(self, type_: str, old: Pod | None, pod: Pod) -> None:
         """The workload manager's handlers (upstream's AddPod / UpdatePod / DeletePod)."""

@@ -332,6 +332,10 @@ class QuietSkipper:
         }
         for result, n in metrics.schedule_attempts.items():
             out[("attempts", result)] = n
+        for profile, fw in sched.profiles.items():  # plugin_evaluation_total's counts
+            for runner, attr in _EVALUATIONS:
+                for i, n in enumerate(getattr(getattr(fw, runner), attr)):
+                    out[("evaluations", profile, attr, i)] = n
         batching = sched.scheduling.batching
         if batching is not None:  # OpportunisticBatching's counts (scheduler_batch_*_total, 1.35)
             for name, batch in batching.batches.items():
@@ -401,6 +405,11 @@ class QuietSkipper:
         metrics.preemption_attempts += add(("preemptionAttempts",))
         for result in metrics.schedule_attempts:
             metrics.schedule_attempts[result] += add(("attempts", result))
+        for profile, fw in sched.profiles.items():
+            for runner, attr in _EVALUATIONS:
+                counts = getattr(getattr(fw, runner), attr)
+                for i in range(len(counts)):
+                    counts[i] += add(("evaluations", profile, attr, i))
         if metrics.pod_attempts is not None:
             for qpi in self._queued():
                 if (n := add(("pod", qpi.uid))) != 0:
@@ -415,6 +424,15 @@ class QuietSkipper:
         if block:
             self.repeats.append(Repeat(block, period, k, prev.now + period))
         self.skipped_attempts += sum(add(("attempts", r)) for r in metrics.schedule_attempts)
+
+
+# the runners' plugin_evaluation_total counts (Framework.plugin_evaluations)
+_EVALUATIONS = (
+    ("filters", "pre_filter_evaluations"),
+    ("filters", "filter_evaluations"),
+    ("scores", "pre_score_evaluations"),
+    ("scores", "score_evaluations"),
+)
 
 
 def _saturating(records: Sequence[Any], k: int) -> int:

@@ -27,7 +27,9 @@ import numpy as np
 
 from kubesched.metrics._metrics import Histogram, HistogramVec, MetricsRecorder
 
-_VECS = ("attempt_duration", "sli_duration", "extension_point_duration", "permit_wait_duration")
+_VECS = (
+    "attempt_duration", "sli_duration", "extension_point_duration", "permit_wait_duration", "event_handling_duration",
+)
 _HISTOGRAMS = ("algorithm_duration", "pod_scheduling_attempts", "preemption_victims")
 _CHUNK = 1 << 23
 SAMPLED_POINT = "sampled extension point"  # a timing's mark: an extension point, not a plugin

@@ -194,6 +194,7 @@ class Scheduler:
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
             gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
+            version=self.config.emulated_version,
             **_dra_options(self.config, self.cluster),
         )
         self.recorder = recorder
@@ -301,6 +302,7 @@ class Scheduler:
         and observe where the work happens."""
         self.metrics.set_recorder(recorder)
         self.queue.metrics_recorder = recorder
+        self.handlers.metrics_recorder = recorder
         for fw in self.profiles.values():
             fw.metrics_recorder = recorder
 
