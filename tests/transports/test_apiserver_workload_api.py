@@ -349,3 +349,21 @@ async def test_workload_aware_preemption_fields_are_dropped_with_the_gate_off(pr
         else:
             assert r.status_code == 200, r.text
             assert "priority" not in r.json()["spec"]["podGroupTemplates"][1]
+
+
+async def test_tables_are_upstreams_name_and_age() -> None:
+    """pkg/printers/internalversion/printers.go (the v1alpha2 copy): workloadColumnDefinitions and
+    podGroupColumnDefinitions are Name (format name) and Age; printWorkload / printPodGroup's
+    cells the name and translateTimestampSince(creationTimestamp)."""
+    async with _client(Version(1, 36), ON) as (_, c):
+        for resource, body in (("workloads", WORKLOAD_V1A2), ("podgroups", POD_GROUP)):
+            path = f"{V1A2}/namespaces/default/{resource}"
+            assert (await c.post(path, json=body)).status_code == 201
+            table = (await c.get(path, headers={"accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})).json()
+            cols = table["columnDefinitions"]
+            assert [(col["name"], col["type"], col["format"], col["priority"]) for col in cols] == [
+                ("Name", "string", "name", 0),
+                ("Age", "string", "", 0),
+            ]
+            ((name, age),) = [row["cells"] for row in table["rows"]]
+            assert name == body["metadata"]["name"] and age.endswith("s")

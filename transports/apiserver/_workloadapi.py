@@ -27,7 +27,10 @@ sees them; an old object keeps what it has, and with the gates fixed for a serve
 object never has them).  ``kubectl get
 podgroups`` resolves by discovery order, built-in groups first (``_registry.GROUP_PRIORITY``),
 to ``scheduling.k8s.io``'s.  Updates are validated as upstream's ``ValidateWorkloadUpdate``
-(controllerRef, groups immutable) and ``ValidatePodGroupUpdate`` (spec immutable).
+(controllerRef, groups immutable) and ``ValidatePodGroupUpdate`` (spec immutable).  Both kinds'
+Tables are the default printer's Name and Age, as upstream's printers have them
+(``pkg/printers/internalversion/printers.go``: ``workloadColumnDefinitions``,
+``podGroupColumnDefinitions``).
 """
 
 from __future__ import annotations
