@@ -247,7 +247,9 @@ def load_manifests(
             raise ConfigError(msg, source=where, field=fld) from None
         kind = INTERNAL_KINDS.get((api, kind), kind)
         try:
-            validate_object(obj, kind)
+            # the fields WorkloadAwarePreemption guards: checked or dropped per the gate, later
+            # (scenario._workloadapi.check_workload_api)
+            validate_object(obj, kind, preemption_fields=False)
         except ConfigError as e:
             raise e.at(source=where) from None
         if kind == "Node":

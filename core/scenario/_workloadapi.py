@@ -12,7 +12,12 @@ for kind "Workload" in version "scheduling.k8s.io/v1alpha1"``), with what would 
 field the release does not have is an unknown field (strict decoding); a field the release has
 while GenericWorkload is off is dropped on create, as the API server's ``dropDisabledPodFields``
 does (the pod is then scheduled as any other).  Likewise a PodGroup's ``schedulingConstraints``
-while TopologyAwareWorkloadScheduling is off.
+while TopologyAwareWorkloadScheduling is off, and while WorkloadAwarePreemption is off the
+``disruptionMode``, ``priorityClassName`` and ``priority`` of a PodGroup's spec and of each of a
+v1alpha2 Workload's ``podGroupTemplates`` (the PodGroup and Workload strategies'
+``dropDisabledDisruptionModeField``, ``dropDisabledPriorityClassNameField``,
+``dropDisabledPriorityField``): silently, as upstream drops them before its declarative
+``+k8s:ifDisabled("WorkloadAwarePreemption")=+k8s:forbidden`` could see them.
 """
 
 from __future__ import annotations
@@ -22,8 +27,14 @@ from typing import TYPE_CHECKING
 
 from kubesched._errors import ConfigError
 from kubesched.api._schema import strict_error
-from kubesched.api._workload import SCHEDULING_POD_GROUP_KIND, WORKLOAD_API_V1ALPHA1
+from kubesched.api._workload import (
+    SCHEDULING_POD_GROUP_KIND,
+    WORKLOAD_API_V1ALPHA1,
+    PodGroupTemplate,
+    SchedulingPodGroupSpec,
+)
 from kubesched.config._versions import Version
+from kubesched.validation._workload import check_preemption_fields
 
 if TYPE_CHECKING:
     from kubesched.scenario._manifests import Manifest
@@ -34,6 +45,14 @@ _V1_36 = Version(1, 36)
 
 def _served_at(api_version: str) -> Version:
     return _V1_35 if api_version == WORKLOAD_API_V1ALPHA1 else _V1_36
+
+
+def _drop_preemption_fields(holder: SchedulingPodGroupSpec | PodGroupTemplate) -> None:
+    """The fields "available only when the WorkloadAwarePreemption feature gate is enabled"
+    (k8s.io/api v0.36.0 scheduling/v1alpha2), as the strategies drop them on create."""
+    holder.disruption_mode = None
+    holder.priority_class_name = ""
+    holder.priority = None
 
 
 def check_workload_api(manifests: Sequence[Manifest], version: Version, gates: Mapping[str, bool]) -> None:
@@ -56,6 +75,15 @@ def check_workload_api(manifests: Sequence[Manifest], version: Version, gates: M
                 # the PodGroup strategy's dropDisabledPodGroupFields: the field is only available
                 # with TopologyAwareWorkloadScheduling (k8s.io/api v0.36.0 scheduling/v1alpha2)
                 m.obj.spec.scheduling_constraints = None
+            if gates.get("WorkloadAwarePreemption", False):
+                try:
+                    check_preemption_fields(m.obj)
+                except ConfigError as e:
+                    raise e.at(source=m.label) from None
+            else:
+                holders = [m.obj.spec] if m.kind == SCHEDULING_POD_GROUP_KIND else m.obj.spec.pod_group_templates
+                for h in holders:
+                    _drop_preemption_fields(h)
         elif m.kind == "Pod":
             spec = m.obj.spec
             for fld, value, served in (

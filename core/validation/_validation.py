@@ -111,9 +111,11 @@ def _validate_meta(obj: Any, kind: str) -> None:
         raise ConfigError(f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes", field="metadata.annotations")
 
 
-def validate_object(obj: Any, kind: str) -> None:
+def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True) -> None:
     """Check ``obj`` (of ``kind``) as the API server does on create; fill a Node's allocatable
-    from its capacity when only the capacity is given."""
+    from its capacity when only the capacity is given.  ``preemption_fields=False`` leaves out a
+    PodGroup's or Workload's fields that WorkloadAwarePreemption guards (for a caller that knows
+    the gate only later: the API server drops them before validating when it is off)."""
     _validate_meta(obj, kind)
     if kind == "Pod":
         check_pod_spec(obj)
@@ -136,9 +138,9 @@ def validate_object(obj: Any, kind: str) -> None:
     elif kind == "StatefulSet":
         _check_stateful_set(obj)
     elif kind == "Workload":
-        check_workload(obj)
+        check_workload(obj, preemption_fields=preemption_fields)
     elif kind == SCHEDULING_POD_GROUP_KIND:
-        check_scheduling_pod_group(obj)
+        check_scheduling_pod_group(obj, preemption_fields=preemption_fields)
     elif kind in _DRA_KINDS:
         check_dra_object(obj, kind)
     else:

@@ -113,8 +113,38 @@ def _check_constraints(constraints: Any, path: str) -> None:
             raise _required(f"{path}.topology[{i}].key")
 
 
-def check_workload(w: Workload) -> None:
-    """``ValidateWorkload`` (the spec: metadata is checked as every object's)."""
+_HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
+def _check_preemption_holder(holder: Any, path: str) -> None:
+    _check_disruption_mode(holder.disruption_mode, f"{path}.disruptionMode")
+    if holder.priority_class_name:
+        errs = dns1123_subdomain_errors(holder.priority_class_name)
+        if errs:
+            raise invalid(f"{path}.priorityClassName", holder.priority_class_name, errs[0])
+    if holder.priority is not None and holder.priority > _HIGHEST_USER_DEFINABLE_PRIORITY:
+        raise invalid(
+            f"{path}.priority", holder.priority, f"must be less than or equal to {_HIGHEST_USER_DEFINABLE_PRIORITY}"
+        )
+
+
+def check_preemption_fields(obj: Workload | SchedulingPodGroup) -> None:
+    """The fields WorkloadAwarePreemption guards, as declarative validation checks them with the
+    gate on (k8s.io/api v0.36.0 scheduling/v1alpha2: ``disruptionMode`` an enum,
+    ``priorityClassName`` a ``k8s-long-name``, ``priority`` at most ``HighestUserDefinablePriority``),
+    of a PodGroup's spec or of each of a v1alpha2 Workload's podGroupTemplates.  With the gate off
+    the strategies drop them before validation (``dropDisabled...Field``), so nothing is checked."""
+    if isinstance(obj, SchedulingPodGroup):
+        _check_preemption_holder(obj.spec, "spec")
+        return
+    for i, t in enumerate(obj.spec.pod_group_templates):
+        _check_preemption_holder(t, f"spec.podGroupTemplates[{i}]")
+
+
+def check_workload(w: Workload, *, preemption_fields: bool = True) -> None:
+    """``ValidateWorkload`` (the spec: metadata is checked as every object's); the fields
+    WorkloadAwarePreemption guards unless ``preemption_fields`` is False (their checks then wait
+    for the gate: :func:`check_preemption_fields`)."""
     spec = w.spec
     if spec.controller_ref is not None:
         _check_controller_ref(spec.controller_ref, "spec.controllerRef")
@@ -134,11 +164,13 @@ def check_workload(w: Workload) -> None:
             check_policy(g.scheduling_policy, f"{fld}[{i}].schedulingPolicy", v1alpha1=False)
             _check_constraints(g.scheduling_constraints, f"{fld}[{i}].schedulingConstraints")
             _check_claims(g.resource_claims, f"{fld}[{i}].resourceClaims")
-            _check_disruption_mode(g.disruption_mode, f"{fld}[{i}].disruptionMode")
+    if preemption_fields and not v1alpha1:
+        check_preemption_fields(w)
 
 
-def check_scheduling_pod_group(pg: SchedulingPodGroup) -> None:
-    """``ValidatePodGroup`` (v1alpha2): the policy, the template reference, claims, mode."""
+def check_scheduling_pod_group(pg: SchedulingPodGroup, *, preemption_fields: bool = True) -> None:
+    """``ValidatePodGroup`` (v1alpha2): the policy, the template reference, claims; the fields
+    WorkloadAwarePreemption guards unless ``preemption_fields`` is False."""
     spec = pg.spec
     check_policy(spec.scheduling_policy, "spec.schedulingPolicy", v1alpha1=False)
     ref = spec.pod_group_template_ref
@@ -154,11 +186,8 @@ def check_scheduling_pod_group(pg: SchedulingPodGroup) -> None:
                 raise invalid(p, value, errs[0])
     _check_constraints(spec.scheduling_constraints, "spec.schedulingConstraints")
     _check_claims(spec.resource_claims, "spec.resourceClaims")
-    _check_disruption_mode(spec.disruption_mode, "spec.disruptionMode")
-    if spec.priority_class_name:
-        errs = dns1123_subdomain_errors(spec.priority_class_name)
-        if errs:
-            raise invalid("spec.priorityClassName", spec.priority_class_name, errs[0])
+    if preemption_fields:
+        check_preemption_fields(pg)
 
 
 def check_pod_workload_fields(spec: Any) -> None:
@@ -211,6 +240,7 @@ def check_scheduling_pod_group_update(old: SchedulingPodGroup, new: SchedulingPo
 __all__ = [
     "check_pod_workload_fields",
     "check_policy",
+    "check_preemption_fields",
     "check_scheduling_pod_group",
     "check_scheduling_pod_group_update",
     "check_workload",

@@ -4,6 +4,7 @@ serves them, and the ``podGroups`` section of the result."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -156,9 +157,6 @@ spec:
                      'spec.podGroups[1].name: Duplicate value: "g0"', id="duplicate group name"),
         pytest.param(WL_V1ALPHA1.replace("kind: Job, ", ""), "spec.controllerRef.kind: Required value",
                      id="controllerRef without kind"),
-        pytest.param(WL_V1ALPHA2.replace("PodGroup\n", "Everything\n"),
-                     'spec.podGroupTemplates[0].disruptionMode: Unsupported value: "Everything": supported '
-                     'values: "Pod", "PodGroup"', id="disruptionMode"),
         pytest.param(_pods(1, "workloadRef: {name: job}"), "spec.workloadRef.podGroup: Required value",
                      id="workloadRef without podGroup"),
         pytest.param(_pods(1, "schedulingGroup: {podGroupName: Bad_Name}"),
@@ -228,3 +226,59 @@ def test_result_lists_pod_groups_only_when_there_are_some(backend: str) -> None:
         {"namespace": "default", "name": "train", "policy": "Gang", "minCount": 3, "deleted": False,
          "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled", "message": ""}]}
     ]  # fmt: skip
+
+
+# the fields WorkloadAwarePreemption guards: pkg/registry/scheduling/{podgroup,workload}/strategy.go
+# (v1alpha2 era) drop them on create with the gate off, before the declarative
+# +k8s:ifDisabled("WorkloadAwarePreemption")=+k8s:forbidden could see them; with it on they are
+# checked (+k8s:enum, +k8s:format=k8s-long-name, +k8s:maximum=1000000000)
+WAP = ON + ",WorkloadAwarePreemption=true"
+PG_WAP = PG_V1ALPHA2 + "  disruptionMode: PodGroup\n  priorityClassName: high\n  priority: 1000\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(WL_V1ALPHA2.replace("PodGroup\n", "Everything\n"),
+                     'spec.podGroupTemplates[0].disruptionMode: Unsupported value: "Everything": supported '
+                     'values: "Pod", "PodGroup"', id="template disruptionMode"),
+        pytest.param(WL_V1ALPHA2.replace("priorityClassName: high", "priorityClassName: Bad_Name"),
+                     'spec.podGroupTemplates[0].priorityClassName: Invalid value: "Bad_Name": a lowercase RFC 1123 '
+                     "subdomain", id="template priorityClassName"),
+        pytest.param(PG_WAP.replace("disruptionMode: PodGroup", "disruptionMode: All"),
+                     'spec.disruptionMode: Unsupported value: "All": supported values: "Pod", "PodGroup"',
+                     id="PodGroup disruptionMode"),
+        pytest.param(PG_WAP.replace("priority: 1000", "priority: 1000000001"),
+                     "spec.priority: Invalid value: 1000000001: must be less than or equal to 1000000000",
+                     id="PodGroup priority"),
+    ],
+)  # fmt: skip
+def test_preemption_fields_are_checked_with_the_gate_and_dropped_without(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        Simulation.load(["s.yaml"], texts={"s.yaml": NODES + text}, feature_gates=WAP)
+    err = str(e.value)
+    assert message in err and "\n" not in err and err.startswith("s.yaml: document 4")
+    sim = Simulation.load(["s.yaml"], texts={"s.yaml": NODES + text}, feature_gates=ON)
+    (obj,) = [m.obj for m in sim.manifests if m.kind in ("Workload", "SchedulingPodGroup")]
+    holders = obj.spec.pod_group_templates if isinstance(obj, Workload) else [obj.spec]
+    fields = [(h.disruption_mode, h.priority_class_name, h.priority) for h in holders]
+    assert fields == [(None, "", None)] * len(holders)
+
+
+def test_preemption_fields_are_kept_with_the_gate() -> None:
+    sim = Simulation.load(["s.yaml"], texts={"s.yaml": NODES + PG_WAP + WL_V1ALPHA2}, feature_gates=WAP)
+    pg, wl = (m.obj for m in sim.manifests if m.kind in ("Workload", "SchedulingPodGroup"))
+    assert (pg.spec.disruption_mode, pg.spec.priority_class_name, pg.spec.priority) == ("PodGroup", "high", 1000)
+    t = wl.spec.pod_group_templates[0]
+    assert (t.disruption_mode, t.priority_class_name) == ("PodGroup", "high")
+
+
+def test_a_bad_preemption_field_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kubesched import cli
+
+    f = tmp_path / "s.yaml"
+    f.write_text(NODES + PG_WAP.replace("disruptionMode: PodGroup", "disruptionMode: All"))
+    assert cli.main(["simulate", str(f), "--emulated-version", "1.36", "--feature-gates", WAP]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert f"{f}: document 4" in err and 'spec.disruptionMode: Unsupported value: "All"' in err

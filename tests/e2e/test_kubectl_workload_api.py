@@ -99,6 +99,13 @@ def test_kubectl_workloads_and_both_podgroups(served: APIServer, tmp_path: Path)
         "pod/train-0-w0 created",
     ]
     assert kubectl("get", "workloads", "-o", "name").stdout.split() == ["workload.scheduling.k8s.io/train"]
+    # the server's Table: upstream's printers (pkg/printers/internalversion/printers.go, the v1alpha2
+    # copy: workloadColumnDefinitions / podGroupColumnDefinitions, printWorkload / printPodGroup)
+    # have Name and Age only, -o wide too
+    for resource, name in (("workloads", "train"), ("podgroups", "train-0")):
+        for wide in ((), ("-o", "wide")):
+            header, row = kubectl("get", resource, *wide).stdout.splitlines()
+            assert header.split() == ["NAME", "AGE"] and row.split()[0] == name and row.split()[1].endswith("s")
     # the clash: the plural names the built-in kind, the short name and the full name the CRD's
     assert kubectl("get", "podgroups", "-o", "name").stdout.split() == ["podgroup.scheduling.k8s.io/train-0"]
     assert kubectl("get", "pg", "-o", "name").stdout.split() == ["podgroup.scheduling.x-k8s.io/legacy"]

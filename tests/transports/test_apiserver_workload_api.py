@@ -137,7 +137,9 @@ async def test_groups_in_kube_apiservers_priority_order() -> None:
     ],
 )
 async def test_create_get_list_delete(version: Version, objects: list[tuple[str, dict[str, Any]]], encoding: str) -> None:
-    async with _client(version, ON) as (cluster, c):
+    # the 1.36 objects carry WorkloadAwarePreemption's fields, which round-trip with the gate on
+    gates = {**ON, "WorkloadAwarePreemption": True} if version == (1, 36) else ON
+    async with _client(version, gates) as (cluster, c):
         for path, obj in objects:
             if encoding == "json":
                 r = await c.post(path, json=obj)
@@ -189,7 +191,7 @@ async def test_pod_group_status_subresource_and_watch() -> None:
     """The scheduler's PodGroupScheduled condition goes through ``podgroups/status`` (a strategic
     merge patch, as the live transport writes it); a write of the resource keeps the status,
     and a watch sees both changes."""
-    async with _client(Version(1, 36), ON) as (cluster, c):
+    async with _client(Version(1, 36), {**ON, "WorkloadAwarePreemption": True}) as (cluster, c):
         pgs = f"{V1A2}/namespaces/default/podgroups"
         created = (await c.post(pgs, json=POD_GROUP)).json()
         rv = created["metadata"]["resourceVersion"]
@@ -292,3 +294,76 @@ async def test_a_pod_group_is_created_without_status_and_gated_fields(topology: 
         assert ("schedulingConstraints" in r.json()["spec"]) == topology
         pg = cluster.get("SchedulingPodGroup", "default", "train-0")
         assert pg.status.conditions == [] and (pg.spec.scheduling_constraints is not None) == topology
+
+
+@pytest.mark.parametrize("preemption", [False, True])
+async def test_workload_aware_preemption_fields_are_dropped_with_the_gate_off(preemption: bool) -> None:
+    """pkg/registry/scheduling/{podgroup,workload}/strategy.go (v1alpha2 era): PrepareForCreate and
+    PrepareForUpdate drop a PodGroup's and each template's disruptionMode, priorityClassName and
+    priority unless WorkloadAwarePreemption is on (or the old object has them), before the
+    declarative ``+k8s:ifDisabled("WorkloadAwarePreemption")=+k8s:forbidden`` runs: no error."""
+    gates = {**ON, "WorkloadAwarePreemption": preemption}
+    fields = {"disruptionMode": "PodGroup", "priorityClassName": "training", "priority": 1000}
+    async with _client(Version(1, 36), gates) as (cluster, c):
+        workload = copy.deepcopy(WORKLOAD_V1A2)
+        workload["spec"]["podGroupTemplates"] = [
+            {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}}, **fields},
+            {"name": "driver", "schedulingPolicy": {"basic": {}}, "disruptionMode": "Pod"},
+        ]
+        pod_group = copy.deepcopy(POD_GROUP)
+        pod_group["spec"].update(fields)
+        for resource, body in (("workloads", workload), ("podgroups", pod_group)):
+            r = await c.post(f"{V1A2}/namespaces/default/{resource}", json=body)
+            assert r.status_code == 201, r.text
+        got = (await c.get(f"{V1A2}/namespaces/default/workloads/train")).json()["spec"]["podGroupTemplates"]
+        assert [{f: t.get(f) for f in fields} for t in got] == (
+            [fields, {"disruptionMode": "Pod", "priorityClassName": None, "priority": None}]
+            if preemption
+            else [dict.fromkeys(fields)] * 2
+        )
+        got_pg = (await c.get(f"{V1A2}/namespaces/default/podgroups/train-0")).json()["spec"]
+        assert {f: got_pg.get(f) for f in fields} == (fields if preemption else dict.fromkeys(fields))
+        pg = cluster.get("SchedulingPodGroup", "default", "train-0")
+        assert (pg.spec.disruption_mode, pg.spec.priority_class_name, pg.spec.priority) == (
+            ("PodGroup", "training", 1000) if preemption else (None, "", None)
+        )
+        w = cluster.get("Workload", "default", "train")
+        assert [t.disruption_mode for t in w.spec.pod_group_templates] == (["PodGroup", "Pod"] if preemption else [None, None])
+
+        # an update that sets them: dropped with the gate off (no immutable error), refused with it on
+        changed = (await c.get(f"{V1A2}/namespaces/default/podgroups/train-0")).json()
+        changed["spec"]["disruptionMode"] = "Pod"
+        r = await c.put(f"{V1A2}/namespaces/default/podgroups/train-0", json=changed)
+        if preemption:
+            assert r.status_code == 422
+            assert r.json()["message"] == 'PodGroup.scheduling.k8s.io "train-0" is invalid: spec.disruptionMode: Invalid value: field is immutable'
+        else:
+            assert r.status_code == 200, r.text
+            assert "disruptionMode" not in r.json()["spec"]
+        changed = (await c.get(f"{V1A2}/namespaces/default/workloads/train")).json()
+        changed["spec"]["podGroupTemplates"][1]["priority"] = 5
+        r = await c.put(f"{V1A2}/namespaces/default/workloads/train", json=changed)
+        if preemption:
+            assert r.status_code == 422
+            assert r.json()["message"] == 'Workload.scheduling.k8s.io "train" is invalid: spec.podGroupTemplates: Invalid value: field is immutable'
+        else:
+            assert r.status_code == 200, r.text
+            assert "priority" not in r.json()["spec"]["podGroupTemplates"][1]
+
+
+async def test_tables_are_upstreams_name_and_age() -> None:
+    """pkg/printers/internalversion/printers.go (the v1alpha2 copy): workloadColumnDefinitions and
+    podGroupColumnDefinitions are Name (format name) and Age; printWorkload / printPodGroup's
+    cells the name and translateTimestampSince(creationTimestamp)."""
+    async with _client(Version(1, 36), ON) as (_, c):
+        for resource, body in (("workloads", WORKLOAD_V1A2), ("podgroups", POD_GROUP)):
+            path = f"{V1A2}/namespaces/default/{resource}"
+            assert (await c.post(path, json=body)).status_code == 201
+            table = (await c.get(path, headers={"accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})).json()
+            cols = table["columnDefinitions"]
+            assert [(col["name"], col["type"], col["format"], col["priority"]) for col in cols] == [
+                ("Name", "string", "name", 0),
+                ("Age", "string", "", 0),
+            ]
+            ((name, age),) = [row["cells"] for row in table["rows"]]
+            assert name == body["metadata"]["name"] and age.endswith("s")

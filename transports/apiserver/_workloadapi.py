@@ -17,10 +17,20 @@ create (the pod strategy's ``dropDisabledPodFields``), so the pod reads back wit
 Neither kind has short names or categories (upstream's REST storage declares none), so the
 scheduler-plugins PodGroup CRD (``scheduling.x-k8s.io``) keeps ``pg``.  A PodGroup is created
 without the status its client sent, and without ``spec.schedulingConstraints`` unless
-TopologyAwareWorkloadScheduling is on (the PodGroup strategy's PrepareForCreate).  ``kubectl get
+TopologyAwareWorkloadScheduling is on (the PodGroup strategy's PrepareForCreate).  While
+WorkloadAwarePreemption is off, a PodGroup's ``spec`` and each of a Workload's
+``spec.podGroupTemplates[]`` lose ``disruptionMode``, ``priorityClassName`` and ``priority`` on
+create and update (the strategies' ``dropDisabledDisruptionModeField``,
+``dropDisabledPriorityClassNameField``, ``dropDisabledPriorityField``: silently, so the
+declarative ``+k8s:ifDisabled("WorkloadAwarePreemption")=+k8s:forbidden`` on those fields never
+sees them; an old object keeps what it has, and with the gates fixed for a server's life an old
+object never has them).  ``kubectl get
 podgroups`` resolves by discovery order, built-in groups first (``_registry.GROUP_PRIORITY``),
 to ``scheduling.k8s.io``'s.  Updates are validated as upstream's ``ValidateWorkloadUpdate``
-(controllerRef, groups immutable) and ``ValidatePodGroupUpdate`` (spec immutable).
+(controllerRef, groups immutable) and ``ValidatePodGroupUpdate`` (spec immutable).  Both kinds'
+Tables are the default printer's Name and Age, as upstream's printers have them
+(``pkg/printers/internalversion/printers.go``: ``workloadColumnDefinitions``,
+``podGroupColumnDefinitions``).
 """
 
 from __future__ import annotations
@@ -107,27 +117,76 @@ _POD_FIELDS: tuple[tuple[str, Version], ...] = (("workloadRef", _V1_35), ("sched
 """The pod's ``spec`` fields that point into the Workload API, with the release that has each."""
 
 
+_PREEMPTION_GATE = "WorkloadAwarePreemption"
+_PREEMPTION_FIELDS = ("disruptionMode", "priorityClassName", "priority")
+"""The fields of a v1alpha2 PodGroup's spec and of a Workload's podGroupTemplates[] that are
+"available only when the WorkloadAwarePreemption feature gate is enabled" (k8s.io/api v0.36.0
+scheduling/v1alpha2 types.go)."""
+
+
+def _drop_preemption_fields(body: dict[str, Any], *, workload: bool) -> None:
+    """The PodGroup and Workload strategies' ``dropDisabled{DisruptionMode,PriorityClassName,
+    Priority}Field`` with the gate off (the old object never has them: see the module doc): from
+    a PodGroup's spec, or from each of a Workload's podGroupTemplates[]."""
+    spec = body.get("spec")
+    if not isinstance(spec, dict):
+        return
+    holders = [t for t in spec.get("podGroupTemplates") or () if isinstance(t, dict)] if workload else [spec]
+    for holder in holders:
+        for f in _PREEMPTION_FIELDS:
+            holder.pop(f, None)
+
+
 def served_rows(version: Version, gates: Mapping[str, bool]) -> list[ResourceSpec]:
     """The Workload API's rows ``version`` serves with ``gates`` (a PodGroup created as
-    :func:`pod_group_prepare_create` says)."""
+    :func:`pod_group_prepare_create` says; without WorkloadAwarePreemption, PodGroups and v1alpha2
+    Workloads lose its fields on create and update)."""
     if not gates.get(_GATE, False):
         return []
-    rows = [row for at, row in WORKLOAD_API_RESOURCES if at == version]
-    return [replace(r, prepare_create=pod_group_prepare_create(gates)) if r.plural == "podgroups" else r for r in rows]
+    preemption = bool(gates.get(_PREEMPTION_GATE, False))
+    rows = []
+    for at, row in WORKLOAD_API_RESOURCES:
+        if at != version:
+            continue
+        pod_group = row.plural == "podgroups"
+        if pod_group:
+            row = replace(row, prepare_create=pod_group_prepare_create(gates))
+        elif row.version == "v1alpha2" and not preemption:
+            row = replace(row, prepare_create=_workload_prepare_create)
+        if row.version == "v1alpha2" and not preemption:
+            row = replace(row, prepare_update=_update_drop(workload=not pod_group))
+        rows.append(row)
+    return rows
+
+
+def _workload_prepare_create(store: Any, body: dict[str, Any]) -> dict[str, Any]:
+    _drop_preemption_fields(body, workload=True)
+    return CLUSTER.prepare_create(store, body)
+
+
+def _update_drop(*, workload: bool) -> Callable[[dict[str, Any], str], None]:
+    def prepare_update(body: dict[str, Any], name: str) -> None:
+        _drop_preemption_fields(body, workload=workload)
+
+    return prepare_update
 
 
 def pod_group_prepare_create(gates: Mapping[str, bool]) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
     """The PodGroup strategy's ``PrepareForCreate``: no status from the client, and without
     TopologyAwareWorkloadScheduling no ``spec.schedulingConstraints`` (``dropDisabledPodGroupFields``:
     the field "is only available when the TopologyAwareWorkloadScheduling feature gate is
-    enabled", k8s.io/api v0.36.0 scheduling/v1alpha2)."""
+    enabled", k8s.io/api v0.36.0 scheduling/v1alpha2), without WorkloadAwarePreemption none of
+    its fields (:data:`_PREEMPTION_FIELDS`)."""
     topology = bool(gates.get("TopologyAwareWorkloadScheduling", False))
+    preemption = bool(gates.get(_PREEMPTION_GATE, False))
 
     def prepare(store: Any, body: dict[str, Any]) -> dict[str, Any]:
         body.pop("status", None)
         spec = body.get("spec")
         if not topology and isinstance(spec, dict):
             spec.pop("schedulingConstraints", None)
+        if not preemption:
+            _drop_preemption_fields(body, workload=False)
         return body
 
     return prepare
