@@ -313,7 +313,7 @@ class EventHandlers:
             if any(r is not None and apply_rules(s, [r], self.taint_rule_selectors) is not s for r in (old, new))
         ]  # fmt: skip
         if changed and (old is None or new is None or old.spec != new.spec):
-            self._move_observed(_EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])
+            _move_observed(self, _EVENTS[(ev.Resource.RESOURCE_SLICE, "MODIFIED")], changed[0], changed[0])
 
     def _on_workload_api(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A Workload or a Workload API PodGroup: its table, then the queue's event (the
@@ -329,7 +329,7 @@ class EventHandlers:
         resource = ev.Resource.WORKLOAD if kind is Workload else ev.Resource.POD_GROUP
         action = ev.ActionType.ADD if old is None else ev.ActionType.UPDATE
         label = f"{resource.value}{'Add' if old is None else 'Update'}"
-        self._move_observed(ev.ClusterEvent(resource, action, label), old, obj)
+        _move_observed(self, ev.ClusterEvent(resource, action, label), old, obj)
 
     def _on_storage(self, kind: type[Any], type_: str, obj: Any) -> None:
         """A storage (or DRA) object's informer: its table, then upstream's ``buildEvtResHandler`` —
@@ -343,7 +343,7 @@ class EventHandlers:
         old = table.get(key)
         if type_ == "DELETED":
             table.pop(key, None)
-            self._move_observed(_EVENTS[(resource, "DELETED")], obj, None)
+            _move_observed(self, _EVENTS[(resource, "DELETED")], obj, None)
             return
         table[key] = obj
         if old is None:
@@ -355,39 +355,20 @@ class EventHandlers:
                 # hints off: only a late-binding class can let a pod with an unbound immediate
                 # claim pass (upstream's comment on CheckVolumeBindingPred); the handling is
                 # observed all the same (its deferred observation)
-                rec = self._recording()
+                rec = _recording(self)
                 event = _EVENTS[(resource, "ADDED")]
                 if rec is not None and self.queue.is_event_of_interest(event):
                     rec.event_handled(ev.metric_label(event, self.version), 0.0)
                 return
-            self._move_observed(_EVENTS[(resource, "ADDED")], None, obj)
+            _move_observed(self, _EVENTS[(resource, "ADDED")], None, obj)
         else:
-            self._move_observed(_EVENTS[(resource, "MODIFIED")], old, obj)
+            _move_observed(self, _EVENTS[(resource, "MODIFIED")], old, obj)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
 
-    # --- event_handling_duration_seconds ------------------------------------------------------
-    def _recording(self) -> MetricsRecorder | None:
-        """The recorder to observe the handling into (none before 1.31, the metric's release)."""
-        rec = self.metrics_recorder
-        return rec if rec is not None and self.version >= (1, 31) else None
-
-    def _handled(self, rec: MetricsRecorder, event: ev.ClusterEvent, start: float) -> None:
-        """Upstream's ``defer EventHandlingLatency.WithLabelValues(evt.Label()).Observe(...)``."""
-        rec.event_handled(ev.metric_label(event, self.version), now() - start)
-
-    def _move_observed(self, event: ev.ClusterEvent, old: Any, new: Any) -> None:
-        """``buildEvtResHandler``'s handler: the queue's move, observed under the event's label
-        when some plugin registered the event (upstream has no handler otherwise)."""
-        rec = self._recording()
-        start = now() if rec is not None else 0.0
-        self.queue.move_all_to_active_or_backoff(event, old, new)
-        if rec is not None and self.queue.is_event_of_interest(event):
-            self._handled(rec, event, start)
-
     def on_node(self, type_: str, node: Node) -> None:
-        rec = self._recording()
+        rec = _recording(self)
         start = now() if rec is not None else 0.0
         name = node.metadata.name
         old = self.cluster.nodes.get(name)
@@ -395,7 +376,7 @@ class EventHandlers:
             self.cluster.nodes.pop(name, None)
             self.cache.remove_node(name)
             if rec is not None:
-                self._handled(rec, ev.NODE_DELETE, start)
+                _handled(self, rec, ev.NODE_DELETE, start)
             return
         self.cluster.nodes[name] = node
         if old is None:
@@ -409,7 +390,7 @@ class EventHandlers:
         if old is None:
             self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node, pre_check)
             if rec is not None:
-                self._handled(rec, ev.NODE_ADD, start)
+                _handled(self, rec, ev.NODE_ADD, start)
         else:
             # updateNodeInCache: each event observed with the cache's update plus its own move
             updating = now() - start if rec is not None else 0.0
@@ -420,7 +401,7 @@ class EventHandlers:
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
 
     def on_pod(self, type_: str, pod: Pod) -> None:
-        rec = self._recording()
+        rec = _recording(self)
         start = now() if rec is not None else 0.0
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
@@ -441,7 +422,7 @@ class EventHandlers:
                 self.cache.remove_pod(uid)
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
                 if rec is not None:
-                    self._handled(rec, ev.ASSIGNED_POD_DELETE, start)
+                    _handled(self, rec, ev.ASSIGNED_POD_DELETE, start)
             else:
                 rejected = self._reject_waiting(uid)
                 self.queue.delete(pod)
@@ -450,7 +431,7 @@ class EventHandlers:
                 else:
                     self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_DELETE, pod, None)
                 if rec is not None and self._responsible(pod):
-                    self._handled(rec, ev.UNSCHEDULED_POD_DELETE, start)
+                    _handled(self, rec, ev.UNSCHEDULED_POD_DELETE, start)
             return
         self.cluster.pods[uid] = pod
         self.cluster.pod_keys[(pod.metadata.namespace, pod.metadata.name)] = uid
@@ -460,13 +441,13 @@ class EventHandlers:
                 self.queue.delete(old)
                 if rec is not None and self._responsible(old):
                     # upstream's pod handlers see the queue's pod deleted, then an assigned add
-                    self._handled(rec, ev.UNSCHEDULED_POD_DELETE, start)
+                    _handled(self, rec, ev.UNSCHEDULED_POD_DELETE, start)
                     start = now()
             if old is None or not old.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.assigned_pod_added(pod)
                 if rec is not None:
-                    self._handled(rec, ev.ASSIGNED_POD_ADD, start)
+                    _handled(self, rec, ev.ASSIGNED_POD_ADD, start)
             else:
                 self.cache.update_pod(pod)
                 events = ev.pod_update_events(old, pod, ev.Resource.ASSIGNED_POD)
@@ -482,7 +463,7 @@ class EventHandlers:
                     moving = now()
                     self.queue.assigned_pod_updated(old, pod, [e])
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
-                self._handled(rec, ev.ASSIGNED_POD_UPDATE, start)
+                _handled(self, rec, ev.ASSIGNED_POD_UPDATE, start)
             return
         if not self._responsible(pod):
             return
@@ -494,14 +475,14 @@ class EventHandlers:
                     # pod may complete a gang whose members wait at PreEnqueue
                     self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
             if rec is not None:
-                self._handled(rec, ev.UNSCHEDULED_POD_ADD, start)
+                _handled(self, rec, ev.UNSCHEDULED_POD_ADD, start)
             return
         if not self.cache.is_assumed(uid):
             self.queue.update(old, pod)
         if rec is not None and old.metadata.resource_version != pod.metadata.resource_version:
             # updatePodInSchedulingQueue: UnschedulablePodUpdate and each update event's label
             # (deferred from the start, so each the whole handling); identical versions bypassed
-            self._handled(rec, ev.UNSCHEDULED_POD_UPDATE, start)
+            _handled(self, rec, ev.UNSCHEDULED_POD_UPDATE, start)
             whole = ev.metric_label(ev.UNSCHEDULED_POD_UPDATE, self.version)
             for e in ev.pod_update_events(old, pod, ev.Resource.UNSCHEDULED_POD):
                 label = ev.metric_label(e, self.version)
@@ -524,6 +505,28 @@ class EventHandlers:
     def _reject_waiting(self, uid: str) -> bool:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
+
+
+# --- event_handling_duration_seconds ------------------------------------------------------------
+def _recording(h: EventHandlers) -> MetricsRecorder | None:
+    """The recorder to observe the handling into (none before 1.31, the metric's release)."""
+    rec = h.metrics_recorder
+    return rec if rec is not None and h.version >= (1, 31) else None
+
+
+def _handled(h: EventHandlers, rec: MetricsRecorder, event: ev.ClusterEvent, start: float) -> None:
+    """Upstream's ``defer EventHandlingLatency.WithLabelValues(evt.Label()).Observe(...)``."""
+    rec.event_handled(ev.metric_label(event, h.version), now() - start)
+
+
+def _move_observed(h: EventHandlers, event: ev.ClusterEvent, old: Any, new: Any) -> None:
+    """``buildEvtResHandler``'s handler: the queue's move, observed under the event's label
+    when some plugin registered the event (upstream has no handler otherwise)."""
+    rec = _recording(h)
+    start = now() if rec is not None else 0.0
+    h.queue.move_all_to_active_or_backoff(event, old, new)
+    if rec is not None and h.queue.is_event_of_interest(event):
+        _handled(h, rec, event, start)
 
 def _pre_check_for_node(ni: NodeInfo, rules: RequestRules) -> Callable[[Pod], bool]:
     """``preCheckForNode`` (legacy queue, hints off): an unschedulable pod is moved on a node

@@ -76,14 +76,17 @@ from kubesched.scheduler._taskpool import TaskPool
 log = logging.getLogger("kubesched")
 
 
-def _dra_options(config: SchedulerConfig, cluster: ClusterState) -> dict[str, Any]:
-    """The informer's DRA options: the DynamicResourceAllocation gate; whether DeviceTaintRules
-    patch the slices (a rule's change is then a ResourceSlice update for the queue) and, in
+def _informer_options(config: SchedulerConfig, cluster: ClusterState) -> dict[str, Any]:
+    """The informer's options by version and gates: the GangScheduling gate, the emulated minor
+    (its metrics' labels), the DynamicResourceAllocation gate; whether DeviceTaintRules patch
+    the slices (a rule's change is then a ResourceSlice update for the queue) and, in
     1.33-1.34, the rules' class and CEL selectors over the cluster's classes."""
     from kubesched.dra import legacy_selectors, taint_rules_apply
 
     gates, version = config.feature_gates, config.emulated_version
     return {
+        "gang_scheduling": bool(gates.get("GangScheduling", False)),
+        "version": version,
         "dra": gates.get("DynamicResourceAllocation", True),
         "device_taint_rules": taint_rules_apply(gates, version),
         "taint_rule_selectors": legacy_selectors(cluster.device_classes, gates, version),
@@ -193,9 +196,7 @@ class Scheduler:
         self.handlers = EventHandlers(
             transport=transport, cluster=self.cluster, cache=self.cache, queue=self.queue,
             profiles=self.profiles, driver=self.driver, touch=self._touch,
-            gang_scheduling=bool(self.config.feature_gates.get("GangScheduling", False)),
-            version=self.config.emulated_version,
-            **_dra_options(self.config, self.cluster),
+            **_informer_options(self.config, self.cluster),
         )
         self.recorder = recorder
         self._idle_waiter: anyio.Event | None = None  # deterministic wait_idle: set by the loop
