@@ -103,6 +103,9 @@ class FilterRunners:
                 else:
                     if isinstance(out, Status):
                         out.plugin = e.name
+            if rec is None and type(out) is Status and out.code == Code.SKIP:  # the usual answer
+                state.skip_filter_plugins.add(e.name)
+                continue
             st: Status | None = None
             r: PreFilterResult | None = None
             if out is None:

@@ -29,6 +29,7 @@ from kubesched.scheduler._results import verdict as _verdict
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+_INT64 = np.dtype(np.int64)  # the dtype of an int64 array is this one object (cheaper than ==)
 
 
 def _score_array(raw: Any) -> np.ndarray | str:
@@ -100,13 +101,13 @@ class ScoreRunners:
                 else:
                     if isinstance(out, Status):
                         out.plugin = e.name
-            st = _as_status(out, e.name)
+            st = out if out is None or type(out) is Status else _as_status(out, e.name)
             if rec is not None:
                 rec.prescore[e.name] = _verdict(st)
-            if st is None or st.is_success():
+            if st is None or st.code == Code.SUCCESS:
                 evaluations[i] += 1
                 continue
-            if st.is_skip():
+            if st.code == Code.SKIP:
                 state.skip_score_plugins.add(e.name)
                 continue
             evaluations[i] += 1
@@ -117,7 +118,8 @@ class ScoreRunners:
         self, state: CycleState, pod: Pod, nodes: NodeBatch
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
-        total = np.zeros(len(nodes), dtype=np.int64)
+        n = len(nodes)
+        total = np.zeros(n, dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
         rec = state.recording
         raws: dict[str, np.ndarray] = {}
@@ -136,7 +138,7 @@ class ScoreRunners:
                     raw = e.plugin.kubesched_score(state, pod, nodes)
                 norm = self.normalize.get(e.name)
                 scores: np.ndarray | str
-                if type(raw) is np.ndarray and raw.dtype == np.int64 and raw.ndim == 1 and norm is None and rec is None:
+                if type(raw) is np.ndarray and raw.dtype is _INT64 and raw.ndim == 1 and norm is None and rec is None:
                     scores = raw  # never changed here: no copy needed
                 else:
                     scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
@@ -157,8 +159,8 @@ class ScoreRunners:
                         )
             except Exception as err:
                 return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=PluginFailure(e.name, "Score", err))
-            if len(scores) != len(nodes):
-                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {len(nodes)} nodes', plugin=e.name)
+            if len(scores) != n:
+                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {n} nodes', plugin=e.name)
             bad = _invalid_score(scores) if e.name in checked else None
             if bad is not None:
                 return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)

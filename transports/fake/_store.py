@@ -389,14 +389,21 @@ class Store:
         self._rv = 0
         # every live watch, weakly: an abandoned one is collected and forgotten at the next write
         self.watchers: list[weakref.ref[Watch]] = []
-        self._controllers: dict[str, list[Controller]] = {kind: [] for kind in KINDS}
+        # per kind, the admit and observe steps of the controllers that have them (overridden):
+        # the default no-ops are not called on every write
+        self._admit: dict[str, list[Callable[[Change], None]]] = {kind: [] for kind in KINDS}
+        self._observe: dict[str, list[Callable[[Change], None]]] = {kind: [] for kind in KINDS}
         self._backlog: deque[Change] = deque()
         self._feeding = False
 
     def register(self, controller: Controller) -> None:
         """Feed ``controller`` every write of its kinds, after those registered before it."""
+        cls = type(controller)
         for kind in controller.kinds:
-            self._controllers[kind_of(kind)].append(controller)
+            if cls.admit is not Controller.admit:
+                self._admit[kind_of(kind)].append(controller.admit)
+            if cls.observe is not Controller.observe:
+                self._observe[kind_of(kind)].append(controller.observe)
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -480,8 +487,8 @@ class Store:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
         steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
         change = Change(type_, kind, key, obj, self._objects[kind].get(key), verb)
-        for c in self._controllers[kind]:
-            c.admit(change)
+        for admit in self._admit[kind]:
+            admit(change)
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
         self._objects[kind][key] = obj
@@ -512,8 +519,8 @@ class Store:
         try:
             while self._backlog:
                 ch = self._backlog.popleft()
-                for c in self._controllers[ch.kind]:
-                    c.observe(ch)
+                for observe in self._observe[ch.kind]:
+                    observe(ch)
         finally:
             self._feeding = False
             self._backlog.clear()
