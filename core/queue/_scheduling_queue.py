@@ -131,6 +131,7 @@ class SchedulingQueue:
         pop_from_backoff_q: bool = False,
         requeue_spread_on_assigned_pod: bool = True,
         rules: RequestRules = NEWEST_RULES,
+        version: tuple[int, int] = (1, 36),
     ) -> None:
         self.profiles = dict(profiles)
         self.rules = rules  # how the release computes requests, for the PodInfos made here
@@ -176,6 +177,7 @@ class SchedulingQueue:
         # the calls the sub-queues answer alone: activeQ (``pop`` waits while it is empty, and
         # ``done`` ends a pod's flight), backoffQ, the hints and the periodic flushes
         self.pop = self.activeq.pop
+        self._wake = self.activeq.wake
         self.wait_for_pods = self.activeq.wait_for_pods
         self.pop_nowait = self.activeq.pop_nowait
         self.close = self.activeq.close
@@ -192,8 +194,10 @@ class SchedulingQueue:
         self.run_due_flushes = self.ticks.run_due
         self._pod_seq = 0
         self.on_change: Callable[[], None] | None = None
-        # the scheduler's MetricsRecorder while one is attached: ``queue_incoming_pods_total``
+        # the scheduler's MetricsRecorder while one is attached: ``queue_incoming_pods_total``,
+        # each event under upstream's label at the emulated ``version``
         self.metrics_recorder: MetricsRecorder | None = None
+        self.labels = ev.QueueLabels(version)
 
     @property
     def scheduling_cycle(self) -> int:
@@ -272,12 +276,8 @@ class SchedulingQueue:
         self._changed()
 
     def _count(self, queue: str, event: ClusterEvent) -> None:
-        rec = self.metrics_recorder
-        if rec is not None:
-            rec.pod_incoming(queue, event.label)
-
-    def _wake(self) -> None:
-        self.activeq.wake()
+        if (rec := self.metrics_recorder) is not None:
+            rec.pod_incoming(queue, self.labels[event])
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -434,8 +434,8 @@ class SchedulingQueue:
                     # it may have finished its backoff while unschedulable
                     if self.is_backing_off(qpi):
                         self._move_to_backoff(qpi, ev.UNSCHEDULED_POD_UPDATE)
-                    else:
-                        self._move_to_active(qpi, ev.UNSCHEDULED_POD_UPDATE)
+                    else:  # v1.31: BackoffComplete (QueueLabels.legacy_update)
+                        self._move_to_active(qpi, self.labels.legacy_update)
                 self._changed()
                 return
             for e in events:

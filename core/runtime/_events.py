@@ -300,3 +300,52 @@ def metric_label(event: ClusterEvent, version: tuple[int, int]) -> str:
         # 1.31 named the other kinds without their group (``StorageClassAdd``, ``ResourceClaimAdd``)
         return f"{resource.value.rpartition('/')[2]}{_GO_ACTIONS.get(action, '')}"
     return f"{_GO_RESOURCES.get(resource, resource.value)}{_GO_ACTIONS.get(action, '')}"
+
+
+# --- the event label of scheduler_queue_incoming_pods_total -------------------------------------
+def queue_label(event: ClusterEvent, version: tuple[int, int]) -> str:
+    """The ``event`` label upstream's queue counts a pod entering a sub-queue on ``event`` under
+    (``SchedulerQueueIncomingPods.WithLabelValues(queue, label)``) at ``version``.
+
+    From 1.32 the event's ``Label()`` (:func:`metric_label`): ``UnschedulablePodAdd`` for a new
+    pod, ``UnschedulablePodUpdate`` for an update of a pod in no sub-queue, each hinted update
+    event's own (``UnschedulablePodUpdatePodLabel``), ``NodeAdd``, ``AssignedPodUpdatePodScaleDown``;
+    the queue's own moves keep their constants (``ScheduleAttemptFailure``, ``BackoffComplete``,
+    ``ForceActivate``, ``UnschedulableTimeout``).  Before 1.32 (v1.31 ``scheduling_queue.go``,
+    ``framework/events.go``) the queue's string constants: a new pod is ``PodAdd``, an update of a
+    pod in no sub-queue (``UNSCHEDULED_POD_UPDATE``, all update actions) ``PodUpdate``, and a
+    hinted update ``UnschedulablePodUpdate`` whatever it changed; an assigned pod's scale-down
+    moves every pod as ``AssignedPodUpdate``, and in 1.30, which had no smaller Pod update events
+    (kubernetes#122628, 1.31), every assigned pod's update is ``AssignedPodUpdate``.
+    """
+    if version < (1, 32):
+        resource, action = event.resource, event.action
+        if resource is Resource.UNSCHEDULED_POD:
+            if action == ActionType.ADD:
+                return "PodAdd"
+            if action == ActionType.UPDATE:
+                return "PodUpdate"
+            if action & ActionType.UPDATE:
+                return "UnschedulablePodUpdate"
+        elif resource is Resource.ASSIGNED_POD and action & ActionType.UPDATE and (
+            version < (1, 31) or action == ActionType.UPDATE_POD_SCALE_DOWN
+        ):
+            return "AssignedPodUpdate"
+    return metric_label(event, version)
+
+
+class QueueLabels(dict[ClusterEvent, str]):
+    """:func:`queue_label` of each event at one version, computed once per distinct event (the
+    counting on the queue's hot path is a dict hit).  ``legacy_update`` is the event the queue's
+    ``Update`` moves an updated unschedulable pod to activeQ with while queueing hints are off:
+    v1.31's ``moveToActiveQ(logger, pInfo, framework.BackoffComplete)`` before 1.32 (counted as
+    ``BackoffComplete``, no nomination re-added), ``EventUnscheduledPodUpdate`` from 1.32."""
+
+    def __init__(self, version: tuple[int, int]) -> None:
+        super().__init__()
+        self.version = version
+        self.legacy_update = BACKOFF_COMPLETE if version < (1, 32) else UNSCHEDULED_POD_UPDATE
+
+    def __missing__(self, event: ClusterEvent) -> str:
+        label = self[event] = queue_label(event, self.version)
+        return label

@@ -177,7 +177,7 @@ class Scheduler:
             queueing_hints=self.config.feature_gates.get("SchedulerQueueingHints", True),
             pop_from_backoff_q=self.config.feature_gates.get("SchedulerPopFromBackoffQ", False),
             requeue_spread_on_assigned_pod=self.config.emulated_version >= (1, 31),
-            rules=rules,
+            rules=rules, version=self.config.emulated_version,  # version: the metrics' labels
         )
         self._tg: anyio.abc.TaskGroup | None = None
         self._pool: TaskPool | None = None  # the binding cycles' and background tasks' workers

@@ -128,7 +128,7 @@ async def test_a_simulation_counts_every_attempt_under_its_own_profile() -> None
     assert m[f'{ep}{{extension_point="Bind",profile="beta",status="Success"}}'] == 2
     assert m[f'{ep}{{extension_point="PreEnqueue",profile="alpha",status="Success"}}'] == 2
     # the queue: how pods came in
-    assert m['scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"}'] == 4
+    assert m['scheduler_queue_incoming_pods_total{event="UnschedulablePodAdd",queue="active"}'] == 4
     assert m['scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="unschedulable"}'] == 1
     assert m['scheduler_queue_incoming_pods_total{event="NodeAdd",queue="active"}'] == 1
     assert m["scheduler_preemption_attempts_total"] == 1

@@ -154,7 +154,7 @@ async def test_a_live_run_exposes_kube_schedulers_metrics_and_health(tmp_path: P
                    for k in m for s in ("Unschedulable", "Success"))
 
         # the queue: incoming pods by queue and event, pending pods by queue, rejections by plugin
-        assert m['scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"}'] == 5
+        assert m['scheduler_queue_incoming_pods_total{event="UnschedulablePodAdd",queue="active"}'] == 5
         assert m['scheduler_pending_pods{queue="unschedulable"}'] == 1
         assert m['scheduler_pending_pods{queue="active"}'] == 0
         assert m['scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="beta"}'] == 1
