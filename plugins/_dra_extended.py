@@ -36,6 +36,7 @@ metric.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,10 +104,13 @@ class ExtendedResources:
         return self._classes
 
     # --- PreFilter ------------------------------------------------------------------------------
-    def pre_filter(self, pod: Pod, claims: dict[tuple[str, str], ResourceClaim]) -> tuple[ResourceClaim | None, dict[str, int]]:
-        """``preFilterExtendedResources``: the special claim (found among ``claims``, every
-        claim as the assume cache lists them, or made in memory) and the pod's scalar requests;
-        (None, {}) when no requested resource is DRA's."""
+    def pre_filter(
+        self, pod: Pod, claims: Callable[[], dict[tuple[str, str], ResourceClaim]]
+    ) -> tuple[ResourceClaim | None, dict[str, int]]:
+        """``preFilterExtendedResources``: the special claim (found among ``claims()``, every
+        claim as the assume cache lists them, listed only for a pod that needs the special
+        claim, or made in memory) and the pod's scalar requests; (None, {}) when no requested
+        resource is DRA's."""
         if not self.handle.cluster.device_classes or not may_request(pod):
             return None, {}
         reqs = pod_requests(pod)
@@ -115,7 +119,7 @@ class ExtendedResources:
             q and is_dra_extended_resource_name(n) and classes.get_device_class(n) is not None for n, q in reqs.scalar.items()
         ):
             return None, {}
-        found = find_extended_resource_claim(pod, claims.values())
+        found = find_extended_resource_claim(pod, claims().values())
         if found is not None:
             return found, dict(reqs.scalar)
         from kubesched.api import ObjectMeta, OwnerReference, ResourceClaim
@@ -238,7 +242,7 @@ def listed_claims(pl: Any) -> dict[tuple[str, str], ResourceClaim]:
 def with_special_claim(pl: Any, s: Any, pod: Pod, claims: list[ResourceClaim]) -> list[ResourceClaim]:
     """PreFilter: the pod's claims, then the special claim when it needs one (its place kept in
     ``s.extended``)."""
-    special, scalar = pl.extended.pre_filter(pod, listed_claims(pl))
+    special, scalar = pl.extended.pre_filter(pod, lambda: listed_claims(pl))
     if special is None:
         return claims
     s.extended = ExtendedState(len(claims), special.metadata.uid, scalar)
