@@ -32,11 +32,15 @@ class ActiveQueue:
         queueing_hints: bool,
         backoff: BackoffQueue | None,
         changed: Callable[[], None],
+        from_backoff: Callable[[], None] | None = None,
     ) -> None:
+        """``from_backoff``: called for each pod popped from the backoff heap (the queue's
+        ``scheduler_queue_incoming_pods_total{queue="active",event="PopFromBackoffQ"}``)."""
         self.heap = _Heap(less, sort_key)
         self.queueing_hints = queueing_hints
         self._backoff = backoff
         self._changed = changed
+        self._from_backoff = from_backoff
         self._scheduling_cycle = 0
         self._in_flight: dict[str, int] = {}  # uid -> index into the event log when popped
         self._events: list[tuple[ClusterEvent, Any, Any]] = []
@@ -89,6 +93,8 @@ class ActiveQueue:
             qpi = self.heap.pop()
             if qpi is None and self._backoff is not None:
                 qpi = self._backoff.pop_backoff()
+                if qpi is not None and self._from_backoff is not None:
+                    self._from_backoff()  # counted before the in-flight check, as upstream
             if qpi is None:
                 return None
             qpi.attempts += 1

@@ -152,10 +152,10 @@ class SchedulingQueue:
             active_less=self._less,
             active_sort_key=sort_key,
         )
-        backoff = self.backoff if pop_from_backoff_q else None
         self.activeq = ActiveQueue(
-            self._less, sort_key, queueing_hints=queueing_hints, backoff=backoff, changed=self._changed
-        )
+            self._less, sort_key, queueing_hints=queueing_hints, backoff=self.backoff if pop_from_backoff_q else None,
+            changed=self._changed, from_backoff=lambda: self._count(ACTIVE_Q, ev.POP_FROM_BACKOFF_Q),
+        )  # fmt: skip
         self.active_q = self.activeq.heap
         self.backoff_q = self.backoff.pod_backoff_q
         self.error_backoff_q = self.backoff.pod_error_backoff_q
