@@ -312,6 +312,74 @@ class _RowEntry:
         self.failed = False  # no fast path for this node set
 
 
+class RowFits:
+    """Whether each snapshot row has room for one request: NodeResourcesFit's batch Filter,
+    answered by a gather when every node of the batch has room (the usual case).
+
+    One is kept per Filter plan (a request's resources, pods first, and amounts), so the pods of
+    one template share it.  As :class:`RowScores`' scores, the array is made the second time the
+    request is filtered in a node set, then brought up to date from the snapshot's change log
+    (the few rows changed since the last pod, in plain integers: ``need <= allocatable -
+    requested`` per resource), or by comparing ``Snapshot.generations`` when many changed.
+    """
+
+    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "snapshot")
+    _FEW = 8  # up to this many changed rows are checked one by one
+
+    def __init__(self, names: tuple[str, ...], need: list[int]) -> None:
+        self.names = names
+        self.need = need  # the amount per resource of ``names``
+        self.snapshot: Any = None
+        self.generation = -1  # the snapshot's node set (tree generation) when last seen
+        self.ok: np.ndarray | None = None  # room on each snapshot row
+        self.generations: np.ndarray | None = None  # the rows' generations ``ok`` was made at
+        self.mark = 0  # the snapshot's change mark when ``ok`` was last brought up to date
+
+    def all_fit(self, nodes: NodeBatch) -> bool:
+        """True when every node of the snapshot batch ``nodes`` has room; False when some node
+        has none, or it is not known without the batch's columns (not a snapshot batch, or the
+        first sight of this request in this node set)."""
+        snap = nodes.snapshot
+        rows = nodes.indices
+        if snap is None or rows is None:
+            return False
+        if self.snapshot is not snap or self.generation != snap.tree_generation:
+            self.snapshot, self.generation, self.ok = snap, snap.tree_generation, None
+            return False
+        ok = self.ok
+        names = self.names
+        if ok is None:
+            need = np.array(self.need, dtype=np.int64)[:, None]
+            free = snap.columns("allocatable", names) - snap.columns("requested", names)
+            self.ok = ok = ~(need > free).any(axis=0)
+            self.generations = snap.generations.copy()
+        else:
+            gens = self.generations
+            assert gens is not None
+            changed = snap.rows_changed_since(self.mark)
+            if changed is None or len(changed) > self._FEW:
+                stale = (snap.generations != gens).nonzero()[0]
+                if len(stale):
+                    need = np.array(self.need, dtype=np.int64)[:, None]
+                    alloc = snap.columns("allocatable", names).take(stale, axis=1)
+                    req = snap.columns("requested", names).take(stale, axis=1)
+                    ok[stale] = ~(need > alloc - req).any(axis=0)
+                    gens[stale] = snap.generations[stale]
+            elif changed:
+                now = snap.generations
+                alloc = snap.columns("allocatable", names)
+                req = snap.columns("requested", names)
+                need_list = self.need
+                k = range(len(names))
+                for row in changed:
+                    g = now[row]
+                    if gens[row] != g:
+                        ok[row] = all(need_list[j] <= int(alloc[j, row]) - int(req[j, row]) for j in k)
+                        gens[row] = g
+        self.mark = snap.change_mark()
+        return bool(ok[rows].all())
+
+
 def _weighted_average(
     per_resource: Callable[[np.ndarray, np.ndarray], np.ndarray], resources: Sequence[ResourceSpec]
 ) -> Scorer:
@@ -433,6 +501,7 @@ def balanced_resource_scorer(requested: list[np.ndarray], allocatable: list[np.n
 
 
 __all__ = [
+    "RowFits",
     "RowScores",
     "allocatable_requested",
     "balanced_change_fast",

@@ -62,6 +62,7 @@ from ._args import (
 )
 from ._resource_allocation import (
     NEWEST_RULES,
+    RowFits,
     RowScores,
     Scorer,
     allocatable_requested,
@@ -225,7 +226,7 @@ def have_any_requested_resources_increased(
     )
 
 
-_Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str]]
+_Plan = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, list[str], RowFits]
 
 
 class Fit(FitPlacementScore):
@@ -380,7 +381,9 @@ class Fit(FitPlacementScore):
             return None if st is None else {0: st}
         # every checked resource at once, one row each (pods first); a node's failure reasons
         # are the bits of its short rows, in upstream's order; bit 62 marks "unresolvable"
-        names, need, need_unresolvable, weights, reasons = self._plan(req)
+        names, need, need_unresolvable, weights, reasons, row_fits = self._plan(req)
+        if not (self.dra_extended and req.scalar) and row_fits.all_fit(nodes):
+            return None  # every node has room, known without the batch's columns
         alloc = nodes.columns("allocatable", names)
         short = need > alloc - nodes.columns("requested", names)
         if self.dra_extended and req.scalar:
@@ -415,7 +418,8 @@ class Fit(FitPlacementScore):
     def _plan(self, req: ResourceAmounts) -> _Plan:
         """What the batch Filter compares for ``req`` (kept for the last request seen: the
         cycle's pod): the resources (pods first), the request per row as a column (1 pod), the
-        same with the pods row never unresolvable, the bit of each row, and the reasons."""
+        same with the pods row never unresolvable, the bit of each row, the reasons, and the
+        request's :class:`RowFits` (room per snapshot row)."""
         last = self._last_plan
         if last is not None and last[0] is req:
             return last[1]
@@ -436,7 +440,7 @@ class Fit(FitPlacementScore):
         need_unresolvable = need.copy()
         need_unresolvable[0] = -1  # never above an allocatable pod count
         weights = np.left_shift(1, np.arange(len(names), dtype=np.int64))
-        plan = (tuple(names), need, need_unresolvable, weights, reasons)
+        plan = (tuple(names), need, need_unresolvable, weights, reasons, RowFits(tuple(names), values))
         self._last_plan = (req, plan)
         if len(self._plans) >= 256:
             self._plans.clear()

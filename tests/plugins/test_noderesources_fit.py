@@ -588,3 +588,51 @@ def test_filter_batch_above_allocatable_per_version(version: str, code: Code) ->
     plugin.kubesched_pre_filter(state, pod, [])
     out = plugin.kubesched_filter(state, pod, NodeBatch.of(nodes))
     assert {i: (s.code, s.reasons) for i, s in out.items()} == {i: (code, ("Insufficient cpu",)) for i in (0, 1)}
+
+
+def test_room_kept_per_snapshot_row_follows_every_change() -> None:
+    """The room the Filter keeps per snapshot row for a request it has seen (RowFits: the pods
+    of one template) answers as the batch's own columns do after every change: pods bound and
+    removed (a few rows, or many at once), a node added (a new node set), nodes filling up so
+    that some are short (then the batch's columns give the reasons)."""
+    import random
+
+    from kubesched.cache._cache import Cache, Snapshot
+
+    def verdicts(plugin: Fit, pod: Any, batch: NodeBatch) -> dict[int, tuple[Code, tuple[str, ...]]]:
+        state = CycleState()
+        plugin.kubesched_pre_filter(state, pod, batch)
+        out = plugin.kubesched_filter(state, pod, batch)
+        return {} if out is None else {int(i): (st.code, st.reasons) for i, st in out.items()}
+
+    rng = random.Random(11)
+    cache = Cache()
+    names = [f"n{i}" for i in range(30)]
+    for i, name in enumerate(names):
+        cache.add_node(make_node(name).capacity(cpu=str(2 + i % 3), memory=f"{3 + i % 2}Gi", pods="12").obj())
+    snap = Snapshot()
+    kept = new_fit(None, FakeHandle())
+    incoming = [make_pod("a").req(cpu="300m", memory="512Mi").obj(), make_pod("b").req(cpu="1", memory="200Mi").obj()]
+    bound: list[str] = []
+    kept_path = short_seen = 0
+    for step in range(160):
+        if step == 60:
+            names.append("late")
+            cache.add_node(make_node("late").capacity(cpu="3", memory="5Gi", pods="12").obj())
+        for _ in range(12 if step % 17 == 0 else 1):  # sometimes many rows change between looks
+            if bound and rng.random() < 0.25:
+                cache.remove_pod(bound.pop(rng.randrange(len(bound))))
+            else:
+                cpu, mem = rng.randint(1, 700), rng.randint(1, 700)
+                p = make_pod(f"p{step}-{len(bound)}").req(cpu=f"{cpu}m", memory=f"{mem}Mi").node(rng.choice(names)).obj()
+                cache.add_pod(p)
+                bound.append(p.metadata.uid)
+        snap.update(cache)
+        pod = incoming[step % 2]
+        rows = np.array(sorted(rng.sample(range(len(snap)), 12)), dtype=np.int64)
+        got = verdicts(kept, pod, NodeBatch(snapshot=snap, indices=rows))
+        want = verdicts(new_fit(None, FakeHandle()), pod, NodeBatch(snapshot=snap, indices=rows))
+        assert got == want, step
+        kept_path += any(p[-1].ok is not None for p in kept._plans.values())
+        short_seen += bool(want)
+    assert kept_path > 100 and short_seen > 10  # the kept path ran, and some nodes were short
