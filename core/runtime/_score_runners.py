@@ -62,6 +62,12 @@ def _invalid_score(scores: np.ndarray) -> int | None:
     return int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
 
 
+def _total(total: np.ndarray | None, n: int) -> np.ndarray:
+    """The total of :meth:`ScoreRunners.run_score_plugins` as its own array: a copy of the only
+    plugin's weighted scores, zeros for none."""
+    return np.zeros(n, dtype=np.int64) if total is None else total.copy()
+
+
 class ScoreRunners:
     """A profile's PreScore and Score plugins (each Score plugin's weight and NormalizeScore),
     in profile order, and the runners that call them (the Framework holds one)."""
@@ -84,6 +90,12 @@ class ScoreRunners:
         # Skip, every Score call (one per node), by position
         self.pre_score_evaluations = [0] * len(self.pre_score)
         self.score_evaluations = [0] * len(self.score)
+        # what a Score call needs of each plugin, looked up once: (position, name, Score hook,
+        # NormalizeScore hook or None, weight, whether its scores are range-checked)
+        self._score_table = [
+            (i, e.name, e.plugin.kubesched_score, self.normalize.get(e.name), e.weight, e.name in self._checked)
+            for i, e in enumerate(self.score)
+        ]
 
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
@@ -119,54 +131,59 @@ class ScoreRunners:
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
         n = len(nodes)
-        total = np.zeros(n, dtype=np.int64)
+        total: np.ndarray | None = None  # the first weighted scores, then their sum (its own array)
         per_plugin: dict[str, np.ndarray] = {}
         rec = state.recording
         raws: dict[str, np.ndarray] = {}
         timed = state.record_plugin_metrics
-        checked = self._checked
         evaluations = self.score_evaluations
-        n = len(nodes)
-        for i, e in enumerate(self.score):
-            if e.name in state.skip_score_plugins:
+        skip = state.skip_score_plugins
+        for i, name, score, norm, weight, checked in self._score_table:
+            if name in skip:
                 continue
             evaluations[i] += n
             try:
                 if timed:
-                    raw = self.calls.timed_batch(e.name, "Score", e.plugin.kubesched_score, state, pod, nodes)
+                    raw = self.calls.timed_batch(name, "Score", score, state, pod, nodes)
                 else:
-                    raw = e.plugin.kubesched_score(state, pod, nodes)
-                norm = self.normalize.get(e.name)
+                    raw = score(state, pod, nodes)
                 scores: np.ndarray | str
                 if type(raw) is np.ndarray and raw.dtype is _INT64 and raw.ndim == 1 and norm is None and rec is None:
                     scores = raw  # never changed here: no copy needed
                 else:
                     scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
-                    msg = f'running Score plugins: running "{e.name}" score plugin: {scores}'
-                    return total, per_plugin, Status(Code.ERROR, msg, plugin=e.name)
+                    msg = f'running Score plugins: running "{name}" score plugin: {scores}'
+                    return _total(total, n), per_plugin, Status(Code.ERROR, msg, plugin=name)
                 if rec is not None:
-                    raws[e.name] = scores.copy()
+                    raws[name] = scores.copy()
                 if norm is not None:
                     if timed:
-                        out = self.calls.timed_batch(e.name, "ScoreExtensionNormalize", norm, state, pod, scores)
+                        out = self.calls.timed_batch(name, "ScoreExtensionNormalize", norm, state, pod, scores)
                     else:
                         out = norm(state, pod, scores)
-                    st = _as_status(out, e.name)
+                    st = _as_status(out, name)
                     if st is not None and not st.is_success():
-                        return total, per_plugin, Status(
-                            Code.ERROR, f'running Normalize on Score plugin "{e.name}": {st.message}', plugin=e.name
+                        return _total(total, n), per_plugin, Status(
+                            Code.ERROR, f'running Normalize on Score plugin "{name}": {st.message}', plugin=name
                         )
             except Exception as err:
-                return total, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{e.name}" score plugin: {err}', plugin=e.name, error=PluginFailure(e.name, "Score", err))
+                return _total(total, n), per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
             if len(scores) != n:
-                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returned {len(scores)} scores for {n} nodes', plugin=e.name)
-            bad = _invalid_score(scores) if e.name in checked else None
+                return _total(total, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
+            bad = _invalid_score(scores) if checked else None
             if bad is not None:
-                return total, per_plugin, Status(Code.ERROR, f'plugin "{e.name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=e.name)
-            weighted = scores * e.weight if e.weight != 1 else scores  # kept unchanged below
-            per_plugin[e.name] = weighted
-            total += weighted
+                return _total(total, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
+            weighted = scores * weight if weight != 1 else scores  # kept unchanged below
+            per_plugin[name] = weighted
+            if total is None:
+                total = weighted
+            elif len(per_plugin) == 2:
+                total = total + weighted  # a new array: the first plugin's stays as it is
+            else:
+                total += weighted
         if rec is not None:
             rec.scored(nodes.names, raws, per_plugin)
+        if total is None or len(per_plugin) == 1:
+            return _total(total, n), per_plugin, None
         return total, per_plugin, None

@@ -234,6 +234,7 @@ class RowScores:
         self.compute_one = compute_one  # the same of one row -> its score
         self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
+        self._fast = bool(names) and all(n in _CPU_MEMORY for n in names)  # cpu and memory only
 
     def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int]) -> np.ndarray | None:
         """The scores of the snapshot batch ``nodes``, or None (not a snapshot batch, the
@@ -241,7 +242,7 @@ class RowScores:
         snap = nodes.snapshot
         rows = nodes.indices
         names = self.names
-        if snap is None or rows is None or not names or not all(n in _CPU_MEMORY for n in names):
+        if snap is None or rows is None or not self._fast:
             return None
         key = tuple(pod_requests_list)
         entry = self._entries.get(key)
