@@ -198,11 +198,12 @@ class NodeBatch(Sequence[NodeInfo]):
         return self.names[i]
 
     def __len__(self) -> int:
+        indices = self.indices  # a snapshot batch (the usual one): its NodeInfos are these rows'
+        if indices is not None:
+            return len(indices)
         infos = self._infos
         if infos is not None:
             return len(infos)
-        if self.indices is not None:
-            return len(self.indices)
         if self._overlay is not None and self._rows is not None:
             return len(self._rows)
         return len(self.infos)

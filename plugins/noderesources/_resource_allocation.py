@@ -324,7 +324,7 @@ class RowFits:
     requested`` per resource), or by comparing ``Snapshot.generations`` when many changed.
     """
 
-    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "snapshot")
+    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "short", "snapshot")
     _FEW = 8  # up to this many changed rows are checked one by one
 
     def __init__(self, names: tuple[str, ...], need: list[int]) -> None:
@@ -333,6 +333,7 @@ class RowFits:
         self.snapshot: Any = None
         self.generation = -1  # the snapshot's node set (tree generation) when last seen
         self.ok: np.ndarray | None = None  # room on each snapshot row
+        self.short = 0  # how many rows have no room (none: every batch fits, no gather needed)
         self.generations: np.ndarray | None = None  # the rows' generations ``ok`` was made at
         self.mark = 0  # the snapshot's change mark when ``ok`` was last brought up to date
 
@@ -353,6 +354,7 @@ class RowFits:
             need = np.array(self.need, dtype=np.int64)[:, None]
             free = snap.columns("allocatable", names) - snap.columns("requested", names)
             self.ok = ok = ~(need > free).any(axis=0)
+            self.short = len(ok) - int(np.count_nonzero(ok))
             self.generations = snap.generations.copy()
         else:
             gens = self.generations
@@ -366,6 +368,7 @@ class RowFits:
                     req = snap.columns("requested", names).take(stale, axis=1)
                     ok[stale] = ~(need > alloc - req).any(axis=0)
                     gens[stale] = snap.generations[stale]
+                    self.short = len(ok) - int(np.count_nonzero(ok))
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
@@ -375,10 +378,13 @@ class RowFits:
                 for row in changed:
                     g = now[row]
                     if gens[row] != g:
-                        ok[row] = all(need_list[j] <= int(alloc[j, row]) - int(req[j, row]) for j in k)
+                        room = all(need_list[j] <= int(alloc[j, row]) - int(req[j, row]) for j in k)
+                        if room != ok[row]:
+                            ok[row] = room
+                            self.short += -1 if room else 1
                         gens[row] = g
         self.mark = snap.change_mark()
-        return bool(ok[rows].all())
+        return not self.short or bool(ok[rows].all())
 
 
 def _weighted_average(
