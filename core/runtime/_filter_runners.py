@@ -18,7 +18,7 @@ from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import CycleState, PreFilterResult
 from kubesched.runtime._nodeinfo import NodeBatch, NodeInfo, PodInfo
 from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _raised, _wrong
-from kubesched.runtime._status import Code, Rejections, Status, merge_rejections
+from kubesched.runtime._status import SKIP, Code, Rejections, Status, merge_rejections
 from kubesched.scheduler._results import verdict as _verdict
 
 _FILTER_RESULT = "a mapping {index in batch: Status} or None"
@@ -101,9 +101,12 @@ class FilterRunners:
                 except Exception as err:
                     out = _raised(e.name, "prefilter", err)
                 else:
+                    if out is SKIP and rec is None:  # the usual answer
+                        state.skip_filter_plugins.add(e.name)
+                        continue
                     if isinstance(out, Status):
                         out.plugin = e.name
-            if rec is None and type(out) is Status and out.code == Code.SKIP:  # the usual answer
+            if rec is None and type(out) is Status and out.code == Code.SKIP:  # a Skip of its own
                 state.skip_filter_plugins.add(e.name)
                 continue
             st: Status | None = None

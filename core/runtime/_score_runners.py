@@ -24,7 +24,7 @@ from kubesched.runtime._plugins import (
     _raised,
     _wrong,
 )
-from kubesched.runtime._status import Code, Status
+from kubesched.runtime._status import SKIP, Code, Status
 from kubesched.scheduler._results import verdict as _verdict
 
 MAX_NODE_SCORE = 100
@@ -111,6 +111,9 @@ class ScoreRunners:
                 except Exception as err:
                     out = _raised(e.name, "prescore", err)
                 else:
+                    if out is SKIP and rec is None:  # the usual answer
+                        state.skip_score_plugins.add(e.name)
+                        continue
                     if isinstance(out, Status):
                         out.plugin = e.name
             st = out if out is None or type(out) is Status else _as_status(out, e.name)

@@ -76,7 +76,11 @@ class Status:
 
     @classmethod
     def skip(cls) -> Status:
-        st = cls.__new__(cls)  # the most frequent status of a cycle: no __init__ argument parsing
+        """A Skip: the most frequent status of a cycle, so one shared object (:data:`SKIP`),
+        which keeps no plugin name the runtime stamps on it (a Skip is never reported by it)."""
+        if cls is Status:
+            return SKIP
+        st = cls.__new__(cls)
         st.code, st.reasons, st.plugin, st.error = Code.SKIP, (), "", None
         return st
 
@@ -124,6 +128,24 @@ class Status:
     def __repr__(self) -> str:
         plugin = f" plugin={self.plugin!r}" if self.plugin else ""
         return f"Status({self.code.label}{plugin} {list(self.reasons)!r})"
+
+
+class _SharedSkip(Status):
+    """The class of :data:`SKIP`: a plugin name stamped on it is not kept (it is shared)."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def plugin(self) -> str:
+        return ""
+
+    @plugin.setter
+    def plugin(self, value: str) -> None:
+        pass
+
+
+SKIP: Status = _SharedSkip.__new__(_SharedSkip)
+SKIP.code, SKIP.reasons, SKIP.error = Code.SKIP, (), None
 
 
 def code_of(status: Status | None) -> Code:

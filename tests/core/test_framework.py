@@ -237,3 +237,24 @@ def test_a_raising_queue_sort_falls_back_to_priority_order() -> None:
     hi = QueuedPodInfo(kubesched.PodInfo(make_pod("hi").priority(10).obj()), timestamp=5)
     lo = QueuedPodInfo(kubesched.PodInfo(make_pod("lo").priority(1).obj()), timestamp=1)
     assert fw.queue_sort_less(hi, lo) and not fw.queue_sort_less(lo, hi)
+
+
+def test_the_shared_skip_keeps_no_plugin_name() -> None:
+    """``Status.skip()`` is one shared object (the most frequent status of a cycle): a plugin
+    name the runtime stamps on it is not kept, so no plugin's name leaks into another's Skip;
+    a subclass's skip is its own object."""
+    from kubesched.runtime._status import SKIP
+
+    st = Status.skip()
+    assert st is SKIP and Status.skip() is st
+    st.plugin = "A"
+    assert st.plugin == "" and st.with_plugin("B").plugin == ""
+    assert (st.code, st.reasons, st.message, st.is_skip()) == (Code.SKIP, (), "", True)
+
+    class Mine(Status):
+        __slots__ = ()
+
+    own = Mine.skip()
+    assert own is not SKIP and type(own) is Mine
+    own.plugin = "C"
+    assert own.plugin == "C" and own.is_skip()
