@@ -34,6 +34,8 @@ _INT64 = np.dtype(np.int64)  # the dtype of an int64 array is this one object (c
 
 def _score_array(raw: Any) -> np.ndarray | str:
     """A Score hook's result as a fresh int64 array, or why it is not one scores per node."""
+    if type(raw) is np.ndarray and raw.dtype is _INT64 and raw.ndim == 1:  # the usual result
+        return raw.copy()
     if isinstance(raw, np.ndarray):
         arr = raw
     elif isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):

@@ -279,11 +279,10 @@ class RowScores:
                 alloc = snap.columns("allocatable", names)
                 req = snap.columns(self.kind, names)
                 one = self.compute_one
-                k = range(len(names))
                 for row in changed:
                     g = now[row]
                     if gens[row] != g:
-                        r, c = [int(req[j, row]) + key[j] for j in k], [int(alloc[j, row]) for j in k]
+                        r, c = [v + p for v, p in zip(req[:, row].tolist(), key, strict=True)], alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
             entry.mark = snap.change_mark()
@@ -378,7 +377,8 @@ class RowFits:
                 for row in changed:
                     g = now[row]
                     if gens[row] != g:
-                        room = all(need_list[j] <= int(alloc[j, row]) - int(req[j, row]) for j in k)
+                        a, r = alloc[:, row].tolist(), req[:, row].tolist()
+                        room = all(need_list[j] <= a[j] - r[j] for j in k)
                         if room != ok[row]:
                             ok[row] = room
                             self.short += -1 if room else 1
