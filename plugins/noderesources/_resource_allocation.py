@@ -14,6 +14,7 @@ Every strategy is integer arithmetic exactly as upstream, vectorized over the no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import le, sub
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -279,9 +280,9 @@ class RowScores:
                 alloc = snap.columns("allocatable", names)
                 req = snap.columns(self.kind, names)
                 one = self.compute_one
-                for row in changed:
-                    g = now[row]
-                    if gens[row] != g:
+                for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
+                    g = now.item(row)
+                    if gens.item(row) != g:
                         r, c = [v + p for v, p in zip(req[:, row].tolist(), key, strict=True)], alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
@@ -373,13 +374,12 @@ class RowFits:
                 alloc = snap.columns("allocatable", names)
                 req = snap.columns("requested", names)
                 need_list = self.need
-                k = range(len(names))
-                for row in changed:
-                    g = now[row]
-                    if gens[row] != g:
+                for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
+                    g = now.item(row)
+                    if gens.item(row) != g:
                         a, r = alloc[:, row].tolist(), req[:, row].tolist()
-                        room = all(need_list[j] <= a[j] - r[j] for j in k)
-                        if room != ok[row]:
+                        room = all(map(le, need_list, map(sub, a, r)))
+                        if room is not ok.item(row):
                             ok[row] = room
                             self.short += -1 if room else 1
                         gens[row] = g
