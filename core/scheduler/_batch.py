@@ -321,8 +321,11 @@ class Batching:
         # the cycle in progress: (profile, signature, hint)
         self.current: tuple[str, bytes | None, str] | None = None
 
-    def hint(self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, cycle: int, now: float) -> str:
-        """``GetNodeHint`` for ``pod`` in ``fw``'s batch; remembers the signature for :meth:`store`."""
+    def hint(
+        self, fw: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, cycle: int, now: Callable[[], float]
+    ) -> str:
+        """``GetNodeHint`` for ``pod`` in ``fw``'s batch (``now``: the clock, read only when
+        the pod signs); remembers the signature for :meth:`store`."""
         name = pod.spec.scheduler_name
         signers = self.signers.get(name)
         batch = self.batches[name]
@@ -348,24 +351,26 @@ class Batching:
                 return None
             return any(st.is_rejected() for st in fw.run_filter_plugins(state, pod, NodeBatch([ni])).values())
 
-        hint = batch.get_node_hint(signature, cycle, now, rejected_by)
+        hint = batch.get_node_hint(signature, cycle, now(), rejected_by)
         self.current = (name, signature, hint)
         return hint
 
     def store(
-        self, chosen: str, cycle: int, now: float, feasible: NodeBatch | None = None,
+        self, chosen: str, cycle: int, now: Callable[[], float], feasible: NodeBatch | None = None,
         scores: np.ndarray | None = None, skip: int = -1, rng: random.Random | None = None,
     ) -> None:  # fmt: skip
         """``StoreScheduleResults`` for the cycle in progress (nothing when it asked no hint):
-        ``feasible`` and ``scores`` the Score pass's nodes and totals, ``skip`` the chosen one's
-        position (none: the only feasible node)."""
+        ``now`` the clock (read only when a list is kept), ``feasible`` and ``scores`` the Score
+        pass's nodes and totals, ``skip`` the chosen one's position (none: the only feasible
+        node)."""
         if self.current is None:
             return
         name, signature, hint = self.current
         batch = self.batches[name]
         if signature is None or feasible is None or scores is None or rng is None:
             n_others = 0 if feasible is None else len(feasible) - 1
-            batch.last_cycle = _Cycle(cycle, chosen, True)
+            last = batch.last_cycle  # changed in place: the usual case (a pod that signs nothing)
+            last.cycle_count, last.chosen_node, last.succeeded = cycle, chosen, True
             if hint:
                 batch._attempt(ATTEMPT_HINT_NOT_USED if hint != chosen else ATTEMPT_HINT_USED)
                 if hint == chosen:
@@ -374,4 +379,4 @@ class Batching:
             batch._flush(FLUSH_POD_NOT_BATCHABLE if n_others > 0 and signature is None else FLUSH_EMPTY_LIST)
             batch.state = None
             return
-        batch.store_schedule_results(signature, hint, chosen, SortedNodes(feasible, scores, rng, skip), cycle, now)
+        batch.store_schedule_results(signature, hint, chosen, SortedNodes(feasible, scores, rng, skip), cycle, now())

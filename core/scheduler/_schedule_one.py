@@ -268,14 +268,14 @@ class ScheduleOne:
         batching = self.batching
         if len(feasible) == 1:
             if batching is not None and batching.current is not None:
-                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now())
+                batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now)
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
         total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         i = _select_index(total, self.rng)
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
-            batching.store(host, self.queue.scheduling_cycle, _now(), feasible, total, i, self.rng)
+            batching.store(host, self.queue.scheduling_cycle, _now, feasible, total, i, self.rng)
         return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
@@ -340,7 +340,7 @@ class ScheduleOne:
         if batching is not None and batching.current is None and not pi.pod.spec.scheduling_group:
             # v1.35 findNodesThatFitPod: the batch's hint, evaluated as a nominated node would be
             # (evaluateNominatedNode: the nominated node first when the pod has one)
-            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, _now())
+            hint = batching.hint(fw, state, pod, snap, self.queue.scheduling_cycle, _now)
             nnn = nnn or hint
         if nnn:
             idx = snap.index.get(nnn)
