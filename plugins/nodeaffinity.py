@@ -66,12 +66,13 @@ _COMPILED_LIMIT = 256
 class _Compiled:
     """One distinct required node affinity: parsed, and its mask over a snapshot's nodes."""
 
-    __slots__ = ("generation", "mask", "required")
+    __slots__ = ("every", "generation", "mask", "required")
 
     def __init__(self, required: RequiredNodeAffinity) -> None:
         self.required = required
         self.generation: tuple[int, int] | None = None  # (snapshot id, tree generation) seen
         self.mask: np.ndarray | None = None  # every snapshot row: does it match?
+        self.every = False  # whether every row of ``mask`` matches
 
 
 def pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | None:
@@ -190,10 +191,10 @@ class NodeAffinity:
             self._compiled_by_id[id(compiled.required)] = compiled
         return compiled.required
 
-    def _match(self, required: RequiredNodeAffinity, nodes: NodeBatch) -> np.ndarray:
+    def _match(self, required: RequiredNodeAffinity, nodes: NodeBatch) -> np.ndarray | None:
         """``required.match_batch(nodes)``; for the snapshot's nodes, from a mask over the
         whole snapshot once the same terms come again (labels are the Nodes': the mask holds
-        until the node set or a Node changes)."""
+        until the node set or a Node changes), or None when every node of it matches."""
         compiled = self._compiled_by_id.get(id(required))
         at = nodes.snapshot_rows()
         if compiled is None or compiled.required is not required or at is None:
@@ -202,11 +203,14 @@ class NodeAffinity:
         snap, rows = at
         generation = (id(snap), snap.tree_generation)
         if compiled.generation != generation:
-            compiled.generation, compiled.mask = generation, None
+            compiled.generation, compiled.mask, compiled.every = generation, None, False
             first: np.ndarray = required.match_batch(nodes)  # the first time: this batch only
             return first
         if compiled.mask is None:
             compiled.mask = required.match_batch(NodeBatch(snapshot=snap, indices=np.arange(len(snap))))
+            compiled.every = bool(compiled.mask.all())
+        if compiled.every:
+            return None
         mask: np.ndarray = compiled.mask[rows]
         return mask
 
@@ -227,6 +231,8 @@ class NodeAffinity:
         if required is None:  # PreFilter disabled
             required = RequiredNodeAffinity(pod)
         match = self._match(required, nodes)
+        if match is None:  # every node matches
+            return out or None
         if ok is None:
             if np.count_nonzero(match) == n:
                 return out or None

@@ -276,3 +276,12 @@ def test_filter_over_a_snapshot_follows_node_label_changes() -> None:
     names = [snap.names[i] for i in (0, 2, 3, 5)]
     want = [i for i, n in enumerate(names) if int(n[1:]) % 2 == 0 and n != "n0"]
     assert rejected("p4") == rejected("p5") == want
+    for i in (2, 4):  # every node matches: the mask says so without a gather
+        cache.update_node(make_node(f"n{i}").label("zone", "a").obj())
+    snap.update(cache)
+    assert rejected("p6") == rejected("p7") == rejected("p8") == []
+    assert any(c.every for c in plugin._compiled.values())
+    cache.update_node(make_node("n2").label("zone", "b").obj())  # and no longer
+    snap.update(cache)
+    names = [snap.names[i] for i in (0, 2, 3, 5)]
+    assert rejected("p9") == rejected("p10") == [names.index("n2")]
