@@ -178,6 +178,8 @@ class Cache:
         st = self.pod_states.get(uid)
         pi: PodInfo | None = None
         if st is not None:
+            if st.assumed and st.node_name == pod.spec.node_name and self._confirm(st, pod):
+                return
             if st.node_name != pod.spec.node_name or st.assumed:
                 # confirm the assumption, on the node the API says
                 self._remove(st)
@@ -188,6 +190,34 @@ class Cache:
         pi = pi or PodInfo(pod, self.rules)
         self._touch(pod.spec.node_name).add_pod(pi)
         self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
+
+    def _confirm(self, st: _PodState, pod: Pod) -> bool:
+        """The common confirmation: an assumed pod bound where it was assumed (a node still
+        present), its spec and labels unchanged and no host ports.  Does what removing it and
+        adding ``pod`` would do (its PodInfo moved to the end of the node's pods and of the pod
+        states, the node touched twice, the sums unchanged) without the arithmetic; False
+        (nothing done) otherwise."""
+        old = st.pod_info
+        ni = self.node_infos.get(st.node_name)
+        if ni is None or ni.node is None or old.host_ports:
+            return False
+        pods = ni.pods
+        uid = old.uid
+        i = next((j for j, p in enumerate(pods) if p.uid == uid), -1)
+        if i < 0 or pods[i] is not old:
+            return False
+        pi = _same_spec(old, pod)
+        if pi is None:
+            return False
+        del pods[i]
+        pods.append(pi)
+        self._generation += 2
+        ni.generation = self._generation
+        self.dirty.add(st.node_name)
+        del self.pod_states[uid]
+        st.pod_info, st.assumed, st.binding_finished, st.deadline = pi, False, False, None
+        self.pod_states[uid] = st
+        return True
 
     def update_pod(self, pod: Pod) -> None:
         uid = pod.metadata.uid
