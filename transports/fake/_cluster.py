@@ -347,9 +347,10 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             PodCondition(type="PodScheduled", status="True"),
             now,
         )
-        status = replace(pod.status, conditions=conditions)
         if self.clear_nominated_node_name_on_binding:
-            status = replace(status, nominated_node_name="")
+            status = replace(pod.status, conditions=conditions, nominated_node_name="")
+        else:
+            status = replace(pod.status, conditions=conditions)
         new = replace(
             pod,
             metadata=replace(pod.metadata),
@@ -453,10 +454,12 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        clock = self._clock
+        t = clock.elapsed()  # one read of the clock: the time and its timestamp agree
         self.events.append(
             EventRecord(
-                self.elapsed(), event.type, event.reason, obj, event.note,
-                regarding=ref, source=event.reporting_controller, timestamp=self.timestamp(),
+                t, event.type, event.reason, obj, event.note,
+                regarding=ref, source=event.reporting_controller, timestamp=clock.timestamp_at(t),
             )
         )  # fmt: skip
 
