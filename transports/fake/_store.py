@@ -295,6 +295,11 @@ class Faults:
             q.clear()
         self._delays.clear()
 
+    def _armed(self, verb: str) -> bool:
+        """Whether ``verb`` has a failure to take or a delay: else ``_enter`` does nothing (a
+        hot verb skips the call)."""
+        return bool(self._failures[verb]) or verb in self._delays
+
     async def _enter(self, verb: str) -> None:
         """Called first by each verb: take its failure (if any), sleep its delay, then raise.
         Without either the verb runs to its end without yielding (as client-go's fake clientset
