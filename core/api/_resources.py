@@ -367,7 +367,12 @@ def pod_requests_and_non_zero(pod: Pod, rules: RequestRules = NEWEST_RULES) -> t
         nz_mem += cr.get(MEMORY, DEFAULT_MEMORY_REQUEST)
     r = Resource()
     for name, value in reqs.items():
-        r.set(name, value)
+        if name == CPU:  # Resource.set, its two common cases inlined
+            r.milli_cpu = value
+        elif name == MEMORY:
+            r.memory = value
+        else:
+            r.set(name, value)
     return r, nz_cpu, nz_mem
 
 

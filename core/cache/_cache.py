@@ -178,6 +178,8 @@ class Cache:
         st = self.pod_states.get(uid)
         pi: PodInfo | None = None
         if st is not None:
+            if st.assumed and st.node_name == pod.spec.node_name and self._confirm(st, pod):
+                return
             if st.node_name != pod.spec.node_name or st.assumed:
                 # confirm the assumption, on the node the API says
                 self._remove(st)
@@ -188,6 +190,34 @@ class Cache:
         pi = pi or PodInfo(pod, self.rules)
         self._touch(pod.spec.node_name).add_pod(pi)
         self.pod_states[uid] = _PodState(pi, pod.spec.node_name)
+
+    def _confirm(self, st: _PodState, pod: Pod) -> bool:
+        """The common confirmation: an assumed pod bound where it was assumed (a node still
+        present), its spec and labels unchanged and no host ports.  Does what removing it and
+        adding ``pod`` would do (its PodInfo moved to the end of the node's pods and of the pod
+        states, the node touched twice, the sums unchanged) without the arithmetic; False
+        (nothing done) otherwise."""
+        old = st.pod_info
+        ni = self.node_infos.get(st.node_name)
+        if ni is None or ni.node is None or old.host_ports:
+            return False
+        pods = ni.pods
+        uid = old.uid
+        i = next((j for j, p in enumerate(pods) if p.uid == uid), -1)
+        if i < 0 or pods[i] is not old:
+            return False
+        pi = _same_spec(old, pod)
+        if pi is None:
+            return False
+        del pods[i]
+        pods.append(pi)
+        self._generation += 2
+        ni.generation = self._generation
+        self.dirty.add(st.node_name)
+        del self.pod_states[uid]
+        st.pod_info, st.assumed, st.binding_finished, st.deadline = pi, False, False, None
+        self.pod_states[uid] = st
+        return True
 
     def update_pod(self, pod: Pod) -> None:
         uid = pod.metadata.uid
@@ -279,8 +309,9 @@ class Snapshot:
         self._below: dict[tuple[str, str, int], np.ndarray] = {}
         # the same keys -> column minus column_below: the nodes without those pods
         self._stripped: dict[tuple[str, str, int], np.ndarray] = {}
-        # stacked columns (columns(), columns_stripped()) and the columns they stack
-        self._stacks: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
+        # stacked columns (columns(), columns_stripped()): the stack, and per stack row its view
+        # and the key of the column it stacks (in _columns or _stripped)
+        self._stacks: dict[tuple[Any, ...], tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]] = {}
         self._labels: dict[str, list[str | None]] = {}
         self._flags: dict[str, np.ndarray] = {}
         self._flagged: dict[str, int] = {}
@@ -354,29 +385,33 @@ class Snapshot:
                 _index_pods(pod_index, fn, ni.pods, i, 1)
             self.node_infos[i] = ni
             self.generations[i] = ni.generation
+            # the row's value of each column and stripped column, for the stacks below
+            values: dict[tuple[Any, ...], int] = {}
             if self._columns:
                 alloc, requested, pods = ni.allocatable.get, ni.requested.get, len(ni.pods)
-                for (kind, resource), col in self._columns.items():
+                for key, col in self._columns.items():
                     # _value, inlined (a few columns for each of a pod's two or three rows)
+                    kind, resource = key
                     if kind == "allocatable":
-                        col[i] = alloc(resource)
+                        v = alloc(resource)
                     elif kind == "requested" or (resource != CPU and resource != MEMORY):
-                        col[i] = pods if resource == PODS else requested(resource)
+                        v = pods if resource == PODS else requested(resource)
                     else:
-                        col[i] = ni.non_zero_cpu if resource == CPU else ni.non_zero_mem
-            for (kind, resource, prio), col in self._below.items():
-                col[i] = _value_below(ni, kind, resource, prio)
-            for key, col in self._stripped.items():
+                        v = ni.non_zero_cpu if resource == CPU else ni.non_zero_mem
+                    col[i] = values[key] = v
+            below_values: dict[tuple[str, str, int], int] = {}
+            for key3, col in self._below.items():
+                col[i] = below_values[key3] = _value_below(ni, *key3)
+            for key3, col in self._stripped.items():
                 # from the row's column and below-column, already current, when both are kept
-                whole = self._columns.get(key[:2])
-                below = self._below.get(key)
-                if whole is not None and below is not None:
-                    col[i] = whole[i] - below[i]
-                else:
-                    col[i] = _value(ni, key[0], key[1]) - _value_below(ni, *key)
-            for stack, sources in self._stacks.values():
-                for j, source in enumerate(sources):
-                    stack[j, i] = source[i]
+                whole_v = values.get(key3[:2])
+                below_v = below_values.get(key3)
+                if whole_v is None or below_v is None:
+                    whole_v, below_v = _value(ni, key3[0], key3[1]), _value_below(ni, *key3)
+                col[i] = values[key3] = whole_v - below_v
+            for _, rows in self._stacks.values():
+                for row, key in rows:
+                    row[i] = values[key]
         cache.dirty.clear()
 
     def all_rows(self) -> np.ndarray:
@@ -420,8 +455,8 @@ class Snapshot:
         key = (kind, resources)
         hit = self._stacks.get(key)
         if hit is None:
-            sources = [self.column(kind, r) for r in resources]
-            hit = self._stacks[key] = (np.stack(sources), sources)
+            keys = [(kind, r) for r in resources]
+            hit = self._stacks[key] = _stack([self.column(kind, r) for r in resources], keys)
         return hit[0]
 
     def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
@@ -429,8 +464,9 @@ class Snapshot:
         key = (kind, resources, priority)
         hit = self._stacks.get(key)
         if hit is None:
+            keys = [(kind, r, priority) for r in resources]
             sources = [self.column_stripped(kind, r, priority) for r in resources]
-            hit = self._stacks[key] = (np.stack(sources), sources)
+            hit = self._stacks[key] = _stack(sources, keys)
         return hit[0]
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
@@ -557,6 +593,15 @@ class Snapshot:
                             st[1].append(i)
             self._images = images
         return self._images
+
+
+def _stack(
+    sources: list[np.ndarray], keys: list[tuple[Any, ...]]
+) -> tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]:
+    """A stack of ``sources`` (the columns at ``keys``), with each stack row's view and key: a
+    refreshed row writes the values it computed for those columns into the views."""
+    stack = np.stack(sources)
+    return stack, [(stack[j], key) for j, key in enumerate(keys)]
 
 
 def _index_pods(index: dict[Any, dict[int, int]], fn: Any, pods: list[PodInfo], row: int, delta: int) -> None:

@@ -68,8 +68,12 @@ class PodInfo:
         self._non_zero: Resource | None = None
         # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers
         ports: list[tuple[str, str, int]] = []
-        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-        for c in (*sidecars, *pod.spec.containers):
+        spec = pod.spec
+        containers = spec.containers
+        if spec.init_containers:
+            sidecars = [c for c in spec.init_containers if c.restart_policy == "Always"]
+            containers = [*sidecars, *containers]
+        for c in containers:
             for p in c.ports:
                 if p.host_port > 0:
                     ports.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))

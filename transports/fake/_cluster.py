@@ -330,7 +330,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
     async def bind(self, binding: Binding) -> None:
         """Bind the pod; the kubelet starts it at once (one MODIFIED: nodeName, PodScheduled
         True, phase Running, startTime)."""
-        await self.faults._enter("bind")
+        if self.faults._armed("bind"):
+            await self.faults._enter("bind")
         self._check_open()
         namespace = binding.metadata.namespace or "default"
         name = binding.metadata.name
@@ -347,9 +348,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             PodCondition(type="PodScheduled", status="True"),
             now,
         )
-        status = replace(pod.status, conditions=conditions)
-        if self.clear_nominated_node_name_on_binding:
-            status = replace(status, nominated_node_name="")
+        nominated = "" if self.clear_nominated_node_name_on_binding else pod.status.nominated_node_name
+        status = replace(pod.status, conditions=conditions, nominated_node_name=nominated)
         new = replace(
             pod,
             metadata=replace(pod.metadata),
@@ -449,14 +449,16 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
-        await self.faults._enter("record_event")
+        if self.faults._armed("record_event"):
+            await self.faults._enter("record_event")
         self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree
         self.events.append(
             EventRecord(
-                self.elapsed(), event.type, event.reason, obj, event.note,
-                regarding=ref, source=event.reporting_controller, timestamp=self.timestamp(),
+                t, event.type, event.reason, obj, event.note,
+                regarding=ref, source=event.reporting_controller, timestamp=self._clock.timestamp_at(t),
             )
         )  # fmt: skip
 

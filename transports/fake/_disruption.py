@@ -80,6 +80,7 @@ class Disruption(Controller):
     """PDB status for PDBs written without one (see the module docstring)."""
 
     kinds = ("Pod", "PodDisruptionBudget")
+    admits = ("PodDisruptionBudget",)
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)

@@ -43,12 +43,20 @@ _STARTED = ("Initialized", "Ready", "ContainersReady")
 _POD_COMPLETED = "PodCompleted"  # pkg/kubelet/status/generate.go
 
 
+_STARTED_CONDITIONS = {t: ("True", "") for t in _STARTED}
+
+
 def _with_conditions(status: PodStatus, conds: dict[str, tuple[str, str]], now: str) -> PodStatus:
     """``status`` with each condition type of ``conds`` set to (status, reason): a new one, or
     the one it had changed (lastTransitionTime moves only when its status changes)."""
+    return replace(status, conditions=_conditions(status.conditions, conds, now))
+
+
+def _conditions(conditions: list[PodCondition], conds: dict[str, tuple[str, str]], now: str) -> list[PodCondition]:
+    """``conditions`` with those of ``conds`` set, as :func:`_with_conditions`."""
     out: list[PodCondition] = []
     left = dict(conds)
-    for c in status.conditions:
+    for c in conditions:
         want = left.pop(c.type, None)
         if want is None or (c.status, c.reason) == want:
             out.append(c)
@@ -56,12 +64,12 @@ def _with_conditions(status: PodStatus, conds: dict[str, tuple[str, str]], now: 
         ltt = now if c.status != want[0] else c.last_transition_time
         out.append(PodCondition(type=c.type, status=want[0], reason=want[1], last_transition_time=ltt))
     out += [PodCondition(type=t, status=st, reason=r, last_transition_time=now) for t, (st, r) in left.items()]
-    return replace(status, conditions=out)
+    return out
 
 
 def started(status: PodStatus, now: str) -> PodStatus:
     """A started pod's status: Initialized, Ready and ContainersReady True."""
-    return _with_conditions(status, {t: ("True", "") for t in _STARTED}, now)
+    return _with_conditions(status, _STARTED_CONDITIONS, now)
 
 
 def completed(status: PodStatus, phase: str, now: str) -> PodStatus:
@@ -108,9 +116,12 @@ class Kubelet(Controller):
         pod = change.obj
         if change.verb == "bind":
             now = self.store.clock.timestamp()
-            pod.status = replace(pod.status, phase="Running", start_time=now)
-            if self.readiness:
-                pod.status = started(pod.status, now)
+            status = pod.status
+            if self.readiness:  # started: one new status
+                conditions = _conditions(status.conditions, _STARTED_CONDITIONS, now)
+                pod.status = replace(status, phase="Running", start_time=now, conditions=conditions)
+            else:
+                pod.status = replace(status, phase="Running", start_time=now)
         elif change.verb == "create" and pod.spec.node_name:
             now = self.store.clock.timestamp()
             pod.status.phase = pod.status.phase or "Running"

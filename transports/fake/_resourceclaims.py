@@ -94,6 +94,7 @@ class ResourceClaims(Controller):
     """The resourceclaim controller (see the module docstring)."""
 
     kinds = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")
+    admits = ("ResourceSlice", "DeviceTaintRule")
 
     def __init__(self, store: Store, clock: Clock, rng: random.Random) -> None:
         super().__init__(store)

@@ -29,9 +29,8 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, NamedTuple, Self
 
 import anyio
 import anyio.lowlevel
@@ -100,6 +99,9 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
     "StatefulSet": (StatefulSet, True, "statefulsets.apps"),
 }
 
+# struct → kind name, for the writes' lookup (kind_of for anything else)
+_KIND_OF_TYPE: dict[type[Any], str] = {cls: kind for kind, (cls, _, _) in KINDS.items()}
+
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 VERBS = (
@@ -131,9 +133,8 @@ def kind_of(kind: str | type[Any]) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One write, as controllers are fed it.
+class Change(NamedTuple):
+    """One write, as controllers are fed it (immutable).
 
     ``type``: ADDED, MODIFIED or DELETED.  ``obj``: the object written (for DELETED: the last
     state, with the deletion's resourceVersion); during ``admit`` it is the private object being
@@ -160,7 +161,8 @@ class Controller:
     - ``admit(change)``: an in-write step, before the write is committed, for emulations that
       upstream does in a later write but that this cluster folds into the triggering one (the
       kubelet starting a pod at bind; PDB status on create).  Change ``change.obj`` in place;
-      raising aborts the write (admission's errors).  Do not write to the store here.
+      raising aborts the write (admission's errors).  Do not write to the store here.  Fed the
+      writes of ``admits`` when set (a subset of ``kinds``), else of every kind in ``kinds``.
     - ``observe(change)``: after the write is committed and every watcher has its event.  React
       through the store's API; writes made here are fed to controllers after this change.
     - ``tasks()``: coroutine functions to run in the cluster's task group (timers);
@@ -168,6 +170,7 @@ class Controller:
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
+    admits: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -211,7 +214,12 @@ class Clock:
         return _now() - self.start
 
     def timestamp(self, offset: float | None = None) -> str:
-        seconds = self.elapsed() + (offset or 0.0)
+        start = self.start
+        elapsed = self.elapsed() if start is None else _now() - start
+        return self.timestamp_at(elapsed + (offset or 0.0))
+
+    def timestamp_at(self, seconds: float) -> str:
+        """The timestamp of ``seconds`` after the start (:meth:`timestamp` of a time read)."""
         if seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
         stamp = self._format(seconds)
@@ -286,6 +294,11 @@ class Faults:
         for q in self._failures.values():
             q.clear()
         self._delays.clear()
+
+    def _armed(self, verb: str) -> bool:
+        """Whether ``verb`` has a failure to take or a delay: else ``_enter`` does nothing (a
+        hot verb skips the call)."""
+        return bool(self._failures[verb]) or verb in self._delays
 
     async def _enter(self, verb: str) -> None:
         """Called first by each verb: take its failure (if any), sleep its delay, then raise.
@@ -399,8 +412,9 @@ class Store:
     def register(self, controller: Controller) -> None:
         """Feed ``controller`` every write of its kinds, after those registered before it."""
         cls = type(controller)
+        admits = controller.kinds if controller.admits is None else controller.admits
         for kind in controller.kinds:
-            if cls.admit is not Controller.admit:
+            if cls.admit is not Controller.admit and kind in admits:
                 self._admit[kind_of(kind)].append(controller.admit)
             if cls.observe is not Controller.observe:
                 self._observe[kind_of(kind)].append(controller.observe)
@@ -435,7 +449,7 @@ class Store:
 
     def create(self, obj: Any) -> Any:
         """Create a copy of ``obj``: system metadata, then the in-write steps; returns it."""
-        kind = kind_of(type(obj))
+        kind = _KIND_OF_TYPE.get(type(obj)) or kind_of(type(obj))
         _, namespaced, resource = KINDS[kind]
         obj = _copy(obj)
         meta = obj.metadata
@@ -461,7 +475,7 @@ class Store:
     def update(self, obj: Any) -> Any:
         """Replace the stored object with a copy of ``obj`` (optimistic concurrency on a set
         resourceVersion; uid and creationTimestamp kept; generation bumped on a spec change)."""
-        kind = kind_of(type(obj))
+        kind = _KIND_OF_TYPE.get(type(obj)) or kind_of(type(obj))
         _, namespaced, resource = KINDS[kind]
         obj = _copy(obj)
         meta = obj.metadata
@@ -486,14 +500,19 @@ class Store:
     def put(self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb) -> None:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
         steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
-        change = Change(type_, kind, key, obj, self._objects[kind].get(key), verb)
+        objects = self._objects[kind]
+        change = Change(type_, kind, key, obj, objects.get(key), verb)
         for admit in self._admit[kind]:
             admit(change)
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
-        self._objects[kind][key] = obj
-        if kind in self._by_ns:
-            self._by_ns[kind].setdefault(key[0], {})[key[1]] = obj
+        objects[key] = obj
+        by_ns = self._by_ns.get(kind)
+        if by_ns is not None:
+            in_ns = by_ns.get(key[0])
+            if in_ns is None:
+                in_ns = by_ns[key[0]] = {}
+            in_ns[key[1]] = obj
         self._emit(WatchEvent(type_, obj))
         self._feed(change)
 
@@ -512,14 +531,18 @@ class Store:
 
     def _feed(self, change: Change) -> None:
         """Feed ``change`` to its kind's controllers, after any change still being fed."""
-        self._backlog.append(change)
         if self._feeding:
+            self._backlog.append(change)
             return
         self._feeding = True
         try:
-            while self._backlog:
-                ch = self._backlog.popleft()
-                for observe in self._observe[ch.kind]:
+            observers = self._observe
+            for observe in observers[change.kind]:
+                observe(change)
+            backlog = self._backlog
+            while backlog:
+                ch = backlog.popleft()
+                for observe in observers[ch.kind]:
                     observe(ch)
         finally:
             self._feeding = False
