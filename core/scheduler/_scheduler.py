@@ -465,6 +465,8 @@ class Scheduler:
         return now
 
     async def _scheduling_loop(self) -> None:
+        # ``anyio.lowlevel.checkpoint`` of the running backend, without its look-up at each pod
+        checkpoint = anyio.lowlevel.current_token().backend_class.checkpoint
         while True:
             self._run_due()
             qpi = self.queue.pop_nowait()
@@ -473,7 +475,7 @@ class Scheduler:
                 continue
             await self.scheduling.schedule_one(qpi)
             self._activity_ended()
-            await anyio.lowlevel.checkpoint()
+            await checkpoint()
 
     # --- what the profiles' handles lend ---------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
