@@ -330,7 +330,10 @@ class Scheduler:
 
     def _touch(self) -> None:
         self._last_touch = _now()
-        self._activity_ended()
+        event = self._activity  # _activity_ended, inlined: two of these a pod
+        if event is not None:
+            self._activity = None
+            event.set()
 
     def _activity_ended(self) -> None:
         """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
