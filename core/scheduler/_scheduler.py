@@ -467,11 +467,24 @@ class Scheduler:
             fw.expire_waiting_pods(now)
         return now
 
+    def _run_due_live(self) -> None:
+        """:meth:`_run_due` for the live loop, which needs no instant: the clock is read only
+        when a pod waits at Permit."""
+        self.driver.run_hooks()
+        self._drain()
+        self.queue.run_due_flushes()
+        now: float | None = None
+        for fw in self.profiles.values():
+            if fw.waiting_pods:
+                if now is None:
+                    now = _now()
+                fw.expire_waiting_pods(now)
+
     async def _scheduling_loop(self) -> None:
         # ``anyio.lowlevel.checkpoint`` of the running backend, without its look-up at each pod
         checkpoint = anyio.lowlevel.current_token().backend_class.checkpoint
         while True:
-            self._run_due()
+            self._run_due_live()
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
