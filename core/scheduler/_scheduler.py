@@ -330,10 +330,7 @@ class Scheduler:
 
     def _touch(self) -> None:
         self._last_touch = _now()
-        event = self._activity  # _activity_ended, inlined: two of these a pod
-        if event is not None:
-            self._activity = None
-            event.set()
+        self._activity_ended()
 
     def _activity_ended(self) -> None:
         """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
@@ -467,31 +464,16 @@ class Scheduler:
             fw.expire_waiting_pods(now)
         return now
 
-    def _run_due_live(self) -> None:
-        """:meth:`_run_due` for the live loop, which needs no instant: the clock is read only
-        when a pod waits at Permit."""
-        self.driver.run_hooks()
-        self._drain()
-        self.queue.run_due_flushes()
-        now: float | None = None
-        for fw in self.profiles.values():
-            if fw.waiting_pods:
-                if now is None:
-                    now = _now()
-                fw.expire_waiting_pods(now)
-
     async def _scheduling_loop(self) -> None:
-        # ``anyio.lowlevel.checkpoint`` of the running backend, without its look-up at each pod
-        checkpoint = anyio.lowlevel.current_token().backend_class.checkpoint
         while True:
-            self._run_due_live()
+            _run_due_live(self)
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
                 continue
             await self.scheduling.schedule_one(qpi)
             self._activity_ended()
-            await checkpoint()
+            await self._pool.checkpoint()  # type: ignore[union-attr]  # the backend's, not looked up a pod
 
     # --- what the profiles' handles lend ---------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
@@ -511,6 +493,20 @@ class Scheduler:
         cluster (VolumeBinding's PreBind), without holding up a simulation's loop: what is due
         meanwhile (a volume provisioned after a delay) still happens (:mod:`kubesched.scheduler._driver`)."""
         await self.driver.park_until(when)
+
+
+def _run_due_live(sched: Scheduler) -> None:
+    """:meth:`Scheduler._run_due` for the live loop, which needs no instant: the clock is read
+    only when a pod waits at Permit."""
+    sched.driver.run_hooks()
+    sched._drain()
+    sched.queue.run_due_flushes()
+    now: float | None = None
+    for fw in sched.profiles.values():
+        if fw.waiting_pods:
+            if now is None:
+                now = _now()
+            fw.expire_waiting_pods(now)
 
 
 def _no_wall_clock() -> float:

@@ -30,7 +30,9 @@ class TaskPool:
     def __init__(self, tg: anyio.abc.TaskGroup) -> None:
         """Made in the task group's event loop (its backend makes the workers' events)."""
         self._tg = tg
-        self._new_event = anyio.lowlevel.current_token().backend_class.create_event
+        backend = anyio.lowlevel.current_token().backend_class
+        self._new_event = backend.create_event
+        self.checkpoint = backend.checkpoint  # ``anyio.lowlevel.checkpoint`` without its look-up
         self._jobs: deque[tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]] = deque()
         self._idle: list[anyio.Event] = []  # one wake-up event per idle worker
         self.workers = 0
