@@ -5,7 +5,9 @@ context lookups), which costs more than reading the clock; a pod's way through t
 reads it about twenty times.  While a component runs on a loop (:func:`running`: the scheduler,
 the fake cluster), :func:`now` calls that backend's clock directly; elsewhere it is
 ``anyio.current_time()``.  Either way the time is the loop's own, so virtual time (a simulation's
-loop clock) is what it reads.
+loop clock) is what it reads.  A plain asyncio loop's clock is asyncio's ``BaseEventLoop.time``,
+which is ``time.monotonic()``: that is called without the method around it (a loop whose class
+defines its own ``time``, as the virtual-time loop does, keeps its method).
 
 The backend is kept per thread, counted: components enter and leave in any order, and the last
 one out forgets it, so a later loop in the same thread (another backend) is looked up afresh.
@@ -14,6 +16,7 @@ one out forgets it, so a later loop in the same thread (another backend) is look
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -27,6 +30,9 @@ class _Bound(threading.local):
 
 
 _bound = _Bound()
+
+# asyncio's BaseEventLoop.time, named (core never imports asyncio): ``return time.monotonic()``
+_MONOTONIC_LOOP_TIME = ("asyncio.base_events", "BaseEventLoop.time")
 
 
 def now() -> float:
@@ -44,6 +50,9 @@ async def running() -> AsyncIterator[None]:
     loop_time = getattr(token.native_token, "time", None)
     if callable(loop_time):
         fn = loop_time
+        method = getattr(loop_time, "__func__", None)
+        if (getattr(method, "__module__", None), getattr(method, "__qualname__", None)) == _MONOTONIC_LOOP_TIME:
+            fn = time.monotonic
     bound = _bound
     if bound.depth == 0 or bound.fn != fn:
         bound.fn, bound.depth = fn, 0

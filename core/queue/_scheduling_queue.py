@@ -228,12 +228,12 @@ class SchedulingQueue:
         qpi.gating_plugin_events = self.hints.plugin_events.get(status.plugin, [])
 
     def _move_to_active(
-        self, qpi: QueuedPodInfo, event: ClusterEvent, from_backoff: bool = False
+        self, qpi: QueuedPodInfo, event: ClusterEvent, from_backoff: bool = False, now: float | None = None
     ) -> bool:
         """``moveToActiveQ``: PreEnqueue, then activeQ; a gated pod goes to unschedulablePods.
 
         With PopFromBackoffQ, a pod coming straight from backoffQ skips PreEnqueue (it ran on
-        the way in)."""
+        the way in).  ``now``: the instant, when the caller has just read it."""
         uid = qpi.uid
         if not (self.pop_from_backoff_q and from_backoff):
             self._run_pre_enqueue(qpi)
@@ -242,7 +242,7 @@ class SchedulingQueue:
                 self._to_unschedulable(qpi, event)
             return False
         if qpi.initial_attempt_timestamp is None:
-            qpi.initial_attempt_timestamp = self.now()
+            qpi.initial_attempt_timestamp = self.now() if now is None else now
         self.unschedulable.pop(uid, None)
         self.backoff.delete(uid)
         self.active_q.push(qpi)
@@ -286,7 +286,7 @@ class SchedulingQueue:
     def add(self, pod: Pod, pi: PodInfo | None = None) -> None:
         """``Add``: a new unscheduled pod."""
         qpi = self.new_queued_pod_info(pod, pi)
-        self._move_to_active(qpi, ev.UNSCHEDULED_POD_ADD)
+        self._move_to_active(qpi, ev.UNSCHEDULED_POD_ADD, now=qpi.timestamp)  # the same instant
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """``Activate``: move pods waiting in unschedulablePods or backoffQ to activeQ now

@@ -158,9 +158,12 @@ class BindingCycle:
         ticket: int | None = None,
     ) -> None:
         turn = [ticket]
-        token = TURN.set(turn)  # this cycle's turn, for Driver.park_until (reset: pool workers)
+        # this cycle's turn, for Driver.park_until (reset: pool workers); a live scheduler
+        # hands out no turns, and its park_until never reads one
+        token = TURN.set(turn) if self.driver.deterministic else None
         try:
-            await self.driver.take(ticket)
+            if ticket is not None:
+                await self.driver.take(ticket)
             st = await self.binding_cycle(fw, state, qpi, assumed_pi, result, turn)
             bound = st is None or st.is_success()
             if st is not None and not bound:
@@ -170,8 +173,10 @@ class BindingCycle:
             if state.recording is not None:
                 self.emit_results(qpi.pod, state.recording, bound=bound)
         finally:
-            TURN.reset(token)
-            self.driver.end(turn[0])
+            if token is not None:
+                TURN.reset(token)
+            if turn[0] is not None:
+                self.driver.end(turn[0])
             self.tasks -= 1
             self.driver.deactivate()
             self._touch()
@@ -191,13 +196,15 @@ class BindingCycle:
             turn = [None]
         assumed = assumed_pi.pod
         host = result.suggested_host
+        # the pod's wait at Permit, if it waits: only its Permit adds it, only its WaitOnPermit
+        # below removes it
+        wp = fw.get_waiting_pod(assumed_pi.uid)
         nominate = False
         if self.nnn_for_expectation:
             pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)
             if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
                 return pre_flight
-            nominate = pre_flight is None or fw.get_waiting_pod(assumed_pi.uid) is not None
-        wp = fw.get_waiting_pod(assumed_pi.uid)
+            nominate = pre_flight is None or wp is not None
         if wp is not None:
             if wp.released:
                 turn[0] = self.driver.ticket()
@@ -212,8 +219,9 @@ class BindingCycle:
                 self.driver.deactivate()
         if nominate:  # before WaitOnPermit, once the driver knows whether the pod is parked
             await self._nominate_for_expectation(assumed, host)
-        st = await fw.wait_on_permit(assumed)
-        await self.driver.take(turn[0])
+        st = await fw.wait_on_permit(assumed) if wp is not None else None
+        if turn[0] is not None:
+            await self.driver.take(turn[0])
         if st is not None and not st.is_success():
             return single_node_status(st, host)
         self.queue.done(assumed_pi.uid)

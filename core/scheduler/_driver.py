@@ -156,6 +156,8 @@ class Driver:
         return self._parked[0][0] if self._parked else None
 
     def _release_parked(self) -> None:
+        if not self._parked:
+            return
         now = _now()
         while self._parked and self._parked[0][0] <= now:
             _, _, released, turn = heapq.heappop(self._parked)

@@ -466,14 +466,14 @@ class Scheduler:
 
     async def _scheduling_loop(self) -> None:
         while True:
-            self._run_due()
+            _run_due_live(self)
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
                 continue
             await self.scheduling.schedule_one(qpi)
             self._activity_ended()
-            await anyio.lowlevel.checkpoint()
+            await self._pool.checkpoint()  # type: ignore[union-attr]  # the backend's, not looked up a pod
 
     # --- what the profiles' handles lend ---------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
@@ -493,6 +493,20 @@ class Scheduler:
         cluster (VolumeBinding's PreBind), without holding up a simulation's loop: what is due
         meanwhile (a volume provisioned after a delay) still happens (:mod:`kubesched.scheduler._driver`)."""
         await self.driver.park_until(when)
+
+
+def _run_due_live(sched: Scheduler) -> None:
+    """:meth:`Scheduler._run_due` for the live loop, which needs no instant: the clock is read
+    only when a pod waits at Permit."""
+    sched.driver.run_hooks()
+    sched._drain()
+    sched.queue.run_due_flushes()
+    now: float | None = None
+    for fw in sched.profiles.values():
+        if fw.waiting_pods:
+            if now is None:
+                now = _now()
+            fw.expire_waiting_pods(now)
 
 
 def _no_wall_clock() -> float:

@@ -10,7 +10,8 @@ worker takes a job only when it has finished its last::
                          │ no idle worker: a new one, in the task group
 
 Workers live as long as the task group (cancelling it cancels them with their jobs); a job's
-exception propagates out of the task group, as a task's would.
+exception propagates out of the task group, as a task's would.  A worker waits for its next job
+on an Event of the running backend, made without ``anyio.Event()``'s look-up of the backend.
 """
 
 from __future__ import annotations
@@ -19,15 +20,19 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import anyio.abc
+import anyio.lowlevel
 
 
 class TaskPool:
     """``start_soon`` of a task group, on reused worker tasks."""
 
     def __init__(self, tg: anyio.abc.TaskGroup) -> None:
+        """Made in the task group's event loop (its backend makes the workers' events)."""
         self._tg = tg
+        backend = anyio.lowlevel.current_token().backend_class
+        self._new_event = backend.create_event
+        self.checkpoint = backend.checkpoint  # ``anyio.lowlevel.checkpoint`` without its look-up
         self._jobs: deque[tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]] = deque()
         self._idle: list[anyio.Event] = []  # one wake-up event per idle worker
         self.workers = 0
@@ -43,11 +48,12 @@ class TaskPool:
 
     async def _worker(self) -> None:
         jobs = self._jobs
+        new_event = self._new_event
         while True:
             while jobs:
                 fn, args = jobs.popleft()
                 await fn(*args)
-            wake = anyio.Event()
+            wake = new_event()
             self._idle.append(wake)
             await wake.wait()
 

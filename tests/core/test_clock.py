@@ -39,3 +39,17 @@ async def test_the_fake_cluster_binds_the_clock_while_entered() -> None:
         assert _bound.fn is not None
         assert cluster.wall_clock() > 0
     assert _bound.fn is None
+
+
+def test_a_plain_asyncio_loop_reads_the_monotonic_clock_and_a_virtual_one_its_own() -> None:
+    import time
+
+    from kubesched.transports.fake import virtual_time
+
+    async def bound() -> object:
+        async with running():
+            return _bound.fn
+
+    assert anyio.run(bound, backend="asyncio") is time.monotonic  # BaseEventLoop.time's clock
+    fn = virtual_time.run(bound, backend="asyncio")
+    assert fn is not time.monotonic and getattr(fn, "__self__", None) is not None  # its loop's time()
