@@ -401,9 +401,7 @@ class EventHandlers:
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
 
     def on_pod(self, type_: str, pod: Pod) -> None:
-        rec = self.metrics_recorder  # _recording, inlined (a pod is handled twice or more)
-        if rec is not None and self.version < (1, 31):
-            rec = None
+        rec = _recording(self)
         start = now() if rec is not None else 0.0
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
@@ -467,7 +465,7 @@ class EventHandlers:
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
                 _handled(self, rec, ev.ASSIGNED_POD_UPDATE, start)
             return
-        if spec.scheduler_name not in self.profiles:  # not _responsible
+        if not self._responsible(pod):
             return
         if old is None:
             if not pod.metadata.deletion_timestamp:

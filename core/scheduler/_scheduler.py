@@ -454,26 +454,22 @@ class Scheduler:
             self._idle_waiter = None
 
     def _run_due(self) -> float:
-        """Everything due at this instant, before the next pop, in a fixed order: timed sources,
-        delivered watch events, the queue's periodic flushes, Permit timeouts."""
-        self.driver.run_hooks()
-        self._drain()
-        self.queue.run_due_flushes()
-        now = _now()
-        for fw in self.profiles.values():
-            fw.expire_waiting_pods(now)
-        return now
+        """:func:`_run_due_steps`, then the instant (nothing is awaited between)."""
+        _run_due_steps(self)
+        return _now()
 
     async def _scheduling_loop(self) -> None:
+        pool = self._pool
+        assert pool is not None, "the scheduler is not running"
         while True:
-            _run_due_live(self)
+            _run_due_steps(self)
             qpi = self.queue.pop_nowait()
             if qpi is None:
                 await self.queue.wait_for_pods()
                 continue
             await self.scheduling.schedule_one(qpi)
             self._activity_ended()
-            await self._pool.checkpoint()  # type: ignore[union-attr]  # the backend's, not looked up a pod
+            await pool.checkpoint()  # the backend's, not looked up a pod
 
     # --- what the profiles' handles lend ---------------------------------------------------------
     def node_info(self, name: str) -> NodeInfo | None:
@@ -495,9 +491,10 @@ class Scheduler:
         await self.driver.park_until(when)
 
 
-def _run_due_live(sched: Scheduler) -> None:
-    """:meth:`Scheduler._run_due` for the live loop, which needs no instant: the clock is read
-    only when a pod waits at Permit."""
+def _run_due_steps(sched: Scheduler) -> None:
+    """Everything due at this instant, before the next pop, in a fixed order: timed sources,
+    delivered watch events, the queue's periodic flushes, Permit timeouts (the clock read only
+    when a pod waits at Permit)."""
     sched.driver.run_hooks()
     sched._drain()
     sched.queue.run_due_flushes()
