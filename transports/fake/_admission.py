@@ -35,6 +35,7 @@ class Admission(Controller):
     """The store's admission step for Pod creates (see the module docstring)."""
 
     kinds = ("Pod",)
+    admit_verbs = ("create",)
 
     def admit(self, change: Change) -> None:
         if change.verb == "create":

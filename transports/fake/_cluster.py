@@ -330,19 +330,20 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
     async def bind(self, binding: Binding) -> None:
         """Bind the pod; the kubelet starts it at once (one MODIFIED: nodeName, PodScheduled
         True, phase Running, startTime)."""
-        if self.faults._armed("bind"):
+        if "bind" in self.faults._armed:
             await self.faults._enter("bind")
         self._check_open()
+        store = self._store
         namespace = binding.metadata.namespace or "default"
         name = binding.metadata.name
-        pod = self._pod_or_404(namespace, name)
+        pod = store.get("Pod", (namespace, name)) or self._pod_or_404(namespace, name)  # (a Pod is true)
         _check_bindable(binding, pod)
         target = binding.target.name
         if target in self.controllers.deleted_nodes and self.get("Node", "", target) is None:
             # bound to a node deleted meanwhile: the pod garbage collector removes it
-            self._store.remove("Pod", (namespace, name))
+            store.remove("Pod", (namespace, name))
             return
-        now = self.timestamp()
+        now = self._clock.timestamp()
         conditions = _set_condition(
             pod.status.conditions,
             PodCondition(type="PodScheduled", status="True"),
@@ -357,7 +358,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             status=status,
         )
         # the kubelet's in-write step makes it Running (phase, startTime)
-        self._store.put("Pod", (namespace, name), new, "MODIFIED", "bind")
+        store.put("Pod", (namespace, name), new, "MODIFIED", "bind")
 
     async def patch_pod_status(
         self,
@@ -449,7 +450,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
 
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
-        if self.faults._armed("record_event"):
+        if "record_event" in self.faults._armed:
             await self.faults._enter("record_event")
         self._check_open()
         ref = event.regarding

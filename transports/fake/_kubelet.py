@@ -99,6 +99,8 @@ class Kubelet(Controller):
     """Starts bound pods and ends terminating ones (see the module docstring)."""
 
     kinds = ("Pod",)
+    admit_verbs = ("create", "bind")  # a pod created bound, a binding
+    observe_verbs = ("delete",)  # a graceful deletion beginning, a pod gone
 
     def __init__(self, store: Store, *, timers: bool = True, readiness: bool = True) -> None:
         super().__init__(store)

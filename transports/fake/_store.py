@@ -123,6 +123,8 @@ Key = tuple[str, str]
 """(namespace, name); namespace "" for cluster-scoped kinds."""
 
 Verb = Literal["create", "update", "bind", "status", "delete"]
+VERBS_OF_CHANGES: tuple[Verb, ...] = ("create", "update", "bind", "status", "delete")
+"""Every ``Change.verb``."""
 
 
 def kind_of(kind: str | type[Any]) -> str:
@@ -153,6 +155,9 @@ class Change(NamedTuple):
     verb: Verb
 
 
+_new_tuple = tuple.__new__
+
+
 class Controller:
     """A reconciler fed by the store: subclass, set ``kinds``, override what you need, and
     ``Store.register`` it (the facade does, in a fixed order: that order is the order every
@@ -167,10 +172,16 @@ class Controller:
       through the store's API; writes made here are fed to controllers after this change.
     - ``tasks()``: coroutine functions to run in the cluster's task group (timers);
       ``close()``: stop them (the cluster is closing).
+
+    ``admit_verbs`` / ``observe_verbs``, when set, name the only verbs whose changes ``admit`` /
+    ``observe`` act on: the store does not call them for the others (a pod's create and bind
+    then skip the hooks that ignore them).
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
     admits: ClassVar[tuple[str, ...] | None] = None
+    admit_verbs: ClassVar[tuple[Verb, ...] | None] = None
+    observe_verbs: ClassVar[tuple[Verb, ...] | None] = None
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -216,12 +227,24 @@ class Clock:
     def timestamp(self, offset: float | None = None) -> str:
         start = self.start
         elapsed = self.elapsed() if start is None else _now() - start
-        return self.timestamp_at(elapsed + (offset or 0.0))
+        if offset:  # (adding 0.0 changes no time, nor its timestamp)
+            elapsed += offset
+        return self.timestamp_at(elapsed)
 
     def timestamp_at(self, seconds: float) -> str:
         """The timestamp of ``seconds`` after the start (:meth:`timestamp` of a time read)."""
         if seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
+        # _format's common case, inlined (a pod's writes read the clock four times): a time
+        # in the second formatted last, before year 9999's end, with no carry from the epoch's
+        # microseconds; anything else is _format's
+        whole, frac = divmod(round(seconds * 1_000_000), 1_000_000)
+        if whole == self._second and seconds < self._last_second:
+            frac += self._epoch_micros
+            if frac < 1_000_000:
+                stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+                self._last_seconds, self._last_stamp = seconds, stamp
+                return stamp
         stamp = self._format(seconds)
         self._last_seconds, self._last_stamp = seconds, stamp
         return stamp
@@ -259,6 +282,9 @@ class Faults:
         self._store = store
         self._failures: dict[str, deque[BaseException]] = {v: deque() for v in VERBS}
         self._delays: dict[str, float] = {}
+        self._armed: frozenset[str] = frozenset()
+        """The verbs with a failure to take or a delay: for any other, ``_enter`` does nothing
+        (a hot verb skips the call)."""
 
     def fail_next(
         self, verb: str, exc: BaseException | type[BaseException], times: int = 1
@@ -269,6 +295,7 @@ class Faults:
         if isinstance(exc, type):
             exc = exc(f"injected {verb} failure")
         self._failures[verb].extend([exc] * times)
+        self._rearm()
 
     def delay(self, verb: str, seconds: float) -> None:
         """Make every later call of ``verb`` sleep ``seconds`` (virtual) before it acts;
@@ -278,6 +305,7 @@ class Faults:
             self._delays[verb] = seconds
         else:
             self._delays.pop(verb, None)
+        self._rearm()
 
     def drop_watches(self) -> None:
         """End every current watch: its iterator raises UnavailableError at once.  A new
@@ -294,18 +322,22 @@ class Faults:
         for q in self._failures.values():
             q.clear()
         self._delays.clear()
+        self._rearm()
 
-    def _armed(self, verb: str) -> bool:
-        """Whether ``verb`` has a failure to take or a delay: else ``_enter`` does nothing (a
-        hot verb skips the call)."""
-        return bool(self._failures[verb]) or verb in self._delays
+    def _rearm(self) -> None:
+        """Recompute ``_armed`` (after every change of the failures or the delays)."""
+        self._armed = frozenset(v for v, q in self._failures.items() if q) | frozenset(self._delays)
 
     async def _enter(self, verb: str) -> None:
         """Called first by each verb: take its failure (if any), sleep its delay, then raise.
         Without either the verb runs to its end without yielding (as client-go's fake clientset
         does): a write then costs no trip through the event loop."""
         q = self._failures[verb]
-        exc = q.popleft() if q else None
+        exc = None
+        if q:
+            exc = q.popleft()
+            if not q:
+                self._rearm()
         seconds = self._delays.get(verb, 0)
         if seconds:
             await anyio.sleep(seconds)
@@ -402,10 +434,14 @@ class Store:
         self._rv = 0
         # every live watch, weakly: an abandoned one is collected and forgotten at the next write
         self.watchers: list[weakref.ref[Watch]] = []
-        # per kind, the admit and observe steps of the controllers that have them (overridden):
-        # the default no-ops are not called on every write
-        self._admit: dict[str, list[Callable[[Change], None]]] = {kind: [] for kind in KINDS}
-        self._observe: dict[str, list[Callable[[Change], None]]] = {kind: [] for kind in KINDS}
+        # per kind and verb, the admit and observe steps of the controllers that have them
+        # (overridden) and act on that verb: the default no-ops are not called on every write
+        self._admit: dict[str, dict[str, list[Callable[[Change], None]]]] = {
+            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
+        }
+        self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
+            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
+        }
         self._backlog: deque[Change] = deque()
         self._feeding = False
 
@@ -413,11 +449,15 @@ class Store:
         """Feed ``controller`` every write of its kinds, after those registered before it."""
         cls = type(controller)
         admits = controller.kinds if controller.admits is None else controller.admits
+        admit_verbs = controller.admit_verbs or VERBS_OF_CHANGES
+        observe_verbs = controller.observe_verbs or VERBS_OF_CHANGES
         for kind in controller.kinds:
             if cls.admit is not Controller.admit and kind in admits:
-                self._admit[kind_of(kind)].append(controller.admit)
+                for verb in admit_verbs:
+                    self._admit[kind_of(kind)][verb].append(controller.admit)
             if cls.observe is not Controller.observe:
-                self._observe[kind_of(kind)].append(controller.observe)
+                for verb in observe_verbs:
+                    self._observe[kind_of(kind)][verb].append(controller.observe)
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -501,8 +541,9 @@ class Store:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
         steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
         objects = self._objects[kind]
-        change = Change(type_, kind, key, obj, objects.get(key), verb)
-        for admit in self._admit[kind]:
+        # Change(...) without its Python-level __new__ (two writes a pod)
+        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb))
+        for admit in self._admit[kind][verb]:
             admit(change)
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
@@ -537,12 +578,12 @@ class Store:
         self._feeding = True
         try:
             observers = self._observe
-            for observe in observers[change.kind]:
+            for observe in observers[change.kind][change.verb]:
                 observe(change)
             backlog = self._backlog
             while backlog:
                 ch = backlog.popleft()
-                for observe in observers[ch.kind]:
+                for observe in observers[ch.kind][ch.verb]:
                     observe(ch)
         finally:
             self._feeding = False
