@@ -203,9 +203,16 @@ class Cache:
             return False
         pods = ni.pods
         uid = old.uid
-        i = next((j for j, p in enumerate(pods) if p.uid == uid), -1)
-        if i < 0 or pods[i] is not old:
-            return False
+        # where the uid's PodInfo is: a uid is on one node once (pod_states is keyed by uid,
+        # and every add to a node goes through it), so that is where ``old`` is, if anywhere;
+        # the assumed pod is most often the node's last
+        if pods and pods[-1] is old:
+            i = len(pods) - 1
+        else:
+            try:
+                i = pods.index(old)  # (a PodInfo is equal to itself only)
+            except ValueError:
+                return False
         pi = _same_spec(old, pod)
         if pi is None:
             return False
@@ -285,16 +292,24 @@ class Cache:
 def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
     """``pi`` re-pointed at ``pod`` when only status / metadata changed (no recomputation); with
     InPlacePodVerticalScaling, a change of the resize status recomputes the requests too."""
-    if pi.pod.spec == pod.spec and pi.pod.metadata.labels == pod.metadata.labels:
-        if pi.rules.in_place and _resize_status(pi.pod) != _resize_status(pod):
+    old = pi.pod
+    if old.spec == pod.spec and old.metadata.labels == pod.metadata.labels:
+        if pi.rules.in_place and _resize_changed(old, pod):
             return None
         return pi.with_pod(pod)
     return None
 
 
-def _resize_status(pod: Pod) -> tuple[Any, ...]:
-    st = pod.status
-    return (st.container_statuses, st.init_container_statuses, st.resize, resize_infeasible(pod))
+def _resize_changed(old: Pod, new: Pod) -> bool:
+    """Whether what a resize reads of the status changed: the container statuses, the resize
+    status, whether the resize is infeasible."""
+    a, b = old.status, new.status
+    return (
+        a.container_statuses != b.container_statuses
+        or a.init_container_statuses != b.init_container_statuses
+        or a.resize != b.resize
+        or resize_infeasible(old) != resize_infeasible(new)
+    )
 
 
 class Snapshot:
@@ -329,6 +344,9 @@ class Snapshot:
         self._log: list[int] = []
         self._log_base = 0
         self._all_rows: np.ndarray | None = None
+        # how update() writes a changed row (_write_plan): dropped when a column or stack is
+        # added or removed
+        self._plan: list[tuple[int, str, list[Any]]] | None = None
 
     def __len__(self) -> int:
         return len(self.node_infos)
@@ -349,6 +367,7 @@ class Snapshot:
             self._below = {}
             self._stripped = {}
             self._stacks = {}
+            self._plan = None
             self._labels = {}
             self._flags = {}
             self._flagged = {}
@@ -371,6 +390,10 @@ class Snapshot:
         if len(log) > 4096 and len(log) > 2 * len(self.node_infos):
             self._log_base += len(log)
             log = self._log = []
+        plan = self._plan
+        if plan is None and not self._below and not self._stripped:
+            plan = self._plan = self._write_plan()
+        node_infos = self.node_infos
         for name in cache.dirty:
             i = self.index.get(name)
             if i is None:
@@ -380,39 +403,87 @@ class Snapshot:
                 continue
             log.append(i)
             ni = ni.clone()
+            old = node_infos[i]
             for fn, pod_index in self._pod_indexes.values():
-                _index_pods(pod_index, fn, self.node_infos[i].pods, i, -1)
+                _index_pods(pod_index, fn, old.pods, i, -1)
                 _index_pods(pod_index, fn, ni.pods, i, 1)
-            self.node_infos[i] = ni
+            node_infos[i] = ni
             self.generations[i] = ni.generation
-            # the row's value of each column and stripped column, for the stacks below
-            values: dict[tuple[Any, ...], int] = {}
-            if self._columns:
-                alloc, requested, pods = ni.allocatable.get, ni.requested.get, len(ni.pods)
-                for key, col in self._columns.items():
-                    # _value, inlined (a few columns for each of a pod's two or three rows)
-                    kind, resource = key
-                    if kind == "allocatable":
-                        v = alloc(resource)
-                    elif kind == "requested" or (resource != CPU and resource != MEMORY):
-                        v = pods if resource == PODS else requested(resource)
+            if plan is not None:
+                # each column's value written into the column and the stack rows of it;
+                # allocatable is the Node's: the same object (a pod's change) has the same values
+                alloc = None if ni.allocatable is old.allocatable else ni.allocatable
+                requested = ni.requested
+                for code, resource, targets in plan:
+                    if code == _ALLOC:
+                        if alloc is None:
+                            continue
+                        v = alloc.get(resource)
+                    elif code == _REQ_CPU:
+                        v = requested.milli_cpu
+                    elif code == _REQ_MEM:
+                        v = requested.memory
+                    elif code == _POD_COUNT:
+                        v = len(ni.pods)
+                    elif code == _NZ_CPU:
+                        v = ni.non_zero_cpu
+                    elif code == _NZ_MEM:
+                        v = ni.non_zero_mem
                     else:
-                        v = ni.non_zero_cpu if resource == CPU else ni.non_zero_mem
-                    col[i] = values[key] = v
-            below_values: dict[tuple[str, str, int], int] = {}
-            for key3, col in self._below.items():
-                col[i] = below_values[key3] = _value_below(ni, *key3)
-            for key3, col in self._stripped.items():
-                # from the row's column and below-column, already current, when both are kept
-                whole_v = values.get(key3[:2])
-                below_v = below_values.get(key3)
-                if whole_v is None or below_v is None:
-                    whole_v, below_v = _value(ni, key3[0], key3[1]), _value_below(ni, *key3)
-                col[i] = values[key3] = whole_v - below_v
-            for _, rows in self._stacks.values():
-                for row, key in rows:
-                    row[i] = values[key]
+                        v = requested.get(resource)
+                    for target in targets:
+                        target[i] = v
+                continue
+            self._refresh_row(i, ni)
         cache.dirty.clear()
+
+    def _refresh_row(self, i: int, ni: NodeInfo) -> None:
+        """Row ``i``'s value of every column, below-column, stripped column and stack (the
+        general case of :meth:`update`: with below and stripped columns kept)."""
+        # the row's value of each column and stripped column, for the stacks below
+        values: dict[tuple[Any, ...], int] = {}
+        for key, col in self._columns.items():
+            col[i] = values[key] = _value(ni, key[0], key[1])
+        below_values: dict[tuple[str, str, int], int] = {}
+        for key3, col in self._below.items():
+            col[i] = below_values[key3] = _value_below(ni, *key3)
+        for key3, col in self._stripped.items():
+            # from the row's column and below-column, already current, when both are kept
+            whole_v = values.get(key3[:2])
+            below_v = below_values.get(key3)
+            if whole_v is None or below_v is None:
+                whole_v, below_v = _value(ni, key3[0], key3[1]), _value_below(ni, *key3)
+            col[i] = values[key3] = whole_v - below_v
+        for _, rows in self._stacks.values():
+            for row, key in rows:
+                row[i] = values[key]
+
+    def _write_plan(self) -> list[tuple[int, str, list[Any]]]:
+        """Per column (no below or stripped ones kept): how :meth:`update` computes a row's
+        value (the code of ``_value``'s case) and where it writes it (the column and every
+        stack row of it, as writable memoryviews: a row written through one is the array's)."""
+        targets: dict[tuple[Any, ...], list[Any]] = {key: [col.data] for key, col in self._columns.items()}
+        for _, rows in self._stacks.values():
+            for row, key in rows:
+                targets[key].append(row.data)
+        plan = []
+        for (kind, resource), views in targets.items():
+            if kind == "allocatable":
+                code = _ALLOC
+            elif resource == PODS:
+                code = _POD_COUNT
+            elif kind != "requested" and resource == CPU:
+                code = _NZ_CPU
+            elif kind != "requested" and resource == MEMORY:
+                code = _NZ_MEM
+            elif resource == CPU:
+                code = _REQ_CPU
+            elif resource == MEMORY:
+                code = _REQ_MEM
+            else:
+                code = _REQ_OTHER
+            plan.append((code, resource, views))
+        return plan
 
     def all_rows(self) -> np.ndarray:
         """``arange(len(self))``, kept until the node set changes (read only)."""
@@ -447,6 +518,7 @@ class Snapshot:
                 len(self.node_infos),
             )
             self._columns[key] = col
+            self._plan = None
         return col
 
     def columns(self, kind: str, resources: tuple[str, ...]) -> np.ndarray:
@@ -457,6 +529,7 @@ class Snapshot:
         if hit is None:
             keys = [(kind, r) for r in resources]
             hit = self._stacks[key] = _stack([self.column(kind, r) for r in resources], keys)
+            self._plan = None
         return hit[0]
 
     def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
@@ -467,6 +540,7 @@ class Snapshot:
             keys = [(kind, r, priority) for r in resources]
             sources = [self.column_stripped(kind, r, priority) for r in resources]
             hit = self._stacks[key] = _stack(sources, keys)
+            self._plan = None
         return hit[0]
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
@@ -487,6 +561,7 @@ class Snapshot:
                 len(self.node_infos),
             )
             self._below[key] = col
+            self._plan = None
         return col
 
     def column_stripped(self, kind: str, resource: str, priority: int) -> np.ndarray:
@@ -497,6 +572,7 @@ class Snapshot:
         if col is None:
             col = self.column(kind, resource) - self.column_below(kind, resource, priority)
             self._stripped[key] = col
+            self._plan = None
         return col
 
     def node_flag(self, name: str, fn: Any) -> np.ndarray:
@@ -593,6 +669,10 @@ class Snapshot:
                             st[1].append(i)
             self._images = images
         return self._images
+
+
+# _write_plan's codes: which of a NodeInfo's values a column holds
+_ALLOC, _POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(7)
 
 
 def _stack(

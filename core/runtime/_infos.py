@@ -100,7 +100,8 @@ class PodInfo:
         pi._non_zero = self._non_zero
         pi.host_ports = self.host_ports
         pi.rules = self.rules
-        pi.extra = dict(self.extra)
+        extra = self.extra
+        pi.extra = dict(extra) if extra else {}
         pi._start_src = _UNPARSED
         pi._start_time = None
         return pi
