@@ -34,6 +34,7 @@ def parse_time(ts: str | None) -> float | None:
 
 
 _UNPARSED = object()
+_new_resource = object.__new__
 
 
 class PodInfo:
@@ -189,11 +190,18 @@ class NodeInfo:
         c.node = self.node
         c.name = self.name
         c.pods = list(self.pods)
-        c.requested = self.requested.clone()
+        # Resource.clone without its two calls (the snapshot clones each changed row)
+        r = self.requested
+        c.requested = req = _new_resource(Resource)
+        req.milli_cpu = r.milli_cpu
+        req.memory = r.memory
+        req.ephemeral_storage = r.ephemeral_storage
+        req.allowed_pod_number = r.allowed_pod_number
+        req.scalar = dict(r.scalar)
         c.non_zero_cpu = self.non_zero_cpu
         c.non_zero_mem = self.non_zero_mem
         c.allocatable = self.allocatable
-        c.used_ports = dict(self.used_ports)
+        c.used_ports = dict(self.used_ports) if self.used_ports else {}
         c.generation = self.generation
         return c
 

@@ -110,3 +110,21 @@ def test_node_tree_interleaves_zones() -> None:
     for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("c2", "c")]:
         t.add(make_node(name).label("topology.kubernetes.io/zone", zone).obj())
     assert t.list() == ["a1", "b1", "c1", "a2", "c2", "a3"]
+
+
+def test_a_node_info_clone_copies_every_field_of_its_requests() -> None:
+    """NodeInfo.clone copies ``requested`` field by field (Resource.clone inlined): a field
+    added to Resource must be copied there too."""
+    import dataclasses
+
+    from kubesched.api._resources import Resource
+    from kubesched.runtime._infos import NodeInfo
+
+    ni = NodeInfo(make_node("n").capacity(cpu="4", memory="8Gi", pods="10").obj())
+    ni.add_pod(PodInfo(make_pod("p").req(cpu="1", memory="1Gi", **{"example.com/gpu": "1"}).obj()))
+    c = ni.clone()
+    assert [f.name for f in dataclasses.fields(Resource)] == [
+        "milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar",
+    ]  # fmt: skip
+    assert c.requested == ni.requested and c.requested is not ni.requested
+    assert c.requested.scalar is not ni.requested.scalar

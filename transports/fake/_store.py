@@ -362,6 +362,9 @@ class Watch:
     def __init__(self, events: Iterable[WatchEvent]) -> None:
         self._queue: deque[WatchEvent] = deque(events)
         self._wakeup: anyio.Event | None = None
+        # the running backend's Event class, found at the first wait: a wait then makes its
+        # Event without anyio.Event() looking the backend up again (once a pod's write)
+        self._event: Callable[[], anyio.Event] | None = None
         # called (synchronously) for every event delivered to this watch
         self.on_push: Callable[[], None] | None = None
         self._ended = False
@@ -381,8 +384,13 @@ class Watch:
                 return self._queue.popleft()
             if self._ended:
                 raise StopAsyncIteration
-            self._wakeup = anyio.Event()
-            await self._wakeup.wait()
+            make = self._event
+            if make is None:
+                self._wakeup = wakeup = anyio.Event()
+                self._event = type(wakeup)
+            else:
+                self._wakeup = wakeup = make()
+            await wakeup.wait()
 
     def get_nowait(self) -> WatchEvent | None:
         """The next delivered event without waiting, or None.
@@ -403,14 +411,6 @@ class Watch:
         """Stop watching: the iterator ends at once."""
         self._end()
         self._queue.clear()
-
-    def _push(self, event: WatchEvent) -> None:
-        self._queue.append(event)
-        if self._wakeup is not None:
-            self._wakeup.set()
-            self._wakeup = None
-        if self.on_push is not None:
-            self.on_push()
 
     def _end(self, *, dropped: bool = False) -> None:
         self._ended = True
@@ -611,8 +611,13 @@ class Store:
             watch = ref()
             if watch is None or watch._ended:
                 gone = True
-            else:
-                watch._push(event)
+            else:  # the delivery: queued, the waiting iterator woken, on_push told
+                watch._queue.append(event)
+                if watch._wakeup is not None:
+                    watch._wakeup.set()
+                    watch._wakeup = None
+                if watch.on_push is not None:
+                    watch.on_push()
         if gone:
             self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
 
