@@ -201,7 +201,7 @@ class SchedulingQueue:
 
     @property
     def scheduling_cycle(self) -> int:
-        return self.activeq.scheduling_cycle
+        return self.activeq._scheduling_cycle  # read often: not through the activeQ's property
 
     @property
     def in_flight(self) -> dict[str, int]:
@@ -389,7 +389,7 @@ class SchedulingQueue:
 
     def assigned_pod_added(self, pod: Pod) -> None:
         """``AssignedPodAdded``: only pods the new pod may help (affinity, topology spread)."""
-        pods = self._helped_by(self.unschedulable.values(), pod, self._namespace_labels)
+        pods = self._helped_by(self.unschedulable.values(), pod, self._namespace_labels) if self.unschedulable else []
         self._move_pods(pods, ev.ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: Pod, new: Pod, events: Sequence[ClusterEvent]) -> None:

@@ -84,6 +84,11 @@ class BindingRunners:
         ]
         self.permit: list[PluginEntry] = points.get("permit", [])
         self.pre_bind: list[PluginEntry] = points.get("preBind", [])
+        # the PreBind plugins with a ``pre_bind_pre_flight`` (NominatedNodeNameForExpectation),
+        # each with it, in profile order
+        self.pre_flights: list[tuple[PluginEntry, Callable[..., Any]]] = [
+            (e, fn) for e in self.pre_bind if (fn := getattr(e.plugin, "pre_bind_pre_flight", None)) is not None
+        ]
         self.bind: list[PluginEntry] = points.get("bind", [])
         self.post_bind: list[PluginEntry] = points.get("postBind", [])
 

@@ -496,7 +496,7 @@ def _run_due_steps(sched: Scheduler) -> None:
     delivered watch events, the queue's periodic flushes, Permit timeouts (the clock read only
     when a pod waits at Permit)."""
     sched.driver.run_hooks()
-    sched._drain()
+    sched.handlers.drain()  # (``Scheduler._drain``, without its call)
     sched.queue.run_due_flushes()
     now: float | None = None
     for fw in sched.profiles.values():
