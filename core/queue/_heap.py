@@ -164,7 +164,7 @@ class _Heap:
 
     def push(self, qpi: QueuedPodInfo) -> None:
         """``AddOrUpdate``: insert, or re-place an item already there."""
-        uid = qpi.uid
+        uid = qpi.pod_info.uid  # (``qpi.uid``, without the property's call)
         items = self._items
         old = items.pop(uid, None)
         if old is not None:
@@ -216,7 +216,7 @@ class _Heap:
         while (x := self._take()) is not None:
             e = _entry(x)
             if e.valid:
-                del self._items[e.qpi.uid]
+                del self._items[e.qpi.pod_info.uid]
                 return e.qpi
         return None
 

@@ -215,11 +215,11 @@ class SchedulingQueue:
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
-        prof = self.profiles.get(qpi.pod.spec.scheduler_name)
+        prof = self.profiles.get(qpi.pod_info.pod.spec.scheduler_name)  # (``qpi.pod``, without its call)
         if prof is None:
             qpi.gating_plugin = ""
             return
-        status = prof.run_pre_enqueue_plugins(qpi.pod, qpi.gating_plugin)
+        status = prof.run_pre_enqueue_plugins(qpi.pod_info.pod, qpi.gating_plugin)
         if status is None or status.is_success():
             qpi.gating_plugin = ""
             return
@@ -234,10 +234,10 @@ class SchedulingQueue:
 
         With PopFromBackoffQ, a pod coming straight from backoffQ skips PreEnqueue (it ran on
         the way in).  ``now``: the instant, when the caller has just read it."""
-        uid = qpi.uid
+        uid = qpi.pod_info.uid
         if not (self.pop_from_backoff_q and from_backoff):
             self._run_pre_enqueue(qpi)
-        if qpi.gated:
+        if qpi.gating_plugin:  # ``qpi.gated``
             if not (uid in self.active_q or uid in self.backoff or uid in self.unschedulable):
                 self._to_unschedulable(qpi, event)
             return False

@@ -164,6 +164,8 @@ class BindingRunners:
         skipped, parallel = pre_flight
         if not parallel:
             plugins = [e for e in self.pre_bind if e.name not in skipped] if skipped else self.pre_bind
+            if not plugins:  # every one skipped (the usual pod: no volume, no claim)
+                return None
             return await self._run_pre_bind_sequence(plugins, state, pod, node_name)
         # v1.36 framework.go RunPreBindPlugins / getPreBindPluginGroups (kubernetes#135393): a
         # group of one runs in the binding cycle's own task, a larger one concurrently, and the

@@ -330,7 +330,8 @@ class Scheduler:
 
     def _touch(self) -> None:
         self._last_touch = _now()
-        self._activity_ended()
+        if self._activity is not None:  # (``_activity_ended``, its call saved when none waits)
+            self._activity_ended()
 
     def _activity_ended(self) -> None:
         """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
@@ -468,7 +469,8 @@ class Scheduler:
                 await self.queue.wait_for_pods()
                 continue
             await self.scheduling.schedule_one(qpi)
-            self._activity_ended()
+            if self._activity is not None:
+                self._activity_ended()
             await pool.checkpoint()  # the backend's, not looked up a pod
 
     # --- what the profiles' handles lend ---------------------------------------------------------
