@@ -140,8 +140,9 @@ class ActiveQueue:
     # --- the in-flight events --------------------------------------------------------------
     def _prune_events(self) -> None:
         if not self._in_flight:
-            self._events_base += len(self._events)
-            self._events = []
+            if self._events:
+                self._events_base += len(self._events)
+                self._events = []
             return
         oldest = min(self._in_flight.values())
         drop = oldest - self._events_base

@@ -181,7 +181,8 @@ class _Heap:
                 run.append(item)
             else:
                 heapq.heappush(self._heap, item)
-        if len(self._heap) + len(self._run) > 64 and len(self._heap) + len(self._run) > 2 * len(items):
+        n = len(self._heap) + len(self._run)
+        if n > 64 and n > 2 * len(items):
             self._heap = [x for x in self._heap if _entry(x).valid]
             heapq.heapify(self._heap)
             self._run = deque(x for x in self._run if x[3].valid)
