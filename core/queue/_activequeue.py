@@ -98,12 +98,13 @@ class ActiveQueue:
             if qpi is None:
                 return None
             qpi.attempts += 1
-            if self.queueing_hints and qpi.uid in self._in_flight:
+            uid = qpi.pod_info.uid
+            if self.queueing_hints and uid in self._in_flight:
                 # "the same pod is tracked in multiple places in the scheduler": discard it
                 # (only tracked with hints on; without them the queue keeps no in-flight set,
                 # and here the set only serves ``busy``)
                 continue
-            self._in_flight[qpi.uid] = self._events_base + len(self._events)
+            self._in_flight[uid] = self._events_base + len(self._events)
             self._scheduling_cycle += 1
             self._changed()
             return qpi
@@ -139,8 +140,9 @@ class ActiveQueue:
     # --- the in-flight events --------------------------------------------------------------
     def _prune_events(self) -> None:
         if not self._in_flight:
-            self._events_base += len(self._events)
-            self._events = []
+            if self._events:
+                self._events_base += len(self._events)
+                self._events = []
             return
         oldest = min(self._in_flight.values())
         drop = oldest - self._events_base

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesched.api._objects import Pod
@@ -18,26 +18,75 @@ from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Status
 
 
-@dataclass(eq=False)
 class QueuedPodInfo:
-    """``framework.QueuedPodInfo``: a pod plus its queueing history."""
+    """``framework.QueuedPodInfo``: a pod plus its queueing history.
 
-    pod_info: PodInfo
-    timestamp: float = 0.0
-    attempts: int = 0
-    initial_attempt_timestamp: float | None = None
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    gating_plugin: str = ""
-    gating_plugin_events: list[ClusterEvent] = field(default_factory=list)
-    unschedulable_count: int = 0
-    consecutive_errors_count: int = 0
-    backoff_expiration: float | None = None
-    flushed: bool = False
-    """Moved out of the unschedulable pods by their 5-minute flush (``pod_scheduled_after_flush``)."""
-    # the order in which the queue first saw the pod: breaks ties between equal pods the same
-    # way whichever task requeued them first (so runs repeat exactly on any event loop)
-    seq: int = 0
+    A plain class with slots (one object a pod, made at each Add): the two plugin sets are made
+    on first use, since a pod scheduled at its first attempt never needs them."""
+
+    __slots__ = (
+        "pod_info", "timestamp", "attempts", "initial_attempt_timestamp", "_unschedulable_plugins",
+        "_pending_plugins", "gating_plugin", "gating_plugin_events", "unschedulable_count",
+        "consecutive_errors_count", "backoff_expiration", "flushed", "seq",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        pod_info: PodInfo,
+        timestamp: float = 0.0,
+        attempts: int = 0,
+        initial_attempt_timestamp: float | None = None,
+        unschedulable_plugins: set[str] | None = None,
+        pending_plugins: set[str] | None = None,
+        gating_plugin: str = "",
+        gating_plugin_events: Sequence[ClusterEvent] = (),
+        unschedulable_count: int = 0,
+        consecutive_errors_count: int = 0,
+        backoff_expiration: float | None = None,
+        flushed: bool = False,
+        seq: int = 0,
+    ) -> None:
+        self.pod_info = pod_info
+        self.timestamp = timestamp
+        self.attempts = attempts
+        self.initial_attempt_timestamp = initial_attempt_timestamp
+        self._unschedulable_plugins = unschedulable_plugins
+        self._pending_plugins = pending_plugins
+        self.gating_plugin = gating_plugin
+        self.gating_plugin_events = gating_plugin_events
+        """The gating plugin's registered events (only ever replaced, never changed in place)."""
+        self.unschedulable_count = unschedulable_count
+        self.consecutive_errors_count = consecutive_errors_count
+        self.backoff_expiration = backoff_expiration
+        self.flushed = flushed
+        """Moved out of the unschedulable pods by their 5-minute flush (``pod_scheduled_after_flush``)."""
+        # the order in which the queue first saw the pod: breaks ties between equal pods the same
+        # way whichever task requeued them first (so runs repeat exactly on any event loop)
+        self.seq = seq
+
+    @property
+    def unschedulable_plugins(self) -> set[str]:
+        """The plugins that rejected the pod's last attempt (or gated it at PreEnqueue)."""
+        s = self._unschedulable_plugins
+        if s is None:
+            s = self._unschedulable_plugins = set()
+        return s
+
+    @unschedulable_plugins.setter
+    def unschedulable_plugins(self, value: set[str]) -> None:
+        self._unschedulable_plugins = value
+
+    @property
+    def pending_plugins(self) -> set[str]:
+        """The plugins that said Pending at the pod's last attempt."""
+        s = self._pending_plugins
+        if s is None:
+            s = self._pending_plugins = set()
+        return s
+
+    @pending_plugins.setter
+    def pending_plugins(self, value: set[str]) -> None:
+        self._pending_plugins = value
 
     @property
     def pod(self) -> Pod:
@@ -83,7 +132,12 @@ class _Heap:
 
     With ``key`` (a function such that ``key(a) < key(b)`` exactly when ``less(a, b)``) the
     heap holds ``(key, qpi.seq, seq, entry)`` tuples and compares them without calling Python
-    code; the order is the same.
+    code; the order is the same.  Such tuples are all different (``seq`` is unique), so the
+    order is total, and a keyed heap keeps them in two places: ``_run``, a FIFO of the items
+    pushed in increasing order (each one above the run's last), and the binary heap for the
+    others.  The smallest item is the smaller of the two heads, so ``pop`` gives exactly what
+    one heap would; pods that arrive in order (a burst of new pods: equal priority, increasing
+    timestamps) never pay the heap's sifting.
     """
 
     def __init__(
@@ -94,6 +148,7 @@ class _Heap:
         self._less = less
         self._key = key
         self._heap: list[Any] = []
+        self._run: deque[Any] = deque()  # keyed items in increasing order (see the class doc)
         self._items: dict[str, _Entry] = {}
         self._seq = itertools.count()
 
@@ -109,16 +164,28 @@ class _Heap:
 
     def push(self, qpi: QueuedPodInfo) -> None:
         """``AddOrUpdate``: insert, or re-place an item already there."""
-        old = self._items.pop(qpi.uid, None)
+        uid = qpi.pod_info.uid  # (``qpi.uid``, without the property's call)
+        items = self._items
+        old = items.pop(uid, None)
         if old is not None:
             old.valid = False
         e = _Entry(qpi, self._less, next(self._seq))
-        self._items[qpi.uid] = e
+        items[uid] = e
         key = self._key
-        heapq.heappush(self._heap, e if key is None else (key(qpi), qpi.seq, e.seq, e))
-        if len(self._heap) > 64 and len(self._heap) > 2 * len(self._items):
+        if key is None:
+            heapq.heappush(self._heap, e)
+        else:
+            item = (key(qpi), qpi.seq, e.seq, e)
+            run = self._run
+            if not run or run[-1] < item:
+                run.append(item)
+            else:
+                heapq.heappush(self._heap, item)
+        n = len(self._heap) + len(self._run)
+        if n > 64 and n > 2 * len(items):
             self._heap = [x for x in self._heap if _entry(x).valid]
             heapq.heapify(self._heap)
+            self._run = deque(x for x in self._run if x[3].valid)
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
         e = self._items.pop(uid, None)
@@ -127,18 +194,30 @@ class _Heap:
         e.valid = False
         return e.qpi
 
+    def _head(self) -> Any:
+        """The smallest item (valid or not), without taking it; None when there is none."""
+        h, run = self._heap, self._run
+        if run and (not h or run[0] < h[0]):
+            return run[0]
+        return h[0] if h else None
+
+    def _take(self) -> Any:
+        """Take the smallest item (valid or not); None when there is none."""
+        h, run = self._heap, self._run
+        if run and (not h or run[0] < h[0]):
+            return run.popleft()
+        return heapq.heappop(h) if h else None
+
     def peek(self) -> QueuedPodInfo | None:
-        h = self._heap
-        while h and not _entry(h[0]).valid:
-            heapq.heappop(h)
-        return _entry(h[0]).qpi if h else None
+        while (x := self._head()) is not None and not _entry(x).valid:
+            self._take()
+        return None if x is None else _entry(x).qpi
 
     def pop(self) -> QueuedPodInfo | None:
-        h = self._heap
-        while h:
-            e = _entry(heapq.heappop(h))
+        while (x := self._take()) is not None:
+            e = _entry(x)
             if e.valid:
-                del self._items[e.qpi.uid]
+                del self._items[e.qpi.pod_info.uid]
                 return e.qpi
         return None
 

@@ -175,7 +175,8 @@ class Nominator:
     def add(self, pi: PodInfo, node_name: str | None = None) -> None:
         """``addNominatedPod``: ``node_name`` None means ModeNoop (use the pod's status);
         a string is ModeOverride (the empty string clears the nomination)."""
-        self.delete(pi.uid)
+        if pi.uid in self.pod_to_node:  # (``delete``'s call saved when there is none)
+            self.delete(pi.uid)
         name = pi.pod.status.nominated_node_name if node_name is None else node_name
         if not name:
             return

@@ -201,7 +201,7 @@ class SchedulingQueue:
 
     @property
     def scheduling_cycle(self) -> int:
-        return self.activeq.scheduling_cycle
+        return self.activeq._scheduling_cycle  # read often: not through the activeQ's property
 
     @property
     def in_flight(self) -> dict[str, int]:
@@ -215,11 +215,11 @@ class SchedulingQueue:
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
-        prof = self.profiles.get(qpi.pod.spec.scheduler_name)
+        prof = self.profiles.get(qpi.pod_info.pod.spec.scheduler_name)  # (``qpi.pod``, without its call)
         if prof is None:
             qpi.gating_plugin = ""
             return
-        status = prof.run_pre_enqueue_plugins(qpi.pod, qpi.gating_plugin)
+        status = prof.run_pre_enqueue_plugins(qpi.pod_info.pod, qpi.gating_plugin)
         if status is None or status.is_success():
             qpi.gating_plugin = ""
             return
@@ -234,10 +234,10 @@ class SchedulingQueue:
 
         With PopFromBackoffQ, a pod coming straight from backoffQ skips PreEnqueue (it ran on
         the way in).  ``now``: the instant, when the caller has just read it."""
-        uid = qpi.uid
+        uid = qpi.pod_info.uid
         if not (self.pop_from_backoff_q and from_backoff):
             self._run_pre_enqueue(qpi)
-        if qpi.gated:
+        if qpi.gating_plugin:  # ``qpi.gated``
             if not (uid in self.active_q or uid in self.backoff or uid in self.unschedulable):
                 self._to_unschedulable(qpi, event)
             return False
@@ -389,7 +389,7 @@ class SchedulingQueue:
 
     def assigned_pod_added(self, pod: Pod) -> None:
         """``AssignedPodAdded``: only pods the new pod may help (affinity, topology spread)."""
-        pods = self._helped_by(self.unschedulable.values(), pod, self._namespace_labels)
+        pods = self._helped_by(self.unschedulable.values(), pod, self._namespace_labels) if self.unschedulable else []
         self._move_pods(pods, ev.ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: Pod, new: Pod, events: Sequence[ClusterEvent]) -> None:

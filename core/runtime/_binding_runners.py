@@ -84,6 +84,12 @@ class BindingRunners:
         ]
         self.permit: list[PluginEntry] = points.get("permit", [])
         self.pre_bind: list[PluginEntry] = points.get("preBind", [])
+        # the PreBind plugins with a ``pre_bind_pre_flight`` (NominatedNodeNameForExpectation),
+        # each with it, in profile order
+        self.pre_flights: list[tuple[PluginEntry, Callable[..., Any]]] = [
+            (e, fn) for e in self.pre_bind if (fn := getattr(e.plugin, "pre_bind_pre_flight", None)) is not None
+        ]
+        self._pre_bind_names = frozenset(e.name for e in self.pre_bind)
         self.bind: list[PluginEntry] = points.get("bind", [])
         self.post_bind: list[PluginEntry] = points.get("postBind", [])
 
@@ -157,6 +163,8 @@ class BindingRunners:
         if pre_flight is None:
             return await self._run_pre_bind_sequence(self.pre_bind, state, pod, node_name)
         skipped, parallel = pre_flight
+        if skipped and skipped.issuperset(self._pre_bind_names):
+            return None  # every one skipped (the usual pod: no volume, no claim): no group, none runs
         if not parallel:
             plugins = [e for e in self.pre_bind if e.name not in skipped] if skipped else self.pre_bind
             return await self._run_pre_bind_sequence(plugins, state, pod, node_name)

@@ -25,7 +25,7 @@ profile is built.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -491,37 +491,34 @@ class Framework:
     def reject_waiting_pod(self, uid: str) -> bool:
         return self.waiting.reject(uid)
 
-    async def run_pre_bind_plugins(
+    # the binding cycle's runners give their coroutine itself (awaited by the caller) unless
+    # the run is timed: one coroutine less a pod for each
+    def run_pre_bind_plugins(
         self, state: CycleState, pod: Pod, node_name: str, run_group: PreBindGroupRunner | None = None
-    ) -> Status | None:
+    ) -> Awaitable[Status | None]:
         """``RunPreBindPlugins``: the first rejection or error, else None (``run_group``: how a
         1.36 parallel group runs, :meth:`BindingRunners.run_pre_bind_plugins`)."""
-        rec = self.calls.recorder
-        if rec is None:
-            return await self.binding.run_pre_bind_plugins(state, pod, node_name, run_group)
-        t0 = rec.now()
-        st = await self.binding.run_pre_bind_plugins(state, pod, node_name, run_group)
-        rec.extension_point_since(PRE_BIND, st, self.profile_name, t0)
-        return st
+        run = self.binding.run_pre_bind_plugins(state, pod, node_name, run_group)
+        return run if (rec := self.calls.recorder) is None else _timed(rec, PRE_BIND, self.profile_name, run)
 
-    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Awaitable[Status | None]:
         """``RunBindPlugins``: the first Bind plugin that does not Skip decides (a Skip if all do)."""
-        rec = self.calls.recorder
-        if rec is None:
-            return await self.binding.run_bind_plugins(state, pod, node_name)
-        t0 = rec.now()
-        st = await self.binding.run_bind_plugins(state, pod, node_name)
-        rec.extension_point_since(BIND, st, self.profile_name, t0)
-        return st
+        run = self.binding.run_bind_plugins(state, pod, node_name)
+        return run if (rec := self.calls.recorder) is None else _timed(rec, BIND, self.profile_name, run)
 
-    async def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Awaitable[None]:
         """``RunPostBindPlugins``: informational, every one of them."""
-        rec = self.calls.recorder
-        if rec is None:
-            return await self.binding.run_post_bind_plugins(state, pod, node_name)
-        t0 = rec.now()
-        await self.binding.run_post_bind_plugins(state, pod, node_name)
-        rec.extension_point_since(POST_BIND, None, self.profile_name, t0)
+        run = self.binding.run_post_bind_plugins(state, pod, node_name)
+        return run if (rec := self.calls.recorder) is None else _timed(rec, POST_BIND, self.profile_name, run)
+
+
+async def _timed(rec: MetricsRecorder, point: str, profile: str, run: Awaitable[Any]) -> Any:
+    """``run`` (a binding-cycle runner's coroutine, not yet started) observed as ``point``
+    (PostBind's status is not observed: None)."""
+    t0 = rec.now()
+    st = await run
+    rec.extension_point_since(point, None if point == POST_BIND else st, profile, t0)
+    return st
 
 
 def build_framework(

@@ -142,7 +142,7 @@ class BindingCycle:
         self.tasks += 1
         self.driver.activate()
         assert self.pool is not None, "the scheduler is not running"
-        waiting = fw.get_waiting_pod(assumed_pi.uid) is not None
+        waiting = assumed_pi.uid in fw.waiting_pods  # ``get_waiting_pod``, without its calls
         ticket = None if waiting else self.driver.ticket()
         self.pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
 
@@ -198,7 +198,7 @@ class BindingCycle:
         host = result.suggested_host
         # the pod's wait at Permit, if it waits: only its Permit adds it, only its WaitOnPermit
         # below removes it
-        wp = fw.get_waiting_pod(assumed_pi.uid)
+        wp = fw.waiting_pods.get(assumed_pi.uid)  # ``get_waiting_pod``, without its calls
         nominate = False
         if self.nnn_for_expectation:
             pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)

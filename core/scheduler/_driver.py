@@ -61,7 +61,8 @@ class Driver:
         # parked tasks: (when, seq, released event, the task's turn)
         self._parked: list[tuple[float, int, anyio.Event, list[int | None]]] = []
         self._parked_seq = 0
-        self.add_wake_source(self._next_parked, self._release_parked)
+        if deterministic:  # live, park_until is a plain sleep: nothing is ever parked
+            self.add_wake_source(self._next_parked, self._release_parked)
 
     # --- turns --------------------------------------------------------------------------------
     def ticket(self) -> int | None:

@@ -55,19 +55,20 @@ def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_n
     call = binding.calls.timed if state.record_plugin_metrics else binding.calls.call
     skipped: set[str] = set()
     allow_parallel: set[str] = set()
-    for e in binding.pre_bind:
-        pre_flight = getattr(e.plugin, "pre_bind_pre_flight", None)
-        if pre_flight is None:
-            continue
+    for e, pre_flight in binding.pre_flights:
         out = call(e, "prebindpreflight", pre_flight, state, pod, node_name)
         if isinstance(out, tuple) and len(out) == 2 and (out[0] is None or isinstance(out[0], PreBindPreFlightResult)):
             flight, out = out
             if parallel and flight is not None and flight.allow_parallel:
                 allow_parallel.add(e.name)
-        st = out if isinstance(out, Status) or out is None else Status(Code.ERROR, f"unexpected PreBindPreFlight result {out!r}")
-        if st is None or st.is_success():
+        if out is None:
             result = None
-        elif st.is_skip():
+            continue
+        st = out if isinstance(out, Status) else Status(Code.ERROR, f"unexpected PreBindPreFlight result {out!r}")
+        code = st.code  # the predicates, inline: a pre-flight runs for every pod bound
+        if code == Code.SUCCESS:
+            result = None
+        elif code == Code.SKIP:
             skipped.add(e.name)
         elif st.is_rejected():
             return Status(Code.ERROR, f'PreBindPreFlight {e.name} returned "{st.code.name}", which is unsupported. '

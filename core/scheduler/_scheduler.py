@@ -330,7 +330,8 @@ class Scheduler:
 
     def _touch(self) -> None:
         self._last_touch = _now()
-        self._activity_ended()
+        if self._activity is not None:  # (``_activity_ended``, its call saved when none waits)
+            self._activity_ended()
 
     def _activity_ended(self) -> None:
         """Something the scheduler was busy with ended (an attempt, a binding cycle, a background
@@ -468,7 +469,8 @@ class Scheduler:
                 await self.queue.wait_for_pods()
                 continue
             await self.scheduling.schedule_one(qpi)
-            self._activity_ended()
+            if self._activity is not None:
+                self._activity_ended()
             await pool.checkpoint()  # the backend's, not looked up a pod
 
     # --- what the profiles' handles lend ---------------------------------------------------------
@@ -496,7 +498,7 @@ def _run_due_steps(sched: Scheduler) -> None:
     delivered watch events, the queue's periodic flushes, Permit timeouts (the clock read only
     when a pod waits at Permit)."""
     sched.driver.run_hooks()
-    sched._drain()
+    sched.handlers.drain()  # (``Scheduler._drain``, without its call)
     sched.queue.run_due_flushes()
     now: float | None = None
     for fw in sched.profiles.values():

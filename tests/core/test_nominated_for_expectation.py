@@ -133,6 +133,7 @@ class _Framework:
     def __init__(self, *answers: Status | None) -> None:
         self.binding = type("B", (), {})()
         self.binding.pre_bind = [_Entry(_Plugin(f"P{i}", a)) for i, a in enumerate(answers)]
+        self.binding.pre_flights = [(e, e.plugin.pre_bind_pre_flight) for e in self.binding.pre_bind]
         self.binding.calls = _Calls()
 
 

@@ -1387,3 +1387,64 @@ def test_keyed_heaps_pop_in_the_order_of_the_less_functions(windowed: bool) -> N
             order_b = [b.pop() for _ in range(len(b))]
             assert [q.uid for q in order_a if q] == [q.uid for q in order_b if q]
             assert a.pop() is None and b.pop() is None
+
+
+def test_keyed_heap_pops_in_order_with_pushes_and_pops_interleaved() -> None:
+    """A keyed heap keeps the items pushed in increasing order in a FIFO of their own: pushes
+    in order and out of order, pops, peeks, removals and re-placements mixed (past the
+    compaction threshold) still pop the smallest (key, seq, push order) every time."""
+    import random
+
+    rng = random.Random(11)
+    for _ in range(20):
+        _interleave_pushes_and_pops(rng)
+
+
+def _interleave_pushes_and_pops(rng: Any) -> None:
+    import itertools
+
+    from kubesched.plugins.queuesort import PrioritySort
+    from kubesched.queue._scheduling_queue import QueuedPodInfo, _Heap
+    from kubesched.runtime._nodeinfo import PodInfo
+
+    sort = PrioritySort(None, FakeHandle())
+    heap = _Heap(sort.kubesched_queue_sort_less, sort.queue_sort_key)
+    model: dict[str, tuple[Any, ...]] = {}  # uid -> its order when pushed
+    pushes = itertools.count()
+    pods: list[QueuedPodInfo] = []
+    clock = 0.0
+
+    def push(q: QueuedPodInfo) -> None:
+        heap.push(q)
+        model[q.uid] = (sort.queue_sort_key(q), q.seq, next(pushes))
+
+    def smallest() -> str | None:
+        return min(model, key=model.__getitem__) if model else None
+
+    for i in range(400):
+        op = rng.random()
+        if op < 0.5 or not pods:
+            clock += rng.choice([0.0, 0.0, 0.5, 1.0])  # mostly in order, sometimes equal
+            q = QueuedPodInfo(
+                PodInfo(make_pod(f"p{i}").priority(rng.choice([0, 0, 0, 5])).obj()),
+                timestamp=clock if rng.random() < 0.8 else rng.uniform(0.0, clock),  # out of order
+                seq=rng.randrange(50),
+            )
+            pods.append(q)
+            push(q)
+        elif op < 0.7:
+            want = smallest()
+            got = heap.pop()
+            assert (got.uid if got else None) == want
+            model.pop(want or "", None)
+        elif op < 0.8:
+            got = heap.peek()
+            assert (got.uid if got else None) == smallest()
+        else:
+            q = rng.choice(pods)
+            heap.remove(q.uid)
+            model.pop(q.uid, None)
+            if rng.random() < 0.5:
+                q.timestamp = clock
+                push(q)
+        assert len(heap) == len(model)
