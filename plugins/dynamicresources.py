@@ -724,6 +724,14 @@ class ScoringDynamicResources(DynamicResources):
             out.append(compute_score(s.claims, built) if built is not None else 0)
         return out
 
+    def uniform_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> int | None:
+        """0 for a pod without claims (Score all 0, left so by NormalizeScore), else None (see
+        :mod:`kubesched.runtime._score_runners`)."""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or s is None or not s.claims:
+            return 0
+        return None
+
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:
         s: _State | None = state.get(STATE_KEY)

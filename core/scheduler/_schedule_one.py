@@ -286,7 +286,7 @@ class ScheduleOne:
         st = fw.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)
-        total, _, st = fw.run_score_plugins(state, pod, nodes)
+        total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
         if st is not None:
             raise _CycleError(st)
         if extenders and len(nodes):
