@@ -96,7 +96,7 @@ from ._dra_extended import (
     unreserve_extended,
     with_special_claim,
 )
-from ._helper import default_normalize_score
+from ._helper import SKIP, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.api import AllocationResult, ResourceClaim
@@ -418,7 +418,7 @@ class DynamicResources:
         if not self.enabled or (
             not pod.spec.resource_claims and (self.extended is None or not may_request(pod))
         ):
-            return Status.skip()
+            return SKIP
         s = _State()
         state.write(STATE_KEY, s)
         try:
@@ -428,7 +428,7 @@ class DynamicResources:
         if self.extended is not None:
             claims = with_special_claim(self, s, pod, claims)
         if not claims:
-            return Status.skip()
+            return SKIP
         from kubesched.framework import NodeSelectorMatcher
 
         classes = self.handle.cluster

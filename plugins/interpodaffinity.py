@@ -74,7 +74,7 @@ from kubesched.framework import (
     qualified_name_errors,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import SKIP, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from kubesched.framework import (
@@ -803,7 +803,7 @@ class InterPodAffinity:
         everything = self._all_nodes(nodes)
         with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not terms.req_aff and not terms.req_anti and not any(other.req_anti for other in with_affinity):
-            return Status.skip()  # no term of the pod's, and no existing pod's anti-affinity
+            return SKIP  # no term of the pod's, and no existing pod's anti-affinity
         ns_labels = self.namespace_labels()
         ns, labels = pod.metadata.namespace, pod.metadata.labels
 
@@ -832,7 +832,7 @@ class InterPodAffinity:
             ns_labels,
         )
         if not s.existing_anti and not terms.req_aff and not terms.req_anti:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
 
@@ -930,7 +930,7 @@ class InterPodAffinity:
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         if len(nodes) == 0:
-            return Status.skip()
+            return SKIP
         aff = pod.spec.affinity
         has_constraints = aff is not None and (
             (
@@ -944,10 +944,10 @@ class InterPodAffinity:
             )
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
-            return Status.skip()
+            return SKIP
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):
-            return Status.skip()  # no term of the pod's (nothing to parse), none of an existing pod's
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
@@ -978,7 +978,7 @@ class InterPodAffinity:
                     acc.add(t.topology_key, rows, -w)
         dense = acc.dense()
         if not dense:  # upstream: no node produced a topologyScore entry
-            return Status.skip()
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(dense))
         return None
 

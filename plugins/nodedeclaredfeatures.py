@@ -40,6 +40,8 @@ from kubesched.framework import (
     per_node_filter,
 )
 
+from ._helper import SKIP
+
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, Node, NodeInfo, Pod
 
@@ -107,10 +109,10 @@ class NodeDeclaredFeatures:
     @hookimpl
     def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not self.enabled:
-            return Status.skip()
+            return SKIP
         reqs = required_features(pod, self.version)
         if not reqs:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, reqs)
         return None
 

@@ -203,7 +203,8 @@ class FilterRunners:
         Plugins run in profile order; a node rejected by one plugin is not shown to the next.
         The result is a :class:`Rejections` (arrays) for a batch of several nodes.
         """
-        if len(nodes) == 1:
+        n = len(nodes)  # len(alive), kept as ``alive`` shrinks
+        if n == 1:
             return self.run_filter_plugins_one(state, pod, nodes)
         parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         alive = nodes
@@ -214,7 +215,6 @@ class FilterRunners:
         for i, (name, fn) in enumerate(self.filter):
             if name in skip:
                 continue
-            n = len(alive)
             if n == 0:
                 break
             evaluations[i] += n
@@ -277,6 +277,7 @@ class FilterRunners:
             idx = keep.nonzero()[0]
             positions = idx if positions is None else positions[idx]
             alive = alive.subset(idx)
+            n = len(idx)
         if not parts:
             return {}
         return merge_rejections(parts)
