@@ -796,12 +796,14 @@ class InterPodAffinity:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
+        everything = self._all_nodes(nodes)
+        with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
+        if not with_affinity and not has_pod_affinity(pod):
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
-        everything = self._all_nodes(nodes)
-        with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not terms.req_aff and not terms.req_anti and not any(other.req_anti for other in with_affinity):
             return SKIP  # no term of the pod's, and no existing pod's anti-affinity
         ns_labels = self.namespace_labels()

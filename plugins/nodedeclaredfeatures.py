@@ -55,13 +55,12 @@ USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
 def required_features(pod: Pod, version: tuple[int, int]) -> frozenset[str]:
     """``InferForPodScheduling``: the declared features ``pod`` needs at ``version``."""
     spec = pod.spec
-    restart_all = any(
-        rule.action == "RestartAllContainers"
-        for containers in (spec.containers, spec.init_containers)
-        for c in containers
-        if c.restart_policy_rules  # most containers have none: no inner loop
-        for rule in c.restart_policy_rules
-    )
+    restart_all = False
+    for containers in (spec.containers, spec.init_containers):
+        for c in containers:
+            rules = c.restart_policy_rules  # most containers have none: no generator for them
+            if rules and any(rule.action == "RestartAllContainers" for rule in rules):
+                restart_all = True
     host_network = version >= (1, 36) and spec.host_network and spec.host_users is False
     if not restart_all and not host_network:
         return _NONE

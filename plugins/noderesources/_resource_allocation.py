@@ -14,7 +14,7 @@ Every strategy is integer arithmetic exactly as upstream, vectorized over the no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import le, sub
+from operator import add, sub
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -160,12 +160,32 @@ def least_requested_one(resources: Sequence[ResourceSpec], requested: list[int],
     return total // weight_sum
 
 
+def least_requested_one_of(resources: Sequence[ResourceSpec]) -> Callable[[list[int], list[int]], int]:
+    """:func:`least_requested_one` for ``resources``, their weights read once."""
+    weights = tuple(spec.weight for spec in resources)
+    weight_sum = sum(weights)
+
+    def one(requested: list[int], allocatable: list[int]) -> int:
+        total = 0
+        for w, r, c in zip(weights, requested, allocatable, strict=True):
+            free = c - r
+            if free > 0:  # max(c - r, 0): a node short of room scores 0 for the resource
+                total += free * MAX_NODE_SCORE // c * w
+        return total // weight_sum
+
+    return one
+
+
 def balanced_one(requested: list[int], allocatable: list[int]) -> int:
     """:func:`balanced_fast` of one node of one or two resources: the same float operations."""
     if len(requested) == 1:
         return MAX_NODE_SCORE
-    f0 = min(requested[0] / allocatable[0], 1.0)
-    f1 = min(requested[1] / allocatable[1], 1.0)
+    f0 = requested[0] / allocatable[0]
+    if f0 > 1.0:  # min(f, 1.0), without the call
+        f0 = 1.0
+    f1 = requested[1] / allocatable[1]
+    if f1 > 1.0:
+        f1 = 1.0
     return int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
 
 
@@ -187,7 +207,7 @@ def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np
 def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
     """:func:`balanced_change_fast` of one node."""
     half = MAX_NODE_SCORE // 2
-    without = balanced_one([r - p for r, p in zip(requested, pod, strict=True)], allocatable)
+    without = balanced_one(list(map(sub, requested, pod)), allocatable)
     return half + (half + balanced_one(requested, allocatable) - without) // 2
 
 
@@ -289,10 +309,15 @@ class RowScores:
                 alloc = snap.columns("allocatable", names)
                 req = snap.columns(self.kind, names)
                 one = self.compute_one
+                two = len(key) == 2
                 for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
                     g = now.item(row)
                     if gens.item(row) != g:
-                        r, c = [v + p for v, p in zip(req[:, row].tolist(), key, strict=True)], alloc[:, row].tolist()
+                        if two:  # cpu and memory: scalars read without a column view
+                            r = [req.item(0, row) + key[0], req.item(1, row) + key[1]]
+                            c = [alloc.item(0, row), alloc.item(1, row)]
+                        else:
+                            r, c = list(map(add, req[:, row].tolist(), key)), alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
             entry.mark = snap.change_mark()
@@ -386,8 +411,11 @@ class RowFits:
                 for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
                     g = now.item(row)
                     if gens.item(row) != g:
-                        a, r = alloc[:, row].tolist(), req[:, row].tolist()
-                        room = all(map(le, need_list, map(sub, a, r)))
+                        room = True  # need <= allocatable - requested for every resource
+                        for j, amount in enumerate(need_list):  # .item: no column view
+                            if amount > alloc.item(j, row) - req.item(j, row):
+                                room = False
+                                break
                         if room is not ok.item(row):
                             ok[row] = room
                             self.short += -1 if room else 1
@@ -528,6 +556,7 @@ __all__ = [
     "cpu_memory_columns",
     "least_requested_fast",
     "least_requested_one",
+    "least_requested_one_of",
     "least_resource_scorer",
     "most_resource_scorer",
     "pod_resource_request_list",
