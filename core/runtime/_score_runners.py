@@ -93,6 +93,8 @@ class ScoreRunners:
     def __init__(self, points: Mapping[str, list[PluginEntry]], calls: PluginCalls) -> None:
         self.calls = calls
         self.pre_score: list[PluginEntry] = points.get("preScore", [])
+        # what a PreScore call needs of each plugin, looked up once: (position, entry, name, hook)
+        self._pre_score_table = [(i, e, e.name, e.plugin.kubesched_pre_score) for i, e in enumerate(self.pre_score)]
         self.score: list[PluginEntry] = points.get("score", [])
         self.normalize: dict[str, Any] = {
             e.name: e.plugin.kubesched_normalize_score
@@ -124,31 +126,35 @@ class ScoreRunners:
         rec = state.recording
         timed = self.calls.timed if state.record_plugin_metrics else None
         evaluations = self.pre_score_evaluations
-        for i, e in enumerate(self.pre_score):
+        skip = state.skip_score_plugins
+        for i, e, name, hook in self._pre_score_table:
             if timed is not None:
-                out = timed(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+                out = timed(e, "prescore", hook, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
                 try:
-                    out = e.plugin.kubesched_pre_score(state, pod, nodes)
+                    out = hook(state, pod, nodes)
                 except Exception as err:
-                    out = _raised(e.name, "prescore", err)
+                    out = _raised(name, "prescore", err)
                 else:
+                    if out is None and rec is None:  # the other usual answer: Success
+                        evaluations[i] += 1
+                        continue
                     if out is SKIP and rec is None:  # the usual answer
-                        state.skip_score_plugins.add(e.name)
+                        skip.add(name)
                         continue
                     if isinstance(out, Status):
-                        out.plugin = e.name
-            st = out if out is None or type(out) is Status else _as_status(out, e.name)
+                        out.plugin = name
+            st = out if out is None or type(out) is Status else _as_status(out, name)
             if rec is not None:
-                rec.prescore[e.name] = _verdict(st)
+                rec.prescore[name] = _verdict(st)
             if st is None or st.code == Code.SUCCESS:
                 evaluations[i] += 1
                 continue
             if st.code == Code.SKIP:
-                state.skip_score_plugins.add(e.name)
+                skip.add(name)
                 continue
             evaluations[i] += 1
-            return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
+            return Status(Code.ERROR, f'running PreScore plugin "{name}": {st.message}', plugin=name)
         return None
 
     def run_score_plugins(
