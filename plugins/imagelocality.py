@@ -111,6 +111,9 @@ class ImageLocality:
     def uniform_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> int | None:
         """0 when no node of the cluster holds an image of the pod worth a score (every sum 0,
         which the clamp scores 0), else None (see :mod:`kubesched.runtime._score_runners`)."""
+        snap = nodes.snapshot
+        if snap is not None and not snap.image_states():
+            return 0  # no node reports an image (the usual cluster): nothing to look up
         return None if self._image_scores(pod, nodes)[0] else 0
 
     @hookimpl

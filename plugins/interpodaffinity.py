@@ -708,6 +708,12 @@ class InterPodAffinity:
             return _AllNodes(snap, snap.node_infos)
         return _AllNodes(None, list(nodes or ()))
 
+    def _none_indexed_with_affinity(self, nodes: Sequence[NodeInfo] | None) -> bool:
+        """Whether ``nodes`` are the snapshot's (None: all of them) and none of its pods has
+        pod affinity terms: the snapshot's index answers without an :class:`_AllNodes`."""
+        snap = self.handle.snapshot
+        return (nodes is None or nodes is snap.node_infos) and not snap.pod_index(_AFFINITY_INDEX, _affinity_key)
+
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -796,10 +802,12 @@ class InterPodAffinity:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
+        if not has_pod_affinity(pod) and self._none_indexed_with_affinity(nodes):
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(nodes)
         with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not with_affinity and not has_pod_affinity(pod):
-            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
+            return SKIP  # as above, for nodes that are not the snapshot's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
@@ -947,9 +955,11 @@ class InterPodAffinity:
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
+        if not has_pod_affinity(pod) and nodes.snapshot is not None and self._none_indexed_with_affinity(None):
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):
-            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
+            return SKIP  # as above, for a batch that is not the snapshot's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:

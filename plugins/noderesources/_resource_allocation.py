@@ -57,10 +57,12 @@ def pod_resource_request_list(
     enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go); ``state``: the cycle's,
     whose PodInfo has them computed already."""
     pi = state.pod_info if state is not None else None
-    if not use_requested and pi is not None and pi.pod is pod and pi.rules == rules:
+    if pi is not None and pi.pod is pod and pi.rules == rules:  # pod_requests(state=state)'s
+        req = pi.requests
+        if use_requested:
+            return [req.get(r.name) for r in resources]
         # pod_requests(non_zero=True) read off the PodInfo without making it: its requests
         # with the non-zero cpu and memory (no other resource has a scoring default)
-        req = pi.requests
         return [
             pi.non_zero_cpu if r.name == CPU else pi.non_zero_mem if r.name == MEMORY else req.get(r.name)
             for r in resources
