@@ -302,8 +302,8 @@ class NodeBatch(Sequence[NodeInfo]):
     def flagged(self, name: str, fn: Callable[[NodeInfo], bool]) -> list[int]:
         """The positions of the nodes :meth:`node_flag` flags, in order (without looking at
         the batch when the snapshot flags no node at all)."""
-        at = self.snapshot_rows()
-        if at is not None and not at[0].node_flag_count(name, fn):
+        snap = self._snapshot  # snapshot_rows(), inlined: the nodes are the snapshot's Node objects
+        if snap is not None and (self.indices is not None or self._rows is not None) and not snap.node_flag_count(name, fn):
             return []
         out: list[int] = self.node_flag(name, fn).nonzero()[0].tolist()
         return out
