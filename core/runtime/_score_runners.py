@@ -181,14 +181,14 @@ class ScoreRunners:
             if name in skip:
                 continue
             evaluations[i] += n
-            if may_be_uniform and uniform is not None:
-                same = uniform(state, pod, nodes)
-                if same is not None:
-                    offset += same * weight
-                    if each:
-                        per_plugin[name] = np.full(n, same * weight, dtype=np.int64)
-                    continue
             try:
+                if may_be_uniform and uniform is not None:
+                    same = uniform(state, pod, nodes)  # a raise: this plugin's Score error
+                    if same is not None:
+                        offset += same * weight
+                        if each:
+                            per_plugin[name] = np.full(n, same * weight, dtype=np.int64)
+                        continue
                 if timed:
                     raw = self.calls.timed_batch(name, "Score", score, state, pod, nodes)
                 else:
