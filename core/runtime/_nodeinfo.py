@@ -308,6 +308,17 @@ class NodeBatch(Sequence[NodeInfo]):
         out: list[int] = self.node_flag(name, fn).nonzero()[0].tolist()
         return out
 
+    def row_span(self) -> tuple[int, int] | None:
+        """``(lo, hi)`` when the batch is the snapshot's rows ``lo .. hi - 1`` in order (a slice
+        of its ``all_rows()``, as the Filter pass hands over when every node it looked at
+        passed), else None: an array kept per snapshot row is then sliced, not gathered."""
+        rows = self.indices
+        snap = self._snapshot
+        if rows is None or snap is None or not len(rows) or rows.strides != (8,) or rows.base is not snap.all_rows():
+            return None
+        lo = int(rows[0])  # a unit-stride view of arange(n): rows[i] == lo + i
+        return lo, lo + len(rows)
+
     def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
         """Bounds (least, greatest) holding every node's allocatable of ``resources``: the
         snapshot's own for a batch of its rows (they hold the batch's), else the batch's."""

@@ -323,6 +323,9 @@ class RowScores:
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
             entry.mark = snap.change_mark()
+        span = nodes.row_span()
+        if span is not None:  # consecutive rows: a slice's copy, cheaper than the gather
+            return scores[span[0] : span[1]].copy()
         out: np.ndarray = scores[rows]
         return out
 
