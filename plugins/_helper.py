@@ -4,6 +4,7 @@
 - :func:`build_broken_linear_function` — ``helper.BuildBrokenLinearFunction`` (Go integer division).
 - :func:`go_div` (Go's integer division), :func:`go_slice` (Go's ``%v`` of a slice).
 - :func:`queueing_hints_enabled` — ``fts.EnableSchedulingQueueHint``.
+- :data:`SKIP` — ``Status.skip()``'s shared object.
 
 The general-purpose helpers (label selectors, node affinity, taints and tolerations, resource and
 qualified names, :func:`~kubesched.framework.go_value`) live in the engine and are public in
@@ -17,8 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.framework import Status
+
 if TYPE_CHECKING:
     from kubesched.framework import Handle
+
+SKIP = Status.skip()
+"""The shared Skip (:meth:`Status.skip` returns this one object): a plugin's usual PreFilter /
+PreScore answer, returned without a call."""
 
 # --- scores ------------------------------------------------------------------------------------
 

@@ -96,7 +96,7 @@ from ._dra_extended import (
     unreserve_extended,
     with_special_claim,
 )
-from ._helper import default_normalize_score
+from ._helper import SKIP, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.api import AllocationResult, ResourceClaim
@@ -418,7 +418,7 @@ class DynamicResources:
         if not self.enabled or (
             not pod.spec.resource_claims and (self.extended is None or not may_request(pod))
         ):
-            return Status.skip()
+            return SKIP
         s = _State()
         state.write(STATE_KEY, s)
         try:
@@ -428,7 +428,7 @@ class DynamicResources:
         if self.extended is not None:
             claims = with_special_claim(self, s, pod, claims)
         if not claims:
-            return Status.skip()
+            return SKIP
         from kubesched.framework import NodeSelectorMatcher
 
         classes = self.handle.cluster
@@ -723,6 +723,14 @@ class ScoringDynamicResources(DynamicResources):
             built = s.results_on(info.node.metadata.name)
             out.append(compute_score(s.claims, built) if built is not None else 0)
         return out
+
+    def uniform_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> int | None:
+        """0 for a pod without claims (Score all 0, left so by NormalizeScore), else None (see
+        :mod:`kubesched.runtime._score_runners`)."""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or s is None or not s.claims:
+            return 0
+        return None
 
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: Any) -> Status | None:

@@ -77,11 +77,10 @@ class ImageLocality:
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle
 
-    @hookimpl
-    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
-        containers = [*pod.spec.init_containers, *pod.spec.containers]
-        n = len(nodes)
-        sums = np.zeros(n, dtype=np.int64)
+    def _image_scores(self, pod: Pod, nodes: NodeBatch) -> tuple[list[tuple[int, list[int]]], Any, np.ndarray | None]:
+        """The pod's containers' non-zero scaled image scores with the rows of the nodes that
+        have each image, the snapshot those rows are of, and the batch's positions in it (None:
+        to be found by name)."""
         snap = nodes.snapshot
         positions: np.ndarray | None
         if snap is None:
@@ -94,25 +93,42 @@ class ImageLocality:
             total = len(snap)
         else:  # no snapshot: the batch is the whole cluster
             states = _image_states_of(nodes.infos)
-            total = n
-            positions = np.arange(n, dtype=np.int64)
+            total = len(nodes)
+            positions = np.arange(total, dtype=np.int64)
         if total == 0 or not states:  # no node reports an image: every score 0
-            return sums
-        scored = False
-        for c in containers:
+            return [], snap, positions
+        scored = []
+        for c in (*pod.spec.init_containers, *pod.spec.containers):
             st = states.get(normalized_image_name(c.image))
             if st is None:
                 continue
             size, rows = st
             score = scaled_image_score(size, len(rows), total)
             if score:
-                if positions is None:
-                    positions = self._positions(snap, nodes)
-                sums[np.isin(positions, rows)] += score
-                scored = True
+                scored.append((score, rows))
+        return scored, snap, positions
+
+    def uniform_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> int | None:
+        """0 when no node of the cluster holds an image of the pod worth a score (every sum 0,
+        which the clamp scores 0), else None (see :mod:`kubesched.runtime._score_runners`)."""
+        snap = nodes.snapshot
+        if snap is not None and not snap.image_states():
+            return 0  # no node reports an image (the usual cluster): nothing to look up
+        return None if self._image_scores(pod, nodes)[0] else 0
+
+    @hookimpl
+    def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        n = len(nodes)
+        sums = np.zeros(n, dtype=np.int64)
+        scored, snap, positions = self._image_scores(pod, nodes)
         if not scored:  # every sum 0: clamped to the minimum, which scores 0
             return sums
-        return np.asarray(calculate_priority(sums, len(containers)), dtype=np.int64)
+        for score, rows in scored:
+            if positions is None:
+                positions = self._positions(snap, nodes)
+            sums[np.isin(positions, rows)] += score
+        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
+        return np.asarray(calculate_priority(sums, num_containers), dtype=np.int64)
 
     @staticmethod
     def _positions(snap: Any, nodes: NodeBatch) -> np.ndarray:

@@ -74,7 +74,7 @@ from kubesched.framework import (
     qualified_name_errors,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import SKIP, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from kubesched.framework import (
@@ -708,6 +708,12 @@ class InterPodAffinity:
             return _AllNodes(snap, snap.node_infos)
         return _AllNodes(None, list(nodes or ()))
 
+    def _none_indexed_with_affinity(self, nodes: Sequence[NodeInfo] | None) -> bool:
+        """Whether ``nodes`` are the snapshot's (None: all of them) and none of its pods has
+        pod affinity terms: the snapshot's index answers without an :class:`_AllNodes`."""
+        snap = self.handle.snapshot
+        return (nodes is None or nodes is snap.node_infos) and not snap.pod_index(_AFFINITY_INDEX, _affinity_key)
+
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -796,14 +802,18 @@ class InterPodAffinity:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
+        if not has_pod_affinity(pod) and self._none_indexed_with_affinity(nodes):
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
+        everything = self._all_nodes(nodes)
+        with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
+        if not with_affinity and not has_pod_affinity(pod):
+            return SKIP  # as above, for nodes that are not the snapshot's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
-        everything = self._all_nodes(nodes)
-        with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not terms.req_aff and not terms.req_anti and not any(other.req_anti for other in with_affinity):
-            return Status.skip()  # no term of the pod's, and no existing pod's anti-affinity
+            return SKIP  # no term of the pod's, and no existing pod's anti-affinity
         ns_labels = self.namespace_labels()
         ns, labels = pod.metadata.namespace, pod.metadata.labels
 
@@ -832,7 +842,7 @@ class InterPodAffinity:
             ns_labels,
         )
         if not s.existing_anti and not terms.req_aff and not terms.req_anti:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
 
@@ -930,7 +940,7 @@ class InterPodAffinity:
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         if len(nodes) == 0:
-            return Status.skip()
+            return SKIP
         aff = pod.spec.affinity
         has_constraints = aff is not None and (
             (
@@ -944,10 +954,12 @@ class InterPodAffinity:
             )
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
-            return Status.skip()
+            return SKIP
+        if not has_pod_affinity(pod) and nodes.snapshot is not None and self._none_indexed_with_affinity(None):
+            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):
-            return Status.skip()  # no term of the pod's (nothing to parse), none of an existing pod's
+            return SKIP  # as above, for a batch that is not the snapshot's
         pi = state.pod_info
         terms = terms_of(pi) if pi is not None and pi.pod is pod else pod_terms(pod)
         if terms.error:
@@ -978,7 +990,7 @@ class InterPodAffinity:
                     acc.add(t.topology_key, rows, -w)
         dense = acc.dense()
         if not dense:  # upstream: no node produced a topologyScore entry
-            return Status.skip()
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(dense))
         return None
 

@@ -41,7 +41,7 @@ from kubesched.framework import (
 )
 from kubesched.framework import NodeAffinity as NodeAffinityObj
 
-from ._helper import default_normalize_score, queueing_hints_enabled
+from ._helper import SKIP, default_normalize_score, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -157,7 +157,7 @@ class NodeAffinity:
             else None
         )
         if required is None and self.added_node_selector is None and not pod.spec.node_selector:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, self._required_of(pod, required))
         if required is None or not required.node_selector_terms:
             return None
@@ -252,7 +252,7 @@ class NodeAffinity:
         except ConfigError as e:
             return Status.as_error(e)
         if preferred is None and self.added_pref_sched_terms is None:
-            return Status.skip()
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, preferred)
         return None
 

@@ -40,6 +40,8 @@ from kubesched.framework import (
     per_node_filter,
 )
 
+from ._helper import SKIP
+
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, Node, NodeInfo, Pod
 
@@ -53,13 +55,12 @@ USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
 def required_features(pod: Pod, version: tuple[int, int]) -> frozenset[str]:
     """``InferForPodScheduling``: the declared features ``pod`` needs at ``version``."""
     spec = pod.spec
-    restart_all = any(
-        rule.action == "RestartAllContainers"
-        for containers in (spec.containers, spec.init_containers)
-        for c in containers
-        if c.restart_policy_rules  # most containers have none: no inner loop
-        for rule in c.restart_policy_rules
-    )
+    restart_all = False
+    for containers in (spec.containers, spec.init_containers):
+        for c in containers:
+            rules = c.restart_policy_rules  # most containers have none: no generator for them
+            if rules and any(rule.action == "RestartAllContainers" for rule in rules):
+                restart_all = True
     host_network = version >= (1, 36) and spec.host_network and spec.host_users is False
     if not restart_all and not host_network:
         return _NONE
@@ -107,10 +108,10 @@ class NodeDeclaredFeatures:
     @hookimpl
     def kubesched_pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not self.enabled:
-            return Status.skip()
+            return SKIP
         reqs = required_features(pod, self.version)
         if not reqs:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, reqs)
         return None
 

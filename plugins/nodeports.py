@@ -30,7 +30,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import SKIP, queueing_hints_enabled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -131,7 +131,7 @@ class NodePorts:
         pi = state.pod_info  # the cycle's PodInfo holds them (computed when the pod was queued)
         ports = pi.host_ports if pi is not None and pi.pod is pod else get_host_ports(pod)
         if not ports:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, tuple(ports))
         return None
 

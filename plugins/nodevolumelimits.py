@@ -56,6 +56,7 @@ from kubesched.framework import (
     is_controlled_by,
 )
 
+from ._helper import SKIP
 from ._volumes import PVC_RESOURCE, not_found
 
 if TYPE_CHECKING:
@@ -468,7 +469,7 @@ class NodeVolumeLimits:
                 or in_tree_plugin(vol)
             ):
                 return None
-        return Status.skip()
+        return SKIP
 
     @hookimpl
     def kubesched_filter(

@@ -167,6 +167,19 @@ class TaintToleration:
                 out[i] = count_intolerable_taints_prefer_no_schedule(ni.node.spec.taints, tols)
         return out
 
+    def uniform_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> int | None:
+        """MAX_NODE_SCORE when no node of the batch has a PreferNoSchedule taint the pod does
+        not tolerate (Score all 0, which NormalizeScore makes all MAX_NODE_SCORE), else None
+        (see :mod:`kubesched.runtime._score_runners`)."""
+        tols = state.get(PRE_SCORE_STATE_KEY)
+        if tols is None:
+            return None  # Score's error
+        for i in nodes.flagged(NAME, _tainted_or_missing):
+            node = nodes[i].node
+            if node is not None and node.spec.taints and count_intolerable_taints_prefer_no_schedule(node.spec.taints, tols):
+                return None
+        return MAX_NODE_SCORE
+
     @hookimpl
     def kubesched_normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         if len(scores) and not scores[scores.argmax()]:  # no intolerable taint (the usual case)

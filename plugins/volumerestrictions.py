@@ -44,7 +44,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import SKIP, queueing_hints_enabled
 from ._volumes import PVC_RESOURCE, READ_WRITE_ONCE_POD, not_found
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ class VolumeRestrictions:
     ) -> Status | None:
         volumes = pod.spec.volumes
         if not volumes:
-            return Status.skip()
+            return SKIP
         needs_check = bool(restricted_disks(pod))
         ns = pod.metadata.namespace
         rwop: set[str] = set()
@@ -294,7 +294,7 @@ class VolumeRestrictions:
         if rwop:
             conflicting = self._conflicting(ns, rwop, nodes)
         if not needs_check and conflicting == 0:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(frozenset(rwop), conflicting))
         return None
 

@@ -42,7 +42,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from ._helper import queueing_hints_enabled
+from ._helper import SKIP, queueing_hints_enabled
 from ._volumes import PV_RESOURCE, PVC_RESOURCE, STORAGE_CLASS_RESOURCE, not_found
 
 if TYPE_CHECKING:
@@ -170,12 +170,12 @@ class VolumeZone:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         if not pod.spec.volumes:
-            return Status.skip()
+            return SKIP
         topologies, st = self.pod_pv_topologies(pod)
         if st is not None:
             return st
         if not topologies:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, topologies)
         return None
 

@@ -64,6 +64,8 @@ class FilterRunners:
     def __init__(self, points: Mapping[str, list[PluginEntry]], calls: PluginCalls) -> None:
         self.calls = calls
         self.pre_filter: list[PluginEntry] = points.get("preFilter", [])
+        # what a PreFilter call needs of each plugin, looked up once: (position, entry, name, hook)
+        self._pre_filter_table = [(i, e, e.name, e.plugin.kubesched_pre_filter) for i, e in enumerate(self.pre_filter)]
         self.filter: list[tuple[str, Any]] = [(e.name, e.plugin.kubesched_filter) for e in points.get("filter", [])]
         self.add_pod: list[tuple[PluginEntry, Any]] = [
             (e, e.plugin.kubesched_pre_filter_add_pod)
@@ -92,22 +94,26 @@ class FilterRunners:
         rec = state.recording
         timed = self.calls.timed if state.record_plugin_metrics else None
         evaluations = self.pre_filter_evaluations
-        for i, e in enumerate(self.pre_filter):
+        skip = state.skip_filter_plugins
+        for i, e, name, hook in self._pre_filter_table:
             if timed is not None:
-                out = timed(e, "prefilter", e.plugin.kubesched_pre_filter, state, pod, nodes)
+                out = timed(e, "prefilter", hook, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
                 try:
-                    out = e.plugin.kubesched_pre_filter(state, pod, nodes)
+                    out = hook(state, pod, nodes)
                 except Exception as err:
-                    out = _raised(e.name, "prefilter", err)
+                    out = _raised(name, "prefilter", err)
                 else:
                     if out is SKIP and rec is None:  # the usual answer
-                        state.skip_filter_plugins.add(e.name)
+                        skip.add(name)
+                        continue
+                    if out is None and rec is None:  # the other usual one: Success, no result
+                        evaluations[i] += 1  # (an earlier result naming no node returned already)
                         continue
                     if isinstance(out, Status):
-                        out.plugin = e.name
+                        out.plugin = name
             if rec is None and type(out) is Status and out.code == Code.SKIP:  # a Skip of its own
-                state.skip_filter_plugins.add(e.name)
+                skip.add(name)
                 continue
             st: Status | None = None
             r: PreFilterResult | None = None
@@ -203,7 +209,8 @@ class FilterRunners:
         Plugins run in profile order; a node rejected by one plugin is not shown to the next.
         The result is a :class:`Rejections` (arrays) for a batch of several nodes.
         """
-        if len(nodes) == 1:
+        n = len(nodes)  # len(alive), kept as ``alive`` shrinks
+        if n == 1:
             return self.run_filter_plugins_one(state, pod, nodes)
         parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
         alive = nodes
@@ -214,7 +221,6 @@ class FilterRunners:
         for i, (name, fn) in enumerate(self.filter):
             if name in skip:
                 continue
-            n = len(alive)
             if n == 0:
                 break
             evaluations[i] += n
@@ -277,6 +283,7 @@ class FilterRunners:
             idx = keep.nonzero()[0]
             positions = idx if positions is None else positions[idx]
             alive = alive.subset(idx)
+            n = len(idx)
         if not parts:
             return {}
         return merge_rejections(parts)

@@ -417,14 +417,15 @@ class Framework:
         return st
 
     def run_score_plugins(
-        self, state: CycleState, pod: Pod, nodes: NodeBatch
+        self, state: CycleState, pod: Pod, nodes: NodeBatch, *, each: bool = True
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
-        """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
+        """``RunScorePlugins``: (total per node, weighted score per plugin, error); ``each``
+        False: the total only, the per-plugin map empty (:meth:`ScoreRunners.run_score_plugins`)."""
         rec = self.calls.recorder
         if rec is None:
-            return self.scores.run_score_plugins(state, pod, nodes)
+            return self.scores.run_score_plugins(state, pod, nodes, each=each)
         t0 = rec.now()
-        out = self.scores.run_score_plugins(state, pod, nodes)
+        out = self.scores.run_score_plugins(state, pod, nodes, each=each)
         rec.extension_point_since(SCORE, out[2], self.profile_name, t0)
         return out
 

@@ -302,11 +302,22 @@ class NodeBatch(Sequence[NodeInfo]):
     def flagged(self, name: str, fn: Callable[[NodeInfo], bool]) -> list[int]:
         """The positions of the nodes :meth:`node_flag` flags, in order (without looking at
         the batch when the snapshot flags no node at all)."""
-        at = self.snapshot_rows()
-        if at is not None and not at[0].node_flag_count(name, fn):
+        snap = self._snapshot  # snapshot_rows(), inlined: the nodes are the snapshot's Node objects
+        if snap is not None and (self.indices is not None or self._rows is not None) and not snap.node_flag_count(name, fn):
             return []
         out: list[int] = self.node_flag(name, fn).nonzero()[0].tolist()
         return out
+
+    def row_span(self) -> tuple[int, int] | None:
+        """``(lo, hi)`` when the batch is the snapshot's rows ``lo .. hi - 1`` in order (a slice
+        of its ``all_rows()``, as the Filter pass hands over when every node it looked at
+        passed), else None: an array kept per snapshot row is then sliced, not gathered."""
+        rows = self.indices
+        snap = self._snapshot
+        if rows is None or snap is None or not len(rows) or rows.strides != (8,) or rows.base is not snap.all_rows():
+            return None
+        lo = int(rows[0])  # a unit-stride view of arange(n): rows[i] == lo + i
+        return lo, lo + len(rows)
 
     def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
         """Bounds (least, greatest) holding every node's allocatable of ``resources``: the

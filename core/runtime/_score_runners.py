@@ -2,6 +2,14 @@
 ``RunPreScorePlugins``, ``RunScorePlugins`` with NormalizeScore and the weights): an object
 holding the profile's PreScore and Score plugins, which the Framework holds.  Score is a batch
 call over a :class:`NodeBatch` returning one integer per node, checked once per call.
+
+An in-tree Score plugin may also have ``uniform_score(state, pod, nodes) -> int | None``: the
+score every node of the batch gets after NormalizeScore, when the plugin can tell that without
+scoring them (a pod tolerating every PreferNoSchedule taint of the batch, a pod without claims...),
+else None.  In a cycle that records nothing per plugin (no ``--explain``, no plugin metrics) the
+runner asks it first and, on an answer, adds that score to every node's total instead of calling
+Score and NormalizeScore: the same totals, a few array operations fewer.  It is no hook: a
+third-party plugin's method of that name is never called.
 """
 
 from __future__ import annotations
@@ -64,10 +72,18 @@ def _invalid_score(scores: np.ndarray) -> int | None:
     return int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
 
 
-def _total(total: np.ndarray | None, n: int) -> np.ndarray:
-    """The total of :meth:`ScoreRunners.run_score_plugins` as its own array: a copy of the only
-    plugin's weighted scores, zeros for none."""
-    return np.zeros(n, dtype=np.int64) if total is None else total.copy()
+def _total(total: np.ndarray | None, owned: bool, offset: int, n: int) -> np.ndarray:
+    """The total of :meth:`ScoreRunners.run_score_plugins` as its own array: the sum of the
+    plugins' weighted score arrays (``owned``: made by the runner, else a plugin's array or one
+    in the per-plugin map, not to be changed) plus ``offset``, the uniform scores' sum."""
+    if total is None:
+        return np.full(n, offset, dtype=np.int64) if offset else np.zeros(n, dtype=np.int64)
+    if offset:
+        if owned:
+            total += offset
+            return total
+        return total + offset
+    return total if owned else total.copy()
 
 
 class ScoreRunners:
@@ -77,6 +93,8 @@ class ScoreRunners:
     def __init__(self, points: Mapping[str, list[PluginEntry]], calls: PluginCalls) -> None:
         self.calls = calls
         self.pre_score: list[PluginEntry] = points.get("preScore", [])
+        # what a PreScore call needs of each plugin, looked up once: (position, entry, name, hook)
+        self._pre_score_table = [(i, e, e.name, e.plugin.kubesched_pre_score) for i, e in enumerate(self.pre_score)]
         self.score: list[PluginEntry] = points.get("score", [])
         self.normalize: dict[str, Any] = {
             e.name: e.plugin.kubesched_normalize_score
@@ -93,9 +111,13 @@ class ScoreRunners:
         self.pre_score_evaluations = [0] * len(self.pre_score)
         self.score_evaluations = [0] * len(self.score)
         # what a Score call needs of each plugin, looked up once: (position, name, Score hook,
-        # NormalizeScore hook or None, weight, whether its scores are range-checked)
+        # NormalizeScore hook or None, weight, whether its scores are range-checked, the
+        # plugin's uniform_score or None)
         self._score_table = [
-            (i, e.name, e.plugin.kubesched_score, self.normalize.get(e.name), e.weight, e.name in self._checked)
+            (
+                i, e.name, e.plugin.kubesched_score, self.normalize.get(e.name), e.weight, e.name in self._checked,
+                None if e.name in self._checked else getattr(e.plugin, "uniform_score", None),
+            )
             for i, e in enumerate(self.score)
         ]
 
@@ -104,50 +126,69 @@ class ScoreRunners:
         rec = state.recording
         timed = self.calls.timed if state.record_plugin_metrics else None
         evaluations = self.pre_score_evaluations
-        for i, e in enumerate(self.pre_score):
+        skip = state.skip_score_plugins
+        for i, e, name, hook in self._pre_score_table:
             if timed is not None:
-                out = timed(e, "prescore", e.plugin.kubesched_pre_score, state, pod, nodes)
+                out = timed(e, "prescore", hook, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
                 try:
-                    out = e.plugin.kubesched_pre_score(state, pod, nodes)
+                    out = hook(state, pod, nodes)
                 except Exception as err:
-                    out = _raised(e.name, "prescore", err)
+                    out = _raised(name, "prescore", err)
                 else:
+                    if out is None and rec is None:  # the other usual answer: Success
+                        evaluations[i] += 1
+                        continue
                     if out is SKIP and rec is None:  # the usual answer
-                        state.skip_score_plugins.add(e.name)
+                        skip.add(name)
                         continue
                     if isinstance(out, Status):
-                        out.plugin = e.name
-            st = out if out is None or type(out) is Status else _as_status(out, e.name)
+                        out.plugin = name
+            st = out if out is None or type(out) is Status else _as_status(out, name)
             if rec is not None:
-                rec.prescore[e.name] = _verdict(st)
+                rec.prescore[name] = _verdict(st)
             if st is None or st.code == Code.SUCCESS:
                 evaluations[i] += 1
                 continue
             if st.code == Code.SKIP:
-                state.skip_score_plugins.add(e.name)
+                skip.add(name)
                 continue
             evaluations[i] += 1
-            return Status(Code.ERROR, f'running PreScore plugin "{e.name}": {st.message}', plugin=e.name)
+            return Status(Code.ERROR, f'running PreScore plugin "{name}": {st.message}', plugin=name)
         return None
 
     def run_score_plugins(
-        self, state: CycleState, pod: Pod, nodes: NodeBatch
+        self, state: CycleState, pod: Pod, nodes: NodeBatch, *, each: bool = True
     ) -> tuple[np.ndarray, dict[str, np.ndarray], Status | None]:
-        """``RunScorePlugins``: (total per node, weighted score per plugin, error)."""
+        """``RunScorePlugins``: (total per node, weighted score per plugin, error).  With
+        ``each`` False the per-plugin map is left empty (the scheduling cycle wants the total
+        only, and a uniform score then costs no array)."""
         n = len(nodes)
-        total: np.ndarray | None = None  # the first weighted scores, then their sum (its own array)
+        total: np.ndarray | None = None  # the weighted scores summed (``owned``: the runner's own array)
+        owned = False
+        offset = 0  # the sum of the weighted uniform scores, added to every node at the end
         per_plugin: dict[str, np.ndarray] = {}
         rec = state.recording
+        each = each or rec is not None  # a recording shows each plugin's scores
         raws: dict[str, np.ndarray] = {}
         timed = state.record_plugin_metrics
+        # a cycle that records nothing per plugin may take a plugin's uniform score: the same
+        # final score, after NormalizeScore, for every node of the batch
+        may_be_uniform = rec is None and not timed
         evaluations = self.score_evaluations
         skip = state.skip_score_plugins
-        for i, name, score, norm, weight, checked in self._score_table:
+        for i, name, score, norm, weight, checked, uniform in self._score_table:
             if name in skip:
                 continue
             evaluations[i] += n
             try:
+                if may_be_uniform and uniform is not None:
+                    same = uniform(state, pod, nodes)  # a raise: this plugin's Score error
+                    if same is not None:
+                        offset += same * weight
+                        if each:
+                            per_plugin[name] = np.full(n, same * weight, dtype=np.int64)
+                        continue
                 if timed:
                     raw = self.calls.timed_batch(name, "Score", score, state, pod, nodes)
                 else:
@@ -159,7 +200,7 @@ class ScoreRunners:
                     scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
                     msg = f'running Score plugins: running "{name}" score plugin: {scores}'
-                    return _total(total, n), per_plugin, Status(Code.ERROR, msg, plugin=name)
+                    return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, msg, plugin=name)
                 if rec is not None:
                     raws[name] = scores.copy()
                 if norm is not None:
@@ -169,26 +210,27 @@ class ScoreRunners:
                         out = norm(state, pod, scores)
                     st = _as_status(out, name)
                     if st is not None and not st.is_success():
-                        return _total(total, n), per_plugin, Status(
+                        return _total(total, owned, offset, n), per_plugin, Status(
                             Code.ERROR, f'running Normalize on Score plugin "{name}": {st.message}', plugin=name
                         )
             except Exception as err:
-                return _total(total, n), per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
+                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
             if len(scores) != n:
-                return _total(total, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
+                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
             bad = _invalid_score(scores) if checked else None
             if bad is not None:
-                return _total(total, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
+                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
             weighted = scores * weight if weight != 1 else scores  # kept unchanged below
-            per_plugin[name] = weighted
+            if each:
+                per_plugin[name] = weighted
             if total is None:
                 total = weighted
-            elif len(per_plugin) == 2:
-                total = total + weighted  # a new array: the first plugin's stays as it is
-            else:
+                owned = weight != 1 and not each  # a product nobody else holds
+            elif owned:
                 total += weighted
+            else:
+                total = total + weighted  # a new array: the first plugin's stays as it is
+                owned = True
         if rec is not None:
             rec.scored(nodes.names, raws, per_plugin)
-        if total is None or len(per_plugin) == 1:
-            return _total(total, n), per_plugin, None
-        return total, per_plugin, None
+        return _total(total, owned, offset, n), per_plugin, None

@@ -143,11 +143,13 @@ def sampled_filter(
                 diagnosis.unschedulable_plugins.add(st.plugin)
             if st.code == Code.PENDING and st.plugin:
                 diagnosis.pending_plugins.add(st.plugin)
-    parts = [seg if ok is None else seg[ok] for _, seg, ok in passing]
-    if len(parts) == 1:
-        chosen = parts[0]
+    if len(passing) == 1:  # one segment held them all (the usual pass)
+        _, seg, ok = passing[0]
+        chosen = seg if ok is None else seg[ok]
+    elif passing:
+        chosen = np.concatenate([seg if ok is None else seg[ok] for _, seg, ok in passing])
     else:
-        chosen = np.concatenate(parts) if parts else np.array([], dtype=np.int64)
+        chosen = np.array([], dtype=np.int64)
     if state.recording is not None:
         names = snap.names
         state.recording.filtered(

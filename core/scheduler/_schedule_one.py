@@ -262,11 +262,12 @@ class ScheduleOne:
         if n == 0:
             raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
         feasible, diagnosis = await self.find_nodes_that_fit_pod(fw, state, pi)
-        if len(feasible) == 0:
+        found = len(feasible)
+        if found == 0:
             fe = FitError(pi.key, n, diagnosis)
             raise fe
         batching = self.batching
-        if len(feasible) == 1:
+        if found == 1:
             if batching is not None and batching.current is not None:
                 batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now)
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
@@ -276,7 +277,7 @@ class ScheduleOne:
         if batching is not None and batching.current is not None:
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
             batching.store(host, self.queue.scheduling_cycle, _now, feasible, total, i, self.rng)
-        return ScheduleResult(host, len(feasible) + diagnosis.count(), len(feasible))
+        return ScheduleResult(host, found + diagnosis.count(), found)
 
     async def prioritize_nodes(self, fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
@@ -286,7 +287,7 @@ class ScheduleOne:
         st = fw.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)
-        total, _, st = fw.run_score_plugins(state, pod, nodes)
+        total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
         if st is not None:
             raise _CycleError(st)
         if extenders and len(nodes):

@@ -14,7 +14,7 @@ Every strategy is integer arithmetic exactly as upstream, vectorized over the no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import le, sub
+from operator import add, sub
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +56,17 @@ def pod_resource_request_list(
     (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
     enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go); ``state``: the cycle's,
     whose PodInfo has them computed already."""
+    pi = state.pod_info if state is not None else None
+    if pi is not None and pi.pod is pod and pi.rules == rules:  # pod_requests(state=state)'s
+        req = pi.requests
+        if use_requested:
+            return [req.get(r.name) for r in resources]
+        # pod_requests(non_zero=True) read off the PodInfo without making it: its requests
+        # with the non-zero cpu and memory (no other resource has a scoring default)
+        return [
+            pi.non_zero_cpu if r.name == CPU else pi.non_zero_mem if r.name == MEMORY else req.get(r.name)
+            for r in resources
+        ]
     req = pod_requests(pod, non_zero=not use_requested, rules=rules, state=state)
     return [req.get(r.name) for r in resources]
 
@@ -151,12 +162,32 @@ def least_requested_one(resources: Sequence[ResourceSpec], requested: list[int],
     return total // weight_sum
 
 
+def least_requested_one_of(resources: Sequence[ResourceSpec]) -> Callable[[list[int], list[int]], int]:
+    """:func:`least_requested_one` for ``resources``, their weights read once."""
+    weights = tuple(spec.weight for spec in resources)
+    weight_sum = sum(weights)
+
+    def one(requested: list[int], allocatable: list[int]) -> int:
+        total = 0
+        for w, r, c in zip(weights, requested, allocatable, strict=True):
+            free = c - r
+            if free > 0:  # max(c - r, 0): a node short of room scores 0 for the resource
+                total += free * MAX_NODE_SCORE // c * w
+        return total // weight_sum
+
+    return one
+
+
 def balanced_one(requested: list[int], allocatable: list[int]) -> int:
     """:func:`balanced_fast` of one node of one or two resources: the same float operations."""
     if len(requested) == 1:
         return MAX_NODE_SCORE
-    f0 = min(requested[0] / allocatable[0], 1.0)
-    f1 = min(requested[1] / allocatable[1], 1.0)
+    f0 = requested[0] / allocatable[0]
+    if f0 > 1.0:  # min(f, 1.0), without the call
+        f0 = 1.0
+    f1 = requested[1] / allocatable[1]
+    if f1 > 1.0:
+        f1 = 1.0
     return int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
 
 
@@ -178,7 +209,7 @@ def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np
 def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
     """:func:`balanced_change_fast` of one node."""
     half = MAX_NODE_SCORE // 2
-    without = balanced_one([r - p for r, p in zip(requested, pod, strict=True)], allocatable)
+    without = balanced_one(list(map(sub, requested, pod)), allocatable)
     return half + (half + balanced_one(requested, allocatable) - without) // 2
 
 
@@ -280,13 +311,21 @@ class RowScores:
                 alloc = snap.columns("allocatable", names)
                 req = snap.columns(self.kind, names)
                 one = self.compute_one
+                two = len(key) == 2
                 for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
                     g = now.item(row)
                     if gens.item(row) != g:
-                        r, c = [v + p for v, p in zip(req[:, row].tolist(), key, strict=True)], alloc[:, row].tolist()
+                        if two:  # cpu and memory: scalars read without a column view
+                            r = [req.item(0, row) + key[0], req.item(1, row) + key[1]]
+                            c = [alloc.item(0, row), alloc.item(1, row)]
+                        else:
+                            r, c = list(map(add, req[:, row].tolist(), key)), alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
             entry.mark = snap.change_mark()
+        span = nodes.row_span()
+        if span is not None:  # consecutive rows: a slice's copy, cheaper than the gather
+            return scores[span[0] : span[1]].copy()
         out: np.ndarray = scores[rows]
         return out
 
@@ -377,8 +416,11 @@ class RowFits:
                 for row in changed:  # .item: plain Python scalars, no numpy scalar arithmetic
                     g = now.item(row)
                     if gens.item(row) != g:
-                        a, r = alloc[:, row].tolist(), req[:, row].tolist()
-                        room = all(map(le, need_list, map(sub, a, r)))
+                        room = True  # need <= allocatable - requested for every resource
+                        for j, amount in enumerate(need_list):  # .item: no column view
+                            if amount > alloc.item(j, row) - req.item(j, row):
+                                room = False
+                                break
                         if room is not ok.item(row):
                             ok[row] = room
                             self.short += -1 if room else 1
@@ -519,6 +561,7 @@ __all__ = [
     "cpu_memory_columns",
     "least_requested_fast",
     "least_requested_one",
+    "least_requested_one_of",
     "least_resource_scorer",
     "most_resource_scorer",
     "pod_resource_request_list",

@@ -23,6 +23,7 @@ from kubesched.framework import (
     request_rules,
 )
 
+from .._helper import SKIP
 from ._args import parse_balanced_allocation_args
 from ._resource_allocation import (
     _CPU_MEMORY,
@@ -68,7 +69,7 @@ class BalancedAllocation:
         reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
-            return Status.skip()
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, reqs)
         return None
 

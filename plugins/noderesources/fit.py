@@ -68,7 +68,7 @@ from ._resource_allocation import (
     allocatable_requested,
     cpu_memory_columns,
     least_requested_fast,
-    least_requested_one,
+    least_requested_one_of,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
@@ -261,7 +261,7 @@ class Fit(FitPlacementScore):
             self._resource_names,
             False,
             lambda req, alloc: least_requested_fast(self.resources, req, alloc),
-            lambda req, alloc: least_requested_one(self.resources, req, alloc),
+            least_requested_one_of(self.resources),
         )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)

@@ -14,6 +14,8 @@ from kubesched.framework import (
     Status,
 )
 
+from .._helper import SKIP
+
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, NodeInfo, Pod
 from .common import (
@@ -170,13 +172,13 @@ class Filtering:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """``PreFilter``: the state of the pod's hard constraints; Skip when it has none."""
         if not pod.spec.topology_spread_constraints and not self.spread.hard_defaults:
-            return Status.skip()  # no constraint of its own, and no DoNotSchedule default
+            return SKIP  # no constraint of its own, and no DoNotSchedule default
         try:
             s = self.cal_pre_filter_state(pod, nodes)
         except ValueError as e:
             return Status.as_error(e)
         if not s.constraints:
-            return Status.skip()
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
 

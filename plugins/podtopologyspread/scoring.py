@@ -13,6 +13,8 @@ from kubesched.framework import (
     Status,
 )
 
+from .._helper import SKIP
+
 if TYPE_CHECKING:
     from kubesched.framework import CycleState, Pod
 from .common import (
@@ -179,7 +181,7 @@ class Scoring:
         except ValueError as e:
             return Status.as_error(e)
         if s is None:
-            return Status.skip()
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

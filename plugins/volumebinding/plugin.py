@@ -20,7 +20,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from .._helper import queueing_hints_enabled
+from .._helper import SKIP, queueing_hints_enabled
 from .args import STORAGE_CAPACITY_SCORING, VolumeBindingArgs, parse_args, validate_shape
 from .binder import PodVolumeClaims, PodVolumes, StorageResource, VolumeBinder, volume_limit
 from .helpers import (
@@ -249,7 +249,7 @@ class VolumeBinding:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
         if not has_pvc:
             state.write(STATE_KEY, StateData())
-            return Status.skip()
+            return SKIP
         try:
             claims = self.binder.get_pod_volume_claims(pod)
         except VolumeError as e:
@@ -302,13 +302,13 @@ class VolumeBinding:
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
         if self.scorer() is None:
-            return Status.skip()
+            return SKIP
         s = _state(state)
         if s is None:
             return Status(Code.ERROR, _NOT_FOUND)
         if s.has_static_bindings or self.storage_capacity_scoring():
             return None
-        return Status.skip()
+        return SKIP
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:

@@ -105,6 +105,32 @@ def test_snapshot_updates_only_dirty_rows() -> None:
     assert snap.get("n1").pods == []
 
 
+def test_a_batch_of_consecutive_snapshot_rows_has_their_span() -> None:
+    """NodeBatch.row_span: (lo, hi) only for a unit-stride slice of the snapshot's all_rows()
+    (the rows lo..hi-1 in order), so that a per-row array may be sliced instead of gathered."""
+    import numpy as np
+
+    snap = Snapshot()
+    snap.update(_cache(*[f"n{i}" for i in range(8)]))
+    rows = snap.all_rows()
+    assert NodeBatch(snapshot=snap, indices=rows[2:6]).row_span() == (2, 6)
+    assert NodeBatch(snapshot=snap, indices=rows[2:6][1:]).row_span() == (3, 6)
+    per_row = np.arange(100, 108)
+    for indices in (rows[2:6], rows[1:7][1:4]):
+        lo, hi = NodeBatch(snapshot=snap, indices=indices).row_span() or (0, 0)
+        assert per_row[lo:hi].tolist() == per_row[indices].tolist()
+    for indices in (
+        rows,  # the array itself: no view
+        rows[::2],  # a stride
+        rows[2:2],  # empty
+        np.array([2, 3, 4, 5]),  # the same rows, not a view of all_rows()
+        np.concatenate((rows[6:], rows[:2])),  # wrapped around
+        rows[[1, 2, 3]],  # gathered
+    ):
+        assert NodeBatch(snapshot=snap, indices=indices).row_span() is None
+    assert NodeBatch([snap.node_infos[0]]).row_span() is None
+
+
 def test_node_tree_interleaves_zones() -> None:
     t = NodeTree()
     for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("c2", "c")]:

@@ -258,3 +258,42 @@ def test_the_shared_skip_keeps_no_plugin_name() -> None:
     assert own is not SKIP and type(own) is Mine
     own.plugin = "C"
     assert own.plugin == "C" and own.is_skip()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_uniform_score_gives_the_totals_of_scoring(seed: int) -> None:
+    """The Score runner takes an in-tree plugin's uniform_score (TaintToleration, ImageLocality,
+    DynamicResources) in a cycle that records nothing per plugin: the same totals and weighted
+    scores as Score and NormalizeScore give (a cycle sampled for plugin metrics calls them)."""
+    import random
+
+    from kubesched.testing import framework_for
+
+    rnd = random.Random(seed)
+    effects = ["PreferNoSchedule", "NoSchedule", "NoExecute"]
+    nodes = []
+    for i in range(12):
+        b = make_node(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110")
+        for _ in range(rnd.randrange(3) if seed % 2 else 0):
+            b.taint(f"k{rnd.randrange(3)}", "v", rnd.choice(effects))
+        if seed % 3 == 0 and rnd.random() < 0.5:
+            b.images({"img:1": 300 * 1024 * 1024})
+        nodes.append(b.obj())
+    plugins = ["TaintToleration", "NodeResourcesFit", "ImageLocality", "DynamicResources"]
+    fw = framework_for({"preFilter": plugins[1:2] + plugins[3:], "preScore": plugins[:2], "score": plugins}, nodes,
+                       emulated_version="1.35")  # fmt: skip
+    for j in range(8):
+        p = make_pod(f"p{j}").container("img:1" if j % 2 else "other:2", cpu="100m")
+        if j % 4 == 3:
+            p.toleration(f"k{rnd.randrange(3)}", "v", "PreferNoSchedule")
+        pod = p.obj()
+        got = []
+        for sampled in (False, True):  # uniform scores taken, then every Score called
+            state = CycleState(record_plugin_metrics=sampled)
+            assert fw.run_pre_filter_plugins(state, pod, fw.snapshot.node_infos)[1] is None
+            batch = kubesched.NodeBatch(snapshot=fw.snapshot, indices=np.arange(len(nodes), dtype=np.int64))
+            assert fw.run_pre_score_plugins(state, pod, batch) is None
+            total, per_plugin, st = fw.run_score_plugins(state, pod, batch)
+            assert st is None
+            got.append((total.tolist(), {k: v.tolist() for k, v in per_plugin.items()}))
+        assert got[0] == got[1]

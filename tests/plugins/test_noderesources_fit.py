@@ -520,6 +520,7 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         balanced_resource_scorer,
         least_requested_fast,
         least_requested_one,
+        least_requested_one_of,
         least_resource_scorer,
     )
 
@@ -541,6 +542,7 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         for j in range(n):
             r, c = req[:, j].tolist(), alloc[:, j].tolist()
             assert least_requested_one(specs, r, c) == want[j]
+            assert least_requested_one_of(specs)(r, c) == want[j]
             assert balanced_one(r, c) == fast[j]
         # 1.36's change in balance: ``50 + (50 + with - without) // 2``, arrays and one by one
         pod = np.minimum(rng.integers(0, top + 1, size=(k, 1), dtype=np.int64), req.min(axis=1, keepdims=True))
