@@ -295,10 +295,10 @@ def _pre_bind_pre_flight(
     to handle (PreFilter wrote no claims), else PreBind will write them; its PreBind may run in
     parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
     if not self.enabled:
-        return PARALLEL, Status.skip()
+        return PARALLEL, SKIP
     s: _State | None = state.get(STATE_KEY)
     if s is None or not s.claims:
-        return PARALLEL, Status.skip()
+        return PARALLEL, SKIP
     return PARALLEL, None
 
 

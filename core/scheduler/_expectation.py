@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, PreBindPreFlightResult
-from kubesched.runtime._status import Code, Status
+from kubesched.runtime._status import SKIP, Code, Status
 
 PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"  # the extension point, as framework_extension_point_duration_seconds names it
 
@@ -50,7 +50,7 @@ def run_pre_bind_pre_flights(
 
 
 def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
-    result: Status | None = Status.skip()
+    result: Status | None = SKIP  # (Status.skip(), without its call)
     binding = fw.binding
     call = binding.calls.timed if state.record_plugin_metrics else binding.calls.call
     skipped: set[str] = set()

@@ -364,7 +364,7 @@ class VolumeBinding:
         if s is None:
             return PARALLEL, Status(Code.ERROR, _NOT_FOUND)
         if s.all_bound:
-            return PARALLEL, Status.skip()
+            return PARALLEL, SKIP
         if node_name not in (s.pod_volumes_by_node or {}):
             return PARALLEL, Status(Code.ERROR, f'{ERR_NO_POD_VOLUME_FOR_NODE} "{node_name}"')
         return PARALLEL, None

@@ -132,6 +132,31 @@ class EventRecord:
     events.k8s.io/v1 Event through tools/events (the scheduler's)."""
 
 
+_new_object = object.__new__
+# EventRecord's slot setters (see _scheduler_event)
+_set_time, _set_type, _set_reason, _set_object, _set_message, _set_regarding, _set_source, _set_timestamp, _set_core = (
+    EventRecord.__dict__[name].__set__
+    for name in ("time", "type", "reason", "object", "message", "regarding", "source", "timestamp", "core")
+)
+
+
+def _scheduler_event(t: float, event: Event, obj: str, timestamp: str) -> EventRecord:
+    """``EventRecord(t, event.type, event.reason, obj, event.note, regarding=event.regarding,
+    source=event.reporting_controller, timestamp=timestamp)``, without the frozen dataclass's
+    ``__init__`` (one event a pod): the same object, its nine slots set directly."""
+    rec = _new_object(EventRecord)
+    _set_time(rec, t)
+    _set_type(rec, event.type)
+    _set_reason(rec, event.reason)
+    _set_object(rec, obj)
+    _set_message(rec, event.note)
+    _set_regarding(rec, event.regarding)
+    _set_source(rec, event.reporting_controller)
+    _set_timestamp(rec, timestamp)
+    _set_core(rec, False)
+    return rec
+
+
 # the component that records a controller's events (kube-controller-manager's names)
 _CONTROLLER_COMPONENTS = {
     "Deployment": "deployment-controller",
@@ -456,12 +481,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree
-        self.events.append(
-            EventRecord(
-                t, event.type, event.reason, obj, event.note,
-                regarding=ref, source=event.reporting_controller, timestamp=self._clock.timestamp_at(t),
-            )
-        )  # fmt: skip
+        self.events.append(_scheduler_event(t, event, obj, self._clock.timestamp_at(t)))
 
     # --- what the workload controllers use (_controllers.py) ------------------------------
 

@@ -156,6 +156,9 @@ class Change(NamedTuple):
 
 
 _new_tuple = tuple.__new__
+_new_object = object.__new__
+_set_event_type = WatchEvent.__dict__["type"].__set__  # (its slots' descriptors)
+_set_event_obj = WatchEvent.__dict__["obj"].__set__
 
 
 class Controller:
@@ -229,6 +232,8 @@ class Clock:
         elapsed = self.elapsed() if start is None else _now() - start
         if offset:  # (adding 0.0 changes no time, nor its timestamp)
             elapsed += offset
+        elif elapsed == self._last_seconds:  # timestamp_at's first test, without its call
+            return self._last_stamp
         return self.timestamp_at(elapsed)
 
     def timestamp_at(self, seconds: float) -> str:
@@ -554,7 +559,12 @@ class Store:
             if in_ns is None:
                 in_ns = by_ns[key[0]] = {}
             in_ns[key[1]] = obj
-        self._emit(WatchEvent(type_, obj))
+        # WatchEvent(type_, obj) without the frozen dataclass's __init__ (two writes a pod): the
+        # same object, its two slots set directly
+        event = _new_object(WatchEvent)
+        _set_event_type(event, type_)
+        _set_event_obj(event, obj)
+        self._emit(event)
         self._feed(change)
 
     def remove(self, kind: str, key: Key) -> None:
