@@ -357,14 +357,20 @@ def pod_requests_and_non_zero(pod: Pod, rules: RequestRules = NEWEST_RULES) -> t
     ):
         nz = pod_requests(pod, non_zero=True, rules=rules)
         return pod_requests(pod, rules=rules), nz.milli_cpu, nz.memory
-    reqs: dict[str, int] = {}
-    nz_cpu = nz_mem = 0
-    for c in spec.containers:
-        cr = _container_requests(c)
-        for k, v in cr.items():
-            reqs[k] = reqs.get(k, 0) + v
-        nz_cpu += cr.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
-        nz_mem += cr.get(MEMORY, DEFAULT_MEMORY_REQUEST)
+    containers = spec.containers
+    if len(containers) == 1:  # the sum of one container's requests is its requests
+        reqs = _container_requests(containers[0])
+        nz_cpu = reqs.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
+        nz_mem = reqs.get(MEMORY, DEFAULT_MEMORY_REQUEST)
+    else:
+        reqs = {}
+        nz_cpu = nz_mem = 0
+        for c in containers:
+            cr = _container_requests(c)
+            for k, v in cr.items():
+                reqs[k] = reqs.get(k, 0) + v
+            nz_cpu += cr.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
+            nz_mem += cr.get(MEMORY, DEFAULT_MEMORY_REQUEST)
     r = Resource()
     for name, value in reqs.items():
         if name == CPU:  # Resource.set, its two common cases inlined

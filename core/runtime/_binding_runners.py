@@ -20,7 +20,7 @@ from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, CycleState
 from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
-from kubesched.runtime._status import Code, Status
+from kubesched.runtime._status import SKIP, Code, Status
 from kubesched.runtime._waiting_pods import go_duration
 from kubesched.scheduler._results import WAIT
 from kubesched.scheduler._results import verdict as _verdict
@@ -227,7 +227,7 @@ class BindingRunners:
         return first[0] if first else None
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        last: Status | None = Status(Code.SKIP)
+        last: Status | None = SKIP  # (a Skip with no plugin name, as Status(Code.SKIP), not made)
         rec = state.recording
         call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
         for e in self.bind:
