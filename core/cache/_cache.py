@@ -146,7 +146,14 @@ class Cache:
     def assume_pod(self, pi: PodInfo, node_name: str) -> None:
         if pi.uid in self.pod_states:
             raise CacheError(f"pod {pi.key}({pi.uid}) is in the cache, so can't be assumed")
-        self._touch(node_name).add_pod(pi)
+        # _touch, inlined (once a cycle)
+        ni = self.node_infos.get(node_name)
+        if ni is None:
+            ni = self.node_infos[node_name] = NodeInfo(name=node_name)
+        self._generation += 1
+        ni.generation = self._generation
+        self.dirty.add(node_name)
+        ni.add_pod(pi)
         self.pod_states[pi.uid] = _PodState(pi, node_name, assumed=True)
 
     def finish_binding(self, uid: str, now: float) -> None:
@@ -404,9 +411,11 @@ class Snapshot:
             log.append(i)
             ni = ni.clone()
             old = node_infos[i]
-            for fn, pod_index in self._pod_indexes.values():
-                _index_pods(pod_index, fn, old.pods, i, -1)
-                _index_pods(pod_index, fn, ni.pods, i, 1)
+            if self._pod_indexes:
+                gone, came = _changed_pods(old.pods, ni.pods)
+                for fn, pod_index in self._pod_indexes.values():
+                    _index_pods(pod_index, fn, gone, i, -1)
+                    _index_pods(pod_index, fn, came, i, 1)
             node_infos[i] = ni
             self.generations[i] = ni.generation
             if plan is not None:
@@ -682,6 +691,21 @@ def _stack(
     refreshed row writes the values it computed for those columns into the views."""
     stack = np.stack(sources)
     return stack, [(stack[j], key) for j, key in enumerate(keys)]
+
+
+def _changed_pods(old: list[PodInfo], new: list[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:
+    """(pods to take out of, pods to put into) a row's pod indexes when its pods go from ``old``
+    to ``new``.  The PodInfos both lists start with are left out: a key depends on the pod
+    alone, so taking one out and putting it back leaves every count as it was (the indexes'
+    users only count and collect rows, so the order of a mapping's keys does not matter).
+    The common cases: pods appended (an assumed or added pod), the last one replaced (an
+    assumed pod confirmed); anything else: every pod out, then every pod in."""
+    n = len(old)
+    if len(new) >= n and new[:n] == old:  # (a PodInfo is equal to itself only)
+        return [], new[n:]
+    if len(new) == n and new[: n - 1] == old[: n - 1]:
+        return old[n - 1 :], new[n - 1 :]
+    return old, new
 
 
 def _index_pods(index: dict[Any, dict[int, int]], fn: Any, pods: list[PodInfo], row: int, delta: int) -> None:

@@ -19,7 +19,7 @@ from kubesched import hookspecs
 from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
 from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, CycleState
-from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _wrong
+from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _raised, _wrong
 from kubesched.runtime._status import SKIP, Code, Status
 from kubesched.runtime._waiting_pods import go_duration
 from kubesched.scheduler._results import WAIT
@@ -95,9 +95,21 @@ class BindingRunners:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         rec = state.recording
-        call = self.calls.timed if state.record_plugin_metrics else self.calls.call
+        timed = self.calls.timed if state.record_plugin_metrics else None
         for e in self.reserve:
-            st = _as_status(call(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name), e.name)
+            if timed is not None:
+                out = timed(e, "reserve", e.plugin.kubesched_reserve, state, pod, node_name)
+            else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
+                try:
+                    out = e.plugin.kubesched_reserve(state, pod, node_name)
+                except Exception as err:
+                    out = _raised(e.name, "reserve", err)
+                else:
+                    if out is None and rec is None:  # the usual answer
+                        continue
+                    if isinstance(out, Status):
+                        out.plugin = e.name
+            st = _as_status(out, e.name)
             if rec is not None:
                 rec.reserve[e.name] = _verdict(st)
             if st is not None and not st.is_success():

@@ -60,6 +60,7 @@ from kubesched.runtime._plugins import (
     _as_status,
     _is_async,
     _plugin_manager,
+    _raised,
     _wrong,
     build_plugins,
     registered_cluster_events,
@@ -278,18 +279,31 @@ class Framework:
         its plugins are timed in a sampled run, each run sampled on its own."""
         rec = self.calls.recorder
         if rec is None:
-            return self._run_pre_enqueue_plugins(pod, first, self.calls.call)
+            return self._run_pre_enqueue_plugins(pod, first, None)
         t0 = rec.now()
-        st = self._run_pre_enqueue_plugins(pod, first, self.calls.timed if rec.sample() else self.calls.call)
+        st = self._run_pre_enqueue_plugins(pod, first, self.calls.timed if rec.sample() else None)
         rec.extension_point_since(PRE_ENQUEUE, st, self.profile_name, t0)
         return st
 
-    def _run_pre_enqueue_plugins(self, pod: Pod, first: str, call: Callable[..., Any]) -> Status | None:
+    def _run_pre_enqueue_plugins(self, pod: Pod, first: str, timed: Callable[..., Any] | None) -> Status | None:
+        """``timed``: the timing call wrapper, None for the plain (usual) one."""
         entries = self.points.get("preEnqueue", [])
         if first:
             entries = sorted(entries, key=lambda e: e.name != first)
         for e in entries:
-            st = _as_status(call(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod), e.name)
+            if timed is not None:
+                out = timed(e, "pre_enqueue", e.plugin.kubesched_pre_enqueue, pod)
+            else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
+                try:
+                    out = e.plugin.kubesched_pre_enqueue(pod)
+                except Exception as err:
+                    out = _raised(e.name, "pre_enqueue", err)
+                else:
+                    if out is None:  # the usual answer
+                        continue
+                    if isinstance(out, Status):
+                        out.plugin = e.name
+            st = _as_status(out, e.name)
             if st is not None and not st.is_success():
                 if st.code == Code.ERROR:  # the pod stays gated by the plugin, as upstream's
                     if not st.message.startswith("running "):

@@ -163,7 +163,16 @@ class NodeInfo:
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
-        self.requested.add(pi.requests)
+        # Resource.add, inlined (every assumed pod comes here)
+        req, r = self.requested, pi.requests
+        req.milli_cpu += r.milli_cpu
+        req.memory += r.memory
+        req.ephemeral_storage += r.ephemeral_storage
+        req.allowed_pod_number += r.allowed_pod_number
+        if r.scalar:
+            scalar = req.scalar
+            for k, v in r.scalar.items():
+                scalar[k] = scalar.get(k, 0) + v
         self.non_zero_cpu += pi.non_zero_cpu
         self.non_zero_mem += pi.non_zero_mem
         for port in pi.host_ports:
