@@ -8,6 +8,7 @@ The sizes are upstream's ``integration-test`` sizes of each case (scheduler_perf
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 
 import pytest
@@ -210,3 +211,33 @@ def test_cli_config_replaces_the_workloads_profile(tmp_path, capsys: pytest.Capt
     assert main(["bench", "basic", "--config", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(bad) in err[0]
+
+
+
+def test_a_command_runs_with_the_long_run_collector_thresholds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command runs with the CLI's GC_THRESHOLDS (a full collection a tenth as often) and the
+    caller's thresholds come back afterwards, also when the command fails."""
+    import kubesched.cli as cli
+    from kubesched.cli import bench as bench_cli
+
+    seen: list[tuple[int, ...]] = []
+    real_run = bench_cli.run
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(bench_cli, "run", spy)
+    before = gc.get_threshold()
+    gc.set_threshold(650, 9, 9)
+    try:
+        assert main(["bench", "basic", "--nodes", "5", "--pods", "2", "--init-pods", "0"]) == 0
+        assert seen == [cli.GC_THRESHOLDS] and cli.GC_THRESHOLDS != (650, 9, 9)
+        assert gc.get_threshold() == (650, 9, 9)
+        assert main(["bench", "no-such-workload"]) == 2
+        assert gc.get_threshold() == (650, 9, 9)
+    finally:
+        gc.set_threshold(*before)
+    capsys.readouterr()
