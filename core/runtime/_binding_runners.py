@@ -8,9 +8,11 @@ says which plugins asked to wait, and for how long.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from types import CoroutineType
 from typing import Any
 
 import anyio
@@ -90,6 +92,8 @@ class BindingRunners:
             (e, fn) for e in self.pre_bind if (fn := getattr(e.plugin, "pre_bind_pre_flight", None)) is not None
         ]
         self._pre_bind_names = frozenset(e.name for e in self.pre_bind)
+        # every PreBind plugin has a pre-flight: when each says Skip, none runs
+        self.all_pre_flighted = len(self.pre_flights) == len(self.pre_bind)
         self.bind: list[PluginEntry] = points.get("bind", [])
         self.post_bind: list[PluginEntry] = points.get("postBind", [])
 
@@ -241,9 +245,21 @@ class BindingRunners:
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         last: Status | None = SKIP  # (a Skip with no plugin name, as Status(Code.SKIP), not made)
         rec = state.recording
-        call = self.calls.timed_async if state.record_plugin_metrics else self.calls.call_async
+        timed = self.calls.timed_async if state.record_plugin_metrics else None
         for e in self.bind:
-            st = _as_status(await call(e, "bind", e.plugin.kubesched_bind, state, pod, node_name), e.name)
+            if timed is not None:
+                out = await timed(e, "bind", e.plugin.kubesched_bind, state, pod, node_name)
+            else:  # PluginCalls.call_async, inlined (one coroutine less a pod): the same answer
+                try:
+                    out = e.plugin.kubesched_bind(state, pod, node_name)
+                    if type(out) is CoroutineType or inspect.isawaitable(out):
+                        out = await out
+                except Exception as err:
+                    out = _raised(e.name, "bind", err)
+                else:
+                    if isinstance(out, Status):
+                        out.plugin = e.name
+            st = _as_status(out, e.name)
             if rec is not None:
                 rec.bind[e.name] = _verdict(st)
             if st is not None and st.is_skip():

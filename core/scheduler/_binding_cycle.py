@@ -30,7 +30,7 @@ from kubesched.queue._scheduling_queue import QueuedPodInfo
 from kubesched.runtime import _events as ev
 from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Framework
 from kubesched.runtime._nodeinfo import PodInfo
-from kubesched.runtime._status import Code, Diagnosis, FitError, Status
+from kubesched.runtime._status import SKIP, Code, Diagnosis, FitError, Status
 from kubesched.scheduler._driver import TURN
 from kubesched.scheduler._expectation import run_pre_bind_pre_flights
 from kubesched.scheduler._parallel_prebind import group_runner
@@ -140,10 +140,11 @@ class BindingCycle:
         """Start the binding cycle of a pod assumed on ``result.suggested_host`` (its own task;
         a pod waiting at Permit takes no turn until it is released)."""
         self.tasks += 1
-        self.driver.activate()
+        driver = self.driver
+        driver.active += 1  # (``driver.activate()``, without its call)
         assert self.pool is not None, "the scheduler is not running"
-        waiting = assumed_pi.uid in fw.waiting_pods  # ``get_waiting_pod``, without its calls
-        ticket = None if waiting else self.driver.ticket()
+        # ``get_waiting_pod``, without its calls; a live scheduler hands out no tickets
+        ticket = driver.ticket() if driver.deterministic and assumed_pi.uid not in fw.waiting_pods else None
         self.pool.start_soon(self._binding_task, fw, state, qpi, assumed_pi, result, start, ticket)
 
     # --- binding cycle ------------------------------------------------------------------------
@@ -200,11 +201,15 @@ class BindingCycle:
         # below removes it
         wp = fw.waiting_pods.get(assumed_pi.uid)  # ``get_waiting_pod``, without its calls
         nominate = False
+        pre_bind_skipped = False
         if self.nnn_for_expectation:
             pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)
             if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
                 return pre_flight
             nominate = pre_flight is None or wp is not None
+            # every PreBind plugin has a pre-flight and each said Skip (the shared SKIP is left
+            # only then): none runs, so an untimed RunPreBindPlugins answers None at once
+            pre_bind_skipped = pre_flight is SKIP and fw.binding.all_pre_flighted and fw.calls.recorder is None
         if wp is not None:
             if wp.released:
                 turn[0] = self.driver.ticket()
@@ -225,20 +230,30 @@ class BindingCycle:
         if st is not None and not st.is_success():
             return single_node_status(st, host)
         self.queue.done(assumed_pi.uid)
-        st = await fw.run_pre_bind_plugins(state, assumed, host, self._run_group)
+        if not pre_bind_skipped:
+            st = await fw.run_pre_bind_plugins(state, assumed, host, self._run_group)
+            if st is not None and not st.is_success():
+                return st
+        if self.extenders:
+            st = await self.bind(fw, state, assumed, host)
+        else:  # ``bind`` without a binder extender, inline (one coroutine less a pod)
+            try:
+                st = await fw.run_bind_plugins(state, assumed, host)
+            finally:
+                self.cache.finish_binding(assumed_pi.uid, _now())
         if st is not None and not st.is_success():
-            return st
-        st = await self.bind(fw, state, assumed, host)
-        if st is not None and not st.is_success():
-            return st
+            return _bound(st)  # (a Skip is ``bind``'s Error)
         self.scheduled_count += 1
         if log.isEnabledFor(V2):
             log.log(V2, "Successfully bound pod to node pod=%s node=%s", json.dumps(assumed.key), json.dumps(host))
-        await self.record_event(
-            assumed, "Normal", "Scheduled", "Binding",
-            f"Successfully assigned {assumed.metadata.namespace}/{assumed.metadata.name} to {host}",
-        )
-        await fw.run_post_bind_plugins(state, assumed, host)
+        md = assumed.metadata
+        event = _event(assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {md.namespace}/{md.name} to {host}")
+        try:  # ``record_event``, inline (one coroutine less a pod)
+            await self.transport.record_event(event)
+        except TransportError as e:
+            log.warning("recording event %s for %s failed: %s", "Scheduled", assumed.key, e)
+        if fw.binding.post_bind or fw.calls.recorder is not None:  # (an untimed run of none: nothing)
+            await fw.run_post_bind_plugins(state, assumed, host)
         to_activate: PodsToActivate = state.read(PODS_TO_ACTIVATE_KEY)
         if to_activate:
             self.queue.activate(list(to_activate.values()))
@@ -270,10 +285,7 @@ class BindingCycle:
                         continue
                     return Status.as_error(e)
                 return None
-            st = await fw.run_bind_plugins(state, pod, host)
-            if st is not None and st.is_skip():
-                return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
-            return st
+            return _bound(await fw.run_bind_plugins(state, pod, host))
         finally:
             self.cache.finish_binding(pod.metadata.uid, _now())
 
@@ -424,20 +436,30 @@ class BindingCycle:
             log.warning("updating pod %s status failed: %s", pod.key, e)
 
     async def record_event(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
-        event = Event(
-            metadata=ObjectMeta(namespace=pod.metadata.namespace, name=f"{pod.metadata.name}.{reason.lower()}"),
-            reporting_controller="default-scheduler",
-            reporting_instance="kubesched",
-            action=action,
-            reason=reason,
-            type=type_,
-            note=note,
-            regarding=ObjectReference(
-                api_version="v1", kind="Pod", namespace=pod.metadata.namespace,
-                name=pod.metadata.name, uid=pod.metadata.uid,
-            ),
-        )
         try:
-            await self.transport.record_event(event)
+            await self.transport.record_event(_event(pod, type_, reason, action, note))
         except TransportError as e:
             log.warning("recording event %s for %s failed: %s", reason, pod.key, e)
+
+
+def _bound(st: Status | None) -> Status | None:
+    """RunBindPlugins' answer as the binding cycle takes it: a Skip (no plugin bound the pod)
+    is an Error."""
+    if st is not None and st.is_skip():
+        return Status(Code.ERROR, "no bind plugin bound the pod", plugin=st.plugin)
+    return st
+
+
+def _event(pod: Pod, type_: str, reason: str, action: str, note: str) -> Event:
+    """The Event the scheduler records about ``pod``."""
+    md = pod.metadata
+    return Event(
+        metadata=ObjectMeta(namespace=md.namespace, name=f"{md.name}.{reason.lower()}"),
+        reporting_controller="default-scheduler",
+        reporting_instance="kubesched",
+        action=action,
+        reason=reason,
+        type=type_,
+        note=note,
+        regarding=ObjectReference(api_version="v1", kind="Pod", namespace=md.namespace, name=md.name, uid=md.uid),
+    )

@@ -497,7 +497,8 @@ def _run_due_steps(sched: Scheduler) -> None:
     """Everything due at this instant, before the next pop, in a fixed order: timed sources,
     delivered watch events, the queue's periodic flushes, Permit timeouts (the clock read only
     when a pod waits at Permit)."""
-    sched.driver.run_hooks()
+    if sched.driver.pre_cycle_hooks:  # (a live scheduler usually has none: no call)
+        sched.driver.run_hooks()
     sched.handlers.drain()  # (``Scheduler._drain``, without its call)
     sched.queue.run_due_flushes()
     now: float | None = None

@@ -24,8 +24,9 @@ yield after ``start_soon``.
 
 from __future__ import annotations
 
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import anyio.abc
@@ -40,7 +41,13 @@ class TaskPool:
         self._tg = tg
         backend = anyio.lowlevel.current_token().backend_class
         self._new_event = backend.create_event
-        self.checkpoint = backend.checkpoint  # ``anyio.lowlevel.checkpoint`` without its look-up
+        # ``anyio.lowlevel.checkpoint`` without its look-up: on asyncio, the bare yield that its
+        # ``asyncio.sleep(0)`` ends in, without the two coroutines around it (a Task runs a
+        # coroutine that yields None again at its next turn, and a cancellation comes in at
+        # the yield, as at sleep(0)'s)
+        self.checkpoint: Callable[[], Awaitable[None]] = (
+            _bare_yield if backend.__module__ == "anyio._backends._asyncio" else backend.checkpoint
+        )
         self._jobs: deque[tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]] = deque()
         self._idle: list[anyio.Event] = []  # one wake-up event per idle worker
         # one claim per spinning worker (see the module doc), taken by a job
@@ -63,11 +70,12 @@ class TaskPool:
         spinning = self._spinning
         new_event = self._new_event
         checkpoint = self.checkpoint
+        claim = _Claim()  # this worker's, reused: it is in ``spinning`` only while it spins
         while True:
             while jobs:
                 fn, args = jobs.popleft()
                 await fn(*args)
-            claim = _Claim()
+            claim.taken = False
             spinning.append(claim)
             await checkpoint()
             if claim.taken or jobs:
@@ -81,6 +89,12 @@ class TaskPool:
             wake = new_event()
             self._idle.append(wake)
             await wake.wait()
+
+
+@types.coroutine
+def _bare_yield() -> Generator[None, None, None]:
+    """One turn of the asyncio event loop (what ``asyncio.sleep(0)`` awaits)."""
+    yield
 
 
 class _Claim:
