@@ -268,9 +268,11 @@ class RowScores:
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
         self._fast = bool(names) and all(n in _CPU_MEMORY for n in names)  # cpu and memory only
 
-    def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int]) -> np.ndarray | None:
+    def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int], view: bool = False) -> np.ndarray | None:
         """The scores of the snapshot batch ``nodes``, or None (not a snapshot batch, the
-        first sight of this request in this node set, or no fast path for these nodes)."""
+        first sight of this request in this node set, or no fast path for these nodes).
+        ``view``: they may be a view of the kept array (for a reader that neither writes to it
+        nor keeps it past the cycle: the Score runner's ``score_view``), else a fresh array."""
         snap = nodes.snapshot
         rows = nodes.indices
         names = self.names
@@ -324,8 +326,8 @@ class RowScores:
                         gens[row] = g
             entry.mark = snap.change_mark()
         span = nodes.row_span()
-        if span is not None:  # consecutive rows: a slice's copy, cheaper than the gather
-            return scores[span[0] : span[1]].copy()
+        if span is not None:  # consecutive rows: a slice (its copy), cheaper than the gather
+            return scores[span[0] : span[1]] if view else scores[span[0] : span[1]].copy()
         out: np.ndarray = scores[rows]
         return out
 
