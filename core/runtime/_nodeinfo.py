@@ -133,7 +133,7 @@ class NodeBatch(Sequence[NodeInfo]):
       count), ``non_zero_requested(r)`` (requests with the scoring defaults for cpu/memory).
     """
 
-    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows", "_overlay")
+    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows", "_overlay", "snapshot")
 
     def __init__(
         self,
@@ -155,6 +155,9 @@ class NodeBatch(Sequence[NodeInfo]):
         """
         self._snapshot = snapshot
         self.indices = indices
+        # the snapshot this batch is a view of (None for a batch of explicit NodeInfos or of
+        # overlaid rows); a plain attribute, read by the plugins' fast paths at every call
+        self.snapshot: Snapshot | None = snapshot if indices is not None else None
         self._infos: Sequence[NodeInfo] | None = infos
         self._cols: dict[tuple[str, Any], np.ndarray] = {}
         self._names: list[str] | None = None
@@ -345,11 +348,6 @@ class NodeBatch(Sequence[NodeInfo]):
             if self._rows is not None:
                 return snap, self._rows
         return None
-
-    @property
-    def snapshot(self) -> Snapshot | None:
-        """The snapshot this batch is a view of (None for a batch of explicit NodeInfos)."""
-        return self._snapshot if self.indices is not None else None
 
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """Label ``key`` per node as codes into ``values`` (-1: no label); see ``Snapshot.label_codes``.

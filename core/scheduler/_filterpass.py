@@ -57,7 +57,8 @@ def filter_segment(
     """Filter one segment of snapshot rows: (passing positions, the rejected ones), None for
     all and none; the two-pass Filter for the nodes with nominated pods, a plain one for the
     rest."""
-    out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
+    # Framework.run_filter_plugins_with_nominated_pods_rows, without its forwarding call
+    out = fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority)
     if not out:
         return None, None
     rej = Rejections.of(out)

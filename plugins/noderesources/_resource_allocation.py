@@ -209,6 +209,23 @@ def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np
 def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
     """:func:`balanced_change_fast` of one node."""
     half = MAX_NODE_SCORE // 2
+    if len(requested) == 2:  # cpu and memory (the usual case): balanced_one twice, inlined
+        r0, r1 = requested
+        c0, c1 = allocatable
+        f0 = r0 / c0
+        if f0 > 1.0:
+            f0 = 1.0
+        f1 = r1 / c1
+        if f1 > 1.0:
+            f1 = 1.0
+        g0 = (r0 - pod[0]) / c0
+        if g0 > 1.0:
+            g0 = 1.0
+        g1 = (r1 - pod[1]) / c1
+        if g1 > 1.0:
+            g1 = 1.0
+        with_pod = int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+        return half + (half + with_pod - int((1 - abs((g0 - g1) / 2)) * MAX_NODE_SCORE)) // 2
     without = balanced_one(list(map(sub, requested, pod)), allocatable)
     return half + (half + balanced_one(requested, allocatable) - without) // 2
 
