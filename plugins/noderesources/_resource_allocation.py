@@ -317,7 +317,8 @@ class RowScores:
         else:
             gens = entry.generations
             assert gens is not None
-            changed = snap.rows_changed_since(entry.mark)
+            mark = entry.mark
+            changed = snap.rows_changed_since(mark)
             if changed is None or len(changed) > self._FEW or self.compute_one is None:
                 stale = (snap.generations != gens).nonzero()[0]
                 if len(stale):
@@ -325,6 +326,7 @@ class RowScores:
                     assert part is not None
                     scores[stale] = part
                     gens[stale] = snap.generations[stale]
+                entry.mark = snap.change_mark()
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
@@ -341,7 +343,7 @@ class RowScores:
                             r, c = list(map(add, req[:, row].tolist(), key)), alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
-            entry.mark = snap.change_mark()
+                entry.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
         span = nodes.row_span()
         if span is not None:  # consecutive rows: a slice (its copy), cheaper than the gather
             return scores[span[0] : span[1]] if view else scores[span[0] : span[1]].copy()
@@ -417,7 +419,8 @@ class RowFits:
         else:
             gens = self.generations
             assert gens is not None
-            changed = snap.rows_changed_since(self.mark)
+            mark = self.mark
+            changed = snap.rows_changed_since(mark)
             if changed is None or len(changed) > self._FEW:
                 stale = (snap.generations != gens).nonzero()[0]
                 if len(stale):
@@ -444,6 +447,8 @@ class RowFits:
                             ok[row] = room
                             self.short += -1 if room else 1
                         gens[row] = g
+                self.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
+                return not self.short or bool(ok[rows].all())
         self.mark = snap.change_mark()
         return not self.short or bool(ok[rows].all())
 
