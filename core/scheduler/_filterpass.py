@@ -104,6 +104,11 @@ def sampled_filter(
             chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
         seg = rotated(candidates, start, pos, min(pos + chunk, n))
         ok, rejected = filter_segment(fw, state, pi, seg)
+        if rejected is None and not pos and len(seg) >= to_find and state.recording is None:
+            # the usual pass: the first segment passed whole and holds the to_find feasible
+            # nodes; the sequential evaluation stopped at its to_find-th node (what the
+            # bookkeeping below finds, in one step)
+            return (seg if len(seg) == to_find else seg[:to_find]), to_find, 1.0
         if rejected is not None:
             assert ok is not None
             if any(st.code == Code.ERROR for st in rejected.statuses):

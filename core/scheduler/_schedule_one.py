@@ -350,12 +350,11 @@ class ScheduleOne:
         """``findNodesThatFitPod``: PreFilter, the nominated node first, then sampled Filter."""
         pod = pi.pod
         snap = self.snapshot
-        diagnosis = Diagnosis()
         if fw.calls.recorder is None:  # Framework.run_pre_filter_plugins would only forward the call
             pre_res, st, rejected = fw.filters.run_pre_filter_plugins(state, pod, snap.node_infos)
         else:
             pre_res, st, rejected = fw.run_pre_filter_plugins(state, pod, snap.node_infos)
-        diagnosis.unschedulable_plugins = set(rejected)
+        diagnosis = Diagnosis(None, set(rejected))
         if st is not None and not st.is_success():
             if not st.is_rejected():
                 raise _CycleError(st)
