@@ -25,6 +25,7 @@ from kubesched.framework import (
     EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
     MEMORY,
+    PODS,
     RequestRules,
     is_scalar_resource_name,
     pod_requests,
@@ -284,6 +285,9 @@ class RowScores:
         self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
         self._fast = bool(names) and all(n in _CPU_MEMORY for n in names)  # cpu and memory only
+        # a changed row of cpu and memory (either order) is read off its NodeInfo's fields
+        self._order = 1 if names == (CPU, MEMORY) else -1 if names == (MEMORY, CPU) else 0
+        self._non_zero = not use_requested
 
     def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int], view: bool = False) -> np.ndarray | None:
         """The scores of the snapshot batch ``nodes``, or None (not a snapshot batch, the
@@ -327,6 +331,33 @@ class RowScores:
                     scores[stale] = part
                     gens[stale] = snap.generations[stale]
                 entry.mark = snap.change_mark()
+            elif changed and self._order:
+                # cpu and memory: each changed row read off the snapshot's NodeInfo of the row,
+                # whose fields are the values of its columns (and its generation the row's in
+                # Snapshot.generations): plain ints, no numpy scalar read
+                infos = snap.node_infos
+                one = self.compute_one
+                with_pod = self.with_pod
+                non_zero = self._non_zero
+                first = self._order > 0
+                k0, k1 = key
+                for row in changed:
+                    ni = infos[row]
+                    g = ni.generation
+                    if gens.item(row) != g:
+                        a = ni.allocatable
+                        if non_zero:
+                            cpu, mem = ni.non_zero_cpu, ni.non_zero_mem
+                        else:
+                            rq = ni.requested
+                            cpu, mem = rq.milli_cpu, rq.memory
+                        if first:
+                            r, c = [cpu + k0, mem + k1], [a.milli_cpu, a.memory]
+                        else:
+                            r, c = [mem + k0, cpu + k1], [a.memory, a.milli_cpu]
+                        scores[row] = one(r, c, key) if with_pod else one(r, c)  # type: ignore[call-arg]
+                        gens[row] = g
+                entry.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
@@ -384,12 +415,13 @@ class RowFits:
     requested`` per resource), or by comparing ``Snapshot.generations`` when many changed.
     """
 
-    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "short", "snapshot")
+    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "short", "snapshot", "_pcm")
     _FEW = 8  # up to this many changed rows are checked one by one
 
     def __init__(self, names: tuple[str, ...], need: list[int]) -> None:
         self.names = names
         self.need = need  # the amount per resource of ``names``
+        self._pcm = names == (PODS, CPU, MEMORY)  # the usual plan: a changed row read off its NodeInfo
         self.snapshot: Any = None
         self.generation = -1  # the snapshot's node set (tree generation) when last seen
         self.ok: np.ndarray | None = None  # room on each snapshot row
@@ -430,6 +462,30 @@ class RowFits:
                     ok[stale] = ~(need > alloc - req).any(axis=0)
                     gens[stale] = snap.generations[stale]
                     self.short = len(ok) - int(np.count_nonzero(ok))
+            elif changed and self._pcm:
+                # pods, cpu and memory: each changed row read off the snapshot's NodeInfo of the
+                # row, whose fields are the values of its columns (allocatable: the pod count,
+                # cpu and memory; requested: len(pods) and the requests) and whose generation is
+                # the row's in Snapshot.generations: plain ints, no numpy scalar read
+                infos = snap.node_infos
+                n_pods, n_cpu, n_mem = self.need
+                for row in changed:
+                    ni = infos[row]
+                    g = ni.generation
+                    if gens.item(row) != g:
+                        a = ni.allocatable
+                        rq = ni.requested
+                        room = not (
+                            n_pods > a.allowed_pod_number - len(ni.pods)
+                            or n_cpu > a.milli_cpu - rq.milli_cpu
+                            or n_mem > a.memory - rq.memory
+                        )
+                        if room is not ok.item(row):
+                            ok[row] = room
+                            self.short += -1 if room else 1
+                        gens[row] = g
+                self.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
+                return not self.short or bool(ok[rows].all())
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
