@@ -198,7 +198,8 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._names is None and self._snapshot is not None:
             rows = self.indices if self.indices is not None else self._rows if self._overlay is not None else None
             if rows is not None:
-                return self._snapshot.names[rows.item(i)]  # .item: a plain int, no numpy scalar
+                name: str = self._snapshot.names[rows.item(i)]  # .item: a plain int, no numpy scalar
+                return name
         return self.names[i]
 
     def __len__(self) -> int:

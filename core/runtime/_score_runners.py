@@ -100,7 +100,8 @@ def _total(total: np.ndarray | None, owned: bool, offset: int, n: int) -> np.nda
         if owned:
             total += _offset_array(offset)
             return total
-        return total + _offset_array(offset)
+        out: np.ndarray = total + _offset_array(offset)
+        return out
     return total if owned else total.copy()
 
 

@@ -100,7 +100,8 @@ def _select_index(scores: np.ndarray, rng: random.Random) -> int:
     ties = (scores == scores[scores.argmax(), ...]).nonzero()[0]
     # reservoir sampling over the tied nodes picks each with probability 1/len(ties):
     # one draw gives the same distribution
-    return ties.item(0) if len(ties) == 1 else ties.item(rng.randrange(len(ties)))  # .item: a plain int
+    at: int = ties.item(0) if len(ties) == 1 else ties.item(rng.randrange(len(ties)))  # .item: a plain int
+    return at
 
 
 class _PodGroupCycle(Protocol):
