@@ -802,7 +802,10 @@ class InterPodAffinity:
     def kubesched_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
-        if not has_pod_affinity(pod) and self._none_indexed_with_affinity(nodes):
+        aff = pod.spec.affinity  # has_pod_affinity(pod), inlined
+        if (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None)) and (
+            self._none_indexed_with_affinity(nodes)
+        ):
             return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(nodes)
         with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
@@ -955,7 +958,11 @@ class InterPodAffinity:
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
-        if not has_pod_affinity(pod) and nodes.snapshot is not None and self._none_indexed_with_affinity(None):
+        if (
+            (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None))  # not has_pod_affinity(pod)
+            and nodes.snapshot is not None
+            and self._none_indexed_with_affinity(None)
+        ):
             return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):

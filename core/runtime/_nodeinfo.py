@@ -133,7 +133,7 @@ class NodeBatch(Sequence[NodeInfo]):
       count), ``non_zero_requested(r)`` (requests with the scoring defaults for cpu/memory).
     """
 
-    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows", "_overlay")
+    __slots__ = ("_infos", "_snapshot", "indices", "_cols", "_names", "_rows", "_overlay", "snapshot", "_span")
 
     def __init__(
         self,
@@ -155,6 +155,10 @@ class NodeBatch(Sequence[NodeInfo]):
         """
         self._snapshot = snapshot
         self.indices = indices
+        # the snapshot this batch is a view of (None for a batch of explicit NodeInfos or of
+        # overlaid rows); a plain attribute, read by the plugins' fast paths at every call
+        self.snapshot: Snapshot | None = snapshot if indices is not None else None
+        self._span: tuple[int, int] | None | bool = False  # row_span(), once known (False: not yet)
         self._infos: Sequence[NodeInfo] | None = infos
         self._cols: dict[tuple[str, Any], np.ndarray] = {}
         self._names: list[str] | None = None
@@ -194,7 +198,8 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._names is None and self._snapshot is not None:
             rows = self.indices if self.indices is not None else self._rows if self._overlay is not None else None
             if rows is not None:
-                return self._snapshot.names[int(rows[i])]
+                name: str = self._snapshot.names[rows.item(i)]  # .item: a plain int, no numpy scalar
+                return name
         return self.names[i]
 
     def __len__(self) -> int:
@@ -312,12 +317,18 @@ class NodeBatch(Sequence[NodeInfo]):
         """``(lo, hi)`` when the batch is the snapshot's rows ``lo .. hi - 1`` in order (a slice
         of its ``all_rows()``, as the Filter pass hands over when every node it looked at
         passed), else None: an array kept per snapshot row is then sliced, not gathered."""
+        span = self._span  # asked by each plugin that keeps scores per row: worked out once
+        if span is not False:
+            return span  # type: ignore[return-value]
         rows = self.indices
         snap = self._snapshot
         if rows is None or snap is None or not len(rows) or rows.strides != (8,) or rows.base is not snap.all_rows():
-            return None
-        lo = int(rows[0])  # a unit-stride view of arange(n): rows[i] == lo + i
-        return lo, lo + len(rows)
+            span = None
+        else:
+            lo = rows.item(0)  # a unit-stride view of arange(n): rows[i] == lo + i
+            span = lo, lo + len(rows)
+        self._span = span
+        return span
 
     def allocatable_bounds(self, resources: tuple[str, ...]) -> tuple[int, int]:
         """Bounds (least, greatest) holding every node's allocatable of ``resources``: the
@@ -345,11 +356,6 @@ class NodeBatch(Sequence[NodeInfo]):
             if self._rows is not None:
                 return snap, self._rows
         return None
-
-    @property
-    def snapshot(self) -> Snapshot | None:
-        """The snapshot this batch is a view of (None for a batch of explicit NodeInfos)."""
-        return self._snapshot if self.indices is not None else None
 
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """Label ``key`` per node as codes into ``values`` (-1: no label); see ``Snapshot.label_codes``.

@@ -105,6 +105,8 @@ class NominatedFilter:
             else:
                 view = nominator.view(snap, prio, pod.metadata.uid)
                 self._last_view = (key, view)
+        if view is None and base is None:  # no nominated pod: one plain pass (_filter_rows's)
+            return self.fw.filters.run_filter_plugins(state, pod, NodeBatch(snapshot=snap, indices=rows))
         has = view.counts[rows] > 0 if view is not None else None
         if has is None or not has.any():
             return self._filter_rows(state, pod, rows, base)

@@ -10,6 +10,11 @@ else None.  In a cycle that records nothing per plugin (no ``--explain``, no plu
 runner asks it first and, on an answer, adds that score to every node's total instead of calling
 Score and NormalizeScore: the same totals, a few array operations fewer.  It is no hook: a
 third-party plugin's method of that name is never called.
+
+Likewise ``score_view(state, pod, nodes)``: the plugin's Score, which may answer with a read-only
+view of scores it keeps per snapshot row (a slice, no copy).  The runner asks it instead of Score
+when it wants the total only and records nothing per plugin; it reads the view at once and never
+writes to it nor keeps it (the total is the runner's own array).
 """
 
 from __future__ import annotations
@@ -38,6 +43,19 @@ from kubesched.scheduler._results import verdict as _verdict
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 _INT64 = np.dtype(np.int64)  # the dtype of an int64 array is this one object (cheaper than ==)
+# 0-d int64 arrays of the uniform scores' sums: adding one to an int64 array gives what adding the
+# Python int gives (an int64 array), at about half the cost (no scalar conversion)
+_OFFSETS: dict[int, np.ndarray] = {}
+
+
+def _offset_array(offset: int) -> np.ndarray:
+    arr = _OFFSETS.get(offset)
+    if arr is None:
+        if len(_OFFSETS) >= 64:
+            _OFFSETS.clear()
+        arr = _OFFSETS[offset] = np.array(offset, dtype=np.int64)
+        arr.flags.writeable = False
+    return arr
 
 
 def _score_array(raw: Any) -> np.ndarray | str:
@@ -80,9 +98,10 @@ def _total(total: np.ndarray | None, owned: bool, offset: int, n: int) -> np.nda
         return np.full(n, offset, dtype=np.int64) if offset else np.zeros(n, dtype=np.int64)
     if offset:
         if owned:
-            total += offset
+            total += _offset_array(offset)
             return total
-        return total + offset
+        out: np.ndarray = total + _offset_array(offset)
+        return out
     return total if owned else total.copy()
 
 
@@ -112,11 +131,12 @@ class ScoreRunners:
         self.score_evaluations = [0] * len(self.score)
         # what a Score call needs of each plugin, looked up once: (position, name, Score hook,
         # NormalizeScore hook or None, weight, whether its scores are range-checked, the
-        # plugin's uniform_score or None)
+        # plugin's uniform_score or None, its score_view or None)
         self._score_table = [
             (
                 i, e.name, e.plugin.kubesched_score, self.normalize.get(e.name), e.weight, e.name in self._checked,
                 None if e.name in self._checked else getattr(e.plugin, "uniform_score", None),
+                None if e.name in self._checked else getattr(e.plugin, "score_view", None),
             )
             for i, e in enumerate(self.score)
         ]
@@ -175,9 +195,11 @@ class ScoreRunners:
         # a cycle that records nothing per plugin may take a plugin's uniform score: the same
         # final score, after NormalizeScore, for every node of the batch
         may_be_uniform = rec is None and not timed
+        # ... and, wanting the total only, a view of a plugin's kept scores (see the module)
+        may_view = may_be_uniform and not each
         evaluations = self.score_evaluations
         skip = state.skip_score_plugins
-        for i, name, score, norm, weight, checked, uniform in self._score_table:
+        for i, name, score, norm, weight, checked, uniform, view in self._score_table:
             if name in skip:
                 continue
             evaluations[i] += n
@@ -191,6 +213,8 @@ class ScoreRunners:
                         continue
                 if timed:
                     raw = self.calls.timed_batch(name, "Score", score, state, pod, nodes)
+                elif may_view and view is not None:
+                    raw = view(state, pod, nodes)  # read below, never written (norm: copied first)
                 else:
                     raw = score(state, pod, nodes)
                 scores: np.ndarray | str

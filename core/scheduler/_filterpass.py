@@ -57,7 +57,8 @@ def filter_segment(
     """Filter one segment of snapshot rows: (passing positions, the rejected ones), None for
     all and none; the two-pass Filter for the nodes with nominated pods, a plain one for the
     rest."""
-    out = fw.run_filter_plugins_with_nominated_pods_rows(state, pi.pod, seg, pi.priority)
+    # Framework.run_filter_plugins_with_nominated_pods_rows, without its forwarding call
+    out = fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority)
     if not out:
         return None, None
     rej = Rejections.of(out)
@@ -103,6 +104,11 @@ def sampled_filter(
             chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
         seg = rotated(candidates, start, pos, min(pos + chunk, n))
         ok, rejected = filter_segment(fw, state, pi, seg)
+        if rejected is None and not pos and len(seg) >= to_find and state.recording is None:
+            # the usual pass: the first segment passed whole and holds the to_find feasible
+            # nodes; the sequential evaluation stopped at its to_find-th node (what the
+            # bookkeeping below finds, in one step)
+            return (seg if len(seg) == to_find else seg[:to_find]), to_find, 1.0
         if rejected is not None:
             assert ok is not None
             if any(st.code == Code.ERROR for st in rejected.statuses):

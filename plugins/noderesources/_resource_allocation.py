@@ -25,6 +25,7 @@ from kubesched.framework import (
     EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
     MEMORY,
+    PODS,
     RequestRules,
     is_scalar_resource_name,
     pod_requests,
@@ -209,6 +210,23 @@ def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np
 def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
     """:func:`balanced_change_fast` of one node."""
     half = MAX_NODE_SCORE // 2
+    if len(requested) == 2:  # cpu and memory (the usual case): balanced_one twice, inlined
+        r0, r1 = requested
+        c0, c1 = allocatable
+        f0 = r0 / c0
+        if f0 > 1.0:
+            f0 = 1.0
+        f1 = r1 / c1
+        if f1 > 1.0:
+            f1 = 1.0
+        g0 = (r0 - pod[0]) / c0
+        if g0 > 1.0:
+            g0 = 1.0
+        g1 = (r1 - pod[1]) / c1
+        if g1 > 1.0:
+            g1 = 1.0
+        with_pod = int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+        return half + (half + with_pod - int((1 - abs((g0 - g1) / 2)) * MAX_NODE_SCORE)) // 2
     without = balanced_one(list(map(sub, requested, pod)), allocatable)
     return half + (half + balanced_one(requested, allocatable) - without) // 2
 
@@ -267,10 +285,15 @@ class RowScores:
         self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
         self._fast = bool(names) and all(n in _CPU_MEMORY for n in names)  # cpu and memory only
+        # a changed row of cpu and memory (either order) is read off its NodeInfo's fields
+        self._order = 1 if names == (CPU, MEMORY) else -1 if names == (MEMORY, CPU) else 0
+        self._non_zero = not use_requested
 
-    def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int]) -> np.ndarray | None:
+    def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int], view: bool = False) -> np.ndarray | None:
         """The scores of the snapshot batch ``nodes``, or None (not a snapshot batch, the
-        first sight of this request in this node set, or no fast path for these nodes)."""
+        first sight of this request in this node set, or no fast path for these nodes).
+        ``view``: they may be a view of the kept array (for a reader that neither writes to it
+        nor keeps it past the cycle: the Score runner's ``score_view``), else a fresh array."""
         snap = nodes.snapshot
         rows = nodes.indices
         names = self.names
@@ -298,7 +321,8 @@ class RowScores:
         else:
             gens = entry.generations
             assert gens is not None
-            changed = snap.rows_changed_since(entry.mark)
+            mark = entry.mark
+            changed = snap.rows_changed_since(mark)
             if changed is None or len(changed) > self._FEW or self.compute_one is None:
                 stale = (snap.generations != gens).nonzero()[0]
                 if len(stale):
@@ -306,6 +330,34 @@ class RowScores:
                     assert part is not None
                     scores[stale] = part
                     gens[stale] = snap.generations[stale]
+                entry.mark = snap.change_mark()
+            elif changed and self._order:
+                # cpu and memory: each changed row read off the snapshot's NodeInfo of the row,
+                # whose fields are the values of its columns (and its generation the row's in
+                # Snapshot.generations): plain ints, no numpy scalar read
+                infos = snap.node_infos
+                one = self.compute_one
+                with_pod = self.with_pod
+                non_zero = self._non_zero
+                first = self._order > 0
+                k0, k1 = key
+                for row in changed:
+                    ni = infos[row]
+                    g = ni.generation
+                    if gens.item(row) != g:
+                        a = ni.allocatable
+                        if non_zero:
+                            cpu, mem = ni.non_zero_cpu, ni.non_zero_mem
+                        else:
+                            rq = ni.requested
+                            cpu, mem = rq.milli_cpu, rq.memory
+                        if first:
+                            r, c = [cpu + k0, mem + k1], [a.milli_cpu, a.memory]
+                        else:
+                            r, c = [mem + k0, cpu + k1], [a.memory, a.milli_cpu]
+                        scores[row] = one(r, c, key) if with_pod else one(r, c)  # type: ignore[call-arg]
+                        gens[row] = g
+                entry.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
@@ -322,10 +374,10 @@ class RowScores:
                             r, c = list(map(add, req[:, row].tolist(), key)), alloc[:, row].tolist()
                         scores[row] = one(r, c, key) if self.with_pod else one(r, c)  # type: ignore[call-arg]
                         gens[row] = g
-            entry.mark = snap.change_mark()
+                entry.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
         span = nodes.row_span()
-        if span is not None:  # consecutive rows: a slice's copy, cheaper than the gather
-            return scores[span[0] : span[1]].copy()
+        if span is not None:  # consecutive rows: a slice (its copy), cheaper than the gather
+            return scores[span[0] : span[1]] if view else scores[span[0] : span[1]].copy()
         out: np.ndarray = scores[rows]
         return out
 
@@ -363,12 +415,13 @@ class RowFits:
     requested`` per resource), or by comparing ``Snapshot.generations`` when many changed.
     """
 
-    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "short", "snapshot")
+    __slots__ = ("generation", "generations", "mark", "names", "need", "ok", "short", "snapshot", "_pcm")
     _FEW = 8  # up to this many changed rows are checked one by one
 
     def __init__(self, names: tuple[str, ...], need: list[int]) -> None:
         self.names = names
         self.need = need  # the amount per resource of ``names``
+        self._pcm = names == (PODS, CPU, MEMORY)  # the usual plan: a changed row read off its NodeInfo
         self.snapshot: Any = None
         self.generation = -1  # the snapshot's node set (tree generation) when last seen
         self.ok: np.ndarray | None = None  # room on each snapshot row
@@ -398,7 +451,8 @@ class RowFits:
         else:
             gens = self.generations
             assert gens is not None
-            changed = snap.rows_changed_since(self.mark)
+            mark = self.mark
+            changed = snap.rows_changed_since(mark)
             if changed is None or len(changed) > self._FEW:
                 stale = (snap.generations != gens).nonzero()[0]
                 if len(stale):
@@ -408,6 +462,30 @@ class RowFits:
                     ok[stale] = ~(need > alloc - req).any(axis=0)
                     gens[stale] = snap.generations[stale]
                     self.short = len(ok) - int(np.count_nonzero(ok))
+            elif changed and self._pcm:
+                # pods, cpu and memory: each changed row read off the snapshot's NodeInfo of the
+                # row, whose fields are the values of its columns (allocatable: the pod count,
+                # cpu and memory; requested: len(pods) and the requests) and whose generation is
+                # the row's in Snapshot.generations: plain ints, no numpy scalar read
+                infos = snap.node_infos
+                n_pods, n_cpu, n_mem = self.need
+                for row in changed:
+                    ni = infos[row]
+                    g = ni.generation
+                    if gens.item(row) != g:
+                        a = ni.allocatable
+                        rq = ni.requested
+                        room = not (
+                            n_pods > a.allowed_pod_number - len(ni.pods)
+                            or n_cpu > a.milli_cpu - rq.milli_cpu
+                            or n_mem > a.memory - rq.memory
+                        )
+                        if room is not ok.item(row):
+                            ok[row] = room
+                            self.short += -1 if room else 1
+                        gens[row] = g
+                self.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
+                return not self.short or bool(ok[rows].all())
             elif changed:
                 now = snap.generations
                 alloc = snap.columns("allocatable", names)
@@ -425,6 +503,8 @@ class RowFits:
                             ok[row] = room
                             self.short += -1 if room else 1
                         gens[row] = g
+                self.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
+                return not self.short or bool(ok[rows].all())
         self.mark = snap.change_mark()
         return not self.short or bool(ok[rows].all())
 

@@ -75,14 +75,19 @@ class BalancedAllocation:
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        return self.score_view(state, pod, nodes, False)
+
+    def score_view(self, state: CycleState, pod: Pod, nodes: NodeBatch, view: bool = True) -> np.ndarray:
+        """Score, whose answer may be a view of the kept per-row scores when ``view`` (for the
+        Score runner only: see :mod:`kubesched.runtime._score_runners`)."""
         reqs = state.get(PRE_SCORE_STATE_KEY)
         if reqs is None:  # PreScore disabled
             reqs = pod_resource_request_list(pod, self.resources, True, self.rules)
             if not any(reqs):
                 return np.zeros(len(nodes), dtype=np.int64)
         if not self.score_the_change:
-            return self._balance(nodes, reqs)
-        known = self._change_scores.scores(nodes, reqs)
+            return self._balance(nodes, reqs, view)
+        known = self._change_scores.scores(nodes, reqs, view)
         if known is not None:
             return known
         with_pod = self._balance(nodes, reqs)
@@ -97,9 +102,10 @@ class BalancedAllocation:
         out: np.ndarray = half + (half + with_pod - without) // 2  # 0 <= half + with - without
         return out
 
-    def _balance(self, nodes: NodeBatch, reqs: list[int]) -> np.ndarray:
-        """``balancedResourceScore`` of every node with ``reqs`` added."""
-        known = self._row_scores.scores(nodes, reqs)
+    def _balance(self, nodes: NodeBatch, reqs: list[int], view: bool = False) -> np.ndarray:
+        """``balancedResourceScore`` of every node with ``reqs`` added (``view``: as
+        :meth:`score_view`'s)."""
+        known = self._row_scores.scores(nodes, reqs, view)
         if known is not None:
             return known
         fast = cpu_memory_columns(nodes, self._names, reqs, True)

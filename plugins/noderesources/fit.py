@@ -492,11 +492,16 @@ class Fit(FitPlacementScore):
 
     @hookimpl
     def kubesched_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        return self.score_view(state, pod, nodes, False)
+
+    def score_view(self, state: CycleState, pod: Pod, nodes: NodeBatch, view: bool = True) -> np.ndarray:
+        """Score, whose answer may be a view of the kept per-row scores when ``view`` (for the
+        Score runner only: see :mod:`kubesched.runtime._score_runners`)."""
         pod_reqs = state.get(PRE_SCORE_STATE_KEY)
         if pod_reqs is None:  # PreScore disabled
             pod_reqs = pod_resource_request_list(pod, self.resources, False, self.rules)
         if self.strategy == LEAST_ALLOCATED:
-            known = self._row_scores.scores(nodes, pod_reqs)
+            known = self._row_scores.scores(nodes, pod_reqs, view)
             if known is not None:
                 return known
             fast = cpu_memory_columns(nodes, self._resource_names, pod_reqs, False)

@@ -25,7 +25,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from .._helper import queueing_hints_enabled
+from .._helper import SKIP, queueing_hints_enabled
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,6 +83,10 @@ class PodTopologySpread:
     # --- PreScore, Score, NormalizeScore (scoring.py) -----------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        if not pod.spec.topology_spread_constraints and not pod.metadata.owner_references:
+            # no constraint of its own and no controller to default them from (default_selector
+            # None): Scoring.init_pre_score_state finds no constraint, a Skip
+            return SKIP
         return self.scoring.pre_score(state, pod, nodes)
 
     @hookimpl

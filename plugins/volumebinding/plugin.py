@@ -102,6 +102,10 @@ class VolumeBinding:
 
     def scorer(self) -> VolumeCapacityScorer | None:
         """The scorer, None with StorageCapacityScoring off (upstream's ``pl.scorer``)."""
+        scorers = self._scorers  # the known answer first (PreScore asks at every cycle)
+        enabled = bool(self.handle.feature_gates.get(STORAGE_CAPACITY_SCORING, False))
+        if enabled in scorers:
+            return scorers[enabled]
         try:
             return self._scorer_for(self.storage_capacity_scoring())
         except ConfigError:  # a shape given with the gate off: no scoring
