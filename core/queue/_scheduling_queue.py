@@ -212,7 +212,7 @@ class SchedulingQueue:
     # --- entering --------------------------------------------------------------------------
     def new_queued_pod_info(self, pod: Pod, pi: PodInfo | None = None) -> QueuedPodInfo:
         self._pod_seq += 1
-        return QueuedPodInfo(pi or PodInfo(pod, self.rules), timestamp=self.now(), seq=self._pod_seq)
+        return QueuedPodInfo.new(pi or PodInfo(pod, self.rules), self.now(), self._pod_seq)
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
