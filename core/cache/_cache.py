@@ -98,7 +98,7 @@ class NodeTree:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class _PodState:
     pod_info: PodInfo
     node_name: str
@@ -220,9 +220,13 @@ class Cache:
                 i = pods.index(old)  # (a PodInfo is equal to itself only)
             except ValueError:
                 return False
-        pi = _same_spec(old, pod)
-        if pi is None:
+        # ``_same_spec``, inlined
+        was = old.pod
+        if was.spec != pod.spec or was.metadata.labels != pod.metadata.labels:
             return False
+        if old.rules.in_place and _resize_changed(was, pod):
+            return False
+        pi = old.with_pod(pod)
         del pods[i]
         pods.append(pi)
         self._generation += 2
@@ -353,7 +357,7 @@ class Snapshot:
         self._all_rows: np.ndarray | None = None
         # how update() writes a changed row (_write_plan): dropped when a column or stack is
         # added or removed
-        self._plan: list[tuple[int, str, list[Any]]] | None = None
+        self._plan: _Plan | None = None
 
     def __len__(self) -> int:
         return len(self.node_infos)
@@ -414,21 +418,24 @@ class Snapshot:
             if self._pod_indexes:
                 gone, came = _changed_pods(old.pods, ni.pods)
                 for fn, pod_index in self._pod_indexes.values():
-                    _index_pods(pod_index, fn, gone, i, -1)
+                    if gone:  # (none for the common append)
+                        _index_pods(pod_index, fn, gone, i, -1)
                     _index_pods(pod_index, fn, came, i, 1)
             node_infos[i] = ni
             self.generations[i] = ni.generation
             if plan is not None:
                 # each column's value written into the column and the stack rows of it;
                 # allocatable is the Node's: the same object (a pod's change) has the same values
-                alloc = None if ni.allocatable is old.allocatable else ni.allocatable
-                requested = ni.requested
-                for code, resource, targets in plan:
-                    if code == _ALLOC:
-                        if alloc is None:
-                            continue
+                alloc_plan, pod_plan = plan
+                if ni.allocatable is not old.allocatable:
+                    alloc = ni.allocatable
+                    for resource, targets in alloc_plan:
                         v = alloc.get(resource)
-                    elif code == _REQ_CPU:
+                        for target in targets:
+                            target[i] = v
+                requested = ni.requested
+                for code, resource, targets in pod_plan:
+                    if code == _REQ_CPU:
                         v = requested.milli_cpu
                     elif code == _REQ_MEM:
                         v = requested.memory
@@ -467,19 +474,23 @@ class Snapshot:
             for row, key in rows:
                 row[i] = values[key]
 
-    def _write_plan(self) -> list[tuple[int, str, list[Any]]]:
+    def _write_plan(self) -> _Plan:
         """Per column (no below or stripped ones kept): how :meth:`update` computes a row's
         value (the code of ``_value``'s case) and where it writes it (the column and every
-        stack row of it, as writable memoryviews: a row written through one is the array's)."""
+        stack row of it, as writable memoryviews: a row written through one is the array's).
+        The allocatable columns apart (resource, views), the others (code, resource, views):
+        a pod's change, the common one, leaves the allocatable ones as they are."""
         targets: dict[tuple[Any, ...], list[Any]] = {key: [col.data] for key, col in self._columns.items()}
         for _, rows in self._stacks.values():
             for row, key in rows:
                 targets[key].append(row.data)
-        plan = []
+        alloc_plan: list[tuple[str, list[Any]]] = []
+        plan: list[tuple[int, str, list[Any]]] = []
         for (kind, resource), views in targets.items():
             if kind == "allocatable":
-                code = _ALLOC
-            elif resource == PODS:
+                alloc_plan.append((resource, views))
+                continue
+            if resource == PODS:
                 code = _POD_COUNT
             elif kind != "requested" and resource == CPU:
                 code = _NZ_CPU
@@ -492,7 +503,7 @@ class Snapshot:
             else:
                 code = _REQ_OTHER
             plan.append((code, resource, views))
-        return plan
+        return alloc_plan, plan
 
     def all_rows(self) -> np.ndarray:
         """``arange(len(self))``, kept until the node set changes (read only)."""
@@ -681,7 +692,9 @@ class Snapshot:
 
 
 # _write_plan's codes: which of a NodeInfo's values a column holds
-_ALLOC, _POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(7)
+_POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(6)
+# _write_plan's plan: (the allocatable columns' (resource, views), the others' (code, resource, views))
+_Plan = tuple[list[tuple[str, list[Any]]], list[tuple[int, str, list[Any]]]]
 
 
 def _stack(

@@ -17,6 +17,8 @@ from kubesched.runtime._events import ClusterEvent
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import Status
 
+_new = object.__new__
+
 
 class QueuedPodInfo:
     """``framework.QueuedPodInfo``: a pod plus its queueing history.
@@ -109,6 +111,17 @@ class QueuedPodInfo:
         """``Gated()``: a PreEnqueue plugin rejected the pod the last time it ran."""
         return bool(self.gating_plugin)
 
+    @classmethod
+    def new(cls, pod_info: PodInfo, timestamp: float, seq: int) -> QueuedPodInfo:
+        """A pod the queue has just seen: ``QueuedPodInfo(pod_info, timestamp=timestamp,
+        seq=seq)``, without the keyword call (each new pod comes here)."""
+        q = _new(cls)
+        q.pod_info, q.timestamp, q.attempts, q.initial_attempt_timestamp = pod_info, timestamp, 0, None
+        q._unschedulable_plugins = q._pending_plugins = None
+        q.gating_plugin, q.gating_plugin_events, q.unschedulable_count, q.consecutive_errors_count = "", (), 0, 0
+        q.backoff_expiration, q.flushed, q.seq = None, False, seq
+        return q
+
     def update(self, pod: Pod) -> None:
         """``QueuedPodInfo.Update``: a newer version of the same pod."""
         self.pod_info = self.pod_info.update(pod)
@@ -169,7 +182,8 @@ class _Heap:
         old = items.pop(uid, None)
         if old is not None:
             old.valid = False
-        e = _Entry(qpi, self._less, next(self._seq))
+        e = _new(_Entry)  # ``_Entry(qpi, self._less, next(self._seq))``, without its __init__ call
+        e.qpi, e.less, e.seq, e.valid = qpi, self._less, next(self._seq), True
         items[uid] = e
         key = self._key
         if key is None:
@@ -214,12 +228,19 @@ class _Heap:
         return None if x is None else _entry(x).qpi
 
     def pop(self) -> QueuedPodInfo | None:
-        while (x := self._take()) is not None:
-            e = _entry(x)
+        h, run = self._heap, self._run
+        while True:
+            # ``_take`` and ``_entry``, inlined (once a pod)
+            if run and (not h or run[0] < h[0]):
+                x = run.popleft()
+            elif h:
+                x = heapq.heappop(h)
+            else:
+                return None
+            e = x if type(x) is _Entry else x[3]
             if e.valid:
                 del self._items[e.qpi.pod_info.uid]
                 return e.qpi
-        return None
 
     def values(self) -> list[QueuedPodInfo]:
         return [e.qpi for e in self._items.values()]

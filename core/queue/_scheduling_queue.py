@@ -157,6 +157,7 @@ class SchedulingQueue:
             changed=self._changed, from_backoff=lambda: self._count(ACTIVE_Q, ev.POP_FROM_BACKOFF_Q),
         )  # fmt: skip
         self.active_q = self.activeq.heap
+        self._active_items = self.active_q._items  # never replaced
         self.backoff_q = self.backoff.pod_backoff_q
         self.error_backoff_q = self.backoff.pod_error_backoff_q
         self.unschedulable: dict[str, QueuedPodInfo] = {}
@@ -211,7 +212,7 @@ class SchedulingQueue:
     # --- entering --------------------------------------------------------------------------
     def new_queued_pod_info(self, pod: Pod, pi: PodInfo | None = None) -> QueuedPodInfo:
         self._pod_seq += 1
-        return QueuedPodInfo(pi or PodInfo(pod, self.rules), timestamp=self.now(), seq=self._pod_seq)
+        return QueuedPodInfo.new(pi or PodInfo(pod, self.rules), self.now(), self._pod_seq)
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
         """``runPreEnqueuePlugins``: the gating plugin first; stop at the first rejection."""
@@ -246,9 +247,12 @@ class SchedulingQueue:
         self.unschedulable.pop(uid, None)
         self.backoff.delete(uid)
         self.active_q.push(qpi)
-        self._count(ACTIVE_Q, event)
-        if event.label in (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label):
-            self.nominator.add(qpi.pod_info)
+        if (rec := self.metrics_recorder) is not None:  # ``_count``, inlined
+            rec.pod_incoming(ACTIVE_Q, self.labels[event])
+        # (Nominator.add does nothing for a pod naming no node and holding no nomination)
+        pi = qpi.pod_info
+        if event.label in _NOMINATING_LABELS and (pi.pod.status.nominated_node_name or uid in self.nominator.pod_to_node):
+            self.nominator.add(pi)
         self._wake()
         return True
 
@@ -328,22 +332,12 @@ class SchedulingQueue:
             qpi.timestamp = self.now()
             qpi.backoff_expiration = None
             if not self.queueing_hints:
-                self._add_unschedulable_without_hint(qpi, scheduling_cycle)
+                _add_unschedulable_without_hint(self, qpi, scheduling_cycle)
                 return
             strategy = self.hints.for_in_flight(qpi, self.activeq.events_since_pop(uid))
             self._requeue(qpi, strategy, ev.SCHEDULE_ATTEMPT_FAILURE)
         finally:
             self.done(uid)
-
-    def _add_unschedulable_without_hint(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
-        """``addUnschedulableWithoutQueueingHint`` (hints off): backoffQ if a move request came
-        during or after this cycle, or no plugin rejected the pod; otherwise unschedulablePods."""
-        if self.move_request_cycle >= scheduling_cycle or not (
-            qpi.unschedulable_plugins or qpi.pending_plugins
-        ):
-            self._move_to_backoff(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
-        else:
-            self._to_unschedulable(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: int, event: ClusterEvent) -> str:
         """``requeuePodWithQueueingStrategy``: the sub-queue the pod ends up in."""
@@ -384,7 +378,7 @@ class SchedulingQueue:
                 continue
             self.unschedulable.pop(qpi.uid, None)
             self._requeue(qpi, strategy, event)
-        self.move_request_cycle = self.scheduling_cycle
+        self.move_request_cycle = self.activeq._scheduling_cycle  # (``scheduling_cycle``)
         self.activeq.record_event(event, old, new)
 
     def assigned_pod_added(self, pod: Pod) -> None:
@@ -453,11 +447,15 @@ class SchedulingQueue:
     def delete(self, pod: Pod) -> None:
         """``Delete``: from the nominator and from whichever sub-queue holds the pod."""
         uid = pod.metadata.uid
-        self.nominator.delete(uid)
-        self.active_q.remove(uid)
+        # each step only where the pod is (most often nowhere: a bound pod was in flight)
+        if uid in self.nominator.pod_to_node:
+            self.nominator.delete(uid)
+        if uid in self._active_items:  # (``uid in self.active_q``, without its call)
+            self.active_q.remove(uid)
         self.backoff.delete(uid)
         self.unschedulable.pop(uid, None)
-        self._changed()
+        if self.on_change is not None:  # ``_changed``, inlined
+            self.on_change()
 
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self.active_q.get(uid) or self.backoff.get(uid) or self.unschedulable.get(uid)
@@ -512,7 +510,18 @@ class SchedulingQueue:
         return len(self.active_q) + len(self.backoff)
 
 
+# the events on which a pod entering activeQ is given to the nominator (``moveToActiveQ``)
+_NOMINATING_LABELS = (ev.UNSCHEDULED_POD_ADD.label, ev.UNSCHEDULED_POD_UPDATE.label)
 _POD_SCALE_DOWN = ClusterEvent(ev.Resource.POD, ev.ActionType.UPDATE_POD_SCALE_DOWN)
+
+
+def _add_unschedulable_without_hint(queue: SchedulingQueue, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
+    """``addUnschedulableWithoutQueueingHint`` (hints off): backoffQ if a move request came
+    during or after this cycle, or no plugin rejected the pod; otherwise unschedulablePods."""
+    if queue.move_request_cycle >= scheduling_cycle or not (qpi.unschedulable_plugins or qpi.pending_plugins):
+        queue._move_to_backoff(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
+    else:
+        queue._to_unschedulable(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
 
 
 def pop_specific(queue: SchedulingQueue, uid: str) -> QueuedPodInfo | None:

@@ -9,8 +9,11 @@ node's column.  The leaf below the cache and the batches: ``_cache`` (the snapsh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from kubesched.api._resources import (
     CPU,
@@ -34,7 +37,48 @@ def parse_time(ts: str | None) -> float | None:
 
 
 _UNPARSED = object()
+_NO_PORTS: tuple[tuple[str, str, int], ...] = ()
 _new_resource = object.__new__
+
+
+# one container's resources, encoded -> pod_requests_and_non_zero's answer for a pod of it
+_ONE_CONTAINER: dict[bytes, tuple[Resource, int, int]] = {}
+_encode = msgspec.msgpack.Encoder().encode
+
+
+def _requests_of(pod: Pod, rules: RequestRules) -> tuple[Resource, int, int]:
+    """``pod_requests_and_non_zero(pod, rules)``, remembered for the common shape: one container,
+    and no init containers, overhead, pod-level resources or container statuses.  For such a
+    pod it sums that container's requests (its limits standing in for missing ones) whatever the
+    rules, so the answer is a function of their content, kept by its msgpack encoding (equal
+    bytes: the same names, values and value types in the same order, which is the order of
+    the scalar resources); each pod gets its own copy of the Resource."""
+    spec, status = pod.spec, pod.status
+    if (
+        len(spec.containers) != 1
+        or spec.init_containers
+        or spec.overhead
+        or spec.resources is not None
+        or status.container_statuses
+        or status.init_container_statuses
+    ):
+        return pod_requests_and_non_zero(pod, rules)
+    try:
+        key = _encode(spec.containers[0].resources)
+    except (TypeError, msgspec.EncodeError):  # a value no decoded pod has: as it is
+        return pod_requests_and_non_zero(pod, rules)
+    hit = _ONE_CONTAINER.get(key)
+    if hit is None:
+        if len(_ONE_CONTAINER) >= 1024:
+            _ONE_CONTAINER.clear()
+        hit = _ONE_CONTAINER[key] = pod_requests_and_non_zero(pod, rules)
+    kept, nz_cpu, nz_mem = hit
+    # Resource.clone without its calls
+    r = _new_resource(Resource)
+    r.milli_cpu, r.memory, r.ephemeral_storage = kept.milli_cpu, kept.memory, kept.ephemeral_storage
+    r.allowed_pod_number = kept.allowed_pod_number
+    r.scalar = dict(kept.scalar) if kept.scalar else {}
+    return r, nz_cpu, nz_mem
 
 
 class PodInfo:
@@ -65,19 +109,21 @@ class PodInfo:
         self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self.priority = pod.spec.priority or 0
         self.rules = rules
-        self.requests, self.non_zero_cpu, self.non_zero_mem = pod_requests_and_non_zero(pod, rules)
+        self.requests, self.non_zero_cpu, self.non_zero_mem = _requests_of(pod, rules)
         self._non_zero: Resource | None = None
-        # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers
-        ports: list[tuple[str, str, int]] = []
+        # ``util.GetHostPorts``: restartable (sidecar) init containers, then containers; the
+        # shared empty tuple for a pod without any (most pods: no list made for them)
+        ports: Sequence[tuple[str, str, int]] = _NO_PORTS
         spec = pod.spec
         containers = spec.containers
         if spec.init_containers:
             sidecars = [c for c in spec.init_containers if c.restart_policy == "Always"]
             containers = [*sidecars, *containers]
         for c in containers:
-            for p in c.ports:
-                if p.host_port > 0:
-                    ports.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+            if c.ports:
+                found = [(p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port) for p in c.ports if p.host_port > 0]
+                if found:
+                    ports = [*ports, *found]
         self.host_ports = ports
         # per-plugin precomputed data (parsed affinity terms, ...), keyed by plugin name
         self.extra: dict[str, Any] = {}
@@ -206,7 +252,7 @@ class NodeInfo:
         req.memory = r.memory
         req.ephemeral_storage = r.ephemeral_storage
         req.allowed_pod_number = r.allowed_pod_number
-        req.scalar = dict(r.scalar)
+        req.scalar = dict(r.scalar) if r.scalar else {}
         c.non_zero_cpu = self.non_zero_cpu
         c.non_zero_mem = self.non_zero_mem
         c.allocatable = self.allocatable

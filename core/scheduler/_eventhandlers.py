@@ -401,7 +401,9 @@ class EventHandlers:
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
 
     def on_pod(self, type_: str, pod: Pod) -> None:
-        rec = _recording(self)
+        rec = self.metrics_recorder  # ``_recording(self)``, inlined (twice a pod)
+        if rec is not None and self.version < (1, 31):
+            rec = None
         start = now() if rec is not None else 0.0
         uid = pod.metadata.uid
         old = self.cluster.pods.get(uid)
@@ -465,7 +467,7 @@ class EventHandlers:
                     rec.event_handled(ev.metric_label(e, self.version), updating + now() - moving)
                 _handled(self, rec, ev.ASSIGNED_POD_UPDATE, start)
             return
-        if not self._responsible(pod):
+        if spec.scheduler_name not in self.profiles:  # ``_responsible``, inlined
             return
         if old is None:
             if not pod.metadata.deletion_timestamp:

@@ -194,3 +194,35 @@ def test_the_pod_infos_requests_are_pod_requests_both_ways() -> None:
                 assert (pi.non_zero_requests if non_zero else pi.requests) == want
             other = make_pod("other").obj()  # not the pod being scheduled: computed afresh
             assert pod_requests(other, rules=rules, state=state) == pod_requests(other, rules=rules)
+
+
+def test_pod_info_requests_remembered_for_one_container_match_a_fresh_count() -> None:
+    """PodInfo remembers the requests of a one-container pod by its container's resources: the
+    same answer as ``pod_requests_and_non_zero`` for equal resources seen again, values of other
+    types (1, 1.0, "1") and the scalar resources' order kept apart, and a Resource of its own."""
+    from kubesched.api._objects import Container, ResourceRequirements
+    from kubesched.api._resources import NEWEST_RULES, pod_requests_and_non_zero
+    from kubesched.runtime._infos import PodInfo
+
+    shapes = [
+        ({"cpu": "100m", "memory": "500Mi"}, None),
+        ({"memory": "500Mi", "cpu": "100m"}, None),
+        ({"cpu": 1}, None),
+        ({"cpu": 1.0}, None),
+        ({"cpu": "1"}, None),
+        (None, {"cpu": "2", "memory": "1Gi"}),
+        ({"cpu": "100m"}, {"cpu": "2", "example.com/gpu": "1"}),
+        ({"example.com/b": "1", "example.com/a": "2"}, None),
+        ({"example.com/a": "2", "example.com/b": "1"}, None),
+        (None, None),
+    ]
+    for _ in range(3):
+        for i, (req, lim) in enumerate(shapes):
+            pod = make_pod(f"p{i}").obj()
+            res = ResourceRequirements(requests=dict(req) if req else None, limits=dict(lim) if lim else None)
+            pod.spec.containers = [Container(name="c", image="x", resources=res)]
+            pi = PodInfo(pod)
+            want, nz_cpu, nz_mem = pod_requests_and_non_zero(pod, NEWEST_RULES)
+            assert (pi.requests, pi.non_zero_cpu, pi.non_zero_mem) == (want, nz_cpu, nz_mem)
+            assert list(pi.requests.scalar) == list(want.scalar)
+            pi.requests.milli_cpu += 1  # its own: the next pod of these resources is not changed
