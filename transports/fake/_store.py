@@ -155,6 +155,17 @@ class Change(NamedTuple):
     verb: Verb
 
 
+def plain_pod(pod: Pod) -> bool:
+    """A pod with no owner, no annotation, no resource claim and no claim for its extended
+    resources: what the workload controllers (``kubesched.io/duration``, Jobs, ReplicaSets),
+    the StatefulSet controller and the resourceclaim controller do nothing for, but when it
+    goes (``Controller.follows_plain_pods``).  The store tests it once a write."""
+    md = pod.metadata
+    return not (md.owner_references or md.annotations or pod.spec.resource_claims) and (
+        pod.status.extended_resource_claim_status is None
+    )
+
+
 _new_tuple = tuple.__new__
 _new_object = object.__new__
 _set_event_type = WatchEvent.__dict__["type"].__set__  # (its slots' descriptors)
@@ -178,13 +189,17 @@ class Controller:
 
     ``admit_verbs`` / ``observe_verbs``, when set, name the only verbs whose changes ``admit`` /
     ``observe`` act on: the store does not call them for the others (a pod's create and bind
-    then skip the hooks that ignore them).
+    then skip the hooks that ignore them).  ``follows_plain_pods = False``: ``observe`` does
+    nothing for a :func:`plain_pod`'s writes (its removal aside), so the store does not call it
+    for them (most pods are plain: their create and bind reach only the controllers that need
+    them).
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
     admits: ClassVar[tuple[str, ...] | None] = None
     admit_verbs: ClassVar[tuple[Verb, ...] | None] = None
     observe_verbs: ClassVar[tuple[Verb, ...] | None] = None
+    follows_plain_pods: ClassVar[bool] = True
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -447,7 +462,10 @@ class Store:
         self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
             kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
         }
-        self._backlog: deque[Change] = deque()
+        # per verb, those of the Pod observers that follow plain pods (a plain pod's writes)
+        self._observe_plain: dict[str, list[Callable[[Change], None]]] = {verb: [] for verb in VERBS_OF_CHANGES}
+        # changes written while one is being fed, each with the observers it goes to
+        self._backlog: deque[tuple[Change, list[Callable[[Change], None]]]] = deque()
         self._feeding = False
 
     def register(self, controller: Controller) -> None:
@@ -463,6 +481,8 @@ class Store:
             if cls.observe is not Controller.observe:
                 for verb in observe_verbs:
                     self._observe[kind_of(kind)][verb].append(controller.observe)
+                    if kind == "Pod" and controller.follows_plain_pods:
+                        self._observe_plain[verb].append(controller.observe)
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -565,7 +585,12 @@ class Store:
         _set_event_type(event, type_)
         _set_event_obj(event, obj)
         self._emit(event)
-        self._feed(change)
+        # a plain pod's write goes to the observers that follow plain pods only (a write never
+        # removes: put is not called for DELETED, which every observer of the kind is fed)
+        if kind == "Pod" and plain_pod(obj):
+            self._feed(change, self._observe_plain[verb])
+        else:
+            self._feed(change, self._observe[kind][verb])
 
     def remove(self, kind: str, key: Key) -> None:
         """Remove the object at ``key`` at once (DELETED)."""
@@ -578,22 +603,22 @@ class Store:
         self._rv += 1
         gone = replace(old, metadata=replace(old.metadata, resource_version=str(self._rv)))
         self._emit(WatchEvent("DELETED", gone))
-        self._feed(Change("DELETED", kind, key, gone, old, "delete"))
+        self._feed(Change("DELETED", kind, key, gone, old, "delete"), self._observe[kind]["delete"])
 
-    def _feed(self, change: Change) -> None:
-        """Feed ``change`` to its kind's controllers, after any change still being fed."""
+    def _feed(self, change: Change, observers: list[Callable[[Change], None]]) -> None:
+        """Feed ``change`` to ``observers`` (its kind's controllers for its verb, or those of
+        them that follow plain pods), after any change still being fed."""
         if self._feeding:
-            self._backlog.append(change)
+            self._backlog.append((change, observers))
             return
         self._feeding = True
         try:
-            observers = self._observe
-            for observe in observers[change.kind][change.verb]:
+            for observe in observers:
                 observe(change)
             backlog = self._backlog
             while backlog:
-                ch = backlog.popleft()
-                for observe in observers[ch.kind][ch.verb]:
+                ch, later = backlog.popleft()
+                for observe in later:
                     observe(ch)
         finally:
             self._feeding = False
