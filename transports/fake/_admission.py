@@ -39,9 +39,9 @@ class Admission(Controller):
 
     def admit(self, change: Change) -> None:
         if change.verb == "create":
-            self._admit_pod(change.obj)
+            self._admit_pod(change.obj, change.stamp)
 
-    def _admit_pod(self, pod: Pod) -> None:
+    def _admit_pod(self, pod: Pod, stamp: str) -> None:
         spec = pod.spec
         classes = self.store.objects("PriorityClass")
         cls: PriorityClass | None = None
@@ -86,6 +86,6 @@ class Admission(Controller):
                     status="False",
                     reason="SchedulingGated",
                     message="Scheduling is blocked due to non-empty scheduling gates",
-                    last_transition_time=self.store.clock.timestamp(),
+                    last_transition_time=stamp or self.store.clock.timestamp(),
                 ),
             ]

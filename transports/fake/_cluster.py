@@ -67,7 +67,7 @@ from kubesched.api import (
     selector_matches,
 )
 from kubesched.clock import now as _now
-from kubesched.clock import running
+from kubesched.clock import reader, running
 from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
@@ -233,6 +233,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             raise RuntimeError("a FakeCluster can be entered only once")
         self._clock.start = _now()
         await self._clock_bound.__aenter__()
+        self._clock.read = reader()  # the loop's clock, until the cluster is left
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -254,6 +255,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             if self._tg is not None:  # what failed (the block, a controller) comes out as itself
                 await exit_task_group(self._tg, exc_type, exc, tb)
         finally:
+            self._clock.read = _now
             await self._clock_bound.__aexit__(None, None, None)
 
     async def aclose(self) -> None:
@@ -385,8 +387,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             spec=replace(pod.spec, node_name=binding.target.name),
             status=status,
         )
-        # the kubelet's in-write step makes it Running (phase, startTime)
-        store.put("Pod", (namespace, name), new, "MODIFIED", "bind")
+        # the kubelet's in-write step makes it Running (phase, startTime), at the binding's time
+        store.put("Pod", (namespace, name), new, "MODIFIED", "bind", now)
 
     async def patch_pod_status(
         self,

@@ -144,7 +144,9 @@ class Change(NamedTuple):
     ``verb``: the call that wrote it — ``create``, ``update`` (admin writes), ``bind``,
     ``status`` (status writes: the scheduler's patches, controllers' status), ``delete`` (a
     graceful deletion beginning: MODIFIED with a deletionTimestamp; or the object going:
-    DELETED).
+    DELETED).  ``stamp``: the write's time (RFC 3339) when the call that wrote it read the
+    clock for it (a create's creationTimestamp, a binding's), else "": an in-write step that
+    needs the time takes it, so one write has one time, as the API server gives it.
     """
 
     type: WatchEventType
@@ -153,6 +155,7 @@ class Change(NamedTuple):
     obj: Any
     old: Any
     verb: Verb
+    stamp: str = ""
 
 
 def plain_pod(pod: Pod) -> bool:
@@ -230,43 +233,57 @@ class Clock:
             raise ConfigError(f"invalid RFC 3339 time {epoch!r}: no time zone", field="epoch")
         self.epoch = parsed.astimezone(UTC)
         self.start: float | None = None
+        self.read: Callable[[], float] = _now
+        """``kubesched.clock.now``, or while the cluster runs the loop's clock it reads
+        (``kubesched.clock.reader``): the same time, one call fewer a read."""
         self._second: int | None = None
         self._prefix = ""
         self._epoch_micros = 0
+        # the microseconds after the start that _format's second covers without a carry
+        # (lo <= micros < hi; none before a second is formatted or in RFC 3339's last second),
+        # and base: what a time's micros less base are, its timestamp's fraction
+        self._lo = self._hi = self._base = 0
         self._last_seconds = -1.0
         self._last_stamp = ""
         self._last_second = (_LAST_TIME - self.epoch).total_seconds()  # RFC 3339's last
 
     def elapsed(self) -> float:
-        if self.start is None:
-            self.start = _now()
-        return _now() - self.start
+        start = self.start
+        if start is None:
+            self.start = start = self.read()
+        return self.read() - start
 
     def timestamp(self, offset: float | None = None) -> str:
         start = self.start
-        elapsed = self.elapsed() if start is None else _now() - start
+        seconds = self.elapsed() if start is None else self.read() - start
         if offset:  # (adding 0.0 changes no time, nor its timestamp)
-            elapsed += offset
-        elif elapsed == self._last_seconds:  # timestamp_at's first test, without its call
+            seconds += offset
+        elif seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
-        return self.timestamp_at(elapsed)
+        # timestamp_at's common case, inlined (a pod's writes read the clock three times)
+        micros = round(seconds * 1_000_000)
+        if self._lo <= micros < self._hi:
+            frac = micros - self._base
+            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            self._last_seconds = seconds
+            self._last_stamp = stamp
+            return stamp
+        return self.timestamp_at(seconds)
 
     def timestamp_at(self, seconds: float) -> str:
         """The timestamp of ``seconds`` after the start (:meth:`timestamp` of a time read)."""
         if seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
-        # _format's common case, inlined (a pod's writes read the clock four times): a time
-        # in the second formatted last, before year 9999's end, with no carry from the epoch's
-        # microseconds; anything else is _format's
-        whole, frac = divmod(round(seconds * 1_000_000), 1_000_000)
-        if whole == self._second and seconds < self._last_second:
-            frac += self._epoch_micros
-            if frac < 1_000_000:
-                stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
-                self._last_seconds, self._last_stamp = seconds, stamp
-                return stamp
-        stamp = self._format(seconds)
-        self._last_seconds, self._last_stamp = seconds, stamp
+        # _format's common case: a time in the second formatted last, before year 9999's
+        # end, with no carry from the epoch's microseconds
+        micros = round(seconds * 1_000_000)
+        if self._lo <= micros < self._hi:
+            frac = micros - self._base
+            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+        else:
+            stamp = self._format(seconds)
+        self._last_seconds = seconds
+        self._last_stamp = stamp
         return stamp
 
     def _format(self, seconds: float) -> str:
@@ -280,6 +297,11 @@ class Clock:
             t = self.epoch + timedelta(microseconds=whole * 1_000_000)
             self._second, self._prefix = whole, t.strftime("%Y-%m-%dT%H:%M:%S")
             self._epoch_micros = t.microsecond
+            # the fast path's range: this second's times whose fraction does not carry, when
+            # the whole second is before RFC 3339's last (then every time in it is)
+            self._lo = whole * 1_000_000
+            self._hi = self._lo + 1_000_000 - t.microsecond if whole + 1 <= self._last_second else self._lo
+            self._base = self._lo - t.microsecond
         frac += self._epoch_micros
         if frac >= 1_000_000:  # an epoch with microseconds: carry into the next second
             t = self.epoch + timedelta(microseconds=micros)
@@ -531,10 +553,11 @@ class Store:
             meta.uid = uid_for(
                 meta.namespace, meta.name if kind in ("Pod", "Node") else f"{kind}/{meta.name}"
             )
+        stamp = ""
         if meta.creation_timestamp is None:
-            meta.creation_timestamp = self.clock.timestamp()
+            meta.creation_timestamp = stamp = self.clock.timestamp()
         meta.generation = meta.generation or 1
-        self.put(kind, key, obj, "ADDED", "create")
+        self.put(kind, key, obj, "ADDED", "create", stamp)
         return obj
 
     def update(self, obj: Any) -> Any:
@@ -562,12 +585,15 @@ class Store:
         self.put(kind, key, obj, "MODIFIED", "update")
         return obj
 
-    def put(self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb) -> None:
+    def put(
+        self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb, stamp: str = ""
+    ) -> None:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
-        steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
+        steps, commit with the next resourceVersion, watchers, then the controllers' feed.
+        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``)."""
         objects = self._objects[kind]
         # Change(...) without its Python-level __new__ (two writes a pod)
-        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb))
+        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb, stamp))
         for admit in self._admit[kind][verb]:
             admit(change)
         self._rv += 1
