@@ -481,13 +481,13 @@ class Store:
         self._admit: dict[str, dict[str, list[Callable[[Change], None]]]] = {
             kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
         }
-        self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
-            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
-        }
+        self._controllers: list[Controller] = []  # in registration order
+        self._unfollowed: set[tuple[Controller, str]] = set()  # (controller, kind): see follow
+        self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {}
         # per verb, those of the Pod observers that follow plain pods (a plain pod's writes)
-        self._observe_plain: dict[str, list[Callable[[Change], None]]] = {verb: [] for verb in VERBS_OF_CHANGES}
-        # changes written while one is being fed, each with the observers it goes to
-        self._backlog: deque[tuple[Change, list[Callable[[Change], None]]]] = deque()
+        self._observe_plain: dict[str, list[Callable[[Change], None]]] = {}
+        self._index_observers()
+        self._backlog: deque[Change] = deque()  # changes written while one is being fed
         self._feeding = False
 
     def register(self, controller: Controller) -> None:
@@ -495,16 +495,49 @@ class Store:
         cls = type(controller)
         admits = controller.kinds if controller.admits is None else controller.admits
         admit_verbs = controller.admit_verbs or VERBS_OF_CHANGES
-        observe_verbs = controller.observe_verbs or VERBS_OF_CHANGES
         for kind in controller.kinds:
             if cls.admit is not Controller.admit and kind in admits:
                 for verb in admit_verbs:
                     self._admit[kind_of(kind)][verb].append(controller.admit)
-            if cls.observe is not Controller.observe:
-                for verb in observe_verbs:
-                    self._observe[kind_of(kind)][verb].append(controller.observe)
+        self._controllers.append(controller)
+        self._index_observers()
+
+    def follow(self, controller: Controller, kind: str, on: bool) -> None:
+        """Feed ``controller`` the writes of ``kind`` (one of its kinds) again, or stop: for a
+        controller whose ``observe`` does nothing for them until it says so (the disruption
+        controller, while it computes no PDB).  Its place in the order is kept."""
+        if on:
+            self._unfollowed.discard((controller, kind))
+        else:
+            self._unfollowed.add((controller, kind))
+        self._index_observers()
+
+    def _index_observers(self) -> None:
+        """Rebuild, per kind and verb, the observers fed: each registered controller that
+        overrides ``observe``, acts on the verb and follows the kind, in registration order."""
+        observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
+            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
+        }
+        plain: dict[str, list[Callable[[Change], None]]] = {verb: [] for verb in VERBS_OF_CHANGES}
+        for controller in self._controllers:
+            if type(controller).observe is Controller.observe:
+                continue
+            for kind in controller.kinds:
+                if (controller, kind) in self._unfollowed:
+                    continue
+                for verb in controller.observe_verbs or VERBS_OF_CHANGES:
+                    observe[kind_of(kind)][verb].append(controller.observe)
                     if kind == "Pod" and controller.follows_plain_pods:
-                        self._observe_plain[verb].append(controller.observe)
+                        plain[verb].append(controller.observe)
+        # new lists: a feed going through the old ones ends as it began
+        self._observe, self._observe_plain = observe, plain
+
+    def _observers(self, change: Change) -> list[Callable[[Change], None]]:
+        """The observers ``change`` goes to, now: a plain pod's write (not its removal) goes to
+        those that follow plain pods only."""
+        if change.type != "DELETED" and change.kind == "Pod" and plain_pod(change.obj):
+            return self._observe_plain[change.verb]
+        return self._observe[change.kind][change.verb]
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -611,12 +644,22 @@ class Store:
         _set_event_type(event, type_)
         _set_event_obj(event, obj)
         self._emit(event)
-        # a plain pod's write goes to the observers that follow plain pods only (a write never
-        # removes: put is not called for DELETED, which every observer of the kind is fed)
-        if kind == "Pod" and plain_pod(obj):
-            self._feed(change, self._observe_plain[verb])
+        if self._feeding:  # fed after the change being fed, to its observers then
+            self._backlog.append(change)
+            return
+        # _observers(change), inlined (two writes a pod; put never writes a DELETED): a plain
+        # pod's write goes to the observers that follow plain pods only
+        md = obj.metadata
+        if (
+            kind == "Pod"
+            and not (md.owner_references or md.annotations or obj.spec.resource_claims)
+            and obj.status.extended_resource_claim_status is None
+        ):
+            observers = self._observe_plain[verb]
         else:
-            self._feed(change, self._observe[kind][verb])
+            observers = self._observe[kind][verb]
+        if observers:  # (else there is nothing to feed)
+            self._feed(change, observers)
 
     def remove(self, kind: str, key: Key) -> None:
         """Remove the object at ``key`` at once (DELETED)."""
@@ -629,22 +672,23 @@ class Store:
         self._rv += 1
         gone = replace(old, metadata=replace(old.metadata, resource_version=str(self._rv)))
         self._emit(WatchEvent("DELETED", gone))
-        self._feed(Change("DELETED", kind, key, gone, old, "delete"), self._observe[kind]["delete"])
+        change = Change("DELETED", kind, key, gone, old, "delete")
+        if self._feeding:
+            self._backlog.append(change)
+        else:
+            self._feed(change, self._observe[kind]["delete"])
 
     def _feed(self, change: Change, observers: list[Callable[[Change], None]]) -> None:
-        """Feed ``change`` to ``observers`` (its kind's controllers for its verb, or those of
-        them that follow plain pods), after any change still being fed."""
-        if self._feeding:
-            self._backlog.append((change, observers))
-            return
+        """Feed ``change`` to ``observers`` (``_observers(change)``: put and remove call it when
+        no change is being fed), then every change written meanwhile, in order."""
         self._feeding = True
         try:
             for observe in observers:
                 observe(change)
             backlog = self._backlog
             while backlog:
-                ch, later = backlog.popleft()
-                for observe in later:
+                ch = backlog.popleft()
+                for observe in self._observers(ch):
                     observe(ch)
         finally:
             self._feeding = False
