@@ -204,6 +204,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         self.events: list[EventRecord] = []
         """Every recorded Event, in call order."""
         self._store = Store(self._clock)
+        self._pods: dict[tuple[str, str], Pod] = self._store.objects("Pod")  # (the store's own dict)
         self.faults = Faults(self._store)
         """Fault injection (see :class:`Faults`)."""
         self._tg: TaskGroup | None = None
@@ -359,16 +360,18 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         True, phase Running, startTime)."""
         if "bind" in self.faults._armed:
             await self.faults._enter("bind")
-        self._check_open()
         store = self._store
+        if store.closed:
+            self._check_open()
         namespace = binding.metadata.namespace or "default"
         name = binding.metadata.name
-        pod = store.get("Pod", (namespace, name)) or self._pod_or_404(namespace, name)  # (a Pod is true)
+        key = (namespace, name)
+        pod = self._pods.get(key) or self._pod_or_404(namespace, name)  # (a Pod is true)
         _check_bindable(binding, pod)
         target = binding.target.name
         if target in self.controllers.deleted_nodes and self.get("Node", "", target) is None:
             # bound to a node deleted meanwhile: the pod garbage collector removes it
-            store.remove("Pod", (namespace, name))
+            store.remove("Pod", key)
             return
         now = self._clock.timestamp()
         if pod.status.conditions:
@@ -388,7 +391,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             status=status,
         )
         # the kubelet's in-write step makes it Running (phase, startTime), at the binding's time
-        store.put("Pod", (namespace, name), new, "MODIFIED", "bind", now)
+        store.put("Pod", key, new, "MODIFIED", "bind", now)
 
     async def patch_pod_status(
         self,
@@ -482,7 +485,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         """Append the event to ``events``."""
         if "record_event" in self.faults._armed:
             await self.faults._enter("record_event")
-        self._check_open()
+        if self._store.closed:
+            self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree
