@@ -375,11 +375,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             return
         now = self._clock.timestamp()
         if pod.status.conditions:
-            conditions = _set_condition(
-                pod.status.conditions,
-                PodCondition(type="PodScheduled", status="True"),
-                now,
-            )
+            conditions = _set_condition(pod.status.conditions, PodCondition(type="PodScheduled", status="True"), now)
         else:  # _set_condition's result for a pod with no condition yet (most bindings)
             conditions = [PodCondition(type="PodScheduled", status="True", last_transition_time=now)]
         nominated = "" if self.clear_nominated_node_name_on_binding else pod.status.nominated_node_name
