@@ -41,6 +41,14 @@ def now() -> float:
     return fn() if fn is not None else anyio.current_time()
 
 
+def reader() -> Callable[[], float]:
+    """What :func:`now` calls now: the bound loop's clock (within :func:`running`), else
+    :func:`now` itself.  A component that reads the time often, entered in :func:`running`,
+    may keep it until it leaves (:func:`now` reads the same clock, with a call more)."""
+    fn = _bound.fn
+    return fn if fn is not None else now
+
+
 @asynccontextmanager
 async def running() -> AsyncIterator[None]:
     """Within, :func:`now` reads the current loop's clock without looking up its backend."""
@@ -65,4 +73,4 @@ async def running() -> AsyncIterator[None]:
             bound.fn, bound.depth = None, 0
 
 
-__all__ = ["now", "running"]
+__all__ = ["now", "reader", "running"]

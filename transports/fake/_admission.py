@@ -19,7 +19,7 @@ from kubesched import ConfigError
 from kubesched.api import Pod, PodCondition, PriorityClass
 from kubesched.validation import check_priority_admission
 
-from ._store import Change, Controller
+from ._store import Change, Controller, Key, Store
 
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 
@@ -37,13 +37,16 @@ class Admission(Controller):
     kinds = ("Pod",)
     admit_verbs = ("create",)
 
-    def admit(self, change: Change) -> None:
-        if change.verb == "create":
-            self._admit_pod(change.obj)
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self._classes: dict[Key, PriorityClass] = store.objects("PriorityClass")  # (the store's own)
 
-    def _admit_pod(self, pod: Pod) -> None:
+    def admit(self, change: Change) -> None:
+        if change.verb != "create":
+            return
+        pod: Pod = change.obj
         spec = pod.spec
-        classes = self.store.objects("PriorityClass")
+        classes = self._classes
         cls: PriorityClass | None = None
         value: int | None = None
         named = bool(spec.priority_class_name)
@@ -86,6 +89,6 @@ class Admission(Controller):
                     status="False",
                     reason="SchedulingGated",
                     message="Scheduling is blocked due to non-empty scheduling gates",
-                    last_transition_time=self.store.clock.timestamp(),
+                    last_transition_time=change.stamp or self.store.clock.timestamp(),
                 ),
             ]

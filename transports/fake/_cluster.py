@@ -67,7 +67,7 @@ from kubesched.api import (
     selector_matches,
 )
 from kubesched.clock import now as _now
-from kubesched.clock import running
+from kubesched.clock import reader, running
 from kubesched.transports._taskgroups import exit_task_group
 from kubesched.transports.fake._podgroups import PodGroupStatusWrites, _set_condition
 
@@ -204,6 +204,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         self.events: list[EventRecord] = []
         """Every recorded Event, in call order."""
         self._store = Store(self._clock)
+        self._pods: dict[tuple[str, str], Pod] = self._store.objects("Pod")  # (the store's own dict)
         self.faults = Faults(self._store)
         """Fault injection (see :class:`Faults`)."""
         self._tg: TaskGroup | None = None
@@ -233,6 +234,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             raise RuntimeError("a FakeCluster can be entered only once")
         self._clock.start = _now()
         await self._clock_bound.__aenter__()
+        self._clock.read = reader()  # the loop's clock, until the cluster is left
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -254,6 +256,7 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             if self._tg is not None:  # what failed (the block, a controller) comes out as itself
                 await exit_task_group(self._tg, exc_type, exc, tb)
         finally:
+            self._clock.read = _now
             await self._clock_bound.__aexit__(None, None, None)
 
     async def aclose(self) -> None:
@@ -357,24 +360,22 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         True, phase Running, startTime)."""
         if "bind" in self.faults._armed:
             await self.faults._enter("bind")
-        self._check_open()
         store = self._store
+        if store.closed:
+            self._check_open()
         namespace = binding.metadata.namespace or "default"
         name = binding.metadata.name
-        pod = store.get("Pod", (namespace, name)) or self._pod_or_404(namespace, name)  # (a Pod is true)
+        key = (namespace, name)
+        pod = self._pods.get(key) or self._pod_or_404(namespace, name)  # (a Pod is true)
         _check_bindable(binding, pod)
         target = binding.target.name
         if target in self.controllers.deleted_nodes and self.get("Node", "", target) is None:
             # bound to a node deleted meanwhile: the pod garbage collector removes it
-            store.remove("Pod", (namespace, name))
+            store.remove("Pod", key)
             return
         now = self._clock.timestamp()
         if pod.status.conditions:
-            conditions = _set_condition(
-                pod.status.conditions,
-                PodCondition(type="PodScheduled", status="True"),
-                now,
-            )
+            conditions = _set_condition(pod.status.conditions, PodCondition(type="PodScheduled", status="True"), now)
         else:  # _set_condition's result for a pod with no condition yet (most bindings)
             conditions = [PodCondition(type="PodScheduled", status="True", last_transition_time=now)]
         nominated = "" if self.clear_nominated_node_name_on_binding else pod.status.nominated_node_name
@@ -385,8 +386,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             spec=replace(pod.spec, node_name=binding.target.name),
             status=status,
         )
-        # the kubelet's in-write step makes it Running (phase, startTime)
-        store.put("Pod", (namespace, name), new, "MODIFIED", "bind")
+        # the kubelet's in-write step makes it Running (phase, startTime), at the binding's time
+        store.put("Pod", key, new, "MODIFIED", "bind", now)
 
     async def patch_pod_status(
         self,
@@ -480,7 +481,8 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         """Append the event to ``events``."""
         if "record_event" in self.faults._armed:
             await self.faults._enter("record_event")
-        self._check_open()
+        if self._store.closed:
+            self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree

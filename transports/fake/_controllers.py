@@ -147,6 +147,9 @@ class Controllers(Controller):
     controller is ``_deployments``)."""
 
     kinds = ("Pod", "Node", "Job", "ReplicaSet")
+    # a plain pod has no duration annotation and no owner (Job, ReplicaSet): _on_pod does nothing
+    # until it goes, and then only forgets a timed uid, which a plain pod never had
+    follows_plain_pods = False
 
     def __init__(
         self, store: Store, cluster: ClusterAPI, *, seed: int = 0, timers: bool = True, max_pods: int = MAX_PODS

@@ -86,6 +86,8 @@ class Disruption(Controller):
         super().__init__(store)
         # PDBs whose status this controller computes → their expected pods (name → healthy)
         self._computed: dict[Key, dict[str, bool]] = {}
+        # pods are fed only while a PDB is computed: observe does nothing for them otherwise
+        store.follow(self, "Pod", False)
 
     def admit(self, change: Change) -> None:
         if change.kind != "PodDisruptionBudget":
@@ -95,7 +97,7 @@ class Disruption(Controller):
             if pdb.status is None:
                 pdb.status = self._track(key, pdb)
             else:
-                self._computed.pop(key, None)
+                self._forget(key)
         elif change.verb == "update" and (key in self._computed or pdb.status is None):
             pdb.status = self._track(key, pdb)
 
@@ -104,7 +106,13 @@ class Disruption(Controller):
             if self._computed:
                 self._sync(change.key, None if change.type == "DELETED" else change.obj)
         elif change.type == "DELETED" and self.store.get(change.kind, change.key) is None:
-            self._computed.pop(change.key, None)
+            self._forget(change.key)
+
+    def _forget(self, key: Key) -> None:
+        """Stop computing the PDB at ``key``'s status (if it was): the last one stops the pods'
+        feed."""
+        if self._computed.pop(key, None) is not None and not self._computed:
+            self.store.follow(self, "Pod", False)
 
     def _track(self, key: Key, pdb: PodDisruptionBudget) -> PodDisruptionBudgetStatus:
         """Start (or restart) computing ``pdb``'s status; returns it."""
@@ -113,6 +121,8 @@ class Disruption(Controller):
             healthy = pdb_member(pdb, pod)
             if healthy is not None:
                 members[pod.metadata.name] = healthy
+        if not self._computed:  # the first: pods are fed from now on
+            self.store.follow(self, "Pod", True)
         self._computed[key] = members
         return pdb_status(pdb, members)
 

@@ -67,6 +67,20 @@ def _conditions(conditions: list[PodCondition], conds: dict[str, tuple[str, str]
     return out
 
 
+def _started_conditions(conditions: list[PodCondition], now: str) -> list[PodCondition]:
+    """``_conditions(conditions, _STARTED_CONDITIONS, now)``; for a pod that has none of them
+    yet (a binding's: PodScheduled only), the three appended without the general merge."""
+    for c in conditions:
+        if c.type in _STARTED_CONDITIONS:
+            return _conditions(conditions, _STARTED_CONDITIONS, now)
+    return [
+        *conditions,
+        PodCondition(type="Initialized", status="True", last_transition_time=now),
+        PodCondition(type="Ready", status="True", last_transition_time=now),
+        PodCondition(type="ContainersReady", status="True", last_transition_time=now),
+    ]
+
+
 def started(status: PodStatus, now: str) -> PodStatus:
     """A started pod's status: Initialized, Ready and ContainersReady True."""
     return _with_conditions(status, _STARTED_CONDITIONS, now)
@@ -117,15 +131,15 @@ class Kubelet(Controller):
     def admit(self, change: Change) -> None:
         pod = change.obj
         if change.verb == "bind":
-            now = self.store.clock.timestamp()
+            now = change.stamp or self.store.clock.timestamp()
             status = pod.status
             if self.readiness:  # started: one new status
-                conditions = _conditions(status.conditions, _STARTED_CONDITIONS, now)
+                conditions = _started_conditions(status.conditions, now)
                 pod.status = replace(status, phase="Running", start_time=now, conditions=conditions)
             else:
                 pod.status = replace(status, phase="Running", start_time=now)
         elif change.verb == "create" and pod.spec.node_name:
-            now = self.store.clock.timestamp()
+            now = change.stamp or self.store.clock.timestamp()
             pod.status.phase = pod.status.phase or "Running"
             pod.status.start_time = pod.status.start_time or now
             if not any(c.type == "PodScheduled" for c in pod.status.conditions):

@@ -94,6 +94,7 @@ class ResourceClaims(Controller):
     """The resourceclaim controller (see the module docstring)."""
 
     kinds = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")
+    follows_plain_pods = False  # a plain pod has no claim: observe returns at once until it goes
     admits = ("ResourceSlice", "DeviceTaintRule")
 
     def __init__(self, store: Store, clock: Clock, rng: random.Random) -> None:

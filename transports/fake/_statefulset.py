@@ -113,6 +113,7 @@ class StatefulSets(Controller):
     """The StatefulSet controller (see the module docstring)."""
 
     kinds = ("StatefulSet", "Pod")
+    follows_plain_pods = False  # a plain pod has no owner: not a set's pod
 
     def __init__(self, store: Store, cluster: ClusterAPI, limits: PodLimit | None = None) -> None:
         super().__init__(store)

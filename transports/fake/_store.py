@@ -144,7 +144,9 @@ class Change(NamedTuple):
     ``verb``: the call that wrote it — ``create``, ``update`` (admin writes), ``bind``,
     ``status`` (status writes: the scheduler's patches, controllers' status), ``delete`` (a
     graceful deletion beginning: MODIFIED with a deletionTimestamp; or the object going:
-    DELETED).
+    DELETED).  ``stamp``: the write's time (RFC 3339) when the call that wrote it read the
+    clock for it (a create's creationTimestamp, a binding's), else "": an in-write step that
+    needs the time takes it, so one write has one time, as the API server gives it.
     """
 
     type: WatchEventType
@@ -153,6 +155,18 @@ class Change(NamedTuple):
     obj: Any
     old: Any
     verb: Verb
+    stamp: str = ""
+
+
+def plain_pod(pod: Pod) -> bool:
+    """A pod with no owner, no annotation, no resource claim and no claim for its extended
+    resources: what the workload controllers (``kubesched.io/duration``, Jobs, ReplicaSets),
+    the StatefulSet controller and the resourceclaim controller do nothing for, but when it
+    goes (``Controller.follows_plain_pods``).  The store tests it once a write."""
+    md = pod.metadata
+    return not (md.owner_references or md.annotations or pod.spec.resource_claims) and (
+        pod.status.extended_resource_claim_status is None
+    )
 
 
 _new_tuple = tuple.__new__
@@ -178,13 +192,17 @@ class Controller:
 
     ``admit_verbs`` / ``observe_verbs``, when set, name the only verbs whose changes ``admit`` /
     ``observe`` act on: the store does not call them for the others (a pod's create and bind
-    then skip the hooks that ignore them).
+    then skip the hooks that ignore them).  ``follows_plain_pods = False``: ``observe`` does
+    nothing for a :func:`plain_pod`'s writes (its removal aside), so the store does not call it
+    for them (most pods are plain: their create and bind reach only the controllers that need
+    them).
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
     admits: ClassVar[tuple[str, ...] | None] = None
     admit_verbs: ClassVar[tuple[Verb, ...] | None] = None
     observe_verbs: ClassVar[tuple[Verb, ...] | None] = None
+    follows_plain_pods: ClassVar[bool] = True
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -215,43 +233,57 @@ class Clock:
             raise ConfigError(f"invalid RFC 3339 time {epoch!r}: no time zone", field="epoch")
         self.epoch = parsed.astimezone(UTC)
         self.start: float | None = None
+        self.read: Callable[[], float] = _now
+        """``kubesched.clock.now``, or while the cluster runs the loop's clock it reads
+        (``kubesched.clock.reader``): the same time, one call fewer a read."""
         self._second: int | None = None
         self._prefix = ""
         self._epoch_micros = 0
+        # the microseconds after the start that _format's second covers without a carry
+        # (lo <= micros < hi; none before a second is formatted or in RFC 3339's last second),
+        # and base: what a time's micros less base are, its timestamp's fraction
+        self._lo = self._hi = self._base = 0
         self._last_seconds = -1.0
         self._last_stamp = ""
         self._last_second = (_LAST_TIME - self.epoch).total_seconds()  # RFC 3339's last
 
     def elapsed(self) -> float:
-        if self.start is None:
-            self.start = _now()
-        return _now() - self.start
+        start = self.start
+        if start is None:
+            self.start = start = self.read()
+        return self.read() - start
 
     def timestamp(self, offset: float | None = None) -> str:
         start = self.start
-        elapsed = self.elapsed() if start is None else _now() - start
+        seconds = self.elapsed() if start is None else self.read() - start
         if offset:  # (adding 0.0 changes no time, nor its timestamp)
-            elapsed += offset
-        elif elapsed == self._last_seconds:  # timestamp_at's first test, without its call
+            seconds += offset
+        elif seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
-        return self.timestamp_at(elapsed)
+        # timestamp_at's common case, inlined (a pod's writes read the clock three times)
+        micros = round(seconds * 1_000_000)
+        if self._lo <= micros < self._hi:
+            frac = micros - self._base
+            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            self._last_seconds = seconds
+            self._last_stamp = stamp
+            return stamp
+        return self.timestamp_at(seconds)
 
     def timestamp_at(self, seconds: float) -> str:
         """The timestamp of ``seconds`` after the start (:meth:`timestamp` of a time read)."""
         if seconds == self._last_seconds:  # many writes at one (virtual) instant
             return self._last_stamp
-        # _format's common case, inlined (a pod's writes read the clock four times): a time
-        # in the second formatted last, before year 9999's end, with no carry from the epoch's
-        # microseconds; anything else is _format's
-        whole, frac = divmod(round(seconds * 1_000_000), 1_000_000)
-        if whole == self._second and seconds < self._last_second:
-            frac += self._epoch_micros
-            if frac < 1_000_000:
-                stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
-                self._last_seconds, self._last_stamp = seconds, stamp
-                return stamp
-        stamp = self._format(seconds)
-        self._last_seconds, self._last_stamp = seconds, stamp
+        # _format's common case: a time in the second formatted last, before year 9999's
+        # end, with no carry from the epoch's microseconds
+        micros = round(seconds * 1_000_000)
+        if self._lo <= micros < self._hi:
+            frac = micros - self._base
+            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+        else:
+            stamp = self._format(seconds)
+        self._last_seconds = seconds
+        self._last_stamp = stamp
         return stamp
 
     def _format(self, seconds: float) -> str:
@@ -265,6 +297,11 @@ class Clock:
             t = self.epoch + timedelta(microseconds=whole * 1_000_000)
             self._second, self._prefix = whole, t.strftime("%Y-%m-%dT%H:%M:%S")
             self._epoch_micros = t.microsecond
+            # the fast path's range: this second's times whose fraction does not carry, when
+            # the whole second is before RFC 3339's last (then every time in it is)
+            self._lo = whole * 1_000_000
+            self._hi = self._lo + 1_000_000 - t.microsecond if whole + 1 <= self._last_second else self._lo
+            self._base = self._lo - t.microsecond
         frac += self._epoch_micros
         if frac >= 1_000_000:  # an epoch with microseconds: carry into the next second
             t = self.epoch + timedelta(microseconds=micros)
@@ -444,10 +481,13 @@ class Store:
         self._admit: dict[str, dict[str, list[Callable[[Change], None]]]] = {
             kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
         }
-        self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
-            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
-        }
-        self._backlog: deque[Change] = deque()
+        self._controllers: list[Controller] = []  # in registration order
+        self._unfollowed: set[tuple[Controller, str]] = set()  # (controller, kind): see follow
+        self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {}
+        # per verb, those of the Pod observers that follow plain pods (a plain pod's writes)
+        self._observe_plain: dict[str, list[Callable[[Change], None]]] = {}
+        self._index_observers()
+        self._backlog: deque[Change] = deque()  # changes written while one is being fed
         self._feeding = False
 
     def register(self, controller: Controller) -> None:
@@ -455,14 +495,49 @@ class Store:
         cls = type(controller)
         admits = controller.kinds if controller.admits is None else controller.admits
         admit_verbs = controller.admit_verbs or VERBS_OF_CHANGES
-        observe_verbs = controller.observe_verbs or VERBS_OF_CHANGES
         for kind in controller.kinds:
             if cls.admit is not Controller.admit and kind in admits:
                 for verb in admit_verbs:
                     self._admit[kind_of(kind)][verb].append(controller.admit)
-            if cls.observe is not Controller.observe:
-                for verb in observe_verbs:
-                    self._observe[kind_of(kind)][verb].append(controller.observe)
+        self._controllers.append(controller)
+        self._index_observers()
+
+    def follow(self, controller: Controller, kind: str, on: bool) -> None:
+        """Feed ``controller`` the writes of ``kind`` (one of its kinds) again, or stop: for a
+        controller whose ``observe`` does nothing for them until it says so (the disruption
+        controller, while it computes no PDB).  Its place in the order is kept."""
+        if on:
+            self._unfollowed.discard((controller, kind))
+        else:
+            self._unfollowed.add((controller, kind))
+        self._index_observers()
+
+    def _index_observers(self) -> None:
+        """Rebuild, per kind and verb, the observers fed: each registered controller that
+        overrides ``observe``, acts on the verb and follows the kind, in registration order."""
+        observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {
+            kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
+        }
+        plain: dict[str, list[Callable[[Change], None]]] = {verb: [] for verb in VERBS_OF_CHANGES}
+        for controller in self._controllers:
+            if type(controller).observe is Controller.observe:
+                continue
+            for kind in controller.kinds:
+                if (controller, kind) in self._unfollowed:
+                    continue
+                for verb in controller.observe_verbs or VERBS_OF_CHANGES:
+                    observe[kind_of(kind)][verb].append(controller.observe)
+                    if kind == "Pod" and controller.follows_plain_pods:
+                        plain[verb].append(controller.observe)
+        # new lists: a feed going through the old ones ends as it began
+        self._observe, self._observe_plain = observe, plain
+
+    def _observers(self, change: Change) -> list[Callable[[Change], None]]:
+        """The observers ``change`` goes to, now: a plain pod's write (not its removal) goes to
+        those that follow plain pods only."""
+        if change.type != "DELETED" and change.kind == "Pod" and plain_pod(change.obj):
+            return self._observe_plain[change.verb]
+        return self._observe[change.kind][change.verb]
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -511,10 +586,11 @@ class Store:
             meta.uid = uid_for(
                 meta.namespace, meta.name if kind in ("Pod", "Node") else f"{kind}/{meta.name}"
             )
+        stamp = ""
         if meta.creation_timestamp is None:
-            meta.creation_timestamp = self.clock.timestamp()
+            meta.creation_timestamp = stamp = self.clock.timestamp()
         meta.generation = meta.generation or 1
-        self.put(kind, key, obj, "ADDED", "create")
+        self.put(kind, key, obj, "ADDED", "create", stamp)
         return obj
 
     def update(self, obj: Any) -> Any:
@@ -542,12 +618,15 @@ class Store:
         self.put(kind, key, obj, "MODIFIED", "update")
         return obj
 
-    def put(self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb) -> None:
+    def put(
+        self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb, stamp: str = ""
+    ) -> None:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
-        steps, commit with the next resourceVersion, watchers, then the controllers' feed."""
+        steps, commit with the next resourceVersion, watchers, then the controllers' feed.
+        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``)."""
         objects = self._objects[kind]
         # Change(...) without its Python-level __new__ (two writes a pod)
-        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb))
+        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb, stamp))
         for admit in self._admit[kind][verb]:
             admit(change)
         self._rv += 1
@@ -565,7 +644,22 @@ class Store:
         _set_event_type(event, type_)
         _set_event_obj(event, obj)
         self._emit(event)
-        self._feed(change)
+        if self._feeding:  # fed after the change being fed, to its observers then
+            self._backlog.append(change)
+            return
+        # _observers(change), inlined (two writes a pod; put never writes a DELETED): a plain
+        # pod's write goes to the observers that follow plain pods only
+        md = obj.metadata
+        if (
+            kind == "Pod"
+            and not (md.owner_references or md.annotations or obj.spec.resource_claims)
+            and obj.status.extended_resource_claim_status is None
+        ):
+            observers = self._observe_plain[verb]
+        else:
+            observers = self._observe[kind][verb]
+        if observers:  # (else there is nothing to feed)
+            self._feed(change, observers)
 
     def remove(self, kind: str, key: Key) -> None:
         """Remove the object at ``key`` at once (DELETED)."""
@@ -578,22 +672,23 @@ class Store:
         self._rv += 1
         gone = replace(old, metadata=replace(old.metadata, resource_version=str(self._rv)))
         self._emit(WatchEvent("DELETED", gone))
-        self._feed(Change("DELETED", kind, key, gone, old, "delete"))
-
-    def _feed(self, change: Change) -> None:
-        """Feed ``change`` to its kind's controllers, after any change still being fed."""
+        change = Change("DELETED", kind, key, gone, old, "delete")
         if self._feeding:
             self._backlog.append(change)
-            return
+        else:
+            self._feed(change, self._observe[kind]["delete"])
+
+    def _feed(self, change: Change, observers: list[Callable[[Change], None]]) -> None:
+        """Feed ``change`` to ``observers`` (``_observers(change)``: put and remove call it when
+        no change is being fed), then every change written meanwhile, in order."""
         self._feeding = True
         try:
-            observers = self._observe
-            for observe in observers[change.kind][change.verb]:
+            for observe in observers:
                 observe(change)
             backlog = self._backlog
             while backlog:
                 ch = backlog.popleft()
-                for observe in observers[ch.kind][ch.verb]:
+                for observe in self._observers(ch):
                     observe(ch)
         finally:
             self._feeding = False
