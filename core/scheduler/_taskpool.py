@@ -27,7 +27,7 @@ from __future__ import annotations
 import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any
+from typing import Any, cast
 
 import anyio.abc
 import anyio.lowlevel
@@ -46,7 +46,8 @@ class TaskPool:
         # coroutine that yields None again at its next turn, and a cancellation comes in at
         # the yield, as at sleep(0)'s)
         self.checkpoint: Callable[[], Awaitable[None]] = (
-            _bare_yield if backend.__module__ == "anyio._backends._asyncio" else backend.checkpoint
+            cast("Callable[[], Awaitable[None]]", _bare_yield)
+            if backend.__module__ == "anyio._backends._asyncio" else backend.checkpoint
         )
         self._jobs: deque[tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]] = deque()
         self._idle: list[anyio.Event] = []  # one wake-up event per idle worker
