@@ -118,6 +118,13 @@ class NodeAffinity:
                 added.preferred_during_scheduling_ignored_during_execution, _ADDED_PREFERRED
             )
 
+    @property
+    def skips_plain_pod_pre_filter(self) -> bool:
+        """Whether PreFilter answers the shared Skip, and does nothing else, for every pod
+        without affinity and nodeSelector (the runtime's plain pods:
+        :mod:`kubesched.runtime._filter_runners`): so without an addedAffinity's required terms."""
+        return self.added_node_selector is None
+
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:

@@ -90,6 +90,9 @@ class NodePorts:
     """PreFilter, Filter and EnqueueExtensions."""
 
     name = NAME
+    # PreFilter answers the shared Skip, and does nothing else, for a pod without host ports
+    # (the runtime's plain pods: kubesched.runtime._filter_runners)
+    skips_plain_pod_pre_filter = True
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle

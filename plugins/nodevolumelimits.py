@@ -366,6 +366,9 @@ class NodeVolumeLimits:
     """PreFilter, Filter and EnqueueExtensions (upstream's ``CSILimits``)."""
 
     name = NAME
+    # PreFilter answers the shared Skip, and does nothing else, for a pod without volumes
+    # (the runtime's plain pods: kubesched.runtime._filter_runners)
+    skips_plain_pod_pre_filter = True
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle

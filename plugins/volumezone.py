@@ -110,6 +110,9 @@ class VolumeZone:
     """PreFilter, Filter and EnqueueExtensions."""
 
     name = NAME
+    # PreFilter answers the shared Skip, and does nothing else, for a pod without volumes
+    # (the runtime's plain pods: kubesched.runtime._filter_runners)
+    skips_plain_pod_pre_filter = True
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle

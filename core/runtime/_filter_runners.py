@@ -65,7 +65,27 @@ class FilterRunners:
         self.calls = calls
         self.pre_filter: list[PluginEntry] = points.get("preFilter", [])
         # what a PreFilter call needs of each plugin, looked up once: (position, entry, name, hook)
-        self._pre_filter_table = [(i, e, e.name, e.plugin.kubesched_pre_filter) for i, e in enumerate(self.pre_filter)]
+        self._pre_filter_table: list[tuple[int, PluginEntry, str, Any, frozenset[str]]] = [
+            (i, e, e.name, e.plugin.kubesched_pre_filter, frozenset()) for i, e in enumerate(self.pre_filter)
+        ]
+        # A plain pod (no volumes, no host ports, no affinity, no nodeSelector) gets the shared
+        # Skip, and nothing else, from each in-tree plugin that says so with a true
+        # ``skips_plain_pod_pre_filter`` (NodePorts, the volume plugins, NodeAffinity without
+        # addedAffinity; their tests check it).  A cycle that records and times nothing runs
+        # the others only (the table below: each with the plain skippers before it, which an
+        # early return marks as skipped, as the full loop would have) and marks them skipped
+        # without a call; the others see the same state, as these write none.
+        plain = [
+            type(e.plugin).__module__.startswith("kubesched.plugins.")
+            and getattr(e.plugin, "skips_plain_pod_pre_filter", False) is True
+            for e in self.pre_filter
+        ]
+        self._plain_skips = frozenset(e.name for e, p in zip(self.pre_filter, plain, strict=True) if p)
+        self._plain_table = [
+            (i, e, name, hook, frozenset(e2.name for e2, p in zip(self.pre_filter[:i], plain, strict=False) if p))
+            for (i, e, name, hook, _), p in zip(self._pre_filter_table, plain, strict=True)
+            if not p
+        ]
         self.filter: list[tuple[str, Any]] = [(e.name, e.plugin.kubesched_filter) for e in points.get("filter", [])]
         self.add_pod: list[tuple[PluginEntry, Any]] = [
             (e, e.plugin.kubesched_pre_filter_add_pod)
@@ -82,6 +102,10 @@ class FilterRunners:
         # one per node; read by ``Framework.plugin_evaluations``)
         self.pre_filter_evaluations = [0] * len(self.pre_filter)
         self.filter_evaluations = [0] * len(self.filter)
+        # the Filter plugins a cycle runs, by its set of skipped plugins: (position, name, hook)
+        # of those not skipped, in profile order (a cycle usually skips most of them, and the
+        # pods of one shape skip the same ones: one look-up instead of a test per plugin)
+        self._running: dict[frozenset[str], list[tuple[int, str, Any]]] = {}
 
     # --- PreFilter ------------------------------------------------------------------------
     def run_pre_filter_plugins(
@@ -95,7 +119,18 @@ class FilterRunners:
         timed = self.calls.timed if state.record_plugin_metrics else None
         evaluations = self.pre_filter_evaluations
         skip = state.skip_filter_plugins
-        for i, e, name, hook in self._pre_filter_table:
+        table = self._pre_filter_table
+        plain_skips: frozenset[str] = frozenset()  # the plain skippers not called (marked on the way out)
+        if rec is None and timed is None and self._plain_skips:
+            pi = state.pod_info
+            spec = pod.spec
+            if (
+                pi is not None and pi.pod is pod and not pi.host_ports and not spec.volumes
+                and spec.affinity is None and not spec.node_selector
+            ):  # a plain pod (see __init__)
+                table = self._plain_table
+                plain_skips = self._plain_skips
+        for i, e, name, hook, before in table:
             if timed is not None:
                 out = timed(e, "prefilter", hook, state, pod, nodes)
             else:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
@@ -147,6 +182,8 @@ class FilterRunners:
                 state.skip_filter_plugins.add(e.name)
                 continue
             evaluations[i] += 1
+            if before:  # the plain skippers the full loop would have got to
+                skip.update(before)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     rejected.add(e.name)
@@ -166,6 +203,8 @@ class FilterRunners:
                 )
                 rejected.update(returned_names)
                 return result, st, rejected
+        if plain_skips:
+            skip.update(plain_skips)
         return result, None, set(returned_names)
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool:
@@ -218,9 +257,15 @@ class FilterRunners:
         skip = state.skip_filter_plugins
         timed = state.record_plugin_metrics
         evaluations = self.filter_evaluations
-        for i, (name, fn) in enumerate(self.filter):
-            if name in skip:
-                continue
+        skipped = frozenset(skip)
+        running = self._running.get(skipped)
+        if running is None:
+            if len(self._running) >= 64:
+                self._running.clear()
+            running = self._running[skipped] = [
+                (i, name, fn) for i, (name, fn) in enumerate(self.filter) if name not in skipped
+            ]
+        for i, name, fn in running:
             if n == 0:
                 break
             evaluations[i] += n

@@ -183,6 +183,18 @@ class ScoreRunners:
         """``RunScorePlugins``: (total per node, weighted score per plugin, error).  With
         ``each`` False the per-plugin map is left empty (the scheduling cycle wants the total
         only, and a uniform score then costs no array)."""
+        total, owned, offset, per_plugin, st = self.score_parts(state, pod, nodes, each=each)
+        return _total(total, owned, offset, len(nodes)), per_plugin, st
+
+    def score_parts(
+        self, state: CycleState, pod: Pod, nodes: NodeBatch, *, each: bool = True
+    ) -> tuple[np.ndarray | None, bool, int, dict[str, np.ndarray], Status | None]:
+        """:meth:`run_score_plugins` before its total is made: (the weighted scores summed, or
+        None when every plugin gave a uniform score or was skipped; whether that array is the
+        runner's own, else a plugin's or a read-only view of kept scores; the uniform scores'
+        sum, which every node's total has on top; the per-plugin map; error).  The total is
+        ``_total`` of the first three.  The scheduling cycle picks its host from the sum alone:
+        a constant added to every node changes no comparison among them."""
         n = len(nodes)
         total: np.ndarray | None = None  # the weighted scores summed (``owned``: the runner's own array)
         owned = False
@@ -224,7 +236,7 @@ class ScoreRunners:
                     scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
                     msg = f'running Score plugins: running "{name}" score plugin: {scores}'
-                    return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, msg, plugin=name)
+                    return total, owned, offset, per_plugin, Status(Code.ERROR, msg, plugin=name)
                 if rec is not None:
                     raws[name] = scores.copy()
                 if norm is not None:
@@ -234,16 +246,16 @@ class ScoreRunners:
                         out = norm(state, pod, scores)
                     st = _as_status(out, name)
                     if st is not None and not st.is_success():
-                        return _total(total, owned, offset, n), per_plugin, Status(
+                        return total, owned, offset, per_plugin, Status(
                             Code.ERROR, f'running Normalize on Score plugin "{name}": {st.message}', plugin=name
                         )
             except Exception as err:
-                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
+                return total, owned, offset, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
             if len(scores) != n:
-                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
+                return total, owned, offset, per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
             bad = _invalid_score(scores) if checked else None
             if bad is not None:
-                return _total(total, owned, offset, n), per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
+                return total, owned, offset, per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
             weighted = scores * weight if weight != 1 else scores  # kept unchanged below
             if each:
                 per_plugin[name] = weighted
@@ -257,4 +269,4 @@ class ScoreRunners:
                 owned = True
         if rec is not None:
             rec.scored(nodes.names, raws, per_plugin)
-        return _total(total, owned, offset, n), per_plugin, None
+        return total, owned, offset, per_plugin, None

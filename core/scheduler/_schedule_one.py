@@ -274,13 +274,16 @@ class ScheduleOne:
             if batching is not None and batching.current is not None:
                 batching.store(feasible.name_at(0), self.queue.scheduling_cycle, _now)
             return ScheduleResult(feasible.name_at(0), 1 + diagnosis.count(), 1)
+        offset = 0
         if self.extenders:
             total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         else:  # prioritize_nodes without an await (it awaits only the extenders)
-            total = self._prioritize_plugins(fw, state, pi.pod, feasible)
-        i = _select_index(total, self.rng)
+            total, offset = self._prioritize_plugins(fw, state, pi.pod, feasible)
+        i = _select_index(total, self.rng)  # the totals less ``offset``: the same top and ties
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
+            if batching.current[1] is not None:  # a pod that signs: its batch keeps the totals
+                total = total + offset  # the true totals, in an array of their own
             # sortedNodeScores after the chosen node's Pop: the others by score (v1.35 schedulePod)
             batching.store(host, self.queue.scheduling_cycle, _now, feasible, total, i, self.rng)
         return ScheduleResult(host, found + diagnosis.count(), found)
@@ -289,7 +292,8 @@ class ScheduleOne:
         """``prioritizeNodes``: PreScore, Score, then the extenders' weighted scores added."""
         extenders = self.extenders
         if not extenders:
-            return self._prioritize_plugins(fw, state, pod, nodes)
+            total, offset = self._prioritize_plugins(fw, state, pod, nodes)
+            return total + offset  # an array of its own
         st = fw.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)
@@ -301,24 +305,34 @@ class ScheduleOne:
         return total
 
     @staticmethod
-    def _prioritize_plugins(fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+    def _prioritize_plugins(fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> tuple[np.ndarray, int]:
         """:meth:`prioritize_nodes` without extenders: PreScore and Score, the profile's runners
         called directly when no recorder times the extension points (``Framework``'s
-        ``run_pre_score_plugins`` and ``run_score_plugins`` would only forward the call)."""
+        ``run_pre_score_plugins`` and ``run_score_plugins`` would only forward the call).
+
+        Returns (scores, offset): every node's total is its score plus ``offset``, the uniform
+        scores' sum (``ScoreRunners.score_parts``), which the choice of a host does not need.
+        ``scores`` is read-only (it may be a plugin's array or a view of its kept scores)."""
         runners = fw.scores
         if not runners.score:
-            return np.ones(len(nodes), dtype=np.int64)
-        timed = fw.calls.recorder is not None
-        st = fw.run_pre_score_plugins(state, pod, nodes) if timed else runners.run_pre_score_plugins(state, pod, nodes)
+            return np.ones(len(nodes), dtype=np.int64), 0
+        if fw.calls.recorder is not None:
+            st = fw.run_pre_score_plugins(state, pod, nodes)
+            if st is not None and not st.is_success():
+                raise _CycleError(st)
+            total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
+            if st is not None:
+                raise _CycleError(st)
+            return total, 0
+        st = runners.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)
-        if timed:
-            total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
-        else:
-            total, _, st = runners.run_score_plugins(state, pod, nodes, each=False)
+        scores, _, offset, _, st = runners.score_parts(state, pod, nodes, each=False)
         if st is not None:
             raise _CycleError(st)
-        return total
+        if scores is None:  # every plugin uniform or skipped: every node ties
+            return np.zeros(len(nodes), dtype=np.int64), offset
+        return scores, offset
 
     async def _prioritize_extenders(self, pod: Pod, nodes: NodeBatch) -> np.ndarray:
         """The interested extenders' Prioritize, concurrently; an extender's error is ignored
