@@ -39,6 +39,10 @@ class FlushTicks:
         self.backoff_busy = backoff_busy
         self.unschedulable_busy = unschedulable_busy
         self.ticks: list[tuple[float, float, int]] = []
+        # run_due's last look: the ticks it left (a copy: ``ticks`` is also changed from
+        # outside, in place or replaced) and the first of them due
+        self._seen: list[tuple[float, float, int]] = []
+        self._due = 0.0
 
     async def run(self) -> None:
         """The periodic flushes (every 1 s and every 30 s from now; with PopFromBackoffQ the 1 s
@@ -93,11 +97,14 @@ class FlushTicks:
     def run_due(self) -> None:
         """Run the periodic flushes whose tick has come (each tick runs once, however many
         ticks an idle stretch skipped)."""
-        if not self.ticks:
+        ticks = self.ticks
+        if not ticks:
             return
         now = self.now()
         now += 1e-9  # a tick due at t runs at t, whatever the clock's float rounding
-        for i, (t0, period, k) in enumerate(self.ticks):
+        if now < self._due and ticks == self._seen:
+            return  # (once a pod) the ticks of the last look, none of them due yet
+        for i, (t0, period, k) in enumerate(ticks):
             if now < t0 + period * k:
                 continue
             # the first tick still to come, in O(1) after a long idle stretch (the same k as
@@ -113,3 +120,7 @@ class FlushTicks:
                 self.flush_backoff()
             else:
                 self.flush_leftover()
+        # what the next look compares (a flush that changed the ticks is covered the same way)
+        ticks = self.ticks
+        self._seen = list(ticks)
+        self._due = min(t0 + period * k for t0, period, k in ticks) if ticks else 0.0

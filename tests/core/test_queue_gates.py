@@ -585,3 +585,37 @@ def test_gates_keep_asyncio_and_trio_identical(hints: bool, pop_from_backoff_q: 
         return (await simulate(manifests, cfg, until=60)).to_json()
 
     assert run(go, backend="asyncio") == run(go, backend="trio")
+
+
+def test_flush_ticks_run_due_sees_ticks_changed_from_outside() -> None:
+    """``run_due`` skips its loop while the ticks are those of its last look and none is due;
+    ticks changed from outside since (in place, as the quiet-period replay shifts them, or
+    replaced) are looked at again."""
+    from kubesched.queue._ticks import FlushTicks
+
+    clock = FakeClock(T0)
+    flushed: list[str] = []
+    ticks = FlushTicks(
+        lambda: clock.t,
+        aligned=False,
+        flush_backoff=lambda: flushed.append("backoff"),
+        flush_leftover=lambda: flushed.append("leftover"),
+        backoff_busy=lambda: False,
+        unschedulable_busy=lambda: False,
+    )
+    ticks.start()
+    clock.t = T0 + 0.5
+    ticks.run_due()
+    ticks.run_due()
+    assert flushed == []
+    ticks.ticks[0] = (T0 - 1.0, 1.0, 1)  # due now, changed in place
+    ticks.run_due()
+    assert flushed == ["backoff"] and ticks.ticks[0] == (T0 - 1.0, 1.0, 2)
+    ticks.ticks = [(T0, 1.0, 1), (T0 - 30.0, 30.0, 1)]  # replaced
+    ticks.run_due()
+    assert flushed == ["backoff", "leftover"]
+    clock.t = T0 + 1.0
+    ticks.run_due()
+    assert flushed == ["backoff", "leftover", "backoff"]
+    ticks.run_due()
+    assert flushed == ["backoff", "leftover", "backoff"]
