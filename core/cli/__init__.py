@@ -519,21 +519,23 @@ def _parser() -> argparse.ArgumentParser:
     return build_parser()
 
 
-# The collector's thresholds while a command runs.  CPython's default third threshold (10) makes
-# a full collection once ten middle-generation passes have run and the long-lived heap has grown by
-# a quarter.  A scheduler's long-lived heap is the cluster: API objects (untracked structs, see
-# api._objects) and their lists, none of them in a reference cycle, so a full pass walks a few
-# hundred thousand objects and frees nothing: at 10,000 pods it ran three times in `bench basic`'s
-# measured window, a twentieth of its CPU.  With 100, a full collection waits for a hundred
-# middle-generation passes (about 700,000 tracked allocations); the young generations, where the
-# cycles of tasks and exceptions are found, are collected as often as before.  main() restores the
-# caller's thresholds: a process embedding kubesched keeps its own.
+# The collector's thresholds while a command that runs a scheduler runs.  CPython's default third
+# threshold (10) makes a full collection once ten middle-generation passes have run and the
+# long-lived heap has grown by a quarter.  A scheduler's long-lived heap is the cluster: API
+# objects (untracked structs, see api._objects) and their lists, none of them in a reference
+# cycle, so a full pass walks a few hundred thousand objects and frees nothing: at 10,000 pods it
+# ran three times in `bench basic`'s measured window, a twentieth of its CPU.  With 100, a full
+# collection waits for a hundred middle-generation passes (about 700,000 tracked allocations); the
+# young generations, where the cycles of tasks and exceptions are found, are collected as often as
+# before.  fake-apiserver keeps the default: a server's closed connections leave cycles that
+# should go back to the allocator soon.  main() restores the caller's thresholds: a process
+# embedding kubesched keeps its own.
 GC_THRESHOLDS = (700, 10, 100)
+_DEFAULT_COLLECTOR = frozenset({"fake-apiserver"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     thresholds = gc.get_threshold()
-    gc.set_threshold(*GC_THRESHOLDS)
     try:
         return _main(argv)
     finally:
@@ -542,6 +544,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command not in _DEFAULT_COLLECTOR:
+        gc.set_threshold(*GC_THRESHOLDS)
     try:
         code: Any = args.func(args)
     except ConfigError as e:

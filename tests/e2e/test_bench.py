@@ -217,8 +217,9 @@ def test_cli_config_replaces_the_workloads_profile(tmp_path, capsys: pytest.Capt
 def test_a_command_runs_with_the_long_run_collector_thresholds(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A command runs with the CLI's GC_THRESHOLDS (a full collection a tenth as often) and the
-    caller's thresholds come back afterwards, also when the command fails."""
+    """A command that runs a scheduler runs with the CLI's GC_THRESHOLDS (a full collection a
+    tenth as often), fake-apiserver with the caller's, and the caller's thresholds come back
+    afterwards, also when the command fails."""
     import kubesched.cli as cli
     from kubesched.cli import bench as bench_cli
 
@@ -238,6 +239,12 @@ def test_a_command_runs_with_the_long_run_collector_thresholds(
         assert gc.get_threshold() == (650, 9, 9)
         assert main(["bench", "no-such-workload"]) == 2
         assert gc.get_threshold() == (650, 9, 9)
+        # the fake API server keeps the collector as it was (its closed connections' cycles)
+        from kubesched.cli import fake_apiserver
+
+        monkeypatch.setattr(fake_apiserver, "main", lambda *a, **k: seen.append(gc.get_threshold()) or 0)
+        assert main(["fake-apiserver"]) == 0
+        assert seen[-1] == (650, 9, 9) and gc.get_threshold() == (650, 9, 9)
     finally:
         gc.set_threshold(*before)
     capsys.readouterr()
