@@ -132,29 +132,30 @@ class EventRecord:
     events.k8s.io/v1 Event through tools/events (the scheduler's)."""
 
 
-_new_object = object.__new__
-# EventRecord's slot setters (see _scheduler_event)
-_set_time, _set_type, _set_reason, _set_object, _set_message, _set_regarding, _set_source, _set_timestamp, _set_core = (
-    EventRecord.__dict__[name].__set__
-    for name in ("time", "type", "reason", "object", "message", "regarding", "source", "timestamp", "core")
-)
+class _EventRecordSlots:
+    """EventRecord's slots, writable: a scheduler's record is built as one of these and then
+    made an EventRecord (``__class__``; the same slots, so the same layout), one attribute store
+    a field instead of the frozen dataclass's ``object.__setattr__`` calls (one event a pod)."""
+
+    __slots__ = EventRecord.__slots__
 
 
 def _scheduler_event(t: float, event: Event, obj: str, timestamp: str) -> EventRecord:
     """``EventRecord(t, event.type, event.reason, obj, event.note, regarding=event.regarding,
-    source=event.reporting_controller, timestamp=timestamp)``, without the frozen dataclass's
-    ``__init__`` (one event a pod): the same object, its nine slots set directly."""
-    rec = _new_object(EventRecord)
-    _set_time(rec, t)
-    _set_type(rec, event.type)
-    _set_reason(rec, event.reason)
-    _set_object(rec, obj)
-    _set_message(rec, event.note)
-    _set_regarding(rec, event.regarding)
-    _set_source(rec, event.reporting_controller)
-    _set_timestamp(rec, timestamp)
-    _set_core(rec, False)
-    return rec
+    source=event.reporting_controller, timestamp=timestamp)``: the same object, its nine slots
+    set before it becomes one (see _EventRecordSlots)."""
+    rec: Any = _EventRecordSlots()
+    rec.time = t
+    rec.type = event.type
+    rec.reason = event.reason
+    rec.object = obj
+    rec.message = event.note
+    rec.regarding = event.regarding
+    rec.source = event.reporting_controller
+    rec.timestamp = timestamp
+    rec.core = False
+    rec.__class__ = EventRecord
+    return rec  # type: ignore[no-any-return]
 
 
 # the component that records a controller's events (kube-controller-manager's names)
@@ -485,8 +486,9 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree
-        self.events.append(_scheduler_event(t, event, obj, self._clock.timestamp_at(t)))
+        clock = self._clock  # one read of the clock (elapsed()): the time and its timestamp agree
+        t = clock.elapsed() if clock.start is None else clock.read() - clock.start
+        self.events.append(_scheduler_event(t, event, obj, clock.timestamp_at(t)))
 
     # --- what the workload controllers use (_controllers.py) ------------------------------
 

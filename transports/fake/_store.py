@@ -104,6 +104,10 @@ _KIND_OF_TYPE: dict[type[Any], str] = {cls: kind for kind, (cls, _, _) in KINDS.
 
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
+# the three-digit groups of a timestamp's microseconds: f"{frac:06d}" is
+# f"{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}" without parsing a format spec (0 <= frac < 10**6)
+_DIGITS = tuple(f"{i:03d}" for i in range(1000))
+
 VERBS = (
     "bind",
     "delete_pod",
@@ -238,6 +242,7 @@ class Clock:
         (``kubesched.clock.reader``): the same time, one call fewer a read."""
         self._second: int | None = None
         self._prefix = ""
+        self._dotted = self._whole = ""  # the fast path's: "<_prefix>." and "<_prefix>Z"
         self._epoch_micros = 0
         # the microseconds after the start that _format's second covers without a carry
         # (lo <= micros < hi; none before a second is formatted or in RFC 3339's last second),
@@ -264,7 +269,7 @@ class Clock:
         micros = round(seconds * 1_000_000)
         if self._lo <= micros < self._hi:
             frac = micros - self._base
-            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            stamp = f"{self._dotted}{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}Z" if frac else self._whole
             self._last_seconds = seconds
             self._last_stamp = stamp
             return stamp
@@ -279,7 +284,7 @@ class Clock:
         micros = round(seconds * 1_000_000)
         if self._lo <= micros < self._hi:
             frac = micros - self._base
-            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            stamp = f"{self._dotted}{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}Z" if frac else self._whole
         else:
             stamp = self._format(seconds)
         self._last_seconds = seconds
@@ -296,6 +301,7 @@ class Clock:
         if whole != self._second:  # the formatted second, kept: many writes share one
             t = self.epoch + timedelta(microseconds=whole * 1_000_000)
             self._second, self._prefix = whole, t.strftime("%Y-%m-%dT%H:%M:%S")
+            self._dotted, self._whole = f"{self._prefix}.", f"{self._prefix}Z"
             self._epoch_micros = t.microsecond
             # the fast path's range: this second's times whose fraction does not carry, when
             # the whole second is before RFC 3339's last (then every time in it is)
