@@ -380,13 +380,12 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         else:  # _set_condition's result for a pod with no condition yet (most bindings)
             conditions = [PodCondition(type="PodScheduled", status="True", last_transition_time=now)]
         nominated = "" if self.clear_nominated_node_name_on_binding else pod.status.nominated_node_name
+        # a status and a condition list of the write's own: the kubelet starts the pod in them
         status = replace(pod.status, conditions=conditions, nominated_node_name=nominated)
-        new = replace(
-            pod,
-            metadata=replace(pod.metadata),
-            spec=replace(pod.spec, node_name=binding.target.name),
-            status=status,
-        )
+        # the spec copied without replace's __post_init__: a stored spec is defaulted already
+        spec = pod.spec.__copy__()
+        spec.node_name = target
+        new = replace(pod, metadata=replace(pod.metadata), spec=spec, status=status)
         # the kubelet's in-write step makes it Running (phase, startTime), at the binding's time
         store.put("Pod", key, new, "MODIFIED", "bind", now)
 

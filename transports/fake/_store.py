@@ -174,9 +174,14 @@ def plain_pod(pod: Pod) -> bool:
 
 
 _new_tuple = tuple.__new__
-_new_object = object.__new__
-_set_event_type = WatchEvent.__dict__["type"].__set__  # (its slots' descriptors)
-_set_event_obj = WatchEvent.__dict__["obj"].__set__
+
+
+class _WatchEventSlots:
+    """WatchEvent's slots, writable: put builds a write's event as one of these and then makes
+    it a WatchEvent (``__class__``; the same slots, so the same layout): two attribute stores
+    instead of the frozen dataclass's ``object.__setattr__`` calls (two writes a pod)."""
+
+    __slots__ = WatchEvent.__slots__
 
 
 class Controller:
@@ -644,12 +649,26 @@ class Store:
             if in_ns is None:
                 in_ns = by_ns[key[0]] = {}
             in_ns[key[1]] = obj
-        # WatchEvent(type_, obj) without the frozen dataclass's __init__ (two writes a pod): the
-        # same object, its two slots set directly
-        event = _new_object(WatchEvent)
-        _set_event_type(event, type_)
-        _set_event_obj(event, obj)
-        self._emit(event)
+        # WatchEvent(type_, obj): the same object, without the frozen dataclass's __init__
+        event: Any = _WatchEventSlots()
+        event.type = type_
+        event.obj = obj
+        event.__class__ = WatchEvent
+        # _emit(event), inlined (two writes a pod)
+        gone = False
+        for ref in self.watchers:
+            watch = ref()
+            if watch is None or watch._ended:
+                gone = True
+            else:  # the delivery: queued, the waiting iterator woken, on_push told
+                watch._queue.append(event)
+                if watch._wakeup is not None:
+                    watch._wakeup.set()
+                    watch._wakeup = None
+                if watch.on_push is not None:
+                    watch.on_push()
+        if gone:
+            self._forget_ended()
         if self._feeding:  # fed after the change being fed, to its observers then
             self._backlog.append(change)
             return
@@ -730,7 +749,10 @@ class Store:
                 if watch.on_push is not None:
                     watch.on_push()
         if gone:
-            self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
+            self._forget_ended()
+
+    def _forget_ended(self) -> None:
+        self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
 
     def drop_watches(self) -> None:
         """End every watch as dropped (their iterators raise UnavailableError)."""
