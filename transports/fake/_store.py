@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Self
 
 import anyio
 import anyio.lowlevel
+import msgspec
 from msgspec.structs import replace
 
 from kubesched import (
@@ -101,6 +102,13 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
 
 # struct → kind name, for the writes' lookup (kind_of for anything else)
 _KIND_OF_TYPE: dict[type[Any], str] = {cls: kind for kind, (cls, _, _) in KINDS.items()}
+
+# kubesched.api.copy for the kinds' structs, without its call and lookup (a create a pod): a
+# deep copy through msgpack, the encoder's bytes decoded by the kind's decoder
+_encode = msgspec.msgpack.Encoder().encode
+_DECODE_OF_TYPE: dict[type[Any], Callable[[bytes], Any]] = {
+    cls: msgspec.msgpack.Decoder(cls).decode for cls in _KIND_OF_TYPE
+}
 
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
@@ -580,15 +588,18 @@ class Store:
 
     def create(self, obj: Any) -> Any:
         """Create a copy of ``obj``: system metadata, then the in-write steps; returns it."""
-        kind = _KIND_OF_TYPE.get(type(obj)) or kind_of(type(obj))
+        cls = type(obj)
+        kind = _KIND_OF_TYPE.get(cls) or kind_of(cls)
         _, namespaced, resource = KINDS[kind]
-        obj = _copy(obj)
+        decode = _DECODE_OF_TYPE.get(cls)
+        obj = _copy(obj) if decode is None else decode(_encode(obj))
         meta = obj.metadata
         if not meta.name:
             raise ConfigError("name or generateName is required", field="metadata.name")
         if namespaced:
-            meta.namespace = meta.namespace or "default"
-        else:
+            if not meta.namespace:
+                meta.namespace = "default"
+        elif meta.namespace:
             meta.namespace = ""
         key = (meta.namespace, meta.name)
         if key in self._objects[kind]:
@@ -600,7 +611,8 @@ class Store:
         stamp = ""
         if meta.creation_timestamp is None:
             meta.creation_timestamp = stamp = self.clock.timestamp()
-        meta.generation = meta.generation or 1
+        if not meta.generation:
+            meta.generation = 1
         self.put(kind, key, obj, "ADDED", "create", stamp)
         return obj
 
