@@ -47,7 +47,7 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -59,11 +59,8 @@ from kubesched.api import (
     Event,
     Node,
     ObjectReference,
-    PersistentVolume,
-    PersistentVolumeClaim,
     Pod,
     PodCondition,
-    ResourceClaim,
     selector_matches,
 )
 from kubesched.clock import now as _now
@@ -77,14 +74,8 @@ from ._controllers import MAX_PODS, Controllers
 from ._deployments import Deployments
 from ._disruption import Disruption
 from ._kubelet import Kubelet, completed
-from ._pv_controller import PersistentVolumes
-from ._resourceclaims import (
-    ExtendedClaimWrites,
-    ResourceClaims,
-    delete_claim,
-    put_claim,
-    put_claim_status,
-)
+from ._pv_controller import PersistentVolumes, VolumeWrites
+from ._resourceclaims import ClaimWrites, ResourceClaims
 from ._statefulset import StatefulSets
 from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
 
@@ -132,29 +123,13 @@ class EventRecord:
     events.k8s.io/v1 Event through tools/events (the scheduler's)."""
 
 
-_new_object = object.__new__
-# EventRecord's slot setters (see _scheduler_event)
-_set_time, _set_type, _set_reason, _set_object, _set_message, _set_regarding, _set_source, _set_timestamp, _set_core = (
-    EventRecord.__dict__[name].__set__
-    for name in ("time", "type", "reason", "object", "message", "regarding", "source", "timestamp", "core")
-)
+class _EventRecordSlots:
+    """EventRecord's slots, writable: record_event builds a scheduler's record as one of these
+    and then makes it an EventRecord (``__class__``; the same slots, so the same layout): one
+    attribute store a field instead of the frozen dataclass's ``object.__setattr__`` calls (one
+    event a pod)."""
 
-
-def _scheduler_event(t: float, event: Event, obj: str, timestamp: str) -> EventRecord:
-    """``EventRecord(t, event.type, event.reason, obj, event.note, regarding=event.regarding,
-    source=event.reporting_controller, timestamp=timestamp)``, without the frozen dataclass's
-    ``__init__`` (one event a pod): the same object, its nine slots set directly."""
-    rec = _new_object(EventRecord)
-    _set_time(rec, t)
-    _set_type(rec, event.type)
-    _set_reason(rec, event.reason)
-    _set_object(rec, obj)
-    _set_message(rec, event.note)
-    _set_regarding(rec, event.regarding)
-    _set_source(rec, event.reporting_controller)
-    _set_timestamp(rec, timestamp)
-    _set_core(rec, False)
-    return rec
+    __slots__ = EventRecord.__slots__
 
 
 # the component that records a controller's events (kube-controller-manager's names)
@@ -168,7 +143,7 @@ _CONTROLLER_COMPONENTS = {
 }
 
 
-class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
+class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
     """An in-memory Kubernetes cluster, in virtual time.  Use as ``async with FakeCluster() as c``.
 
     ``epoch`` is the wall-clock time of the moment the cluster is entered; timestamps written into
@@ -367,7 +342,9 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         name = binding.metadata.name
         key = (namespace, name)
         pod = self._pods.get(key) or self._pod_or_404(namespace, name)  # (a Pod is true)
-        _check_bindable(binding, pod)
+        uid = binding.metadata.uid
+        if (uid and uid != pod.metadata.uid) or pod.metadata.deletion_timestamp is not None or pod.spec.node_name:
+            _check_bindable(binding, pod)  # (raises the API server's conflict)
         target = binding.target.name
         if target in self.controllers.deleted_nodes and self.get("Node", "", target) is None:
             # bound to a node deleted meanwhile: the pod garbage collector removes it
@@ -379,13 +356,12 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
         else:  # _set_condition's result for a pod with no condition yet (most bindings)
             conditions = [PodCondition(type="PodScheduled", status="True", last_transition_time=now)]
         nominated = "" if self.clear_nominated_node_name_on_binding else pod.status.nominated_node_name
+        # a status and a condition list of the write's own: the kubelet starts the pod in them
         status = replace(pod.status, conditions=conditions, nominated_node_name=nominated)
-        new = replace(
-            pod,
-            metadata=replace(pod.metadata),
-            spec=replace(pod.spec, node_name=binding.target.name),
-            status=status,
-        )
+        # the spec copied without replace's __post_init__: a stored spec is defaulted already
+        spec = pod.spec.__copy__()  # type: ignore[attr-defined]  # (msgspec.Struct's, not in its stubs)
+        spec.node_name = target
+        new = replace(pod, metadata=replace(pod.metadata), spec=spec, status=status)
         # the kubelet's in-write step makes it Running (phase, startTime), at the binding's time
         store.put("Pod", key, new, "MODIFIED", "bind", now)
 
@@ -446,37 +422,6 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             return
         _begin_deletion(self, pod, grace_seconds)
 
-    async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
-        """PUT the volume (its status kept: that is the status subresource's); NotFoundError
-        when absent, ConflictError when its resourceVersion is stale."""
-        await self.faults._enter("update_persistent_volume")
-        self._check_open()
-        return cast(PersistentVolume, _put(self._store, pv))
-
-    async def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
-        """PUT the claim, as :meth:`update_persistent_volume`."""
-        await self.faults._enter("update_persistent_volume_claim")
-        self._check_open()
-        return cast(PersistentVolumeClaim, _put(self._store, pvc))
-
-    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
-        """PUT the claim, its status kept (``_resourceclaims.put_claim``)."""
-        await self.faults._enter("update_resource_claim")
-        self._check_open()
-        return put_claim(self._store, claim)
-
-    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
-        """PUT the claim's status subresource (``_resourceclaims.put_claim_status``)."""
-        await self.faults._enter("update_resource_claim_status")
-        self._check_open()
-        return put_claim_status(self._store, claim)
-
-    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
-        """DELETE the claim, finalizers honoured (``_resourceclaims.delete_claim``)."""
-        await self.faults._enter("delete_resource_claim")
-        self._check_open()
-        delete_claim(self._store, self.timestamp(), namespace, name, uid)
-
     async def record_event(self, event: Event) -> None:
         """Append the event to ``events``."""
         if "record_event" in self.faults._armed:
@@ -485,8 +430,22 @@ class FakeCluster(PodGroupStatusWrites, ExtendedClaimWrites, Transport):
             self._check_open()
         ref = event.regarding
         obj = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        t = self._clock.elapsed()  # one read of the clock: the time and its timestamp agree
-        self.events.append(_scheduler_event(t, event, obj, self._clock.timestamp_at(t)))
+        clock = self._clock  # one read of the clock (elapsed()): the time and its timestamp agree
+        t = clock.elapsed() if clock.start is None else clock.read() - clock.start
+        # EventRecord(t, event.type, event.reason, obj, event.note, regarding=event.regarding,
+        # source=event.reporting_controller, timestamp=...): the same object (see _EventRecordSlots)
+        rec: Any = _EventRecordSlots()
+        rec.time = t
+        rec.type = event.type
+        rec.reason = event.reason
+        rec.object = obj
+        rec.message = event.note
+        rec.regarding = event.regarding
+        rec.source = event.reporting_controller
+        rec.timestamp = clock.timestamp_at(t)
+        rec.core = False
+        rec.__class__ = EventRecord
+        self.events.append(rec)
 
     # --- what the workload controllers use (_controllers.py) ------------------------------
 
@@ -586,12 +545,4 @@ def _begin_deletion(cluster: FakeCluster, pod: Pod, grace_seconds: int | None) -
         raise RuntimeError("FakeCluster is not running: use 'async with FakeCluster()'")
     meta = replace(pod.metadata, deletion_timestamp=cluster.timestamp(grace), deletion_grace_period_seconds=grace)
     cluster._store.put("Pod", key, replace(pod, metadata=meta), "MODIFIED", "delete")
-
-
-def _put(store: Store, obj: Any) -> Any:
-    """An update keeping the stored status (a PUT of the main resource leaves status alone)."""
-    kind = kind_of(type(obj))
-    old = store.get(kind, store.key(kind, obj.metadata.namespace, obj.metadata.name))
-    return store.update(replace(obj, status=old.status) if old is not None else obj)
-
 

@@ -67,18 +67,19 @@ def _conditions(conditions: list[PodCondition], conds: dict[str, tuple[str, str]
     return out
 
 
-def _started_conditions(conditions: list[PodCondition], now: str) -> list[PodCondition]:
-    """``_conditions(conditions, _STARTED_CONDITIONS, now)``; for a pod that has none of them
-    yet (a binding's: PodScheduled only), the three appended without the general merge."""
+def _start_in(conditions: list[PodCondition], now: str) -> list[PodCondition]:
+    """``_conditions(conditions, _STARTED_CONDITIONS, now)``, for a list of the write's own: for
+    a pod that has none of them yet (a binding's: PodScheduled only), the list itself, the three
+    appended (no merge, no new list)."""
     for c in conditions:
         if c.type in _STARTED_CONDITIONS:
             return _conditions(conditions, _STARTED_CONDITIONS, now)
-    return [
-        *conditions,
+    conditions += (
         PodCondition(type="Initialized", status="True", last_transition_time=now),
         PodCondition(type="Ready", status="True", last_transition_time=now),
         PodCondition(type="ContainersReady", status="True", last_transition_time=now),
-    ]
+    )
+    return conditions
 
 
 def started(status: PodStatus, now: str) -> PodStatus:
@@ -131,13 +132,14 @@ class Kubelet(Controller):
     def admit(self, change: Change) -> None:
         pod = change.obj
         if change.verb == "bind":
+            # FakeCluster.bind gives a binding's write a status and a condition list of its own
+            # (new objects, not the stored pod's): the pod starts in them, neither copied again
             now = change.stamp or self.store.clock.timestamp()
             status = pod.status
-            if self.readiness:  # started: one new status
-                conditions = _started_conditions(status.conditions, now)
-                pod.status = replace(status, phase="Running", start_time=now, conditions=conditions)
-            else:
-                pod.status = replace(status, phase="Running", start_time=now)
+            status.phase = "Running"
+            status.start_time = now
+            if self.readiness:  # started
+                status.conditions = _start_in(status.conditions, now)
         elif change.verb == "create" and pod.spec.node_name:
             now = change.stamp or self.store.clock.timestamp()
             pod.status.phase = pod.status.phase or "Running"

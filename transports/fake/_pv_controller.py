@@ -47,7 +47,7 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 from msgspec.structs import replace
@@ -93,7 +93,7 @@ from kubesched.api import (
     storage_quantity,
 )
 
-from ._store import Change, Controller
+from ._store import Change, Controller, kind_of
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -122,7 +122,7 @@ _PVC = "PersistentVolumeClaim"
 
 __all__ = [
     "ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER", "ANN_SELECTED_NODE", "PROVISIONING_DELAY_ANNOTATION",
-    "PersistentVolumes", "find_best_match_for_claim",
+    "PersistentVolumes", "VolumeWrites", "find_best_match_for_claim",
 ]  # fmt: skip
 
 
@@ -606,6 +606,37 @@ class PersistentVolumes(Controller):
                 return
             self._last_event[obj.metadata.uid] = last
         self.cluster.record(obj.kind, reason, obj, message, type_, source=source)
+
+
+class VolumeWrites:
+    """The scheduler's volume verbs over the cluster's store: ``update_persistent_volume`` and
+    ``update_persistent_volume_claim`` (PUTs of the main resource: the stored status is kept)."""
+
+    _store: Store
+    faults: Any
+
+    def _check_open(self) -> None:  # pragma: no cover - FakeCluster's own is used
+        raise NotImplementedError
+
+    async def update_persistent_volume(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the volume (its status kept: that is the status subresource's); NotFoundError
+        when absent, ConflictError when its resourceVersion is stale."""
+        await self.faults._enter("update_persistent_volume")
+        self._check_open()
+        return cast(PersistentVolume, _put(self._store, pv))
+
+    async def update_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the claim, as :meth:`update_persistent_volume`."""
+        await self.faults._enter("update_persistent_volume_claim")
+        self._check_open()
+        return cast(PersistentVolumeClaim, _put(self._store, pvc))
+
+
+def _put(store: Store, obj: Any) -> Any:
+    """An update keeping the stored status (a PUT of the main resource leaves status alone)."""
+    kind = kind_of(type(obj))
+    old = store.get(kind, store.key(kind, obj.metadata.namespace, obj.metadata.name))
+    return store.update(replace(obj, status=old.status) if old is not None else obj)
 
 
 def _waiting_for_consumer(claim: PersistentVolumeClaim, pods: Iterable[Pod]) -> tuple[str, str]:

@@ -383,10 +383,11 @@ class ResourceClaims(Controller):
             self.store.put("ResourceClaim", key, replace(current, metadata=meta), "MODIFIED", "delete")
 
 
-class ExtendedClaimWrites:
-    """The writes of DynamicResources' claim for a pod's extended resources (DRAExtendedResource),
-    over the cluster's store: ``create_resource_claim`` and
-    ``patch_pod_extended_resource_claim_status``."""
+class ClaimWrites:
+    """The resource claim verbs over the cluster's store: ``update_resource_claim``,
+    ``update_resource_claim_status``, ``delete_resource_claim``, and the writes of
+    DynamicResources' claim for a pod's extended resources (DRAExtendedResource):
+    ``create_resource_claim`` and ``patch_pod_extended_resource_claim_status``."""
 
     _store: Store
     faults: Any
@@ -397,6 +398,27 @@ class ExtendedClaimWrites:
 
     def _pod_or_404(self, namespace: str, name: str) -> Pod:  # pragma: no cover - FakeCluster's
         raise NotImplementedError
+
+    def timestamp(self, offset: float | None = None) -> str:  # pragma: no cover - FakeCluster's
+        raise NotImplementedError
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim, its status kept (:func:`put_claim`)."""
+        await self.faults._enter("update_resource_claim")
+        self._check_open()
+        return put_claim(self._store, claim)
+
+    async def update_resource_claim_status(self, claim: ResourceClaim) -> ResourceClaim:
+        """PUT the claim's status subresource (:func:`put_claim_status`)."""
+        await self.faults._enter("update_resource_claim_status")
+        self._check_open()
+        return put_claim_status(self._store, claim)
+
+    async def delete_resource_claim(self, namespace: str, name: str, *, uid: str | None = None) -> None:
+        """DELETE the claim, finalizers honoured (:func:`delete_claim`)."""
+        await self.faults._enter("delete_resource_claim")
+        self._check_open()
+        delete_claim(self._store, self.timestamp(), namespace, name, uid)
 
     async def create_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
         """POST the claim, a name drawn for its ``generateName`` (:func:`create_claim`)."""

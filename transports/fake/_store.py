@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Self
 
 import anyio
 import anyio.lowlevel
+import msgspec
 from msgspec.structs import replace
 
 from kubesched import (
@@ -102,7 +103,18 @@ KINDS: dict[str, tuple[type[Any], bool, str]] = {
 # struct → kind name, for the writes' lookup (kind_of for anything else)
 _KIND_OF_TYPE: dict[type[Any], str] = {cls: kind for kind, (cls, _, _) in KINDS.items()}
 
+# kubesched.api.copy for the kinds' structs, without its call and lookup (a create a pod): a
+# deep copy through msgpack, the encoder's bytes decoded by the kind's decoder
+_encode = msgspec.msgpack.Encoder().encode
+_DECODE_OF_TYPE: dict[type[Any], Callable[[bytes], Any]] = {
+    cls: msgspec.msgpack.Decoder(cls).decode for cls in _KIND_OF_TYPE
+}
+
 _LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+# the three-digit groups of a timestamp's microseconds: f"{frac:06d}" is
+# f"{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}" without parsing a format spec (0 <= frac < 10**6)
+_DIGITS = tuple(f"{i:03d}" for i in range(1000))
 
 VERBS = (
     "bind",
@@ -170,9 +182,14 @@ def plain_pod(pod: Pod) -> bool:
 
 
 _new_tuple = tuple.__new__
-_new_object = object.__new__
-_set_event_type = WatchEvent.__dict__["type"].__set__  # (its slots' descriptors)
-_set_event_obj = WatchEvent.__dict__["obj"].__set__
+
+
+class _WatchEventSlots:
+    """WatchEvent's slots, writable: put builds a write's event as one of these and then makes
+    it a WatchEvent (``__class__``; the same slots, so the same layout): two attribute stores
+    instead of the frozen dataclass's ``object.__setattr__`` calls (two writes a pod)."""
+
+    __slots__ = WatchEvent.__slots__
 
 
 class Controller:
@@ -238,6 +255,7 @@ class Clock:
         (``kubesched.clock.reader``): the same time, one call fewer a read."""
         self._second: int | None = None
         self._prefix = ""
+        self._dotted = self._whole = ""  # the fast path's: "<_prefix>." and "<_prefix>Z"
         self._epoch_micros = 0
         # the microseconds after the start that _format's second covers without a carry
         # (lo <= micros < hi; none before a second is formatted or in RFC 3339's last second),
@@ -264,7 +282,7 @@ class Clock:
         micros = round(seconds * 1_000_000)
         if self._lo <= micros < self._hi:
             frac = micros - self._base
-            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            stamp = f"{self._dotted}{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}Z" if frac else self._whole
             self._last_seconds = seconds
             self._last_stamp = stamp
             return stamp
@@ -279,7 +297,7 @@ class Clock:
         micros = round(seconds * 1_000_000)
         if self._lo <= micros < self._hi:
             frac = micros - self._base
-            stamp = f"{self._prefix}.{frac:06d}Z" if frac else f"{self._prefix}Z"
+            stamp = f"{self._dotted}{_DIGITS[frac // 1000]}{_DIGITS[frac % 1000]}Z" if frac else self._whole
         else:
             stamp = self._format(seconds)
         self._last_seconds = seconds
@@ -296,6 +314,7 @@ class Clock:
         if whole != self._second:  # the formatted second, kept: many writes share one
             t = self.epoch + timedelta(microseconds=whole * 1_000_000)
             self._second, self._prefix = whole, t.strftime("%Y-%m-%dT%H:%M:%S")
+            self._dotted, self._whole = f"{self._prefix}.", f"{self._prefix}Z"
             self._epoch_micros = t.microsecond
             # the fast path's range: this second's times whose fraction does not carry, when
             # the whole second is before RFC 3339's last (then every time in it is)
@@ -569,15 +588,18 @@ class Store:
 
     def create(self, obj: Any) -> Any:
         """Create a copy of ``obj``: system metadata, then the in-write steps; returns it."""
-        kind = _KIND_OF_TYPE.get(type(obj)) or kind_of(type(obj))
+        cls = type(obj)
+        kind = _KIND_OF_TYPE.get(cls) or kind_of(cls)
         _, namespaced, resource = KINDS[kind]
-        obj = _copy(obj)
+        decode = _DECODE_OF_TYPE.get(cls)
+        obj = _copy(obj) if decode is None else decode(_encode(obj))
         meta = obj.metadata
         if not meta.name:
             raise ConfigError("name or generateName is required", field="metadata.name")
         if namespaced:
-            meta.namespace = meta.namespace or "default"
-        else:
+            if not meta.namespace:
+                meta.namespace = "default"
+        elif meta.namespace:
             meta.namespace = ""
         key = (meta.namespace, meta.name)
         if key in self._objects[kind]:
@@ -589,7 +611,8 @@ class Store:
         stamp = ""
         if meta.creation_timestamp is None:
             meta.creation_timestamp = stamp = self.clock.timestamp()
-        meta.generation = meta.generation or 1
+        if not meta.generation:
+            meta.generation = 1
         self.put(kind, key, obj, "ADDED", "create", stamp)
         return obj
 
@@ -638,12 +661,26 @@ class Store:
             if in_ns is None:
                 in_ns = by_ns[key[0]] = {}
             in_ns[key[1]] = obj
-        # WatchEvent(type_, obj) without the frozen dataclass's __init__ (two writes a pod): the
-        # same object, its two slots set directly
-        event = _new_object(WatchEvent)
-        _set_event_type(event, type_)
-        _set_event_obj(event, obj)
-        self._emit(event)
+        # WatchEvent(type_, obj): the same object, without the frozen dataclass's __init__
+        event: Any = _WatchEventSlots()
+        event.type = type_
+        event.obj = obj
+        event.__class__ = WatchEvent
+        # _emit(event), inlined (two writes a pod)
+        gone = False
+        for ref in self.watchers:
+            watch = ref()
+            if watch is None or watch._ended:
+                gone = True
+            else:  # the delivery: queued, the waiting iterator woken, on_push told
+                watch._queue.append(event)
+                if watch._wakeup is not None:
+                    watch._wakeup.set()
+                    watch._wakeup = None
+                if watch.on_push is not None:
+                    watch.on_push()
+        if gone:
+            self._forget_ended()
         if self._feeding:  # fed after the change being fed, to its observers then
             self._backlog.append(change)
             return
@@ -724,7 +761,10 @@ class Store:
                 if watch.on_push is not None:
                     watch.on_push()
         if gone:
-            self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
+            self._forget_ended()
+
+    def _forget_ended(self) -> None:
+        self.watchers = [r for r in self.watchers if (w := r()) is not None and not w._ended]
 
     def drop_watches(self) -> None:
         """End every watch as dropped (their iterators raise UnavailableError)."""
