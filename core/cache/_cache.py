@@ -146,14 +146,7 @@ class Cache:
     def assume_pod(self, pi: PodInfo, node_name: str) -> None:
         if pi.uid in self.pod_states:
             raise CacheError(f"pod {pi.key}({pi.uid}) is in the cache, so can't be assumed")
-        # _touch, inlined (once a cycle)
-        ni = self.node_infos.get(node_name)
-        if ni is None:
-            ni = self.node_infos[node_name] = NodeInfo(name=node_name)
-        self._generation += 1
-        ni.generation = self._generation
-        self.dirty.add(node_name)
-        ni.add_pod(pi)
+        self._touch(node_name).add_pod(pi)
         self.pod_states[pi.uid] = _PodState(pi, node_name, assumed=True)
 
     def finish_binding(self, uid: str, now: float) -> None:

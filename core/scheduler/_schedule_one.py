@@ -294,14 +294,21 @@ class ScheduleOne:
         if not extenders:
             total, offset = self._prioritize_plugins(fw, state, pod, nodes)
             return total + offset  # an array of its own
+        total = self._framework_scores(fw, state, pod, nodes)
+        if len(nodes):
+            total = total + await self._prioritize_extenders(pod, nodes)
+        return total
+
+    @staticmethod
+    def _framework_scores(fw: Framework, state: CycleState, pod: Pod, nodes: NodeBatch) -> np.ndarray:
+        """PreScore and Score through the Framework (timed when a recorder times them): every
+        node's total."""
         st = fw.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)
         total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
         if st is not None:
             raise _CycleError(st)
-        if len(nodes):
-            total = total + await self._prioritize_extenders(pod, nodes)
         return total
 
     @staticmethod
@@ -317,13 +324,7 @@ class ScheduleOne:
         if not runners.score:
             return np.ones(len(nodes), dtype=np.int64), 0
         if fw.calls.recorder is not None:
-            st = fw.run_pre_score_plugins(state, pod, nodes)
-            if st is not None and not st.is_success():
-                raise _CycleError(st)
-            total, _, st = fw.run_score_plugins(state, pod, nodes, each=False)
-            if st is not None:
-                raise _CycleError(st)
-            return total, 0
+            return ScheduleOne._framework_scores(fw, state, pod, nodes), 0
         st = runners.run_pre_score_plugins(state, pod, nodes)
         if st is not None and not st.is_success():
             raise _CycleError(st)

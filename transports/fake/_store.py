@@ -666,21 +666,7 @@ class Store:
         event.type = type_
         event.obj = obj
         event.__class__ = WatchEvent
-        # _emit(event), inlined (two writes a pod)
-        gone = False
-        for ref in self.watchers:
-            watch = ref()
-            if watch is None or watch._ended:
-                gone = True
-            else:  # the delivery: queued, the waiting iterator woken, on_push told
-                watch._queue.append(event)
-                if watch._wakeup is not None:
-                    watch._wakeup.set()
-                    watch._wakeup = None
-                if watch.on_push is not None:
-                    watch.on_push()
-        if gone:
-            self._forget_ended()
+        self._emit(event)
         if self._feeding:  # fed after the change being fed, to its observers then
             self._backlog.append(change)
             return
