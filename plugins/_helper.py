@@ -4,7 +4,7 @@
 - :func:`build_broken_linear_function` — ``helper.BuildBrokenLinearFunction`` (Go integer division).
 - :func:`go_div` (Go's integer division), :func:`go_slice` (Go's ``%v`` of a slice).
 - :func:`queueing_hints_enabled` — ``fts.EnableSchedulingQueueHint``.
-- :data:`SKIP` — ``Status.skip()``'s shared object.
+- :data:`SKIP` — ``Status.skip()``'s shared object; :data:`PRE_FLIGHT_SKIP`, a pre-flight's Skip.
 
 The general-purpose helpers (label selectors, node affinity, taints and tolerations, resource and
 qualified names, :func:`~kubesched.framework.go_value`) live in the engine and are public in
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework import Status
+from kubesched.framework import PreBindPreFlightResult, Status
 
 if TYPE_CHECKING:
     from kubesched.framework import Handle
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 SKIP = Status.skip()
 """The shared Skip (:meth:`Status.skip` returns this one object): a plugin's usual PreFilter /
 PreScore answer, returned without a call."""
+
+PRE_FLIGHT_SKIP = (PreBindPreFlightResult(allow_parallel=True), SKIP)
+"""A PreBind plugin's usual ``pre_bind_pre_flight`` answer (Skip; its PreBind may run in parallel,
+v1.36), one shared tuple never changed: a plugin that returns it names it as its
+``pre_bind_pre_flight_skip``, and the runner takes it by identity."""
 
 # --- scores ------------------------------------------------------------------------------------
 

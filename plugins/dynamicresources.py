@@ -96,7 +96,7 @@ from ._dra_extended import (
     unreserve_extended,
     with_special_claim,
 )
-from ._helper import SKIP, default_normalize_score
+from ._helper import PRE_FLIGHT_SKIP, SKIP, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.api import AllocationResult, ResourceClaim
@@ -295,10 +295,10 @@ def _pre_bind_pre_flight(
     to handle (PreFilter wrote no claims), else PreBind will write them; its PreBind may run in
     parallel with the other PreBind plugins (v1.36, kubernetes#135393)."""
     if not self.enabled:
-        return PARALLEL, SKIP
+        return PRE_FLIGHT_SKIP  # (PARALLEL, SKIP), the shared tuple
     s: _State | None = state.get(STATE_KEY)
     if s is None or not s.claims:
-        return PARALLEL, SKIP
+        return PRE_FLIGHT_SKIP
     return PARALLEL, None
 
 
@@ -655,6 +655,8 @@ class DynamicResources:
 
     # --- PreBind --------------------------------------------------------------------------------
     pre_bind_pre_flight = _pre_bind_pre_flight
+    pre_bind_pre_flight_skip = PRE_FLIGHT_SKIP  # the runner takes this answer by identity
+
     @hookimpl
     async def kubesched_pre_bind(
         self, state: CycleState, pod: Pod, node_name: str

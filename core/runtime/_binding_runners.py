@@ -20,7 +20,11 @@ import anyio
 from kubesched import hookspecs
 from kubesched._logs import PluginFailure
 from kubesched.api._objects import Pod
-from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, CycleState
+from kubesched.runtime._cyclestate import (
+    PRE_BIND_PRE_FLIGHT_KEY,
+    CycleState,
+    PreBindPreFlightResult,
+)
 from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _raised, _wrong
 from kubesched.runtime._status import SKIP, Code, Status
 from kubesched.runtime._waiting_pods import go_duration
@@ -29,6 +33,7 @@ from kubesched.scheduler._results import verdict as _verdict
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 MSG_OTHER_PRE_BIND_FAILED = "some other PreBind operation failed"  # v1.36 RunPreBindPlugins' cancel cause
+_NOT_AN_ANSWER = object()  # ``pre_flight_skip`` when no in-tree plugin names one: no answer is this
 
 PreBindGroupMember = Callable[[Callable[[], None]], Coroutine[Any, Any, None]]
 """One plugin of a parallel PreBind group: run with the function that cancels the group."""
@@ -91,6 +96,18 @@ class BindingRunners:
         self.pre_flights: list[tuple[PluginEntry, Callable[..., Any]]] = [
             (e, fn) for e in self.pre_bind if (fn := getattr(e.plugin, "pre_bind_pre_flight", None)) is not None
         ]
+        # an in-tree pre-flight's usual answer, "Skip, and my PreBind may run in parallel", is one
+        # shared tuple it names as ``pre_bind_pre_flight_skip`` (plugins/_helper.py); RunPreBindPreFlights
+        # takes that object by identity (what its checks make of it: Skip, parallel allowed)
+        self.pre_flight_skip: object = _NOT_AN_ANSWER
+        for e, _ in self.pre_flights:
+            out = getattr(e.plugin, "pre_bind_pre_flight_skip", None)
+            if (
+                type(e.plugin).__module__.startswith("kubesched.plugins.")
+                and type(out) is tuple and len(out) == 2 and out[1] is SKIP
+                and type(out[0]) is PreBindPreFlightResult and out[0].allow_parallel is True
+            ):
+                self.pre_flight_skip = out
         self._pre_bind_names = frozenset(e.name for e in self.pre_bind)
         # every PreBind plugin has a pre-flight: when each says Skip, none runs
         self.all_pre_flighted = len(self.pre_flights) == len(self.pre_bind)

@@ -32,7 +32,10 @@ from kubesched.runtime._framework import PODS_TO_ACTIVATE_KEY, CycleState, Frame
 from kubesched.runtime._nodeinfo import PodInfo
 from kubesched.runtime._status import SKIP, Code, Diagnosis, FitError, Status
 from kubesched.scheduler._driver import TURN
-from kubesched.scheduler._expectation import run_pre_bind_pre_flights
+from kubesched.scheduler._expectation import (
+    run_pre_bind_pre_flights,
+    run_untimed_pre_bind_pre_flights,
+)
 from kubesched.scheduler._parallel_prebind import group_runner
 
 if TYPE_CHECKING:
@@ -203,13 +206,20 @@ class BindingCycle:
         nominate = False
         pre_bind_skipped = False
         if self.nnn_for_expectation:
-            pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)
-            if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
-                return pre_flight
-            nominate = pre_flight is None or wp is not None
-            # every PreBind plugin has a pre-flight and each said Skip (the shared SKIP is left
-            # only then): none runs, so an untimed RunPreBindPlugins answers None at once
-            pre_bind_skipped = pre_flight is SKIP and fw.binding.all_pre_flighted and fw.calls.recorder is None
+            untimed = fw.calls.recorder is None
+            if untimed:  # ``run_pre_bind_pre_flights`` without a recorder: its runner, called directly
+                pre_flight = run_untimed_pre_bind_pre_flights(fw, state, assumed, host, self.parallel_pre_bind)
+            else:
+                pre_flight = run_pre_bind_pre_flights(fw, state, assumed, host, parallel=self.parallel_pre_bind)
+            if pre_flight is SKIP:
+                nominate = wp is not None
+                # every PreBind plugin has a pre-flight and each said Skip (the shared SKIP is
+                # left only then): none runs, so an untimed RunPreBindPlugins answers None at once
+                pre_bind_skipped = untimed and fw.binding.all_pre_flighted
+            else:
+                if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
+                    return pre_flight
+                nominate = pre_flight is None or wp is not None
         if wp is not None:
             if wp.released:
                 turn[0] = self.driver.ticket()

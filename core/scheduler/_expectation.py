@@ -16,7 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.runtime._cyclestate import PRE_BIND_PRE_FLIGHT_KEY, PreBindPreFlightResult
+from kubesched.runtime._plugins import _raised
 from kubesched.runtime._status import SKIP, Code, Status
+
+_NO_ANSWER = object()  # no plugin's answer is this
 
 PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"  # the extension point, as framework_extension_point_duration_seconds names it
 
@@ -42,21 +45,41 @@ def run_pre_bind_pre_flights(
     that plugin's ``PreBindPreFlight`` (v1.35 ``framework.go``)."""
     rec = getattr(fw.binding.calls, "recorder", None)
     if rec is None:
-        return _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+        return run_untimed_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
     t0 = rec.now()
-    st = _run_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
+    st = run_untimed_pre_bind_pre_flights(fw, state, pod, node_name, parallel)
     rec.extension_point_since(PRE_BIND_PRE_FLIGHT, st, fw.profile_name, t0)
     return st
 
 
-def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
+def run_untimed_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
+    """:func:`run_pre_bind_pre_flights` when the Framework has no metrics recorder (the binding
+    cycle calls it directly then)."""
     result: Status | None = SKIP  # (Status.skip(), without its call)
     binding = fw.binding
-    call = binding.calls.timed if state.record_plugin_metrics else binding.calls.call
+    timed = binding.calls.timed if state.record_plugin_metrics else None
+    # the in-tree pre-flights' usual answer, one shared ``(PreBindPreFlightResult(allow_parallel=
+    # True), SKIP)`` (``BindingRunners.pre_flight_skip``), taken by identity: what the checks
+    # below make of that tuple, without them
+    skip_parallel = getattr(binding, "pre_flight_skip", _NO_ANSWER)
     skipped: set[str] = set()
     allow_parallel: set[str] = set()
     for e, pre_flight in binding.pre_flights:
-        out = call(e, "prebindpreflight", pre_flight, state, pod, node_name)
+        if timed is None:  # PluginCalls.call, inlined: a raise is this plugin's Error, its name on the status
+            try:
+                out = pre_flight(state, pod, node_name)
+            except Exception as err:
+                out = _raised(e.name, "prebindpreflight", err)
+            else:
+                if out is skip_parallel:
+                    skipped.add(e.name)
+                    if parallel:
+                        allow_parallel.add(e.name)
+                    continue
+                if isinstance(out, Status):
+                    out.plugin = e.name
+        else:
+            out = timed(e, "prebindpreflight", pre_flight, state, pod, node_name)
         if isinstance(out, tuple) and len(out) == 2 and (out[0] is None or isinstance(out[0], PreBindPreFlightResult)):
             flight, out = out
             if parallel and flight is not None and flight.allow_parallel:
@@ -79,4 +102,4 @@ def _run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_n
     return result
 
 
-__all__ = ["run_pre_bind_pre_flights"]
+__all__ = ["run_pre_bind_pre_flights", "run_untimed_pre_bind_pre_flights"]

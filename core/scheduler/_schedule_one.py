@@ -235,12 +235,14 @@ class ScheduleOne:
         if state.recording is not None:
             state.recording.selected_node = host
         self.queue.nominator.delete(assumed_pi.uid)
-        st = fw.run_reserve_plugins_reserve(state, assumed, host)
+        untimed = fw.calls.recorder is None  # then the Framework's Reserve is its runner's: called directly
+        st = (fw.binding if untimed else fw).run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and not st.is_success():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)
             return assumed_pi, single_node_status(st, host), CLEAR_NOMINATION
-        st = fw.run_permit_plugins(state, assumed, host)
+        # untimed, with no Permit plugin, RunPermitPlugins calls and records nothing: None
+        st = fw.run_permit_plugins(state, assumed, host) if fw.binding.permit or not untimed else None
         if st is not None and not st.is_success() and not st.is_wait():
             await fw.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed_pi.uid)

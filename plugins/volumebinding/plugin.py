@@ -20,7 +20,7 @@ from kubesched.framework import (
     hookimpl,
 )
 
-from .._helper import SKIP, queueing_hints_enabled
+from .._helper import PRE_FLIGHT_SKIP, SKIP, queueing_hints_enabled
 from .args import STORAGE_CAPACITY_SCORING, VolumeBindingArgs, parse_args, validate_shape
 from .binder import PodVolumeClaims, PodVolumes, StorageResource, VolumeBinder, volume_limit
 from .helpers import (
@@ -357,6 +357,8 @@ class VolumeBinding:
             self.binder.revert_assumed_pod_volumes(pod_volumes)
 
     # --- PreBind ------------------------------------------------------------------------------
+    pre_bind_pre_flight_skip = PRE_FLIGHT_SKIP  # the runner takes this answer by identity
+
     def pre_bind_pre_flight(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[PreBindPreFlightResult, Status | None]:
@@ -368,7 +370,7 @@ class VolumeBinding:
         if s is None:
             return PARALLEL, Status(Code.ERROR, _NOT_FOUND)
         if s.all_bound:
-            return PARALLEL, SKIP
+            return PRE_FLIGHT_SKIP  # (PARALLEL, SKIP), the shared tuple
         if node_name not in (s.pod_volumes_by_node or {}):
             return PARALLEL, Status(Code.ERROR, f'{ERR_NO_POD_VOLUME_FOR_NODE} "{node_name}"')
         return PARALLEL, None
