@@ -656,6 +656,7 @@ class DynamicResources:
     # --- PreBind --------------------------------------------------------------------------------
     pre_bind_pre_flight = _pre_bind_pre_flight
     pre_bind_pre_flight_skip = PRE_FLIGHT_SKIP  # the runner takes this answer by identity
+    pre_flight_skips_pre_filter_skipped = True  # its PreFilter's Skips leave no claim
 
     @hookimpl
     async def kubesched_pre_bind(

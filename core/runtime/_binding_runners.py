@@ -108,6 +108,23 @@ class BindingRunners:
                 and type(out[0]) is PreBindPreFlightResult and out[0].allow_parallel is True
             ):
                 self.pre_flight_skip = out
+        # A pod that a pre-flight plugin's own PreFilter skipped in this cycle gets that shared
+        # Skip from its pre-flight, when the plugin says so with a true
+        # ``pre_flight_skips_pre_filter_skipped`` (in-tree only: VolumeBinding, whose Reserve then
+        # finds no claim to bind, so it must be a Reserve plugin here too; DynamicResources, which
+        # then holds no claim; their tests check it).  When every pre-flight plugin says so,
+        # a cycle that records and times nothing and skipped each at PreFilter gets from
+        # RunPreBindPreFlights what their answers would make, without a call.
+        reserves = {e.name for e in self.reserve}
+        plain = [
+            e.name
+            for e, _ in self.pre_flights
+            if type(e.plugin).__module__.startswith("kubesched.plugins.")
+            and getattr(e.plugin, "pre_flight_skips_pre_filter_skipped", False) is True
+            and getattr(e.plugin, "pre_bind_pre_flight_skip", None) is self.pre_flight_skip
+            and (e.name in reserves or not hookspecs.implements(e.plugin, "kubesched_reserve"))
+        ]
+        self.plain_pre_flights: tuple[str, ...] = tuple(plain) if len(plain) == len(self.pre_flights) else ()
         self._pre_bind_names = frozenset(e.name for e in self.pre_bind)
         # every PreBind plugin has a pre-flight: when each says Skip, none runs
         self.all_pre_flighted = len(self.pre_flights) == len(self.pre_bind)

@@ -58,6 +58,12 @@ def run_untimed_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod,
     result: Status | None = SKIP  # (Status.skip(), without its call)
     binding = fw.binding
     timed = binding.calls.timed if state.record_plugin_metrics else None
+    plain = getattr(binding, "plain_pre_flights", ())
+    if plain and timed is None and state.recording is None and state.skip_filter_plugins.issuperset(plain):
+        # each pre-flight plugin's PreFilter skipped the pod: each would answer the shared Skip
+        # (``BindingRunners.plain_pre_flights``), which the loop below makes into these
+        state.write(PRE_BIND_PRE_FLIGHT_KEY, (set(plain), set(plain) if parallel else set()))
+        return result
     # the in-tree pre-flights' usual answer, one shared ``(PreBindPreFlightResult(allow_parallel=
     # True), SKIP)`` (``BindingRunners.pre_flight_skip``), taken by identity: what the checks
     # below make of that tuple, without them

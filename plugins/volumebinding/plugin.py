@@ -358,6 +358,9 @@ class VolumeBinding:
 
     # --- PreBind ------------------------------------------------------------------------------
     pre_bind_pre_flight_skip = PRE_FLIGHT_SKIP  # the runner takes this answer by identity
+    # a pod whose PreFilter was skipped (no claim) had its Reserve mark it all bound: the
+    # pre-flight answers the shared Skip (taken without a call when every pre-flight would)
+    pre_flight_skips_pre_filter_skipped = True
 
     def pre_bind_pre_flight(
         self, state: CycleState, pod: Pod, node_name: str

@@ -117,3 +117,49 @@ def test_the_shared_skip_leaves_the_cycle_as_the_checks(parallel: bool, timed: b
         got = run_pre_bind_pre_flights(_Framework(_runners(*answers, shared=True)), a, None, "n1", parallel=parallel)  # type: ignore[arg-type]
         want = run_pre_bind_pre_flights(_Framework(_runners(*answers, shared=False)), b, None, "n1", parallel=parallel)  # type: ignore[arg-type]
         assert _outcome(got, a) == _outcome(want, b), answers
+
+
+def _cycle(fw: Any, pod: Any) -> CycleState:
+    """PreFilter and Reserve of ``pod`` on n1, as its scheduling cycle leaves them."""
+    from kubesched.runtime._infos import PodInfo
+    from kubesched.testing import make_node, make_node_info
+
+    state = CycleState()
+    state.pod_info = PodInfo(pod)
+    nodes = [make_node_info(make_node("n1").capacity(cpu="4", memory="8Gi", pods=10).obj())]
+    fw.filters.run_pre_filter_plugins(state, pod, nodes)
+    assert fw.binding.run_reserve_plugins_reserve(state, pod, "n1") is None
+    return state
+
+
+def test_the_default_profile_skips_its_pre_flights_for_a_pod_both_pre_filters_skipped() -> None:
+    fw = build_framework(default_profile(), IN_TREE)
+    assert fw.binding.plain_pre_flights == ("VolumeBinding", "DynamicResources")
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["1.35", "1.36"])
+def test_the_plain_path_leaves_the_cycle_as_the_calls(parallel: bool) -> None:
+    import copy
+    import random
+
+    from kubesched.testing import make_pod
+
+    fw = build_framework(default_profile(), IN_TREE)
+    full = copy.copy(fw.binding)
+    full.plain_pre_flights = ()  # every pre-flight called
+    rng = random.Random(7)
+    for i in range(30):
+        b = make_pod(f"p{i}").req(cpu=f"{rng.randrange(1, 2000)}m")
+        if rng.random() < 0.3:
+            b = b.label("app", rng.choice(["a", "b"]))
+        if rng.random() < 0.3:
+            b = b.toleration("k", "v", "NoSchedule")
+        if rng.random() < 0.3:
+            b = b.req(memory=f"{rng.randrange(1, 512)}Mi")
+        pod = b.obj()
+        a, c = _cycle(fw, pod), _cycle(fw, pod)
+        assert a.skip_filter_plugins >= {"VolumeBinding", "DynamicResources"}
+        got = run_pre_bind_pre_flights(fw, a, pod, "n1", parallel=parallel)
+        want = run_pre_bind_pre_flights(_Framework(full), c, pod, "n1", parallel=parallel)  # type: ignore[arg-type]
+        assert got is want is SKIP
+        assert _outcome(got, a) == _outcome(want, c)

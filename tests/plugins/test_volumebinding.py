@@ -530,6 +530,37 @@ def test_pod_without_volumes_costs_nothing() -> None:
     assert handle.client.updated == []
 
 
+@pytest.mark.parametrize("volumes", ["none", "emptyDir"])
+def test_a_pod_whose_pre_filter_skipped_gets_the_shared_pre_flight_skip(volumes: str) -> None:
+    """``pre_flight_skips_pre_filter_skipped``: PreFilter Skip, then Reserve, then the pre-flight
+    answers the shared Skip (RunPreBindPreFlights takes it without a call when every pre-flight
+    plugin says so); a pod with a claim is not skipped at PreFilter."""
+    from kubesched.plugins._helper import PRE_FLIGHT_SKIP
+
+    fw, _ = _framework([], [node("n1")])
+    b = make_pod("p")
+    pod = (b.empty_dir() if volumes == "emptyDir" else b).obj()
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod, list(fw.snapshot.node_infos))
+    assert "VolumeBinding" in state.skip_filter_plugins
+    assert fw.run_reserve_plugins_reserve(state, pod, "n1") is None
+    pl = fw.plugins["VolumeBinding"]
+    assert pl.pre_flight_skips_pre_filter_skipped is True
+    assert pl.pre_bind_pre_flight(state, pod, "n1") is PRE_FLIGHT_SKIP
+    assert fw.binding.plain_pre_flights == ("VolumeBinding",)
+    fw, _ = _framework([make_pvc("data", "wait-sc").obj()], [node("n1")])
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, make_pod("q").pvc_volume("data").obj(), list(fw.snapshot.node_infos))
+    assert "VolumeBinding" not in state.skip_filter_plugins
+
+
+def test_without_reserve_the_pre_flight_is_called() -> None:
+    """The Skip needs VolumeBinding's Reserve (it marks the pod all bound): without it in the
+    profile, every pre-flight runs."""
+    fw = framework_for({"preFilter": ["VolumeBinding"], "preBind": ["VolumeBinding"]}, handle=fake_handle(nodes=[node("n1")]))
+    assert fw.binding.plain_pre_flights == ()
+
+
 def _bound_by_pv_controller(handle: FakeHandle, pvc_name: str, pv_name: str) -> None:
     """What the PV controller does to a claim it binds: volumeName and bind-completed."""
     key = ("default", pvc_name)
