@@ -368,7 +368,8 @@ class Batching:
         name, signature, hint = self.current
         batch = self.batches[name]
         if signature is None or feasible is None or scores is None or rng is None:
-            n_others = 0 if feasible is None else len(feasible) - 1
+            # (``scores`` holds a total per feasible node: its length is the batch's, without a call)
+            n_others = 0 if feasible is None else (len(feasible) if scores is None else len(scores)) - 1
             last = batch.last_cycle  # changed in place: the usual case (a pod that signs nothing)
             last.cycle_count, last.chosen_node, last.succeeded = cycle, chosen, True
             if hint:
@@ -376,7 +377,9 @@ class Batching:
                 if hint == chosen:
                     batch.batched_pods += 1
                     return
-            batch._flush(FLUSH_POD_NOT_BATCHABLE if n_others > 0 and signature is None else FLUSH_EMPTY_LIST)
+            reason = FLUSH_POD_NOT_BATCHABLE if n_others > 0 and signature is None else FLUSH_EMPTY_LIST
+            flushes = batch.flushes  # (``_flush``, inline)
+            flushes[reason] = flushes.get(reason, 0) + 1
             batch.state = None
             return
         batch.store_schedule_results(signature, hint, chosen, SortedNodes(feasible, scores, rng, skip), cycle, now())

@@ -248,9 +248,10 @@ class BindingCycle:
             st = await self.bind(fw, state, assumed, host)
         else:  # ``bind`` without a binder extender, inline (one coroutine less a pod)
             try:
-                st = await fw.run_bind_plugins(state, assumed, host)
-            finally:
-                self.cache.finish_binding(assumed_pi.uid, _now())
+                # untimed, the Framework's RunBindPlugins is its runner's: called directly
+                st = await (fw.binding if fw.calls.recorder is None else fw).run_bind_plugins(state, assumed, host)
+            finally:  # (the time is read for an assumed pod's TTL only: Cache.finish_binding's deadline)
+                self.cache.finish_binding(assumed_pi.uid, _now() if self.cache.ttl > 0 else 0.0)
         if st is not None and not st.is_success():
             return _bound(st)  # (a Skip is ``bind``'s Error)
         self.scheduled_count += 1
