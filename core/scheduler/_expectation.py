@@ -53,8 +53,9 @@ def run_pre_bind_pre_flights(
 
 
 def run_untimed_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: Pod, node_name: str, parallel: bool) -> Status | None:
-    """:func:`run_pre_bind_pre_flights` when the Framework has no metrics recorder (the binding
-    cycle calls it directly then)."""
+    """:func:`run_pre_bind_pre_flights` without its observation of the extension point (a
+    sampled cycle's calls are still timed): what the binding cycle calls when the Framework has
+    no metrics recorder."""
     result: Status | None = SKIP  # (Status.skip(), without its call)
     binding = fw.binding
     timed = binding.calls.timed if state.record_plugin_metrics else None
