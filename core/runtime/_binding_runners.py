@@ -291,6 +291,8 @@ class BindingRunners:
                 except Exception as err:
                     out = _raised(e.name, "bind", err)
                 else:
+                    if out is None and rec is None:  # the usual answer: this plugin bound the pod
+                        return None
                     if isinstance(out, Status):
                         out.plugin = e.name
             st = _as_status(out, e.name)
