@@ -115,6 +115,7 @@ class Kubelet(Controller):
 
     kinds = ("Pod",)
     admit_verbs = ("create", "bind")  # a pod created bound, a binding
+    admits_unbound_pods = False  # a pod created unbound starts at its binding
     observe_verbs = ("delete",)  # a graceful deletion beginning, a pod gone
 
     def __init__(self, store: Store, *, timers: bool = True, readiness: bool = True) -> None:

@@ -212,7 +212,8 @@ class Controller:
     then skip the hooks that ignore them).  ``follows_plain_pods = False``: ``observe`` does
     nothing for a :func:`plain_pod`'s writes (its removal aside), so the store does not call it
     for them (most pods are plain: their create and bind reach only the controllers that need
-    them).
+    them).  ``admits_unbound_pods = False``: ``admit`` does nothing for the create of a pod that
+    names no node (the kubelet's start), so the store does not call it for one.
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
@@ -220,6 +221,7 @@ class Controller:
     admit_verbs: ClassVar[tuple[Verb, ...] | None] = None
     observe_verbs: ClassVar[tuple[Verb, ...] | None] = None
     follows_plain_pods: ClassVar[bool] = True
+    admits_unbound_pods: ClassVar[bool] = True
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -500,6 +502,8 @@ class Store:
         self._admit: dict[str, dict[str, list[Callable[[Change], None]]]] = {
             kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
         }
+        # those of the Pod creates' admit steps that act on a pod naming no node (most creates)
+        self._admit_unbound: list[Callable[[Change], None]] = []
         self._controllers: list[Controller] = []  # in registration order
         self._unfollowed: set[tuple[Controller, str]] = set()  # (controller, kind): see follow
         self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {}
@@ -518,6 +522,8 @@ class Store:
             if cls.admit is not Controller.admit and kind in admits:
                 for verb in admit_verbs:
                     self._admit[kind_of(kind)][verb].append(controller.admit)
+                if kind == "Pod" and "create" in admit_verbs and controller.admits_unbound_pods:
+                    self._admit_unbound.append(controller.admit)
         self._controllers.append(controller)
         self._index_observers()
 
@@ -613,7 +619,9 @@ class Store:
             meta.creation_timestamp = stamp = self.clock.timestamp()
         if not meta.generation:
             meta.generation = 1
-        self.put(kind, key, obj, "ADDED", "create", stamp)
+        # a pod naming no node skips the admit steps that act on bound ones only
+        admits = self._admit_unbound if kind == "Pod" and not obj.spec.node_name else self._admit[kind]["create"]
+        self.put(kind, key, obj, "ADDED", "create", stamp, admits)
         return obj
 
     def update(self, obj: Any) -> Any:
@@ -642,15 +650,26 @@ class Store:
         return obj
 
     def put(
-        self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb, stamp: str = ""
+        self,
+        kind: str,
+        key: Key,
+        obj: Any,
+        type_: WatchEventType,
+        verb: Verb,
+        stamp: str = "",
+        admits: list[Callable[[Change], None]] | None = None,
     ) -> None:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
         steps, commit with the next resourceVersion, watchers, then the controllers' feed.
-        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``)."""
+        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``).
+        ``admits``: the in-write steps, when the caller chose them (``create``), else those of
+        the kind and verb."""
         objects = self._objects[kind]
         # Change(...) without its Python-level __new__ (two writes a pod)
         change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb, stamp))
-        for admit in self._admit[kind][verb]:
+        if admits is None:
+            admits = self._admit[kind][verb]
+        for admit in admits:
             admit(change)
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
