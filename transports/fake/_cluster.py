@@ -272,8 +272,7 @@ class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         """The stored pod (read-only), or None."""
-        pod: Pod | None = self._store.get("Pod", (namespace, name))
-        return pod
+        return self._pods.get((namespace, name))  # (the store's own dict: no Store.get call)
 
     def list(self, kind: str | type[Any]) -> list[Any]:
         """Every stored object of ``kind``, in creation order (read-only)."""
