@@ -490,8 +490,9 @@ class Store:
         self.clock = clock
         self.closed = False
         self._objects: dict[str, dict[Key, Any]] = {kind: {} for kind in KINDS}
-        # namespaced kinds: namespace → name → object (each namespace's objects in write order)
-        self._by_ns: dict[str, dict[str, dict[str, Any]]] = {
+        # namespaced kinds: namespace → name → key (each namespace's objects in creation order;
+        # a key, not the object: only a create writes it, an update of the object is in _objects)
+        self._by_ns: dict[str, dict[str, dict[str, Key]]] = {
             kind: {} for kind, (_, namespaced, _) in KINDS.items() if namespaced
         }
         self._rv = 0
@@ -579,8 +580,8 @@ class Store:
         return self._objects[kind]
 
     def in_namespace(self, kind: str, namespace: str) -> Iterator[Any]:
-        """Every stored object of the namespaced ``kind`` in ``namespace``, in write order."""
-        return iter(self._by_ns[kind].get(namespace, {}).values())
+        """Every stored object of the namespaced ``kind`` in ``namespace``, in creation order."""
+        return map(self._objects[kind].__getitem__, self._by_ns[kind].get(namespace, {}).values())
 
     @property
     def resource_version(self) -> int:
@@ -666,7 +667,8 @@ class Store:
         the kind and verb."""
         objects = self._objects[kind]
         # Change(...) without its Python-level __new__ (two writes a pod)
-        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb, stamp))
+        old = objects.get(key)
+        change = _new_tuple(Change, (type_, kind, key, obj, old, verb, stamp))
         if admits is None:
             admits = self._admit[kind][verb]
         for admit in admits:
@@ -674,12 +676,13 @@ class Store:
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
         objects[key] = obj
-        by_ns = self._by_ns.get(kind)
-        if by_ns is not None:
-            in_ns = by_ns.get(key[0])
-            if in_ns is None:
-                in_ns = by_ns[key[0]] = {}
-            in_ns[key[1]] = obj
+        if old is None:  # a new key: into its namespace's index (a rewrite keeps its place)
+            by_ns = self._by_ns.get(kind)
+            if by_ns is not None:
+                in_ns = by_ns.get(key[0])
+                if in_ns is None:
+                    in_ns = by_ns[key[0]] = {}
+                in_ns[key[1]] = key
         # WatchEvent(type_, obj): the same object, without the frozen dataclass's __init__
         event: Any = _WatchEventSlots()
         event.type = type_
