@@ -415,19 +415,32 @@ class Faults:
             raise ValueError(f"unknown verb {verb!r} (expected one of {', '.join(VERBS)})")
 
 
+def _set_future(future: Any) -> None:
+    """Wake a watch's waiting iterator (asyncio): its future done, unless cancelled already
+    (the iterator's task was cancelled and has not run since)."""
+    if not future.done():
+        future.set_result(None)
+
+
 class Watch:
     """One watcher's iterator over its own unbounded queue (it starts with the listing and SYNCED).
 
     A deque and an anyio.Event rather than a memory object stream: an abandoned watch is then
-    just garbage (the store holds it weakly), with no stream left unclosed.
+    just garbage (the store holds it weakly), with no stream left unclosed.  On an asyncio loop
+    the wait is on a future of the loop's own, which is what an Event's wait awaits (without
+    anyio's and asyncio's Event around it: about a hundred bytecodes and five frames a wait, one
+    wait a pod's write in a scheduler): set once, it wakes the waiting task as the Event would.
     """
 
     def __init__(self, events: Iterable[WatchEvent]) -> None:
         self._queue: deque[WatchEvent] = deque(events)
-        self._wakeup: anyio.Event | None = None
-        # the running backend's Event class, found at the first wait: a wait then makes its
-        # Event without anyio.Event() looking the backend up again (once a pod's write)
-        self._event: Callable[[], anyio.Event] | None = None
+        self._wakeup: Any = None  # what the waiting iterator awaits: an anyio.Event or a future
+        # found at the first wait: what makes a wait's wakeup (the loop's create_future, else the
+        # running backend's Event class: no anyio.Event() looking the backend up again), whether
+        # that is a future (awaited itself, not its wait()), and what sets one (_wake)
+        self._make: Callable[[], Any] | None = None
+        self._futures = False
+        self._set: Callable[[Any], None] = _set_future
         # called (synchronously) for every event delivered to this watch
         self.on_push: Callable[[], None] | None = None
         self._ended = False
@@ -447,13 +460,26 @@ class Watch:
                 return self._queue.popleft()
             if self._ended:
                 raise StopAsyncIteration
-            make = self._event
+            make = self._make
             if make is None:
-                self._wakeup = wakeup = anyio.Event()
-                self._event = type(wakeup)
+                make = self._make = self._wakeup_maker()
+            self._wakeup = wakeup = make()
+            if self._futures:
+                await wakeup
             else:
-                self._wakeup = wakeup = make()
-            await wakeup.wait()
+                await wakeup.wait()
+
+    def _wakeup_maker(self) -> Callable[[], Any]:
+        """What makes a wait's wakeup on the running loop (see the class docstring)."""
+        loop = anyio.lowlevel.current_token().native_token
+        create_future = getattr(loop, "create_future", None)
+        if callable(create_future):  # an asyncio loop (trio's token has none)
+            self._futures = True
+            self._set = _set_future
+            return create_future  # type: ignore[no-any-return]
+        event = type(anyio.Event())
+        self._set = event.set
+        return event
 
     def get_nowait(self) -> WatchEvent | None:
         """The next delivered event without waiting, or None.
@@ -479,7 +505,7 @@ class Watch:
         self._ended = True
         self._dropped = self._dropped or dropped
         if self._wakeup is not None:
-            self._wakeup.set()
+            self._set(self._wakeup)
             self._wakeup = None
 
 
@@ -763,8 +789,9 @@ class Store:
                 gone = True
             else:  # the delivery: queued, the waiting iterator woken, on_push told
                 watch._queue.append(event)
-                if watch._wakeup is not None:
-                    watch._wakeup.set()
+                wakeup = watch._wakeup
+                if wakeup is not None:
+                    watch._set(wakeup)
                     watch._wakeup = None
                 if watch.on_push is not None:
                     watch.on_push()
