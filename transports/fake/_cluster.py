@@ -77,7 +77,8 @@ from ._kubelet import Kubelet, completed
 from ._pv_controller import PersistentVolumes, VolumeWrites
 from ._resourceclaims import ClaimWrites, ResourceClaims
 from ._statefulset import StatefulSets
-from ._store import KINDS, Clock, Controller, Faults, Store, Watch, kind_of
+from ._store import KINDS, Clock, Controller, Faults, Store, kind_of
+from ._watch import Watch
 
 
 def _check_bindable(binding: Binding, pod: Pod) -> None:
