@@ -67,21 +67,6 @@ def _conditions(conditions: list[PodCondition], conds: dict[str, tuple[str, str]
     return out
 
 
-def _start_in(conditions: list[PodCondition], now: str) -> list[PodCondition]:
-    """``_conditions(conditions, _STARTED_CONDITIONS, now)``, for a list of the write's own: for
-    a pod that has none of them yet (a binding's: PodScheduled only), the list itself, the three
-    appended (no merge, no new list)."""
-    for c in conditions:
-        if c.type in _STARTED_CONDITIONS:
-            return _conditions(conditions, _STARTED_CONDITIONS, now)
-    conditions += (
-        PodCondition(type="Initialized", status="True", last_transition_time=now),
-        PodCondition(type="Ready", status="True", last_transition_time=now),
-        PodCondition(type="ContainersReady", status="True", last_transition_time=now),
-    )
-    return conditions
-
-
 def started(status: PodStatus, now: str) -> PodStatus:
     """A started pod's status: Initialized, Ready and ContainersReady True."""
     return _with_conditions(status, _STARTED_CONDITIONS, now)
@@ -115,6 +100,7 @@ class Kubelet(Controller):
 
     kinds = ("Pod",)
     admit_verbs = ("create", "bind")  # a pod created bound, a binding
+    admits_unbound_pods = False  # a pod created unbound starts at its binding
     observe_verbs = ("delete",)  # a graceful deletion beginning, a pod gone
 
     def __init__(self, store: Store, *, timers: bool = True, readiness: bool = True) -> None:
@@ -138,8 +124,20 @@ class Kubelet(Controller):
             status = pod.status
             status.phase = "Running"
             status.start_time = now
-            if self.readiness:  # started
-                status.conditions = _start_in(status.conditions, now)
+            if self.readiness:  # started: _conditions(conditions, _STARTED_CONDITIONS, now), but
+                # for a pod with none of them yet (a binding's: PodScheduled only), the list
+                # itself (the write's own), the three appended: no merge, no new list
+                conditions = status.conditions
+                for c in conditions:
+                    if c.type in _STARTED_CONDITIONS:
+                        status.conditions = _conditions(conditions, _STARTED_CONDITIONS, now)
+                        break
+                else:
+                    conditions += (
+                        PodCondition(type="Initialized", status="True", last_transition_time=now),
+                        PodCondition(type="Ready", status="True", last_transition_time=now),
+                        PodCondition(type="ContainersReady", status="True", last_transition_time=now),
+                    )
         elif change.verb == "create" and pod.spec.node_name:
             now = change.stamp or self.store.clock.timestamp()
             pod.status.phase = pod.status.phase or "Running"

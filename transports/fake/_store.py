@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Literal, NamedTuple, Self
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import anyio
 import anyio.lowlevel
@@ -41,7 +41,6 @@ from kubesched import (
     ConfigError,
     ConflictError,
     NotFoundError,
-    UnavailableError,
     WatchEvent,
     WatchEventType,
 )
@@ -72,6 +71,8 @@ from kubesched.api import (
 )
 from kubesched.api import copy as _copy
 from kubesched.clock import now as _now
+
+from ._watch import Watch
 
 # kind → (struct, namespaced, resource name used in API error messages); in watch-listing order
 KINDS: dict[str, tuple[type[Any], bool, str]] = {
@@ -212,7 +213,8 @@ class Controller:
     then skip the hooks that ignore them).  ``follows_plain_pods = False``: ``observe`` does
     nothing for a :func:`plain_pod`'s writes (its removal aside), so the store does not call it
     for them (most pods are plain: their create and bind reach only the controllers that need
-    them).
+    them).  ``admits_unbound_pods = False``: ``admit`` does nothing for the create of a pod that
+    names no node (the kubelet's start), so the store does not call it for one.
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
@@ -220,6 +222,7 @@ class Controller:
     admit_verbs: ClassVar[tuple[Verb, ...] | None] = None
     observe_verbs: ClassVar[tuple[Verb, ...] | None] = None
     follows_plain_pods: ClassVar[bool] = True
+    admits_unbound_pods: ClassVar[bool] = True
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -413,74 +416,6 @@ class Faults:
             raise ValueError(f"unknown verb {verb!r} (expected one of {', '.join(VERBS)})")
 
 
-class Watch:
-    """One watcher's iterator over its own unbounded queue (it starts with the listing and SYNCED).
-
-    A deque and an anyio.Event rather than a memory object stream: an abandoned watch is then
-    just garbage (the store holds it weakly), with no stream left unclosed.
-    """
-
-    def __init__(self, events: Iterable[WatchEvent]) -> None:
-        self._queue: deque[WatchEvent] = deque(events)
-        self._wakeup: anyio.Event | None = None
-        # the running backend's Event class, found at the first wait: a wait then makes its
-        # Event without anyio.Event() looking the backend up again (once a pod's write)
-        self._event: Callable[[], anyio.Event] | None = None
-        # called (synchronously) for every event delivered to this watch
-        self.on_push: Callable[[], None] | None = None
-        self._ended = False
-        self._dropped = False
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> WatchEvent:
-        if self._queue or self._ended or self._dropped:  # else the wait below yields
-            await anyio.lowlevel.checkpoint()
-        while True:
-            if self._dropped:
-                self._queue.clear()
-                raise UnavailableError("watch connection dropped (injected fault)")
-            if self._queue:
-                return self._queue.popleft()
-            if self._ended:
-                raise StopAsyncIteration
-            make = self._event
-            if make is None:
-                self._wakeup = wakeup = anyio.Event()
-                self._event = type(wakeup)
-            else:
-                self._wakeup = wakeup = make()
-            await wakeup.wait()
-
-    def get_nowait(self) -> WatchEvent | None:
-        """The next delivered event without waiting, or None.
-
-        The scheduler drains delivered events before each scheduling cycle, so a change made at
-        one virtual instant is seen by every cycle that runs at that instant, whichever task
-        the event loop happens to run first.
-        """
-        if self._dropped or not self._queue:
-            return None
-        return self._queue.popleft()
-
-    def pending(self) -> bool:
-        """Events delivered but not yet taken."""
-        return bool(self._queue) and not self._dropped
-
-    async def aclose(self) -> None:
-        """Stop watching: the iterator ends at once."""
-        self._end()
-        self._queue.clear()
-
-    def _end(self, *, dropped: bool = False) -> None:
-        self._ended = True
-        self._dropped = self._dropped or dropped
-        if self._wakeup is not None:
-            self._wakeup.set()
-            self._wakeup = None
-
-
 class Store:
     """Objects by kind, one resourceVersion sequence, watch fan-out, and the controllers' feed."""
 
@@ -488,8 +423,9 @@ class Store:
         self.clock = clock
         self.closed = False
         self._objects: dict[str, dict[Key, Any]] = {kind: {} for kind in KINDS}
-        # namespaced kinds: namespace → name → object (each namespace's objects in write order)
-        self._by_ns: dict[str, dict[str, dict[str, Any]]] = {
+        # namespaced kinds: namespace → name → key (each namespace's objects in creation order;
+        # a key, not the object: only a create writes it, an update of the object is in _objects)
+        self._by_ns: dict[str, dict[str, dict[str, Key]]] = {
             kind: {} for kind, (_, namespaced, _) in KINDS.items() if namespaced
         }
         self._rv = 0
@@ -500,6 +436,8 @@ class Store:
         self._admit: dict[str, dict[str, list[Callable[[Change], None]]]] = {
             kind: {verb: [] for verb in VERBS_OF_CHANGES} for kind in KINDS
         }
+        # those of the Pod creates' admit steps that act on a pod naming no node (most creates)
+        self._admit_unbound: list[Callable[[Change], None]] = []
         self._controllers: list[Controller] = []  # in registration order
         self._unfollowed: set[tuple[Controller, str]] = set()  # (controller, kind): see follow
         self._observe: dict[str, dict[str, list[Callable[[Change], None]]]] = {}
@@ -518,6 +456,8 @@ class Store:
             if cls.admit is not Controller.admit and kind in admits:
                 for verb in admit_verbs:
                     self._admit[kind_of(kind)][verb].append(controller.admit)
+                if kind == "Pod" and "create" in admit_verbs and controller.admits_unbound_pods:
+                    self._admit_unbound.append(controller.admit)
         self._controllers.append(controller)
         self._index_observers()
 
@@ -573,8 +513,8 @@ class Store:
         return self._objects[kind]
 
     def in_namespace(self, kind: str, namespace: str) -> Iterator[Any]:
-        """Every stored object of the namespaced ``kind`` in ``namespace``, in write order."""
-        return iter(self._by_ns[kind].get(namespace, {}).values())
+        """Every stored object of the namespaced ``kind`` in ``namespace``, in creation order."""
+        return map(self._objects[kind].__getitem__, self._by_ns[kind].get(namespace, {}).values())
 
     @property
     def resource_version(self) -> int:
@@ -613,7 +553,9 @@ class Store:
             meta.creation_timestamp = stamp = self.clock.timestamp()
         if not meta.generation:
             meta.generation = 1
-        self.put(kind, key, obj, "ADDED", "create", stamp)
+        # a pod naming no node skips the admit steps that act on bound ones only
+        admits = self._admit_unbound if kind == "Pod" and not obj.spec.node_name else self._admit[kind]["create"]
+        self.put(kind, key, obj, "ADDED", "create", stamp, admits)
         return obj
 
     def update(self, obj: Any) -> Any:
@@ -642,25 +584,38 @@ class Store:
         return obj
 
     def put(
-        self, kind: str, key: Key, obj: Any, type_: WatchEventType, verb: Verb, stamp: str = ""
+        self,
+        kind: str,
+        key: Key,
+        obj: Any,
+        type_: WatchEventType,
+        verb: Verb,
+        stamp: str = "",
+        admits: list[Callable[[Change], None]] | None = None,
     ) -> None:
         """Write ``obj`` (a new object, owned by the store from now on) at ``key``: the in-write
         steps, commit with the next resourceVersion, watchers, then the controllers' feed.
-        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``)."""
+        ``stamp``: the write's time, when the caller read the clock for it (``Change.stamp``).
+        ``admits``: the in-write steps, when the caller chose them (``create``), else those of
+        the kind and verb."""
         objects = self._objects[kind]
         # Change(...) without its Python-level __new__ (two writes a pod)
-        change = _new_tuple(Change, (type_, kind, key, obj, objects.get(key), verb, stamp))
-        for admit in self._admit[kind][verb]:
+        old = objects.get(key)
+        change = _new_tuple(Change, (type_, kind, key, obj, old, verb, stamp))
+        if admits is None:
+            admits = self._admit[kind][verb]
+        for admit in admits:
             admit(change)
         self._rv += 1
         obj.metadata.resource_version = str(self._rv)
         objects[key] = obj
-        by_ns = self._by_ns.get(kind)
-        if by_ns is not None:
-            in_ns = by_ns.get(key[0])
-            if in_ns is None:
-                in_ns = by_ns[key[0]] = {}
-            in_ns[key[1]] = obj
+        if old is None:  # a new key: into its namespace's index (a rewrite keeps its place)
+            by_ns = self._by_ns.get(kind)
+            if by_ns is not None:
+                in_ns = by_ns.get(key[0])
+                if in_ns is None:
+                    in_ns = by_ns[key[0]] = {}
+                in_ns[key[1]] = key
         # WatchEvent(type_, obj): the same object, without the frozen dataclass's __init__
         event: Any = _WatchEventSlots()
         event.type = type_
@@ -741,8 +696,9 @@ class Store:
                 gone = True
             else:  # the delivery: queued, the waiting iterator woken, on_push told
                 watch._queue.append(event)
-                if watch._wakeup is not None:
-                    watch._wakeup.set()
+                wakeup = watch._wakeup
+                if wakeup is not None:
+                    watch._set(wakeup)
                     watch._wakeup = None
                 if watch.on_push is not None:
                     watch.on_push()
