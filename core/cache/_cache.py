@@ -540,9 +540,7 @@ class Snapshot:
         key = (kind, resources)
         hit = self._stacks.get(key)
         if hit is None:
-            keys = [(kind, r) for r in resources]
-            hit = self._stacks[key] = _stack([self.column(kind, r) for r in resources], keys)
-            self._plan = None
+            hit = self._new_stack(key, [(kind, r) for r in resources], self._columns, lambda k: self.column(*k))
         return hit[0]
 
     def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
@@ -551,10 +549,44 @@ class Snapshot:
         hit = self._stacks.get(key)
         if hit is None:
             keys = [(kind, r, priority) for r in resources]
-            sources = [self.column_stripped(kind, r, priority) for r in resources]
-            hit = self._stacks[key] = _stack(sources, keys)
-            self._plan = None
+            hit = self._new_stack(key, keys, self._stripped, lambda k: self.column_stripped(*k))
         return hit[0]
+
+    def _new_stack(
+        self, key: tuple[Any, ...], keys: list[tuple[Any, ...]], store: dict[Any, np.ndarray], make: Any
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]:
+        """The stack at ``key`` of the columns at ``keys`` (in ``store``, made by ``make``),
+        kept current without writes of its own where it can be: a refreshed row is written
+        once into each array that owns memory, so fewer arrays is fewer writes a changed row.
+
+        - A run of rows of a stack already kept (same kind, same priority) is that stack's
+          slice (a view: its rows are written already).
+        - Otherwise a new stack; a column made for it (none was kept: no one holds it) is the
+          stack's row, a view, so writing the column writes the stack.  The rows of columns
+          kept before are written on their own (their arrays may be held by a caller: they
+          stay what they are).
+        Returns ``(stack, [(row view, column key)])``, the rows :meth:`update` writes apart."""
+        n = len(keys)
+        for other, (stack, _) in self._stacks.items() if n else ():
+            if len(other) == len(key) and other[0] == key[0] and other[2:] == key[2:]:
+                have = other[1]
+                for j in range(len(have) - n + 1):
+                    if have[j : j + n] == key[1]:
+                        hit = self._stacks[key] = (stack[j : j + n], [])
+                        return hit
+        kept = {k for k in keys if k in store}
+        sources = [make(k) for k in keys]
+        stack = np.stack(sources)
+        rows: list[tuple[np.ndarray, tuple[Any, ...]]] = []
+        for j, k in enumerate(keys):
+            if k in kept:
+                rows.append((stack[j], k))
+            else:
+                store[k] = stack[j]
+                kept.add(k)  # (a key twice in one stack: its second row written apart)
+        hit = self._stacks[key] = (stack, rows)
+        self._plan = None
+        return hit
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
         """:meth:`column` over only the pods of priority below ``priority`` (what preemption may
@@ -688,15 +720,6 @@ class Snapshot:
 _POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(6)
 # _write_plan's plan: (the allocatable columns' (resource, views), the others' (code, resource, views))
 _Plan = tuple[list[tuple[str, list[Any]]], list[tuple[int, str, list[Any]]]]
-
-
-def _stack(
-    sources: list[np.ndarray], keys: list[tuple[Any, ...]]
-) -> tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]:
-    """A stack of ``sources`` (the columns at ``keys``), with each stack row's view and key: a
-    refreshed row writes the values it computed for those columns into the views."""
-    stack = np.stack(sources)
-    return stack, [(stack[j], key) for j, key in enumerate(keys)]
 
 
 def _changed_pods(old: list[PodInfo], new: list[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:
