@@ -417,31 +417,21 @@ class Snapshot:
             node_infos[i] = ni
             self.generations[i] = ni.generation
             if plan is not None:
-                # each column's value written into the column and the stack rows of it;
-                # allocatable is the Node's: the same object (a pod's change) has the same values
-                alloc_plan, pod_plan = plan
+                # each column's value written into the column and the stack rows of it (one
+                # view each); allocatable is the Node's: the same object (a pod's change) has
+                # the same values
+                alloc_plan, pod_plan, other_plan = plan
                 if ni.allocatable is not old.allocatable:
                     alloc = ni.allocatable
-                    for resource, targets in alloc_plan:
-                        v = alloc.get(resource)
-                        for target in targets:
-                            target[i] = v
+                    for resource, target in alloc_plan:
+                        target[i] = alloc.get(resource)
                 requested = ni.requested
-                for code, resource, targets in pod_plan:
-                    if code == _REQ_CPU:
-                        v = requested.milli_cpu
-                    elif code == _REQ_MEM:
-                        v = requested.memory
-                    elif code == _POD_COUNT:
-                        v = len(ni.pods)
-                    elif code == _NZ_CPU:
-                        v = ni.non_zero_cpu
-                    elif code == _NZ_MEM:
-                        v = ni.non_zero_mem
-                    else:
-                        v = requested.get(resource)
-                    for target in targets:
-                        target[i] = v
+                # the values by code (_POD_COUNT ... _NZ_MEM; _REQ_OTHER's are other_plan's)
+                values = (len(ni.pods), requested.milli_cpu, requested.memory, 0, ni.non_zero_cpu, ni.non_zero_mem)
+                for code, target in pod_plan:
+                    target[i] = values[code]
+                for resource, target in other_plan:
+                    target[i] = requested.get(resource)
                 continue
             self._refresh_row(i, ni)
         cache.dirty.clear()
@@ -468,20 +458,23 @@ class Snapshot:
                 row[i] = values[key]
 
     def _write_plan(self) -> _Plan:
-        """Per column (no below or stripped ones kept): how :meth:`update` computes a row's
-        value (the code of ``_value``'s case) and where it writes it (the column and every
-        stack row of it, as writable memoryviews: a row written through one is the array's).
-        The allocatable columns apart (resource, views), the others (code, resource, views):
-        a pod's change, the common one, leaves the allocatable ones as they are."""
+        """Per column (no below or stripped ones kept): where :meth:`update` writes a row's
+        value (the column and every stack row of it that is not a view of it, as writable
+        memoryviews: a row written through one is the array's), one entry a view, and how it
+        computes the value.  Three lists: the allocatable columns' ``(resource, view)`` (a
+        pod's change, the common one, leaves them as they are); the others' ``(code, view)``,
+        the code of ``_value``'s case for a resource a NodeInfo keeps apart; ``(resource,
+        view)`` for the other requested resources (``_REQ_OTHER``)."""
+        alloc_plan: list[tuple[str, Any]] = []
+        plan: list[tuple[int, Any]] = []
+        other_plan: list[tuple[str, Any]] = []
         targets: dict[tuple[Any, ...], list[Any]] = {key: [col.data] for key, col in self._columns.items()}
         for _, rows in self._stacks.values():
             for row, key in rows:
                 targets[key].append(row.data)
-        alloc_plan: list[tuple[str, list[Any]]] = []
-        plan: list[tuple[int, str, list[Any]]] = []
         for (kind, resource), views in targets.items():
             if kind == "allocatable":
-                alloc_plan.append((resource, views))
+                alloc_plan += [(resource, view) for view in views]
                 continue
             if resource == PODS:
                 code = _POD_COUNT
@@ -494,9 +487,10 @@ class Snapshot:
             elif resource == MEMORY:
                 code = _REQ_MEM
             else:
-                code = _REQ_OTHER
-            plan.append((code, resource, views))
-        return alloc_plan, plan
+                other_plan += [(resource, view) for view in views]
+                continue
+            plan += [(code, view) for view in views]
+        return alloc_plan, plan, other_plan
 
     def all_rows(self) -> np.ndarray:
         """``arange(len(self))``, kept until the node set changes (read only)."""
@@ -718,8 +712,9 @@ class Snapshot:
 
 # _write_plan's codes: which of a NodeInfo's values a column holds
 _POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(6)
-# _write_plan's plan: (the allocatable columns' (resource, views), the others' (code, resource, views))
-_Plan = tuple[list[tuple[str, list[Any]]], list[tuple[int, str, list[Any]]]]
+# _write_plan's plan: the allocatable columns' (resource, view), the others' (code, view), the
+# other requested resources' (resource, view)
+_Plan = tuple[list[tuple[str, Any]], list[tuple[int, Any]], list[tuple[str, Any]]]
 
 
 def _changed_pods(old: list[PodInfo], new: list[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:

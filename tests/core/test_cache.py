@@ -162,6 +162,7 @@ def test_a_node_info_clone_copies_every_field_of_its_requests() -> None:
         pytest.param([("pods", "cpu", "memory"), ("cpu", "memory")], id="a run of a kept stack first"),
         pytest.param([("cpu", "memory"), ("pods", "cpu", "memory")], id="the smaller stack first"),
         pytest.param([("cpu",), ("memory", "cpu"), ("pods", "cpu", "memory"), ("cpu", "cpu")], id="mixed"),
+        pytest.param([("ephemeral-storage", "cpu"), ("pods", "ephemeral-storage")], id="another resource"),
     ],
 )
 def test_snapshot_stacks_share_rows_and_stay_current(asked: list[tuple[str, ...]]) -> None:
@@ -197,9 +198,10 @@ def test_snapshot_stacks_share_rows_and_stay_current(asked: list[tuple[str, ...]
         elif rng.random() < 0.1:
             c.update_node(make_node(rng.choice(nodes)).capacity(cpu=str(rng.randrange(4, 9)), memory="8Gi").obj())
         else:
-            pi = _bound(f"p{step}", rng.choice(nodes), cpu=f"{rng.randrange(1, 9) * 100}m")
-            c.add_pod(pi.pod)
-            live.append(pi.uid)
+            cpu, storage = f"{rng.randrange(1, 9) * 100}m", f"{rng.randrange(3)}Gi"
+            pod = make_pod(f"p{step}").req(cpu=cpu, memory="1Gi", **{"ephemeral-storage": storage})
+            c.add_pod(pod.node(rng.choice(nodes)).obj())
+            live.append(pod.obj().metadata.uid)
         snap.update(c)
         assert (held is snap.column("requested", "cpu")) == (tree == snap.tree_generation)
         for kind in kinds:
