@@ -306,8 +306,12 @@ def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
 
 def _resize_changed(old: Pod, new: Pod) -> bool:
     """Whether what a resize reads of the status changed: the container statuses, the resize
-    status, whether the resize is infeasible."""
+    status, whether the resize is infeasible.  Without container statuses on either side
+    nothing of it is read (``pod_requests_and_non_zero`` takes the spec's requests then, the
+    resize status apart): unchanged, without the conditions' walk (a started pod has four)."""
     a, b = old.status, new.status
+    if not (a.container_statuses or b.container_statuses or a.init_container_statuses or b.init_container_statuses):
+        return False
     return (
         a.container_statuses != b.container_statuses
         or a.init_container_statuses != b.init_container_statuses
