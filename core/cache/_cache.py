@@ -306,8 +306,12 @@ def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
 
 def _resize_changed(old: Pod, new: Pod) -> bool:
     """Whether what a resize reads of the status changed: the container statuses, the resize
-    status, whether the resize is infeasible."""
+    status, whether the resize is infeasible.  Without container statuses on either side
+    nothing of it is read (``pod_requests_and_non_zero`` takes the spec's requests then, the
+    resize status apart): unchanged, without the conditions' walk (a started pod has four)."""
     a, b = old.status, new.status
+    if not (a.container_statuses or b.container_statuses or a.init_container_statuses or b.init_container_statuses):
+        return False
     return (
         a.container_statuses != b.container_statuses
         or a.init_container_statuses != b.init_container_statuses
@@ -417,31 +421,21 @@ class Snapshot:
             node_infos[i] = ni
             self.generations[i] = ni.generation
             if plan is not None:
-                # each column's value written into the column and the stack rows of it;
-                # allocatable is the Node's: the same object (a pod's change) has the same values
-                alloc_plan, pod_plan = plan
+                # each column's value written into the column and the stack rows of it (one
+                # view each); allocatable is the Node's: the same object (a pod's change) has
+                # the same values
+                alloc_plan, pod_plan, other_plan = plan
                 if ni.allocatable is not old.allocatable:
                     alloc = ni.allocatable
-                    for resource, targets in alloc_plan:
-                        v = alloc.get(resource)
-                        for target in targets:
-                            target[i] = v
+                    for resource, target in alloc_plan:
+                        target[i] = alloc.get(resource)
                 requested = ni.requested
-                for code, resource, targets in pod_plan:
-                    if code == _REQ_CPU:
-                        v = requested.milli_cpu
-                    elif code == _REQ_MEM:
-                        v = requested.memory
-                    elif code == _POD_COUNT:
-                        v = len(ni.pods)
-                    elif code == _NZ_CPU:
-                        v = ni.non_zero_cpu
-                    elif code == _NZ_MEM:
-                        v = ni.non_zero_mem
-                    else:
-                        v = requested.get(resource)
-                    for target in targets:
-                        target[i] = v
+                # the values by code (_POD_COUNT ... _NZ_MEM; _REQ_OTHER's are other_plan's)
+                values = (len(ni.pods), requested.milli_cpu, requested.memory, 0, ni.non_zero_cpu, ni.non_zero_mem)
+                for code, target in pod_plan:
+                    target[i] = values[code]
+                for resource, target in other_plan:
+                    target[i] = requested.get(resource)
                 continue
             self._refresh_row(i, ni)
         cache.dirty.clear()
@@ -468,20 +462,23 @@ class Snapshot:
                 row[i] = values[key]
 
     def _write_plan(self) -> _Plan:
-        """Per column (no below or stripped ones kept): how :meth:`update` computes a row's
-        value (the code of ``_value``'s case) and where it writes it (the column and every
-        stack row of it, as writable memoryviews: a row written through one is the array's).
-        The allocatable columns apart (resource, views), the others (code, resource, views):
-        a pod's change, the common one, leaves the allocatable ones as they are."""
+        """Per column (no below or stripped ones kept): where :meth:`update` writes a row's
+        value (the column and every stack row of it that is not a view of it, as writable
+        memoryviews: a row written through one is the array's), one entry a view, and how it
+        computes the value.  Three lists: the allocatable columns' ``(resource, view)`` (a
+        pod's change, the common one, leaves them as they are); the others' ``(code, view)``,
+        the code of ``_value``'s case for a resource a NodeInfo keeps apart; ``(resource,
+        view)`` for the other requested resources (``_REQ_OTHER``)."""
+        alloc_plan: list[tuple[str, Any]] = []
+        plan: list[tuple[int, Any]] = []
+        other_plan: list[tuple[str, Any]] = []
         targets: dict[tuple[Any, ...], list[Any]] = {key: [col.data] for key, col in self._columns.items()}
         for _, rows in self._stacks.values():
             for row, key in rows:
                 targets[key].append(row.data)
-        alloc_plan: list[tuple[str, list[Any]]] = []
-        plan: list[tuple[int, str, list[Any]]] = []
         for (kind, resource), views in targets.items():
             if kind == "allocatable":
-                alloc_plan.append((resource, views))
+                alloc_plan += [(resource, view) for view in views]
                 continue
             if resource == PODS:
                 code = _POD_COUNT
@@ -494,9 +491,10 @@ class Snapshot:
             elif resource == MEMORY:
                 code = _REQ_MEM
             else:
-                code = _REQ_OTHER
-            plan.append((code, resource, views))
-        return alloc_plan, plan
+                other_plan += [(resource, view) for view in views]
+                continue
+            plan += [(code, view) for view in views]
+        return alloc_plan, plan, other_plan
 
     def all_rows(self) -> np.ndarray:
         """``arange(len(self))``, kept until the node set changes (read only)."""
@@ -540,9 +538,7 @@ class Snapshot:
         key = (kind, resources)
         hit = self._stacks.get(key)
         if hit is None:
-            keys = [(kind, r) for r in resources]
-            hit = self._stacks[key] = _stack([self.column(kind, r) for r in resources], keys)
-            self._plan = None
+            hit = self._new_stack(key, [(kind, r) for r in resources], self._columns, lambda k: self.column(*k))
         return hit[0]
 
     def columns_stripped(self, kind: str, resources: tuple[str, ...], priority: int) -> np.ndarray:
@@ -551,10 +547,44 @@ class Snapshot:
         hit = self._stacks.get(key)
         if hit is None:
             keys = [(kind, r, priority) for r in resources]
-            sources = [self.column_stripped(kind, r, priority) for r in resources]
-            hit = self._stacks[key] = _stack(sources, keys)
-            self._plan = None
+            hit = self._new_stack(key, keys, self._stripped, lambda k: self.column_stripped(*k))
         return hit[0]
+
+    def _new_stack(
+        self, key: tuple[Any, ...], keys: list[tuple[Any, ...]], store: dict[Any, np.ndarray], make: Any
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]:
+        """The stack at ``key`` of the columns at ``keys`` (in ``store``, made by ``make``),
+        kept current without writes of its own where it can be: a refreshed row is written
+        once into each array that owns memory, so fewer arrays is fewer writes a changed row.
+
+        - A run of rows of a stack already kept (same kind, same priority) is that stack's
+          slice (a view: its rows are written already).
+        - Otherwise a new stack; a column made for it (none was kept: no one holds it) is the
+          stack's row, a view, so writing the column writes the stack.  The rows of columns
+          kept before are written on their own (their arrays may be held by a caller: they
+          stay what they are).
+        Returns ``(stack, [(row view, column key)])``, the rows :meth:`update` writes apart."""
+        n = len(keys)
+        for other, (stack, _) in self._stacks.items() if n else ():
+            if len(other) == len(key) and other[0] == key[0] and other[2:] == key[2:]:
+                have = other[1]
+                for j in range(len(have) - n + 1):
+                    if have[j : j + n] == key[1]:
+                        hit = self._stacks[key] = (stack[j : j + n], [])
+                        return hit
+        kept = {k for k in keys if k in store}
+        sources = [make(k) for k in keys]
+        stack = np.stack(sources)
+        rows: list[tuple[np.ndarray, tuple[Any, ...]]] = []
+        for j, k in enumerate(keys):
+            if k in kept:
+                rows.append((stack[j], k))
+            else:
+                store[k] = stack[j]
+                kept.add(k)  # (a key twice in one stack: its second row written apart)
+        hit = self._stacks[key] = (stack, rows)
+        self._plan = None
+        return hit
 
     def column_below(self, kind: str, resource: str, priority: int) -> np.ndarray:
         """:meth:`column` over only the pods of priority below ``priority`` (what preemption may
@@ -686,17 +716,9 @@ class Snapshot:
 
 # _write_plan's codes: which of a NodeInfo's values a column holds
 _POD_COUNT, _REQ_CPU, _REQ_MEM, _REQ_OTHER, _NZ_CPU, _NZ_MEM = range(6)
-# _write_plan's plan: (the allocatable columns' (resource, views), the others' (code, resource, views))
-_Plan = tuple[list[tuple[str, list[Any]]], list[tuple[int, str, list[Any]]]]
-
-
-def _stack(
-    sources: list[np.ndarray], keys: list[tuple[Any, ...]]
-) -> tuple[np.ndarray, list[tuple[np.ndarray, tuple[Any, ...]]]]:
-    """A stack of ``sources`` (the columns at ``keys``), with each stack row's view and key: a
-    refreshed row writes the values it computed for those columns into the views."""
-    stack = np.stack(sources)
-    return stack, [(stack[j], key) for j, key in enumerate(keys)]
+# _write_plan's plan: the allocatable columns' (resource, view), the others' (code, view), the
+# other requested resources' (resource, view)
+_Plan = tuple[list[tuple[str, Any]], list[tuple[int, Any]], list[tuple[str, Any]]]
 
 
 def _changed_pods(old: list[PodInfo], new: list[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:

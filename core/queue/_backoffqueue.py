@@ -137,14 +137,15 @@ class BackoffQueue:
 
     def delete(self, uid: str) -> bool:
         # ``_Heap.remove`` of each heap, inlined (every pod that enters activeQ or is bound
-        # comes here, most often in neither heap)
-        a = self._plugin_items.pop(uid, None)
-        if a is not None:
-            a.valid = False
-        b = self._error_items.pop(uid, None)
-        if b is not None:
-            b.valid = False
-        return a is not None or b is not None
+        # comes here, most often in neither heap: two membership tests)
+        found = False
+        if uid in self._plugin_items:
+            self._plugin_items.pop(uid).valid = False
+            found = True
+        if uid in self._error_items:
+            self._error_items.pop(uid).valid = False
+            found = True
+        return found
 
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self.pod_backoff_q.get(uid) or self.pod_error_backoff_q.get(uid)

@@ -35,7 +35,7 @@ are read from the scheduler's clock (``kubesched.clock.now``: virtual in a simul
 handling takes 0 s).
 
 A dropped watch is re-listed with backoff; objects the new listing no longer shows are handled
-as deleted (:meth:`EventHandlers._reconcile_relist`).  :class:`EventHandlers` is an object the
+as deleted (:func:`_reconcile_relist`).  :class:`EventHandlers` is an object the
 :class:`kubesched.Scheduler` holds (``handlers``), given what it keeps current when it is built.
 """
 
@@ -179,56 +179,31 @@ class EventHandlers:
                 await anyio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
 
-    def _reconcile_relist(self) -> None:
-        """After a re-list: objects the new listing did not show were deleted meanwhile."""
-        seen = self.relist_seen
-        self.relist_seen = None
-        if seen is None:
-            return
-        for uid, pod in list(self.cluster.pods.items()):
-            if ("Pod", uid) not in seen:
-                self.on_pod("DELETED", pod)
-        for name, node in list(self.cluster.nodes.items()):
-            if ("Node", name) not in seen:
-                self.on_node("DELETED", node)
-        for table, kind in (
-            (self.cluster.pdbs, "PodDisruptionBudget"),
-            (self.cluster.pod_groups, "PodGroup"),
-            (self.cluster.workloads, "Workload"),
-            (self.cluster.scheduling_pod_groups, "SchedulingPodGroup"),
-            (self.cluster.replica_sets, "ReplicaSet"),
-            (self.cluster.stateful_sets, "StatefulSet"),
-        ):
-            for key in list(table):
-                if (kind, key) not in seen:
-                    del table[key]
-        for cls, (attr, _, namespaced) in _INFORMED.items():
-            storage: dict[Any, Any] = getattr(self.cluster, attr)
-            for key, obj in list(storage.items()):
-                if (cls.__name__, key if namespaced else ("", key)) not in seen:
-                    self._on_storage(cls, "DELETED", obj)
-        for name in list(self.cluster.device_taint_rules):
-            if ("DeviceTaintRule", ("", name)) not in seen:
-                del self.cluster.device_taint_rules[name]
-
     def drain(self) -> None:
         """Handle the events already delivered (a batch counts as one activity)."""
         get = getattr(self.watch, "get_nowait", None)
         if get is None:
             return
         handled = False
+        on_pod = self.on_pod
         while True:
             event = get()
             if event is None:
                 if handled:
                     self._touch()
                 return
-            self._handle(event)
+            # a live pod's event outside a re-list: what ``_handle`` does with it, without its
+            # call (twice a pod: its ADDED, its binding's MODIFIED)
+            obj = event.obj
+            if type(obj) is Pod and self.relist_seen is None and obj.status.phase not in TERMINAL_PHASES:
+                on_pod(event.type, obj)
+            else:
+                self._handle(event)
             handled = True
 
     def _handle(self, event: WatchEvent) -> None:
         if event.type == "SYNCED":
-            self._reconcile_relist()
+            _reconcile_relist(self)
             self.synced.set()
             return
         obj = event.obj
@@ -507,6 +482,38 @@ class EventHandlers:
     def _reject_waiting(self, uid: str) -> bool:
         return any(fw.reject_waiting_pod(uid) for fw in self.profiles.values())
 
+
+def _reconcile_relist(handlers: EventHandlers) -> None:
+    """After a re-list: objects the new listing did not show were deleted meanwhile."""
+    seen = handlers.relist_seen
+    handlers.relist_seen = None
+    if seen is None:
+        return
+    for uid, pod in list(handlers.cluster.pods.items()):
+        if ("Pod", uid) not in seen:
+            handlers.on_pod("DELETED", pod)
+    for name, node in list(handlers.cluster.nodes.items()):
+        if ("Node", name) not in seen:
+            handlers.on_node("DELETED", node)
+    for table, kind in (
+        (handlers.cluster.pdbs, "PodDisruptionBudget"),
+        (handlers.cluster.pod_groups, "PodGroup"),
+        (handlers.cluster.workloads, "Workload"),
+        (handlers.cluster.scheduling_pod_groups, "SchedulingPodGroup"),
+        (handlers.cluster.replica_sets, "ReplicaSet"),
+        (handlers.cluster.stateful_sets, "StatefulSet"),
+    ):
+        for key in list(table):
+            if (kind, key) not in seen:
+                del table[key]
+    for cls, (attr, _, namespaced) in _INFORMED.items():
+        storage: dict[Any, Any] = getattr(handlers.cluster, attr)
+        for key, obj in list(storage.items()):
+            if (cls.__name__, key if namespaced else ("", key)) not in seen:
+                handlers._on_storage(cls, "DELETED", obj)
+    for name in list(handlers.cluster.device_taint_rules):
+        if ("DeviceTaintRule", ("", name)) not in seen:
+            del handlers.cluster.device_taint_rules[name]
 
 
 # --- event_handling_duration_seconds ------------------------------------------------------------

@@ -41,7 +41,7 @@ from kubesched.api._resources import request_rules
 from kubesched.cache._cache import Cache, Snapshot
 from kubesched.cache._clusterstate import ClusterState
 from kubesched.clock import now as _now
-from kubesched.clock import running
+from kubesched.clock import reader, running
 from kubesched.config._config import SchedulerConfig
 from kubesched.metrics._metrics import Metrics, MetricsRecorder
 from kubesched.queue._nominator import Nominator
@@ -208,6 +208,7 @@ class Scheduler:
         # (simulations) called by the deterministic loop before it sleeps, with the instant: whether
         self.at_rest: Callable[[float], bool] | None = None  # it jumped ahead (QuietSkipper.at_rest)
         self._last_touch = 0.0  # when an activity last ended
+        self._clock: Callable[[], float] = _now  # the loop's, while it runs (_keep_clock)
 
     # --- what the parts keep ----------------------------------------------------------------
     @property
@@ -264,6 +265,7 @@ class Scheduler:
     async def _run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             async with running(), anyio.create_task_group() as tg:
+                _keep_clock(self)
                 self._tg = tg
                 self._pool = self.binding.pool = TaskPool(tg)
                 tg.start_soon(self.handlers.run)
@@ -277,6 +279,7 @@ class Scheduler:
                 tg.start_soon(self._deterministic_loop if self.deterministic else self._scheduling_loop)
                 task_status.started()
         finally:
+            _keep_clock(self, False)
             if self.extenders:  # their HTTP clients
                 with anyio.CancelScope(shield=True):
                     for ext in self.extenders:
@@ -329,7 +332,7 @@ class Scheduler:
             self._touch()
 
     def _touch(self) -> None:
-        self._last_touch = _now()
+        self._last_touch = self._clock()
         if self._activity is not None:  # (``_activity_ended``, its call saved when none waits)
             self._activity_ended()
 
@@ -429,7 +432,7 @@ class Scheduler:
                 if n > ATTEMPTS_PER_INSTANT and retries.defer(now, qpi):
                     continue  # popped, in flight: its attempt runs when its backoff is over
                 if n > LIVELOCK_ATTEMPTS_PER_POD:
-                    self._stall(now, sum(retries.attempts.values()), qpi)
+                    _stall(self, now, sum(retries.attempts.values()), qpi)
                     return
                 self.driver.begin_cycle()
                 try:
@@ -445,19 +448,10 @@ class Scheduler:
                 wake = self._next_wake()  # the state jumped ahead: so did its next flush
             await self.driver.sleep(max(0.0, wake - now) if wake is not None else math.inf)
 
-    def _stall(self, now: float, attempts: int, qpi: QueuedPodInfo) -> None:
-        """Virtual time stopped advancing: pods keep re-entering the active queue at this
-        instant (a livelock among plugins, e.g. activations that bypass backoff).  A real
-        scheduler would spin here forever; a simulation stops and says so."""
-        self.stalled = (now, attempts, qpi.pod.key)
-        if self._idle_waiter is not None:
-            self._idle_waiter.set()
-            self._idle_waiter = None
-
     def _run_due(self) -> float:
         """:func:`_run_due_steps`, then the instant (nothing is awaited between)."""
         _run_due_steps(self)
-        return _now()
+        return self._clock()
 
     async def _scheduling_loop(self) -> None:
         pool = self._pool
@@ -505,8 +499,28 @@ def _run_due_steps(sched: Scheduler) -> None:
     for fw in sched.profiles.values():
         if fw.waiting_pods:
             if now is None:
-                now = _now()
+                now = sched._clock()
             fw.expire_waiting_pods(now)
+
+
+def _stall(sched: Scheduler, now: float, attempts: int, qpi: QueuedPodInfo) -> None:
+    """Virtual time stopped advancing: pods keep re-entering the active queue at this
+    instant (a livelock among plugins, e.g. activations that bypass backoff).  A real
+    scheduler would spin here forever; a simulation stops and says so."""
+    sched.stalled = (now, attempts, qpi.pod.key)
+    if sched._idle_waiter is not None:
+        sched._idle_waiter.set()
+        sched._idle_waiter = None
+
+
+def _keep_clock(sched: Scheduler, keep: bool = True) -> None:
+    """While the scheduler runs (``keep``, within :func:`clock.running`), it and its queue read
+    the loop's clock through :func:`clock.reader` (what :func:`clock.now` reads, without its
+    call: a pod reads it a few times); a clock the caller gave the queue stays.  Undone after."""
+    clock = reader() if keep else _now
+    if sched.queue.now is sched._clock:
+        sched.queue.now = clock
+    sched._clock = clock
 
 
 def _no_wall_clock() -> float:

@@ -154,3 +154,58 @@ def test_a_node_info_clone_copies_every_field_of_its_requests() -> None:
     ]  # fmt: skip
     assert c.requested == ni.requested and c.requested is not ni.requested
     assert c.requested.scalar is not ni.requested.scalar
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        pytest.param([("pods", "cpu", "memory"), ("cpu", "memory")], id="a run of a kept stack first"),
+        pytest.param([("cpu", "memory"), ("pods", "cpu", "memory")], id="the smaller stack first"),
+        pytest.param([("cpu",), ("memory", "cpu"), ("pods", "cpu", "memory"), ("cpu", "cpu")], id="mixed"),
+        pytest.param([("ephemeral-storage", "cpu"), ("pods", "ephemeral-storage")], id="another resource"),
+    ],
+)
+def test_snapshot_stacks_share_rows_and_stay_current(asked: list[tuple[str, ...]]) -> None:
+    """A stack is a run of a kept stack's rows, or its new columns are its rows (views), so a
+    changed row is written once per array; whatever the order the columns and stacks are asked
+    in, each equals a recomputation from the NodeInfos as pods come and go and a node's
+    allocatable changes."""
+    import random
+
+    from kubesched.runtime._infos import pod_value
+
+    rng = random.Random(5)
+    nodes = [f"n{i}" for i in range(5)]
+    c = _cache(*nodes)
+    snap = Snapshot()
+    snap.update(c)
+    kinds = ("allocatable", "requested", "non_zero_requested")
+    # a column handed out before any stack stays the column (until a node change rebuilds all)
+    held, tree = snap.column("requested", "cpu"), snap.tree_generation
+    live: list[str] = []
+
+    def want(kind: str, resource: str) -> list[int]:
+        if kind == "allocatable":
+            return [ni.allocatable.get(resource) for ni in snap.node_infos]
+        return [sum(pod_value(pi, kind, resource) for pi in ni.pods) for ni in snap.node_infos]
+
+    for step in range(120):
+        if step < len(asked) * len(kinds):
+            kind, names = kinds[step % len(kinds)], asked[step // len(kinds)]
+            snap.columns(kind, names)
+        if live and rng.random() < 0.3:
+            c.remove_pod(live.pop(rng.randrange(len(live))))
+        elif rng.random() < 0.1:
+            c.update_node(make_node(rng.choice(nodes)).capacity(cpu=str(rng.randrange(4, 9)), memory="8Gi").obj())
+        else:
+            cpu, storage = f"{rng.randrange(1, 9) * 100}m", f"{rng.randrange(3)}Gi"
+            pod = make_pod(f"p{step}").req(cpu=cpu, memory="1Gi", **{"ephemeral-storage": storage})
+            c.add_pod(pod.node(rng.choice(nodes)).obj())
+            live.append(pod.obj().metadata.uid)
+        snap.update(c)
+        assert (held is snap.column("requested", "cpu")) == (tree == snap.tree_generation)
+        for kind in kinds:
+            for names in asked[: step // len(kinds) + 1]:
+                assert snap.columns(kind, names).tolist() == [want(kind, r) for r in names], (step, kind, names)
+                for r in names:
+                    assert snap.column(kind, r).tolist() == want(kind, r)
