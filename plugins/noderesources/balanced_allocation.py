@@ -54,6 +54,7 @@ class BalancedAllocation:
         self.handle: Handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
+        self._cpu_memory = self._names == _CPU_MEMORY  # (pod_resource_request_list)
         self._row_scores = RowScores(self._names, True, balanced_fast, balanced_one)
         # 1.36's score of the change, kept per row as a whole (one gather a cycle)
         self._change_scores = RowScores(self._names, True, balanced_change_fast, balanced_change_one, with_pod=True)  # type: ignore[arg-type]
@@ -66,7 +67,7 @@ class BalancedAllocation:
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state)
+        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state, cpu_memory=self._cpu_memory)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return SKIP

@@ -257,6 +257,7 @@ class Fit(FitPlacementScore):
         self.strategy = ss.type
         self.resources = ss.resources
         self._resource_names = tuple(r.name for r in ss.resources)
+        self._cpu_memory = self._resource_names == (CPU, MEMORY)  # (pod_resource_request_list)
         self._row_scores = RowScores(
             self._resource_names,
             False,
@@ -487,7 +488,10 @@ class Fit(FitPlacementScore):
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules, state))
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            pod_resource_request_list(pod, self.resources, False, self.rules, state, cpu_memory=self._cpu_memory),
+        )
         return None
 
     @hookimpl
