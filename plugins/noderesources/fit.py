@@ -69,6 +69,7 @@ from ._resource_allocation import (
     cpu_memory_columns,
     least_requested_fast,
     least_requested_one_of,
+    least_requested_two_of,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
@@ -263,6 +264,7 @@ class Fit(FitPlacementScore):
             False,
             lambda req, alloc: least_requested_fast(self.resources, req, alloc),
             least_requested_one_of(self.resources),
+            compute_two=least_requested_two_of(self.resources),
         )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)
