@@ -119,11 +119,11 @@ class NodeAffinity:
             )
 
     @property
-    def skips_plain_pod_pre_filter(self) -> bool:
-        """Whether PreFilter answers the shared Skip, and does nothing else, for every pod
-        without affinity and nodeSelector (the runtime's plain pods:
-        :mod:`kubesched.runtime._filter_runners`): so without an addedAffinity's required terms."""
-        return self.added_node_selector is None
+    def skips_pre_filter_without(self) -> str | None:
+        """What a pod needs for PreFilter to do more than answer the shared Skip (the runtime
+        then does not call it: :mod:`kubesched.runtime._filter_runners`): node selection, a
+        nodeSelector or required node affinity; with an addedAffinity's required terms, all pods."""
+        return "node selection" if self.added_node_selector is None else None
 
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl

@@ -91,8 +91,8 @@ class NodePorts:
 
     name = NAME
     # PreFilter answers the shared Skip, and does nothing else, for a pod without host ports
-    # (the runtime's plain pods: kubesched.runtime._filter_runners)
-    skips_plain_pod_pre_filter = True
+    # (kubesched.runtime._filter_runners then does not call it)
+    skips_pre_filter_without = "host ports"
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle

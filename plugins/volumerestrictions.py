@@ -220,8 +220,8 @@ class VolumeRestrictions:
 
     name = NAME
     # PreFilter answers the shared Skip, and does nothing else, for a pod without volumes
-    # (the runtime's plain pods: kubesched.runtime._filter_runners)
-    skips_plain_pod_pre_filter = True
+    # (kubesched.runtime._filter_runners then does not call it)
+    skips_pre_filter_without = "volumes"
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle: Handle = handle

@@ -7,6 +7,7 @@ re-exports these names): both name them, neither owns them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +17,32 @@ if TYPE_CHECKING:
     from kubesched.scheduler._results import AttemptRecord
 
 
-class CycleState:
-    """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``."""
+class _Values(dict[str, Any]):
+    """A cycle's values: a missing key is upstream's ``framework.ErrNotFound``."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "recording", "record_plugin_metrics", "pod_info")
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> Any:
+        raise KeyError("not found")
+
+
+class CycleState:
+    """Per-cycle plugin state (``framework.CycleState``); ``clone`` copies values with ``clone``.
+
+    ``read(key)`` (a KeyError "not found" when missing), ``get(key, default=None)`` and
+    ``write(key, value)`` are the value dict's own methods, bound once per cycle: the plugins
+    call them a dozen times a cycle, and a C method costs no Python frame."""
+
+    __slots__ = (
+        "_data", "get", "read", "write", "skip_filter_plugins", "skip_score_plugins", "recording",
+        "record_plugin_metrics", "pod_info",
+    )
 
     def __init__(self, *, record_plugin_metrics: bool = False) -> None:
-        self._data: dict[str, Any] = {}
+        data = self._data = _Values()
+        self.read: Callable[[str], Any] = data.__getitem__
+        self.get: Callable[..., Any] = data.get
+        self.write: Callable[[str, Any], None] = data.__setitem__
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         # the attempt's plugin results, when recording (:mod:`kubesched.scheduler._results`); a clone
@@ -34,18 +54,6 @@ class CycleState:
         # the PodInfo of the pod being scheduled (its requests computed once when it was
         # queued: ``pod_requests(..., state=state)`` reuses them), or None
         self.pod_info: PodInfo | None = None
-
-    def read(self, key: str) -> Any:
-        try:
-            return self._data[key]
-        except KeyError:
-            raise KeyError("not found") from None  # upstream's framework.ErrNotFound
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
 
     def delete(self, key: str) -> None:
         self._data.pop(key, None)

@@ -21,6 +21,11 @@ from kubesched.runtime._plugins import PluginCalls, PluginEntry, _as_status, _ra
 from kubesched.runtime._status import SKIP, Code, Rejections, Status, merge_rejections
 from kubesched.scheduler._results import verdict as _verdict
 
+# what an in-tree plugin's PreFilter may declare it needs (``skips_pre_filter_without``), in
+# the order of their bits in FilterRunners._plain_tables: host ports, volumes, and node selection
+# (a nodeSelector or required node affinity)
+PLAIN_TRAITS = ("host ports", "volumes", "node selection")
+
 _FILTER_RESULT = "a mapping {index in batch: Status} or None"
 
 
@@ -68,24 +73,37 @@ class FilterRunners:
         self._pre_filter_table: list[tuple[int, PluginEntry, str, Any, frozenset[str]]] = [
             (i, e, e.name, e.plugin.kubesched_pre_filter, frozenset()) for i, e in enumerate(self.pre_filter)
         ]
-        # A plain pod (no volumes, no host ports, no affinity, no nodeSelector) gets the shared
-        # Skip, and nothing else, from each in-tree plugin that says so with a true
-        # ``skips_plain_pod_pre_filter`` (NodePorts, the volume plugins, NodeAffinity without
-        # addedAffinity; their tests check it).  A cycle that records and times nothing runs
-        # the others only (the table below: each with the plain skippers before it, which an
-        # early return marks as skipped, as the full loop would have) and marks them skipped
-        # without a call; the others see the same state, as these write none.
-        plain = [
-            type(e.plugin).__module__.startswith("kubesched.plugins.")
-            and getattr(e.plugin, "skips_plain_pod_pre_filter", False) is True
+        # Most pods lack the things some in-tree plugins' PreFilter is about: volumes, host
+        # ports, node selection (a nodeSelector or required node affinity).  Such a plugin
+        # declares the one it needs with ``skips_pre_filter_without`` (one of PLAIN_TRAITS):
+        # for a pod without it, PreFilter answers the shared Skip and does nothing else
+        # (NodePorts, the volume plugins, NodeAffinity without addedAffinity; their tests check
+        # it).  A cycle that records and times nothing runs the others only (one table per set
+        # of traits the pod has: each plugin with the skippers before it, which an early return
+        # marks as skipped, as the full loop would have) and marks the skippers skipped without
+        # a call; the others see the same state, as these write none.
+        needs = [
+            e.plugin.skips_pre_filter_without
+            if type(e.plugin).__module__.startswith("kubesched.plugins.")
+            and getattr(e.plugin, "skips_pre_filter_without", None) in PLAIN_TRAITS
+            else None
             for e in self.pre_filter
         ]
-        self._plain_skips = frozenset(e.name for e, p in zip(self.pre_filter, plain, strict=True) if p)
-        self._plain_table = [
-            (i, e, name, hook, frozenset(e2.name for e2, p in zip(self.pre_filter[:i], plain, strict=False) if p))
-            for (i, e, name, hook, _), p in zip(self._pre_filter_table, plain, strict=True)
-            if not p
-        ]
+        self._plain_skips = frozenset(e.name for e, t in zip(self.pre_filter, needs, strict=True) if t is not None)
+        # by the traits a pod has (bit 1 host ports, 2 volumes, 4 node selection): (the table
+        # to run, the skippers not called)
+        self._plain_tables: list[tuple[list[tuple[int, PluginEntry, str, Any, frozenset[str]]], frozenset[str]]] = []
+        for has in range(1 << len(PLAIN_TRAITS)):
+            absent = {t for bit, t in enumerate(PLAIN_TRAITS) if not has >> bit & 1}
+            skips = [t in absent for t in needs]
+            self._plain_tables.append((
+                [
+                    (i, e, name, hook, frozenset(e2.name for e2, s in zip(self.pre_filter[:i], skips, strict=False) if s))
+                    for (i, e, name, hook, _), s in zip(self._pre_filter_table, skips, strict=True)
+                    if not s
+                ],
+                frozenset(e.name for e, s in zip(self.pre_filter, skips, strict=True) if s),
+            ))
         self.filter: list[tuple[str, Any]] = [(e.name, e.plugin.kubesched_filter) for e in points.get("filter", [])]
         self.add_pod: list[tuple[PluginEntry, Any]] = [
             (e, e.plugin.kubesched_pre_filter_add_pod)
@@ -123,13 +141,16 @@ class FilterRunners:
         plain_skips: frozenset[str] = frozenset()  # the plain skippers not called (marked on the way out)
         if rec is None and timed is None and self._plain_skips:
             pi = state.pod_info
-            spec = pod.spec
-            if (
-                pi is not None and pi.pod is pod and not pi.host_ports and not spec.volumes
-                and spec.affinity is None and not spec.node_selector
-            ):  # a plain pod (see __init__)
-                table = self._plain_table
-                plain_skips = self._plain_skips
+            if pi is not None and pi.pod is pod:  # (else NodePorts computes the ports itself)
+                spec = pod.spec
+                aff = spec.affinity
+                has = (1 if pi.host_ports else 0) | (2 if spec.volumes else 0)
+                if spec.node_selector or (
+                    aff is not None and aff.node_affinity is not None
+                    and aff.node_affinity.required_during_scheduling_ignored_during_execution is not None
+                ):
+                    has |= 4
+                table, plain_skips = self._plain_tables[has]
         for i, e, name, hook, before in table:
             if timed is not None:
                 out = timed(e, "prefilter", hook, state, pod, nodes)

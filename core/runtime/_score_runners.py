@@ -40,6 +40,9 @@ from kubesched.runtime._plugins import (
 from kubesched.runtime._status import SKIP, Code, Status
 from kubesched.scheduler._results import verdict as _verdict
 
+# (position, name, Score hook, NormalizeScore hook, weight, range-checked, uniform_score, score_view)
+_ScoreEntry = tuple[int, str, Any, Any, int, bool, Any, Any]
+
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 _INT64 = np.dtype(np.int64)  # the dtype of an int64 array is this one object (cheaper than ==)
@@ -126,13 +129,13 @@ class ScoreRunners:
             e.name for e in self.score if not type(e.plugin).__module__.startswith("kubesched.plugins.")
         }
         # plugin_evaluation_total (instrumented_plugins.go): every PreScore call that is not a
-        # Skip, every Score call (one per node), by position
+        # Skip, every Score call (one per node), by position (Score's: see score_evaluations)
         self.pre_score_evaluations = [0] * len(self.pre_score)
-        self.score_evaluations = [0] * len(self.score)
+        self._score_evaluations = [0] * len(self.score)
         # what a Score call needs of each plugin, looked up once: (position, name, Score hook,
         # NormalizeScore hook or None, weight, whether its scores are range-checked, the
         # plugin's uniform_score or None, its score_view or None)
-        self._score_table = [
+        self._score_table: list[_ScoreEntry] = [
             (
                 i, e.name, e.plugin.kubesched_score, self.normalize.get(e.name), e.weight, e.name in self._checked,
                 None if e.name in self._checked else getattr(e.plugin, "uniform_score", None),
@@ -140,6 +143,37 @@ class ScoreRunners:
             )
             for i, e in enumerate(self.score)
         ]
+        # the Score plugins a cycle runs, by its set of skipped plugins: their entries in
+        # profile order (the pods of one shape skip the same ones: one look-up instead of a test
+        # per plugin), and the nodes they were called for since last folded into the counts
+        # (each running plugin counts every node of every call: one addition per cycle)
+        self._running: dict[frozenset[str], tuple[list[_ScoreEntry], list[int]]] = {}
+
+    @property
+    def score_evaluations(self) -> list[int]:
+        """plugin_evaluation_total of each Score plugin, by position (the running lists'
+        tallies folded in first; the list may be written to)."""
+        self._fold_tallies()
+        return self._score_evaluations
+
+    def _fold_tallies(self) -> None:
+        counts = self._score_evaluations
+        for running, tally in self._running.values():
+            if tally[0]:
+                for entry in running:
+                    counts[entry[0]] += tally[0]
+                tally[0] = 0
+
+    def _running_for(self, skip: set[str]) -> tuple[list[_ScoreEntry], list[int]]:
+        """The Score plugins not in ``skip`` (see ``_running``)."""
+        skipped = frozenset(skip)
+        got = self._running.get(skipped)
+        if got is None:
+            if len(self._running) >= 64:
+                self._fold_tallies()
+                self._running.clear()
+            got = self._running[skipped] = ([t for t in self._score_table if t[1] not in skipped], [0])
+        return got
 
     # --- Score ----------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
@@ -209,12 +243,12 @@ class ScoreRunners:
         may_be_uniform = rec is None and not timed
         # ... and, wanting the total only, a view of a plugin's kept scores (see the module)
         may_view = may_be_uniform and not each
-        evaluations = self.score_evaluations
         skip = state.skip_score_plugins
-        for i, name, score, norm, weight, checked, uniform, view in self._score_table:
-            if name in skip:
-                continue
-            evaluations[i] += n
+        got = self._running.get(frozenset(skip))
+        running, tally = got if got is not None else self._running_for(skip)
+        tally[0] += n  # each running plugin is called for the n nodes (taken back past an error)
+        err: Status | None = None
+        for _, name, score, norm, weight, checked, uniform, view in running:
             try:
                 if may_be_uniform and uniform is not None:
                     same = uniform(state, pod, nodes)  # a raise: this plugin's Score error
@@ -235,8 +269,8 @@ class ScoreRunners:
                 else:
                     scores = _score_array(raw)  # a fresh int64 copy, for NormalizeScore to rewrite
                 if isinstance(scores, str):  # the wrong type: as if the plugin had raised
-                    msg = f'running Score plugins: running "{name}" score plugin: {scores}'
-                    return total, owned, offset, per_plugin, Status(Code.ERROR, msg, plugin=name)
+                    err = Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {scores}', plugin=name)
+                    break
                 if rec is not None:
                     raws[name] = scores.copy()
                 if norm is not None:
@@ -246,16 +280,18 @@ class ScoreRunners:
                         out = norm(state, pod, scores)
                     st = _as_status(out, name)
                     if st is not None and not st.is_success():
-                        return total, owned, offset, per_plugin, Status(
-                            Code.ERROR, f'running Normalize on Score plugin "{name}": {st.message}', plugin=name
-                        )
-            except Exception as err:
-                return total, owned, offset, per_plugin, Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {err}', plugin=name, error=PluginFailure(name, "Score", err))
+                        err = Status(Code.ERROR, f'running Normalize on Score plugin "{name}": {st.message}', plugin=name)
+                        break
+            except Exception as e:
+                err = Status(Code.ERROR, f'running Score plugins: running "{name}" score plugin: {e}', plugin=name, error=PluginFailure(name, "Score", e))
+                break
             if len(scores) != n:
-                return total, owned, offset, per_plugin, Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
+                err = Status(Code.ERROR, f'plugin "{name}" returned {len(scores)} scores for {n} nodes', plugin=name)
+                break
             bad = _invalid_score(scores) if checked else None
             if bad is not None:
-                return total, owned, offset, per_plugin, Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
+                err = Status(Code.ERROR, f'plugin "{name}" returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing', plugin=name)
+                break
             weighted = scores * weight if weight != 1 else scores  # kept unchanged below
             if each:
                 per_plugin[name] = weighted
@@ -267,6 +303,14 @@ class ScoreRunners:
             else:
                 total = total + weighted  # a new array: the first plugin's stays as it is
                 owned = True
+        if err is not None:
+            counts = self._score_evaluations  # the plugins after the failing one were not called
+            after = False
+            for entry in running:
+                if after:
+                    counts[entry[0]] -= n
+                after = after or entry[1] == name
+            return total, owned, offset, per_plugin, err
         if rec is not None:
             rec.scored(nodes.names, raws, per_plugin)
         return total, owned, offset, per_plugin, None

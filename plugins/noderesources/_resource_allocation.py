@@ -52,14 +52,19 @@ def pod_resource_request_list(
     use_requested: bool,
     rules: RequestRules = NEWEST_RULES,
     state: CycleState | None = None,
+    *,
+    cpu_memory: bool = False,
 ) -> list[int]:
     """``calculatePodResourceRequestList``: the pod's request of each configured resource
     (``rules``: ``SkipPodLevelResources: !enablePodLevelResources``, ``UseStatusResources:
     enableInPlacePodVerticalScaling``, v1.32 resource_allocation.go); ``state``: the cycle's,
-    whose PodInfo has them computed already."""
+    whose PodInfo has them computed already.  ``cpu_memory``: ``resources`` are cpu and memory,
+    in this order (the default), read off the PodInfo's fields without a loop."""
     pi = state.pod_info if state is not None else None
     if pi is not None and pi.pod is pod and pi.rules == rules:  # pod_requests(state=state)'s
         req = pi.requests
+        if cpu_memory:  # req.get(CPU), req.get(MEMORY); else the non-zero ones
+            return [req.milli_cpu, req.memory] if use_requested else [pi.non_zero_cpu, pi.non_zero_mem]
         if use_requested:
             return [req.get(r.name) for r in resources]
         # pod_requests(non_zero=True) read off the PodInfo without making it: its requests
@@ -179,6 +184,39 @@ def least_requested_one_of(resources: Sequence[ResourceSpec]) -> Callable[[list[
     return one
 
 
+def least_requested_two_of(resources: Sequence[ResourceSpec]) -> Callable[..., int] | None:
+    """:func:`least_requested_one` of two resources (None for another count), as
+    :class:`RowScores`' ``compute_two``: ``two(r0, r1, c0, c1, pod)``, the pod's requests unused."""
+    if len(resources) != 2:
+        return None
+    w0, w1 = resources[0].weight, resources[1].weight
+    weight_sum = w0 + w1
+
+    def two(r0: int, r1: int, c0: int, c1: int, pod: tuple[int, ...]) -> int:
+        total = 0
+        free = c0 - r0
+        if free > 0:  # max(c - r, 0): a node short of room scores 0 for the resource
+            total += free * MAX_NODE_SCORE // c0 * w0
+        free = c1 - r1
+        if free > 0:
+            total += free * MAX_NODE_SCORE // c1 * w1
+        return total // weight_sum
+
+    return two
+
+
+def balanced_two(r0: int, r1: int, c0: int, c1: int, pod: tuple[int, ...]) -> int:
+    """:func:`balanced_one` of two resources, as :class:`RowScores`' ``compute_two`` (the pod's
+    requests unused)."""
+    f0 = r0 / c0
+    if f0 > 1.0:  # min(f, 1.0), without the call
+        f0 = 1.0
+    f1 = r1 / c1
+    if f1 > 1.0:
+        f1 = 1.0
+    return int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+
+
 def balanced_one(requested: list[int], allocatable: list[int]) -> int:
     """:func:`balanced_fast` of one node of one or two resources: the same float operations."""
     if len(requested) == 1:
@@ -209,26 +247,31 @@ def balanced_change_fast(requested: np.ndarray, allocatable: np.ndarray, pod: np
 
 def balanced_change_one(requested: list[int], allocatable: list[int], pod: tuple[int, ...]) -> int:
     """:func:`balanced_change_fast` of one node."""
+    if len(requested) == 2:  # cpu and memory (the usual case)
+        return balanced_change_two(requested[0], requested[1], allocatable[0], allocatable[1], pod)
     half = MAX_NODE_SCORE // 2
-    if len(requested) == 2:  # cpu and memory (the usual case): balanced_one twice, inlined
-        r0, r1 = requested
-        c0, c1 = allocatable
-        f0 = r0 / c0
-        if f0 > 1.0:
-            f0 = 1.0
-        f1 = r1 / c1
-        if f1 > 1.0:
-            f1 = 1.0
-        g0 = (r0 - pod[0]) / c0
-        if g0 > 1.0:
-            g0 = 1.0
-        g1 = (r1 - pod[1]) / c1
-        if g1 > 1.0:
-            g1 = 1.0
-        with_pod = int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
-        return half + (half + with_pod - int((1 - abs((g0 - g1) / 2)) * MAX_NODE_SCORE)) // 2
     without = balanced_one(list(map(sub, requested, pod)), allocatable)
     return half + (half + balanced_one(requested, allocatable) - without) // 2
+
+
+def balanced_change_two(r0: int, r1: int, c0: int, c1: int, pod: tuple[int, ...]) -> int:
+    """:func:`balanced_change_one` of two resources (``balanced_one`` twice, inlined), as
+    :class:`RowScores`' ``compute_two``."""
+    half = MAX_NODE_SCORE // 2
+    f0 = r0 / c0
+    if f0 > 1.0:
+        f0 = 1.0
+    f1 = r1 / c1
+    if f1 > 1.0:
+        f1 = 1.0
+    g0 = (r0 - pod[0]) / c0
+    if g0 > 1.0:
+        g0 = 1.0
+    g1 = (r1 - pod[1]) / c1
+    if g1 > 1.0:
+        g1 = 1.0
+    with_pod = int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+    return half + (half + with_pod - int((1 - abs((g0 - g1) / 2)) * MAX_NODE_SCORE)) // 2
 
 
 def balanced_fast(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray | None:
@@ -275,6 +318,7 @@ class RowScores:
         compute_one: Callable[[list[int], list[int]], int] | None = None,
         *,
         with_pod: bool = False,
+        compute_two: Callable[[int, int, int, int, tuple[int, ...]], int] | None = None,
     ) -> None:
         self.names = names
         self.kind = "requested" if use_requested else "non_zero_requested"
@@ -282,11 +326,15 @@ class RowScores:
         # ``with_pod``, the pod's requests (a column, or the tuple) come third
         self.compute = compute
         self.compute_one = compute_one  # the same of one row -> its score
+        # the same of one row of two resources, its ints one by one, the pod's requests last
+        # (whether the score uses them or not): (r0, r1, c0, c1, pod) -> its score
+        self.compute_two = compute_two
         self.with_pod = with_pod
         self._entries: dict[tuple[int, ...], _RowEntry] = {}
         self._fast = bool(names) and all(n in _CPU_MEMORY for n in names)  # cpu and memory only
         # a changed row of cpu and memory (either order) is read off its NodeInfo's fields
-        self._order = 1 if names == (CPU, MEMORY) else -1 if names == (MEMORY, CPU) else 0
+        # and scored by ``compute_two``
+        self._order = 0 if compute_two is None else 1 if names == (CPU, MEMORY) else -1 if names == (MEMORY, CPU) else 0
         self._non_zero = not use_requested
 
     def scores(self, nodes: NodeBatch, pod_requests_list: Sequence[int], view: bool = False) -> np.ndarray | None:
@@ -336,8 +384,8 @@ class RowScores:
                 # whose fields are the values of its columns (and its generation the row's in
                 # Snapshot.generations): plain ints, no numpy scalar read
                 infos = snap.node_infos
-                one = self.compute_one
-                with_pod = self.with_pod
+                score_two = self.compute_two
+                assert score_two is not None  # (else no _order)
                 non_zero = self._non_zero
                 first = self._order > 0
                 k0, k1 = key
@@ -352,10 +400,9 @@ class RowScores:
                             rq = ni.requested
                             cpu, mem = rq.milli_cpu, rq.memory
                         if first:
-                            r, c = [cpu + k0, mem + k1], [a.milli_cpu, a.memory]
+                            scores[row] = score_two(cpu + k0, mem + k1, a.milli_cpu, a.memory, key)
                         else:
-                            r, c = [mem + k0, cpu + k1], [a.memory, a.milli_cpu]
-                        scores[row] = one(r, c, key) if with_pod else one(r, c)  # type: ignore[call-arg]
+                            scores[row] = score_two(mem + k0, cpu + k1, a.memory, a.milli_cpu, key)
                         gens[row] = g
                 entry.mark = mark + len(changed)  # change_mark(): the log's rows past ``mark`` are these
             elif changed:

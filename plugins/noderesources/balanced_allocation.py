@@ -31,9 +31,11 @@ from ._resource_allocation import (
     allocatable_requested,
     balanced_change_fast,
     balanced_change_one,
+    balanced_change_two,
     balanced_fast,
     balanced_one,
     balanced_resource_scorer,
+    balanced_two,
     cpu_memory_columns,
     pod_resource_request_list,
 )
@@ -54,9 +56,10 @@ class BalancedAllocation:
         self.handle: Handle = handle
         self.resources = parse_balanced_allocation_args(args)
         self._names = tuple(r.name for r in self.resources)
-        self._row_scores = RowScores(self._names, True, balanced_fast, balanced_one)
+        self._cpu_memory = self._names == _CPU_MEMORY  # (pod_resource_request_list)
+        self._row_scores = RowScores(self._names, True, balanced_fast, balanced_one, compute_two=balanced_two)
         # 1.36's score of the change, kept per row as a whole (one gather a cycle)
-        self._change_scores = RowScores(self._names, True, balanced_change_fast, balanced_change_one, with_pod=True)  # type: ignore[arg-type]
+        self._change_scores = RowScores(self._names, True, balanced_change_fast, balanced_change_one, with_pod=True, compute_two=balanced_change_two)  # type: ignore[arg-type]
         version = handle.emulated_version if handle is not None else DEFAULT_VERSION  # None: args checks only
         # 1.36 (kubernetes#135573): the score is the change in balance the pod makes
         self.score_the_change = version >= (1, 36)
@@ -66,7 +69,7 @@ class BalancedAllocation:
 
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state)
+        reqs = pod_resource_request_list(pod, self.resources, True, self.rules, state, cpu_memory=self._cpu_memory)
         if not any(reqs):
             # best-effort pods would all pile onto one node (kubernetes#129138)
             return SKIP

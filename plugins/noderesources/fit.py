@@ -69,6 +69,7 @@ from ._resource_allocation import (
     cpu_memory_columns,
     least_requested_fast,
     least_requested_one_of,
+    least_requested_two_of,
     least_resource_scorer,
     most_resource_scorer,
     pod_resource_request_list,
@@ -257,11 +258,13 @@ class Fit(FitPlacementScore):
         self.strategy = ss.type
         self.resources = ss.resources
         self._resource_names = tuple(r.name for r in ss.resources)
+        self._cpu_memory = self._resource_names == (CPU, MEMORY)  # (pod_resource_request_list)
         self._row_scores = RowScores(
             self._resource_names,
             False,
             lambda req, alloc: least_requested_fast(self.resources, req, alloc),
             least_requested_one_of(self.resources),
+            compute_two=least_requested_two_of(self.resources),
         )
         if ss.type == LEAST_ALLOCATED:
             self.scorer: Scorer = least_resource_scorer(ss.resources)
@@ -487,7 +490,10 @@ class Fit(FitPlacementScore):
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, pod_resource_request_list(pod, self.resources, False, self.rules, state))
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            pod_resource_request_list(pod, self.resources, False, self.rules, state, cpu_memory=self._cpu_memory),
+        )
         return None
 
     @hookimpl

@@ -6,12 +6,19 @@ The ported expectations are the balance with the pod, as every release to 1.35 s
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from kubesched import ConfigError, CycleState, NodeBatch
 from kubesched.plugins.noderesources import new_balanced_allocation
+from kubesched.plugins.noderesources._args import ResourceSpec
+from kubesched.plugins.noderesources._resource_allocation import (
+    NEWEST_RULES,
+    pod_resource_request_list,
+)
+from kubesched.runtime._infos import PodInfo
 from kubesched.runtime._status import Code
 from kubesched.testing import FakeHandle, make_node, make_node_info, make_pod
 
@@ -157,3 +164,25 @@ def test_scores_kept_per_snapshot_row_follow_every_change(which: str) -> None:
             out.extend(p.kubesched_score(state, pod, batch).tolist())
         assert got == want, step
     assert any(e.scores is not None for e in kept._row_scores._entries.values())  # the kept path ran
+
+
+
+@pytest.mark.parametrize("use_requested", [True, False])
+def test_request_list_of_cpu_and_memory_read_off_the_pod_info(use_requested: bool) -> None:
+    """``pod_resource_request_list(cpu_memory=True)`` (Fit's and BalancedAllocation's PreScore
+    with the default resources) gives what the loop over the resources gives."""
+    resources = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+    rng = random.Random(7)
+    for i in range(50):
+        b = make_pod(f"p{i}")
+        if rng.random() < 0.5:
+            b = b.req(cpu=f"{rng.randrange(0, 3000)}m")
+        if rng.random() < 0.5:
+            b = b.req(memory=f"{rng.randrange(0, 900)}Mi")
+        pod = b.obj()
+        state = CycleState()
+        state.pod_info = PodInfo(pod)
+        assert state.pod_info.rules == NEWEST_RULES  # (the PodInfo's requests are read)
+        want = pod_resource_request_list(pod, resources, use_requested, NEWEST_RULES)
+        assert pod_resource_request_list(pod, resources, use_requested, NEWEST_RULES, state) == want
+        assert pod_resource_request_list(pod, resources, use_requested, NEWEST_RULES, state, cpu_memory=True) == want

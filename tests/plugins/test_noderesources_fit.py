@@ -515,12 +515,15 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         EXACT_LIMIT,
         balanced_change_fast,
         balanced_change_one,
+        balanced_change_two,
         balanced_fast,
         balanced_one,
         balanced_resource_scorer,
+        balanced_two,
         least_requested_fast,
         least_requested_one,
         least_requested_one_of,
+        least_requested_two_of,
         least_resource_scorer,
     )
 
@@ -544,6 +547,12 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
             assert least_requested_one(specs, r, c) == want[j]
             assert least_requested_one_of(specs)(r, c) == want[j]
             assert balanced_one(r, c) == fast[j]
+            two = least_requested_two_of(specs)
+            if k == 2:  # (RowScores' compute_two: the four ints one by one)
+                assert two is not None and two(*r, *c, (0, 0)) == want[j]
+                assert balanced_two(*r, *c, (0, 0)) == fast[j]
+            else:
+                assert two is None
         # 1.36's change in balance: ``50 + (50 + with - without) // 2``, arrays and one by one
         pod = np.minimum(rng.integers(0, top + 1, size=(k, 1), dtype=np.int64), req.min(axis=1, keepdims=True))
         change = balanced_change_fast(req, alloc, pod)
@@ -553,6 +562,8 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
         for j in range(n):
             r, c = req[:, j].tolist(), alloc[:, j].tolist()
             assert balanced_change_one(r, c, tuple(pod[:, 0].tolist())) == change[j]
+            if k == 2:
+                assert balanced_change_two(*r, *c, tuple(pod[:, 0].tolist())) == change[j]
 
 
 def _fit_at(version: str, args: Any = None) -> Fit:
