@@ -264,12 +264,14 @@ class NodeAffinity:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        aff = pod.spec.affinity  # pod_preferred_node_affinity(pod), inlined: most pods have no terms
+        terms = aff.node_affinity.preferred_during_scheduling_ignored_during_execution if aff is not None and aff.node_affinity is not None else None
+        if not terms and self.added_pref_sched_terms is None:
+            return SKIP
         try:
-            preferred = pod_preferred_node_affinity(pod)
+            preferred = PreferredSchedulingTerms(terms) if terms else None
         except ConfigError as e:
             return Status.as_error(e)
-        if preferred is None and self.added_pref_sched_terms is None:
-            return SKIP
         state.write(PRE_SCORE_STATE_KEY, preferred)
         return None
 
