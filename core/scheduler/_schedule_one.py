@@ -158,7 +158,8 @@ class ScheduleOne:
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""
-        pod = qpi.pod
+        pi = qpi.pod_info  # (qpi.pod and qpi.uid are properties over it)
+        pod = pi.pod
         if self.pod_group_cycle is not None and pod.spec.scheduling_group is not None:
             await self.pod_group_cycle.run(qpi)
             return
@@ -166,17 +167,17 @@ class ScheduleOne:
         if fw is None:
             self.queue.done(qpi.uid)
             return
-        if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
-            self.queue.done(qpi.uid)
+        if pod.metadata.deletion_timestamp or self.cache.is_assumed(pi.uid):
+            self.queue.done(pi.uid)
             return
         start = self.last_attempt = _now()
         if log.isEnabledFor(V3):
             log.log(V3, "Attempting to schedule pod pod=%s", json.dumps(pod.key))
         counts = self.metrics.pod_attempts
         if counts is not None:
-            counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
+            counts[pi.uid] = counts.get(pi.uid, 0) + 1
         state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
-        state.pod_info = qpi.pod_info
+        state.pod_info = pi
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         binding = self.binding
         if binding.recorder is not None:
@@ -201,7 +202,7 @@ class ScheduleOne:
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
     ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
         """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
-        pod = qpi.pod
+        pod = qpi.pod_info.pod  # qpi.pod, without the property's call
         rec = self.metrics.recorder  # ``scheduling_algorithm_duration_seconds``
         t0 = rec.algorithm_start() if rec is not None else 0.0
         try:
