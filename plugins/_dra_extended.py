@@ -77,15 +77,12 @@ class ExtendedState:
 def may_request(pod: Pod) -> bool:
     """A cheap first look: does a container (or the overhead) name an extended resource?"""
     spec = pod.spec
-    for containers in (spec.containers, spec.init_containers):
-        for c in containers:
-            requests = c.resources.requests
-            if requests:
-                for name in requests:
-                    if "/" in name:
-                        return True
+    for c in (*spec.containers, *spec.init_containers) if spec.init_containers else spec.containers:
+        requests = c.resources.requests
+        if requests and "/" in "".join(requests):  # a name with a "/" (the names joined: one C call)
+            return True
     overhead = spec.overhead
-    return overhead is not None and any("/" in name for name in overhead)
+    return overhead is not None and "/" in "".join(overhead)
 
 
 class ExtendedResources:

@@ -128,7 +128,7 @@ class DefaultPreemption:
 
     @hookimpl
     def kubesched_pre_enqueue(self, pod: Pod) -> Status | None:
-        if not self.async_enabled():
+        if not self.handle.feature_gates.get(ASYNC_PREEMPTION_GATE, False):  # async_enabled(), inlined: every pod asks
             return None
         if self.evaluator.is_pod_running_preemption(pod.metadata.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING_FOR_PREEMPTION)

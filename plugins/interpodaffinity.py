@@ -357,7 +357,8 @@ def has_pod_affinity(pod: Pod) -> bool:
 
 
 def _affinity_key(pi: PodInfo) -> PodTerms | None:
-    return terms_of(pi) if has_pod_affinity(pi.pod) else None
+    aff = pi.pod.spec.affinity  # has_pod_affinity(pi.pod), inlined: asked for every pod the snapshot takes in
+    return terms_of(pi) if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None) else None
 
 
 def _labels_key(pi: PodInfo) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -708,12 +709,6 @@ class InterPodAffinity:
             return _AllNodes(snap, snap.node_infos)
         return _AllNodes(None, list(nodes or ()))
 
-    def _none_indexed_with_affinity(self, nodes: Sequence[NodeInfo] | None) -> bool:
-        """Whether ``nodes`` are the snapshot's (None: all of them) and none of its pods has
-        pod affinity terms: the snapshot's index answers without an :class:`_AllNodes`."""
-        snap = self.handle.snapshot
-        return (nodes is None or nodes is snap.node_infos) and not snap.pod_index(_AFFINITY_INDEX, _affinity_key)
-
     # --- EnqueueExtensions --------------------------------------------------------------------
     @hookimpl
     def kubesched_events_to_register(self) -> list[ClusterEventWithHint]:
@@ -803,10 +798,12 @@ class InterPodAffinity:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> PreFilterResult | Status | None:
         aff = pod.spec.affinity  # has_pod_affinity(pod), inlined
-        if (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None)) and (
-            self._none_indexed_with_affinity(nodes)
-        ):
-            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
+        if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+            # the snapshot's nodes, none of whose pods has pod affinity terms: its index answers
+            # without an _AllNodes
+            snap = self.handle.snapshot
+            if (nodes is None or nodes is snap.node_infos) and not snap.pod_index(_AFFINITY_INDEX, _affinity_key):
+                return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(nodes)
         with_affinity = everything.groups(_AFFINITY_INDEX, _affinity_key)
         if not with_affinity and not has_pod_affinity(pod):
@@ -942,9 +939,17 @@ class InterPodAffinity:
     # --- Score --------------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        aff = pod.spec.affinity
+        if (
+            (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None))  # not has_pod_affinity(pod)
+            and nodes.snapshot is not None
+            and not self.handle.snapshot.pod_index(_AFFINITY_INDEX, _affinity_key)
+        ):
+            # no term of the pod's (nothing to parse), none of an existing pod's (asked first: the
+            # usual pod's answer, and every check before the work below only answers Skip)
+            return SKIP
         if len(nodes) == 0:
             return SKIP
-        aff = pod.spec.affinity
         has_constraints = aff is not None and (
             (
                 aff.pod_affinity is not None
@@ -958,12 +963,6 @@ class InterPodAffinity:
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return SKIP
-        if (
-            (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None))  # not has_pod_affinity(pod)
-            and nodes.snapshot is not None
-            and self._none_indexed_with_affinity(None)
-        ):
-            return SKIP  # no term of the pod's (nothing to parse), none of an existing pod's
         everything = self._all_nodes(None if nodes.snapshot is not None else nodes.infos)
         if not has_pod_affinity(pod) and not everything.groups(_AFFINITY_INDEX, _affinity_key):
             return SKIP  # as above, for a batch that is not the snapshot's

@@ -64,13 +64,21 @@ _COMPILED_LIMIT = 256
 
 
 class _Compiled:
-    """One distinct required node affinity: parsed, and its mask over a snapshot's nodes."""
+    """One distinct required node affinity: parsed, whether its PreFilter narrows the nodes by
+    name, and its mask over a snapshot's nodes (PreFilter writes it into the cycle state)."""
 
-    __slots__ = ("every", "generation", "mask", "required")
+    __slots__ = ("every", "generation", "mask", "names_free", "required", "snap")
 
-    def __init__(self, required: RequiredNodeAffinity) -> None:
+    def __init__(self, required: RequiredNodeAffinity, terms: Any) -> None:
         self.required = required
-        self.generation: tuple[int, int] | None = None  # (snapshot id, tree generation) seen
+        # PreFilter answers None (no PreFilterResult) for these terms: none, or a term without
+        # a metadata.name In requirement (terms are ORed: that one admits every node)
+        self.names_free = terms is None or not terms.node_selector_terms or any(
+            not any(r.key == OBJECT_NAME_FIELD and r.operator == "In" for r in term.match_fields)
+            for term in terms.node_selector_terms
+        )
+        self.snap: Any = None  # the snapshot ``mask`` is of, at its tree generation ``generation``
+        self.generation = -2
         self.mask: np.ndarray | None = None  # every snapshot row: does it match?
         self.every = False  # whether every row of ``mask`` matches
 
@@ -92,10 +100,8 @@ class NodeAffinity:
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.handle: Handle = handle
-        # parsed required affinities by encoded (nodeSelector, required terms); by the id of
-        # their RequiredNodeAffinity
+        # parsed required affinities by encoded (nodeSelector, required terms)
         self._compiled: dict[bytes, _Compiled] = {}
-        self._compiled_by_id: dict[int, _Compiled] = {}
         self.added_node_selector: NodeSelectorMatcher | None = None
         self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
         for key in args or {}:
@@ -165,9 +171,13 @@ class NodeAffinity:
         )
         if required is None and self.added_node_selector is None and not pod.spec.node_selector:
             return SKIP
-        state.write(PRE_FILTER_STATE_KEY, self._required_of(pod, required))
-        if required is None or not required.node_selector_terms:
+        compiled = self._compiled.get(_ENCODE((pod.spec.node_selector, required)))
+        if compiled is None:
+            compiled = self._compile(pod, required)
+        state.write(PRE_FILTER_STATE_KEY, compiled)
+        if compiled.names_free:
             return None
+        assert required is not None
         node_names: set[str] | None = None
         for term in required.node_selector_terms:
             term_names: set[str] | None = None
@@ -185,32 +195,27 @@ class NodeAffinity:
             return PreFilterResult(node_names)
         return None
 
-    def _required_of(self, pod: Pod, required: Any) -> RequiredNodeAffinity:
+    def _compile(self, pod: Pod, required: Any) -> _Compiled:
         """``RequiredNodeAffinity(pod)``, parsed once per distinct nodeSelector and required
         terms (pods of one template share it; it is never changed once made)."""
-        key = _ENCODE((pod.spec.node_selector, required))
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            if len(self._compiled) >= _COMPILED_LIMIT:
-                self._compiled.clear()
-                self._compiled_by_id.clear()
-            compiled = self._compiled[key] = _Compiled(RequiredNodeAffinity(pod))
-            self._compiled_by_id[id(compiled.required)] = compiled
-        return compiled.required
+        if len(self._compiled) >= _COMPILED_LIMIT:
+            self._compiled.clear()
+        compiled = self._compiled[_ENCODE((pod.spec.node_selector, required))] = _Compiled(RequiredNodeAffinity(pod), required)
+        return compiled
 
-    def _match(self, required: RequiredNodeAffinity, nodes: NodeBatch) -> np.ndarray | None:
-        """``required.match_batch(nodes)``; for the snapshot's nodes, from a mask over the
-        whole snapshot once the same terms come again (labels are the Nodes': the mask holds
+    @staticmethod
+    def _match(compiled: _Compiled, nodes: NodeBatch) -> np.ndarray | None:
+        """``compiled.required.match_batch(nodes)``; for the snapshot's nodes, from a mask over
+        the whole snapshot once the same terms come again (labels are the Nodes': the mask holds
         until the node set or a Node changes), or None when every node of it matches."""
-        compiled = self._compiled_by_id.get(id(required))
+        required = compiled.required
         at = nodes.snapshot_rows()
-        if compiled is None or compiled.required is not required or at is None:
+        if at is None:
             plain: np.ndarray = required.match_batch(nodes)
             return plain
         snap, rows = at
-        generation = (id(snap), snap.tree_generation)
-        if compiled.generation != generation:
-            compiled.generation, compiled.mask, compiled.every = generation, None, False
+        if compiled.snap is not snap or compiled.generation != snap.tree_generation:
+            compiled.snap, compiled.generation, compiled.mask, compiled.every = snap, snap.tree_generation, None, False
             first: np.ndarray = required.match_batch(nodes)  # the first time: this batch only
             return first
         if compiled.mask is None:
@@ -223,6 +228,11 @@ class NodeAffinity:
 
     @hookimpl
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
+        compiled: _Compiled | None = state.get(PRE_FILTER_STATE_KEY)
+        if self.added_node_selector is None and compiled is not None and compiled.every:
+            snap = nodes.snapshot  # a batch of snapshot rows: every one matches while the mask holds
+            if snap is not None and snap is compiled.snap and compiled.generation == snap.tree_generation:
+                return None
         n = len(nodes)
         ok: np.ndarray | None = None  # None: every node
         out: dict[int, Status] = {}
@@ -234,10 +244,10 @@ class NodeAffinity:
                 out.update(dict.fromkeys(np.flatnonzero(~ok).tolist(), st))
             if not passed:
                 return out or None
-        required = state.get(PRE_FILTER_STATE_KEY)
-        if required is None:  # PreFilter disabled
-            required = RequiredNodeAffinity(pod)
-        match = self._match(required, nodes)
+        if compiled is None:  # PreFilter disabled
+            match: np.ndarray | None = RequiredNodeAffinity(pod).match_batch(nodes)
+        else:
+            match = self._match(compiled, nodes)
         if match is None:  # every node matches
             return out or None
         if ok is None:
@@ -254,12 +264,14 @@ class NodeAffinity:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
+        aff = pod.spec.affinity  # pod_preferred_node_affinity(pod), inlined: most pods have no terms
+        terms = aff.node_affinity.preferred_during_scheduling_ignored_during_execution if aff is not None and aff.node_affinity is not None else None
+        if not terms and self.added_pref_sched_terms is None:
+            return SKIP
         try:
-            preferred = pod_preferred_node_affinity(pod)
+            preferred = PreferredSchedulingTerms(terms) if terms else None
         except ConfigError as e:
             return Status.as_error(e)
-        if preferred is None and self.added_pref_sched_terms is None:
-            return SKIP
         state.write(PRE_SCORE_STATE_KEY, preferred)
         return None
 

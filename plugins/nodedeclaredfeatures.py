@@ -56,12 +56,12 @@ def required_features(pod: Pod, version: tuple[int, int]) -> frozenset[str]:
     """``InferForPodScheduling``: the declared features ``pod`` needs at ``version``."""
     spec = pod.spec
     restart_all = False
-    for containers in (spec.containers, spec.init_containers):
-        for c in containers:
-            rules = c.restart_policy_rules  # most containers have none: no generator for them
-            if rules and any(rule.action == "RestartAllContainers" for rule in rules):
-                restart_all = True
-    host_network = version >= (1, 36) and spec.host_network and spec.host_users is False
+    for c in (*spec.containers, *spec.init_containers) if spec.init_containers else spec.containers:
+        rules = c.restart_policy_rules  # most containers have none: no generator for them
+        if rules and any(rule.action == "RestartAllContainers" for rule in rules):
+            restart_all = True
+            break
+    host_network = spec.host_network and spec.host_users is False and version >= (1, 36)
     if not restart_all and not host_network:
         return _NONE
     out: set[str] = set()

@@ -97,7 +97,7 @@ class NodeUnschedulable:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tolerates: bool | None = None
-        if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
+        if nodes.snapshot is None and len(nodes) == 1:  # preemption's dry runs: one node, no numpy
             flagged_list = [0] if _cordoned_or_missing(nodes[0]) else []
         else:
             flagged_list = nodes.flagged(NAME, _cordoned_or_missing)

@@ -131,7 +131,7 @@ class TaintToleration:
     def kubesched_filter(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> dict[int, Status] | None:
         out: dict[int, Status] = {}
         tols = pod.spec.tolerations
-        if len(nodes) == 1:  # preemption's dry runs: one node, no numpy
+        if nodes.snapshot is None and len(nodes) == 1:  # preemption's dry runs: one node, no numpy
             flagged = [0] if _tainted_or_missing(nodes[0]) else []
         else:
             flagged = nodes.flagged(NAME, _tainted_or_missing)
@@ -152,7 +152,8 @@ class TaintToleration:
     # --- Score ----------------------------------------------------------------------------
     @hookimpl
     def kubesched_pre_score(self, state: CycleState, pod: Pod, nodes: NodeBatch) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, tolerations_prefer_no_schedule(pod.spec.tolerations))
+        tols = pod.spec.tolerations  # most pods have none: no call for them
+        state.write(PRE_SCORE_STATE_KEY, tolerations_prefer_no_schedule(tols) if tols else [])
         return None
 
     @hookimpl

@@ -94,10 +94,11 @@ class NominatedFilter:
         nodes with nominated pods go one by one through the per-node two-pass Filter instead.
         """
         snap = self.fw.snapshot
-        prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
         nominator = self.fw.nominator
         view: NominatedView | None = None
         if nominator is not None and nominator.nominated_pods:
+            # (the priority is read only here: without a view, no pass below needs it)
+            prio = pod.spec.priority or 0 if pod_priority is None else pod_priority
             key = (nominator.generation, snap, snap.tree_generation, prio, pod.metadata.uid)
             last = self._last_view
             if last is not None and last[0] == key:

@@ -58,7 +58,11 @@ def filter_segment(
     all and none; the two-pass Filter for the nodes with nominated pods, a plain one for the
     rest."""
     # Framework.run_filter_plugins_with_nominated_pods_rows, without its forwarding call
-    out = fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority)
+    return _split(fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority), seg)
+
+
+def _split(out: Mapping[int, Status], seg: np.ndarray) -> tuple[np.ndarray | None, Rejections | None]:
+    """:func:`filter_segment`'s answer from the Filter's failures ``out`` over ``seg``."""
     if not out:
         return None, None
     rej = Rejections.of(out)
@@ -83,9 +87,24 @@ def sampled_filter(
     the filtered nodes that passed or None when none was filtered).  The rejections go into
     ``diagnosis`` (and the recording); ``rate`` is the last share, sizing the first segment."""
     n = len(candidates)
-    if not fw.has_filter_plugins():
+    if not fw.filters.filter:  # Framework.has_filter_plugins(), without its call
         chosen = rotated(candidates, start, 0, min(to_find, n))
         return chosen, len(chosen), None
+    seg: np.ndarray
+    out: Mapping[int, Status]
+    chunk: int
+    if n and to_find > 0:  # (else the loop below does not start)
+        # the first segment, sized by ``rate`` (rotated(candidates, start, 0, ...) and
+        # filter_segment inlined: the usual pass ends with it)
+        chunk = max(to_find, 1) if rate >= 1 else max(to_find, int(to_find / max(rate, 1 / 64) * 1.1) + 1)
+        end = start + chunk
+        seg = candidates[start:end] if end <= n else rotated(candidates, start, 0, min(chunk, n))
+        out = fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority)
+        if not out and len(seg) >= to_find and state.recording is None:
+            # the usual pass: the first segment passed whole and holds the to_find feasible
+            # nodes; the sequential evaluation stopped at its to_find-th node (what the
+            # bookkeeping below finds, in one step)
+            return (seg if len(seg) == to_find else seg[:to_find]), to_find, 1.0
     # (position of the segment in the order, its rows, the passing positions in it or None
     # when all passed), for the segments where some passed
     passing: list[tuple[int, np.ndarray, np.ndarray | None]] = []
@@ -95,20 +114,12 @@ def sampled_filter(
     # each distinct status once
     failed_parts: list[tuple[np.ndarray | None, Mapping[int, Status]]] = []
     pos = 0
-    chunk = 0
     while pos < n and found < to_find:
-        need = to_find - found
-        if chunk:
-            chunk = max(need, chunk * 2, 1)
-        else:
-            chunk = max(need, 1) if rate >= 1 else max(need, int(need / max(rate, 1 / 64) * 1.1) + 1)
-        seg = rotated(candidates, start, pos, min(pos + chunk, n))
-        ok, rejected = filter_segment(fw, state, pi, seg)
-        if rejected is None and not pos and len(seg) >= to_find and state.recording is None:
-            # the usual pass: the first segment passed whole and holds the to_find feasible
-            # nodes; the sequential evaluation stopped at its to_find-th node (what the
-            # bookkeeping below finds, in one step)
-            return (seg if len(seg) == to_find else seg[:to_find]), to_find, 1.0
+        if pos:  # the first segment was filtered above (``out``); each next one is twice as long
+            chunk = max(to_find - found, chunk * 2, 1)
+            seg = rotated(candidates, start, pos, min(pos + chunk, n))
+            out = fw.nominated_filter.run_rows(state, pi.pod, seg, pi.priority)
+        ok, rejected = _split(out, seg)
         if rejected is not None:
             assert ok is not None
             if any(st.code == Code.ERROR for st in rejected.statuses):

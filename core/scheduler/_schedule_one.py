@@ -86,6 +86,14 @@ def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, n
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+def _to_find(fw: Framework, global_percentage: int, extenders: list[Any], n: int) -> int:
+    """How many feasible nodes a Filter pass of ``fw`` over ``n`` candidates looks for: it reads
+    only the percentages, the profile's Score plugins and the extenders' verbs."""
+    if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in extenders):
+        return 1  # neither extender filters nor scoring: the first feasible node will do
+    return num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, global_percentage, n)
+
+
 def select_host(names: list[str], scores: np.ndarray, rng: random.Random) -> str:
     """``selectHost``: the top score; ties broken by reservoir sampling (cases C1–C4)."""
     if len(names) == 0:
@@ -138,6 +146,7 @@ class ScheduleOne:
         self.binding = binding
         self.next_start_node_index = 0  # the round-robin start of the next Filter pass
         self._filter_pass_rate = 1.0  # feasible / evaluated in the last main Filter pass
+        self._to_find: dict[tuple[Framework, int], int] = {}  # _to_find's answers
         self.last_attempt = 0.0  # when the last attempt began
         # the PodGroup cycle (1.36 with GenericWorkload on): a pod with spec.schedulingGroup
         # goes there instead (kubesched.scheduler._schedule_one_podgroup); None: never
@@ -149,7 +158,8 @@ class ScheduleOne:
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """``ScheduleOne`` for a popped pod."""
-        pod = qpi.pod
+        pi = qpi.pod_info  # (qpi.pod and qpi.uid are properties over it)
+        pod = pi.pod
         if self.pod_group_cycle is not None and pod.spec.scheduling_group is not None:
             await self.pod_group_cycle.run(qpi)
             return
@@ -157,17 +167,17 @@ class ScheduleOne:
         if fw is None:
             self.queue.done(qpi.uid)
             return
-        if pod.metadata.deletion_timestamp or self.cache.is_assumed(qpi.uid):
-            self.queue.done(qpi.uid)
+        if pod.metadata.deletion_timestamp or self.cache.is_assumed(pi.uid):
+            self.queue.done(pi.uid)
             return
         start = self.last_attempt = _now()
         if log.isEnabledFor(V3):
             log.log(V3, "Attempting to schedule pod pod=%s", json.dumps(pod.key))
         counts = self.metrics.pod_attempts
         if counts is not None:
-            counts[qpi.uid] = counts.get(qpi.uid, 0) + 1
+            counts[pi.uid] = counts.get(pi.uid, 0) + 1
         state = CycleState(record_plugin_metrics=self.metrics.sample_plugins())
-        state.pod_info = qpi.pod_info
+        state.pod_info = pi
         state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         binding = self.binding
         if binding.recorder is not None:
@@ -192,7 +202,7 @@ class ScheduleOne:
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
     ) -> tuple[ScheduleResult, PodInfo, Status | None, str | None]:
         """``schedulingCycle``: (result, assumed pod info, status, nominating info)."""
-        pod = qpi.pod
+        pod = qpi.pod_info.pod  # qpi.pod, without the property's call
         rec = self.metrics.recorder  # ``scheduling_algorithm_duration_seconds``
         t0 = rec.algorithm_start() if rec is not None else 0.0
         try:
@@ -263,7 +273,7 @@ class ScheduleOne:
     async def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
         """``schedulePod``: snapshot, filter, score, select.  Raises FitError / _CycleError."""
         self.snapshot.update(self.cache)
-        n = len(self.snapshot)
+        n = len(self.snapshot.node_infos)  # len(self.snapshot), without its call
         if n == 0:
             raise _CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
         feasible, diagnosis = await self.find_nodes_that_fit_pod(fw, state, pi)
@@ -281,7 +291,9 @@ class ScheduleOne:
             total = await self.prioritize_nodes(fw, state, pi.pod, feasible)
         else:  # prioritize_nodes without an await (it awaits only the extenders)
             total, offset = self._prioritize_plugins(fw, state, pi.pod, feasible)
-        i = _select_index(total, self.rng)  # the totals less ``offset``: the same top and ties
+        # _select_index(total, self.rng), without its call (the totals less ``offset``: the same top and ties)
+        ties = (total == total[total.argmax(), ...]).nonzero()[0]
+        i = ties.item(0) if len(ties) == 1 else ties.item(self.rng.randrange(len(ties)))
         host = feasible.name_at(i)
         if batching is not None and batching.current is not None:
             if batching.current[1] is not None:  # a pod that signs: its batch keeps the totals
@@ -461,11 +473,12 @@ class ScheduleOne:
         n = len(candidates)
         if n == 0:
             return NodeBatch([])
-        to_find = num_feasible_nodes_to_find(
-            fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, n
-        )
-        if not fw.has_score_plugins() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
-            to_find = 1  # neither extender filters nor scoring: the first feasible node will do
+        key = (fw, n)
+        to_find = self._to_find.get(key)
+        if to_find is None:  # what it reads is fixed once the scheduler is built: kept per (profile, n)
+            if len(self._to_find) >= 64:  # node counts come and go: keep the recent ones
+                self._to_find.clear()
+            to_find = self._to_find[key] = _to_find(fw, self.config.percentage_of_nodes_to_score, self.extenders, n)
         start = self.next_start_node_index % n if advance else 0
         rate = self._filter_pass_rate if advance else 1.0
         snap = self.snapshot
