@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.runtime._status import Code, Diagnosis, Rejections, Status, merge_rejections
+from kubesched.runtime._status import (
+    Code,
+    Diagnosis,
+    FitError,
+    Rejections,
+    Status,
+    merge_rejections,
+)
 
 if TYPE_CHECKING:
     from kubesched.cache._cache import Snapshot
@@ -37,6 +44,14 @@ class CycleError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message)
         self.status = status
+
+
+def fit_status(fe: FitError) -> Status:
+    """The Unschedulable status of a cycle that found no node: the FitError's message, the
+    FitError kept on it (its diagnosis makes the pod's event and PostFilter's input)."""
+    st = Status(Code.UNSCHEDULABLE, str(fe))
+    st.error = fe
+    return st
 
 
 def rotated(candidates: np.ndarray, start: int, lo: int, hi: int) -> np.ndarray:
@@ -175,4 +190,4 @@ def sampled_filter(
     return chosen, processed, (found / pos if pos else None)
 
 
-__all__ = ["CycleError", "filter_segment", "rotated", "sampled_filter"]
+__all__ = ["CycleError", "filter_segment", "fit_status", "rotated", "sampled_filter"]

@@ -56,7 +56,7 @@ from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, BindingCycle, s
 from kubesched.scheduler._binding_cycle import PodsToActivate as PodsToActivate
 from kubesched.scheduler._binding_cycle import ScheduleResult as ScheduleResult
 from kubesched.scheduler._filterpass import CycleError as _CycleError
-from kubesched.scheduler._filterpass import sampled_filter
+from kubesched.scheduler._filterpass import fit_status, sampled_filter
 
 if TYPE_CHECKING:
     from kubesched.cache._cache import Cache, Snapshot
@@ -211,14 +211,14 @@ class ScheduleOne:
             if rec is not None:
                 rec.algorithm_failed(qpi.uid)  # observed by the failure handler
             if not fw.has_post_filter_plugins():
-                return ScheduleResult(), qpi.pod_info, self._fit_status(fe), None
+                return ScheduleResult(), qpi.pod_info, fit_status(fe), None
             statuses = _FullStatusMap(fe.diagnosis, self.snapshot.names, self.snapshot.index)
             if state.recording is not None:
                 state.recording.postfilter_nodes = list(fe.diagnosis.node_to_status)
             pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
             fe.diagnosis.post_filter_msg = pf_status.message
             nominating = pf_result.nominated_node_name if pf_result is not None else None
-            return ScheduleResult(), qpi.pod_info, self._fit_status(fe), nominating
+            return ScheduleResult(), qpi.pod_info, fit_status(fe), nominating
         except _CycleError as ce:
             if rec is not None:
                 rec.algorithm_failed(qpi.uid)
@@ -262,12 +262,6 @@ class ScheduleOne:
             self.queue.activate(list(to_activate.values()))
             to_activate.clear()
         return assumed_pi, None, None
-
-    @staticmethod
-    def _fit_status(fe: FitError) -> Status:
-        st = Status(Code.UNSCHEDULABLE, str(fe))
-        st.error = fe
-        return st
 
     # --- finding nodes -----------------------------------------------------------------------
     async def schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:

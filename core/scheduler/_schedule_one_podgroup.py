@@ -75,7 +75,7 @@ from kubesched.runtime._framework import (
 )
 from kubesched.runtime._status import Code, Diagnosis, FitError, Status
 from kubesched.scheduler._binding_cycle import CLEAR_NOMINATION, PodsToActivate, ScheduleResult
-from kubesched.scheduler._filterpass import CycleError
+from kubesched.scheduler._filterpass import CycleError, fit_status
 from kubesched.scheduler._placement_algorithm import placement_algorithm
 
 if TYPE_CHECKING:
@@ -272,14 +272,14 @@ class PodGroupCycle:
             result = await sched.schedule_pod(fw, state, qpi.pod_info)
             status: Status | None = None
         except FitError as fe:
-            status = sched._fit_status(fe)
+            status = fit_status(fe)
             if post_filters and fw.has_post_filter_plugins():
                 from kubesched.scheduler._schedule_one import _FullStatusMap
 
                 statuses = _FullStatusMap(fe.diagnosis, sched.snapshot.names, sched.snapshot.index)
                 pf_result, pf_status = await fw.run_post_filter_plugins(state, pod, statuses)
                 fe.diagnosis.post_filter_msg = pf_status.message
-                status = sched._fit_status(fe)
+                status = fit_status(fe)
                 nominating = pf_result.nominated_node_name if pf_result is not None else None
             if not nominating:
                 return PodResult(qpi, state, status, nominating=nominating)
@@ -311,7 +311,7 @@ class PodGroupCycle:
             await revert()
             if permit.is_rejected():
                 diagnosis = Diagnosis({host: permit}, {permit.plugin} if permit.plugin else set())
-                permit = sched._fit_status(FitError(qpi.pod_info.key, 1, diagnosis))
+                permit = fit_status(FitError(qpi.pod_info.key, 1, diagnosis))
             return PodResult(qpi, state, permit, nominating=CLEAR_NOMINATION)
         return PodResult(
             qpi, state, status, result=result, nominating=nominating, permit_status=permit,
