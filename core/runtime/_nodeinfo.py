@@ -123,6 +123,15 @@ def _explicit_column(infos: Sequence[NodeInfo], kind: str, resource: str) -> np.
     return np.fromiter((get(ni, resource) for ni in infos), np.int64, n)
 
 
+def rows_span(snap: Snapshot, rows: np.ndarray) -> tuple[int, int] | None:
+    """``(lo, hi)`` when ``rows`` are the snapshot's rows ``lo .. hi - 1`` in order (a unit-stride
+    view of its ``all_rows()``), else None."""
+    if not len(rows) or rows.strides != (8,) or rows.base is not snap.all_rows():
+        return None
+    lo: int = rows.item(0)  # a unit-stride view of arange(n): rows[i] == lo + i
+    return lo, lo + len(rows)
+
+
 class NodeBatch(Sequence[NodeInfo]):
     """The nodes one batch hook call works on, in a fixed order.
 
@@ -177,7 +186,8 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._infos is None:
             assert self._snapshot is not None and self.indices is not None
             all_infos = self._snapshot.node_infos
-            self._infos = [all_infos[i] for i in self.indices.tolist()]
+            span = self.row_span()  # consecutive rows (the usual Filter pass): a slice
+            self._infos = all_infos[span[0] : span[1]] if span is not None else [all_infos[i] for i in self.indices.tolist()]
         return self._infos
 
     @property
@@ -185,7 +195,8 @@ class NodeBatch(Sequence[NodeInfo]):
         if self._names is None:
             if self._snapshot is not None and self.indices is not None:
                 all_names = self._snapshot.names
-                self._names = [all_names[i] for i in self.indices.tolist()]
+                span = self.row_span()  # consecutive rows (the usual Filter pass): a slice
+                self._names = all_names[span[0] : span[1]] if span is not None else [all_names[i] for i in self.indices.tolist()]
             elif self._overlay is not None and self._snapshot is not None and self._rows is not None:
                 all_names = self._snapshot.names
                 self._names = [all_names[i] for i in self._rows.tolist()]
@@ -322,11 +333,7 @@ class NodeBatch(Sequence[NodeInfo]):
             return span  # type: ignore[return-value]
         rows = self.indices
         snap = self._snapshot
-        if rows is None or snap is None or not len(rows) or rows.strides != (8,) or rows.base is not snap.all_rows():
-            span = None
-        else:
-            lo = rows.item(0)  # a unit-stride view of arange(n): rows[i] == lo + i
-            span = lo, lo + len(rows)
+        span = None if rows is None or snap is None else rows_span(snap, rows)
         self._span = span
         return span
 
@@ -391,4 +398,4 @@ class NodeBatch(Sequence[NodeInfo]):
         return [ni.labels.get(key) for ni in self.infos]
 
 
-__all__ = ["EPHEMERAL_STORAGE", "NodeBatch", "NodeInfo", "PodInfo", "RowOverlay", "parse_time", "pod_value"]
+__all__ = ["EPHEMERAL_STORAGE", "NodeBatch", "NodeInfo", "PodInfo", "RowOverlay", "parse_time", "pod_value", "rows_span"]

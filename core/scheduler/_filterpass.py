@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.runtime._nodeinfo import rows_span
 from kubesched.runtime._status import (
     Code,
     Diagnosis,
@@ -184,9 +185,9 @@ def sampled_filter(
         chosen = np.array([], dtype=np.int64)
     if state.recording is not None:
         names = snap.names
-        state.recording.filtered(
-            fw.filter_plugin_names(state), [names[i] for i in chosen.tolist()], failed_names, failed_sts
-        )
+        span = rows_span(snap, chosen)  # consecutive rows (every node of the segment passed): a slice
+        passed_names = names[span[0] : span[1]] if span is not None else [names[i] for i in chosen.tolist()]
+        state.recording.filtered(fw.filter_plugin_names(state), passed_names, failed_names, failed_sts)
     return chosen, processed, (found / pos if pos else None)
 
 

@@ -115,7 +115,7 @@ class AttemptRecord:
     __slots__ = (
         "prefilter_status",
         "prefilter_result",
-        "filter",
+        "_filter_passes",
         "postfilter_nodes",
         "postfilter",
         "prescore",
@@ -133,8 +133,10 @@ class AttemptRecord:
     def __init__(self) -> None:
         self.prefilter_status: dict[str, str] = {}
         self.prefilter_result: dict[str, list[str]] = {}
-        # node -> its {plugin: verdict} map, already as JSON (shared among nodes with one verdict)
-        self.filter: dict[str, str] = {}
+        # the Filter passes, each (nodes that passed, their verdicts' JSON, [(failed node, its
+        # verdicts' JSON)]): :attr:`filter` makes the map from them when it is read (at the
+        # encoding), so that a pass records its 500 nodes without hashing their names
+        self._filter_passes: list[tuple[list[str], str, list[tuple[str, str]]]] = []
         self.postfilter_nodes: list[str] = []
         # plugin -> (nominated node, victims "namespace/name")
         self.postfilter: dict[str, tuple[str, list[str]]] = {}
@@ -153,7 +155,7 @@ class AttemptRecord:
     def filtered(
         self,
         plugins: Sequence[str],
-        passed: Iterable[str],
+        passed: list[str],
         failed: Iterable[str],
         statuses: Sequence[Status],
     ) -> None:
@@ -161,9 +163,8 @@ class AttemptRecord:
         ``passed`` nodes passed them all; each ``failed`` node was rejected with its status
         (the plugin named in the status; those before it passed)."""
         ok = go_json(dict.fromkeys(plugins, PASSED))
-        out = self.filter
-        out.update(dict.fromkeys(passed, ok))
         if not statuses:
+            self._filter_passes.append((passed, ok, []))
             return
         inner: dict[int, str] = {}
 
@@ -179,7 +180,17 @@ class AttemptRecord:
                 text = inner[id(st)] = go_json(m)
             return text
 
-        out.update(zip(failed, map(verdicts, statuses), strict=True))
+        self._filter_passes.append((passed, ok, list(zip(failed, map(verdicts, statuses), strict=True))))
+
+    @property
+    def filter(self) -> dict[str, str]:
+        """Node -> its {plugin: verdict} map, already as JSON (shared among nodes with one
+        verdict): every pass's nodes, a later pass's verdict replacing an earlier one's."""
+        out: dict[str, str] = {}
+        for passed, ok, failed in self._filter_passes:
+            out.update(dict.fromkeys(passed, ok))
+            out.update(failed)
+        return out
 
     def scored(
         self, nodes: list[str], raw: dict[str, np.ndarray], weighted: dict[str, np.ndarray]

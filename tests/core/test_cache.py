@@ -131,6 +131,24 @@ def test_a_batch_of_consecutive_snapshot_rows_has_their_span() -> None:
     assert NodeBatch([snap.node_infos[0]]).row_span() is None
 
 
+def test_a_batch_names_and_infos_its_rows_whether_sliced_or_gathered() -> None:
+    """NodeBatch.names and .infos: a batch of consecutive rows takes a slice of the snapshot's
+    lists, any other one looks its rows up; both are the rows' own, in the batch's order, and
+    a list of the batch's own (changing it leaves the snapshot alone)."""
+    import numpy as np
+
+    snap = Snapshot()
+    snap.update(_cache(*[f"n{i}" for i in range(8)]))
+    rows = snap.all_rows()
+    for indices in (rows[2:6], rows[1:7][1:4], rows[::2], np.concatenate((rows[6:], rows[:2])), rows[[5, 1]]):
+        batch = NodeBatch(snapshot=snap, indices=indices)
+        assert batch.names == [snap.names[i] for i in indices.tolist()]
+        assert batch.infos == [snap.node_infos[i] for i in indices.tolist()]
+        batch.names.clear()
+        batch.infos.clear()
+    assert snap.names == [f"n{i}" for i in range(8)] and len(snap.node_infos) == 8
+
+
 def test_node_tree_interleaves_zones() -> None:
     t = NodeTree()
     for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("c2", "c")]:
