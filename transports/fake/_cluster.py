@@ -202,10 +202,6 @@ class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
         self._controllers += [self.controllers, self.deployments, self.volumes, self.statefulsets, self.resource_claims]
         for c in self._controllers:
             self._store.register(c)
-        if type(self).create is FakeCluster.create:
-            # create is the store's own (the facade adds nothing): the bound method itself, so a
-            # create (one a pod) has no forwarding frame; a subclass's override is left alone
-            self.create = self._store.create  # type: ignore[method-assign]
 
     # --- lifecycle -------------------------------------------------------------------------
 
