@@ -19,7 +19,7 @@ the structured allocator of :mod:`kubesched.dra`:
   devices``, invalid pools → their error, a broken request or CEL runtime error → Error.
 - PostFilter (before DefaultPreemption): deallocate one allocated claim that was unavailable
   and has no other consumer (``deallocation of ResourceClaim completed``), else ``still not
-  schedulable``; a pod without claims: ``no new claims to deallocate`` (versions below).
+  schedulable``; a pod without claims: per version (below).
 - Score (from v1.35, :class:`ScoringDynamicResources`; no PreScore, as upstream): the
   prioritized-list subrequests the node's allocation takes, 0 for every other pod.
 - Reserve: the node's allocation becomes in flight (another pod sharing the claim waits for it,
@@ -38,10 +38,12 @@ Rejections are UnschedulableAndUnresolvable (upstream's ``statusUnschedulable``)
 preemption finds DRA-rejected nodes "not helpful".  Pods without claims take the old path:
 PreFilter Skip, no allocator, and PostFilter per version:
 
-- v1.30.6 and v1.31.8 (``len(state.claims) == 0``), v1.34.7 and v1.35.4 and 1.36
-  (``state.claims.empty()``): Unschedulable "no new claims to deallocate"; 1.32 as 1.31.
+- v1.30.6 and v1.31.8 (``len(state.claims) == 0``): Unschedulable "no new claims to
+  deallocate"; 1.32 as 1.31.
 - v1.33.3 (``len(pod.Spec.ResourceClaims) == 0``, kubernetes#129823): Unschedulable without a
-  reason.
+  reason; 1.34-1.36 likewise, as issue 34 states #129823.  The v1.34.7 and v1.35.4 sources
+  answer "no new claims to deallocate" again (``state.claims.empty()``): the KubeschedSourceExact
+  gate gives that (docs/versions.md).
 - In a profile while the gate is off: PreFilter Skip, PostFilter "plugin disabled".
 
 Where kubesched differs: ``filterTimeout`` is measured on the transport's clock
@@ -331,8 +333,10 @@ class DynamicResources:
         reasons: tuple[str, ...] = (MSG_NO_NEW_CLAIMS,)
         if not self.enabled:
             reasons = (MSG_PLUGIN_DISABLED,)
-        elif handle.emulated_version == (1, 33):
-            reasons = ()  # v1.33.3 dynamicresources.go PostFilter, a pod without claims (#129823)
+        elif handle.emulated_version >= (1, 33) and not gates.get("KubeschedSourceExact", False):
+            # v1.33.3 dynamicresources.go PostFilter, a pod without claims (#129823); from 1.34 as
+            # issue 34 states it, where v1.34.7's state.claims.empty() answers again (the gate)
+            reasons = ()
         self._postfilter_reasons = reasons
         # DRASchedulerFilterTimeout: beta (on) from v1.34
         self.use_filter_timeout = bool(
@@ -560,9 +564,11 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
-            if pod.spec.resource_claims and self.handle.emulated_version == (1, 33):
-                # v1.33.3 checks len(pod.Spec.ResourceClaims) only; then no unavailable claims
-                return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+            if pod.spec.resource_claims:  # a pod with claims its PreFilter did not get to
+                if self.handle.emulated_version == (1, 33):
+                    # v1.33.3 checks len(pod.Spec.ResourceClaims) only; then no unavailable claims
+                    return None, Status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+                return None, Status(Code.UNSCHEDULABLE, MSG_NO_NEW_CLAIMS)  # state.claims.empty()
             return None, Status(Code.UNSCHEDULABLE, *self._postfilter_reasons)
         ext = s.extended
         # upstream iterates a set (random order): the lowest index here, deterministic

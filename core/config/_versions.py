@@ -57,6 +57,7 @@ def parse_version(text: str, *, field: str = "--emulated-version") -> Version:
 
 
 ALPHA, BETA, GA, DEPRECATED = "Alpha", "Beta", "GA", "Deprecated"
+KUBESCHED = "kubesched"  # a gate of kubesched's own, not upstream's (see KubeschedSourceExact)
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,19 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "PodResizePending condition from 1.33, leaves the spec out)",
         ),
         VersionedGate(
+            "KubeschedSourceExact",
+            (_s("1.34", False, KUBESCHED),),
+            "not an upstream gate: issue 34's acceptance expects the 1.33 behaviour from 1.34 on, "
+            "the v1.34.7 and v1.35.4 sources have these two (docs/versions.md, \"Where the issue and the "
+            "upstream source disagree\")",
+            "the two behaviours of the v1.34.7 and v1.35.4 sources that issue 34 expects otherwise: "
+            "NodeResourcesFit answers UnschedulableAndUnresolvable for a request above the node's "
+            "allocatable (fit.go, kubernetes#131345), so preemption finds such nodes \"not helpful\", and "
+            "DynamicResources' PostFilter answers \"no new claims to deallocate\" for a pod without claims "
+            "(dynamicresources.go, state.claims.empty()); off: both as in v1.33.3 (Unschedulable, and no "
+            "reason, kubernetes#129823)",
+        ),
+        VersionedGate(
             "NominatedNodeNameForExpectation",
             (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
             "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
@@ -416,8 +430,8 @@ def feature_gate_table() -> str:
             "checks that this file is current.  `—`: the gate does not exist in that release (setting it",
             "is `unrecognized feature gate: X`, and the code behaves as before the gate).  `(locked)`:",
             "setting it against its default is `cannot set feature gate X to false, feature is locked to",
-            "true`.  Choose the release with `--emulated-version MAJOR.MINOR` (default "
-            f"{DEFAULT_VERSION}).",
+            "true`.  `kubesched`: a gate of kubesched's own, not upstream's.  Choose the release with",
+            f"`--emulated-version MAJOR.MINOR` (default {DEFAULT_VERSION}).",
             "",
             head,
             rule,

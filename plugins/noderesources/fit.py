@@ -7,10 +7,10 @@ Filter (``fitsRequest``), vectorized over the batch's columns, with the node's *
 - for cpu, memory, ephemeral-storage and each requested scalar (ignored extended resources
   skipped): ``req > allocatable - requested`` → "Insufficient <name>".
 
-The status is UnschedulableAndUnresolvable when some request exceeds the node's allocatable
-outright (preemption cannot help) from Kubernetes 1.34 on (v1.34.7 fit.go ``fitsRequest``,
-``InsufficientResource.Unresolvable``, kubernetes#131345); Unschedulable otherwise, and always
-before 1.34 (v1.30.6 … v1.33.3 fit.go).  Score uses the configured scoring
+The status is Unschedulable (v1.30.6 … v1.33.3 fit.go), at every emulated version as issue 34
+expects; with the KubeschedSourceExact gate (1.34+) it is UnschedulableAndUnresolvable when some
+request exceeds the node's allocatable outright, as the v1.34.7 source has it (``fitsRequest``,
+``InsufficientResource.Unresolvable``, kubernetes#131345; docs/versions.md).  Score uses the configured scoring
 strategy (LeastAllocated by default) over the non-zero requests.
 
 With DRAExtendedResource (alpha off 1.34–1.35, beta on in 1.36) a requested resource that a
@@ -238,9 +238,10 @@ class Fit(FitPlacementScore):
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.handle: Handle = handle
-        # v1.34.7 pkg/scheduler/framework/plugins/noderesources/fit.go: a request above the node's
-        # allocatable is UnschedulableAndUnresolvable (kubernetes#131345); v1.33.3: Unschedulable
-        self.unresolvable_above_allocatable = handle.emulated_version >= (1, 34)
+        # v1.33.3 fit.go: a request above the node's allocatable is Unschedulable, as issue 34 expects
+        # up to 1.36; v1.34.7 fit.go makes it UnschedulableAndUnresolvable (kubernetes#131345), which
+        # the KubeschedSourceExact gate gives (docs/versions.md)
+        self.unresolvable_above_allocatable = bool(handle.feature_gates.get("KubeschedSourceExact", False))
         # PodLevelResources (alpha 1.32, beta on from 1.34) and InPlacePodVerticalScaling (beta on
         # from 1.33): computePodResourceRequest with SkipPodLevelResources: !enablePodLevelResources
         # (v1.32 fit.go, kubernetes#128407) and UseStatusResources: enableInPlacePodVerticalScaling

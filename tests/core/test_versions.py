@@ -107,6 +107,8 @@ DEFAULTS = {
     "ClearingNominatedNodeNameAfterBinding": [None, None, None, None, False, True, True],
     # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
     "PodDisruptionConditions": [True, True, True, None, None, None, None],
+    # kubesched's own: the v1.34.7/v1.35.4 sources where issue 34 expects 1.33's (docs/versions.md)
+    "KubeschedSourceExact": [None, None, None, None, False, False, False],
 }
 
 

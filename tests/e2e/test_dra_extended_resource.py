@@ -43,8 +43,8 @@ def test_1_35_gate_off_the_pod_stays_pending(capsys: pytest.CaptureFixture[str])
     (pod,) = out["pods"]
     assert pod["nodeName"] is None
     message = (
-        "0/2 nodes are available: 2 Insufficient example.com/gpu. no new claims to deallocate, "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 2 Insufficient example.com/gpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
     assert pod["conditions"] == [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]
     assert "claims" not in out

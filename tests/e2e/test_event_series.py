@@ -19,8 +19,8 @@ NODE = 'apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/
 # keeps the run going for hours: the pending pods are retried at every 5-minute flush
 LONG = 'apiVersion: v1\nkind: Pod\nmetadata: {name: long, annotations: {kubesched.io/duration: 5h}}\nspec:\n  nodeName: n1\n  containers: [{name: c, image: pause, resources: {requests: {cpu: "1"}}}]'  # noqa: E501
 MESSAGE = (
-    "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
-    "available: 1 Preemption is not helpful for scheduling."
+    "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+    "available: 1 No preemption victims found for incoming pod."
 )
 
 

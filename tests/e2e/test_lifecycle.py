@@ -138,12 +138,12 @@ def test_cordon_relabel_and_node_deletion(workdir: Path, capsys: pytest.CaptureF
     late = [e["message"] for e in result["events"] if e["object"] == "default/late"]
     assert late[0] == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling."
     )
     assert pods["late"]["conditions"][0]["message"] == (
         "0/1 nodes are available: 1 node(s) were unschedulable. "
-        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     assert pods["on-n2"]["deleted"] is True
     times = [t["time"] for t in result["timeline"]]

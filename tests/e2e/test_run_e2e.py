@@ -316,8 +316,8 @@ async def test_same_placements_as_simulate(
         assert c.reason == "Unschedulable"
         assert c.message == (
             "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
-            "3 Insufficient cpu. no new claims to deallocate, preemption: 0/4 nodes are available: "
-            "4 Preemption is not helpful for scheduling."
+            "3 Insufficient cpu. preemption: 0/4 nodes are available: "
+            "1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod."
         )
         assert h.condition("not-ours") is None  # another scheduler's pod: untouched
         events = [e for e in h.cluster.events if e.object == "default/too-big"]

@@ -391,8 +391,8 @@ def test_json_output_contract(workdir: Path, capsys: pytest.CaptureFixture[str])
     [cond] = p2["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
     assert cond["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
-        "available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod."
     )
     assert result["events"][0] == {"time": 0.0, "type": "Normal", "reason": "Scheduled", "object": "default/p1",
                                    "message": "Successfully assigned default/p1 to n1"}  # fmt: skip
@@ -521,13 +521,13 @@ def test_text_output(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     why = lines.index("Why pending:")
     failed = next(e for e in result["events"] if e["reason"] == "FailedScheduling")
     assert lines[why + 1] == f"  default/too-big: {failed['message']}"
-    # too-big asks for more cpu (3) than n1 has at all (2): UnschedulableAndUnresolvable
-    # (upstream fit.go), so preemption is not helpful.  FitError.Error() (upstream
+    # too-big asks for more cpu (3) than n1 has at all (2): Unschedulable (v1.33.3 fit.go, as
+    # issue 34 expects at 1.36), and no pod of lower priority to evict.  FitError.Error() (upstream
     # pkg/scheduler/framework/types.go, v1.28+) appends DefaultPreemption's message, a FitError
     # text ending in ".", with " %v": one period.
     assert failed["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
-        "available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod."
     )
     assert lines[-1].startswith("2 pods: 1 scheduled, 1 pending, 0 deleted;")
 

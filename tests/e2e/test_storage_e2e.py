@@ -165,7 +165,8 @@ async def test_a_pod_whose_volume_is_in_zone_a_never_lands_in_zone_b() -> None:
     assert placed(out) == {"small": "a1", "big": None}
     assert failed(out, "big") == [
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match PersistentVolume's node affinity. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
     ]
 
 
@@ -189,7 +190,7 @@ async def test_a_node_at_its_csi_attach_limit_is_skipped() -> None:
     assert placed(out)["third"] is None
     assert failed(out, "third") == [
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-        "1 node(s) exceed max volume count. no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "1 node(s) exceed max volume count. preemption: 0/2 nodes are available: "
         "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
     ]
 
@@ -207,6 +208,6 @@ async def test_two_pods_with_one_read_write_once_pod_claim() -> None:
     assert where["writer-1"] is not None and where["writer-2"] is None
     assert failed(out, "writer-2") == [
         "0/2 nodes are available: 2 node(s) unavailable due to PersistentVolumeClaim with "
-        "ReadWriteOncePod access mode already in-use by another pod. no new claims to deallocate, preemption: 0/2 nodes are "
+        "ReadWriteOncePod access mode already in-use by another pod. preemption: 0/2 nodes are "
         "available: 2 No preemption victims found for incoming pod."
     ]

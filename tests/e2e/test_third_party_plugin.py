@@ -100,8 +100,8 @@ profiles:
 WIDE_PENDING = (
     "0/4 nodes are available: 1 node(s) didn't have label example.io/pool, "
     "1 node(s) had label example.io/pool with a value not in [batch], 2 Insufficient cpu. "
-    "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, "
-    "3 Preemption is not helpful for scheduling."
+    "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, "
+    "2 Preemption is not helpful for scheduling."
 )
 """Why ``wide`` stays pending.  NodeLabelGate's rejections are UnschedulableAndUnresolvable, and
 so is n3's cpu (60 asked, 4 allocatable: upstream fit.go): preemption is not helpful there; n2

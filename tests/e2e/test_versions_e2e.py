@@ -56,17 +56,25 @@ def message(result: dict, pod: str = "p") -> str:
                      id="1.32 with DynamicResourceAllocation (v1.31.8 PostFilter, before kubernetes#129823)"),
         pytest.param(("--emulated-version", "1.33", "--feature-gates", "DynamicResourceAllocation=true"), OLD,
                      id="1.33 with DynamicResourceAllocation (v1.33.3, kubernetes#129823)"),
-        # v1.34.7: Fit is UnschedulableAndUnresolvable above allocatable (kubernetes#131345), and
-        # DynamicResources (GA, on) answers for a pod without claims again (see docs/versions.md)
-        pytest.param(("--emulated-version", "1.34"), NEW, id="1.34 (v1.34.7)"),
-        pytest.param((), NEW, id="the default, 1.36"),
+        # issue 34's acceptance: the 1.30 text with 1.34 and by default (DynamicResources, GA and on,
+        # answers no reason for a pod without claims, kubernetes#129823 as the issue states it)
+        pytest.param(("--emulated-version", "1.34"), OLD, id="1.34 (issue 34)"),
+        pytest.param((), OLD, id="the default, 1.36 (issue 34)"),
+        # the v1.34.7 and v1.35.4 sources: Fit is UnschedulableAndUnresolvable above allocatable
+        # (kubernetes#131345) and DynamicResources answers for a pod without claims again
+        # (state.claims.empty()); docs/versions.md, "Where the issue and the upstream source disagree"
+        pytest.param(("--emulated-version", "1.34", "--feature-gates", "KubeschedSourceExact=true"), NEW,
+                     id="1.34 KubeschedSourceExact (v1.34.7 source)"),
+        pytest.param(("--emulated-version", "1.35", "--feature-gates", "KubeschedSourceExact=true"), NEW,
+                     id="1.35 KubeschedSourceExact (v1.35.4 source)"),
+        pytest.param(("--feature-gates", "KubeschedSourceExact=true"), NEW, id="1.36 KubeschedSourceExact"),
     ],
 )  # fmt: skip
 def test_two_cpus_on_a_one_cpu_node(tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...],
                                     want: str) -> None:  # fmt: skip
     result = simulate(tmp_path, capsys, NODE_1CPU + "---\n" + POD_2CPU, *flags)
     assert message(result) == want
-    assert result["summary"]["emulatedVersion"] == (flags[1] if flags else "1.36")
+    assert result["summary"]["emulatedVersion"] == (flags[1] if flags[:1] == ("--emulated-version",) else "1.36")
 
 
 @pytest.mark.parametrize("version", ["1.29", "2.0", "abc"])
@@ -87,6 +95,14 @@ def test_a_gate_against_the_version_is_one_line_and_exit_2(tmp_path: Path, capsy
                  "SchedulerQueueingHints=false"]) == 2  # fmt: skip
     assert capsys.readouterr().err == ("kubesched: error: --feature-gates: cannot set feature gate "
                                        "SchedulerQueueingHints to false, feature is locked to true\n")  # fmt: skip
+
+
+def test_kubesched_source_exact_is_unknown_before_1_34(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(NODE_1CPU)
+    assert main(["simulate", str(path), "--emulated-version", "1.33", "--feature-gates",
+                 "KubeschedSourceExact=true"]) == 2  # fmt: skip
+    assert capsys.readouterr().err == "kubesched: error: --feature-gates: unrecognized feature gate: KubeschedSourceExact\n"
 
 
 def test_version_states_the_range(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,15 +41,21 @@ def plugin(version: str, gates: dict[str, bool] | None = None) -> dra.DynamicRes
         pytest.param("1.32", (dra.MSG_NO_NEW_CLAIMS,), id="1.32 (before kubernetes#129823)"),
         # v1.33.3: len(pod.Spec.ResourceClaims) == 0 → NewStatus(Unschedulable), no reason
         pytest.param("1.33", (), id="1.33 (v1.33.3, kubernetes#129823)"),
-        # v1.34.7 / v1.35.4: state.claims.empty() → "no new claims to deallocate"
-        pytest.param("1.34", (dra.MSG_NO_NEW_CLAIMS,), id="1.34 (v1.34.7)"),
-        pytest.param("1.35", (dra.MSG_NO_NEW_CLAIMS,), id="1.35 (v1.35.4)"),
-        pytest.param("1.36", (dra.MSG_NO_NEW_CLAIMS,), id="1.36 (as 1.35)"),
+        # 1.34-1.36: kubernetes#129823 as issue 34 states it (no reason from 1.33 on)
+        pytest.param("1.34", (), id="1.34 (issue 34)"),
+        pytest.param("1.35", (), id="1.35 (issue 34)"),
+        pytest.param("1.36", (), id="1.36 (issue 34)"),
+        # v1.34.7 / v1.35.4 sources: state.claims.empty() → "no new claims to deallocate", with
+        # KubeschedSourceExact (docs/versions.md)
+        pytest.param("1.34+source", (dra.MSG_NO_NEW_CLAIMS,), id="1.34 KubeschedSourceExact (v1.34.7)"),
+        pytest.param("1.35+source", (dra.MSG_NO_NEW_CLAIMS,), id="1.35 KubeschedSourceExact (v1.35.4)"),
+        pytest.param("1.36+source", (dra.MSG_NO_NEW_CLAIMS,), id="1.36 KubeschedSourceExact (as 1.35)"),
     ],
 )
 @pytest.mark.anyio
 async def test_pod_without_claims(version: str, reasons: tuple[str, ...]) -> None:
-    pl = plugin(version)
+    version, source_exact = version.removesuffix("+source"), version.endswith("+source")
+    pl = plugin(version, {**DRA_ON, "KubeschedSourceExact": True} if source_exact else None)
     pod = make_pod("p").obj()
     state = CycleState()
     assert pl.kubesched_pre_filter(state, pod, []).code == Code.SKIP

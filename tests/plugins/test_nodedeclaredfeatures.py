@@ -190,7 +190,7 @@ def test_the_message_of_a_pod_no_node_declares_for(tmp_path: Path, capsys: pytes
     assert main(["simulate", str(path)]) == 0
     (pod,) = json.loads(capsys.readouterr().out)["pods"]
     assert pod["conditions"][0]["message"] == (
-        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. no new claims to deallocate, "
+        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 

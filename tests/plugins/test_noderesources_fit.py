@@ -38,6 +38,7 @@ EXT_B = "example.com/bbb"
 K8S_IO_A = "kubernetes.io/something"
 K8S_IO_B = "subdomain.kubernetes.io/something"
 HUGE_A = "hugepages-2Mi"
+SOURCE_EXACT = {"KubeschedSourceExact": True}  # the v1.34.7 source's codes (docs/versions.md)
 
 _COUNTER = iter(range(10**9))
 
@@ -148,8 +149,10 @@ ENOUGH_REQUESTS = [
 
 @pytest.mark.parametrize(("pod", "existing", "args", "want"), ENOUGH_REQUESTS)
 def test_enough_requests(pod, existing, args, want) -> None:
+    """v1.34.7 fit_test.go: the source's codes, which KubeschedSourceExact gives (without it a
+    request above allocatable is Unschedulable, as issue 34 expects: see the per-version test)."""
     ni = enough_node(*(res_pod(u) for u in existing))
-    got = run_filter(new_fit(args, FakeHandle()), pod, ni)
+    got = run_filter(new_fit(args, FakeHandle(feature_gates=SOURCE_EXACT)), pod, ni)
     if want is None:
         assert got is None
     else:
@@ -211,7 +214,7 @@ def test_filter_batch_statuses_per_node() -> None:
         make_node_info(make_node("d").capacity(cpu="4", memory="512Mi").obj()),
     ]
     pod = make_pod("p").req(cpu="2", memory="1Gi").obj()
-    plugin = new_fit(None, FakeHandle())
+    plugin = new_fit(None, FakeHandle(feature_gates=SOURCE_EXACT))
     state = CycleState()
     plugin.kubesched_pre_filter(state, pod, [])
     out = plugin.kubesched_filter(state, pod, NodeBatch.of(nodes))
@@ -566,37 +569,46 @@ def test_the_float_fast_paths_equal_the_integer_strategies() -> None:
                 assert balanced_change_two(*r, *c, tuple(pod[:, 0].tolist())) == change[j]
 
 
-def _fit_at(version: str, args: Any = None) -> Fit:
+def _fit_at(version: str, args: Any = None, source_exact: bool = False) -> Fit:
     from kubesched.testing import framework_for
 
     fw = framework_for({"preFilter": [FIT_NAME], "filter": [FIT_NAME]}, plugin_args={FIT_NAME: args or {}},
-                       emulated_version=version)  # fmt: skip
+                       emulated_version=version, feature_gates=SOURCE_EXACT if source_exact else None)  # fmt: skip
     plugin: Fit = fw.plugin(FIT_NAME)
     return plugin
 
 
-@pytest.mark.parametrize("version", ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"])
+@pytest.mark.parametrize(
+    ("version", "source_exact"),
+    [*((v, False) for v in ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")),
+     *((v, True) for v in ("1.34", "1.35", "1.36"))],
+)  # fmt: skip
 @pytest.mark.parametrize(("pod", "existing", "args", "want"), ENOUGH_REQUESTS)
-def test_enough_requests_per_version(version: str, pod, existing, args, want) -> None:
+def test_enough_requests_per_version(version: str, source_exact: bool, pod, existing, args, want) -> None:
     """TestEnoughRequests at each version: a request above the node's allocatable is
-    UnschedulableAndUnresolvable from 1.34 (v1.34.7 fit.go, kubernetes#131345), Unschedulable
-    before (v1.30.6 … v1.33.3 fit.go: fitsRequest has no Unresolvable)."""
+    Unschedulable (v1.30.6 … v1.33.3 fit.go: fitsRequest has no Unresolvable), at 1.34-1.36 too
+    as issue 34 expects; with KubeschedSourceExact it is UnschedulableAndUnresolvable, as the
+    v1.34.7 and v1.35.4 sources have it (fit.go, kubernetes#131345)."""
     ni = enough_node(*(res_pod(u) for u in existing))
-    got = run_filter(_fit_at(version, args), pod, ni)
+    got = run_filter(_fit_at(version, args, source_exact), pod, ni)
     if want is None:
         assert got is None
         return
-    code = want.code if version >= "1.34" else Code.UNSCHEDULABLE
+    code = want.code if source_exact else Code.UNSCHEDULABLE
     assert got is not None
     assert (got.code, got.reasons) == (code, want.reasons)
 
 
-@pytest.mark.parametrize(("version", "code"), [("1.33", Code.UNSCHEDULABLE), ("1.34", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)])
-def test_filter_batch_above_allocatable_per_version(version: str, code: Code) -> None:
+@pytest.mark.parametrize(
+    ("version", "source_exact", "code"),
+    [("1.33", False, Code.UNSCHEDULABLE), ("1.34", False, Code.UNSCHEDULABLE), ("1.36", False, Code.UNSCHEDULABLE),
+     ("1.34", True, Code.UNSCHEDULABLE_AND_UNRESOLVABLE), ("1.36", True, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)],
+)  # fmt: skip
+def test_filter_batch_above_allocatable_per_version(version: str, source_exact: bool, code: Code) -> None:
     """The batch path (several nodes) answers as the one-node path at each version."""
     nodes = [make_node_info(make_node(n).capacity(cpu="1", memory="1Gi").obj()) for n in ("a", "b")]
     pod = make_pod("p").req(cpu="2").obj()
-    plugin = _fit_at(version)
+    plugin = _fit_at(version, source_exact=source_exact)
     state = CycleState()
     plugin.kubesched_pre_filter(state, pod, [])
     out = plugin.kubesched_filter(state, pod, NodeBatch.of(nodes))

@@ -28,7 +28,10 @@ DRA_CLASS = make_device_class("device-class-name", extended_resource_name=EXT_DR
 
 
 def fit(gate: bool, *classes: Any) -> Fit:
-    handle = FakeHandle(feature_gates={"DynamicResourceAllocation": True, "DRAExtendedResource": gate})
+    # KubeschedSourceExact: the source's UnschedulableAndUnresolvable above allocatable
+    # (kubernetes#131345), as upstream's test expects it (docs/versions.md)
+    gates = {"DynamicResourceAllocation": True, "DRAExtendedResource": gate, "KubeschedSourceExact": True}
+    handle = FakeHandle(feature_gates=gates)
     for c in classes:
         handle.cluster.device_classes[c.metadata.name] = c
     return new_fit(None, handle)
