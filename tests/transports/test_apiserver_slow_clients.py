@@ -128,26 +128,28 @@ async def test_a_kept_alive_connection_idle_past_the_idle_timeout_is_closed() ->
     """http.Server.IdleTimeout (90 s in kube-apiserver): a connection waiting for its next
     request; requests coming sooner keep it open past it."""
     async with (
-        serving(read_header_timeout=30, idle_timeout=0.4) as srv,
+        serving(read_header_timeout=30, idle_timeout=1.0) as srv,
         httpx.AsyncClient(base_url=srv.url, timeout=5) as client,
     ):
         stream = await anyio.connect_tcp("127.0.0.1", srv.port)
         async with stream:
-            for _ in range(6):  # 6 × 0.2 s: longer than the idle timeout, never idle past it
+            # 12 × 0.1 s: longer than the idle timeout, never idle past it (0.9 s to spare for a
+            # loaded machine's scheduling delays)
+            for _ in range(12):
                 await stream.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
                 with anyio.fail_after(5):
                     answer = b""
                     while not answer.endswith(b"ok"):
                         answer += await stream.receive()
                 assert answer.startswith(b"HTTP/1.1 200 ")
-                await anyio.sleep(0.2)
+                await anyio.sleep(0.1)
             start = anyio.current_time()
             with anyio.fail_after(5):
                 await closed_by_server(stream)
             assert anyio.current_time() - start < 3
         # httpx opens a new connection when the server closed its kept-alive one
         assert (await client.get("/healthz")).status_code == 200
-        await anyio.sleep(0.6)
+        await anyio.sleep(1.2)
         assert (await client.get("/healthz")).status_code == 200
 
 
