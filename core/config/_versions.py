@@ -277,6 +277,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "the chosen node as the pod's status.nominatedNodeName (schedule_one.go bindingCycle)",
         ),
         VersionedGate(
+            "MatchLabelKeysInPodAffinity",
+            (_s("1.29", False, ALPHA), _s("1.31", True, BETA), _s("1.33", True, GA, True)),
+            "v1.30.6 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs at 1.33 and 1.35 "
+            "({1.29 Alpha off}, {1.31 Beta on}, {1.33 GA on, locked}); 1.36: upstream's VersionedSpecs after v1.36.0",
+            "a pod (anti-)affinity term's matchLabelKeys and mismatchLabelKeys take the pod's values of those "
+            "labels into its selector (the API server's mutatePodAffinity on create, KEP-3633); off, the API "
+            "server drops both fields from new pods and pod templates (dropDisabledMatchLabelKeysFieldInPodAffinity) "
+            "and the terms select by their labelSelector alone",
+        ),
+        VersionedGate(
             "NodeDeclaredFeatures",
             (_s("1.35", False, ALPHA), _s("1.36", True, BETA)),
             "upstream's VersionedSpecs at 1.35 ({1.35 Alpha off}) and after v1.36.0 ({1.36 Beta on}, {1.37 GA locked})",

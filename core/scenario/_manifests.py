@@ -247,9 +247,9 @@ def load_manifests(
             raise ConfigError(msg, source=where, field=fld) from None
         kind = INTERNAL_KINDS.get((api, kind), kind)
         try:
-            # the fields WorkloadAwarePreemption guards: checked or dropped per the gate, later
-            # (scenario._workloadapi.check_workload_api)
-            validate_object(obj, kind, preemption_fields=False)
+            # the fields WorkloadAwarePreemption and MatchLabelKeysInPodAffinity guard: checked or
+            # dropped per the gate, later (scenario._workloadapi.check_workload_api)
+            validate_object(obj, kind, preemption_fields=False, label_keys=False)
         except ConfigError as e:
             raise e.at(source=where) from None
         if kind == "Node":
@@ -505,7 +505,7 @@ def _check_workload(obj: Any, kind: str, where: str, max_pods: int = MAX_PODS) -
 def _check_pod_template(pod: Pod) -> None:
     from kubesched.validation._validation import _check_pod_spec
 
-    _check_pod_spec(pod)
+    _check_pod_spec(pod, label_keys=False)  # per MatchLabelKeysInPodAffinity, later
 
 
 # A pod's spec fields an update may change (ValidatePodUpdate); any other change is forbidden

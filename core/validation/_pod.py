@@ -9,6 +9,7 @@ Deployment's) is checked the same way.  The first error is raised, one :class:`C
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from kubesched._errors import ConfigError
@@ -236,13 +237,16 @@ def _check_match_label_keys(term: Any, path: str, labels: dict[str, str]) -> Non
             raise invalid(f"{path}.matchLabelKeys[{i}]", key, "exists in both matchLabelKeys and mismatchLabelKeys")
 
 
-def _check_pod_affinity_term(term: Any, path: str, labels: dict[str, str]) -> None:
-    """``validatePodAffinityTerm``."""
+def _check_pod_affinity_term(term: Any, path: str, labels: dict[str, str] | None) -> None:
+    """``validatePodAffinityTerm``; ``labels`` None leaves out matchLabelKeys and
+    mismatchLabelKeys (:func:`check_pod_affinity_label_keys` checks them once the
+    MatchLabelKeysInPodAffinity gate is known)."""
     check_label_selector(term.label_selector, f"{path}.labelSelector")
     check_label_selector(term.namespace_selector, f"{path}.namespaceSelector")
     for name in term.namespaces:
         validate_namespace_name(name, f"{path}.namespace")
-    _check_match_label_keys(term, path, labels)
+    if labels is not None:
+        _check_match_label_keys(term, path, labels)
     if not term.topology_key:
         raise ConfigError("Required value: can not be empty", field=f"{path}.topologyKey")
     errs = qualified_errors(term.topology_key)
@@ -250,19 +254,52 @@ def _check_pod_affinity_term(term: Any, path: str, labels: dict[str, str]) -> No
         raise invalid(f"{path}.topologyKey", term.topology_key, errs[0])
 
 
-def _check_pod_affinity(aff: Any, path: str, labels: dict[str, str]) -> None:
+_REQ = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREF = "preferredDuringSchedulingIgnoredDuringExecution"
+_POD_AFFINITIES = (("pod_affinity", "spec.affinity.podAffinity"), ("pod_anti_affinity", "spec.affinity.podAntiAffinity"))
+
+
+def _check_pod_affinity(aff: Any, path: str, labels: dict[str, str] | None) -> None:
     if aff is None:
         return
-    req = "requiredDuringSchedulingIgnoredDuringExecution"
-    pref = "preferredDuringSchedulingIgnoredDuringExecution"
     for i, term in enumerate(aff.required_during_scheduling_ignored_during_execution):
-        _check_pod_affinity_term(term, f"{path}.{req}[{i}]", labels)
+        _check_pod_affinity_term(term, f"{path}.{_REQ}[{i}]", labels)
     for i, wt in enumerate(aff.preferred_during_scheduling_ignored_during_execution):
-        _check_weight(wt.weight, f"{path}.{pref}[{i}].weight")
-        _check_pod_affinity_term(wt.pod_affinity_term, f"{path}.{pref}[{i}].podAffinityTerm", labels)
+        _check_weight(wt.weight, f"{path}.{_PREF}[{i}].weight")
+        _check_pod_affinity_term(wt.pod_affinity_term, f"{path}.{_PREF}[{i}].podAffinityTerm", labels)
 
 
-def _check_affinity(pod: Pod) -> None:
+def _pod_affinity_terms(pod: Pod) -> Iterator[tuple[Any, str]]:
+    """Every pod (anti-)affinity term of the pod, with its field path."""
+    aff = pod.spec.affinity
+    for attr, path in _POD_AFFINITIES if aff is not None else ():
+        pa = getattr(aff, attr)
+        if pa is None:
+            continue
+        for i, term in enumerate(pa.required_during_scheduling_ignored_during_execution):
+            yield term, f"{path}.{_REQ}[{i}]"
+        for i, wt in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
+            yield wt.pod_affinity_term, f"{path}.{_PREF}[{i}].podAffinityTerm"
+
+
+def check_pod_affinity_label_keys(pod: Pod) -> None:
+    """The matchLabelKeys / mismatchLabelKeys checks of ``validatePodAffinityTerm``, for a pod
+    validated with ``label_keys=False`` once the MatchLabelKeysInPodAffinity gate is known."""
+    for term, path in _pod_affinity_terms(pod):
+        _check_match_label_keys(term, path, pod.metadata.labels)
+
+
+def drop_pod_affinity_label_keys(pod: Pod) -> None:
+    """The pod strategy's ``dropDisabledMatchLabelKeysFieldInPodAffinity`` (v1.30.6
+    ``pkg/api/pod/util.go``): with MatchLabelKeysInPodAffinity off, a new pod (or pod template)
+    loses matchLabelKeys and mismatchLabelKeys before it is validated, and its selectors are not
+    merged with them."""
+    for term, _ in _pod_affinity_terms(pod):
+        term.match_label_keys = []
+        term.mismatch_label_keys = []
+
+
+def _check_affinity(pod: Pod, label_keys: bool = True) -> None:
     """``validateAffinity``."""
     aff = pod.spec.affinity
     if aff is None:
@@ -279,9 +316,9 @@ def _check_affinity(pod: Pod) -> None:
             _check_weight(pt.weight, f"{pp}.weight")
             # "we always allow invalid label-value for preferred affinity"
             check_node_selector_term(pt.preference, f"{pp}.preference", allow_invalid_values=True)
-    labels = pod.metadata.labels
-    _check_pod_affinity(aff.pod_affinity, "spec.affinity.podAffinity", labels)
-    _check_pod_affinity(aff.pod_anti_affinity, "spec.affinity.podAntiAffinity", labels)
+    labels = pod.metadata.labels if label_keys else None
+    for attr, path in _POD_AFFINITIES:
+        _check_pod_affinity(getattr(aff, attr), path, labels)
 
 
 # --- scheduling gates, spread constraints, tolerations ------------------------------------------
@@ -386,8 +423,11 @@ def _check_tolerations(tolerations: Any, path: str) -> None:
 # --- the spec ----------------------------------------------------------------------------------
 
 
-def check_pod_spec(pod: Pod) -> None:
-    """``ValidatePodSpec`` (and the grace period's sign): the first error, as a ConfigError."""
+def check_pod_spec(pod: Pod, *, label_keys: bool = True) -> None:
+    """``ValidatePodSpec`` (and the grace period's sign): the first error, as a ConfigError.
+    ``label_keys=False`` leaves out the pod affinity terms' matchLabelKeys and mismatchLabelKeys
+    (for a caller that knows the MatchLabelKeysInPodAffinity gate only later:
+    :func:`check_pod_affinity_label_keys`, or :func:`drop_pod_affinity_label_keys` when it is off)."""
     spec = pod.spec
     if spec.volumes:
         check_volumes(spec.volumes, pod.metadata.name)
@@ -400,7 +440,7 @@ def check_pod_spec(pod: Pod) -> None:
     if spec.restart_policy and spec.restart_policy not in _RESTART_POLICIES:
         raise not_supported("spec.restartPolicy", spec.restart_policy, _RESTART_POLICIES)
     validate_labels(spec.node_selector, "spec.nodeSelector")
-    _check_affinity(pod)
+    _check_affinity(pod, label_keys)
     _check_scheduling_gates(spec)
     _check_topology_spread(spec)
     if spec.node_name:
@@ -433,4 +473,4 @@ def check_pod_spec(pod: Pod) -> None:
     check_pod_resources(spec)
 
 
-__all__ = ["check_pod_spec"]
+__all__ = ["check_pod_affinity_label_keys", "check_pod_spec", "drop_pod_affinity_label_keys"]

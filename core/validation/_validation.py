@@ -111,14 +111,16 @@ def _validate_meta(obj: Any, kind: str) -> None:
         raise ConfigError(f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes", field="metadata.annotations")
 
 
-def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True) -> None:
+def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True, label_keys: bool = True) -> None:
     """Check ``obj`` (of ``kind``) as the API server does on create; fill a Node's allocatable
     from its capacity when only the capacity is given.  ``preemption_fields=False`` leaves out a
-    PodGroup's or Workload's fields that WorkloadAwarePreemption guards (for a caller that knows
-    the gate only later: the API server drops them before validating when it is off)."""
+    PodGroup's or Workload's fields that WorkloadAwarePreemption guards, ``label_keys=False`` a
+    pod's matchLabelKeys / mismatchLabelKeys in its pod (anti-)affinity terms, which
+    MatchLabelKeysInPodAffinity guards (for a caller that knows the gates only later: the API
+    server drops them before validating when the gate is off)."""
     _validate_meta(obj, kind)
     if kind == "Pod":
-        check_pod_spec(obj)
+        check_pod_spec(obj, label_keys=label_keys)
         if obj.spec.workload_ref is not None or obj.spec.scheduling_group is not None:
             check_pod_workload_fields(obj.spec)
         if obj.spec.node_name and obj.spec.scheduling_gates:  # ValidatePodCreate

@@ -107,6 +107,8 @@ DEFAULTS = {
     "ClearingNominatedNodeNameAfterBinding": [None, None, None, None, False, True, True],
     # v1.30.6 Beta on; VersionedSpecs {1.31 GA on, locked}, "remove in 1.33": absent, on, from 1.33
     "PodDisruptionConditions": [True, True, True, None, None, None, None],
+    # v1.30.6 Alpha off; VersionedSpecs at 1.33 and 1.35 {1.29 Alpha off}, {1.31 Beta on}, {1.33 GA on, locked}
+    "MatchLabelKeysInPodAffinity": [False, True, True, True, True, True, True],
     # kubesched's own: the v1.34.7/v1.35.4 sources where issue 34 expects 1.33's (docs/versions.md)
     "KubeschedSourceExact": [None, None, None, None, False, False, False],
 }

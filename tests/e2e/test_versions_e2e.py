@@ -202,3 +202,97 @@ def test_pod_scheduled_after_flush_total(version: str, want: int | None) -> None
     assert result.metrics is not None
     lines = [line for line in result.metrics.splitlines() if line.startswith("scheduler_pod_scheduled_after_flush")]
     assert lines == ([] if want is None else [f"scheduler_pod_scheduled_after_flush_total {want}.0"])
+
+
+# --- MatchLabelKeysInPodAffinity: alpha off in 1.30, beta on from 1.31, GA locked from 1.33 ----
+
+LABEL_KEYS = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: old, labels: {app: web, version: v1}}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: pause}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: new, labels: {app: web, version: v2}, annotations: {kubesched.io/arrival: 10s}}
+spec:
+  containers: [{name: c, image: pause}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: web}}
+        topologyKey: kubernetes.io/hostname
+        matchLabelKeys: [%s]
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "placed"),
+    [
+        pytest.param(("--emulated-version", "1.30"), False, id="1.30: dropped, old (v1) repels new"),
+        pytest.param(("--emulated-version", "1.30", "--feature-gates", "MatchLabelKeysInPodAffinity=true"), True,
+                     id="1.30 turned on: only version v2 repels"),
+        pytest.param(("--emulated-version", "1.31"), True, id="1.31 (beta, on)"),
+        pytest.param(("--emulated-version", "1.32", "--feature-gates", "MatchLabelKeysInPodAffinity=false"), False,
+                     id="1.32 turned off"),
+        pytest.param((), True, id="the default, 1.36 (GA)"),
+    ],
+)  # fmt: skip
+def test_match_label_keys_in_pod_affinity_per_version(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      flags: tuple[str, ...], placed: bool) -> None:  # fmt: skip
+    result = simulate(tmp_path, capsys, LABEL_KEYS % "version", *flags)
+    (new,) = [p for p in result["pods"] if p["name"] == "new"]
+    assert new["nodeName"] == ("n1" if placed else None)
+    if not placed:
+        assert message(result, "new") == (
+            "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules. preemption: 0/1 nodes are "
+            "available: 1 No preemption victims found for incoming pod."
+        )
+
+
+def test_match_label_keys_is_checked_only_where_the_gate_keeps_it(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """The API server drops the field before it validates: 1.30 accepts a key that is also in the
+    selector (and places as without it), 1.36 refuses it in one line."""
+    result = simulate(tmp_path, capsys, LABEL_KEYS % "app", "--emulated-version", "1.30")
+    assert [p["nodeName"] for p in result["pods"]] == ["n1", None]
+    path = tmp_path / "s.yaml"
+    assert main(["simulate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"kubesched: error: {path}: document 3 (Pod new), "
+                   "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]: Invalid value: "
+                   '"app": exists in both matchLabelKeys and labelSelector\n')  # fmt: skip
+
+
+def test_match_label_keys_in_a_template_follows_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Deployment's pods: the template loses the field with the gate off (DropDisabledTemplateFields)."""
+    text = (LABEL_KEYS % "version").split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: new")[0] + """\
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, annotations: {kubesched.io/arrival: 10s}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web, version: v2}}
+  template:
+    metadata: {labels: {app: web, version: v2}}
+    spec:
+      containers: [{name: c, image: pause}]
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: web}}
+            topologyKey: kubernetes.io/hostname
+            matchLabelKeys: [version]
+"""
+    for version, placed in (("1.30", False), ("1.36", True)):
+        result = simulate(tmp_path, capsys, text, "--emulated-version", version)
+        (pod,) = [p for p in result["pods"] if p["name"].startswith("web-")]
+        assert (pod["nodeName"] == "n1") is placed, version

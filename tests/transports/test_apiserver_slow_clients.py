@@ -428,7 +428,10 @@ def test_a_thousand_watches_that_do_not_read(server_process: ServerProcess) -> N
                 assert timed_get(client) < 1.0
             after = server.rss_mib()
             assert after - base <= 50, f"RSS {base:.0f} → {peaks[-1]:.0f} → {after:.0f} MiB after closing"
-        assert peaks[1] - peaks[0] < 20, f"the second thousand took more: {peaks} MiB (from {base:.0f})"
+        # +2-4 MiB on a quiet machine; +23 once under the whole suite's load (the peaks are read
+        # while the fan-out may still be under way): 30 still tells reuse from growth (a thousand
+        # watches each keeping the round's 100 pods of 8 KB would be about 800 MiB)
+        assert peaks[1] - peaks[0] < 30, f"the second thousand took more: {peaks} MiB (from {base:.0f})"
 
 
 def test_the_command_line_sets_the_timeouts(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
