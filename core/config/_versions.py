@@ -183,6 +183,14 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "the pod at PreBind; NodeResourcesFit and BalancedAllocation then sign no pod",
         ),
         VersionedGate(
+            "DRASchedulerFilterTimeout",
+            (_s("1.34", True, BETA),),
+            "v1.34.7 and v1.35.4 pkg/features/kube_features.go VersionedSpecs ({1.34 Beta on}); 1.36: upstream's "
+            "VersionedSpecs after v1.36.0 (unchanged)",
+            "DynamicResources' Filter gives up on a node after filterTimeout (10 s by default; \"timed out "
+            "trying to allocate devices\"); off (and before 1.34), the allocator runs to its end",
+        ),
+        VersionedGate(
             "DRAListTypeAttributes",
             (_s("1.36", False, ALPHA),),
             UPSTREAM_AFTER_136,
@@ -270,6 +278,14 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "reason, kubernetes#129823)",
         ),
         VersionedGate(
+            "NodeInclusionPolicyInPodTopologySpread",
+            (_s("1.25", False, ALPHA), _s("1.26", True, BETA), _s("1.33", True, GA, True)),
+            "v1.30.6 pkg/features/kube_features.go (Beta, on); upstream's VersionedSpecs at 1.33 and 1.35 and "
+            "after v1.36.0 ({1.25 Alpha off}, {1.26 Beta on}, {1.33 GA on, locked})",
+            "PodTopologySpread reads a constraint's nodeAffinityPolicy and nodeTaintsPolicy (which nodes count "
+            "towards the skew); off, they are Honor and Ignore whatever the pod says",
+        ),
+        VersionedGate(
             "NominatedNodeNameForExpectation",
             (_s("1.34", False, ALPHA), _s("1.35", True, BETA)),
             "upstream's VersionedSpecs at 1.35 ({1.34 Alpha off}, {1.35 Beta on})",
@@ -285,6 +301,14 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "labels into its selector (the API server's mutatePodAffinity on create, KEP-3633); off, the API "
             "server drops both fields from new pods and pod templates (dropDisabledMatchLabelKeysFieldInPodAffinity) "
             "and the terms select by their labelSelector alone",
+        ),
+        VersionedGate(
+            "MatchLabelKeysInPodTopologySpread",
+            (_s("1.25", False, ALPHA), _s("1.27", True, BETA)),
+            "v1.30.6 pkg/features/kube_features.go (Beta, on); upstream's VersionedSpecs at 1.33 and 1.35 and "
+            "after v1.36.0 ({1.25 Alpha off}, {1.27 Beta on})",
+            "PodTopologySpread adds a constraint's matchLabelKeys (the pod's values of those labels) to its "
+            "selector (podtopologyspread/common.go filterTopologySpreadConstraints); off, they are ignored",
         ),
         VersionedGate(
             "NodeDeclaredFeatures",

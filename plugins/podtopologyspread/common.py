@@ -119,19 +119,27 @@ class SpreadConstraint:
 
 
 def filter_topology_spread_constraints(
-    constraints: Iterable[TopologySpreadConstraint], pod_labels: Mapping[str, str], action: str
+    constraints: Iterable[TopologySpreadConstraint],
+    pod_labels: Mapping[str, str],
+    action: str,
+    *,
+    match_label_keys: bool = True,
+    node_inclusion_policy: bool = True,
 ) -> list[SpreadConstraint]:
     """``filterTopologySpreadConstraints``: the constraints for ``action``, parsed.
 
-    ``matchLabelKeys`` present in the pod's labels join the selector; minDomains defaults to 1,
-    nodeAffinityPolicy to Honor, nodeTaintsPolicy to Ignore.  Raises ValueError.
+    ``matchLabelKeys`` present in the pod's labels join the selector (with
+    MatchLabelKeysInPodTopologySpread: ``match_label_keys``); minDomains defaults to 1,
+    nodeAffinityPolicy to Honor, nodeTaintsPolicy to Ignore, and the two policies are read only
+    with NodeInclusionPolicyInPodTopologySpread (``node_inclusion_policy``; v1.30.6
+    ``podtopologyspread/common.go``).  Raises ValueError.
     """
     out: list[SpreadConstraint] = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         selector = Selector.from_label_selector(c.label_selector)
-        if c.match_label_keys:
+        if c.match_label_keys and match_label_keys:
             match = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if match:
                 selector = selector.merged_with(match)
@@ -141,8 +149,8 @@ def filter_topology_spread_constraints(
                 topology_key=c.topology_key,
                 selector=selector,
                 min_domains=c.min_domains if c.min_domains is not None else 1,
-                node_affinity_policy=c.node_affinity_policy or HONOR,
-                node_taints_policy=c.node_taints_policy or IGNORE,
+                node_affinity_policy=(c.node_affinity_policy if node_inclusion_policy else None) or HONOR,
+                node_taints_policy=(c.node_taints_policy if node_inclusion_policy else None) or IGNORE,
             )
         )
     return out
@@ -477,6 +485,9 @@ class Spread:
         self.hard_defaults = any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in self.default_constraints)
         """Whether a default constraint is DoNotSchedule (System's are both ScheduleAnyway)."""
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
+        gates = handle.feature_gates  # beta on from 1.27 / 1.26 (GA locked from 1.33)
+        self.match_label_keys = bool(gates.get("MatchLabelKeysInPodTopologySpread", True))
+        self.node_inclusion_policy = bool(gates.get("NodeInclusionPolicyInPodTopologySpread", True))
         self._counts: OrderedDict[tuple[str, Selector], tuple[Any, int, np.ndarray, np.ndarray]] = (
             OrderedDict()
         )
@@ -490,15 +501,22 @@ class Spread:
         selector = default_selector(pod, self.handle.cluster)
         if selector is None:
             return []
-        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
+        constraints = self.filter_constraints(self.default_constraints, pod, action)
         return [replace(c, selector=selector) for c in constraints]
+
+    def filter_constraints(
+        self, constraints: Iterable[TopologySpreadConstraint], pod: Pod, action: str
+    ) -> list[SpreadConstraint]:
+        """:func:`filter_topology_spread_constraints` with the plugin's gates."""
+        return filter_topology_spread_constraints(
+            constraints, pod.metadata.labels, action,
+            match_label_keys=self.match_label_keys, node_inclusion_policy=self.node_inclusion_policy,
+        )  # fmt: skip
 
     def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE) -> list[SpreadConstraint]:
         """``getConstraints`` (hard) / ``initPreScoreState``'s choice (soft).  Raises ValueError."""
         if pod.spec.topology_spread_constraints:
-            return filter_topology_spread_constraints(
-                pod.spec.topology_spread_constraints, pod.metadata.labels, action
-            )
+            return self.filter_constraints(pod.spec.topology_spread_constraints, pod, action)
         return self.build_default_constraints(pod, action)
 
     def all_nodes(self, nodes: Sequence[NodeInfo] | None) -> _AllNodes:

@@ -25,7 +25,6 @@ from .common import (
     SpreadConstraint,
     _codes_in,
     count_pods_match_selector,
-    filter_topology_spread_constraints,
 )
 
 # --- PreScore state ----------------------------------------------------------------------------
@@ -100,9 +99,7 @@ class Scoring:
             return None  # no node at all
         try:
             if pod.spec.topology_spread_constraints:
-                constraints = filter_topology_spread_constraints(
-                    pod.spec.topology_spread_constraints, pod.metadata.labels, SCHEDULE_ANYWAY
-                )
+                constraints = spread.filter_constraints(pod.spec.topology_spread_constraints, pod, SCHEDULE_ANYWAY)
             else:
                 constraints = spread.build_default_constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as e:

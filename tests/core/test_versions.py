@@ -109,6 +109,12 @@ DEFAULTS = {
     "PodDisruptionConditions": [True, True, True, None, None, None, None],
     # v1.30.6 Alpha off; VersionedSpecs at 1.33 and 1.35 {1.29 Alpha off}, {1.31 Beta on}, {1.33 GA on, locked}
     "MatchLabelKeysInPodAffinity": [False, True, True, True, True, True, True],
+    # v1.30.6 Beta on; VersionedSpecs {1.25 Alpha off}, {1.27 Beta on}
+    "MatchLabelKeysInPodTopologySpread": [True, True, True, True, True, True, True],
+    # v1.30.6 Beta on; VersionedSpecs {1.25 Alpha off}, {1.26 Beta on}, {1.33 GA on, locked}
+    "NodeInclusionPolicyInPodTopologySpread": [True, True, True, True, True, True, True],
+    # v1.34.7 VersionedSpecs {1.34 Beta on}
+    "DRASchedulerFilterTimeout": [None, None, None, None, True, True, True],
     # kubesched's own: the v1.34.7/v1.35.4 sources where issue 34 expects 1.33's (docs/versions.md)
     "KubeschedSourceExact": [None, None, None, None, False, False, False],
 }

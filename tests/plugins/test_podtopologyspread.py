@@ -1961,3 +1961,50 @@ def test_queueing_hints() -> None:
         == QueueingHint.QUEUE_SKIP
     )
     assert pl.is_schedulable_after_node_change(target, n_old, None) == QueueingHint.QUEUE
+
+
+# --- the gates of the constraint fields (v1.30.6 podtopologyspread/common.go
+# filterTopologySpreadConstraints: enableNodeInclusionPolicyInPodTopologySpread,
+# enableMatchLabelKeysInPodTopologySpread; both on in every release kubesched emulates) --------
+
+
+def _case(cases: list[Any], case_id: str) -> tuple[Any, ...]:
+    (found,) = [c for c in cases if c.id == case_id]
+    return tuple(found.values)
+
+
+@pytest.mark.parametrize(
+    ("case_id", "as_id"),
+    [
+        ("NodeAffinityPolicy ignored with labelSelectors", "NodeAffinityPolicy honored with labelSelectors"),
+        ("NodeAffinityPolicy ignored with labelSelectors (nodeAffinity)", "NodeAffinityPolicy honored with nodeAffinity"),
+        ("NodeTaintsPolicy honored", "NodeTaintsPolicy ignored"),
+    ],
+)  # fmt: skip
+def test_node_inclusion_policies_need_their_gate(case_id: str, as_id: str) -> None:
+    """With NodeInclusionPolicyInPodTopologySpread off the policies are Honor / Ignore whatever
+    the constraint says: each case answers as its sibling with the default policy."""
+    incoming, nodes, existing, _ = _case(SINGLE_CASES, case_id)
+    *_, codes = _case(SINGLE_CASES, as_id)
+    snap = snapshot_of(nodes, existing)
+    gates = {"NodeInclusionPolicyInPodTopologySpread": False}
+    pl = pts.new({"defaultingType": "List"}, FakeHandle(snapshot=snap, feature_gates=gates))
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, incoming, snap.node_infos) is None
+    idx = np.array([snap.index[n.metadata.name] for n in nodes], dtype=np.int64)
+    assert _codes(pl.kubesched_filter(state, incoming, NodeBatch(snapshot=snap, indices=idx)), len(nodes)) == codes
+
+
+def test_match_label_keys_need_their_gate() -> None:
+    """"matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty" with
+    MatchLabelKeysInPodTopologySpread off: the selector is the constraint's alone (foo), so
+    zone1 counts 3 and zone2 1 (with the gate: 1 and 1)."""
+    incoming, nodes, existing, *_ = _case(PREFILTER_CASES, "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty")
+    snap = snapshot_of(nodes, existing)
+    gates = {"MatchLabelKeysInPodTopologySpread": False}
+    pl = pts.new({"defaultingType": "List"}, FakeHandle(snapshot=snap, feature_gates=gates))
+    state = CycleState()
+    assert pl.kubesched_pre_filter(state, incoming, snap.node_infos) is None
+    assert state_view(state.read(pts.PRE_FILTER_STATE_KEY)) == want(
+        {"zone": (("zone2", 1), ("zone1", 3))}, {("zone", "zone1"): 3, ("zone", "zone2"): 1}
+    )

@@ -102,3 +102,29 @@ async def test_an_invalid_label_key_is_refused_only_where_the_field_is_kept() ->
         r = await c.post("/api/v1/namespaces/default/pods", json=body)
         assert r.status_code == 422, r.text
         assert "exists in both matchLabelKeys and labelSelector" in r.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("gates", "kept"),
+    [
+        pytest.param(None, ("matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"), id="both on (every release)"),
+        pytest.param({"MatchLabelKeysInPodTopologySpread": False}, ("nodeAffinityPolicy", "nodeTaintsPolicy"),
+                     id="MatchLabelKeysInPodTopologySpread off"),
+        pytest.param({"NodeInclusionPolicyInPodTopologySpread": False}, ("matchLabelKeys",),
+                     id="NodeInclusionPolicyInPodTopologySpread off (1.32)"),
+    ],
+)  # fmt: skip
+async def test_spread_constraint_fields_per_gate(gates: dict[str, bool] | None, kept: tuple[str, ...]) -> None:
+    """``dropDisabledMatchLabelKeysFieldInTopologySpread``, ``dropDisabledNodeInclusionPolicyFields``."""
+    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                  "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["version"],
+                  "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"}  # fmt: skip
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "labels": LABELS},
+            "spec": {"containers": [{"name": "c", "image": "pause"}], "topologySpreadConstraints": [constraint]}}  # fmt: skip
+    # NodeInclusionPolicyInPodTopologySpread is locked on from 1.33
+    version = Version(1, 32) if gates and "NodeInclusionPolicyInPodTopologySpread" in gates else Version(1, 36)
+    async with _client(version, gates) as (_, c):
+        r = await c.post("/api/v1/namespaces/default/pods", json=body)
+        assert r.status_code == 201, r.text
+        (got,) = r.json()["spec"]["topologySpreadConstraints"]
+        assert tuple(f for f in ("matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy") if f in got) == kept

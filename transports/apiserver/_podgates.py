@@ -9,6 +9,12 @@ and its terms select by their ``labelSelector`` alone.  Creates only: a pod's af
 change on update, and with the gates fixed for a server's life no stored object has the fields;
 an update that adds them to a workload's template keeps them here, where upstream drops them
 (unless the old template used them, ``matchLabelKeysFieldInPodAffinityInUse``).
+
+Likewise, with MatchLabelKeysInPodTopologySpread off a topology spread constraint loses
+``matchLabelKeys`` (``dropDisabledMatchLabelKeysFieldInTopologySpread``), with
+NodeInclusionPolicyInPodTopologySpread off ``nodeAffinityPolicy`` and ``nodeTaintsPolicy``
+(``dropDisabledNodeInclusionPolicyFields``); both are on in every release kubesched emulates, and
+PodTopologySpread ignores the fields with its gates off, as upstream's plugin does.
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ from typing import Any
 
 from ._resource import ResourceSpec
 
-__all__ = ["LABEL_KEYS_GATE", "drop_label_keys", "label_keys_row"]
+__all__ = ["LABEL_KEYS_GATE", "drop_label_keys", "gated_pod_fields_row"]
 
 LABEL_KEYS_GATE = "MatchLabelKeysInPodAffinity"
+_SPREAD_FIELDS = (
+    ("MatchLabelKeysInPodTopologySpread", ("matchLabelKeys",)),
+    ("NodeInclusionPolicyInPodTopologySpread", ("nodeAffinityPolicy", "nodeTaintsPolicy")),
+)
 
 # the rows whose objects hold a pod spec, and where: a pod's own, a workload's template's
 _POD_SPEC_AT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -56,11 +66,21 @@ def drop_label_keys(pod_spec: Any) -> None:
                     term.pop("mismatchLabelKeys", None)
 
 
-def label_keys_row(row: ResourceSpec, gates: Mapping[str, bool]) -> ResourceSpec:
-    """``row`` as a server with ``gates`` serves it: unchanged while MatchLabelKeysInPodAffinity
-    is on (or the row holds no pod spec), else its creates first drop the two fields."""
+def _drop_spread_fields(pod_spec: Any, fields: tuple[str, ...]) -> None:
+    constraints = _child(pod_spec, "topologySpreadConstraints")
+    for c in constraints if isinstance(constraints, list) else ():
+        if isinstance(c, dict):
+            for f in fields:
+                c.pop(f, None)
+
+
+def gated_pod_fields_row(row: ResourceSpec, gates: Mapping[str, bool]) -> ResourceSpec:
+    """``row`` as a server with ``gates`` serves it: unchanged while the gates above are on (or
+    the row holds no pod spec), else its creates first drop the fields the gates turn off."""
     path = _POD_SPEC_AT.get((row.group, row.plural))
-    if path is None or gates.get(LABEL_KEYS_GATE, True):
+    affinity = not gates.get(LABEL_KEYS_GATE, True)
+    spread = tuple(f for gate, fields in _SPREAD_FIELDS if not gates.get(gate, True) for f in fields)
+    if path is None or not (affinity or spread):
         return row
     assert row.backend is not None
     prepare: Callable[[Any, dict[str, Any]], dict[str, Any]] = row.prepare_create or row.backend.prepare_create
@@ -69,7 +89,10 @@ def label_keys_row(row: ResourceSpec, gates: Mapping[str, bool]) -> ResourceSpec
         spec: Any = body
         for key in path:
             spec = _child(spec, key)
-        drop_label_keys(spec)
+        if affinity:
+            drop_label_keys(spec)
+        if spread:
+            _drop_spread_fields(spec, spread)
         return prepare(store, body)
 
     return replace(row, prepare_create=drop_then_prepare)

@@ -61,7 +61,7 @@ from ._http import (
 )
 from ._kinds import SYSTEM_NAMESPACES
 from ._memory import Trimmer
-from ._podgates import label_keys_row
+from ._podgates import gated_pod_fields_row
 from ._registry import RESOURCES, Registry
 from ._sockets import Socket, accept_loop, listen
 from ._store import Store, ensure_namespace
@@ -133,7 +133,7 @@ class APIServer:
         self.offload_bytes = offload_bytes
         gates = feature_gates or {}
         rows = [
-            label_keys_row(pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r, gates)
+            gated_pod_fields_row(pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r, gates)
             for r in RESOURCES
         ]
         self.registry = Registry([*rows, *served_rows(emulated_version, gates)])
