@@ -168,6 +168,7 @@ from kubesched.api._pvhelpers import (
     is_volume_bound_to_claim,
     label_node,
     storage_quantity,
+    vac_matching,
     volume_is_for_pod,
 )
 from kubesched.api._resources import (
@@ -347,5 +348,6 @@ __all__ = [
     "storage_quantity",
     "toleration_tolerates_taint",
     "tolerations_tolerate_taint",
+    "vac_matching",
     "volume_is_for_pod",
 ]

@@ -37,7 +37,7 @@ non-empty selector on other labels matches no namespace unless the mapping says 
 selector is unset), as the API server does when the pod is created; kubesched has no admission
 step, so the plugin does it when it parses the pod.  With MatchLabelKeysInPodAffinity off (1.30
 by default) the fields never reach it: the scenario's and the fake API server's creates drop them
-(:mod:`kubesched.scenario._workloadapi`, ``transports/apiserver/_podgates.py``).
+(:mod:`kubesched.scenario._gatedfields`, ``transports/apiserver/_gatedfields.py``).
 
 Speed.  Parsed terms are cached per PodInfo and interned (pods of one workload share them).  The
 counting never visits pods one by one: it uses two snapshot pod indexes (pods grouped by

@@ -301,6 +301,7 @@ from kubesched.api._pvhelpers import (
     is_volume_bound_to_claim,
     label_node,
     storage_quantity,
+    vac_matching,
     volume_is_for_pod,
 )
 from kubesched.api._resources import (
@@ -639,6 +640,7 @@ __all__ = [
     "tolerations_tolerate_taint",
     "uid_for",
     "unknown_fields",
+    "vac_matching",
     "volume_is_for_pod",
     "whole_value",
 ]

@@ -412,6 +412,7 @@ class PersistentVolumeClaimSpec(_Obj):
     storage_class_name: str | None = None
     volume_mode: str | None = None
     data_source: TypedLocalObjectReference | None = None
+    volume_attributes_class_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.volume_mode is None:  # SetDefaults_PersistentVolumeClaimSpec
@@ -463,6 +464,7 @@ class PersistentVolumeSpec(_Obj):
     mount_options: list[str] = []
     volume_mode: str | None = None
     node_affinity: VolumeNodeAffinity | None = None
+    volume_attributes_class_name: str | None = None
     csi: CSIPersistentVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None

@@ -174,19 +174,40 @@ def is_volume_bound_to_claim(volume: PersistentVolume, claim: PersistentVolumeCl
     return not (ref.uid and claim.metadata.uid != ref.uid)
 
 
+def vac_matching(version: tuple[int, int], gates: Mapping[str, bool]) -> bool | None:
+    """``find_matching_volume``'s ``vac_enabled`` for an emulated version and its gates: None
+    before 1.31 (no check in v0.30.6), else the VolumeAttributesClass gate (beta off 1.31-1.33,
+    GA on from 1.34)."""
+    if tuple(version) < (1, 31):
+        return None
+    return bool(gates.get("VolumeAttributesClass", False))
+
+
 def find_matching_volume(
     claim: PersistentVolumeClaim,
     volumes: Iterable[PersistentVolume],
     node: Node | None,
     excluded: Container[str],
     delay_binding: bool,
+    vac_enabled: bool | None = True,
 ) -> PersistentVolume | None:
     """``FindMatchingVolume``: the volume pre-bound to the claim (None when the node's labels do
-    not fit it), else the smallest one that fits: capacity, volume mode, not being deleted, phase
-    Available, the claim's selector and class; with a ``node`` (the scheduler's path) its node
-    affinity and the access modes too.  Volumes named in ``excluded`` are skipped; with
-    ``delay_binding`` and no node (the PV controller on a WaitForFirstConsumer claim) only a
-    pre-bound volume matches.  Raises VolumeError for an invalid claim selector."""
+    not fit it), else the smallest one that fits: capacity, volume mode, volumeAttributesClassName,
+    not being deleted, phase Available, the claim's selector and class; with a ``node`` (the
+    scheduler's path) its node affinity and the access modes too.  Volumes named in ``excluded``
+    are skipped; with ``delay_binding`` and no node (the PV controller on a WaitForFirstConsumer
+    claim) only a pre-bound volume matches.  Raises VolumeError for an invalid claim selector.
+
+    ``vac_enabled`` is the VolumeAttributesClass gate (component-helpers v0.31.8 and later
+    ``pv_helpers.go``): on, a volume matches only a claim of its class of attributes; off, a
+    claim naming one is an error and a volume naming one matches nothing.  None: the v0.30.6
+    function, which has no such check."""
+    claim_vac = claim.spec.volume_attributes_class_name or ""
+    if vac_enabled is False and claim_vac:
+        raise VolumeError(
+            f"unsupported volumeAttributesClassName is set on claim {claim.metadata.namespace}/"
+            f"{claim.metadata.name} when the feature-gate VolumeAttributesClass is disabled"
+        )
     requested = storage_quantity(claim.spec.resources.requests)
     requested_class = get_persistent_volume_claim_class(claim)
     selector = None
@@ -211,6 +232,10 @@ def find_matching_volume(
             continue
         if check_volume_mode_mismatches(claim.spec, volume.spec):
             continue
+        if vac_enabled is not None:
+            volume_vac = volume.spec.volume_attributes_class_name or ""
+            if (claim_vac != volume_vac) if vac_enabled else volume_vac:
+                continue
         if volume.metadata.deletion_timestamp is not None:
             continue
         affinity_ok = labels_only is None or check_node_affinity(volume, labels_only) is None
@@ -299,6 +324,7 @@ def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
 
 
 __all__ = [
+    "vac_matching",
     "ANN_BETA_STORAGE_PROVISIONER",
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",

@@ -16,6 +16,7 @@ import anyio
 from kubesched.cli.options import warn_line
 from kubesched.config._versions import DEFAULT_VERSION, Version, default_feature_gates
 from kubesched.scenario import load_manifests
+from kubesched.scenario._gatedfields import apply_gated_fields
 from kubesched.scenario._workloadapi import check_workload_api
 from kubesched.service import serve_manifests
 from kubesched.transports.apiserver import APIServer, write_kubeconfig
@@ -46,6 +47,7 @@ def main(
     manifests = load_manifests(files, validation=validation, warn=warn_line)
     gates = default_feature_gates(emulated_version) if feature_gates is None else feature_gates
     check_workload_api(manifests, emulated_version, gates)
+    apply_gated_fields(manifests, gates)
     server_options.update(emulated_version=emulated_version, feature_gates=gates)
     tmpdir = None
     if kubeconfig is None:

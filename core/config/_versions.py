@@ -246,6 +246,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "domains it fits (schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm)",
         ),
         VersionedGate(
+            "VolumeAttributesClass",
+            (_s("1.29", False, ALPHA), _s("1.31", False, BETA), _s("1.34", True, GA), _s("1.36", True, GA, True)),
+            "v1.30.6 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs after v1.36.0 "
+            "({1.29 Alpha off}, {1.31 Beta off}, {1.34 GA on}, {1.36 GA on, locked})",
+            "a claim binds only a volume of its volumeAttributesClassName (VolumeBinding's and the PV controller's "
+            "FindMatchingVolume, component-helpers v0.31+; a provisioned volume takes its claim's); off, the API server "
+            "drops the field from new claims, volumes and StatefulSet claim templates, a claim that still names one is "
+            "an error and a volume that names one matches nothing (1.30's function has no check at all)",
+        ),
+        VersionedGate(
             "WorkloadAwarePreemption",
             (_s("1.36", False, ALPHA),),
             "1.36: upstream's VersionedSpecs after v1.36.0 (WorkloadAwarePreemption: 1.36 Alpha, off)",

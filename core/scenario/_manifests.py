@@ -247,9 +247,10 @@ def load_manifests(
             raise ConfigError(msg, source=where, field=fld) from None
         kind = INTERNAL_KINDS.get((api, kind), kind)
         try:
-            # the fields WorkloadAwarePreemption and MatchLabelKeysInPodAffinity guard: checked or
-            # dropped per the gate, later (scenario._workloadapi.check_workload_api)
-            validate_object(obj, kind, preemption_fields=False, label_keys=False)
+            # the fields WorkloadAwarePreemption, MatchLabelKeysInPodAffinity and
+            # VolumeAttributesClass guard: checked or dropped per the gate, later
+            # (scenario._workloadapi.check_workload_api, scenario._gatedfields.apply_gated_fields)
+            validate_object(obj, kind, preemption_fields=False, label_keys=False, vac_fields=False)
         except ConfigError as e:
             raise e.at(source=where) from None
         if kind == "Node":

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kubesched._errors import ConfigError
-from kubesched.api._objects import Pod
 from kubesched.api._schema import strict_error
 from kubesched.api._workload import (
     SCHEDULING_POD_GROUP_KIND,
@@ -35,8 +34,6 @@ from kubesched.api._workload import (
     SchedulingPodGroupSpec,
 )
 from kubesched.config._versions import Version
-from kubesched.scenario._manifests import WORKLOAD_KINDS
-from kubesched.validation._pod import check_pod_affinity_label_keys, drop_pod_affinity_label_keys
 from kubesched.validation._workload import check_preemption_fields
 
 if TYPE_CHECKING:
@@ -58,31 +55,10 @@ def _drop_preemption_fields(holder: SchedulingPodGroupSpec | PodGroupTemplate) -
     holder.priority = None
 
 
-def _pod_affinity_label_keys(m: Manifest, enabled: bool) -> None:
-    """A pod's or pod template's matchLabelKeys / mismatchLabelKeys: checked with
-    MatchLabelKeysInPodAffinity on, dropped with it off (the pod strategy's
-    ``dropDisabledMatchLabelKeysFieldInPodAffinity``, templates' ``DropDisabledTemplateFields``)."""
-    if m.kind == "Pod":
-        pod, field = m.obj, None
-    elif m.kind in WORKLOAD_KINDS:
-        pod, field = Pod(metadata=m.obj.spec.template.metadata, spec=m.obj.spec.template.spec), "spec.template"
-    else:
-        return
-    if not enabled:
-        drop_pod_affinity_label_keys(pod)
-        return
-    try:
-        check_pod_affinity_label_keys(pod)
-    except ConfigError as e:
-        raise (e.at(field=field, source=m.label) if field else e.at(source=m.label)) from None
-
-
 def check_workload_api(manifests: Sequence[Manifest], version: Version, gates: Mapping[str, bool]) -> None:
     """Refuse what ``version`` does not serve; drop the pod fields the gate turns off."""
     enabled = bool(gates.get("GenericWorkload", False))
-    label_keys = bool(gates.get("MatchLabelKeysInPodAffinity", True))
     for m in manifests:
-        _pod_affinity_label_keys(m, label_keys)
         if m.kind == "Workload" or m.kind == SCHEDULING_POD_GROUP_KIND:
             api = m.obj.api_version
             kind = m.obj.kind

@@ -23,6 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from kubesched.api._objects import Pod, PodCondition
+from kubesched.api._pvhelpers import vac_matching
 from kubesched.config._config import API_VERSION, KIND, SchedulerConfig, parse_config
 from kubesched.config._versions import (
     DEFAULT_VERSION,
@@ -186,6 +187,7 @@ async def scheduler_for(
     cluster_options.setdefault(
         "clear_nominated_node_name_on_binding", bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
     )
+    cluster_options.setdefault("volume_attributes_class", vac_matching(cfg.emulated_version, cfg.feature_gates))
     async with FakeCluster(**cluster_options) as cluster:
         for obj in objects:
             cluster.create(obj)

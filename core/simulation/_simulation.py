@@ -29,9 +29,11 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched._errors import ConfigError, plain_exception
+from kubesched.api._pvhelpers import vac_matching
 from kubesched.api._workload import SCHEDULING_POD_GROUP_KIND
 from kubesched.config._config import SchedulerConfig
 from kubesched.scenario._config import simulation_config
+from kubesched.scenario._gatedfields import apply_gated_fields
 from kubesched.scenario._manifests import (
     DURATION_ANNOTATION,
     MAX_PODS,
@@ -121,6 +123,7 @@ class Simulation:
         self.drains = Drains(manifests)  # kubesched.io/drain on Nodes (a bad one is bad input)
         cfg = config if config is not None else SchedulerConfig()
         check_workload_api(manifests, cfg.emulated_version, cfg.feature_gates)
+        apply_gated_fields(manifests, cfg.feature_gates)
         if until is None:
             check_can_end(manifests)
         self.pod_order: dict[tuple[str, str], int] = {}
@@ -172,8 +175,10 @@ class Simulation:
             # clears a pod's nominatedNodeName when it binds it
             cfg = self.config  # None: the default configuration, the newest release's (on)
             clear_nnn = cfg is None or bool(cfg.feature_gates.get("ClearingNominatedNodeNameAfterBinding", False))
+            vac = True if cfg is None else vac_matching(cfg.emulated_version, cfg.feature_gates)
             async with FakeCluster(kubelet_timers=False, seed=self.seed, max_pods=self.max_pods,
-                                   clear_nominated_node_name_on_binding=clear_nnn) as cluster:  # fmt: skip
+                                   clear_nominated_node_name_on_binding=clear_nnn,
+                                   volume_attributes_class=vac) as cluster:  # fmt: skip
                 result = self.result = await _Run(self, cluster).run()
         except BaseExceptionGroup as group:  # from the run's task group: what failed, as itself
             if (error := plain_exception(group)) is None:

@@ -498,6 +498,44 @@ STORAGE_KINDS = {
 CLUSTER_SCOPED = ("PersistentVolume", "StorageClass", "CSINode", "CSIDriver")
 
 
+# --- VolumeAttributesClass: checked only with the gate on (the strategies drop the field when off)
+
+
+def _vac_holders(obj: Any, kind: str) -> list[tuple[Any, str]]:
+    """The specs of ``obj`` that may name a VolumeAttributesClass, with their field paths."""
+    if kind in ("PersistentVolumeClaim", "PersistentVolume"):
+        return [(obj.spec, "spec")]
+    if kind == "StatefulSet":
+        return [(t.spec, f"spec.volumeClaimTemplates[{i}].spec") for i, t in enumerate(obj.spec.volume_claim_templates)]
+    return []
+
+
+def check_volume_attributes_class(obj: Any, kind: str) -> None:
+    """The volumeAttributesClassName checks of ``ValidatePersistentVolumeClaimSpec`` (a name, when
+    not empty) and ``ValidatePersistentVolumeSpec`` (not empty, a name, and a CSI source), as
+    upstream runs them with VolumeAttributesClass on."""
+    for spec, path in _vac_holders(obj, kind):
+        name = spec.volume_attributes_class_name
+        if name is None:
+            continue
+        fld = f"{path}.volumeAttributesClassName"
+        if kind == "PersistentVolume":
+            if not name:
+                raise _required(fld, "an empty string is disallowed")
+            _check_dns_subdomain(name, fld)
+            if spec.csi is None:
+                raise _required(f"{path}.csi", "has to be specified when using volumeAttributesClassName")
+        elif name:
+            _check_dns_subdomain(name, fld)
+
+
+def drop_volume_attributes_class(obj: Any, kind: str) -> None:
+    """The PV, PVC and StatefulSet strategies' drop of ``volumeAttributesClassName`` on create
+    while VolumeAttributesClass is off."""
+    for spec, _ in _vac_holders(obj, kind):
+        spec.volume_attributes_class_name = None
+
+
 def check_storage_object(obj: Any, kind: str) -> bool:
     """Check ``obj`` if ``kind`` is a storage kind; whether it was one."""
     check = STORAGE_KINDS.get(kind)
@@ -507,4 +545,12 @@ def check_storage_object(obj: Any, kind: str) -> bool:
     return True
 
 
-__all__ = ["ACCESS_MODES", "CLUSTER_SCOPED", "check_claim_spec", "check_storage_object", "check_volumes"]
+__all__ = [
+    "ACCESS_MODES",
+    "CLUSTER_SCOPED",
+    "check_claim_spec",
+    "check_storage_object",
+    "check_volume_attributes_class",
+    "check_volumes",
+    "drop_volume_attributes_class",
+]

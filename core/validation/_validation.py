@@ -50,7 +50,11 @@ from kubesched.validation._dra import KINDS as _DRA_KINDS
 from kubesched.validation._dra import check_dra_object
 from kubesched.validation._pod import check_pod_spec
 from kubesched.validation._storage import CLUSTER_SCOPED as _STORAGE_CLUSTER_SCOPED
-from kubesched.validation._storage import check_claim_spec, check_storage_object
+from kubesched.validation._storage import (
+    check_claim_spec,
+    check_storage_object,
+    check_volume_attributes_class,
+)
 from kubesched.validation._workload import (
     check_pod_workload_fields,
     check_scheduling_pod_group,
@@ -111,13 +115,16 @@ def _validate_meta(obj: Any, kind: str) -> None:
         raise ConfigError(f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes", field="metadata.annotations")
 
 
-def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True, label_keys: bool = True) -> None:
+def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True, label_keys: bool = True,
+                    vac_fields: bool = True) -> None:  # fmt: skip
     """Check ``obj`` (of ``kind``) as the API server does on create; fill a Node's allocatable
     from its capacity when only the capacity is given.  ``preemption_fields=False`` leaves out a
     PodGroup's or Workload's fields that WorkloadAwarePreemption guards, ``label_keys=False`` a
     pod's matchLabelKeys / mismatchLabelKeys in its pod (anti-)affinity terms, which
-    MatchLabelKeysInPodAffinity guards (for a caller that knows the gates only later: the API
-    server drops them before validating when the gate is off)."""
+    MatchLabelKeysInPodAffinity guards, ``vac_fields=False`` the volumeAttributesClassName of a
+    claim, a volume or a StatefulSet's claim templates, which VolumeAttributesClass guards (for a
+    caller that knows the gates only later: the API server drops them before validating when the
+    gate is off; :mod:`kubesched.scenario._gatedfields`)."""
     _validate_meta(obj, kind)
     if kind == "Pod":
         check_pod_spec(obj, label_keys=label_keys)
@@ -139,14 +146,16 @@ def validate_object(obj: Any, kind: str, *, preemption_fields: bool = True, labe
         _check_pod_group(obj)
     elif kind == "StatefulSet":
         _check_stateful_set(obj)
+        if vac_fields:
+            check_volume_attributes_class(obj, kind)
     elif kind == "Workload":
         check_workload(obj, preemption_fields=preemption_fields)
     elif kind == SCHEDULING_POD_GROUP_KIND:
         check_scheduling_pod_group(obj, preemption_fields=preemption_fields)
     elif kind in _DRA_KINDS:
         check_dra_object(obj, kind)
-    else:
-        check_storage_object(obj, kind)
+    elif check_storage_object(obj, kind) and vac_fields:
+        check_volume_attributes_class(obj, kind)
 
 
 def _go_labels(labels: dict[str, str]) -> str:

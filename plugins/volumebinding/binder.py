@@ -51,6 +51,7 @@ from .helpers import (
     quantity_int,
     storage_request,
     try_translate_pv_to_csi,
+    vac_matching,
     volume_is_for_pod,
 )
 
@@ -149,6 +150,8 @@ class VolumeBinder:
         self.node_conflict_reason = (
             ERR_REASON_NODE_CONFLICT if handle.emulated_version >= (1, 33) else ERR_REASON_NODE_CONFLICT_BEFORE_1_33
         )
+        # VolumeAttributesClass (beta off 1.31-1.33, GA on from 1.34): b.enableVolumeAttributesClass
+        self.vac_enabled = vac_matching(handle.emulated_version, handle.feature_gates)
         self.pv_cache = PVAssumeCache(lambda: self.handle.cluster.pvs)
         self.pvc_cache = PVCAssumeCache(lambda: self.handle.cluster.pvcs)
 
@@ -269,7 +272,7 @@ class VolumeBinder:
         found = True
         for pvc in ordered:
             pvs = unbound_volumes.get(get_persistent_volume_claim_class(pvc), [])
-            pv = find_matching_volume(pvc, pvs, node, chosen, True)
+            pv = find_matching_volume(pvc, pvs, node, chosen, True, self.vac_enabled)
             if pv is None:
                 unbound.append(pvc)
                 found = False

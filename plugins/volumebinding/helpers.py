@@ -50,6 +50,7 @@ from kubesched.framework import (
     is_volume_bound_to_claim,
     label_node,
     parse_quantity,
+    vac_matching,
     volume_is_for_pod,
 )
 
@@ -264,5 +265,6 @@ __all__ = [
     "quantity_int",
     "storage_request",
     "try_translate_pv_to_csi",
+    "vac_matching",
     "volume_is_for_pod",
 ]

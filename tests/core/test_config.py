@@ -685,6 +685,7 @@ def test_feature_gates_on_top_of_a_base() -> None:
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
         "TopologyAwareWorkloadScheduling": False,
+        "VolumeAttributesClass": True,
         "WorkloadAwarePreemption": False,
     }
     assert base["SchedulerAsyncPreemption"] is True  # not modified
@@ -724,6 +725,7 @@ def test_feature_gate_defaults_are_upstreams() -> None:
         "SchedulerQueueingHints": True,
         "StorageCapacityScoring": False,
         "TopologyAwareWorkloadScheduling": False,
+        "VolumeAttributesClass": True,
         "WorkloadAwarePreemption": False,
     }
 

@@ -93,7 +93,7 @@ FRAMEWORK_ALL = [
     "label_selector_matches", "parse_quantity", "parse_time", "per_node_filter", "per_node_score",
     "pod_requests", "qualified_name_errors", "quantity_value", "request_rules", "requirements_match",
     "selector_requirements", "storage_quantity", "toleration_tolerates_taint",
-    "tolerations_tolerate_taint", "volume_is_for_pod",
+    "tolerations_tolerate_taint", "vac_matching", "volume_is_for_pod",
 ]  # fmt: skip
 
 
@@ -301,7 +301,7 @@ API_ALL = [
     "pod_requests", "qualified_name_errors", "quantity_value", "read_text", "requirements_match",
     "rfc3339_ns", "selector_matches", "selector_requirements", "storage_quantity", "strict_error",
     "to_builtins", "toleration_tolerates_taint", "tolerations_tolerate_taint", "uid_for",
-    "unknown_fields", "volume_is_for_pod", "whole_value",
+    "unknown_fields", "vac_matching", "volume_is_for_pod", "whole_value",
 ]  # fmt: skip
 
 # resource.k8s.io (DRA): kubesched.api._dra and the pod fields it reads

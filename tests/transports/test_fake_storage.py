@@ -702,3 +702,19 @@ async def test_the_listing_holds_storage_objects_before_pods() -> None:
         while (ev := watch.get_nowait()) is not None and ev.type != "SYNCED":
             kinds.append(ev.obj.kind)
         assert kinds == ["StorageClass", "PersistentVolume", "PersistentVolumeClaim", "Pod"]
+
+
+@pytest.mark.parametrize(("vac", "want"), [(True, "gold"), (False, None), (None, None)], ids=["on", "off", "1.30"])
+async def test_a_provisioned_volume_takes_its_claims_class_of_attributes(vac: bool | None, want: str | None) -> None:
+    """external-provisioner sets the new volume's ``volumeAttributesClassName`` from its claim
+    with VolumeAttributesClass on; the claim binds it (FindMatchingVolume matches the class)."""
+    async with FakeCluster(volume_attributes_class=vac) as cluster:
+        cluster.create(storage_class("fast"))
+        c = claim("data", "uid-1", "5Gi", cls="fast")
+        if vac is not False:  # with the gate off the API server would have dropped it
+            c = replace(c, spec=replace(c.spec, volume_attributes_class_name="gold"))
+        cluster.create(c)
+        pv = cluster.get("PersistentVolume", "", "pvc-uid-1")
+        assert pv is not None and pv.spec.volume_attributes_class_name == want
+        got = cluster.get("PersistentVolumeClaim", NS, "data")
+        assert (got.spec.volume_name, got.status.phase) == ("pvc-uid-1", "Bound")

@@ -48,6 +48,7 @@ from kubesched.validation import validate_object as _validate
 
 from . import _discovery as disco
 from ._conn import Connection
+from ._gatedfields import gated_fields_row
 from ._handlers import handle
 from ._http import (
     HTTPError,
@@ -61,7 +62,6 @@ from ._http import (
 )
 from ._kinds import SYSTEM_NAMESPACES
 from ._memory import Trimmer
-from ._podgates import gated_pod_fields_row
 from ._registry import RESOURCES, Registry
 from ._sockets import Socket, accept_loop, listen
 from ._store import Store, ensure_namespace
@@ -133,7 +133,7 @@ class APIServer:
         self.offload_bytes = offload_bytes
         gates = feature_gates or {}
         rows = [
-            gated_pod_fields_row(pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r, gates)
+            gated_fields_row(pod_fields(r, emulated_version, gates) if (r.group, r.plural) == ("", "pods") else r, gates)
             for r in RESOURCES
         ]
         self.registry = Registry([*rows, *served_rows(emulated_version, gates)])

@@ -155,7 +155,9 @@ class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
     ReplicaSet controllers create pods until the cluster holds ``max_pods`` (then each refused
     create is a Warning ``FailedCreate`` event), so one enormous workload cannot take all memory.
     ``provisioning_delay``: the virtual seconds a volume takes to provision (a StorageClass's
-    ``kubesched.io/provisioning-delay`` annotation overrides it).
+    ``kubesched.io/provisioning-delay`` annotation overrides it).  ``volume_attributes_class``:
+    the controller-manager's VolumeAttributesClass gate for the PV controller's matching (None:
+    a 1.30 controller; see :func:`kubesched.api.vac_matching`).
     """
 
     def __init__(
@@ -169,6 +171,7 @@ class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
         max_pods: int = MAX_PODS,
         provisioning_delay: float = 0.0,
         readiness: bool | None = None,
+        volume_attributes_class: bool | None = True,
     ) -> None:
         """``kubelet_timers=False``: terminations happen only when ``run_due_terminations`` is
         called (a deterministic simulation drives every timed event from one loop).
@@ -195,7 +198,9 @@ class FakeCluster(PodGroupStatusWrites, ClaimWrites, VolumeWrites, Transport):
         # pods' durations, Jobs, ReplicaSets (``seed``: generated names); Deployments
         self.controllers = Controllers(self._store, self, seed=seed, timers=kubelet_timers, max_pods=max_pods)
         self.deployments = Deployments(self._store, self, timers=kubelet_timers)
-        self.volumes = PersistentVolumes(self._store, self, delay=provisioning_delay, timers=kubelet_timers)
+        self.volumes = PersistentVolumes(
+            self._store, self, delay=provisioning_delay, timers=kubelet_timers, vac_enabled=volume_attributes_class
+        )
         self.statefulsets = StatefulSets(self._store, self, self.controllers)
         # DRA: claims from templates, reservedFor and allocations of consumers gone
         self.resource_claims = ResourceClaims(self._store, self._clock, self.controllers.rng)

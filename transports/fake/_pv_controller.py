@@ -135,7 +135,8 @@ def _modes_key(modes: Iterable[str]) -> tuple[str, ...]:
 
 
 def find_best_match_for_claim(
-    claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], delay_binding: bool
+    claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], delay_binding: bool,
+    vac_enabled: bool | None = True,
 ) -> PersistentVolume | None:
     """The PV controller's ``findBestMatchForClaim``: volumes grouped by their set of access
     modes, the groups that offer every mode the claim asks for tried from the fewest modes up
@@ -145,7 +146,7 @@ def find_best_match_for_claim(
         groups.setdefault(_modes_key(pv.spec.access_modes), []).append(pv)
     asked = set(claim.spec.access_modes)
     for key in sorted((k for k in groups if asked <= set(k)), key=lambda k: (len(k), k)):
-        found = find_matching_volume(claim, groups[key], None, (), delay_binding)
+        found = find_matching_volume(claim, groups[key], None, (), delay_binding, vac_enabled)
         if found is not None:
             return found
     return None
@@ -222,10 +223,16 @@ class PersistentVolumes(Controller):
 
     kinds = (_PV, _PVC, "StorageClass")
 
-    def __init__(self, store: Store, cluster: ClusterAPI, *, delay: float = 0.0, timers: bool = True) -> None:
+    def __init__(
+        self, store: Store, cluster: ClusterAPI, *, delay: float = 0.0, timers: bool = True,
+        vac_enabled: bool | None = True,
+    ) -> None:
         super().__init__(store)
         self.cluster = cluster
         self.delay = delay
+        self.vac_enabled = vac_enabled
+        """The controller-manager's VolumeAttributesClass gate (``find_matching_volume``; None:
+        a 1.30 controller, without the check); on, a provisioned volume takes its claim's class."""
         """Seconds (virtual) a provisioning takes, unless the class says otherwise."""
         self.timers = timers
         self._pending: dict[tuple[str, str], None] = {}  # unbound claims, in order
@@ -304,7 +311,7 @@ class PersistentVolumes(Controller):
             claim: PersistentVolumeClaim | None = self.store.get(_PVC, claim_key)
             if claim is None or claim.spec.volume_name and claim.spec.volume_name != pv.metadata.name:
                 continue
-            if claim.spec.volume_name or (check_access_modes(claim, pv) and _fits(claim, pv)):
+            if claim.spec.volume_name or (check_access_modes(claim, pv) and _fits(claim, pv, self.vac_enabled)):
                 self._sync_claim(claim_key)
 
     def _sync_claim(self, key: tuple[str, str]) -> None:
@@ -324,7 +331,7 @@ class PersistentVolumes(Controller):
         cls = self.store.get("StorageClass", ("", name)) if name else None
         try:  # IsDelayBindingMode (the class lister: the claim's class), findBestMatchForClaim
             delayed = is_delay_binding_mode(claim, {name: cls} if cls is not None else {})
-            pv = find_best_match_for_claim(claim, self.store.objects(_PV).values(), delayed)
+            pv = find_best_match_for_claim(claim, self.store.objects(_PV).values(), delayed, self.vac_enabled)
         except (VolumeError, QuantityError):
             return  # the sync's error ("error finding PV for claim"): the next resync retries
         if pv is not None:
@@ -546,7 +553,7 @@ class PersistentVolumes(Controller):
                 return
         csi_node = self.store.get("CSINode", ("", node.metadata.name)) if node is not None else None
         keys: list[str] = next((d.topology_keys for d in csi_node.spec.drivers if d.name == driver), []) if csi_node else []
-        pv = self.cluster.create(provisioned_volume(claim, cls, node, keys))
+        pv = self.cluster.create(provisioned_volume(claim, cls, node, keys, vac=bool(self.vac_enabled)))
         msg = f"Successfully provisioned volume {pv.metadata.name}"
         self._event(claim, "Normal", "ProvisioningSucceeded", msg, source=driver)
 
@@ -671,9 +678,12 @@ def provisioning_delay(cls: StorageClass, default: float) -> float:
 
 
 def provisioned_volume(
-    claim: PersistentVolumeClaim, cls: StorageClass, node: Node | None, topology_keys: Iterable[str]
+    claim: PersistentVolumeClaim, cls: StorageClass, node: Node | None, topology_keys: Iterable[str],
+    *, vac: bool = True,
 ) -> PersistentVolume:
-    """The volume an external provisioner makes for the claim: ``pvc-<claim uid>``, bound to it."""
+    """The volume an external provisioner makes for the claim: ``pvc-<claim uid>``, bound to it;
+    with ``vac`` (VolumeAttributesClass on) of the claim's class of attributes, as
+    external-provisioner sets ``spec.volumeAttributesClassName``."""
     name = f"pvc-{claim.metadata.uid}"
     return PersistentVolume(
         metadata=ObjectMeta(name=name, annotations={ANN_DYNAMICALLY_PROVISIONED: cls.provisioner}),
@@ -686,6 +696,7 @@ def provisioned_volume(
             mount_options=list(cls.mount_options),
             volume_mode=claim.spec.volume_mode or "Filesystem",
             node_affinity=provisioned_affinity(cls, node, topology_keys),
+            volume_attributes_class_name=claim.spec.volume_attributes_class_name if vac else None,
             **provisioned_source(cls.provisioner, name),
         ),
     )
@@ -726,9 +737,9 @@ def _storage(resources: Mapping[str, Any] | None) -> Fraction:
         return Fraction(0)
 
 
-def _fits(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
+def _fits(claim: PersistentVolumeClaim, pv: PersistentVolume, vac_enabled: bool | None) -> bool:
     """The volume could serve the claim now (``FindMatchingVolume`` on it alone, no node)."""
     try:
-        return find_matching_volume(claim, [pv], None, (), False) is not None
+        return find_matching_volume(claim, [pv], None, (), False, vac_enabled) is not None
     except (VolumeError, QuantityError):
         return False
