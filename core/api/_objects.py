@@ -717,6 +717,9 @@ class PodStatus(_Obj):
     pod_ip: str = msgspec.field(default="", name="podIP")
     resource_claim_statuses: list[PodResourceClaimStatus] = []
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    # pod-level resize (InPlacePodLevelResourcesVerticalScaling): actuated and allocated
+    resources: ResourceRequirements | None = None
+    allocated_resources: ResourceList | None = None
 
 
 class Pod(_Obj):

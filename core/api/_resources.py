@@ -285,10 +285,13 @@ its spec (where the resize is infeasible: nothing)."""
 
 class RequestRules(NamedTuple):
     """How a release computes a pod's requests (``resourcehelper.PodResourcesOptions``):
-    ``pod_level`` (``POD_LEVEL_*``) and ``in_place`` (``IN_PLACE_*``)."""
+    ``pod_level`` (``POD_LEVEL_*``), ``in_place`` (``IN_PLACE_*``) and ``pod_level_in_place``
+    (InPlacePodLevelResourcesVerticalScaling: alpha 1.35, beta on 1.36; a pod-level request
+    counts the pod's resized status, :func:`effective_pod_level_requests`)."""
 
     pod_level: int = POD_LEVEL
     in_place: int = IN_PLACE
+    pod_level_in_place: bool = True
 
 
 NEWEST_RULES = RequestRules()
@@ -298,7 +301,7 @@ NEWEST_RULES = RequestRules()
 def request_rules(version: tuple[int, int], gates: Mapping[str, bool]) -> RequestRules:
     """The rules of ``version`` with ``gates`` (a gate not listed: at its default there, from
     upstream's VersionedSpecs: PodLevelResources on from 1.34, InPlacePodVerticalScaling from
-    1.33; both off where the release has no gate)."""
+    1.33, InPlacePodLevelResourcesVerticalScaling from 1.36; off where the release has no gate)."""
     pod_level = POD_LEVEL_OFF
     if gates.get("PodLevelResources", version >= (1, 34)):
         pod_level = POD_LEVEL_V1_32 if version < (1, 33) else POD_LEVEL
@@ -310,7 +313,12 @@ def request_rules(version: tuple[int, int], gates: Mapping[str, bool]) -> Reques
             else IN_PLACE_V1_33 if version < (1, 35)
             else IN_PLACE
         )  # fmt: skip
-    return RequestRules(pod_level, in_place)
+    # PodResourcesOptions.InPlacePodLevelResourcesVerticalScalingEnabled counts only with
+    # UseStatusResources (InPlacePodVerticalScaling) and pod-level resources
+    pod_level_in_place = bool(
+        pod_level and in_place and gates.get("InPlacePodLevelResourcesVerticalScaling", version >= (1, 36))
+    )
+    return RequestRules(pod_level, in_place, pod_level_in_place)
 
 
 def _pod_level_supported(name: str, mode: int) -> bool:
@@ -419,6 +427,8 @@ def pod_requests(
     if rules.pod_level and pod.spec.resources is not None:
         pod_reqs = pod_level_requests(pod, rules.pod_level)
         if pod_reqs:
+            if rules.pod_level_in_place and status.resources is not None:
+                pod_reqs = effective_pod_level_requests(pod, pod_reqs)
             reqs.update(pod_reqs)
     if pod.spec.overhead:
         for name, value in pod.spec.overhead.items():
@@ -431,6 +441,21 @@ def pod_requests(
 
 def _values(rl: ResourceList | None) -> dict[str, int]:
     return {name: quantity_value(name, v) for name, v in (rl or {}).items()}
+
+
+def effective_pod_level_requests(pod: Pod, spec: dict[str, int]) -> dict[str, int]:
+    """component-helpers v0.35.4 / v0.36.0 ``PodRequests`` with
+    InPlacePodLevelResourcesVerticalScalingEnabled, for a pod whose ``status.resources`` is set:
+    each pod-level request of the spec becomes ``determineEffectiveRequests``' value, the max of
+    the spec's, the actuated (``status.resources.requests``) and the allocated
+    (``status.allocatedResources``) requests; of the last two alone where the kubelet found the
+    resize infeasible (a resource neither has then counts 0)."""
+    st = pod.status
+    assert st.resources is not None
+    effective = {} if resize_infeasible(pod) else dict(spec)
+    _max(effective, _values(st.resources.requests))
+    _max(effective, _values(st.allocated_resources))
+    return {name: effective.get(name, 0) for name in spec}
 
 
 def resize_infeasible(pod: Pod) -> bool:

@@ -300,6 +300,8 @@ def _same_spec(pi: PodInfo, pod: Pod) -> PodInfo | None:
     if old.spec == pod.spec and old.metadata.labels == pod.metadata.labels:
         if pi.rules.in_place and _resize_changed(old, pod):
             return None
+        if pi.rules.pod_level_in_place and _pod_level_resize_changed(old, pod):
+            return None
         return pi.with_pod(pod)
     return None
 
@@ -316,6 +318,20 @@ def _resize_changed(old: Pod, new: Pod) -> bool:
         a.container_statuses != b.container_statuses
         or a.init_container_statuses != b.init_container_statuses
         or a.resize != b.resize
+        or resize_infeasible(old) != resize_infeasible(new)
+    )
+
+
+def _pod_level_resize_changed(old: Pod, new: Pod) -> bool:
+    """Whether what a pod-level resize reads of the status changed (InPlacePodLevelResources-
+    VerticalScaling): its actuated and allocated resources, and whether the resize is
+    infeasible; nothing while neither status has ``resources``."""
+    a, b = old.status, new.status
+    if a.resources is None and b.resources is None:
+        return False
+    return (
+        a.resources != b.resources
+        or a.allocated_resources != b.allocated_resources
         or resize_infeasible(old) != resize_infeasible(new)
     )
 

@@ -264,6 +264,16 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "of disruptionMode PodGroup, spared by importance, every placed member nominated)",
         ),
         VersionedGate(
+            "InPlacePodLevelResourcesVerticalScaling",
+            (_s("1.35", False, ALPHA), _s("1.36", True, BETA)),
+            "upstream's VersionedSpecs after v1.36.0 ({1.35 Alpha off}, {1.36 Beta on}); component-helpers "
+            "v0.35.4 / v0.36.0 resource/helpers.go PodRequests",
+            "with PodLevelResources and InPlacePodVerticalScaling: a pod-level request of a pod whose status has "
+            "resources counts the max of the spec's, the actuated (status.resources.requests) and the allocated "
+            "(status.allocatedResources) requests, of the last two alone where the resize is infeasible "
+            "(determineEffectiveRequests), in NodeResourcesFit, NodeResourcesBalancedAllocation and the cache",
+        ),
+        VersionedGate(
             "InPlacePodVerticalScaling",
             (_s("1.27", False, ALPHA), _s("1.33", True, BETA), _s("1.35", True, GA, True)),
             "v1.30.6, v1.31.8 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs at 1.33 and "

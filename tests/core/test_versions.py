@@ -117,6 +117,8 @@ DEFAULTS = {
     "DRASchedulerFilterTimeout": [None, None, None, None, True, True, True],
     # v1.30.6 Alpha off; VersionedSpecs {1.29 Alpha off}, {1.31 Beta off}, {1.34 GA on}, {1.36 GA locked}
     "VolumeAttributesClass": [False, False, False, False, True, True, True],
+    # upstream's VersionedSpecs after v1.36.0 {1.35 Alpha off}, {1.36 Beta on}
+    "InPlacePodLevelResourcesVerticalScaling": [None, None, None, None, None, False, True],
     # kubesched's own: the v1.34.7/v1.35.4 sources where issue 34 expects 1.33's (docs/versions.md)
     "KubeschedSourceExact": [None, None, None, None, False, False, False],
 }
