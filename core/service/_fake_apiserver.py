@@ -11,6 +11,8 @@ import anyio
 from msgspec.structs import replace
 
 from kubesched.api._objects import Node, NodeCondition
+from kubesched.api._pvhelpers import vac_matching
+from kubesched.config._versions import DEFAULT_VERSION, default_feature_gates
 from kubesched.scenario._manifests import Manifest
 from kubesched.transports.apiserver import APIServer
 from kubesched.transports.fake import FakeCluster
@@ -46,9 +48,15 @@ async def serve_manifests(
 
     Objects arriving at t=0 exist before the server accepts connections; an object with a later
     ``kubesched.io/arrival`` is created that many real seconds after start.  ``ready(server)``
-    is called once the server listens.
+    is called once the server listens.  The cluster's own gated behaviour follows the server's
+    ``emulated_version`` and ``feature_gates`` (ClearingNominatedNodeNameAfterBinding, the PV
+    controller's VolumeAttributesClass).
     """
-    async with FakeCluster(epoch=_now_rfc3339()) as cluster:
+    version = server_options.get("emulated_version") or DEFAULT_VERSION
+    gates = server_options.get("feature_gates") or default_feature_gates(version)
+    clear_nnn = bool(gates.get("ClearingNominatedNodeNameAfterBinding", False))
+    async with FakeCluster(epoch=_now_rfc3339(), clear_nominated_node_name_on_binding=clear_nnn,
+                           volume_attributes_class=vac_matching(version, gates)) as cluster:  # fmt: skip
         start = anyio.current_time()
         now = [m for m in manifests if m.arrival <= 0]
         later = [m for m in manifests if m.arrival > 0]
