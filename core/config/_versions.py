@@ -316,7 +316,9 @@ FEATURE_GATES: dict[str, VersionedGate] = {
             "MatchLabelKeysInPodAffinity",
             (_s("1.29", False, ALPHA), _s("1.31", True, BETA), _s("1.33", True, GA, True)),
             "v1.30.6 pkg/features/kube_features.go (Alpha, off); upstream's VersionedSpecs at 1.33 and 1.35 "
-            "({1.29 Alpha off}, {1.31 Beta on}, {1.33 GA on, locked}); 1.36: upstream's VersionedSpecs after v1.36.0",
+            "({1.29 Alpha off}, {1.31 Beta on}, {1.33 GA on, locked}); 1.36 kept as 1.35 (the gate is not in the "
+            "scheduler's own features file after v1.36.0 and no 1.36 copy of kube_features.go was read: if 1.36 "
+            "removed it, setting it there is unrecognized upstream)",
             "a pod (anti-)affinity term's matchLabelKeys and mismatchLabelKeys take the pod's values of those "
             "labels into its selector (the API server's mutatePodAffinity on create, KEP-3633); off, the API "
             "server drops both fields from new pods and pod templates (dropDisabledMatchLabelKeysFieldInPodAffinity) "
