@@ -324,7 +324,6 @@ def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
 
 
 __all__ = [
-    "vac_matching",
     "ANN_BETA_STORAGE_PROVISIONER",
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
@@ -349,5 +348,6 @@ __all__ = [
     "is_volume_bound_to_claim",
     "label_node",
     "storage_quantity",
+    "vac_matching",
     "volume_is_for_pod",
 ]

@@ -259,33 +259,24 @@ _PREF = "preferredDuringSchedulingIgnoredDuringExecution"
 _POD_AFFINITIES = (("pod_affinity", "spec.affinity.podAffinity"), ("pod_anti_affinity", "spec.affinity.podAntiAffinity"))
 
 
-def _check_pod_affinity(aff: Any, path: str, labels: dict[str, str] | None) -> None:
-    if aff is None:
-        return
-    for i, term in enumerate(aff.required_during_scheduling_ignored_during_execution):
-        _check_pod_affinity_term(term, f"{path}.{_REQ}[{i}]", labels)
-    for i, wt in enumerate(aff.preferred_during_scheduling_ignored_during_execution):
-        _check_weight(wt.weight, f"{path}.{_PREF}[{i}].weight")
-        _check_pod_affinity_term(wt.pod_affinity_term, f"{path}.{_PREF}[{i}].podAffinityTerm", labels)
-
-
-def _pod_affinity_terms(pod: Pod) -> Iterator[tuple[Any, str]]:
-    """Every pod (anti-)affinity term of the pod, with its field path."""
+def _pod_affinity_terms(pod: Pod) -> Iterator[tuple[Any, str, Any]]:
+    """Every pod (anti-)affinity term of the pod in validation order: (term, its field path, the
+    weighted term holding it or None)."""
     aff = pod.spec.affinity
     for attr, path in _POD_AFFINITIES if aff is not None else ():
         pa = getattr(aff, attr)
         if pa is None:
             continue
         for i, term in enumerate(pa.required_during_scheduling_ignored_during_execution):
-            yield term, f"{path}.{_REQ}[{i}]"
+            yield term, f"{path}.{_REQ}[{i}]", None
         for i, wt in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
-            yield wt.pod_affinity_term, f"{path}.{_PREF}[{i}].podAffinityTerm"
+            yield wt.pod_affinity_term, f"{path}.{_PREF}[{i}].podAffinityTerm", wt
 
 
 def check_pod_affinity_label_keys(pod: Pod) -> None:
     """The matchLabelKeys / mismatchLabelKeys checks of ``validatePodAffinityTerm``, for a pod
     validated with ``label_keys=False`` once the MatchLabelKeysInPodAffinity gate is known."""
-    for term, path in _pod_affinity_terms(pod):
+    for term, path, _ in _pod_affinity_terms(pod):
         _check_match_label_keys(term, path, pod.metadata.labels)
 
 
@@ -294,7 +285,7 @@ def drop_pod_affinity_label_keys(pod: Pod) -> None:
     ``pkg/api/pod/util.go``): with MatchLabelKeysInPodAffinity off, a new pod (or pod template)
     loses matchLabelKeys and mismatchLabelKeys before it is validated, and its selectors are not
     merged with them."""
-    for term, _ in _pod_affinity_terms(pod):
+    for term, _, _ in _pod_affinity_terms(pod):
         term.match_label_keys = []
         term.mismatch_label_keys = []
 
@@ -317,8 +308,10 @@ def _check_affinity(pod: Pod, label_keys: bool = True) -> None:
             # "we always allow invalid label-value for preferred affinity"
             check_node_selector_term(pt.preference, f"{pp}.preference", allow_invalid_values=True)
     labels = pod.metadata.labels if label_keys else None
-    for attr, path in _POD_AFFINITIES:
-        _check_pod_affinity(getattr(aff, attr), path, labels)
+    for term, path, weighted in _pod_affinity_terms(pod):
+        if weighted is not None:
+            _check_weight(weighted.weight, f"{path.removesuffix('.podAffinityTerm')}.weight")
+        _check_pod_affinity_term(term, path, labels)
 
 
 # --- scheduling gates, spread constraints, tolerations ------------------------------------------
